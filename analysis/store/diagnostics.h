@@ -1,0 +1,65 @@
+#pragma once
+
+// Recoverable problems found while importing: each is a declared kind (its name and whether input was
+// dropped), counted, and the first kMaxStoredPerKind of each kind are kept with their file:line.
+
+#include "analysis/store/error.h"
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace runlens::store {
+
+struct DiagnosticKind
+{
+    const char* name;   // stable snake_case id, e.g. "bad_number"
+    bool dataLoss;      // true when input was dropped (counts for --strict)
+    const char* help;   // one line for the user
+};
+
+struct DiagnosticEntry
+{
+    std::string kind;
+    SourceLocation where;
+    std::string message;
+};
+
+struct DiagnosticCount
+{
+    int64_t count = 0;
+    bool dataLoss = false;
+};
+
+class Diagnostics
+{
+public:
+    static constexpr int kMaxStoredPerKind = 100;
+
+    void report(const DiagnosticKind& kind, SourceLocation where, std::string message);
+
+    int64_t total() const { return m_total; }
+    int64_t dataLoss() const { return m_dataLoss; }
+    const std::map<std::string, DiagnosticCount>& counts() const { return m_counts; }
+    const std::vector<DiagnosticEntry>& entries() const { return m_entries; }
+    void clear() { *this = Diagnostics(); }
+
+private:
+    std::map<std::string, DiagnosticCount> m_counts;
+    std::vector<DiagnosticEntry> m_entries;
+    int64_t m_total = 0;
+    int64_t m_dataLoss = 0;
+};
+
+inline void Diagnostics::report(const DiagnosticKind& kind, SourceLocation where, std::string message)
+{
+    DiagnosticCount& c = m_counts[kind.name];
+    c.dataLoss = kind.dataLoss;
+    ++c.count;
+    ++m_total;
+    if (kind.dataLoss) ++m_dataLoss;
+    if (c.count <= kMaxStoredPerKind) m_entries.push_back({kind.name, std::move(where), std::move(message)});
+}
+
+} // namespace runlens::store

@@ -1,0 +1,103 @@
+#include "analysis/store/run_database.h"
+
+#include "analysis/store/sqlite_util.h"
+
+#include <fmt/format.h>
+#include <sqlite3.h>
+
+#include <chrono>
+#include <filesystem>
+
+namespace runlens::store {
+
+Expected<std::unique_ptr<RunDatabase>> RunDatabase::open(const std::string& path, OpenMode mode)
+{
+    std::error_code ec;
+    const bool exists = std::filesystem::exists(path, ec);
+    if (!exists && mode != OpenMode::Create)
+        return makeError(ErrorCode::Io, fmt::format("{}: no such run database", path));
+    int flags = SQLITE_OPEN_NOMUTEX;
+    flags |= mode == OpenMode::ReadOnly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE;
+    if (mode == OpenMode::Create) flags |= SQLITE_OPEN_CREATE;
+    sqlite3* raw = nullptr;
+    const int rc = sqlite3_open_v2(path.c_str(), &raw, flags, nullptr);
+    if (rc != SQLITE_OK) {
+        Error e = sqliteError(raw, fmt::format("{}: cannot open run database", path));
+        sqlite3_close(raw);
+        return e;
+    }
+    std::unique_ptr<RunDatabase> db(new RunDatabase(raw, path));
+    sqlite3_extended_result_codes(raw, 1);
+    sqlite3_db_config(raw, SQLITE_DBCONFIG_ENABLE_LOAD_EXTENSION, 0, nullptr);
+    if (Status s = db->initialise(!exists); !s) {
+        Error e = s.error();
+        if (e.message.rfind(path, 0) != 0) e.message = fmt::format("{}: {}", path, e.message);
+        return e;
+    }
+    return db;
+}
+
+RunDatabase::~RunDatabase() { sqlite3_close_v2(m_db); }
+
+Status RunDatabase::initialise(bool created)
+{
+    if (Status s = execSql(m_db, "PRAGMA foreign_keys = OFF; PRAGMA cache_size = -65536; PRAGMA temp_store = MEMORY;");
+        !s)
+        return s;
+    auto version = Statement::prepare(m_db, "PRAGMA user_version");
+    if (!version) return version.error();
+    auto row = version->step();
+    if (!row) return makeError(ErrorCode::Io, "not a SQLite database (or it is damaged): " + row.error().message);
+    const int userVersion = static_cast<int>(version->int64(0));
+    auto appIdStmt = Statement::prepare(m_db, "PRAGMA application_id");
+    if (!appIdStmt) return appIdStmt.error();
+    if (auto r = appIdStmt->step(); !r) return r.error();
+    const int appId = static_cast<int>(appIdStmt->int64(0));
+
+    if (userVersion > kSchemaVersion)
+        return makeError(ErrorCode::Unsupported,
+                         fmt::format("written by a newer RunLens (schema version {}); this build reads versions up to "
+                                     "{}: update RunLens to open it",
+                                     userVersion, kSchemaVersion));
+    if (userVersion > 0 && appId != kApplicationId)
+        return makeError(ErrorCode::Unsupported, "not a RunLens run database (unknown application id)");
+    if (userVersion == kSchemaVersion) return okStatus();
+
+    // user_version 0: an empty file we just created, or some other SQLite database.
+    auto tables = Statement::prepare(m_db, "SELECT count(*) FROM sqlite_master");
+    if (!tables) return tables.error();
+    if (auto r = tables->step(); !r) return r.error();
+    if (tables->int64(0) > 0 || (!created && sqlite3_db_readonly(m_db, "main") == 1))
+        return makeError(ErrorCode::Unsupported, "not a RunLens run database");
+    if (sqlite3_db_readonly(m_db, "main") == 1) return makeError(ErrorCode::Unsupported, "not a RunLens run database");
+
+    if (Status s = execSql(m_db, "BEGIN"); !s) return s;
+    Status s = execSql(m_db, schemaSql());
+    if (s) {
+        const auto nowNs = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                               std::chrono::system_clock::now().time_since_epoch())
+                               .count();
+        auto ins = Statement::prepare(m_db, "INSERT INTO run(name, created_ns, creator) VALUES (?, ?, ?)");
+        if (!ins) return ins.error();
+        const std::string name = std::filesystem::path(m_path).stem().string();
+        ins->bind(1, std::string_view(name)).bind(2, static_cast<int64_t>(nowNs)).bind(3, "runlens " RUNLENS_VERSION);
+        s = ins->exec();
+    }
+    if (s) s = execSql(m_db, fmt::format("PRAGMA user_version = {}; PRAGMA application_id = {};", kSchemaVersion,
+                                         kApplicationId)
+                                 .c_str());
+    if (!s) {
+        execSql(m_db, "ROLLBACK");
+        return s;
+    }
+    return execSql(m_db, "COMMIT");
+}
+
+Status RunDatabase::begin() { return execSql(m_db, "BEGIN IMMEDIATE"); }
+Status RunDatabase::commit() { return execSql(m_db, "COMMIT"); }
+void RunDatabase::rollback()
+{
+    if (!sqlite3_get_autocommit(m_db)) execSql(m_db, "ROLLBACK");
+}
+
+} // namespace runlens::store

@@ -1,0 +1,49 @@
+#pragma once
+
+// One run database file (.runlens): opening, schema creation and version checks, transactions.
+// One RunDatabase is one SQLite connection: use it from one thread only.
+
+#include "analysis/store/error.h"
+
+#include <memory>
+#include <string>
+
+struct sqlite3;
+
+namespace runlens::store {
+
+inline constexpr int kSchemaVersion = 1;
+inline constexpr int kApplicationId = 0x524c4e53; // "RLNS"
+
+enum class OpenMode {
+    ReadOnly,  // an existing run; nothing can be written
+    ReadWrite, // an existing run
+    Create,    // an existing run, or a new one when the file does not exist
+};
+
+class RunDatabase
+{
+public:
+    static Expected<std::unique_ptr<RunDatabase>> open(const std::string& path, OpenMode mode);
+    ~RunDatabase();
+    RunDatabase(const RunDatabase&) = delete;
+    RunDatabase& operator=(const RunDatabase&) = delete;
+
+    sqlite3* handle() const { return m_db; }
+    const std::string& path() const { return m_path; }
+
+    Status begin();
+    Status commit();
+    void rollback();
+
+private:
+    RunDatabase(sqlite3* db, std::string path) : m_db(db), m_path(std::move(path)) {}
+    Status initialise(bool created);
+    sqlite3* m_db;
+    std::string m_path;
+};
+
+// The embedded schema.sql text.
+const char* schemaSql();
+
+} // namespace runlens::store

@@ -1,0 +1,277 @@
+#include "analysis/store/run_reader.h"
+
+#include "analysis/store/run_database.h"
+#include "analysis/store/sqlite_util.h"
+
+#include <algorithm>
+
+namespace runlens::store {
+namespace {
+
+int64_t saturatingAdd(int64_t a, int64_t b)
+{
+    int64_t r;
+    if (__builtin_add_overflow(a, b, &r)) return b > 0 ? std::numeric_limits<int64_t>::max()
+                                                       : std::numeric_limits<int64_t>::min();
+    return r;
+}
+
+} // namespace
+
+Expected<std::vector<NodeInfo>> RunReader::nodes()
+{
+    auto st = Statement::prepare(m_db.handle(),
+                                 "SELECT id, name, time_zone, clock_offset_ns, name_source FROM node ORDER BY name");
+    if (!st) return st.error();
+    std::vector<NodeInfo> out;
+    for (;;) {
+        auto row = st->step();
+        if (!row) return row.error();
+        if (!*row) break;
+        out.push_back({st->int64(0), st->text(1), st->text(2), st->int64(3), st->text(4)});
+    }
+    return out;
+}
+
+Expected<std::vector<DeviceInfo>> RunReader::devices()
+{
+    auto st = Statement::prepare(m_db.handle(), "SELECT id, node_id, kind, name FROM device ORDER BY node_id, kind, "
+                                                "length(name), name");
+    if (!st) return st.error();
+    std::vector<DeviceInfo> out;
+    for (;;) {
+        auto row = st->step();
+        if (!row) return row.error();
+        if (!*row) break;
+        out.push_back({st->int64(0), st->int64(1), st->text(2), st->text(3)});
+    }
+    return out;
+}
+
+static constexpr const char* kSeriesColumns =
+    "SELECT s.id, s.device_id, d.node_id, s.metric, s.unit, s.raw_name, s.labels, s.points, s.missing_points, "
+    "s.first_ns, s.last_ns, s.min_value, s.max_value, s.sum_value, n.clock_offset_ns "
+    "FROM series s JOIN device d ON d.id = s.device_id JOIN node n ON n.id = d.node_id ";
+
+static SeriesInfo seriesFromRow(const Statement& st)
+{
+    SeriesInfo s;
+    s.id = st.int64(0);
+    s.deviceId = st.int64(1);
+    s.nodeId = st.int64(2);
+    s.metric = st.text(3);
+    s.unit = st.text(4);
+    s.rawName = st.text(5);
+    s.labels = st.text(6);
+    s.points = st.int64(7);
+    s.missingPoints = st.int64(8);
+    const int64_t offset = st.int64(14);
+    if (!st.isNull(9)) s.firstNs = st.int64(9) + offset;
+    if (!st.isNull(10)) s.lastNs = st.int64(10) + offset;
+    if (!st.isNull(11)) s.minValue = st.real(11);
+    if (!st.isNull(12)) s.maxValue = st.real(12);
+    s.sum = st.real(13);
+    return s;
+}
+
+Expected<std::vector<SeriesInfo>> RunReader::series()
+{
+    auto st = Statement::prepare(m_db.handle(), std::string(kSeriesColumns) +
+                                                    "ORDER BY n.name, d.kind, length(d.name), d.name, s.metric");
+    if (!st) return st.error();
+    std::vector<SeriesInfo> out;
+    for (;;) {
+        auto row = st->step();
+        if (!row) return row.error();
+        if (!*row) break;
+        out.push_back(seriesFromRow(*st));
+        m_offsets[out.back().id] = st->int64(14);
+    }
+    return out;
+}
+
+Expected<std::optional<SeriesInfo>> RunReader::findSeries(std::string_view node, std::string_view deviceKind,
+                                                          std::string_view deviceName, std::string_view metric)
+{
+    auto st = Statement::prepare(m_db.handle(), std::string(kSeriesColumns) +
+                                                    "WHERE n.name = ? AND d.kind = ? AND d.name = ? AND s.metric = ? "
+                                                    "ORDER BY s.labels LIMIT 1");
+    if (!st) return st.error();
+    st->bind(1, node).bind(2, deviceKind).bind(3, deviceName).bind(4, metric);
+    auto row = st->step();
+    if (!row) return row.error();
+    if (!*row) return std::optional<SeriesInfo>();
+    m_offsets[st->int64(0)] = st->int64(14);
+    return std::optional<SeriesInfo>(seriesFromRow(*st));
+}
+
+Expected<std::vector<ThreadStacks>> RunReader::stackThreads()
+{
+    auto st = Statement::prepare(m_db.handle(), "SELECT node, process, pid, thread, tid, samples, total_weight, "
+                                                "untimed_rows FROM stack_summary ORDER BY node, process, pid, thread");
+    if (!st) return st.error();
+    std::vector<ThreadStacks> out;
+    for (;;) {
+        auto row = st->step();
+        if (!row) return row.error();
+        if (!*row) break;
+        out.push_back({st->text(0), st->text(1), st->int64(2), st->text(3), st->int64(4), st->int64(5), st->real(6),
+                       st->int64(7)});
+    }
+    return out;
+}
+
+Expected<std::vector<ImportInfo>> RunReader::imports()
+{
+    auto st = Statement::prepare(m_db.handle(),
+                                 "SELECT i.id, i.path, i.format, coalesce(n.name, ''), i.rows_read, i.points, i.samples, "
+                                 "i.diagnostics, i.data_loss, i.duration_ms, i.summary, i.content_sha256 "
+                                 "FROM import i LEFT JOIN node n ON n.id = i.node_id ORDER BY i.id");
+    if (!st) return st.error();
+    std::vector<ImportInfo> out;
+    for (;;) {
+        auto row = st->step();
+        if (!row) return row.error();
+        if (!*row) break;
+        out.push_back({st->int64(0), st->text(1), st->text(2), st->text(3), st->int64(4), st->int64(5), st->int64(6),
+                       st->int64(7), st->int64(8), st->real(9), st->text(10), st->text(11)});
+    }
+    return out;
+}
+
+Expected<std::vector<std::pair<std::string, int64_t>>> RunReader::diagnosticCounts(int64_t importId)
+{
+    auto st = Statement::prepare(m_db.handle(),
+                                 "SELECT kind, count FROM diagnostic_count WHERE import_id = ? ORDER BY count DESC");
+    if (!st) return st.error();
+    st->bind(1, importId);
+    std::vector<std::pair<std::string, int64_t>> out;
+    for (;;) {
+        auto row = st->step();
+        if (!row) return row.error();
+        if (!*row) break;
+        out.emplace_back(st->text(0), st->int64(1));
+    }
+    return out;
+}
+
+Expected<std::vector<DiagnosticInfo>> RunReader::diagnostics(int64_t importId, int limit)
+{
+    auto st = Statement::prepare(m_db.handle(), "SELECT kind, file, line, column, message FROM diagnostic "
+                                                "WHERE import_id = ? ORDER BY id LIMIT ?");
+    if (!st) return st.error();
+    st->bind(1, importId).bind(2, limit);
+    std::vector<DiagnosticInfo> out;
+    for (;;) {
+        auto row = st->step();
+        if (!row) return row.error();
+        if (!*row) break;
+        out.push_back({st->text(0), {st->text(1), st->int64(2), st->int64(3), -1}, st->text(4)});
+    }
+    return out;
+}
+
+Expected<int64_t> RunReader::clockOffset(int64_t seriesId)
+{
+    if (auto it = m_offsets.find(seriesId); it != m_offsets.end()) return it->second;
+    auto st = Statement::prepare(m_db.handle(), "SELECT n.clock_offset_ns FROM series s JOIN device d ON d.id = "
+                                                "s.device_id JOIN node n ON n.id = d.node_id WHERE s.id = ?");
+    if (!st) return st.error();
+    st->bind(1, seriesId);
+    auto row = st->step();
+    if (!row) return row.error();
+    const int64_t offset = *row ? st->int64(0) : 0;
+    m_offsets[seriesId] = offset;
+    return offset;
+}
+
+Expected<std::vector<Point>> RunReader::readPoints(int64_t seriesId, TimeWindow window)
+{
+    auto offset = clockOffset(seriesId);
+    if (!offset) return offset.error();
+    const int64_t from = saturatingAdd(window.fromNs, -*offset);
+    const int64_t to = saturatingAdd(window.toNs, -*offset);
+    auto st = Statement::prepare(m_db.handle(), "SELECT data FROM point_chunk WHERE series_id = ? AND first_ns <= ? "
+                                                "AND last_ns >= ? ORDER BY first_ns");
+    if (!st) return st.error();
+    st->bind(1, seriesId).bind(2, to).bind(3, from);
+    std::vector<Point> out;
+    bool sorted = true;
+    for (;;) {
+        auto row = st->step();
+        if (!row) return row.error();
+        if (!*row) break;
+        auto chunk = decodeChunk(st->blob(0), st->blobSize(0));
+        if (!chunk) return chunk.error();
+        const auto& pts = chunk->points;
+        auto lo = std::lower_bound(pts.begin(), pts.end(), from,
+                                   [](const Point& p, int64_t t) { return p.tsNs < t; });
+        auto hi = std::upper_bound(lo, pts.end(), to, [](int64_t t, const Point& p) { return t < p.tsNs; });
+        if (lo != hi && !out.empty() && lo->tsNs < out.back().tsNs) sorted = false;
+        out.insert(out.end(), lo, hi);
+    }
+    if (!sorted)
+        std::stable_sort(out.begin(), out.end(), [](const Point& a, const Point& b) { return a.tsNs < b.tsNs; });
+    if (*offset != 0)
+        for (Point& p : out) p.tsNs += *offset;
+    return out;
+}
+
+Expected<std::vector<EnvelopeBucket>> RunReader::readEnvelope(int64_t seriesId, TimeWindow window, int buckets)
+{
+    if (buckets <= 0) return makeError(ErrorCode::Usage, "envelope needs at least one bucket");
+    if (window.toNs < window.fromNs) return makeError(ErrorCode::Usage, "empty time window");
+    auto offset = clockOffset(seriesId);
+    if (!offset) return offset.error();
+    const int64_t from = saturatingAdd(window.fromNs, -*offset);
+    const int64_t to = saturatingAdd(window.toNs, -*offset);
+    const double width = (static_cast<double>(to) - static_cast<double>(from) + 1.0) / buckets;
+
+    std::vector<EnvelopeBucket> out(static_cast<size_t>(buckets));
+    for (int i = 0; i < buckets; ++i) {
+        out[i].startNs = from + static_cast<int64_t>(width * i) + *offset;
+        out[i].endNs = from + static_cast<int64_t>(width * (i + 1)) + *offset;
+    }
+    auto bucketOf = [&](int64_t ts) {
+        const auto i = static_cast<int>((static_cast<double>(ts) - static_cast<double>(from)) / width);
+        return std::clamp(i, 0, buckets - 1);
+    };
+    auto add = [](EnvelopeBucket& b, int64_t n, double mn, double mx, double sum) {
+        if (n <= 0) return;
+        if (b.count == 0) {
+            b.minValue = mn;
+            b.maxValue = mx;
+        } else {
+            b.minValue = std::min(b.minValue, mn);
+            b.maxValue = std::max(b.maxValue, mx);
+        }
+        b.count += n;
+        b.sum += sum;
+    };
+
+    auto st = Statement::prepare(m_db.handle(),
+                                 "SELECT first_ns, last_ns, count - missing, min_value, max_value, sum_value, data "
+                                 "FROM point_chunk WHERE series_id = ? AND first_ns <= ? AND last_ns >= ?");
+    if (!st) return st.error();
+    st->bind(1, seriesId).bind(2, to).bind(3, from);
+    for (;;) {
+        auto row = st->step();
+        if (!row) return row.error();
+        if (!*row) break;
+        const int64_t first = st->int64(0), last = st->int64(1), present = st->int64(2);
+        if (present == 0) continue;
+        if (first >= from && last <= to && bucketOf(first) == bucketOf(last)) {
+            add(out[bucketOf(first)], present, st->real(3), st->real(4), st->real(5));
+            continue;
+        }
+        auto chunk = decodeChunk(st->blob(6), st->blobSize(6));
+        if (!chunk) return chunk.error();
+        for (const Point& p : chunk->points) {
+            if (p.missing || p.tsNs < from || p.tsNs > to) continue;
+            add(out[bucketOf(p.tsNs)], 1, p.value, p.value, p.value);
+        }
+    }
+    return out;
+}
+
+} // namespace runlens::store

@@ -1,0 +1,350 @@
+#include "analysis/store/run_writer.h"
+
+#include "analysis/store/run_database.h"
+
+#include <fmt/format.h>
+#include <sqlite3.h>
+
+#include <algorithm>
+
+namespace runlens::store {
+
+RunWriter::RunWriter(RunDatabase& db) : m_db(db) {}
+RunWriter::~RunWriter() = default;
+
+Status RunWriter::prepare()
+{
+    if (m_prepared) return okStatus();
+    sqlite3* h = m_db.handle();
+    struct
+    {
+        Statement* stmt;
+        const char* sql;
+    } const all[] = {
+        {&m_insChunk, "INSERT INTO point_chunk(series_id, first_ns, last_ns, import_id, count, missing, min_value, "
+                      "max_value, sum_value, data) VALUES (?,?,?,?,?,?,?,?,?,?)"},
+        {&m_insSample, "INSERT INTO stack_sample(thread_id, callsite_id, ts_ns, sample_count, weight, import_id) "
+                       "VALUES (?,?,?,?,?,?)"},
+        {&m_insFrame, "INSERT INTO frame(name, file, line, module) VALUES (?,?,?,?)"},
+        {&m_selFrame, "SELECT id FROM frame WHERE name = ? AND file = ? AND line = ? AND module = ?"},
+        {&m_insCallsite, "INSERT INTO callsite(parent_id, frame_id, depth) VALUES (?,?,?)"},
+        {&m_selCallsite, "SELECT id, depth FROM callsite WHERE parent_id = ? AND frame_id = ?"},
+    };
+    for (const auto& s : all) {
+        auto st = Statement::prepare(h, s.sql);
+        if (!st) return st.error();
+        *s.stmt = std::move(st.value());
+    }
+    m_prepared = true;
+    return okStatus();
+}
+
+Expected<std::optional<int64_t>> RunWriter::findImportByHash(std::string_view sha256)
+{
+    auto st = Statement::prepare(m_db.handle(), "SELECT id FROM import WHERE content_sha256 = ?");
+    if (!st) return st.error();
+    st->bind(1, sha256);
+    auto row = st->step();
+    if (!row) return row.error();
+    if (!*row) return std::optional<int64_t>();
+    return std::optional<int64_t>(st->int64(0));
+}
+
+Expected<bool> RunWriter::hasImportOfSize(int64_t sizeBytes)
+{
+    auto st = Statement::prepare(m_db.handle(), "SELECT 1 FROM import WHERE size_bytes = ? LIMIT 1");
+    if (!st) return st.error();
+    st->bind(1, sizeBytes);
+    return st->step();
+}
+
+Expected<int64_t> RunWriter::beginImport(const ImportRecord& r)
+{
+    if (Status s = prepare(); !s) return s.error();
+    auto st = Statement::prepare(m_db.handle(),
+                                 "INSERT INTO import(path, size_bytes, content_sha256, format, importer_version, "
+                                 "options, node_id, started_ns, duration_ms, rows_read, points, samples, diagnostics, "
+                                 "data_loss) VALUES (?,?,?,?,?,?,?,?,0,0,0,0,0,0)");
+    if (!st) return st.error();
+    st->bind(1, std::string_view(r.path)).bind(2, r.sizeBytes).bind(3, std::string_view(r.sha256));
+    st->bind(4, std::string_view(r.format)).bind(5, r.importerVersion).bind(6, std::string_view(r.optionsJson));
+    if (r.nodeId) st->bind(7, *r.nodeId);
+    st->bind(8, r.startedNs);
+    if (Status s = st->exec(); !s) return s.error();
+    m_importId = sqlite3_last_insert_rowid(m_db.handle());
+    return m_importId;
+}
+
+Expected<int64_t> RunWriter::node(std::string_view name, std::string_view nameSource, std::string_view timeZone)
+{
+    if (auto it = m_nodes.find(name); it != m_nodes.end()) return it->second;
+    sqlite3* h = m_db.handle();
+    auto sel = Statement::prepare(h, "SELECT id FROM node WHERE name = ?");
+    if (!sel) return sel.error();
+    sel->bind(1, name);
+    auto row = sel->step();
+    if (!row) return row.error();
+    int64_t id = 0;
+    if (*row) {
+        id = sel->int64(0);
+        if (!timeZone.empty()) {
+            auto upd = Statement::prepare(h, "UPDATE node SET time_zone = ? WHERE id = ? AND time_zone = ''");
+            if (!upd) return upd.error();
+            upd->bind(1, timeZone).bind(2, id);
+            if (Status s = upd->exec(); !s) return s.error();
+        }
+    } else {
+        auto ins = Statement::prepare(h, "INSERT INTO node(name, name_source, time_zone) VALUES (?,?,?)");
+        if (!ins) return ins.error();
+        ins->bind(1, name).bind(2, nameSource).bind(3, timeZone);
+        if (Status s = ins->exec(); !s) return s.error();
+        id = sqlite3_last_insert_rowid(h);
+    }
+    m_nodes.emplace(std::string(name), id);
+    return id;
+}
+
+Status RunWriter::setNodeTimeZone(int64_t nodeId, std::string_view timeZone)
+{
+    auto upd = Statement::prepare(m_db.handle(), "UPDATE node SET time_zone = ? WHERE id = ? AND time_zone = ''");
+    if (!upd) return upd.error();
+    upd->bind(1, timeZone).bind(2, nodeId);
+    return upd->exec();
+}
+
+Expected<int64_t> RunWriter::device(int64_t nodeId, std::string_view kind, std::string_view name)
+{
+    auto key = std::make_tuple(nodeId, std::string(kind), std::string(name));
+    if (auto it = m_devices.find(key); it != m_devices.end()) return it->second;
+    sqlite3* h = m_db.handle();
+    auto ins = Statement::prepare(h, "INSERT INTO device(node_id, kind, name) VALUES (?,?,?) "
+                                     "ON CONFLICT(node_id, kind, name) DO UPDATE SET kind = kind RETURNING id");
+    if (!ins) return ins.error();
+    ins->bind(1, nodeId).bind(2, kind).bind(3, name);
+    auto row = ins->step();
+    if (!row) return row.error();
+    const int64_t id = ins->int64(0);
+    ins->reset();
+    m_devices.emplace(std::move(key), id);
+    return id;
+}
+
+Status RunWriter::setDeviceAttribute(int64_t deviceId, std::string_view key, std::string_view value)
+{
+    auto st = Statement::prepare(m_db.handle(),
+                                 "INSERT OR REPLACE INTO device_attribute(device_id, key, value) VALUES (?,?,?)");
+    if (!st) return st.error();
+    st->bind(1, deviceId).bind(2, key).bind(3, value);
+    return st->exec();
+}
+
+Expected<SeriesSink*> RunWriter::series(int64_t deviceId, std::string_view metric, std::string_view unit,
+                                        std::string_view rawName, std::string_view labels)
+{
+    auto key = std::make_tuple(deviceId, std::string(metric), std::string(labels));
+    if (auto it = m_series.find(key); it != m_series.end()) return it->second.get();
+    sqlite3* h = m_db.handle();
+    auto ins = Statement::prepare(h, "INSERT INTO series(device_id, metric, unit, raw_name, labels) VALUES (?,?,?,?,?) "
+                                     "ON CONFLICT(device_id, metric, labels) DO UPDATE SET metric = metric "
+                                     "RETURNING id, unit");
+    if (!ins) return ins.error();
+    ins->bind(1, deviceId).bind(2, metric).bind(3, unit).bind(4, rawName).bind(5, labels);
+    auto row = ins->step();
+    if (!row) return row.error();
+    const int64_t id = ins->int64(0);
+    const std::string existingUnit = ins->text(1);
+    ins->reset();
+    if (existingUnit != unit)
+        return makeError(ErrorCode::Format, fmt::format("series {} is stored in {}, this input gives {}", metric,
+                                                        existingUnit, unit));
+    auto sink = std::make_unique<SeriesSink>();
+    sink->m_seriesId = id;
+    SeriesSink* p = sink.get();
+    m_series.emplace(std::move(key), std::move(sink));
+    return p;
+}
+
+Status RunWriter::flush(SeriesSink& sink)
+{
+    sink.m_flushNeeded = false;
+    if (sink.m_points.empty()) return okStatus();
+    ChunkSummary s;
+    const std::string blob = encodeChunk(sink.m_points, sink.m_tokens, &s);
+    if (blob.empty()) return makeError(ErrorCode::Database, "cannot compress a point chunk");
+    m_insChunk.bind(1, sink.m_seriesId).bind(2, s.firstNs).bind(3, s.lastNs).bind(4, m_importId);
+    m_insChunk.bind(5, s.count).bind(6, s.missing);
+    if (s.count > s.missing) m_insChunk.bind(7, s.minValue).bind(8, s.maxValue);
+    m_insChunk.bind(9, s.sum).bindBlob(10, blob.data(), blob.size());
+    if (Status st = m_insChunk.exec(); !st) return st;
+
+    ChunkSummary& t = sink.m_total;
+    if (s.count > s.missing) {
+        if (!sink.m_hasValue) {
+            t.minValue = s.minValue;
+            t.maxValue = s.maxValue;
+            sink.m_hasValue = true;
+        }
+        t.minValue = std::min(t.minValue, s.minValue);
+        t.maxValue = std::max(t.maxValue, s.maxValue);
+    }
+    if (sink.m_pointsWritten == 0) t.firstNs = s.firstNs;
+    t.firstNs = std::min(t.firstNs, s.firstNs);
+    t.lastNs = std::max(t.lastNs, s.lastNs);
+    t.count += s.count;
+    t.missing += s.missing;
+    t.sum += s.sum;
+    sink.m_pointsWritten += s.count;
+    sink.m_lastFlushedTs = sink.m_points.back().tsNs;
+    sink.m_points.clear();
+    sink.m_tokens.clear();
+    return okStatus();
+}
+
+int64_t RunWriter::pointsWritten() const
+{
+    int64_t n = 0;
+    for (const auto& [key, sink] : m_series) n += sink->m_pointsWritten + static_cast<int64_t>(sink->m_points.size());
+    return n;
+}
+
+Expected<int64_t> RunWriter::frame(std::string_view name, std::string_view file, int64_t line, std::string_view module)
+{
+    auto key = std::make_tuple(std::string(name), std::string(file), line, std::string(module));
+    if (auto it = m_frames.find(key); it != m_frames.end()) return it->second;
+    if (Status s = prepare(); !s) return s.error();
+    m_selFrame.bind(1, name).bind(2, file).bind(3, line).bind(4, module);
+    auto row = m_selFrame.step();
+    if (!row) return row.error();
+    int64_t id;
+    if (*row) {
+        id = m_selFrame.int64(0);
+        m_selFrame.reset();
+    } else {
+        m_selFrame.reset();
+        m_insFrame.bind(1, name).bind(2, file).bind(3, line).bind(4, module);
+        if (Status s = m_insFrame.exec(); !s) return s.error();
+        id = sqlite3_last_insert_rowid(m_db.handle());
+    }
+    m_frames.emplace(std::move(key), id);
+    return id;
+}
+
+Expected<int64_t> RunWriter::callsite(int64_t parentId, int64_t frameId)
+{
+    const uint64_t key = (static_cast<uint64_t>(parentId) << 32) | static_cast<uint64_t>(frameId);
+    if (auto it = m_callsites.find(key); it != m_callsites.end()) return it->second;
+    if (Status s = prepare(); !s) return s.error();
+    m_selCallsite.bind(1, parentId).bind(2, frameId);
+    auto row = m_selCallsite.step();
+    if (!row) return row.error();
+    int64_t id;
+    int depth;
+    if (*row) {
+        id = m_selCallsite.int64(0);
+        depth = static_cast<int>(m_selCallsite.int64(1));
+        m_selCallsite.reset();
+    } else {
+        m_selCallsite.reset();
+        depth = 0;
+        if (parentId != 0) {
+            auto it = m_callsiteDepth.find(parentId);
+            if (it != m_callsiteDepth.end()) {
+                depth = it->second + 1;
+            } else {
+                auto st = Statement::prepare(m_db.handle(), "SELECT depth FROM callsite WHERE id = ?");
+                if (!st) return st.error();
+                st->bind(1, parentId);
+                auto r = st->step();
+                if (!r) return r.error();
+                if (!*r) return makeError(ErrorCode::Database, fmt::format("no callsite {}", parentId));
+                depth = static_cast<int>(st->int64(0)) + 1;
+            }
+        }
+        m_insCallsite.bind(1, parentId).bind(2, frameId).bind(3, depth);
+        if (Status s = m_insCallsite.exec(); !s) return s.error();
+        id = sqlite3_last_insert_rowid(m_db.handle());
+    }
+    m_callsites.emplace(key, id);
+    m_callsiteDepth.emplace(id, depth);
+    return id;
+}
+
+Expected<int64_t> RunWriter::thread(int64_t nodeId, std::string_view process, int64_t pid, std::string_view name,
+                                    int64_t tid)
+{
+    auto key = std::make_tuple(nodeId, std::string(process), pid, std::string(name), tid);
+    if (auto it = m_threads.find(key); it != m_threads.end()) return it->second;
+    auto ins = Statement::prepare(m_db.handle(),
+                                  "INSERT INTO thread(node_id, process, pid, name, tid) VALUES (?,?,?,?,?) "
+                                  "ON CONFLICT(node_id, process, pid, name, tid) DO UPDATE SET pid = pid RETURNING id");
+    if (!ins) return ins.error();
+    ins->bind(1, nodeId).bind(2, process).bind(3, pid).bind(4, name).bind(5, tid);
+    auto row = ins->step();
+    if (!row) return row.error();
+    const int64_t id = ins->int64(0);
+    ins->reset();
+    m_threads.emplace(std::move(key), id);
+    return id;
+}
+
+Status RunWriter::stackSample(int64_t threadId, int64_t callsiteId, std::optional<int64_t> tsNs, int64_t sampleCount,
+                              double weight)
+{
+    if (Status s = prepare(); !s) return s;
+    m_insSample.bind(1, threadId).bind(2, callsiteId);
+    if (tsNs) m_insSample.bind(3, *tsNs);
+    m_insSample.bind(4, sampleCount).bind(5, weight).bind(6, m_importId);
+    if (Status s = m_insSample.exec(); !s) return s;
+    m_samplesWritten += sampleCount;
+    return okStatus();
+}
+
+Status RunWriter::finishImport(const ImportTotals& totals, const Diagnostics& diagnostics)
+{
+    sqlite3* h = m_db.handle();
+    auto upd = Statement::prepare(h, "UPDATE series SET points = points + ?, missing_points = missing_points + ?, "
+                                     "first_ns = min(coalesce(first_ns, ?), ?), last_ns = max(coalesce(last_ns, ?), ?), "
+                                     "min_value = CASE WHEN ? THEN min(coalesce(min_value, ?), ?) ELSE min_value END, "
+                                     "max_value = CASE WHEN ? THEN max(coalesce(max_value, ?), ?) ELSE max_value END, "
+                                     "sum_value = sum_value + ? WHERE id = ?");
+    if (!upd) return upd.error();
+    for (auto& [key, sink] : m_series) {
+        if (Status s = flush(*sink); !s) return s;
+        const ChunkSummary& t = sink->m_total;
+        if (t.count == 0) continue;
+        const int64_t hv = sink->m_hasValue ? 1 : 0;
+        upd->bind(1, t.count).bind(2, t.missing).bind(3, t.firstNs).bind(4, t.firstNs).bind(5, t.lastNs);
+        upd->bind(6, t.lastNs).bind(7, hv).bind(8, t.minValue).bind(9, t.minValue).bind(10, hv);
+        upd->bind(11, t.maxValue).bind(12, t.maxValue).bind(13, t.sum).bind(14, sink->m_seriesId);
+        if (Status s = upd->exec(); !s) return s;
+    }
+    // Series created by this import but never given a point are not kept.
+    if (Status s = execSql(h, "DELETE FROM series WHERE points = 0 AND NOT EXISTS "
+                              "(SELECT 1 FROM point_chunk c WHERE c.series_id = series.id)");
+        !s)
+        return s;
+
+    auto cnt = Statement::prepare(h, "INSERT INTO diagnostic_count(import_id, kind, data_loss, count) VALUES (?,?,?,?)");
+    if (!cnt) return cnt.error();
+    for (const auto& [kind, c] : diagnostics.counts()) {
+        cnt->bind(1, m_importId).bind(2, std::string_view(kind)).bind(3, c.dataLoss ? 1 : 0).bind(4, c.count);
+        if (Status s = cnt->exec(); !s) return s;
+    }
+    auto ent = Statement::prepare(
+        h, "INSERT INTO diagnostic(import_id, kind, file, line, column, message) VALUES (?,?,?,?,?,?)");
+    if (!ent) return ent.error();
+    for (const DiagnosticEntry& e : diagnostics.entries()) {
+        ent->bind(1, m_importId).bind(2, std::string_view(e.kind)).bind(3, std::string_view(e.where.file));
+        ent->bind(4, e.where.line).bind(5, e.where.column).bind(6, std::string_view(e.message));
+        if (Status s = ent->exec(); !s) return s;
+    }
+    auto imp = Statement::prepare(h, "UPDATE import SET duration_ms = ?, rows_read = ?, points = ?, samples = ?, "
+                                     "diagnostics = ?, data_loss = ?, summary = ?, content_sha256 = ? WHERE id = ?");
+    if (!imp) return imp.error();
+    imp->bind(1, totals.durationMs).bind(2, totals.rowsRead).bind(3, totals.points).bind(4, totals.samples);
+    imp->bind(5, diagnostics.total()).bind(6, diagnostics.dataLoss()).bind(7, std::string_view(totals.summary));
+    imp->bind(8, std::string_view(totals.sha256)).bind(9, m_importId);
+    return imp->exec();
+}
+
+} // namespace runlens::store

@@ -1,0 +1,200 @@
+-- RunLens run database, schema version 1 (PRAGMA user_version = 1).
+-- Time is int64 nanoseconds since the Unix epoch, UTC. Units are in column names.
+-- Tables are internal and may change between versions; the views at the end are the stable,
+-- documented surface for `runlens query` and scripts.
+
+CREATE TABLE run (
+    id INTEGER PRIMARY KEY,
+    name TEXT NOT NULL,
+    created_ns INTEGER NOT NULL,
+    creator TEXT NOT NULL                -- "runlens <version>"
+);
+
+CREATE TABLE node (
+    id INTEGER PRIMARY KEY,
+    name TEXT NOT NULL UNIQUE,
+    time_zone TEXT NOT NULL DEFAULT '',   -- IANA zone or UTC offset used for naive local times
+    clock_offset_ns INTEGER NOT NULL DEFAULT 0,  -- added at read time to line nodes up
+    name_source TEXT NOT NULL DEFAULT ''  -- option, host label, import, directory, file
+);
+
+CREATE TABLE device (
+    id INTEGER PRIMARY KEY,
+    node_id INTEGER NOT NULL REFERENCES node(id),
+    kind TEXT NOT NULL,                   -- gpu, nic, ib, disk, cpu, host
+    name TEXT NOT NULL,                   -- "0" for GPU 0, "eth0", "nvme0n1", "" for the host itself
+    UNIQUE (node_id, kind, name)
+);
+
+CREATE TABLE device_attribute (
+    device_id INTEGER NOT NULL REFERENCES device(id),
+    key TEXT NOT NULL,                    -- e.g. name, pci.bus_id, uuid
+    value TEXT NOT NULL,
+    PRIMARY KEY (device_id, key)
+) WITHOUT ROWID;
+
+CREATE TABLE import (
+    id INTEGER PRIMARY KEY,
+    path TEXT NOT NULL,
+    size_bytes INTEGER NOT NULL,
+    content_sha256 TEXT NOT NULL UNIQUE,
+    format TEXT NOT NULL,
+    importer_version INTEGER NOT NULL,
+    options TEXT NOT NULL,                -- JSON object of the options in force
+    node_id INTEGER REFERENCES node(id),
+    started_ns INTEGER NOT NULL,
+    duration_ms REAL NOT NULL,
+    rows_read INTEGER NOT NULL,           -- data records read (CSV rows, folded lines)
+    points INTEGER NOT NULL,              -- metric points stored
+    samples INTEGER NOT NULL,             -- stack samples stored (sum of counts)
+    diagnostics INTEGER NOT NULL,         -- all diagnostics counted
+    data_loss INTEGER NOT NULL,           -- diagnostics of kinds that dropped input
+    summary TEXT NOT NULL DEFAULT ''      -- notes shown to the user (time zone used, node source, ...)
+);
+CREATE INDEX import_size ON import(size_bytes);
+
+CREATE TABLE diagnostic_count (
+    import_id INTEGER NOT NULL REFERENCES import(id),
+    kind TEXT NOT NULL,
+    data_loss INTEGER NOT NULL,
+    count INTEGER NOT NULL,
+    PRIMARY KEY (import_id, kind)
+) WITHOUT ROWID;
+
+-- The first occurrences of each kind (at most 100 per kind and import) with their place.
+CREATE TABLE diagnostic (
+    id INTEGER PRIMARY KEY,
+    import_id INTEGER NOT NULL REFERENCES import(id),
+    kind TEXT NOT NULL,
+    file TEXT NOT NULL,
+    line INTEGER NOT NULL,
+    column INTEGER NOT NULL,
+    message TEXT NOT NULL
+);
+CREATE INDEX diagnostic_import ON diagnostic(import_id);
+
+CREATE TABLE series (
+    id INTEGER PRIMARY KEY,
+    device_id INTEGER NOT NULL REFERENCES device(id),
+    metric TEXT NOT NULL,                 -- canonical name, e.g. gpu.util
+    unit TEXT NOT NULL,                   -- canonical unit, e.g. %, bytes, W, Hz
+    raw_name TEXT NOT NULL,               -- the source's own name, e.g. "utilization.gpu [%]"
+    labels TEXT NOT NULL DEFAULT '',
+    points INTEGER NOT NULL DEFAULT 0,    -- including missing ones
+    missing_points INTEGER NOT NULL DEFAULT 0,
+    first_ns INTEGER,
+    last_ns INTEGER,
+    min_value REAL,
+    max_value REAL,
+    sum_value REAL NOT NULL DEFAULT 0,
+    UNIQUE (device_id, metric, labels)
+);
+
+-- Points, in chunks of up to 4096 per series and import: timestamps delta-of-delta and values
+-- decimal-scaled or XOR coded, zstd-compressed (codec described in chunk_codec.h), with summaries
+-- for level of detail. Missing values are kept with their raw token inside the chunk.
+CREATE TABLE point_chunk (
+    series_id INTEGER NOT NULL REFERENCES series(id),
+    first_ns INTEGER NOT NULL,
+    last_ns INTEGER NOT NULL,
+    import_id INTEGER NOT NULL REFERENCES import(id),
+    count INTEGER NOT NULL,
+    missing INTEGER NOT NULL,
+    min_value REAL,
+    max_value REAL,
+    sum_value REAL NOT NULL,
+    data BLOB NOT NULL,
+    PRIMARY KEY (series_id, first_ns, import_id)
+) WITHOUT ROWID;
+
+CREATE TABLE frame (
+    id INTEGER PRIMARY KEY,
+    name TEXT NOT NULL,
+    file TEXT NOT NULL DEFAULT '',
+    line INTEGER NOT NULL DEFAULT 0,
+    module TEXT NOT NULL DEFAULT '',
+    UNIQUE (name, file, line, module)
+);
+
+-- Call paths as a prefix tree: parent 0 is the root.
+CREATE TABLE callsite (
+    id INTEGER PRIMARY KEY,
+    parent_id INTEGER NOT NULL,
+    frame_id INTEGER NOT NULL REFERENCES frame(id),
+    depth INTEGER NOT NULL,
+    UNIQUE (parent_id, frame_id)
+);
+
+CREATE TABLE thread (
+    id INTEGER PRIMARY KEY,
+    node_id INTEGER NOT NULL REFERENCES node(id),
+    process TEXT NOT NULL,                -- e.g. 'python3 train.py' or '' when unknown
+    pid INTEGER NOT NULL DEFAULT 0,
+    name TEXT NOT NULL,                   -- e.g. 'MainThread', 'pt_autograd_0'
+    tid INTEGER NOT NULL DEFAULT 0,
+    UNIQUE (node_id, process, pid, name, tid)
+);
+
+-- One row per sample, or per aggregated stack of an untimed source (sample_count > 1, ts_ns NULL).
+CREATE TABLE stack_sample (
+    id INTEGER PRIMARY KEY,
+    thread_id INTEGER NOT NULL REFERENCES thread(id),
+    callsite_id INTEGER NOT NULL REFERENCES callsite(id),
+    ts_ns INTEGER,
+    sample_count INTEGER NOT NULL,
+    weight REAL NOT NULL,
+    import_id INTEGER NOT NULL REFERENCES import(id)
+);
+CREATE INDEX stack_sample_thread_ts ON stack_sample(thread_id, ts_ns);
+
+CREATE TABLE finding (
+    id INTEGER PRIMARY KEY,
+    rule TEXT NOT NULL,
+    severity TEXT NOT NULL,
+    confidence REAL NOT NULL,
+    title TEXT NOT NULL,
+    node_id INTEGER REFERENCES node(id),
+    device_id INTEGER REFERENCES device(id),
+    start_ns INTEGER,
+    end_ns INTEGER,
+    impact REAL,
+    saving_s REAL,
+    evidence TEXT NOT NULL DEFAULT '{}',  -- JSON
+    recommendation TEXT NOT NULL DEFAULT '',
+    parameters TEXT NOT NULL DEFAULT '{}' -- JSON
+);
+
+-- ---------------------------------------------------------------------------------------------
+-- Stable views (documented in README.md, "Querying a run").
+
+CREATE VIEW series_summary AS
+SELECT n.name AS node,
+       d.kind || CASE WHEN d.name = '' THEN '' ELSE ':' || d.name END AS device,
+       s.metric AS metric, s.unit AS unit, s.points AS points,
+       s.first_ns AS first_ns, s.last_ns AS last_ns,
+       s.missing_points AS missing_points, s.min_value AS min_value, s.max_value AS max_value,
+       CASE WHEN s.points > s.missing_points THEN s.sum_value / (s.points - s.missing_points) END AS mean_value,
+       s.raw_name AS raw_name
+FROM series s JOIN device d ON d.id = s.device_id JOIN node n ON n.id = d.node_id;
+
+CREATE VIEW stack_summary AS
+SELECT n.name AS node, t.process AS process, t.name AS thread,
+       SUM(ss.sample_count) AS samples, SUM(ss.weight) AS total_weight,
+       t.pid AS pid, t.tid AS tid,
+       SUM(ss.ts_ns IS NULL) AS untimed_rows
+FROM stack_sample ss JOIN thread t ON t.id = ss.thread_id JOIN node n ON n.id = t.node_id
+GROUP BY t.id;
+
+CREATE VIEW import_log AS
+SELECT i.path AS path, i.format AS format, n.name AS node,
+       i.rows_read AS rows, i.diagnostics AS diagnostics,
+       CASE WHEN i.data_loss > 0 THEN 'data_loss' WHEN i.diagnostics > 0 THEN 'warnings' ELSE 'ok' END AS status,
+       i.points AS points, i.samples AS samples, i.size_bytes AS size_bytes,
+       i.content_sha256 AS content_sha256, i.importer_version AS importer_version, i.options AS options,
+       i.started_ns AS started_ns, i.duration_ms AS duration_ms, i.id AS import_id
+FROM import i LEFT JOIN node n ON n.id = i.node_id;
+
+CREATE VIEW import_diagnostic AS
+SELECT i.path AS path, dg.kind AS kind, dg.file AS file, dg.line AS line, dg.column AS column,
+       dg.message AS message, i.id AS import_id
+FROM diagnostic dg JOIN import i ON i.id = dg.import_id;

@@ -1,0 +1,79 @@
+#include "app/cli/cli.h"
+
+#include <fmt/format.h>
+
+#include <QCoreApplication>
+
+#include <unistd.h>
+
+namespace runlens::app {
+
+namespace {
+
+constexpr const char* kUsage = R"(RunLens: post-mortem workbench for distributed AI training runs.
+
+Usage: runlens <command> [options]
+
+Commands (headless; no display needed):
+  import   Import log files or folders into a run database (.runlens)
+  info     Show the nodes, devices, series, stacks and imports of a run
+  query    Run read-only SQL on a run and print CSV
+  demo     Write a synthetic multi-node run, import it and show it
+
+Run "runlens <command> --help" for the options of a command.
+Exit codes: 0 ok, 1 failure, 2 usage error.
+)";
+
+} // namespace
+
+std::optional<int> parseCommandLine(QCommandLineParser& parser, const QStringList& args, const char* summary)
+{
+    parser.setApplicationDescription(QString::fromUtf8(summary));
+    const QCommandLineOption help(QStringList{QStringLiteral("h"), QStringLiteral("help")},
+                                  QStringLiteral("Show this help."));
+    parser.addOption(help);
+    if (!parser.parse(args)) {
+        printError(parser.errorText().toStdString());
+        fmt::print(stderr, "Run \"{} --help\" for usage.\n", args.value(0).toStdString());
+        return kExitUsage;
+    }
+    if (parser.isSet(help)) {
+        QString text = parser.helpText();
+        const QString usage = QStringLiteral("Usage: ") + QCoreApplication::applicationName() + QLatin1Char(' ');
+        text.replace(usage, usage + args.value(0) + QLatin1Char(' '));
+        fmt::print("{}", text.toStdString());
+        return kExitOk;
+    }
+    return std::nullopt;
+}
+
+void printError(const std::string& message) { fmt::print(stderr, "runlens: {}\n", message); }
+
+bool stderrIsTerminal() { return isatty(STDERR_FILENO) == 1; }
+
+int runCli(const QStringList& args)
+{
+    if (args.size() < 2) {
+        fmt::print(stderr, "{}", kUsage);
+        return kExitUsage;
+    }
+    const QString command = args.at(1);
+    QStringList rest = args.mid(1); // the subcommand takes the program-name slot
+    if (command == QLatin1String("--help") || command == QLatin1String("-h") || command == QLatin1String("help")) {
+        fmt::print("{}", kUsage);
+        return kExitOk;
+    }
+    if (command == QLatin1String("--version")) {
+        fmt::print("runlens {}\n", RUNLENS_VERSION);
+        return kExitOk;
+    }
+    if (command == QLatin1String("import")) return cmdImport(rest);
+    if (command == QLatin1String("info")) return cmdInfo(rest);
+    if (command == QLatin1String("query")) return cmdQuery(rest);
+    if (command == QLatin1String("demo")) return cmdDemo(rest);
+    printError(fmt::format("unknown command \"{}\"", command.toStdString()));
+    fmt::print(stderr, "{}", kUsage);
+    return kExitUsage;
+}
+
+} // namespace runlens::app

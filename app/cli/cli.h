@@ -1,0 +1,46 @@
+#pragma once
+
+// The headless `runlens` subcommands. Each returns the process exit code: 0 ok, 1 failure, 2 usage.
+
+#include "importers/importer.h"
+
+#include <QCommandLineParser>
+#include <QStringList>
+
+#include <cstdio>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace runlens::app {
+
+enum ExitCode { kExitOk = 0, kExitFailure = 1, kExitUsage = 2 };
+
+int runCli(const QStringList& args); // args[0] is the program name
+
+int cmdImport(const QStringList& args);
+int cmdInfo(const QStringList& args);
+int cmdQuery(const QStringList& args);
+int cmdDemo(const QStringList& args);
+
+// Parses a subcommand's arguments. Returns an exit code when the command is done (help printed: 0,
+// bad arguments: 2), or nullopt to go on.
+std::optional<int> parseCommandLine(QCommandLineParser& parser, const QStringList& args, const char* summary);
+
+// Imports paths into dbPath, printing one line per file and the problems found; used by import and demo.
+struct ImportRequest
+{
+    std::string dbPath;
+    std::vector<std::string> paths;
+    importers::ImportOptions options;
+    bool strict = false;
+    bool quiet = false; // no per-file table (demo)
+};
+int importPaths(const ImportRequest& request);
+
+// Shared by subcommands: print "runlens: message" to stderr.
+void printError(const std::string& message);
+// Whether stderr is a terminal (progress lines are drawn only then).
+bool stderrIsTerminal();
+
+} // namespace runlens::app

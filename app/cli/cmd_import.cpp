@@ -1,0 +1,213 @@
+#include "app/cli/cli.h"
+
+#include "analysis/store/run_database.h"
+#include "importers/import_session.h"
+
+#include <fmt/format.h>
+
+#include <QCommandLineParser>
+
+#include <chrono>
+#include <csignal>
+
+namespace runlens::app {
+namespace {
+
+std::atomic<bool> g_cancel{false};
+
+extern "C" void onInterrupt(int) { g_cancel.store(true); }
+
+std::string humanCount(int64_t n)
+{
+    const std::string digits = std::to_string(n < 0 ? -n : n);
+    std::string s = n < 0 ? "-" : "";
+    for (size_t i = 0; i < digits.size(); ++i) {
+        if (i > 0 && (digits.size() - i) % 3 == 0) s += ',';
+        s += digits[i];
+    }
+    return s;
+}
+
+// A progress line on stderr, redrawn at most ten times a second, only when stderr is a terminal.
+class ProgressLine
+{
+public:
+    explicit ProgressLine(bool enabled) : m_enabled(enabled) {}
+    void update(const std::string& name, uint64_t done, uint64_t total)
+    {
+        if (!m_enabled) return;
+        const auto now = std::chrono::steady_clock::now();
+        if (now - m_last < std::chrono::milliseconds(100)) return;
+        m_last = now;
+        const double pct = total > 0 ? 100.0 * static_cast<double>(done) / static_cast<double>(total) : 0.0;
+        fmt::print(stderr, "\r\033[K{}: {:.0f}% of {:.1f} MB", name, pct, static_cast<double>(total) / 1e6);
+        m_drawn = true;
+    }
+    void clear()
+    {
+        if (m_drawn) fmt::print(stderr, "\r\033[K");
+        m_drawn = false;
+    }
+
+private:
+    bool m_enabled;
+    bool m_drawn = false;
+    std::chrono::steady_clock::time_point m_last{};
+};
+
+} // namespace
+
+int importPaths(const ImportRequest& request)
+{
+    auto plan = importers::planImport(request.paths, request.options);
+    if (!plan) {
+        printError(plan.error().toString());
+        return plan.error().code == ErrorCode::Usage ? kExitUsage : kExitFailure;
+    }
+    auto db = store::RunDatabase::open(request.dbPath, store::OpenMode::Create);
+    if (!db) {
+        printError(db.error().toString());
+        return kExitFailure;
+    }
+
+    g_cancel = false;
+    std::signal(SIGINT, onInterrupt);
+    ProgressLine progressLine(stderrIsTerminal());
+
+    int failed = 0, imported = 0, already = 0, unrecognised = 0;
+    int64_t points = 0, samples = 0, problems = 0, dataLoss = 0;
+    bool cancelled = false;
+    for (const importers::PlannedFile& file : *plan) {
+        importers::Progress progress;
+        progress.cancel = &g_cancel;
+        progress.report = [&](uint64_t done, uint64_t total) { progressLine.update(file.displayPath, done, total); };
+        importers::FileResult r = importers::importFile(**db, file, request.options, &progress);
+        progressLine.clear();
+
+        const std::string format = file.importer ? std::string(file.importer->format()) : std::string("?");
+        switch (r.outcome) {
+        case importers::FileOutcome::Imported: {
+            ++imported;
+            points += r.points;
+            samples += r.samples;
+            problems += r.diagnostics.total();
+            dataLoss += r.diagnostics.dataLoss();
+            if (!request.quiet) {
+                const std::string what = r.samples > 0 ? fmt::format("{} samples", humanCount(r.samples))
+                                                       : fmt::format("{} points", humanCount(r.points));
+                fmt::print("{}: {} → node {} ({}): {} rows, {}, {} problem{}, {:.0f} ms\n", file.displayPath, format,
+                           file.node, file.nodeSource, humanCount(r.rowsRead), what, r.diagnostics.total(),
+                           r.diagnostics.total() == 1 ? "" : "s", r.durationMs);
+                for (size_t i = 1; i < r.notes.size(); ++i) fmt::print("    {}\n", r.notes[i]);
+            }
+            break;
+        }
+        case importers::FileOutcome::AlreadyImported:
+            ++already;
+            fmt::print("{}: already imported (import #{}, same content); nothing changed\n", file.displayPath,
+                       r.importId);
+            break;
+        case importers::FileOutcome::NotRecognised:
+            ++unrecognised;
+            fmt::print(stderr, "{}: skipped: {}\n", file.displayPath, file.problem);
+            break;
+        case importers::FileOutcome::Cancelled:
+            cancelled = true;
+            fmt::print(stderr, "{}: cancelled; nothing of this file was stored\n", file.displayPath);
+            break;
+        case importers::FileOutcome::Failed:
+            ++failed;
+            fmt::print(stderr, "{}\n    nothing of this file was stored\n", r.error ? r.error->toString() : "failed");
+            break;
+        }
+        // Problems, with their place, capped per file so a bad file does not flood the terminal.
+        constexpr size_t kShown = 10;
+        size_t shown = 0;
+        for (const store::DiagnosticEntry& e : r.diagnostics.entries()) {
+            if (shown++ == kShown) break;
+            fmt::print(stderr, "{}: {}: {}\n", e.where.toString(), e.kind, e.message);
+        }
+        if (r.diagnostics.total() > static_cast<int64_t>(kShown)) {
+            std::string counts;
+            for (const auto& [kind, c] : r.diagnostics.counts())
+                counts += fmt::format("{}{} {}", counts.empty() ? "" : ", ", c.count, kind);
+            fmt::print(stderr, "    ... {} problems in all ({}); see `runlens info`\n", r.diagnostics.total(), counts);
+        }
+        if (cancelled) break;
+    }
+    std::signal(SIGINT, SIG_DFL);
+
+    fmt::print("{} file{}: {} imported, {} already imported, {} failed, {} not recognised; {} points, {} stack "
+               "samples, {} problems ({} with data loss) → {}\n",
+               plan->size(), plan->size() == 1 ? "" : "s", imported, already, failed, unrecognised, humanCount(points),
+               humanCount(samples), problems, dataLoss, request.dbPath);
+    if (cancelled) return kExitFailure;
+    if (failed > 0) return kExitFailure;
+    if (request.strict && (dataLoss > 0 || unrecognised > 0)) {
+        printError("--strict: input was dropped (see the problems above)");
+        return kExitFailure;
+    }
+    // A file named explicitly that is not recognised is a failure; inside a folder it is only reported.
+    for (const importers::PlannedFile& f : *plan)
+        for (const std::string& p : request.paths)
+            if (!f.importer && f.path == p) return kExitFailure;
+    return kExitOk;
+}
+
+int cmdImport(const QStringList& args)
+{
+    QCommandLineParser parser;
+    const QCommandLineOption output({QStringLiteral("o"), QStringLiteral("output")},
+                                    QStringLiteral("Run database to create or add to (.runlens)."),
+                                    QStringLiteral("RUN"));
+    const QCommandLineOption format(QStringLiteral("format"),
+                                    QStringLiteral("Read every input as this format instead of detecting it."),
+                                    QStringLiteral("FORMAT"));
+    const QCommandLineOption node(QStringLiteral("node"),
+                                  QStringLiteral("Node (host) the inputs belong to; default: a host label in the "
+                                                 "data, else the folder or file name."),
+                                  QStringLiteral("NAME"));
+    const QCommandLineOption tz(QStringLiteral("tz"),
+                                QStringLiteral("Time zone of naive local timestamps (IANA name such as Europe/Berlin, "
+                                               "UTC, or +02:00); default: this machine's zone."),
+                                QStringLiteral("ZONE"));
+    const QCommandLineOption option(QStringLiteral("option"), QStringLiteral("Format option KEY=VALUE (repeatable)."),
+                                    QStringLiteral("KEY=VALUE"));
+    const QCommandLineOption strict(QStringLiteral("strict"),
+                                    QStringLiteral("Fail (exit 1) when any input was dropped or not recognised."));
+    const QCommandLineOption formats(QStringLiteral("list-formats"), QStringLiteral("List the known formats."));
+    parser.addOptions({output, format, node, tz, option, strict, formats});
+    parser.addPositionalArgument(QStringLiteral("paths"), QStringLiteral("Files or folders (searched recursively)."),
+                                 QStringLiteral("PATH..."));
+    if (auto done = parseCommandLine(parser, args,
+                                     "Import log files into a run database. Each file is one transaction: a file "
+                                     "that fails leaves the database as it was; a file imported before is skipped."))
+        return *done;
+    if (parser.isSet(formats)) {
+        for (const importers::Importer* i : importers::allImporters())
+            fmt::print("{:<24} {}\n", i->format(), i->description());
+        return kExitOk;
+    }
+    if (!parser.isSet(output) || parser.positionalArguments().isEmpty()) {
+        printError("import needs -o RUN.runlens and at least one PATH (see runlens import --help)");
+        return kExitUsage;
+    }
+    ImportRequest request;
+    request.dbPath = parser.value(output).toStdString();
+    for (const QString& p : parser.positionalArguments()) request.paths.push_back(p.toStdString());
+    request.options.format = parser.value(format).toStdString();
+    request.options.node = parser.value(node).toStdString();
+    request.options.timeZone = parser.value(tz).toStdString();
+    for (const QString& kv : parser.values(option)) {
+        const qsizetype eq = kv.indexOf(QLatin1Char('='));
+        if (eq <= 0) {
+            printError(fmt::format("--option needs KEY=VALUE, got \"{}\"", kv.toStdString()));
+            return kExitUsage;
+        }
+        request.options.extra[kv.left(eq).toStdString()] = kv.mid(eq + 1).toStdString();
+    }
+    request.strict = parser.isSet(strict);
+    return importPaths(request);
+}
+
+} // namespace runlens::app

@@ -1,0 +1,145 @@
+#include "app/cli/cli.h"
+
+#include "analysis/store/run_database.h"
+#include "analysis/store/run_reader.h"
+
+#include <fmt/format.h>
+
+#include <QCommandLineParser>
+
+#include <map>
+
+namespace runlens::app {
+namespace {
+
+std::string utcTime(std::optional<int64_t> ns)
+{
+    if (!ns) return "-";
+    const int64_t s = *ns >= 0 ? *ns / 1'000'000'000 : -((-*ns + 999'999'999) / 1'000'000'000);
+    const int64_t ms = (*ns - s * 1'000'000'000) / 1'000'000;
+    // civil_from_days (H. Hinnant)
+    int64_t z = (s >= 0 ? s : s - 86399) / 86400;
+    const int64_t secOfDay = s - z * 86400;
+    z += 719468;
+    const int64_t era = (z >= 0 ? z : z - 146096) / 146097;
+    const auto doe = static_cast<unsigned>(z - era * 146097);
+    const unsigned yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
+    const unsigned doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    const unsigned mp = (5 * doy + 2) / 153;
+    const unsigned d = doy - (153 * mp + 2) / 5 + 1;
+    const unsigned m = mp < 10 ? mp + 3 : mp - 9;
+    const int64_t y = static_cast<int64_t>(yoe) + era * 400 + (m <= 2);
+    return fmt::format("{:04}-{:02}-{:02} {:02}:{:02}:{:02}.{:03}Z", y, m, d, secOfDay / 3600, secOfDay / 60 % 60,
+                       secOfDay % 60, ms);
+}
+
+std::string value(std::optional<double> v)
+{
+    if (!v) return "-";
+    return fmt::format("{:.6g}", *v);
+}
+
+} // namespace
+
+int cmdInfo(const QStringList& args)
+{
+    QCommandLineParser parser;
+    const QCommandLineOption problems(QStringLiteral("problems"),
+                                      QStringLiteral("Stored problems to show per import (default 5)."),
+                                      QStringLiteral("N"), QStringLiteral("5"));
+    parser.addOption(problems);
+    parser.addPositionalArgument(QStringLiteral("run"), QStringLiteral("Run database (.runlens)."),
+                                 QStringLiteral("RUN"));
+    if (auto done = parseCommandLine(parser, args, "Show what a run database holds.")) return *done;
+    if (parser.positionalArguments().size() != 1) {
+        printError("info needs exactly one RUN (see runlens info --help)");
+        return kExitUsage;
+    }
+    const std::string path = parser.positionalArguments().front().toStdString();
+    auto db = store::RunDatabase::open(path, store::OpenMode::ReadOnly);
+    if (!db) {
+        printError(db.error().toString());
+        return kExitFailure;
+    }
+    store::RunReader reader(**db);
+    auto nodes = reader.nodes();
+    auto devices = reader.devices();
+    auto series = reader.series();
+    auto threads = reader.stackThreads();
+    auto imports = reader.imports();
+    for (const Error* e : {nodes ? nullptr : &nodes.error(), devices ? nullptr : &devices.error(),
+                           series ? nullptr : &series.error(), threads ? nullptr : &threads.error(),
+                           imports ? nullptr : &imports.error()}) {
+        if (e) {
+            printError(e->toString());
+            return kExitFailure;
+        }
+    }
+
+    std::map<int64_t, const store::NodeInfo*> nodeById;
+    for (const auto& n : *nodes) nodeById[n.id] = &n;
+    std::map<int64_t, const store::DeviceInfo*> deviceById;
+    for (const auto& d : *devices) deviceById[d.id] = &d;
+
+    fmt::print("Run {}\n\n", path);
+    fmt::print("Nodes ({})\n", nodes->size());
+    for (const auto& n : *nodes) {
+        int nDevices = 0;
+        for (const auto& d : *devices) nDevices += d.nodeId == n.id ? 1 : 0;
+        fmt::print("  {:<24} {} device{}, named from {}{}{}\n", n.name, nDevices, nDevices == 1 ? "" : "s",
+                   n.nameSource, n.timeZone.empty() ? "" : ", time zone " + n.timeZone,
+                   n.clockOffsetNs ? fmt::format(", clock offset {} ns", n.clockOffsetNs) : "");
+    }
+
+    fmt::print("\nSeries ({})\n", series->size());
+    if (!series->empty())
+        fmt::print("  {:<16} {:<8} {:<28} {:<6} {:>9} {:>8} {:<25} {:<25} {:>12} {:>12} {:>12}\n", "NODE", "DEVICE",
+                   "METRIC", "UNIT", "POINTS", "MISSING", "FIRST", "LAST", "MIN", "MEAN", "MAX");
+    for (const auto& s : *series) {
+        const store::DeviceInfo* d = deviceById[s.deviceId];
+        const std::string device = d ? (d->name.empty() ? d->kind : d->kind + ":" + d->name) : "?";
+        const std::optional<double> mean =
+            s.points > s.missingPoints ? std::optional<double>(s.sum / static_cast<double>(s.points - s.missingPoints))
+                                       : std::nullopt;
+        fmt::print("  {:<16} {:<8} {:<28} {:<6} {:>9} {:>8} {:<25} {:<25} {:>12} {:>12} {:>12}\n",
+                   nodeById.count(s.nodeId) ? nodeById[s.nodeId]->name : "?", device, s.metric,
+                   s.unit.empty() ? "-" : s.unit, s.points, s.missingPoints, utcTime(s.firstNs), utcTime(s.lastNs),
+                   value(s.minValue), value(mean), value(s.maxValue));
+    }
+
+    int64_t totalSamples = 0;
+    for (const auto& t : *threads) totalSamples += t.samples;
+    fmt::print("\nStack samples ({} in {} thread{})\n", totalSamples, threads->size(), threads->size() == 1 ? "" : "s");
+    if (!threads->empty())
+        fmt::print("  {:<16} {:<32} {:<24} {:>10} {:>14} {}\n", "NODE", "PROCESS", "THREAD", "SAMPLES", "WEIGHT",
+                   "TIMED");
+    for (const auto& t : *threads) {
+        const std::string process = t.pid ? fmt::format("{} [{}]", t.process, t.pid) : t.process;
+        const std::string thread = t.tid ? fmt::format("{} [{}]", t.thread, t.tid) : t.thread;
+        fmt::print("  {:<16} {:<32} {:<24} {:>10} {:>14.6g} {}\n", t.node, process.empty() ? "-" : process,
+                   thread.empty() ? "-" : thread, t.samples, t.totalWeight, t.untimedRows > 0 ? "no" : "yes");
+    }
+
+    const int shown = parser.value(problems).toInt();
+    fmt::print("\nImports ({})\n", imports->size());
+    for (const auto& i : *imports) {
+        fmt::print("  #{} {}\n      {} → node {}: {} rows, {} points, {} samples, {} problem{}{}, {:.0f} ms\n", i.id,
+                   i.path, i.format, i.node, i.rows, i.points, i.samples, i.diagnostics, i.diagnostics == 1 ? "" : "s",
+                   i.dataLoss ? fmt::format(" ({} with data loss)", i.dataLoss) : "", i.durationMs);
+        if (!i.summary.empty()) fmt::print("      {}\n", i.summary);
+        if (i.diagnostics == 0) continue;
+        auto counts = reader.diagnosticCounts(i.id);
+        auto entries = reader.diagnostics(i.id, shown);
+        if (!counts || !entries) {
+            printError((counts ? entries.error() : counts.error()).toString());
+            return kExitFailure;
+        }
+        std::string byKind;
+        for (const auto& [kind, n] : *counts) byKind += fmt::format("{}{} {}", byKind.empty() ? "" : ", ", n, kind);
+        fmt::print("      problems: {}\n", byKind);
+        for (const auto& e : *entries) fmt::print("      {}: {}: {}\n", e.where.toString(), e.kind, e.message);
+    }
+    return kExitOk;
+}
+
+} // namespace runlens::app

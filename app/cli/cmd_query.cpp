@@ -1,0 +1,73 @@
+#include "app/cli/cli.h"
+
+#include "analysis/store/user_query.h"
+
+#include <fmt/format.h>
+
+#include <QCommandLineParser>
+
+#include <csignal>
+
+namespace runlens::app {
+namespace {
+
+std::atomic<bool> g_interrupted{false};
+extern "C" void onQueryInterrupt(int) { g_interrupted.store(true); }
+
+constexpr const char* kViews = R"(
+Stable views (documented in README.md):
+  series_summary(node, device, metric, unit, points, first_ns, last_ns, missing_points, min_value, max_value,
+                 mean_value, raw_name)
+  stack_summary(node, process, thread, samples, total_weight, pid, tid, untimed_rows)
+  import_log(path, format, node, rows, diagnostics, status, points, samples, size_bytes, content_sha256, ...)
+  import_diagnostic(path, kind, file, line, column, message, import_id)
+)";
+
+} // namespace
+
+int cmdQuery(const QStringList& args)
+{
+    QCommandLineParser parser;
+    const QCommandLineOption noHeader(QStringLiteral("no-header"), QStringLiteral("Do not print the column names."));
+    parser.addOption(noHeader);
+    parser.addPositionalArgument(QStringLiteral("run"), QStringLiteral("Run database (.runlens)."),
+                                 QStringLiteral("RUN"));
+    parser.addPositionalArgument(QStringLiteral("sql"), QStringLiteral("Read-only SQL; results as CSV on stdout."),
+                                 QStringLiteral("SQL"));
+    const std::string summary = std::string("Run read-only SQL on a run database and print CSV. Ctrl-C interrupts.") +
+                                kViews;
+    if (auto done = parseCommandLine(parser, args, summary.c_str())) return *done;
+    if (parser.positionalArguments().size() != 2) {
+        printError("query needs RUN and SQL (see runlens query --help)");
+        return kExitUsage;
+    }
+    const std::string path = parser.positionalArguments().at(0).toStdString();
+    const std::string sql = parser.positionalArguments().at(1).toStdString();
+    const bool header = !parser.isSet(noHeader);
+
+    std::string line;
+    auto onHeader = [&](const std::vector<std::string>& names) {
+        if (!header) return;
+        line.clear();
+        for (size_t i = 0; i < names.size(); ++i) line += (i ? "," : "") + store::csvField(names[i]);
+        fmt::print("{}\n", line);
+    };
+    auto onRow = [&](const store::QueryRow& row) {
+        line.clear();
+        for (size_t i = 0; i < row.values.size(); ++i) line += (i ? "," : "") + store::csvField(row.values[i]);
+        fmt::print("{}\n", line);
+    };
+    g_interrupted = false;
+    std::signal(SIGINT, onQueryInterrupt);
+    store::QueryOptions options;
+    options.cancel = &g_interrupted;
+    auto rows = store::runUserQuery(path, sql, onHeader, onRow, options);
+    std::signal(SIGINT, SIG_DFL);
+    if (!rows) {
+        printError(rows.error().toString());
+        return kExitFailure;
+    }
+    return kExitOk;
+}
+
+} // namespace runlens::app

@@ -1,0 +1,242 @@
+#include "app/demo/demo_run.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+
+namespace fs = std::filesystem;
+
+namespace runlens::app {
+namespace {
+
+// splitmix64: small, fast and the same on every platform (std distributions are not).
+class Random
+{
+public:
+    explicit Random(uint64_t seed) : m_state(seed) {}
+    uint64_t next()
+    {
+        uint64_t z = (m_state += 0x9e3779b97f4a7c15ull);
+        z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+        z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+        return z ^ (z >> 31);
+    }
+    double uniform() { return static_cast<double>(next() >> 11) * 0x1.0p-53; }
+    // Roughly normal (Irwin-Hall of 4), mean 0, standard deviation sd.
+    double normal(double sd) { return (uniform() + uniform() + uniform() + uniform() - 2.0) * sd * 1.7320508; }
+
+private:
+    uint64_t m_state;
+};
+
+void civil(int64_t days, int& y, int& m, int& d)
+{
+    days += 719468;
+    const int64_t era = (days >= 0 ? days : days - 146096) / 146097;
+    const auto doe = static_cast<unsigned>(days - era * 146097);
+    const unsigned yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
+    const unsigned doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    const unsigned mp = (5 * doy + 2) / 153;
+    d = static_cast<int>(doy - (153 * mp + 2) / 5 + 1);
+    m = static_cast<int>(mp < 10 ? mp + 3 : mp - 9);
+    y = static_cast<int>(static_cast<int64_t>(yoe) + era * 400 + (m <= 2));
+}
+
+struct StackShare
+{
+    const char* thread;
+    const char* frames;
+    double share; // of the thread's samples
+};
+
+constexpr const char* kLoop =
+    "<module> (train.py:12);run_exp (llamafactory/train/tuner.py:92);_training_function "
+    "(llamafactory/train/tuner.py:67);run_pt (llamafactory/train/pt/workflow.py:64);train "
+    "(transformers/trainer.py:2245);_inner_training_loop (transformers/trainer.py:2560)";
+
+// Where the training loop and the autograd thread spend their time in a ZeRO-3 run that waits on
+// parameter gathering and gradient reduction.
+constexpr StackShare kSteadyStacks[] = {
+    {"MainThread",
+     "training_step (transformers/trainer.py:3740);compute_loss (transformers/trainer.py:3801);_call_impl "
+     "(torch/nn/modules/module.py:1747);forward (deepspeed/runtime/engine.py:1899);_call_impl "
+     "(torch/nn/modules/module.py:1747);_pre_forward_module_hook (deepspeed/runtime/zero/parameter_offload.py:277);"
+     "pre_sub_module_forward_function (deepspeed/runtime/zero/parameter_offload.py:463);fetch_sub_module "
+     "(deepspeed/runtime/zero/partitioned_param_coordinator.py:324);wait "
+     "(deepspeed/runtime/zero/partition_parameters.py:1029)",
+     0.24},
+    {"MainThread",
+     "training_step (transformers/trainer.py:3740);compute_loss (transformers/trainer.py:3801);_call_impl "
+     "(torch/nn/modules/module.py:1747);forward (deepspeed/runtime/engine.py:1899);_call_impl "
+     "(torch/nn/modules/module.py:1747);forward (transformers/models/llama4/modeling_llama4.py:1108);forward "
+     "(transformers/models/llama4/modeling_llama4.py:652)",
+     0.10},
+    {"MainThread",
+     "training_step (transformers/trainer.py:3761);backward (accelerate/accelerator.py:2246);backward "
+     "(deepspeed/runtime/engine.py:2048);backward (torch/_tensor.py:626);backward "
+     "(torch/autograd/__init__.py:347);_engine_run_backward (torch/autograd/graph.py:823)",
+     0.50},
+    {"MainThread",
+     "_maybe_log_save_evaluate (transformers/trainer.py:3011);step (deepspeed/runtime/engine.py:2213);"
+     "_take_model_step (deepspeed/runtime/engine.py:2119);step (deepspeed/runtime/zero/stage3.py:2090)",
+     0.10},
+    {"MainThread",
+     "__next__ (accelerate/data_loader.py:552);__next__ (torch/utils/data/dataloader.py:708);_next_data "
+     "(torch/utils/data/dataloader.py:764);_get_data (torch/utils/data/dataloader.py:1335)",
+     0.06},
+    {"pt_autograd_0",
+     "__call__ (torch/utils/hooks.py:139);pre_sub_module_backward_function "
+     "(deepspeed/runtime/zero/parameter_offload.py:510);fetch_sub_module "
+     "(deepspeed/runtime/zero/partitioned_param_coordinator.py:324);wait "
+     "(deepspeed/runtime/zero/partition_parameters.py:1029)",
+     0.38},
+    {"pt_autograd_0",
+     "reduce_partition_and_remove_grads (deepspeed/runtime/zero/stage3.py:1155);"
+     "reduce_ready_partitions_and_remove_grads (deepspeed/runtime/zero/stage3.py:1510);"
+     "_reduce_and_partition_ipg_grads (deepspeed/runtime/zero/stage3.py:1241);reduce_scatter_coalesced "
+     "(deepspeed/runtime/comm/coalesced_collectives.py:128);reduce_scatter_tensor "
+     "(torch/distributed/distributed_c10d.py:3961)",
+     0.36},
+    {"pt_autograd_0", "apply (torch/autograd/function.py:306);backward (deepspeed/runtime/zero/linear.py:97)", 0.18},
+    {"pt_autograd_0", "backward (torch/autograd/function.py:306);_run_hooks (deepspeed/runtime/zero/stage3.py:1120)", 0.08},
+};
+
+constexpr const char* kCheckpointWriter =
+    "_save_checkpoint (transformers/trainer.py:3180);save_checkpoint (deepspeed/runtime/engine.py:3125);"
+    "_save_zero_checkpoint (deepspeed/runtime/engine.py:3491);save (torch/serialization.py:943);_save "
+    "(torch/serialization.py:1192)";
+constexpr const char* kCheckpointWaiter =
+    "_save_checkpoint (transformers/trainer.py:3180);save_checkpoint (deepspeed/runtime/engine.py:3125);barrier "
+    "(torch/distributed/distributed_c10d.py:4159)";
+
+Status writeFoldedRank(const DemoSpec& spec, int globalRank, const fs::path& file, Random& rng)
+{
+    std::FILE* out = std::fopen(file.string().c_str(), "wb");
+    if (!out) return makeError(ErrorCode::Io, fmt::format("cannot write: {}", std::strerror(errno)), {file.string()});
+    const double seconds = spec.hours * 3600.0;
+    const int checkpoints = static_cast<int>(seconds / spec.checkpointEveryS);
+    const double stallS = static_cast<double>(checkpoints) * spec.checkpointStallS;
+    const double rate = 100.0; // samples per second per thread, py-spy's default
+    const int pid = 4100 + globalRank;
+    const std::string process = fmt::format("process {}:\"python train.py --deepspeed ds_z3_config.json\"", pid);
+    std::string buf;
+    for (const StackShare& s : kSteadyStacks) {
+        const int tid = pid + (std::strcmp(s.thread, "MainThread") == 0 ? 0 : 7);
+        const double jitter = 1.0 + rng.normal(0.04);
+        const auto count = static_cast<int64_t>(std::llround((seconds - stallS) * rate * s.share * jitter));
+        if (count <= 0) continue;
+        buf += fmt::format("{};thread ({}): {};{};{} {}\n", process, tid, s.thread, kLoop, s.frames, count);
+    }
+    const auto ckpt = static_cast<int64_t>(std::llround(stallS * rate));
+    if (ckpt > 0)
+        buf += fmt::format("{};thread ({}): MainThread;{};{} {}\n", process, pid, kLoop,
+                           globalRank == 0 ? kCheckpointWriter : kCheckpointWaiter, ckpt);
+    const bool ok = std::fwrite(buf.data(), 1, buf.size(), out) == buf.size();
+    if (std::fclose(out) != 0 || !ok) return makeError(ErrorCode::Io, "write failed", {file.string()});
+    return okStatus();
+}
+
+} // namespace
+
+const char* const kDemoNvsmiHeader =
+    "timestamp, index, name, pci.bus_id, utilization.gpu [%], utilization.memory [%], memory.used [MiB], "
+    "memory.total [MiB], power.draw [W], clocks.current.sm [MHz], clocks.current.memory [MHz], temperature.gpu, "
+    "pstate";
+
+Expected<int64_t> writeDemoNvsmiCsv(const DemoSpec& spec, int node, std::FILE* out)
+{
+    Random rng(spec.seed * 1000003u + static_cast<uint64_t>(node));
+    const int64_t samples = static_cast<int64_t>(spec.hours * 3600.0 * 1000.0 / spec.intervalMs);
+    const int gpus = spec.gpusPerNode;
+    std::vector<double> memMiB(gpus, 1024.0);
+    std::vector<double> temp(gpus, 36.0);
+    std::string buf;
+    buf.reserve(1 << 20);
+    buf += kDemoNvsmiHeader;
+    buf += '\n';
+    int64_t rows = 0;
+    auto flush = [&]() -> Status {
+        if (std::fwrite(buf.data(), 1, buf.size(), out) != buf.size())
+            return makeError(ErrorCode::Io, fmt::format("write failed: {}", std::strerror(errno)));
+        buf.clear();
+        return okStatus();
+    };
+    for (int64_t i = 0; i < samples; ++i) {
+        const int64_t tMs = i * spec.intervalMs;
+        const double t = static_cast<double>(tMs) / 1000.0;
+        const double inPeriod = std::fmod(t, spec.checkpointEveryS);
+        const bool warmup = t < 60.0;
+        const bool stall = !warmup && inPeriod >= spec.checkpointEveryS - spec.checkpointStallS;
+        const bool stepEdge = std::fmod(t, 10.6) < static_cast<double>(spec.intervalMs) / 1000.0;
+        for (int g = 0; g < gpus; ++g) {
+            double util, memUtil, power;
+            if (warmup) {
+                util = std::clamp(t / 60.0 * 95.0 + rng.normal(3.0), 0.0, 100.0);
+                memUtil = util / 8.0;
+                power = 90.0 + util * 2.5;
+                memMiB[g] = std::min(72000.0, memMiB[g] + 1200.0);
+            } else if (stall) {
+                util = std::clamp(rng.uniform() * 3.0, 0.0, 100.0);
+                memUtil = 0.0;
+                power = 112.0 + rng.normal(4.0);
+            } else {
+                util = std::clamp(99.3 + rng.normal(0.8) - (stepEdge ? 14.0 : 0.0), 0.0, 100.0);
+                memUtil = std::clamp(11.0 + rng.normal(3.0), 0.0, 100.0);
+                power = 385.0 + rng.normal(22.0) + (g == 5 && node == 1 ? 25.0 : 0.0);
+                memMiB[g] = 72000.0 + std::round(rng.normal(300.0));
+            }
+            temp[g] += ((32.0 + power / 12.0) - temp[g]) * 0.05;
+            const int64_t ms = tMs + g * 3 + static_cast<int64_t>(rng.uniform() * 2.0);
+            const int64_t unixS = spec.startUnixS + ms / 1000;
+            int y, mo, d;
+            civil(unixS >= 0 ? unixS / 86400 : -((-unixS + 86399) / 86400), y, mo, d);
+            const int64_t sod = unixS % 86400;
+            fmt::format_to(std::back_inserter(buf),
+                           "{:04}/{:02}/{:02} {:02}:{:02}:{:02}.{:03}, {}, NVIDIA H100 80GB HBM3, 00000000:{:02X}:00.0, "
+                           "{:.0f} %, {:.0f} %, {:.0f} MiB, 81559 MiB, {:.2f} W, 1980 MHz, 2619 MHz, {:.0f}, P0\n",
+                           y, mo, d, sod / 3600, sod / 60 % 60, sod % 60, ms % 1000, g, 0x18 + g * 0x10, util, memUtil,
+                           memMiB[g], std::max(60.0, power), temp[g]);
+            ++rows;
+        }
+        if (buf.size() > (1u << 20))
+            if (Status s = flush(); !s) return s.error();
+    }
+    if (Status s = flush(); !s) return s.error();
+    return rows;
+}
+
+Expected<std::vector<std::string>> writeDemoRun(const DemoSpec& spec, const std::string& dir)
+{
+    if (spec.nodes < 1 || spec.gpusPerNode < 1 || spec.hours <= 0 || spec.intervalMs < 1)
+        return makeError(ErrorCode::Usage, "demo needs at least one node, one GPU, some hours and a positive interval");
+    std::vector<std::string> files;
+    Random rng(spec.seed);
+    for (int n = 0; n < spec.nodes; ++n) {
+        const fs::path nodeDir = fs::path(dir) / fmt::format("node{}", n);
+        std::error_code ec;
+        fs::create_directories(nodeDir, ec);
+        if (ec) return makeError(ErrorCode::Io, fmt::format("cannot create {}: {}", nodeDir.string(), ec.message()));
+        const fs::path csv = nodeDir / "nvidia-smi-query.csv";
+        std::FILE* out = std::fopen(csv.string().c_str(), "wb");
+        if (!out) return makeError(ErrorCode::Io, fmt::format("cannot write: {}", std::strerror(errno)), {csv.string()});
+        auto rows = writeDemoNvsmiCsv(spec, n, out);
+        const bool closed = std::fclose(out) == 0;
+        if (!rows) return rows.error();
+        if (!closed) return makeError(ErrorCode::Io, "write failed", {csv.string()});
+        files.push_back(csv.string());
+        if (!spec.stacks) continue;
+        for (int g = 0; g < spec.gpusPerNode; ++g) {
+            const int rank = n * spec.gpusPerNode + g;
+            const fs::path folded = nodeDir / fmt::format("stacks-rank{}.folded", rank);
+            if (Status s = writeFoldedRank(spec, rank, folded, rng); !s) return s.error();
+            files.push_back(folded.string());
+        }
+    }
+    return files;
+}
+
+} // namespace runlens::app

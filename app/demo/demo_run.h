@@ -1,0 +1,40 @@
+#pragma once
+
+// A synthetic multi-node training run written in real formats, for the demo and the benchmarks:
+// per node an nvidia-smi --query-gpu CSV, and per rank a folded stack file with DeepSpeed ZeRO-3-like
+// frames. The run is communication-bound in its steady state (GPU utilization high, power low, the
+// autograd threads waiting in fetch_sub_module and _reduce_and_partition_ipg_grads) with periodic
+// checkpoint stalls (utilization and power drop while rank 0 writes). Deterministic for a given seed.
+
+#include "analysis/store/error.h"
+
+#include <cstdint>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+namespace runlens::app {
+
+struct DemoSpec
+{
+    int nodes = 2;
+    int gpusPerNode = 8;
+    double hours = 0.5;
+    int intervalMs = 1000;
+    uint64_t seed = 42;
+    int64_t startUnixS = 1793606400;    // 2026-11-02 08:00:00 UTC
+    int checkpointEveryS = 360;         // a checkpoint every 6 minutes
+    int checkpointStallS = 25;          // GPUs idle while it is written
+    bool stacks = true;
+};
+
+// The nvidia-smi properties written, as in the header of a real capture.
+extern const char* const kDemoNvsmiHeader;
+
+// Writes one node's nvidia-smi CSV (timestamps in UTC: import with --tz UTC). Returns rows written.
+Expected<int64_t> writeDemoNvsmiCsv(const DemoSpec& spec, int node, std::FILE* out);
+
+// Writes the whole run under dir/<node>/...; returns the files written.
+Expected<std::vector<std::string>> writeDemoRun(const DemoSpec& spec, const std::string& dir);
+
+} // namespace runlens::app

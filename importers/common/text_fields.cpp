@@ -1,0 +1,103 @@
+#include "importers/common/text_fields.h"
+
+#include <charconv>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+
+namespace runlens::importers {
+
+void splitFields(std::string_view line, char sep, std::vector<std::string_view>& out)
+{
+    out.clear();
+    size_t start = 0;
+    for (;;) {
+        const size_t p = line.find(sep, start);
+        if (p == std::string_view::npos) {
+            out.push_back(line.substr(start));
+            return;
+        }
+        out.push_back(line.substr(start, p - start));
+        start = p + 1;
+    }
+}
+
+static bool equalsIgnoreCase(std::string_view a, std::string_view b)
+{
+    if (a.size() != b.size()) return false;
+    for (size_t i = 0; i < a.size(); ++i) {
+        char x = a[i], y = b[i];
+        if (x >= 'A' && x <= 'Z') x = static_cast<char>(x - 'A' + 'a');
+        if (y >= 'A' && y <= 'Z') y = static_cast<char>(y - 'A' + 'a');
+        if (x != y) return false;
+    }
+    return true;
+}
+
+std::optional<double> parseNumber(std::string_view s)
+{
+    if (s.empty()) return std::nullopt;
+    std::string_view body = s;
+    if (body.front() == '+') body.remove_prefix(1);
+    double v = 0;
+    const char* end = body.data() + body.size();
+    auto [p, ec] = std::from_chars(body.data(), end, v);
+    if (p == end && (ec == std::errc() || ec == std::errc::result_out_of_range)) {
+        if (ec == std::errc::result_out_of_range) {
+            // Underflow to 0 is fine; overflow is a non-finite value.
+            if (std::fabs(v) > 1.0) v = v > 0 ? std::numeric_limits<double>::infinity()
+                                              : -std::numeric_limits<double>::infinity();
+        }
+        return v;
+    }
+    std::string_view w = s;
+    bool negative = false;
+    if (!w.empty() && (w.front() == '+' || w.front() == '-')) {
+        negative = w.front() == '-';
+        w.remove_prefix(1);
+    }
+    if (equalsIgnoreCase(w, "nan")) return std::numeric_limits<double>::quiet_NaN();
+    if (equalsIgnoreCase(w, "inf") || equalsIgnoreCase(w, "infinity"))
+        return negative ? -std::numeric_limits<double>::infinity() : std::numeric_limits<double>::infinity();
+    return std::nullopt;
+}
+
+std::optional<int64_t> parseInteger(std::string_view s)
+{
+    int base = 10;
+    if (s.size() > 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) {
+        s.remove_prefix(2);
+        base = 16;
+        uint64_t u = 0;
+        auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), u, 16);
+        if (ec != std::errc() || p != s.data() + s.size()) return std::nullopt;
+        return static_cast<int64_t>(u);
+    }
+    int64_t v = 0;
+    auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v, base);
+    if (ec != std::errc() || p != s.data() + s.size() || s.empty()) return std::nullopt;
+    return v;
+}
+
+std::optional<NumberWithUnit> parseNumberWithUnit(std::string_view s)
+{
+    const size_t space = s.find(' ');
+    if (space == std::string_view::npos) {
+        auto v = parseNumber(s);
+        if (!v) return std::nullopt;
+        return NumberWithUnit{*v, {}};
+    }
+    auto v = parseNumber(s.substr(0, space));
+    if (!v) return std::nullopt;
+    return NumberWithUnit{*v, trim(s.substr(space + 1))};
+}
+
+bool isMissingToken(std::string_view s)
+{
+    if (s.empty() || s == "-" || s == "N/A" || s == "n/a" || s == "NA") return true;
+    // nvidia-smi prints every unavailable value in brackets: [N/A], [Not Supported], [Unknown Error],
+    // [Requested functionality has been deprecated], [Insufficient Permissions], [GPU is lost], ...
+    return s.size() >= 2 && s.front() == '[' && s.back() == ']';
+}
+
+} // namespace runlens::importers

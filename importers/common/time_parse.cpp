@@ -1,0 +1,131 @@
+#include "importers/common/time_parse.h"
+
+#include <fmt/format.h>
+
+#include <QDateTime>
+
+namespace runlens::importers {
+namespace {
+
+constexpr int64_t kNsPerSecond = 1'000'000'000;
+constexpr int64_t kNsPerHour = 3600 * kNsPerSecond;
+
+bool digits(std::string_view s, size_t pos, size_t n, int64_t& out)
+{
+    if (pos + n > s.size()) return false;
+    out = 0;
+    for (size_t i = pos; i < pos + n; ++i) {
+        const char c = s[i];
+        if (c < '0' || c > '9') return false;
+        out = out * 10 + (c - '0');
+    }
+    return true;
+}
+
+std::optional<int> parseOffset(std::string_view s)
+{
+    if (s.rfind("UTC", 0) == 0 || s.rfind("GMT", 0) == 0) s.remove_prefix(3);
+    if (s.empty()) return 0;
+    if (s[0] != '+' && s[0] != '-') return std::nullopt;
+    const int sign = s[0] == '-' ? -1 : 1;
+    s.remove_prefix(1);
+    int64_t h = 0, m = 0;
+    if (s.size() == 5 && s[2] == ':' && digits(s, 0, 2, h) && digits(s, 3, 2, m)) {
+    } else if (s.size() == 4 && digits(s, 0, 2, h) && digits(s, 2, 2, m)) {
+    } else if ((s.size() == 1 || s.size() == 2) && digits(s, 0, s.size(), h)) {
+    } else {
+        return std::nullopt;
+    }
+    if (h > 14 || m > 59) return std::nullopt;
+    return sign * static_cast<int>(h * 3600 + m * 60);
+}
+
+} // namespace
+
+int64_t daysFromCivil(int64_t y, unsigned m, unsigned d)
+{
+    // H. Hinnant's days_from_civil.
+    y -= m <= 2;
+    const int64_t era = (y >= 0 ? y : y - 399) / 400;
+    const auto yoe = static_cast<unsigned>(y - era * 400);
+    const unsigned doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
+    const unsigned doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    return era * 146097 + static_cast<int64_t>(doe) - 719468;
+}
+
+std::optional<LocalTime> parseLocalDateTime(std::string_view s)
+{
+    // YYYY?MM?DD?HH:MM:SS[.f+]
+    int64_t y, mo, d, h, mi, sec;
+    if (s.size() < 19) return std::nullopt;
+    const char ds = s[4];
+    if ((ds != '/' && ds != '-') || s[7] != ds || (s[10] != ' ' && s[10] != 'T') || s[13] != ':' || s[16] != ':')
+        return std::nullopt;
+    if (!digits(s, 0, 4, y) || !digits(s, 5, 2, mo) || !digits(s, 8, 2, d) || !digits(s, 11, 2, h) ||
+        !digits(s, 14, 2, mi) || !digits(s, 17, 2, sec))
+        return std::nullopt;
+    if (mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 || sec > 60) return std::nullopt;
+    int64_t frac = 0;
+    size_t pos = 19;
+    if (pos < s.size() && (s[pos] == '.' || s[pos] == ',')) {
+        ++pos;
+        int64_t scale = 100'000'000;
+        const size_t start = pos;
+        while (pos < s.size() && s[pos] >= '0' && s[pos] <= '9') {
+            if (scale > 0) frac += (s[pos] - '0') * scale;
+            scale /= 10;
+            ++pos;
+        }
+        if (pos == start) return std::nullopt;
+    }
+    if (pos != s.size()) return std::nullopt;
+    const int64_t days = daysFromCivil(y, static_cast<unsigned>(mo), static_cast<unsigned>(d));
+    return LocalTime{((days * 24 + h) * 60 + mi) * 60 * kNsPerSecond + sec * kNsPerSecond + frac};
+}
+
+Expected<TimeZoneResolver> TimeZoneResolver::fromSpec(const std::string& spec)
+{
+    TimeZoneResolver r;
+    if (spec.empty()) {
+        r.m_zone = QTimeZone::systemTimeZone();
+        r.m_id = r.m_zone.id().toStdString();
+        if (r.m_id.empty()) r.m_id = "UTC";
+        r.m_description = fmt::format("{} (this machine's zone; set another with --tz)", r.m_id);
+    } else if (auto offset = parseOffset(spec)) {
+        r.m_fixedOffsetS = *offset;
+        r.m_id = *offset == 0 ? std::string("UTC")
+                              : fmt::format("UTC{}{:02}:{:02}", *offset < 0 ? '-' : '+', std::abs(*offset) / 3600,
+                                            std::abs(*offset) % 3600 / 60);
+        r.m_description = r.m_id;
+    } else {
+        r.m_zone = QTimeZone(QByteArray::fromStdString(spec));
+        if (!r.m_zone.isValid())
+            return makeError(ErrorCode::Usage,
+                             fmt::format("unknown time zone \"{}\" (use an IANA name such as Europe/Berlin, UTC, or "
+                                         "an offset such as +02:00)",
+                                         spec));
+        r.m_id = spec;
+        r.m_description = spec;
+    }
+    return r;
+}
+
+int64_t TimeZoneResolver::toUtcNs(LocalTime t)
+{
+    if (m_fixedOffsetS) return t.localNs - static_cast<int64_t>(*m_fixedOffsetS) * kNsPerSecond;
+    const int64_t hour = t.localNs >= 0 ? t.localNs / kNsPerHour : -((-t.localNs + kNsPerHour - 1) / kNsPerHour);
+    auto it = m_hourOffsetNs.find(hour);
+    if (it == m_hourOffsetNs.end()) {
+        // The offset in force at the middle of this local hour (DST changes happen on hour boundaries).
+        const int64_t localS = hour * 3600 + 1800;
+        const int64_t days = localS >= 0 ? localS / 86400 : -((-localS + 86399) / 86400);
+        const QDate date = QDate(1970, 1, 1).addDays(days);
+        const QTime time = QTime(0, 0).addSecs(static_cast<int>(localS - days * 86400));
+        const QDateTime dt(date, time, m_zone);
+        const int64_t utcS = dt.toSecsSinceEpoch();
+        it = m_hourOffsetNs.emplace(hour, (localS - utcS) * kNsPerSecond).first;
+    }
+    return t.localNs - it->second;
+}
+
+} // namespace runlens::importers

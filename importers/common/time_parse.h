@@ -1,0 +1,51 @@
+#pragma once
+
+// Wall-clock parsing for importers: naive local timestamps ("2026/07/14 08:12:53.353") are placed on UTC
+// through the node's time zone, with the UTC offset cached per local hour so conversion stays cheap.
+
+#include "analysis/store/error.h"
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+
+#include <QTimeZone>
+
+namespace runlens::importers {
+
+// Days since 1970-01-01 of a proleptic Gregorian date (no range checks beyond the obvious).
+int64_t daysFromCivil(int64_t y, unsigned m, unsigned d);
+
+// A local date and time, nanoseconds after local midnight of 1970-01-01 (as if the zone were UTC).
+struct LocalTime
+{
+    int64_t localNs = 0;
+};
+
+// "YYYY/MM/DD HH:MM:SS[.fff]" or "YYYY-MM-DD[ T]HH:MM:SS[.fff]" (1-9 fraction digits).
+std::optional<LocalTime> parseLocalDateTime(std::string_view s);
+
+class TimeZoneResolver
+{
+public:
+    // spec: "" (this machine's zone), "UTC", "UTC+02:00" / "+02:00" / "-0530", or an IANA id ("Europe/Berlin").
+    static Expected<TimeZoneResolver> fromSpec(const std::string& spec);
+
+    // The UTC time of a local time in this zone.
+    int64_t toUtcNs(LocalTime t);
+    // How the zone is described in import summaries, e.g. "Europe/Berlin (this machine's zone)".
+    const std::string& description() const { return m_description; }
+    // The value stored as the node's time zone.
+    const std::string& id() const { return m_id; }
+
+private:
+    QTimeZone m_zone;
+    std::string m_id;
+    std::string m_description;
+    std::optional<int> m_fixedOffsetS;
+    std::unordered_map<int64_t, int64_t> m_hourOffsetNs; // local hour → offset (local - UTC) in ns
+};
+
+} // namespace runlens::importers

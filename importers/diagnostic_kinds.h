@@ -1,0 +1,35 @@
+#pragma once
+
+// Every diagnostic kind an importer can report, declared once. dataLoss = input was dropped.
+
+#include "analysis/store/diagnostics.h"
+
+namespace runlens::importers::diag {
+
+using store::DiagnosticKind;
+
+inline constexpr DiagnosticKind kBadNumber{"bad_number", true, "a value that should be a number is not one"};
+inline constexpr DiagnosticKind kNanValue{"nan_value", false, "NaN or infinity stored as a missing value"};
+inline constexpr DiagnosticKind kBackwardsTime{"backwards_time", true,
+                                               "a timestamp earlier than the previous one of the same series"};
+inline constexpr DiagnosticKind kBadTimestamp{"bad_timestamp", true, "a timestamp that cannot be read"};
+inline constexpr DiagnosticKind kWrongFieldCount{"wrong_field_count", true,
+                                                 "a row with more or fewer fields than the header"};
+inline constexpr DiagnosticKind kInvalidLine{"invalid_line", true, "a line that does not follow the format"};
+inline constexpr DiagnosticKind kLineTooLong{"line_too_long", true, "a line longer than the reader's limit"};
+inline constexpr DiagnosticKind kTruncatedLine{"truncated_last_line", false,
+                                               "the last line has no line ending (file cut while written?)"};
+inline constexpr DiagnosticKind kBadUtf8{"bad_utf8", false, "bytes that are not valid UTF-8 (replaced)"};
+inline constexpr DiagnosticKind kCommentLine{"comment_line", false, "a comment line, skipped"};
+inline constexpr DiagnosticKind kRepeatedHeader{"repeated_header", false, "a header line repeated inside the data"};
+inline constexpr DiagnosticKind kUnmappedColumn{"unmapped_column", false,
+                                                "a column with no canonical metric, kept under its raw name"};
+inline constexpr DiagnosticKind kQuotedNewline{"quoted_newline", true,
+                                               "a quoted cell with an embedded line break (broken CSV row)"};
+inline constexpr DiagnosticKind kAttributeChanged{"attribute_changed", false,
+                                                  "a device property (name, bus id) changed within the file"};
+inline constexpr DiagnosticKind kDifferentialCount{"differential_count", true,
+                                                   "a folded line with two counts: the first (before) is dropped"};
+inline constexpr DiagnosticKind kZeroCount{"zero_count", false, "a folded stack with a zero count"};
+
+} // namespace runlens::importers::diag

@@ -1,0 +1,357 @@
+#include "importers/folded/folded_importer.h"
+
+#include "importers/common/text_fields.h"
+#include "importers/diagnostic_kinds.h"
+
+#include <fmt/format.h>
+
+#include <QByteArrayView>
+#include <QStringDecoder>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+namespace runlens::importers {
+namespace {
+
+constexpr int kSniffMaxLines = 200;
+constexpr size_t kQuoteBytes = 80;       // how much of a bad line a diagnostic quotes
+constexpr double kMaxCount = 9.0e18;     // counts must fit an int64 sample count
+constexpr int64_t kCheckpointEvery = 4096;
+
+bool isComment(std::string_view t) { return t.front() == '#' || t.substr(0, 2) == "//"; }
+bool isDigit(char c) { return c >= '0' && c <= '9'; }
+
+// flamegraph.pl's count: \d+(?:\.\d*)?
+bool isCountToken(std::string_view t)
+{
+    size_t i = 0;
+    while (i < t.size() && isDigit(t[i])) ++i;
+    if (i == 0) return false;
+    if (i == t.size()) return true;
+    if (t[i] != '.') return false;
+    for (++i; i < t.size(); ++i)
+        if (!isDigit(t[i])) return false;
+    return true;
+}
+
+// Splits "rest<whitespace>COUNT" at the last whitespace; false when the line does not end with a count.
+bool splitTrailingCount(std::string_view line, std::string_view& rest, std::string_view& count)
+{
+    size_t p = line.size();
+    while (p > 0 && !isSpace(line[p - 1])) --p;
+    if (p == 0 || p == line.size() || !isCountToken(line.substr(p))) return false;
+    count = line.substr(p);
+    rest = trim(line.substr(0, p));
+    return !rest.empty();
+}
+
+struct FoldedLine
+{
+    std::string_view stack;
+    std::string_view count;
+    std::string_view firstCount; // the dropped "before" count of a differential line, else empty
+};
+
+// `stack COUNT` or, differential, `stack COUNT1 COUNT2` (flamegraph.pl treats a stack that itself
+// ends with a count the same way). The line must be trimmed and non-empty.
+std::optional<FoldedLine> parseFoldedLine(std::string_view line)
+{
+    FoldedLine f;
+    if (!splitTrailingCount(line, f.stack, f.count)) return std::nullopt;
+    std::string_view before, first;
+    if (splitTrailingCount(f.stack, before, first)) {
+        f.stack = before;
+        f.firstCount = first;
+    }
+    return f;
+}
+
+// The beginning of a line for a diagnostic, cut at a UTF-8 character boundary.
+std::string quote(std::string_view text)
+{
+    if (text.size() <= kQuoteBytes) return std::string(text);
+    size_t n = kQuoteBytes;
+    while (n > 0 && (static_cast<unsigned char>(text[n]) & 0xC0) == 0x80) --n;
+    return std::string(text.substr(0, n)) + "...";
+}
+
+// Replaces bytes that are not UTF-8 with U+FFFD; returns true when it had to.
+bool repairUtf8(std::string_view in, std::string& out)
+{
+    if (std::all_of(in.begin(), in.end(), [](char c) { return static_cast<unsigned char>(c) < 0x80; }))
+        return false;
+    QStringDecoder decoder(QStringDecoder::Utf8);
+    const QString s = decoder.decode(QByteArrayView(in.data(), static_cast<qsizetype>(in.size())));
+    if (!decoder.hasError()) return false;
+    out = s.toStdString();
+    return true;
+}
+
+// A tid as py-spy writes it: decimal (Linux OS tid) or 0x-hex (pthread id on macOS).
+std::optional<int64_t> parseTid(std::string_view s)
+{
+    if (s.empty()) return std::nullopt;
+    return parseInteger(s);
+}
+
+struct ThreadKey
+{
+    std::string_view process;
+    int64_t pid = 0;
+    std::string_view name;
+    int64_t tid = 0;
+};
+
+// `process <pid>:"<cmdline>"` at the start of s. The command line may itself contain ';', so it ends
+// at the first `";` (or at a final `"`). Returns the length consumed, 0 when s does not start with one.
+size_t parseProcessFrame(std::string_view s, ThreadKey& key)
+{
+    constexpr std::string_view kPrefix = "process ";
+    if (s.substr(0, kPrefix.size()) != kPrefix) return 0;
+    const size_t colon = s.find(":\"", kPrefix.size());
+    if (colon == std::string_view::npos) return 0;
+    auto pid = parseInteger(s.substr(kPrefix.size(), colon - kPrefix.size()));
+    if (!pid) return 0;
+    const size_t start = colon + 2;
+    size_t end = s.find("\";", start);
+    if (end == std::string_view::npos) {
+        if (s.size() < start + 1 || s.back() != '"') return 0;
+        end = s.size() - 1;
+    }
+    key.process = s.substr(start, end - start);
+    key.pid = *pid;
+    return end + 1;
+}
+
+// `thread (<tid>)`, `thread (<tid>): <name>` or `thread (<name>)` as a whole frame.
+bool parseThreadFrame(std::string_view f, ThreadKey& key)
+{
+    constexpr std::string_view kPrefix = "thread (";
+    if (f.substr(0, kPrefix.size()) != kPrefix) return false;
+    const std::string_view rest = f.substr(kPrefix.size());
+    const size_t close = rest.find(')');
+    if (close != std::string_view::npos) {
+        const std::string_view after = rest.substr(close + 1);
+        if (auto tid = parseTid(rest.substr(0, close)); tid && (after.empty() || after.substr(0, 2) == ": ")) {
+            key.tid = *tid;
+            key.name = after.empty() ? std::string_view() : after.substr(2);
+            return true;
+        }
+    }
+    if (rest.size() < 2 || rest.back() != ')') return false;
+    key.name = rest.substr(0, rest.size() - 1);
+    key.tid = 0;
+    return true;
+}
+
+struct FrameParts
+{
+    std::string_view name;
+    std::string_view file;
+    int64_t line = 0;
+};
+
+// py-spy's `name (file:line)` or `name (file)`; anything else is a bare name.
+FrameParts parseFrame(std::string_view f)
+{
+    FrameParts parts{f, {}, 0};
+    if (f.size() < 4 || f.back() != ')') return parts;
+    int depth = 0;
+    size_t open = std::string_view::npos;
+    for (size_t i = f.size(); i-- > 0;) {
+        if (f[i] == ')') ++depth;
+        else if (f[i] == '(' && --depth == 0) {
+            open = i;
+            break;
+        }
+    }
+    if (open == std::string_view::npos || open < 2 || f[open - 1] != ' ') return parts;
+    const std::string_view name = trim(f.substr(0, open - 1));
+    const std::string_view inner = f.substr(open + 1, f.size() - open - 2);
+    if (name.empty() || inner.empty()) return parts;
+    parts.name = name;
+    parts.file = inner;
+    const size_t colon = inner.rfind(':');
+    if (colon != std::string_view::npos && colon > 0) {
+        const std::string_view digits = inner.substr(colon + 1);
+        if (!digits.empty() && std::all_of(digits.begin(), digits.end(), isDigit)) {
+            if (auto line = parseInteger(digits)) {
+                parts.file = inner.substr(0, colon);
+                parts.line = *line;
+            }
+        }
+    }
+    return parts;
+}
+
+struct StackTotal
+{
+    int64_t sampleCount = 0;
+    double weight = 0;
+};
+
+} // namespace
+
+int FoldedImporter::sniff(const SniffInput& input) const
+{
+    std::string_view head = input.head;
+    // The head may end inside a line: judge only complete lines when there are any.
+    if (const size_t lastNl = head.rfind('\n'); lastNl != std::string_view::npos && !head.ends_with('\n'))
+        head = head.substr(0, lastNl);
+    int total = 0, good = 0, multiFrame = 0;
+    size_t pos = 0;
+    for (int n = 0; pos < head.size() && n < kSniffMaxLines; ++n) {
+        size_t nl = head.find('\n', pos);
+        if (nl == std::string_view::npos) nl = head.size();
+        const std::string_view line = trim(head.substr(pos, nl - pos));
+        pos = nl + 1;
+        if (line.empty() || isComment(line)) continue;
+        ++total;
+        const auto parsed = parseFoldedLine(line);
+        if (!parsed) {
+            if (total == 1 && line.find(',') != std::string_view::npos) return 0; // a CSV header
+            continue;
+        }
+        const std::string_view stack = parsed->stack;
+        if (stack.find(';') == std::string_view::npos) {
+            // A single frame is possible, but tables (CSV rows, `nvidia-smi dmon` columns, Prometheus
+            // samples, `key=value` logs) also end with a number: do not count those.
+            const std::string_view first = stack.substr(0, stack.find_first_of(" \t"));
+            if (stack.find_first_of(",{|=\t") != std::string_view::npos || parseNumber(first) || first == "-")
+                continue;
+        } else {
+            ++multiFrame;
+        }
+        ++good;
+    }
+    if (total == 0 || good * 5 < total * 4) return 0;
+    return multiFrame > 0 ? 90 : 30;
+}
+
+Status FoldedImporter::run(ImportContext& ctx) const
+{
+    // Pass 1: sum the counts of each distinct stack text (a hash of the whole line, no parsing of frames).
+    std::unordered_map<std::string, StackTotal> totals;
+    std::vector<std::pair<const std::string, StackTotal>*> order; // first appearance, for a stable layout
+    std::string repaired;
+    int64_t differential = 0;
+    Line line;
+    for (int64_t n = 1;; ++n) {
+        auto more = ctx.lines.next(line);
+        if (!more) return more.error();
+        if (!*more) break;
+        if (n % kCheckpointEvery == 0)
+            if (Status s = ctx.checkpoint(); !s) return s;
+        const std::string_view text = trim(line.text);
+        if (text.empty()) continue;
+        if (line.tooLong) {
+            ++ctx.rowsRead;
+            ctx.report(diag::kLineTooLong, 0, fmt::format("line longer than the reader's limit, skipped: \"{}\"",
+                                                          quote(text)));
+            continue;
+        }
+        if (isComment(text)) {
+            ctx.report(diag::kCommentLine, 0, quote(text));
+            continue;
+        }
+        ++ctx.rowsRead;
+        const auto parsed = parseFoldedLine(text);
+        if (!parsed) {
+            ctx.report(diag::kInvalidLine, 0,
+                       fmt::format("expected \"frame;frame;...;leaf COUNT\", got \"{}\"", quote(text)));
+            continue;
+        }
+        const auto value = parseNumber(parsed->count);
+        if (!value || !std::isfinite(*value) || *value > kMaxCount) {
+            ctx.report(diag::kBadNumber, 0, fmt::format("sample count {} is out of range", quote(parsed->count)));
+            continue;
+        }
+        if (!parsed->firstCount.empty()) {
+            ++differential;
+            ctx.report(diag::kDifferentialCount, 0,
+                       fmt::format("two counts ({} {}): kept the second", parsed->firstCount, parsed->count));
+        }
+        if (*value == 0) {
+            ctx.report(diag::kZeroCount, 0, fmt::format("zero count for \"{}\", not stored", quote(parsed->stack)));
+            continue;
+        }
+        std::string_view stack = parsed->stack;
+        if (repairUtf8(stack, repaired)) {
+            ctx.report(diag::kBadUtf8, 0, "bytes that are not UTF-8 replaced by U+FFFD");
+            stack = repaired;
+        }
+        auto [it, inserted] = totals.try_emplace(std::string(stack));
+        if (inserted) order.push_back(&*it);
+        const int64_t count = std::floor(*value) == *value ? static_cast<int64_t>(*value) : 1;
+        int64_t& sum = it->second.sampleCount;
+        sum = sum > std::numeric_limits<int64_t>::max() - count ? std::numeric_limits<int64_t>::max() : sum + count;
+        it->second.weight += *value;
+    }
+
+    // Pass 2: split each distinct stack into its thread and frames and store it once.
+    std::unordered_map<std::string, int64_t> frameIds; // by frame text
+    int64_t samples = 0;
+    std::unordered_set<int64_t> threadIds;
+    std::vector<std::string_view> frames;
+    for (size_t i = 0; i < order.size(); ++i) {
+        if ((i + 1) % kCheckpointEvery == 0)
+            if (Status s = ctx.checkpoint(); !s) return s;
+        const auto& [stack, total] = *order[i];
+
+        // py-spy root frames: processes (outermost parent first; the innermost one owns the thread), a thread.
+        ThreadKey key;
+        std::string_view rest = stack;
+        std::string_view lastRoot;
+        for (;;) {
+            const std::string_view head = rest.substr(0, rest.find(';'));
+            size_t used = parseProcessFrame(rest, key);
+            if (used == 0 && parseThreadFrame(head, key)) used = head.size();
+            if (used == 0) break;
+            lastRoot = rest.substr(0, used);
+            rest = used < rest.size() ? rest.substr(used + 1) : std::string_view();
+            if (rest.empty()) break;
+        }
+        const bool rootOnly = rest.empty(); // nothing but root frames: keep the last one as the only frame
+        if (rootOnly) frames.assign(1, lastRoot);
+        else splitFields(rest, ';', frames);
+
+        auto threadId = ctx.writer.thread(ctx.nodeId, key.process, key.pid, key.name, key.tid);
+        if (!threadId) return threadId.error();
+        threadIds.insert(*threadId);
+
+        int64_t callsite = 0;
+        for (const std::string_view f : frames) {
+            int64_t frameId = 0;
+            if (auto found = rootOnly ? frameIds.end() : frameIds.find(std::string(f)); found != frameIds.end()) {
+                frameId = found->second;
+            } else {
+                const FrameParts parts = rootOnly ? FrameParts{f, {}, 0} : parseFrame(f);
+                auto id = ctx.writer.frame(parts.name, parts.file, parts.line, {});
+                if (!id) return id.error();
+                frameId = *id;
+                if (!rootOnly) frameIds.emplace(std::string(f), frameId);
+            }
+            auto next = ctx.writer.callsite(callsite, frameId);
+            if (!next) return next.error();
+            callsite = *next;
+        }
+        if (Status s = ctx.writer.stackSample(*threadId, callsite, std::nullopt, total.sampleCount, total.weight); !s)
+            return s;
+        samples += total.sampleCount;
+    }
+
+    ctx.notes.push_back(fmt::format("{} stacks, {} samples, {} threads (untimed)", order.size(), samples,
+                                    threadIds.size()));
+    if (differential > 0)
+        ctx.notes.push_back(fmt::format("{} differential lines: the second count kept", differential));
+    return okStatus();
+}
+
+} // namespace runlens::importers

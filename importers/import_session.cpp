@@ -1,0 +1,278 @@
+#include "importers/import_session.h"
+
+#include "analysis/store/run_database.h"
+#include "analysis/store/run_writer.h"
+#include "importers/diagnostic_kinds.h"
+#include "importers/input/input_stream.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <filesystem>
+#include <set>
+
+namespace fs = std::filesystem;
+
+namespace runlens::importers {
+namespace {
+
+constexpr size_t kSniffBytes = 64 * 1024;
+
+int64_t nowNs()
+{
+    return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now().time_since_epoch())
+        .count();
+}
+
+bool isRunDatabase(const fs::path& p) { return p.extension() == ".runlens" || p.extension() == ".runlens-journal"; }
+
+// Reads the first kSniffBytes of decoded text.
+Expected<std::string> readHead(const std::string& path, const std::string& display)
+{
+    auto in = InputStream::open(path, display);
+    if (!in) return in.error();
+    std::string head;
+    while (head.size() < kSniffBytes) {
+        auto block = (*in)->nextBlock();
+        if (!block) {
+            // A corrupt stream still has a recognisable head; the import reports the error with its place.
+            if (!head.empty()) break;
+            return block.error();
+        }
+        if (block->empty()) break;
+        head.append(block->substr(0, kSniffBytes - head.size()));
+    }
+    return head;
+}
+
+} // namespace
+
+const char* outcomeName(FileOutcome outcome)
+{
+    switch (outcome) {
+    case FileOutcome::Imported: return "imported";
+    case FileOutcome::AlreadyImported: return "already imported";
+    case FileOutcome::Failed: return "failed";
+    case FileOutcome::NotRecognised: return "not recognised";
+    case FileOutcome::Cancelled: return "cancelled";
+    }
+    return "?";
+}
+
+std::pair<const Importer*, int> detectFormat(const SniffInput& input)
+{
+    const Importer* best = nullptr;
+    int bestScore = 0;
+    for (const Importer* i : allImporters()) {
+        const int score = i->sniff(input);
+        if (score > bestScore) {
+            best = i;
+            bestScore = score;
+        }
+    }
+    return {best, bestScore};
+}
+
+Expected<std::vector<PlannedFile>> planImport(const std::vector<std::string>& paths, const ImportOptions& options)
+{
+    const Importer* forced = nullptr;
+    if (!options.format.empty()) {
+        forced = importerByFormat(options.format);
+        if (!forced) {
+            std::string known;
+            for (const Importer* i : allImporters()) known += fmt::format(" {}", i->format());
+            return makeError(ErrorCode::Usage, fmt::format("unknown format \"{}\"; known formats:{}", options.format,
+                                                           known));
+        }
+    }
+
+    // (file, directory-derived node name)
+    std::vector<std::pair<fs::path, std::string>> files;
+    for (const std::string& arg : paths) {
+        std::error_code ec;
+        const fs::path p(arg);
+        if (fs::is_directory(p, ec)) {
+            std::vector<fs::path> found;
+            for (fs::recursive_directory_iterator it(p, fs::directory_options::skip_permission_denied, ec), end;
+                 it != end && !ec; it.increment(ec)) {
+                const std::string name = it->path().filename().string();
+                if (!name.empty() && name[0] == '.') {
+                    if (it->is_directory()) it.disable_recursion_pending();
+                    continue;
+                }
+                if (it->is_regular_file() && !isRunDatabase(it->path())) found.push_back(it->path());
+            }
+            if (ec) return makeError(ErrorCode::Io, fmt::format("{}: cannot list folder: {}", arg, ec.message()));
+            std::sort(found.begin(), found.end());
+            const std::string rootName = fs::weakly_canonical(p, ec).filename().string();
+            for (const fs::path& f : found) {
+                const fs::path rel = f.lexically_relative(p);
+                std::string node = rootName;
+                if (std::distance(rel.begin(), rel.end()) > 1) node = rel.begin()->string();
+                files.emplace_back(f, node);
+            }
+        } else if (fs::exists(p, ec)) {
+            const fs::path parent = fs::weakly_canonical(p, ec).parent_path();
+            std::string node = parent.filename().string();
+            files.emplace_back(p, node);
+        } else {
+            return makeError(ErrorCode::Io, fmt::format("{}: no such file or folder", arg));
+        }
+    }
+
+    std::vector<PlannedFile> plan;
+    std::set<std::string> labels;
+    for (const auto& [path, dirNode] : files) {
+        PlannedFile f;
+        f.path = path.string();
+        f.displayPath = path.string();
+        auto head = readHead(f.path, f.displayPath);
+        if (!head) {
+            f.problem = head.error().toString();
+        } else {
+            const SniffInput sniff{*head, path.filename().string()};
+            if (forced) {
+                f.importer = forced;
+                f.confidence = 100;
+            } else {
+                auto [importer, score] = detectFormat(sniff);
+                f.importer = importer;
+                f.confidence = score;
+                if (!importer) f.problem = "format not recognised (use --format to name it)";
+            }
+            if (f.importer) {
+                f.hostLabel = f.importer->hostLabel(sniff);
+                if (f.hostLabel) labels.insert(*f.hostLabel);
+            }
+        }
+        if (!options.node.empty()) {
+            f.node = options.node;
+            f.nodeSource = "option";
+        } else if (f.hostLabel) {
+            f.node = *f.hostLabel;
+            f.nodeSource = "host label";
+        } else if (!dirNode.empty() && dirNode != "/" && dirNode != ".") {
+            f.node = dirNode;
+            f.nodeSource = "directory name";
+        } else {
+            f.node = path.stem().string();
+            f.nodeSource = "file name";
+        }
+        plan.push_back(std::move(f));
+    }
+    // Files without a host label join the one host the other files of this import name.
+    if (options.node.empty() && labels.size() == 1) {
+        for (PlannedFile& f : plan) {
+            if (f.hostLabel) continue;
+            f.node = *labels.begin();
+            f.nodeSource = "host label of the import";
+        }
+    }
+    return plan;
+}
+
+FileResult importFile(store::RunDatabase& db, const PlannedFile& file, const ImportOptions& options,
+                      const Progress* progress)
+{
+    FileResult result;
+    const auto started = std::chrono::steady_clock::now();
+    auto elapsedMs = [&] {
+        return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count();
+    };
+    if (!file.importer) {
+        result.outcome = FileOutcome::NotRecognised;
+        result.error = makeError(ErrorCode::Format, file.problem, {file.displayPath});
+        return result;
+    }
+    auto fail = [&](Error e, FileOutcome outcome = FileOutcome::Failed) {
+        db.rollback();
+        result.outcome = e.code == ErrorCode::Cancelled ? FileOutcome::Cancelled : outcome;
+        if (e.where.file.empty()) e.where.file = file.displayPath;
+        result.error = std::move(e);
+        result.durationMs = elapsedMs();
+        return std::move(result);
+    };
+
+    std::error_code ec;
+    const auto size = static_cast<int64_t>(fs::file_size(file.path, ec));
+    if (ec) return fail(makeError(ErrorCode::Io, "cannot read: " + ec.message()));
+
+    store::RunWriter writer(db);
+    // Re-import check: only a file of the same size can have the same content, so hash up front only then.
+    auto sameSize = writer.hasImportOfSize(size);
+    if (!sameSize) return fail(sameSize.error());
+    if (*sameSize) {
+        auto sha = sha256OfFile(file.path);
+        if (!sha) return fail(sha.error());
+        auto earlier = writer.findImportByHash(*sha);
+        if (!earlier) return fail(earlier.error());
+        if (*earlier) {
+            result.outcome = FileOutcome::AlreadyImported;
+            result.importId = **earlier;
+            result.sha256 = *sha;
+            result.durationMs = elapsedMs();
+            return result;
+        }
+    }
+
+    auto input = InputStream::open(file.path, file.displayPath);
+    if (!input) return fail(input.error());
+    LineReader lines(**input);
+
+    if (Status s = db.begin(); !s) return fail(s.error());
+    auto tzId = options.timeZone; // stored on the node as given; importers resolve it
+    auto nodeId = writer.node(file.node, file.nodeSource, tzId);
+    if (!nodeId) return fail(nodeId.error());
+    store::ImportRecord record;
+    record.path = fs::absolute(file.path, ec).lexically_normal().string();
+    record.sizeBytes = size;
+    record.sha256 = fmt::format("pending:{}", nowNs());
+    record.format = std::string(file.importer->format());
+    record.importerVersion = file.importer->version();
+    record.optionsJson = options.toJson();
+    record.nodeId = *nodeId;
+    record.startedNs = nowNs();
+    auto importId = writer.beginImport(record);
+    if (!importId) return fail(importId.error());
+
+    ImportContext ctx{lines, writer, result.diagnostics, options, *nodeId, file.node, progress, 0, {}};
+    if (Status s = file.importer->run(ctx); !s) return fail(s.error());
+    if (lines.lastLineUnterminated())
+        result.diagnostics.report(diag::kTruncatedLine, lines.location(), "the last line has no line ending");
+
+    result.sha256 = (*input)->sha256();
+    auto earlier = writer.findImportByHash(result.sha256);
+    if (!earlier) return fail(earlier.error());
+    if (*earlier) {
+        db.rollback();
+        result.outcome = FileOutcome::AlreadyImported;
+        result.importId = **earlier;
+        result.durationMs = elapsedMs();
+        return result;
+    }
+
+    ctx.notes.insert(ctx.notes.begin(), fmt::format("node {} ({})", file.node, file.nodeSource));
+    store::ImportTotals totals;
+    totals.sha256 = result.sha256;
+    totals.rowsRead = ctx.rowsRead;
+    totals.points = writer.pointsWritten();
+    totals.samples = writer.samplesWritten();
+    std::string summary;
+    for (const std::string& n : ctx.notes) summary += (summary.empty() ? "" : "; ") + n;
+    totals.summary = summary;
+    totals.durationMs = elapsedMs();
+    if (Status s = writer.finishImport(totals, result.diagnostics); !s) return fail(s.error());
+    if (Status s = db.commit(); !s) return fail(s.error());
+
+    result.outcome = FileOutcome::Imported;
+    result.importId = *importId;
+    result.rowsRead = totals.rowsRead;
+    result.points = totals.points;
+    result.samples = totals.samples;
+    result.notes = std::move(ctx.notes);
+    result.durationMs = elapsedMs();
+    return result;
+}
+
+} // namespace runlens::importers

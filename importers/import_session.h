@@ -1,0 +1,64 @@
+#pragma once
+
+// Importing files into a run: expanding folders, detecting each file's format from its content,
+// resolving which node each file belongs to, and importing each file in its own transaction.
+//
+// Node identity, in order: the --node option; a host label in the file's own data; the one host label
+// named by the other files of the same import (a one-node capture folder); the directory name; the
+// file name. The reason is kept with the node and shown in the summary.
+
+#include "analysis/store/diagnostics.h"
+#include "analysis/store/error.h"
+#include "importers/importer.h"
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace runlens::store {
+class RunDatabase;
+}
+
+namespace runlens::importers {
+
+struct PlannedFile
+{
+    std::string path;         // as found on disk
+    std::string displayPath;  // as shown to the user
+    const Importer* importer = nullptr; // null when the format was not recognised
+    int confidence = 0;
+    std::optional<std::string> hostLabel;
+    std::string node;
+    std::string nodeSource;   // "option", "host label", "host label of the import", "directory name", "file name"
+    std::string problem;      // why it cannot be imported (format not recognised, cannot read)
+};
+
+// Expands folders (recursively, sorted), detects formats and assigns nodes.
+Expected<std::vector<PlannedFile>> planImport(const std::vector<std::string>& paths, const ImportOptions& options);
+
+// Detects the format of a head of text; returns the best importer and its confidence, or null.
+std::pair<const Importer*, int> detectFormat(const SniffInput& input);
+
+enum class FileOutcome { Imported, AlreadyImported, Failed, NotRecognised, Cancelled };
+
+struct FileResult
+{
+    FileOutcome outcome = FileOutcome::Failed;
+    std::optional<Error> error;         // Failed/Cancelled: the fatal error; nothing of the file was stored
+    int64_t importId = 0;               // Imported: the new import; AlreadyImported: the earlier one
+    int64_t rowsRead = 0;
+    int64_t points = 0;
+    int64_t samples = 0;
+    double durationMs = 0;
+    store::Diagnostics diagnostics;
+    std::vector<std::string> notes;
+    std::string sha256;
+};
+
+// Imports one planned file in one transaction: on any fatal error the database is left as it was.
+FileResult importFile(store::RunDatabase& db, const PlannedFile& file, const ImportOptions& options,
+                      const Progress* progress = nullptr);
+
+const char* outcomeName(FileOutcome outcome);
+
+} // namespace runlens::importers

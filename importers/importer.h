@@ -1,0 +1,85 @@
+#pragma once
+
+// The importer interface and the context an importer runs in. An importer reads one input through the
+// LineReader (or the InputStream for binary formats), writes through the RunWriter, reports recoverable
+// problems as counted diagnostics and fatal ones as an Error. It never opens dialogs or prints.
+
+#include "analysis/store/diagnostics.h"
+#include "analysis/store/error.h"
+#include "analysis/store/run_writer.h"
+#include "importers/input/line_reader.h"
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace runlens::importers {
+
+struct ImportOptions
+{
+    std::string format;   // forced format name; empty = detect from content
+    std::string node;     // forced node name; empty = host label, then import-wide label, then directory/file name
+    std::string timeZone; // for naive local timestamps: IANA name or UTC±hh:mm; empty = this machine's zone
+    std::map<std::string, std::string> extra; // format-specific options, key=value
+
+    std::string toJson() const;
+};
+
+// The first bytes of an input (decompressed, UTF-8), for format detection.
+struct SniffInput
+{
+    std::string_view head;
+    std::string fileName; // without directories
+};
+
+struct Progress
+{
+    std::function<void(uint64_t doneBytes, uint64_t totalBytes)> report; // may be empty
+    const std::atomic<bool>* cancel = nullptr;
+};
+
+struct ImportContext
+{
+    LineReader& lines;
+    store::RunWriter& writer;
+    store::Diagnostics& diagnostics;
+    const ImportOptions& options;
+    int64_t nodeId = 0;
+    std::string nodeName;
+    const Progress* progress = nullptr;
+
+    int64_t rowsRead = 0;           // data records read; the importer counts them
+    std::vector<std::string> notes; // shown in the import summary ("timestamps read as UTC+01:00 (Europe/Berlin)")
+
+    void report(const store::DiagnosticKind& kind, int64_t column, std::string message)
+    {
+        diagnostics.report(kind, lines.location(column), std::move(message));
+    }
+    // Reports progress and returns a Cancelled error when the user cancelled. Cheap: call every few thousand rows.
+    Status checkpoint();
+};
+
+class Importer
+{
+public:
+    virtual ~Importer() = default;
+    virtual std::string_view format() const = 0;      // stable id, e.g. "nvidia-smi-query-csv"
+    virtual std::string_view description() const = 0; // one line for --help and the import dialog
+    virtual int version() const = 0;                  // bumped when the output for the same input changes
+    // 0 = not this format, 100 = certain. Reads only the head.
+    virtual int sniff(const SniffInput& input) const = 0;
+    // A host name found in the head (a hostname column or label), if the format carries one.
+    virtual std::optional<std::string> hostLabel(const SniffInput&) const { return std::nullopt; }
+    virtual Status run(ImportContext& context) const = 0;
+};
+
+// Every importer this build knows, in detection priority order.
+const std::vector<const Importer*>& allImporters();
+const Importer* importerByFormat(std::string_view format);
+
+} // namespace runlens::importers

@@ -1,0 +1,271 @@
+#include "importers/input/input_stream.h"
+
+#include <fmt/format.h>
+#include <zlib.h>
+#include <zstd.h>
+
+#include <QCryptographicHash>
+#include <QStringDecoder>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <vector>
+
+namespace runlens::importers {
+namespace {
+
+constexpr size_t kRawBlock = 1u << 20;
+
+} // namespace
+
+const char* compressionName(Compression c)
+{
+    switch (c) {
+    case Compression::Zstd: return "zstd";
+    case Compression::Gzip: return "gzip";
+    case Compression::None: return "none";
+    case Compression::Auto: break;
+    }
+    return "auto";
+}
+
+struct InputStream::Impl
+{
+    std::FILE* file = nullptr;
+    std::string memory; // fromMemory
+    size_t memoryPos = 0;
+    bool fromMemory = false;
+
+    std::vector<char> raw = std::vector<char>(kRawBlock);
+    size_t rawLen = 0;
+    size_t rawPos = 0;
+    bool rawEof = false;
+    std::vector<char> out = std::vector<char>(kRawBlock * 4);
+    std::string utf8; // transcoded block
+    std::optional<QStringDecoder> decoder;
+    QCryptographicHash hash{QCryptographicHash::Sha256};
+    bool finished = false;
+    bool firstBlock = true;
+
+    ZSTD_DStream* zstd = nullptr;
+    size_t zstdLast = 0; // last ZSTD_decompressStream return: 0 when a frame is complete
+    z_stream zs{};
+    bool zInit = false;
+    bool gzipMemberDone = true;
+
+    ~Impl()
+    {
+        if (file) std::fclose(file);
+        if (zstd) ZSTD_freeDStream(zstd);
+        if (zInit) inflateEnd(&zs);
+    }
+
+    // Fills raw[] when it is used up; returns false on a read error.
+    bool refill()
+    {
+        if (rawPos < rawLen || rawEof) return true;
+        rawPos = 0;
+        if (fromMemory) {
+            rawLen = std::min(kRawBlock, memory.size() - memoryPos);
+            std::memcpy(raw.data(), memory.data() + memoryPos, rawLen);
+            memoryPos += rawLen;
+        } else {
+            rawLen = std::fread(raw.data(), 1, raw.size(), file);
+            if (rawLen < raw.size() && std::ferror(file)) return false;
+        }
+        if (rawLen == 0) rawEof = true;
+        hash.addData(QByteArrayView(raw.data(), static_cast<qsizetype>(rawLen)));
+        return true;
+    }
+};
+
+InputStream::InputStream() : d(std::make_unique<Impl>()) {}
+InputStream::~InputStream() = default;
+
+Expected<std::unique_ptr<InputStream>> InputStream::open(const std::string& path, std::string displayName,
+                                                         Compression compression)
+{
+    std::unique_ptr<InputStream> in(new InputStream());
+    in->m_displayName = std::move(displayName);
+    in->d->file = std::fopen(path.c_str(), "rb");
+    if (!in->d->file)
+        return makeError(ErrorCode::Io, fmt::format("cannot open: {}", std::strerror(errno)), {in->m_displayName});
+    if (std::fseek(in->d->file, 0, SEEK_END) == 0) {
+        const long size = std::ftell(in->d->file);
+        in->m_rawSize = size > 0 ? static_cast<uint64_t>(size) : 0;
+        std::fseek(in->d->file, 0, SEEK_SET);
+    }
+    in->m_compression = compression;
+    return in;
+}
+
+std::unique_ptr<InputStream> InputStream::fromMemory(std::string data, std::string displayName)
+{
+    std::unique_ptr<InputStream> in(new InputStream());
+    in->m_displayName = std::move(displayName);
+    in->m_rawSize = data.size();
+    in->d->memory = std::move(data);
+    in->d->fromMemory = true;
+    in->m_compression = Compression::Auto;
+    return in;
+}
+
+std::string InputStream::sha256() const { return d->hash.result().toHex().toStdString(); }
+
+Expected<std::string_view> InputStream::nextBlock()
+{
+    for (;;) {
+        auto block = decompressBlock();
+        if (!block) return block;
+        const bool last = block->empty();
+        auto text = transcode(*block, last);
+        if (!text) return text;
+        if (!text->empty() || last) {
+            m_decoded += text->size();
+            return text;
+        }
+    }
+}
+
+Expected<std::string_view> InputStream::decompressBlock()
+{
+    Impl& x = *d;
+    if (x.finished) return std::string_view();
+    auto fail = [&](std::string msg) {
+        x.finished = true;
+        return makeError(ErrorCode::Compression, std::move(msg), {m_displayName});
+    };
+    if (!x.refill()) return makeError(ErrorCode::Io, fmt::format("read error: {}", std::strerror(errno)),
+                                      {m_displayName});
+
+    if (x.firstBlock) {
+        x.firstBlock = false;
+        const auto* b = reinterpret_cast<const unsigned char*>(x.raw.data());
+        if (m_compression == Compression::Auto) {
+            if (x.rawLen >= 4 && b[0] == 0x28 && b[1] == 0xb5 && b[2] == 0x2f && b[3] == 0xfd)
+                m_compression = Compression::Zstd;
+            else if (x.rawLen >= 2 && b[0] == 0x1f && b[1] == 0x8b)
+                m_compression = Compression::Gzip;
+            else
+                m_compression = Compression::None;
+        }
+        if (m_compression == Compression::Zstd) {
+            x.zstd = ZSTD_createDStream();
+            if (!x.zstd) return fail("out of memory for zstd");
+            const size_t r = ZSTD_initDStream(x.zstd);
+            if (ZSTD_isError(r)) return fail(fmt::format("zstd: {}", ZSTD_getErrorName(r)));
+        } else if (m_compression == Compression::Gzip) {
+            if (inflateInit2(&x.zs, 15 + 32) != Z_OK) return fail("cannot initialise zlib");
+            x.zInit = true;
+        }
+    }
+
+    if (m_compression == Compression::None) {
+        if (x.rawEof) {
+            x.finished = true;
+            return std::string_view();
+        }
+        std::string_view v(x.raw.data() + x.rawPos, x.rawLen - x.rawPos);
+        m_rawRead += v.size();
+        x.rawPos = x.rawLen;
+        return v;
+    }
+
+    // Decompress until some output is produced or the input ends.
+    for (;;) {
+        if (!x.refill()) return makeError(ErrorCode::Io, fmt::format("read error: {}", std::strerror(errno)),
+                                          {m_displayName});
+        if (x.rawEof && x.rawPos >= x.rawLen) {
+            if (m_compression == Compression::Zstd && x.zstdLast != 0)
+                return fail(fmt::format("truncated zstd frame: the file ends in the middle of a frame after {} "
+                                        "compressed bytes",
+                                        m_rawRead));
+            if (m_compression == Compression::Gzip && !x.gzipMemberDone)
+                return fail(fmt::format("truncated gzip stream: the file ends in the middle of a member after {} "
+                                        "compressed bytes",
+                                        m_rawRead));
+            x.finished = true;
+            return std::string_view();
+        }
+        const size_t before = x.rawPos;
+        size_t produced = 0;
+        if (m_compression == Compression::Zstd) {
+            ZSTD_inBuffer in{x.raw.data(), x.rawLen, x.rawPos};
+            ZSTD_outBuffer out{x.out.data(), x.out.size(), 0};
+            const size_t r = ZSTD_decompressStream(x.zstd, &out, &in);
+            if (ZSTD_isError(r))
+                return fail(fmt::format("corrupt zstd data near compressed byte {}: {}", m_rawRead,
+                                        ZSTD_getErrorName(r)));
+            x.zstdLast = r;
+            x.rawPos = in.pos;
+            produced = out.pos;
+        } else {
+            if (x.gzipMemberDone) {
+                // A new gzip member (concatenated .gz files are valid).
+                if (inflateReset(&x.zs) != Z_OK) return fail("cannot reset zlib");
+                x.gzipMemberDone = false;
+            }
+            x.zs.next_in = reinterpret_cast<Bytef*>(x.raw.data() + x.rawPos);
+            x.zs.avail_in = static_cast<uInt>(x.rawLen - x.rawPos);
+            x.zs.next_out = reinterpret_cast<Bytef*>(x.out.data());
+            x.zs.avail_out = static_cast<uInt>(x.out.size());
+            const int r = inflate(&x.zs, Z_NO_FLUSH);
+            if (r != Z_OK && r != Z_STREAM_END && r != Z_BUF_ERROR)
+                return fail(fmt::format("corrupt gzip data near compressed byte {}: {}", m_rawRead,
+                                        x.zs.msg ? x.zs.msg : zError(r)));
+            x.rawPos = x.rawLen - x.zs.avail_in;
+            produced = x.out.size() - x.zs.avail_out;
+            if (r == Z_STREAM_END) x.gzipMemberDone = true;
+            if (r == Z_BUF_ERROR && produced == 0 && x.rawPos == before && !x.rawEof) {
+                // zlib wants more input than this block: refill happens on the next turn.
+            }
+        }
+        m_rawRead += x.rawPos - before;
+        if (produced > 0) return std::string_view(x.out.data(), produced);
+    }
+}
+
+Expected<std::string_view> InputStream::transcode(std::string_view block, bool last)
+{
+    Impl& x = *d;
+    if (m_utf16 < 0) {
+        if (block.empty()) return block;
+        const auto* b = reinterpret_cast<const unsigned char*>(block.data());
+        if (block.size() >= 2 && b[0] == 0xff && b[1] == 0xfe) {
+            m_utf16 = 1;
+            x.decoder.emplace(QStringDecoder::Utf16LE, QStringDecoder::Flag::Stateless);
+            block.remove_prefix(2);
+        } else if (block.size() >= 2 && b[0] == 0xfe && b[1] == 0xff) {
+            m_utf16 = 2;
+            x.decoder.emplace(QStringDecoder::Utf16BE, QStringDecoder::Flag::Stateless);
+            block.remove_prefix(2);
+        } else {
+            m_utf16 = 0;
+            if (block.size() >= 3 && b[0] == 0xef && b[1] == 0xbb && b[2] == 0xbf) block.remove_prefix(3);
+        }
+    }
+    if (m_utf16 == 0) return block;
+    // Stateful decoding keeps a code unit split across blocks.
+    const QString s = x.decoder->decode(QByteArrayView(block.data(), static_cast<qsizetype>(block.size())));
+    x.utf8 = s.toStdString();
+    if (last && x.decoder->hasError())
+        return makeError(ErrorCode::Format, "invalid UTF-16 text", {m_displayName});
+    return std::string_view(x.utf8);
+}
+
+Expected<std::string> sha256OfFile(const std::string& path)
+{
+    std::FILE* f = std::fopen(path.c_str(), "rb");
+    if (!f) return makeError(ErrorCode::Io, fmt::format("cannot open: {}", std::strerror(errno)), {path});
+    QCryptographicHash hash(QCryptographicHash::Sha256);
+    std::vector<char> buf(kRawBlock);
+    size_t n;
+    while ((n = std::fread(buf.data(), 1, buf.size(), f)) > 0) hash.addData(QByteArrayView(buf.data(), n));
+    const bool bad = std::ferror(f);
+    std::fclose(f);
+    if (bad) return makeError(ErrorCode::Io, "read error", {path});
+    return hash.result().toHex().toStdString();
+}
+
+} // namespace runlens::importers

@@ -1,0 +1,49 @@
+#pragma once
+
+// Splits an InputStream into lines, tracking line number and byte offset (in the decoded stream).
+// "\n" and "\r\n" both end a line; the last line may lack a newline. Lines longer than maxLineBytes are
+// returned cut to that length with tooLong set, so an importer can report them instead of running out of memory.
+
+#include "importers/input/input_stream.h"
+
+#include <string>
+
+namespace runlens::importers {
+
+struct Line
+{
+    std::string_view text;  // without the line ending
+    int64_t number = 0;     // 1-based
+    int64_t byteOffset = 0; // of the first byte of the line
+    bool tooLong = false;
+};
+
+class LineReader
+{
+public:
+    static constexpr size_t kDefaultMaxLine = 64u << 20;
+
+    explicit LineReader(InputStream& input, size_t maxLineBytes = kDefaultMaxLine);
+
+    // true with a line, false at the end; an Error (with file:line) when the stream is corrupt.
+    Expected<bool> next(Line& line);
+
+    // The place of the current line, for diagnostics: "file:line" or "file:line:column".
+    SourceLocation location(int64_t column = 0) const { return {m_input.displayName(), m_number, column, m_offset}; }
+    bool lastLineUnterminated() const { return m_unterminated; }
+    InputStream& input() { return m_input; }
+
+private:
+    bool fill();
+    InputStream& m_input;
+    size_t m_max;
+    std::string_view m_block; // unread rest of the current block
+    std::string m_carry;      // a line spanning blocks
+    int64_t m_number = 0;
+    int64_t m_offset = 0;
+    int64_t m_nextOffset = 0;
+    bool m_eof = false;
+    bool m_unterminated = false;
+};
+
+} // namespace runlens::importers

@@ -1,0 +1,413 @@
+#include "importers/nvsmi/nvsmi_query_importer.h"
+
+#include "importers/common/metric_map.h"
+#include "importers/common/text_fields.h"
+#include "importers/common/time_parse.h"
+#include "importers/diagnostic_kinds.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+namespace runlens::importers {
+namespace {
+
+constexpr int kCheckpointRows = 16384;
+
+std::string lower(std::string_view s)
+{
+    std::string out(s);
+    for (char& c : out)
+        if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+    return out;
+}
+
+// "utilization.gpu [%]" → ("utilization.gpu", "%").
+std::pair<std::string, std::string> splitHeaderField(std::string_view field)
+{
+    field = trim(field);
+    std::string unit;
+    if (!field.empty() && field.back() == ']') {
+        const size_t open = field.rfind('[');
+        if (open != std::string_view::npos) {
+            unit = std::string(trim(field.substr(open + 1, field.size() - open - 2)));
+            field = trim(field.substr(0, open));
+        }
+    }
+    return {lower(field), unit};
+}
+
+enum class Role { Timestamp, Index, Attribute, Metric, Unknown };
+
+struct Column
+{
+    std::string raw;      // as in the header
+    std::string property; // lower case, unit removed
+    std::string headerUnit;
+    Role role = Role::Unknown;
+    MetricMapping mapping{};
+    std::string metricName; // canonical, or nvsmi.<property> for unmapped numeric columns
+    std::string lastUnit;   // the unit of the last value seen, and its factor
+    double factor = 1.0;
+    bool unitChecked = false;
+};
+
+// Words nvidia-smi prints for boolean and state properties.
+std::optional<double> wordValue(std::string_view v)
+{
+    if (v == "Active" || v == "Enabled" || v == "Yes" || v == "On") return 1.0;
+    if (v == "Not Active" || v == "Disabled" || v == "No" || v == "Off") return 0.0;
+    if (v.size() >= 2 && v.size() <= 3 && v[0] == 'P' && v[1] >= '0' && v[1] <= '9') {
+        if (auto p = parseInteger(v.substr(1))) return static_cast<double>(*p);
+    }
+    if (v.size() > 2 && v[0] == '0' && (v[1] == 'x' || v[1] == 'X')) {
+        if (auto h = parseInteger(v)) return static_cast<double>(*h);
+    }
+    return std::nullopt;
+}
+
+int countQuotes(std::string_view s) { return static_cast<int>(std::count(s.begin(), s.end(), '"')); }
+
+class Parser
+{
+public:
+    Parser(ImportContext& ctx, TimeZoneResolver tz) : m_ctx(ctx), m_tz(std::move(tz)) {}
+
+    Status run();
+
+private:
+    Status parseHeader(std::string_view line);
+    bool isHeaderLine(std::string_view line) const;
+    Status row(std::string_view line);
+    std::optional<int64_t> timestamp(std::string_view v, int64_t column);
+    Expected<int64_t> deviceFor(std::string_view key);
+    Status value(int64_t deviceId, size_t slot, Column& c, std::string_view v, int64_t ts, int64_t column);
+
+    ImportContext& m_ctx;
+    TimeZoneResolver m_tz;
+    std::vector<Column> m_columns;
+    std::string m_firstHeaderField;
+    int m_tsColumn = -1;
+    int m_idColumn = -1;     // index, or uuid / bus id when there is no index
+    std::vector<std::string_view> m_fields;
+    std::map<std::string, int64_t, std::less<>> m_devices;
+    std::map<std::string, size_t, std::less<>> m_deviceSlots;
+    std::vector<std::vector<store::SeriesSink*>> m_sinks; // [device slot][column]
+    std::vector<int64_t> m_lastTs;                        // per device slot
+    std::map<std::pair<int64_t, size_t>, std::string> m_attributes;
+    std::string_view m_lastKey;
+    size_t m_lastSlot = 0;
+    enum class TimeForm { Unknown, Local, EpochS, EpochMs, EpochUs, EpochNs } m_timeForm = TimeForm::Unknown;
+};
+
+Status Parser::parseHeader(std::string_view line)
+{
+    m_columns.clear();
+    m_tsColumn = m_idColumn = -1;
+    splitFields(line, ',', m_fields);
+    int uuidColumn = -1, busColumn = -1;
+    for (size_t i = 0; i < m_fields.size(); ++i) {
+        Column c;
+        c.raw = std::string(trim(m_fields[i]));
+        std::tie(c.property, c.headerUnit) = splitHeaderField(m_fields[i]);
+        if (c.property == "timestamp") {
+            c.role = Role::Timestamp;
+            if (m_tsColumn < 0) m_tsColumn = static_cast<int>(i);
+        } else if (c.property == "index") {
+            c.role = Role::Index;
+            m_idColumn = static_cast<int>(i);
+        } else if (auto m = nvsmiMetric(c.property)) {
+            c.role = Role::Metric;
+            c.mapping = *m;
+            c.metricName = std::string(m->metric);
+        } else if (nvsmiIsAttribute(c.property)) {
+            c.role = Role::Attribute;
+            if (c.property == "uuid" || c.property == "gpu_uuid") uuidColumn = static_cast<int>(i);
+            if (c.property == "pci.bus_id" || c.property == "gpu_bus_id") busColumn = static_cast<int>(i);
+        } else {
+            c.role = Role::Unknown; // decided by its first value: numeric → raw series, text → attribute
+            c.metricName = "nvsmi." + c.property;
+            m_ctx.report(diag::kUnmappedColumn, static_cast<int64_t>(i + 1),
+                         fmt::format("column \"{}\" has no canonical metric; kept as {}", c.raw, c.metricName));
+        }
+        m_columns.push_back(std::move(c));
+    }
+    if (m_idColumn < 0) m_idColumn = uuidColumn >= 0 ? uuidColumn : busColumn;
+    if (m_tsColumn < 0)
+        return makeError(ErrorCode::Format,
+                         "no timestamp column: nvidia-smi CSV needs --query-gpu=timestamp,... to be placed in time",
+                         m_ctx.lines.location(1));
+    if (m_idColumn < 0)
+        m_ctx.notes.push_back("no index, uuid or pci.bus_id column: every row is taken as GPU 0");
+    m_firstHeaderField = std::string(trim(m_fields.front()));
+    return okStatus();
+}
+
+bool Parser::isHeaderLine(std::string_view line) const
+{
+    const size_t comma = line.find(',');
+    return trim(line.substr(0, comma)) == m_firstHeaderField && !parseLocalDateTime(trim(line.substr(0, comma)));
+}
+
+std::optional<int64_t> Parser::timestamp(std::string_view v, int64_t column)
+{
+    if (m_timeForm == TimeForm::Unknown) {
+        if (parseLocalDateTime(v)) {
+            m_timeForm = TimeForm::Local;
+            if (Status st = m_ctx.writer.setNodeTimeZone(m_ctx.nodeId, m_tz.id()); !st) return std::nullopt;
+            m_ctx.notes.push_back(fmt::format("naive local timestamps read in time zone {}", m_tz.description()));
+        } else if (auto n = parseNumber(v); n && std::isfinite(*n) && *n > 0) {
+            // Epoch time prepended by a wrapper script: its unit follows from its magnitude.
+            m_timeForm = *n < 1e11 ? TimeForm::EpochS : *n < 1e14 ? TimeForm::EpochMs
+                         : *n < 1e17 ? TimeForm::EpochUs : TimeForm::EpochNs;
+            m_ctx.notes.push_back("timestamps are Unix epoch numbers (UTC)");
+        }
+    }
+    switch (m_timeForm) {
+    case TimeForm::Local:
+        if (auto t = parseLocalDateTime(v)) return m_tz.toUtcNs(*t);
+        break;
+    case TimeForm::Unknown:
+        break;
+    default:
+        if (auto n = parseNumber(v); n && std::isfinite(*n)) {
+            const double scale = m_timeForm == TimeForm::EpochS ? 1e9 : m_timeForm == TimeForm::EpochMs ? 1e6
+                                 : m_timeForm == TimeForm::EpochUs ? 1e3 : 1.0;
+            const double ns = *n * scale;
+            if (std::fabs(ns) < 9.2e18) return static_cast<int64_t>(std::llround(ns));
+        }
+    }
+    m_ctx.report(diag::kBadTimestamp, column, fmt::format("cannot read timestamp \"{}\"; row dropped", v));
+    return std::nullopt;
+}
+
+Expected<int64_t> Parser::deviceFor(std::string_view key)
+{
+    if (auto it = m_deviceSlots.find(key); it != m_deviceSlots.end()) {
+        m_lastSlot = it->second;
+        return m_devices.find(key)->second;
+    }
+    // Without an index column, GPUs are numbered in order of first appearance.
+    std::string name = m_idColumn >= 0 && m_columns[m_idColumn].role == Role::Index
+                           ? std::string(key)
+                           : std::to_string(m_deviceSlots.size());
+    auto id = m_ctx.writer.device(m_ctx.nodeId, "gpu", name);
+    if (!id) return id.error();
+    m_devices.emplace(std::string(key), *id);
+    m_lastSlot = m_sinks.size();
+    m_deviceSlots.emplace(std::string(key), m_lastSlot);
+    m_sinks.emplace_back(m_columns.size(), nullptr);
+    m_lastTs.push_back(std::numeric_limits<int64_t>::min());
+    return *id;
+}
+
+Status Parser::value(int64_t deviceId, size_t slot, Column& c, std::string_view v, int64_t ts, int64_t column)
+{
+    const size_t col = static_cast<size_t>(column - 1);
+    if (c.role == Role::Attribute) {
+        auto key = std::make_pair(deviceId, col);
+        auto it = m_attributes.find(key);
+        if (it == m_attributes.end()) {
+            m_attributes.emplace(key, std::string(v));
+            if (!isMissingToken(v)) return m_ctx.writer.setDeviceAttribute(deviceId, c.property, v);
+        } else if (it->second != v) {
+            m_ctx.report(diag::kAttributeChanged, column,
+                         fmt::format("{} changed from \"{}\" to \"{}\"", c.property, it->second, v));
+            it->second = std::string(v);
+            return m_ctx.writer.setDeviceAttribute(deviceId, c.property, v);
+        }
+        return okStatus();
+    }
+
+    store::SeriesSink*& sink = m_sinks[slot][col];
+    if (!sink) {
+        if (c.role == Role::Unknown) {
+            if (isMissingToken(v)) return okStatus(); // decide on a real value
+            if (!parseNumberWithUnit(v) && !wordValue(v)) {
+                c.role = Role::Attribute;
+                return value(deviceId, slot, c, v, ts, column);
+            }
+            c.role = Role::Metric;
+            c.mapping = {c.metricName, c.headerUnit, c.headerUnit};
+        }
+        auto s = m_ctx.writer.series(deviceId, c.metricName, c.mapping.unit, c.raw);
+        if (!s) return s.error();
+        sink = *s;
+    }
+
+    if (isMissingToken(v)) {
+        sink->appendMissing(ts, v);
+        return m_ctx.writer.flushIfNeeded(*sink);
+    }
+    double number;
+    std::string_view unit;
+    if (auto n = parseNumberWithUnit(v)) {
+        number = n->value;
+        unit = n->unit.empty() ? std::string_view(c.headerUnit.empty() ? c.mapping.defaultSource : c.headerUnit)
+                               : n->unit;
+    } else if (auto w = wordValue(v)) {
+        number = *w;
+        unit = c.mapping.unit;
+    } else {
+        m_ctx.report(diag::kBadNumber, column,
+                     fmt::format("expected a number for \"{}\", got \"{}\"; stored as missing", c.raw, v));
+        sink->appendMissing(ts, v);
+        return m_ctx.writer.flushIfNeeded(*sink);
+    }
+    if (!std::isfinite(number)) {
+        m_ctx.report(diag::kNanValue, column, fmt::format("\"{}\" for \"{}\" stored as missing", v, c.raw));
+        sink->appendMissing(ts, v);
+        return m_ctx.writer.flushIfNeeded(*sink);
+    }
+    if (!c.unitChecked || unit != c.lastUnit) {
+        auto f = unitFactor(unit, c.mapping.unit);
+        if (!f) {
+            m_ctx.report(diag::kBadNumber, column,
+                         fmt::format("unit \"{}\" for \"{}\" cannot be converted to {}; stored as missing", unit,
+                                     c.raw, c.mapping.unit));
+            sink->appendMissing(ts, v);
+            return m_ctx.writer.flushIfNeeded(*sink);
+        }
+        c.factor = *f;
+        c.lastUnit = std::string(unit);
+        c.unitChecked = true;
+    }
+    sink->append(ts, number * c.factor);
+    return m_ctx.writer.flushIfNeeded(*sink);
+}
+
+Status Parser::row(std::string_view line)
+{
+    splitFields(line, ',', m_fields);
+    if (m_fields.size() != m_columns.size()) {
+        m_ctx.report(diag::kWrongFieldCount, 0,
+                     fmt::format("{} fields where the header has {}; row dropped", m_fields.size(), m_columns.size()));
+        return okStatus();
+    }
+    for (std::string_view& f : m_fields) f = trim(f);
+    auto ts = timestamp(m_fields[static_cast<size_t>(m_tsColumn)], m_tsColumn + 1);
+    if (!ts) return okStatus();
+
+    const std::string_view key = m_idColumn >= 0 ? m_fields[static_cast<size_t>(m_idColumn)] : std::string_view("0");
+    int64_t deviceId;
+    if (!m_lastKey.empty() && key == m_lastKey && !m_devices.empty()) {
+        deviceId = m_devices.find(key)->second;
+    } else {
+        auto d = deviceFor(key);
+        if (!d) return d.error();
+        deviceId = *d;
+    }
+    m_lastKey = m_deviceSlots.find(key)->first; // stable storage
+    const size_t slot = m_lastSlot;
+    if (*ts < m_lastTs[slot]) {
+        m_ctx.report(diag::kBackwardsTime, m_tsColumn + 1,
+                     fmt::format("timestamp {} is earlier than the previous row of GPU {}; row dropped",
+                                 m_fields[static_cast<size_t>(m_tsColumn)], key));
+        return okStatus();
+    }
+    m_lastTs[slot] = *ts;
+    for (size_t i = 0; i < m_columns.size(); ++i) {
+        Column& c = m_columns[i];
+        if (c.role == Role::Timestamp || c.role == Role::Index) continue;
+        if (Status s = value(deviceId, slot, c, m_fields[i], *ts, static_cast<int64_t>(i + 1)); !s) return s;
+    }
+    return okStatus();
+}
+
+Status Parser::run()
+{
+    Line line;
+    bool haveHeader = false;
+    std::string pending; // a row broken by a quoted line break
+    int64_t sinceCheckpoint = 0;
+    for (;;) {
+        auto more = m_ctx.lines.next(line);
+        if (!more) return more.error();
+        if (!*more) break;
+        if (line.tooLong) {
+            m_ctx.report(diag::kLineTooLong, 0, fmt::format("line of more than {} bytes dropped", line.text.size()));
+            continue;
+        }
+        std::string_view text = line.text;
+        if (!pending.empty()) {
+            pending += '\n';
+            pending += text;
+            if (countQuotes(pending) % 2 == 1) continue;
+            m_ctx.report(diag::kQuotedNewline, 0, "row with a line break inside a quoted cell dropped");
+            pending.clear();
+            continue;
+        }
+        if (trim(text).empty()) continue;
+        if (!haveHeader) {
+            if (Status s = parseHeader(text); !s) return s;
+            haveHeader = true;
+            continue;
+        }
+        if (countQuotes(text) % 2 == 1) {
+            pending = std::string(text);
+            ++m_ctx.rowsRead;
+            continue;
+        }
+        if (isHeaderLine(text)) {
+            // Another capture appended to the same file: its header may list other properties.
+            m_ctx.report(diag::kRepeatedHeader, 0, "header repeated inside the data; columns re-read");
+            m_lastKey = {};
+            if (Status s = parseHeader(text); !s) return s;
+            m_sinks.assign(m_sinks.size(), std::vector<store::SeriesSink*>(m_columns.size(), nullptr));
+            continue;
+        }
+        ++m_ctx.rowsRead;
+        if (Status s = row(text); !s) return s;
+        if (++sinceCheckpoint == kCheckpointRows) {
+            sinceCheckpoint = 0;
+            if (Status s = m_ctx.checkpoint(); !s) return s;
+        }
+    }
+    if (!pending.empty()) m_ctx.report(diag::kQuotedNewline, 0, "file ends inside a quoted cell; last row dropped");
+    if (!haveHeader) return makeError(ErrorCode::Format, "empty file: no header line", m_ctx.lines.location());
+    m_ctx.notes.push_back(fmt::format("{} GPU{}", m_deviceSlots.size(), m_deviceSlots.size() == 1 ? "" : "s"));
+    return okStatus();
+}
+
+} // namespace
+
+int NvsmiQueryImporter::sniff(const SniffInput& input) const
+{
+    std::string_view head = input.head;
+    // The first non-blank line is the header.
+    while (!head.empty()) {
+        const size_t nl = head.find('\n');
+        std::string_view line = trim(head.substr(0, nl));
+        if (!line.empty()) {
+            std::vector<std::string_view> fields;
+            splitFields(line, ',', fields);
+            int known = 0;
+            bool timestampField = false;
+            for (std::string_view f : fields) {
+                const auto [property, unit] = splitHeaderField(f);
+                if (property == "timestamp") timestampField = true;
+                if (property == "timestamp" || property == "index" || nvsmiMetric(property) ||
+                    nvsmiIsAttribute(property))
+                    ++known;
+            }
+            if (known >= 2 && (timestampField || known >= 3)) return known * 2 >= static_cast<int>(fields.size()) ? 95
+                                                                                                                 : 70;
+            return 0;
+        }
+        if (nl == std::string_view::npos) break;
+        head.remove_prefix(nl + 1);
+    }
+    return 0;
+}
+
+Status NvsmiQueryImporter::run(ImportContext& context) const
+{
+    auto tz = TimeZoneResolver::fromSpec(context.options.timeZone);
+    if (!tz) return tz.error();
+    Parser parser(context, std::move(*tz));
+    return parser.run();
+}
+
+} // namespace runlens::importers

@@ -1,0 +1,53 @@
+#include "tests/test_support.h"
+
+#include <zlib.h>
+#include <zstd.h>
+
+#include <QDir>
+#include <QFile>
+#include <QFileInfo>
+
+namespace runlens::test {
+
+QString fixturesDir()
+{
+    const QString env = qEnvironmentVariable("RUNLENS_FIXTURES");
+    const QString dir = env.isEmpty() ? QStringLiteral(RUNLENS_SHARED_DIR "/fixtures") : env;
+    return QFileInfo(dir).isDir() ? QDir(dir).canonicalPath() : QString();
+}
+
+std::string writeFile(const QTemporaryDir& dir, const QString& name, const std::string& bytes)
+{
+    const QString path = dir.filePath(name);
+    QDir().mkpath(QFileInfo(path).absolutePath());
+    QFile f(path);
+    if (!f.open(QIODevice::WriteOnly)) qFatal("cannot write %s", qPrintable(path));
+    f.write(bytes.data(), static_cast<qint64>(bytes.size()));
+    return path.toStdString();
+}
+
+std::string zstdCompress(const std::string& bytes)
+{
+    std::string out(ZSTD_compressBound(bytes.size()), '\0');
+    const size_t n = ZSTD_compress(out.data(), out.size(), bytes.data(), bytes.size(), 3);
+    if (ZSTD_isError(n)) qFatal("zstd: %s", ZSTD_getErrorName(n));
+    out.resize(n);
+    return out;
+}
+
+std::string gzipCompress(const std::string& bytes)
+{
+    z_stream zs{};
+    if (deflateInit2(&zs, 6, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK) qFatal("deflateInit2");
+    std::string out(deflateBound(&zs, bytes.size()) + 64, '\0');
+    zs.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(bytes.data()));
+    zs.avail_in = static_cast<uInt>(bytes.size());
+    zs.next_out = reinterpret_cast<Bytef*>(out.data());
+    zs.avail_out = static_cast<uInt>(out.size());
+    if (deflate(&zs, Z_FINISH) != Z_STREAM_END) qFatal("deflate");
+    out.resize(zs.total_out);
+    deflateEnd(&zs);
+    return out;
+}
+
+} // namespace runlens::test

@@ -1,0 +1,24 @@
+#pragma once
+
+// Helpers shared by the test executables: temporary folders, writing inputs, finding ../shared/fixtures.
+
+#include <QString>
+#include <QTemporaryDir>
+
+#include <string>
+
+namespace runlens::test {
+
+// The fixtures folder beside the project (../shared/fixtures), or an empty string when it is absent;
+// tests that need it call QSKIP with a message then.
+QString fixturesDir();
+
+// Writes bytes to dir/name and returns the full path.
+std::string writeFile(const QTemporaryDir& dir, const QString& name, const std::string& bytes);
+
+// zstd-compresses bytes (level 3) with the zstd command-line tool's format (a standard frame).
+std::string zstdCompress(const std::string& bytes);
+// gzip-compresses bytes.
+std::string gzipCompress(const std::string& bytes);
+
+} // namespace runlens::test
