@@ -203,14 +203,14 @@ FileResult importFile(store::RunDatabase& db, const PlannedFile& file, const Imp
     auto sameSize = writer.hasImportOfSize(size);
     if (!sameSize) return fail(sameSize.error());
     if (*sameSize) {
-        auto sha = sha256OfFile(file.path);
-        if (!sha) return fail(sha.error());
-        auto earlier = writer.findImportByHash(*sha);
+        auto hash = contentHashOfFile(file.path);
+        if (!hash) return fail(hash.error());
+        auto earlier = writer.findImportByHash(*hash);
         if (!earlier) return fail(earlier.error());
         if (*earlier) {
             result.outcome = FileOutcome::AlreadyImported;
             result.importId = **earlier;
-            result.sha256 = *sha;
+            result.contentHash = *hash;
             result.durationMs = elapsedMs();
             return result;
         }
@@ -227,7 +227,7 @@ FileResult importFile(store::RunDatabase& db, const PlannedFile& file, const Imp
     store::ImportRecord record;
     record.path = fs::absolute(file.path, ec).lexically_normal().string();
     record.sizeBytes = size;
-    record.sha256 = fmt::format("pending:{}", nowNs());
+    record.contentHash = fmt::format("pending:{}", nowNs());
     record.format = std::string(file.importer->format());
     record.importerVersion = file.importer->version();
     record.optionsJson = options.toJson();
@@ -241,8 +241,8 @@ FileResult importFile(store::RunDatabase& db, const PlannedFile& file, const Imp
     if (lines.lastLineUnterminated())
         result.diagnostics.report(diag::kTruncatedLine, lines.location(), "the last line has no line ending");
 
-    result.sha256 = (*input)->sha256();
-    auto earlier = writer.findImportByHash(result.sha256);
+    result.contentHash = (*input)->contentHash();
+    auto earlier = writer.findImportByHash(result.contentHash);
     if (!earlier) return fail(earlier.error());
     if (*earlier) {
         db.rollback();
@@ -254,7 +254,7 @@ FileResult importFile(store::RunDatabase& db, const PlannedFile& file, const Imp
 
     ctx.notes.insert(ctx.notes.begin(), fmt::format("node {} ({})", file.node, file.nodeSource));
     store::ImportTotals totals;
-    totals.sha256 = result.sha256;
+    totals.contentHash = result.contentHash;
     totals.rowsRead = ctx.rowsRead;
     totals.points = writer.pointsWritten();
     totals.samples = writer.samplesWritten();

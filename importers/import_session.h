@@ -52,7 +52,7 @@ struct FileResult
     double durationMs = 0;
     store::Diagnostics diagnostics;
     std::vector<std::string> notes;
-    std::string sha256;
+    std::string contentHash;
 };
 
 // Imports one planned file in one transaction: on any fatal error the database is left as it was.

@@ -1,4 +1,518 @@
+// End-to-end tests of the `runlens` binary: each test runs it with QProcess (no shell) on inputs it writes
+// itself and checks the exit code (0 ok, 1 failure, 2 usage), stdout and stderr.
+
+#include "tests/test_support.h"
+
+#include <QDir>
+#include <QFile>
+#include <QProcess>
+#include <QRegularExpression>
+#include <QTemporaryDir>
 #include <QTest>
-class T : public QObject { Q_OBJECT };
-QTEST_MAIN(T)
+#include <map>
+#include <sqlite3.h>
+
+using namespace runlens::test;
+
+namespace {
+
+constexpr int kTimeoutMs = 120'000;
+
+struct Run
+{
+    int exitCode = -1; // -2: timed out, -3: crashed
+    QString out;
+    QString err;
+    QString describe() const
+    {
+        return QStringLiteral("exit %1\n--- stdout:\n%2\n--- stderr:\n%3").arg(exitCode).arg(out, err);
+    }
+};
+
+Run cli(const QStringList& args, const QString& workingDir = {})
+{
+    QProcess p;
+    p.setProgram(QStringLiteral(RUNLENS_BINARY));
+    p.setArguments(args);
+    if (!workingDir.isEmpty()) p.setWorkingDirectory(workingDir);
+    p.start();
+    Run r;
+    if (!p.waitForStarted(kTimeoutMs)) {
+        r.err = QStringLiteral("cannot start ") + QStringLiteral(RUNLENS_BINARY);
+        return r;
+    }
+    if (!p.waitForFinished(kTimeoutMs)) {
+        p.kill();
+        p.waitForFinished(kTimeoutMs);
+        r.exitCode = -2;
+    } else {
+        r.exitCode = p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -3;
+    }
+    r.out = QString::fromUtf8(p.readAllStandardOutput());
+    r.err += QString::fromUtf8(p.readAllStandardError());
+    return r;
+}
+
+#define EXPECT_EXIT(run, code)                                                                                         \
+    do {                                                                                                               \
+        const bool exitOk_ = (run).exitCode == (code);                                                                 \
+        QVERIFY2(exitOk_, qPrintable(QStringLiteral("expected exit %1, got ").arg(code) + (run).describe()));          \
+    } while (false)
+#define EXPECT_MATCH(text, pattern)                                                                                    \
+    do {                                                                                                               \
+        const bool matched_ = QRegularExpression(pattern, QRegularExpression::MultilineOption).match(text).hasMatch(); \
+        QVERIFY2(matched_, qPrintable(QStringLiteral("/%1/ not found in:\n%2").arg(pattern, text)));                   \
+    } while (false)
+
+// nvidia-smi --query-gpu CSV: `gpus` GPUs × `samples` samples at 1 s from second `start`, values with units.
+std::string nvsmiCsv(int gpus, int samples, int start = 0)
+{
+    std::string s = "timestamp, index, name, pci.bus_id, utilization.gpu [%], memory.used [MiB]\n";
+    for (int i = start; i < start + samples; ++i)
+        for (int g = 0; g < gpus; ++g)
+            s += QStringLiteral("2026/01/02 %1:%2:%3.000, %4, NVIDIA H200, 00000000:%5:00.0, %6 %, %7 MiB\n")
+                     .arg(3 + i / 3600, 2, 10, QLatin1Char('0'))
+                     .arg(i / 60 % 60, 2, 10, QLatin1Char('0'))
+                     .arg(i % 60, 2, 10, QLatin1Char('0'))
+                     .arg(g)
+                     .arg(g + 10)
+                     .arg((7 * i + g) % 101)
+                     .arg(1000 + i)
+                     .toStdString();
+    return s;
+}
+
+QString qs(const std::string& s)
+{
+    return QString::fromStdString(s);
+}
+
+// runlens import -o DB --tz UTC PATHS...
+QStringList importArgs(const QString& db, const QStringList& paths)
+{
+    return QStringList{QStringLiteral("import"), QStringLiteral("-o"), db, QStringLiteral("--tz"),
+                       QStringLiteral("UTC")} +
+           paths;
+}
+
+// The query's CSV output; fails the calling test (via the empty string) when the query fails.
+QString query(const QString& db, const QString& sql)
+{
+    const Run r = cli({QStringLiteral("query"), db, sql});
+    if (r.exitCode != 0) qWarning("%s", qPrintable(r.describe()));
+    return r.exitCode == 0 ? r.out : QString();
+}
+
+QString snapshot(const QString& db)
+{
+    return query(db, QStringLiteral("SELECT (SELECT count(*) FROM import) AS imports, (SELECT count(*) FROM series) AS "
+                                    "series, (SELECT count(*) FROM point_chunk) AS chunks, (SELECT sum(points) FROM "
+                                    "series) AS points, (SELECT count(*) FROM node) AS nodes"));
+}
+
+bool execSqlite(const QString& path, const char* sql)
+{
+    sqlite3* db = nullptr;
+    bool ok = sqlite3_open(path.toUtf8().constData(), &db) == SQLITE_OK &&
+              sqlite3_exec(db, sql, nullptr, nullptr, nullptr) == SQLITE_OK;
+    ok = sqlite3_close(db) == SQLITE_OK && ok;
+    return ok;
+}
+
+QByteArray fileBytes(const QString& path)
+{
+    QFile f(path);
+    return f.open(QIODevice::ReadOnly) ? f.readAll() : QByteArray();
+}
+
+} // namespace
+
+class TstCli : public QObject
+{
+    Q_OBJECT
+
+private:
+    // A run with one import of gpu-host-7/nvsmi.csv (2 GPUs × 10 samples).
+    QString makeRun(const QTemporaryDir& dir)
+    {
+        const QString csv = qs(writeFile(dir, QStringLiteral("gpu-host-7/nvsmi.csv"), nvsmiCsv(2, 10)));
+        const QString db = dir.filePath(QStringLiteral("run.runlens"));
+        const Run r = cli(importArgs(db, {csv}));
+        if (r.exitCode != 0) qWarning("%s", qPrintable(r.describe()));
+        return r.exitCode == 0 ? db : QString();
+    }
+
+private Q_SLOTS:
+    void help_data()
+    {
+        QTest::addColumn<QStringList>("args");
+        QTest::addColumn<QString>("usage"); // what the Usage line names
+        QTest::newRow("--help") << QStringList{QStringLiteral("--help")} << QStringLiteral("runlens <command>");
+        QTest::newRow("-h") << QStringList{QStringLiteral("-h")} << QStringLiteral("runlens <command>");
+        QTest::newRow("help") << QStringList{QStringLiteral("help")} << QStringLiteral("runlens <command>");
+        for (const char* cmd : {"import", "info", "query", "demo"}) {
+            const QString c = QString::fromLatin1(cmd);
+            QTest::newRow(qPrintable(c + QStringLiteral(" --help")))
+                << QStringList{c, QStringLiteral("--help")} << QStringLiteral("runlens ") + c;
+        }
+    }
+    void help()
+    {
+        QFETCH(QStringList, args);
+        QFETCH(QString, usage);
+        const Run r = cli(args);
+        EXPECT_EXIT(r, 0);
+        // The Usage line names the subcommand, e.g. "Usage: runlens import [options] PATH..." (a folder may
+        // precede runlens: QProcess passes the full path as argv[0], as a shell does for ./build/.../runlens).
+        EXPECT_MATCH(r.out,
+                     QStringLiteral("^Usage: (\\S*/)?") + QRegularExpression::escape(usage) + QStringLiteral(" "));
+        QVERIFY2(r.err.isEmpty(), qPrintable(r.err));
+    }
+
+    void usageErrors_data()
+    {
+        QTest::addColumn<QStringList>("args");
+        QTest::addColumn<QString>("stderrPattern");
+        const auto l = [](std::initializer_list<const char*> a) {
+            QStringList s;
+            for (const char* x : a)
+                s << QString::fromLatin1(x);
+            return s;
+        };
+        QTest::newRow("no command") << QStringList{} << QStringLiteral("^Usage: runlens <command>");
+        QTest::newRow("unknown command") << l({"bogus"}) << QStringLiteral("unknown command \"bogus\"");
+        QTest::newRow("info without RUN") << l({"info"}) << QStringLiteral("info needs exactly one RUN");
+        QTest::newRow("query without SQL") << l({"query", "x.runlens"}) << QStringLiteral("query needs RUN and SQL");
+        QTest::newRow("import without -o") << l({"import", "x.csv"}) << QStringLiteral("import needs -o");
+        QTest::newRow("import without PATH") << l({"import", "-o", "x.runlens"}) << QStringLiteral("import needs -o");
+        QTest::newRow("unknown option") << l({"info", "--bogus", "x.runlens"}) << QStringLiteral("Unknown option");
+        // The hint should be a command line the user can run.
+        QTest::newRow("-o without value") << l({"import", "-o"}) << QStringLiteral("Run \"runlens import --help\"");
+        QTest::newRow("demo --nodes 0") << l({"demo", "--nodes", "0"}) << QStringLiteral("need positive numbers");
+    }
+    void usageErrors()
+    {
+        QFETCH(QStringList, args);
+        QFETCH(QString, stderrPattern);
+        QTemporaryDir dir;
+        const Run r = cli(args, dir.path());
+        EXPECT_EXIT(r, 2);
+        EXPECT_MATCH(r.err, stderrPattern);
+        QVERIFY(QDir(dir.path()).isEmpty()); // nothing created
+    }
+
+    void importNvsmi()
+    {
+        QTemporaryDir dir;
+        const QString csv = qs(writeFile(dir, QStringLiteral("gpu-host-7/nvsmi.csv"), nvsmiCsv(2, 10)));
+        const QString db = dir.filePath(QStringLiteral("run.runlens"));
+        const Run r = cli(importArgs(db, {csv}));
+        EXPECT_EXIT(r, 0);
+        EXPECT_MATCH(r.out,
+                     QStringLiteral("nvsmi\\.csv: nvidia-smi-query-csv → node gpu-host-7 .*: 20 rows, 40 points"));
+        EXPECT_MATCH(r.out, QStringLiteral("^1 file: 1 imported, 0 already imported, 0 failed"));
+
+        QCOMPARE(query(db, QStringLiteral("SELECT node, device, metric, points FROM series_summary ORDER BY device, "
+                                          "metric")),
+                 QStringLiteral("node,device,metric,points\n"
+                                "gpu-host-7,gpu:0,gpu.mem_used,10\n"
+                                "gpu-host-7,gpu:0,gpu.util,10\n"
+                                "gpu-host-7,gpu:1,gpu.mem_used,10\n"
+                                "gpu-host-7,gpu:1,gpu.util,10\n"));
+        // Units are converted: 1000 MiB in bytes; utilisation of GPU 1 is (7 i + 1) % 101 for i = 0..9.
+        QCOMPARE(
+            query(db, QStringLiteral("SELECT min_value, max_value, first_ns, last_ns - first_ns FROM series_summary "
+                                     "WHERE device = 'gpu:1' AND metric IN ('gpu.mem_used', 'gpu.util') "
+                                     "ORDER BY metric")),
+            QStringLiteral("min_value,max_value,first_ns,last_ns - first_ns\n"
+                           "1048576000,1058013184,1767322800000000000,9000000000\n"
+                           "1,64,1767322800000000000,9000000000\n"));
+
+        const Run info = cli({QStringLiteral("info"), db});
+        EXPECT_EXIT(info, 0);
+        EXPECT_MATCH(info.out, QStringLiteral("^Series \\(4\\)"));
+        EXPECT_MATCH(info.out, QStringLiteral("^  gpu-host-7 +gpu:0 +gpu\\.util +% +10 "));
+        EXPECT_MATCH(info.out, QStringLiteral("^  gpu-host-7 +gpu:1 +gpu\\.mem_used +bytes +10 "));
+        EXPECT_MATCH(info.out, QStringLiteral("^Imports \\(1\\)\n  #1 .*nvsmi\\.csv\n +nvidia-smi-query-csv → node "
+                                              "gpu-host-7: 20 rows, 40 points"));
+    }
+
+    void nodeName_data()
+    {
+        QTest::addColumn<QStringList>("extra");
+        QTest::addColumn<QString>("expected"); // node,name_source
+        QTest::newRow("--node") << QStringList{QStringLiteral("--node"), QStringLiteral("trainer-3")}
+                                << QStringLiteral("trainer-3,option");
+        QTest::newRow("directory name") << QStringList{} << QStringLiteral("gpu-host-7,directory name");
+    }
+    void nodeName()
+    {
+        QFETCH(QStringList, extra);
+        QFETCH(QString, expected);
+        QTemporaryDir dir;
+        const QString csv = qs(writeFile(dir, QStringLiteral("gpu-host-7/nvsmi.csv"), nvsmiCsv(1, 3)));
+        const QString db = dir.filePath(QStringLiteral("run.runlens"));
+        const Run r = cli(importArgs(db, QStringList{csv} + extra));
+        EXPECT_EXIT(r, 0);
+        const QStringList parts = expected.split(QLatin1Char(','));
+        EXPECT_MATCH(r.out, QStringLiteral("→ node %1 \\(%2\\)").arg(parts[0], parts[1]));
+        QCOMPARE(query(db, QStringLiteral("SELECT name, name_source FROM node")),
+                 QStringLiteral("name,name_source\n") + expected + QLatin1Char('\n'));
+        QCOMPARE(query(db, QStringLiteral("SELECT DISTINCT node FROM series_summary")),
+                 QStringLiteral("node\n") + parts[0] + QLatin1Char('\n'));
+    }
+
+    void reimportIsSkipped()
+    {
+        QTemporaryDir dir;
+        writeFile(dir, QStringLiteral("gpu-host-7/a.csv"), nvsmiCsv(2, 10));
+        writeFile(dir, QStringLiteral("gpu-host-7/b.csv"), nvsmiCsv(2, 10, 100));
+        const QString db = dir.filePath(QStringLiteral("run.runlens"));
+        const QStringList args = importArgs(db, {dir.filePath(QStringLiteral("gpu-host-7"))});
+        const Run first = cli(args);
+        EXPECT_EXIT(first, 0);
+        const QString before = snapshot(db);
+        QCOMPARE(before, QStringLiteral("imports,series,chunks,points,nodes\n2,4,8,80,1\n"));
+
+        const Run second = cli(args);
+        EXPECT_EXIT(second, 0);
+        EXPECT_MATCH(second.out, QStringLiteral("a\\.csv: already imported"));
+        EXPECT_MATCH(second.out, QStringLiteral("b\\.csv: already imported"));
+        QCOMPARE(second.out.count(QStringLiteral("already imported (import #")), 2);
+        EXPECT_MATCH(second.out, QStringLiteral("^2 files: 0 imported, 2 already imported"));
+        QCOMPARE(snapshot(db), before);
+    }
+
+    void truncatedZstd_data()
+    {
+        QTest::addColumn<int>("samples");
+        QTest::addColumn<bool>("inFolder");
+        QTest::newRow("cut after some blocks, file named") << 4000 << false;
+        QTest::newRow("cut in the first block, file named") << 10 << false;
+        QTest::newRow("cut in the first block, in a folder") << 10 << true;
+    }
+    void truncatedZstd()
+    {
+        QFETCH(int, samples);
+        QFETCH(bool, inFolder);
+        QTemporaryDir dir;
+        const QString db = makeRun(dir);
+        QVERIFY(!db.isEmpty());
+        const QString before = snapshot(db);
+        QVERIFY(!before.isEmpty());
+
+        const std::string zst = zstdCompress(nvsmiCsv(2, samples));
+        const QString path = qs(writeFile(dir, QStringLiteral("cut/name.csv.zst"), zst.substr(0, zst.size() / 2)));
+        const Run r = cli(importArgs(db, {inFolder ? dir.filePath(QStringLiteral("cut")) : path}));
+        EXPECT_EXIT(r, 1);
+        EXPECT_MATCH(r.err, QStringLiteral("name\\.csv\\.zst:\\d+: .*truncated"));
+        QCOMPARE(snapshot(db), before);
+    }
+
+    void dataLoss_data()
+    {
+        QTest::addColumn<bool>("strict");
+        QTest::newRow("default") << false;
+        QTest::newRow("--strict") << true;
+    }
+    void dataLoss()
+    {
+        QFETCH(bool, strict);
+        QTemporaryDir dir;
+        std::string csv = nvsmiCsv(1, 3);
+        csv.insert(csv.find("\n2026/01/02 03:00:01") + 1, "2026/01/02 03:00:00.500, 0, NVIDIA H200, 5 %, 1 MiB\n");
+        const QString path = qs(writeFile(dir, QStringLiteral("bad.csv"), csv));
+        const QString db = dir.filePath(QStringLiteral("run.runlens"));
+        QStringList args = importArgs(db, {path});
+        if (strict) args << QStringLiteral("--strict");
+        const Run r = cli(args);
+        EXPECT_EXIT(r, strict ? 1 : 0);
+        EXPECT_MATCH(r.err, QStringLiteral("bad\\.csv:3: wrong_field_count: 5 fields where the header has 6"));
+        EXPECT_MATCH(r.out, QStringLiteral("1 problems? \\(1 with data loss\\)"));
+        if (strict) EXPECT_MATCH(r.err, QStringLiteral("--strict"));
+        QCOMPARE(query(db, QStringLiteral("SELECT kind, line, status FROM import_diagnostic JOIN import_log USING "
+                                          "(import_id)")),
+                 QStringLiteral("kind,line,status\nwrong_field_count,3,data_loss\n"));
+    }
+
+    void queryIsReadOnly_data()
+    {
+        QTest::addColumn<QString>("sql");
+        QTest::newRow("insert") << QStringLiteral("INSERT INTO node(name) VALUES ('x')");
+        QTest::newRow("delete") << QStringLiteral("DELETE FROM series");
+        QTest::newRow("attach") << QStringLiteral("ATTACH DATABASE '%1' AS other");
+        QTest::newRow("query_only off") << QStringLiteral("PRAGMA query_only = 0; DELETE FROM series");
+        QTest::newRow("user_version") << QStringLiteral("PRAGMA user_version = 5");
+        QTest::newRow("drop view") << QStringLiteral("DROP VIEW series_summary");
+        QTest::newRow("vacuum into") << QStringLiteral("VACUUM INTO '%1'");
+    }
+    void queryIsReadOnly()
+    {
+        QFETCH(QString, sql);
+        QTemporaryDir dir;
+        const QString db = makeRun(dir);
+        QVERIFY(!db.isEmpty());
+        const QString before = snapshot(db);
+        const QByteArray bytes = fileBytes(db);
+        const QString other = dir.filePath(QStringLiteral("other.db"));
+        const Run r = cli({QStringLiteral("query"), db, sql.contains(QLatin1String("%1")) ? sql.arg(other) : sql});
+        EXPECT_EXIT(r, 1);
+        EXPECT_MATCH(r.err, QStringLiteral("^runlens: SQL error: \\S"));
+        QCOMPARE(snapshot(db), before);
+        QVERIFY(fileBytes(db) == bytes);
+        QVERIFY(!QFile::exists(other));
+    }
+
+    void queryErrorsAndQuoting()
+    {
+        QTemporaryDir dir;
+        const QString db = makeRun(dir);
+        QVERIFY(!db.isEmpty());
+        const Run bad = cli({QStringLiteral("query"), db, QStringLiteral("SELEC 1")});
+        EXPECT_EXIT(bad, 1);
+        EXPECT_MATCH(bad.err, QStringLiteral("near \"SELEC\": syntax error"));
+        const Run noTable = cli({QStringLiteral("query"), db, QStringLiteral("SELECT * FROM nope")});
+        EXPECT_EXIT(noTable, 1);
+        EXPECT_MATCH(noTable.err, QStringLiteral("no such table: nope"));
+
+        QCOMPARE(query(db, QStringLiteral("SELECT 'a,b' AS x, 'say \"hi\"' AS y, NULL AS n, 'l1' || char(10) || 'l2' "
+                                          "AS m, 2.5 AS f, 3 AS i")),
+                 QStringLiteral("x,y,n,m,f,i\n\"a,b\",\"say \"\"hi\"\"\",,\"l1\nl2\",2.5,3\n"));
+        const Run noHeader = cli(
+            {QStringLiteral("query"), QStringLiteral("--no-header"), db, QStringLiteral("SELECT count(*) FROM node")});
+        EXPECT_EXIT(noHeader, 0);
+        QCOMPARE(noHeader.out, QStringLiteral("1\n"));
+    }
+
+    void notARunDatabase_data()
+    {
+        QTest::addColumn<QString>("kind");
+        QTest::addColumn<QString>("message");
+        QTest::newRow("text file") << QStringLiteral("text") << QStringLiteral("file is not a database");
+        QTest::newRow("other SQLite database")
+            << QStringLiteral("sqlite") << QStringLiteral("not a RunLens run database");
+        QTest::newRow("user_version 99") << QStringLiteral("newer") << QStringLiteral("written by a newer RunLens");
+        QTest::newRow("missing file") << QStringLiteral("missing") << QStringLiteral("no such run database");
+    }
+    void notARunDatabase()
+    {
+        QFETCH(QString, kind);
+        QFETCH(QString, message);
+        QTemporaryDir dir;
+        QString path = dir.filePath(QStringLiteral("x.runlens"));
+        if (kind == QLatin1String("text")) {
+            writeFile(dir, QStringLiteral("x.runlens"), "hello, this is not a database\n");
+        } else if (kind == QLatin1String("sqlite")) {
+            QVERIFY(execSqlite(path, "CREATE TABLE foo(x); INSERT INTO foo VALUES (1);"));
+        } else if (kind == QLatin1String("newer")) {
+            path = makeRun(dir);
+            QVERIFY(!path.isEmpty());
+            QVERIFY(execSqlite(path, "PRAGMA user_version = 99"));
+        }
+        const QByteArray bytes = fileBytes(path);
+        for (const QStringList& args : {QStringList{QStringLiteral("info"), path},
+                                        QStringList{QStringLiteral("query"), path, QStringLiteral("SELECT 1")}}) {
+            const Run r = cli(args);
+            EXPECT_EXIT(r, 1);
+            EXPECT_MATCH(r.err, QStringLiteral("^runlens: \\S*\\.runlens: ") + QRegularExpression::escape(message));
+            QVERIFY(r.out.isEmpty());
+        }
+        if (kind == QLatin1String("missing")) {
+            QVERIFY(!QFile::exists(path));
+            return;
+        }
+        // import -o must not turn it into a run (or add to it) either.
+        const QString csv = qs(writeFile(dir, QStringLiteral("h/n.csv"), nvsmiCsv(1, 2)));
+        const Run r = cli({QStringLiteral("import"), QStringLiteral("-o"), path, csv});
+        EXPECT_EXIT(r, 1);
+        EXPECT_MATCH(r.err, QRegularExpression::escape(message));
+        QVERIFY(fileBytes(path) == bytes);
+    }
+
+    void demo()
+    {
+        QTemporaryDir dir;
+        const QString out = dir.filePath(QStringLiteral("demo"));
+        const QStringList args{QStringLiteral("demo"),   QStringLiteral("--nodes"), QStringLiteral("2"),
+                               QStringLiteral("--gpus"), QStringLiteral("2"),       QStringLiteral("--hours"),
+                               QStringLiteral("0.05"),   QStringLiteral("-o"),      out};
+        const Run r = cli(args);
+        EXPECT_EXIT(r, 0);
+        const QString db = out + QStringLiteral("/demo.runlens");
+        QVERIFY(QFile::exists(db));
+        EXPECT_MATCH(r.out, QStringLiteral("^Nodes \\(2\\)\n  node0 .*\n  node1 "));
+        EXPECT_MATCH(r.out, QStringLiteral("^  node0 +gpu:1 +gpu\\.util "));
+        EXPECT_MATCH(r.out, QStringLiteral("^  node1 +gpu:0 +gpu\\.util "));
+        const QRegularExpressionMatch m =
+            QRegularExpression(QStringLiteral("Stack samples \\((\\d+) in (\\d+) thread")).match(r.out);
+        QVERIFY2(m.hasMatch() && m.captured(1).toLongLong() > 0 && m.captured(2).toInt() > 0, qPrintable(r.out));
+        QCOMPARE(query(db, QStringLiteral("SELECT count(DISTINCT node) FROM series_summary WHERE metric = 'gpu.util'")),
+                 QStringLiteral("count(DISTINCT node)\n2\n"));
+        for (const char* frame : {"fetch_sub_module", "_reduce_and_partition_ipg_grads"}) {
+            const QString n = query(db, QStringLiteral("SELECT count(*) FROM frame f JOIN callsite c ON c.frame_id = "
+                                                       "f.id WHERE f.name = '%1'")
+                                            .arg(QLatin1String(frame)));
+            QVERIFY2(n.section(QLatin1Char('\n'), 1, 1).toInt() > 0, frame);
+        }
+
+        // Same seed → byte-identical inputs; the run is replaced, not added to. Another seed → other data.
+        const QString csv = out + QStringLiteral("/inputs/node0/nvidia-smi-query.csv");
+        const QByteArray first = fileBytes(csv);
+        QVERIFY(first.size() > 1000);
+        const QString imports = query(db, QStringLiteral("SELECT count(*) FROM import"));
+        EXPECT_EXIT(cli(args), 0);
+        QVERIFY(fileBytes(csv) == first);
+        QCOMPARE(query(db, QStringLiteral("SELECT count(*) FROM import")), imports);
+        EXPECT_EXIT(cli(args + QStringList{QStringLiteral("--seed"), QStringLiteral("7")}), 0);
+        QVERIFY(fileBytes(csv) != first);
+    }
+
+    void realFixtures()
+    {
+        const QString fx = fixturesDir();
+        if (fx.isEmpty()) QSKIP("../shared/fixtures is absent: real-capture tests skipped");
+        const QString base = fx + QStringLiteral("/h200-gloo-small/");
+        const QString csv = base + QStringLiteral("nvidia-smi-query.csv");
+        const QStringList folded{base + QStringLiteral("stacks-rank0.folded"),
+                                 base + QStringLiteral("stacks-rank1.folded")};
+        QTemporaryDir dir;
+        const QString db = dir.filePath(QStringLiteral("real.runlens"));
+        const Run r = cli(importArgs(db, QStringList{csv} + folded));
+        EXPECT_EXIT(r, 0);
+
+        // Data lines per GPU, counted here from the CSV's index column.
+        const QStringList lines = QString::fromUtf8(fileBytes(csv)).split(QLatin1Char('\n'));
+        const QStringList header = lines.value(0).split(QLatin1Char(','));
+        qsizetype indexCol = -1;
+        for (qsizetype i = 0; i < header.size(); ++i)
+            if (header[i].trimmed() == QLatin1String("index")) indexCol = i;
+        QVERIFY(indexCol >= 0);
+        std::map<int, int> perGpu;
+        for (const QString& line : lines.mid(1)) {
+            const QStringList f = line.split(QLatin1Char(','));
+            bool ok = false;
+            const int gpu = f.value(indexCol).trimmed().toInt(&ok);
+            if (!line.trimmed().isEmpty() && ok) ++perGpu[gpu];
+        }
+        QVERIFY(!perGpu.empty());
+        QString expected = QStringLiteral("device,points\n");
+        for (const auto& [gpu, n] : perGpu)
+            expected += QStringLiteral("gpu:%1,%2\n").arg(gpu).arg(n);
+        QCOMPARE(query(db, QStringLiteral("SELECT device, points FROM series_summary WHERE metric = 'gpu.util' "
+                                          "ORDER BY device")),
+                 expected);
+
+        // Total weight = the sum of the last number of every folded line.
+        double weight = 0;
+        for (const QString& path : folded)
+            for (const QString& line : QString::fromUtf8(fileBytes(path)).split(QLatin1Char('\n')))
+                if (!line.trimmed().isEmpty())
+                    weight += line.trimmed().section(QRegularExpression(QStringLiteral("\\s+")), -1).toDouble();
+        QVERIFY(weight > 0);
+        const QString sum = query(db, QStringLiteral("SELECT sum(total_weight) FROM stack_summary"));
+        QCOMPARE(sum.section(QLatin1Char('\n'), 1, 1).toDouble(), weight);
+    }
+};
+
+QTEST_GUILESS_MAIN(TstCli)
 #include "tst_cli.moc"

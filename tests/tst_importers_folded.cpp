@@ -1,4 +1,482 @@
+// Folded ("collapsed") stack import: generated inputs for each behaviour, then the real fixtures checked
+// against an independent count of their trailing numbers.
+
+#include "analysis/store/run_database.h"
+#include "analysis/store/user_query.h"
+#include "importers/folded/folded_importer.h"
+#include "importers/import_session.h"
+#include "tests/test_support.h"
+
+#include <QDirIterator>
+#include <QRandomGenerator>
+#include <QRegularExpression>
+#include <QTemporaryDir>
 #include <QTest>
-class T : public QObject { Q_OBJECT };
-QTEST_MAIN(T)
+
+using namespace runlens;
+using namespace runlens::importers;
+
+namespace {
+
+QString str(const char* s)
+{
+    return QString::fromUtf8(s);
+}
+QStringList strs(std::initializer_list<const char*> items)
+{
+    QStringList out;
+    for (const char* s : items)
+        out << QString::fromUtf8(s);
+    return out;
+}
+
+// Every stored stack as "process|pid|thread|tid|frame;frame;...|sample_count|weight", a frame written as
+// name, or name@file:line when it has a file.
+const char* const kStacksSql = R"(
+WITH RECURSIVE path(leaf, next, text) AS (
+    SELECT c.id, c.parent_id, f.name || CASE WHEN f.file = '' THEN '' ELSE '@' || f.file || ':' || f.line END
+    FROM callsite c JOIN frame f ON f.id = c.frame_id
+    UNION ALL
+    SELECT p.leaf, c.parent_id,
+           f.name || CASE WHEN f.file = '' THEN '' ELSE '@' || f.file || ':' || f.line END || ';' || p.text
+    FROM path p JOIN callsite c ON c.id = p.next JOIN frame f ON f.id = c.frame_id
+)
+SELECT t.process, t.pid, t.name, t.tid, p.text, ss.sample_count, ss.weight
+FROM stack_sample ss JOIN thread t ON t.id = ss.thread_id JOIN path p ON p.leaf = ss.callsite_id AND p.next = 0
+ORDER BY p.text, t.process, t.name)";
+
+QStringList query(const std::string& db, const std::string& sql)
+{
+    QStringList out;
+    auto n = store::runUserQuery(
+        db, sql, [](const std::vector<std::string>&) {},
+        [&](const store::QueryRow& row) {
+            QStringList cells;
+            for (const std::string& v : row.values)
+                cells << QString::fromStdString(v);
+            out << cells.join(QLatin1Char('|'));
+        });
+    if (!n) out << QStringLiteral("query failed: ") + QString::fromStdString(n.error().toString());
+    return out;
+}
+
+QString queryOne(const std::string& db, const std::string& sql)
+{
+    const QStringList rows = query(db, sql);
+    return rows.isEmpty() ? QString() : rows.front();
+}
+
+std::string encode(const QByteArray& text, const QString& encoding)
+{
+    const std::string plain = text.toStdString();
+    if (encoding == QLatin1String("zstd")) return test::zstdCompress(plain);
+    if (encoding == QLatin1String("gzip")) return test::gzipCompress(plain);
+    if (encoding == QLatin1String("utf16le")) {
+        std::string out("\xff\xfe");
+        for (const QChar c : QString::fromUtf8(text)) {
+            out += static_cast<char>(c.unicode() & 0xff);
+            out += static_cast<char>(c.unicode() >> 8);
+        }
+        return out;
+    }
+    return plain;
+}
+
+struct Imported
+{
+    FileOutcome outcome = FileOutcome::Failed;
+    std::string importer; // format chosen by the plan
+    std::string error;
+    std::string db;
+};
+
+Imported importPath(const QTemporaryDir& dir, const std::string& path, const QString& format)
+{
+    Imported result;
+    ImportOptions options;
+    options.format = format.toStdString();
+    options.node = "node1";
+    auto plan = planImport({path}, options);
+    if (!plan || plan->size() != 1) {
+        result.error = plan ? "expected one planned file" : plan.error().toString();
+        return result;
+    }
+    if (plan->front().importer) result.importer = std::string(plan->front().importer->format());
+    result.db = dir.filePath(QStringLiteral("run.runlens")).toStdString();
+    auto db = store::RunDatabase::open(result.db, store::OpenMode::Create);
+    if (!db) {
+        result.error = db.error().toString();
+        return result;
+    }
+    const FileResult r = importFile(**db, plan->front(), options);
+    result.outcome = r.outcome;
+    if (r.error) result.error = r.error->toString();
+    return result;
+}
+
+// An independent reading of a folded file: flamegraph.pl's regular expression on each line.
+struct Reference
+{
+    int64_t rows = 0;
+    double weight = 0;
+    int64_t zero = 0;
+    QList<int64_t> invalidLines;
+};
+
+Reference referenceParse(const QByteArray& decoded)
+{
+    static const QRegularExpression re(QStringLiteral("^(.*)[ \\t\\r\\n\\x0b\\x0c]+?([0-9]+(?:\\.[0-9]*)?)$"),
+                                       QRegularExpression::DotMatchesEverythingOption);
+    Reference ref;
+    const QList<QByteArray> lines = decoded.split('\n');
+    for (qsizetype i = 0; i < lines.size(); ++i) {
+        const QByteArray line = lines[i].trimmed();
+        if (line.isEmpty() || line.startsWith('#') || line.startsWith("//")) continue;
+        ++ref.rows;
+        auto m = re.match(QString::fromLatin1(line));
+        if (!m.hasMatch() || m.captured(1).trimmed().isEmpty()) {
+            ref.invalidLines << i + 1;
+            continue;
+        }
+        const double count = m.captured(2).toDouble(); // the second count of a differential line is the last one
+        if (count == 0) ++ref.zero;
+        ref.weight += count;
+    }
+    return ref;
+}
+
+QByteArray readDecoded(const QString& path)
+{
+    QFile f(path);
+    if (!f.open(QIODevice::ReadOnly)) return {};
+    QByteArray bytes = f.readAll();
+    if (bytes.startsWith("\xff\xfe") || bytes.startsWith("\xfe\xff"))
+        bytes = QString::fromUtf16(reinterpret_cast<const char16_t*>(bytes.constData() + 2), (bytes.size() - 2) / 2)
+                    .toUtf8();
+    return bytes;
+}
+
+} // namespace
+
+class TestFoldedImporter : public QObject
+{
+    Q_OBJECT
+
+private Q_SLOTS:
+    void sniff_data();
+    void sniff();
+    void importCases_data();
+    void importCases();
+    void garbage_data();
+    void garbage();
+    void tenMegabyteLine();
+    void lineOverReaderLimit();
+    void fixturesOfOtherFormatsNotClaimed();
+    void realFixtures_data();
+    void realFixtures();
+};
+
+void TestFoldedImporter::sniff_data()
+{
+    QTest::addColumn<QByteArray>("head");
+    QTest::addColumn<int>("minScore");
+    QTest::addColumn<int>("maxScore");
+
+    QTest::newRow("folded stacks") << QByteArray("a;b;c 1\na;b 2\nmain 4\n") << 80 << 100;
+    QTest::newRow("py-spy raw") << QByteArray("process 1:\"python x.py\";thread (2);<module> (x.py:1) 3\n") << 80
+                                << 100;
+    QTest::newRow("single frames only") << QByteArray("main 5\nidle 3\n") << 1 << 100;
+    QTest::newRow("comments then stacks") << QByteArray("# c\n// d\na;b 1\n") << 80 << 100;
+    QTest::newRow("head cut inside a line") << QByteArray("a;b 1\na;c 2\na;d") << 80 << 100;
+    QTest::newRow("nvidia-smi csv with header") << QByteArray("timestamp, index, name, utilization.gpu [%]\n"
+                                                              "2024/01/01 00:00:00.000, 0, NVIDIA H200, 99 %\n")
+                                                << 0 << 0;
+    QTest::newRow("nvidia-smi csv noheader nounits")
+        << QByteArray("2024/01/01 00:00:00.000, 0, NVIDIA H200, 99\n2024/01/01 00:00:01.000, 0, NVIDIA H200, 98\n") << 0
+        << 0;
+    QTest::newRow("nvidia-smi dmon") << QByteArray("# gpu    pwr  gtemp\n# Idx      W      C\n    0     85     45\n"
+                                                   "    0     86     45\n")
+                                     << 0 << 0;
+    QTest::newRow("prometheus text") << QByteArray("# HELP x y\n# TYPE x gauge\nx{gpu=\"0\"} 1980\nx{gpu=\"1\"} 1980\n")
+                                     << 0 << 0;
+    QTest::newRow("perf script") << QByteArray("iperf 27409/28744 [000] 441995.133575: cpu-clock: \n"
+                                               "\t          59fef5 copy_user (/lib/vmlinux)\n")
+                                 << 0 << 0;
+    QTest::newRow("json lines") << QByteArray("{\"loss\": 1.5, \"step\": 3}\n") << 0 << 0;
+    QTest::newRow("only comments") << QByteArray("# a\n// b\n") << 0 << 0;
+    QTest::newRow("empty") << QByteArray() << 0 << 0;
+}
+
+void TestFoldedImporter::sniff()
+{
+    QFETCH(QByteArray, head);
+    QFETCH(int, minScore);
+    QFETCH(int, maxScore);
+    const FoldedImporter importer;
+    const int score = importer.sniff({std::string_view(head.constData(), static_cast<size_t>(head.size())), "x.txt"});
+    QVERIFY2(score >= minScore && score <= maxScore, qPrintable(QString::number(score)));
+}
+
+void TestFoldedImporter::importCases_data()
+{
+    QTest::addColumn<QByteArray>("input");
+    QTest::addColumn<QString>("encoding"); // plain, zstd, gzip, utf16le
+    QTest::addColumn<QString>("format");   // forced format, or empty to detect
+    QTest::addColumn<QString>("outcome");
+    QTest::addColumn<QStringList>("stacks");
+    QTest::addColumn<QStringList>("diagnostics"); // kind|line
+    QTest::addColumn<int>("rows");
+
+    const QByteArray simple("a;b;c 1\na;b;c 2\na;b 5\n");
+    const QStringList simpleStacks = strs({"|0||0|a;b|5|5", "|0||0|a;b;c|3|3"});
+    const QString plain = str("plain");
+    const QString imported = str("imported");
+
+    QTest::newRow("same stack twice is summed")
+        << simple << plain << QString() << imported << simpleStacks << QStringList() << 3;
+    QTest::newRow("zstd compressed") << simple << str("zstd") << QString() << imported << simpleStacks << QStringList()
+                                     << 3;
+    QTest::newRow("gzip compressed") << simple << str("gzip") << QString() << imported << simpleStacks << QStringList()
+                                     << 3;
+    QTest::newRow("crlf line endings") << QByteArray("a;b 1\r\na;c 2\r\n") << plain << QString() << imported
+                                       << strs({"|0||0|a;b|1|1", "|0||0|a;c|2|2"}) << QStringList() << 2;
+    QTest::newRow("utf-16le with bom") << QByteArray("a;b 1\r\na;\xc3\xbc 2\r\n") << str("utf16le") << QString()
+                                       << imported << strs({"|0||0|a;b|1|1", "|0||0|a;\xc3\xbc|2|2"}) << QStringList()
+                                       << 2;
+    QTest::newRow("no trailing newline") << QByteArray("a;b 1\na;c 2") << plain << QString() << imported
+                                         << strs({"|0||0|a;b|1|1", "|0||0|a;c|2|2"}) << strs({"truncated_last_line|2"})
+                                         << 2;
+    QTest::newRow("frames with spaces") << QByteArray("main;do work;std::map<int, int>::find  4\n") << plain
+                                        << QString() << imported
+                                        << strs({"|0||0|main;do work;std::map<int, int>::find|4|4"}) << QStringList()
+                                        << 1;
+    QTest::newRow("single frame") << QByteArray("main 4\n") << plain << str("folded") << imported
+                                  << strs({"|0||0|main|4|4"}) << QStringList() << 1;
+    QTest::newRow("fractional counts") << QByteArray("a;b 0.5\na;b 1.25\na;c 2.\n") << plain << QString() << imported
+                                       << strs({"|0||0|a;b|2|1.75", "|0||0|a;c|2|2"}) << QStringList() << 3;
+    QTest::newRow("comment lines counted")
+        << QByteArray("# header\n// other\na;b 1\n") << plain << QString() << imported << strs({"|0||0|a;b|1|1"})
+        << strs({"comment_line|1", "comment_line|2"}) << 1;
+    QTest::newRow("invalid lines with their numbers")
+        << QByteArray("a;b 1\ninvalid line\na;b x\n\na;c 2\n-3\na;d 1e5\n") << plain << str("folded") << imported
+        << strs({"|0||0|a;b|1|1", "|0||0|a;c|2|2"})
+        << strs({"invalid_line|2", "invalid_line|3", "invalid_line|6", "invalid_line|7"}) << 6;
+    QTest::newRow("zero count not stored") << QByteArray("a;b 0\na;c 1\n") << plain << QString() << imported
+                                           << strs({"|0||0|a;c|1|1"}) << strs({"zero_count|1"}) << 2;
+    QTest::newRow("differential two counts")
+        << QByteArray("a;b 3 5\na;c 2 0\na;d 1\n") << plain << QString() << imported
+        << strs({"|0||0|a;b|5|5", "|0||0|a;d|1|1"})
+        << strs({"differential_count|1", "differential_count|2", "zero_count|2"}) << 3;
+    QTest::newRow("py-spy process and thread root frames")
+        << QByteArray(
+               "process 12:\"python3 train.py\";thread (345): MainThread;<module> (<string>:1);main (train.py:12) 3\n"
+               "process 12:\"python3 train.py\";thread (0x7F1A);work (train.py) 2\n"
+               "thread (Thread-1 (worker));backward (torch/autograd.py:88) 5\n"
+               "thread (77) 1\n")
+        << plain << QString() << imported
+        << strs({"python3 train.py|12|MainThread|345|<module>@<string>:1;main@train.py:12|3|3",
+                 "|0|Thread-1 (worker)|0|backward@torch/autograd.py:88|5|5", "|0||77|thread (77)|1|1",
+                 "python3 train.py|12||32538|work@train.py:0|2|2"})
+        << QStringList() << 4;
+    QTest::newRow("py-spy command line with a semicolon")
+        << QByteArray("process 7:\"python -c import a; a.run()\";thread (8);f (a.py:1) 1\n") << plain << QString()
+        << imported << strs({"python -c import a; a.run()|7||8|f@a.py:1|1|1"}) << QStringList() << 1;
+    QTest::newRow("func (file:line) split")
+        << QByteArray("main (train.py:12);load (data/loader.py:140);foo(int);bar (libx.so);C:\\x (C:\\a b.py:3) 4\n")
+        << plain << QString() << imported
+        << strs({"|0||0|main@train.py:12;load@data/loader.py:140;foo(int);bar@libx.so:0;C:\\x@C:\\a b.py:3|4|4"})
+        << QStringList() << 1;
+    QTest::newRow("bad utf-8 replaced") << QByteArray("a;\xff\xfe"
+                                                      "b 1\n")
+                                        << plain << QString() << imported
+                                        << strs({"|0||0|a;\xef\xbf\xbd\xef\xbf\xbd"
+                                                 "b|1|1"})
+                                        << strs({"bad_utf8|1"}) << 1;
+    QTest::newRow("empty file") << QByteArray() << plain << QString() << str("not recognised") << QStringList()
+                                << QStringList() << 0;
+    QTest::newRow("empty file forced") << QByteArray() << plain << str("folded") << imported << QStringList()
+                                       << QStringList() << 0;
+}
+
+void TestFoldedImporter::importCases()
+{
+    QFETCH(QByteArray, input);
+    QFETCH(QString, encoding);
+    QFETCH(QString, format);
+    QFETCH(QString, outcome);
+    QFETCH(QStringList, stacks);
+    QFETCH(QStringList, diagnostics);
+    QFETCH(int, rows);
+
+    QTemporaryDir dir;
+    QVERIFY(dir.isValid());
+    const std::string path = test::writeFile(dir, QStringLiteral("stacks.txt"), encode(input, encoding));
+    const Imported r = importPath(dir, path, format);
+    QCOMPARE(QString::fromLatin1(outcomeName(r.outcome)), outcome);
+    if (r.outcome != FileOutcome::Imported) return;
+    QCOMPARE(r.importer, std::string("folded"));
+    QCOMPARE(query(r.db, kStacksSql), stacks);
+    QCOMPARE(query(r.db, "SELECT kind, line FROM diagnostic ORDER BY id"), diagnostics);
+    QCOMPARE(queryOne(r.db, "SELECT rows_read FROM import"), QString::number(rows));
+    int64_t samples = 0;
+    for (const QString& s : stacks)
+        samples += s.section(QLatin1Char('|'), 5, 5).toLongLong();
+    QCOMPARE(queryOne(r.db, "SELECT samples FROM import"), QString::number(samples));
+    QVERIFY(queryOne(r.db, "SELECT summary FROM import").contains(QStringLiteral("%1 stacks").arg(stacks.size())));
+}
+
+void TestFoldedImporter::garbage_data()
+{
+    QTest::addColumn<QByteArray>("input");
+    QTest::addColumn<QString>("format");
+    QTest::addColumn<QString>("outcome");
+
+    QByteArray random(4096, '\0');
+    QRandomGenerator rng(42);
+    for (char& c : random)
+        c = static_cast<char>(rng.bounded(256));
+    // Bytes from a small alphabet so that some lines do end in a count.
+    QByteArray mixed;
+    static const char kAlphabet[] = "ab;; 0123456789.\n\r\t#/\xff\x00";
+    const QByteArray alphabet(kAlphabet, sizeof kAlphabet - 1);
+    for (int i = 0; i < 8192; ++i)
+        mixed += alphabet[static_cast<qsizetype>(rng.bounded(alphabet.size()))];
+
+    QTest::newRow("random binary is not recognised") << random << QString() << str("not recognised");
+    QTest::newRow("random binary forced") << random << str("folded") << str("imported");
+    QTest::newRow("mixed bytes forced") << mixed << str("folded") << str("imported");
+}
+
+void TestFoldedImporter::garbage()
+{
+    QFETCH(QByteArray, input);
+    QFETCH(QString, format);
+    QFETCH(QString, outcome);
+
+    QTemporaryDir dir;
+    QVERIFY(dir.isValid());
+    const std::string path = test::writeFile(dir, QStringLiteral("garbage.bin"), input.toStdString());
+    const Imported r = importPath(dir, path, format);
+    QCOMPARE(QString::fromLatin1(outcomeName(r.outcome)), outcome);
+    if (r.outcome != FileOutcome::Imported) return;
+    // Every line is accounted for: stored, or reported.
+    const Reference ref = referenceParse(input);
+    QVERIFY(!ref.invalidLines.isEmpty());
+    QCOMPARE(queryOne(r.db, "SELECT rows_read FROM import").toLongLong(), qlonglong(ref.rows));
+    QCOMPARE(queryOne(r.db, "SELECT count FROM diagnostic_count WHERE kind = 'invalid_line'").toLongLong(),
+             qlonglong(ref.invalidLines.size()));
+    QCOMPARE(queryOne(r.db, "SELECT coalesce(sum(weight), 0) FROM stack_sample").toDouble(), ref.weight);
+    QCOMPARE(queryOne(r.db, "SELECT status FROM import_log"), QStringLiteral("data_loss"));
+}
+
+void TestFoldedImporter::tenMegabyteLine()
+{
+    constexpr int kBytes = 10 << 20;
+    QTemporaryDir dir;
+    QVERIFY(dir.isValid());
+    std::string input = "root;" + std::string(kBytes, 'x') + " 3\n" + std::string(kBytes, 'y') + "\na;b 2\n";
+    const std::string path = test::writeFile(dir, QStringLiteral("huge.folded"), input);
+    input.clear();
+    const Imported r = importPath(dir, path, QStringLiteral("folded"));
+    QCOMPARE(QString::fromLatin1(outcomeName(r.outcome)), QStringLiteral("imported"));
+    QCOMPARE(queryOne(r.db, "SELECT sum(weight) FROM stack_sample"), QStringLiteral("5"));
+    QCOMPARE(queryOne(r.db, "SELECT max(length(name)) FROM frame"), QString::number(kBytes));
+    QCOMPARE(query(r.db, "SELECT kind, line FROM diagnostic"), strs({"invalid_line|2"}));
+    QVERIFY(queryOne(r.db, "SELECT length(message) FROM diagnostic").toInt() < 200);
+}
+
+void TestFoldedImporter::lineOverReaderLimit()
+{
+    QTemporaryDir dir;
+    QVERIFY(dir.isValid());
+    std::string input = "a;" + std::string(LineReader::kDefaultMaxLine, 'z') + " 1\na;b 2\n";
+    const std::string path = test::writeFile(dir, QStringLiteral("over.folded"), input);
+    input.clear();
+    input.shrink_to_fit();
+    const Imported r = importPath(dir, path, str("folded"));
+    QCOMPARE(QString::fromLatin1(outcomeName(r.outcome)), str("imported"));
+    QCOMPARE(query(r.db, "SELECT kind, line FROM diagnostic"), strs({"line_too_long|1"}));
+    QCOMPARE(query(r.db, kStacksSql), strs({"|0||0|a;b|2|2"}));
+    QCOMPARE(queryOne(r.db, "SELECT rows_read FROM import"), str("2"));
+}
+
+// Whatever else the fixtures hold (CSV, dmon, JSON, logs) must not be taken for folded stacks.
+void TestFoldedImporter::fixturesOfOtherFormatsNotClaimed()
+{
+    const QString fixtures = test::fixturesDir();
+    if (fixtures.isEmpty()) QSKIP("../shared/fixtures not found (set RUNLENS_FIXTURES)");
+    const FoldedImporter importer;
+    QDirIterator it(fixtures, QDir::Files, QDirIterator::Subdirectories);
+    int checked = 0;
+    while (it.hasNext()) {
+        const QString path = it.next();
+        if (path.endsWith(QLatin1String(".folded")) || path.contains(QLatin1String("/stackcollapse/"))) continue;
+        QFile f(path);
+        QVERIFY(f.open(QIODevice::ReadOnly));
+        const QByteArray head = f.read(64 * 1024);
+        const int score = importer.sniff({std::string_view(head.constData(), static_cast<size_t>(head.size())),
+                                          QFileInfo(path).fileName().toStdString()});
+        QVERIFY2(score == 0, qPrintable(QStringLiteral("%1 scored %2").arg(path).arg(score)));
+        ++checked;
+    }
+    QVERIFY(checked > 0);
+}
+
+void TestFoldedImporter::realFixtures_data()
+{
+    QTest::addColumn<QString>("path");
+    QTest::addColumn<QString>("format");
+    const QString fixtures = test::fixturesDir();
+    if (fixtures.isEmpty()) QSKIP("../shared/fixtures not found (set RUNLENS_FIXTURES): real folded files not tested");
+
+    QDirIterator it(fixtures, {QStringLiteral("*.folded")}, QDir::Files, QDirIterator::Subdirectories);
+    QStringList found;
+    while (it.hasNext())
+        found << it.next();
+    found.sort();
+    for (const QString& f : found)
+        QTest::newRow(qPrintable(QDir(fixtures).relativeFilePath(f))) << f << QString();
+    for (const char* name : {"simple.txt", "simple-with-invalids.txt"}) {
+        const QString f = fixtures + QLatin1String("/public/speedscope/sample/profiles/stackcollapse/") + str(name);
+        if (QFileInfo::exists(f)) {
+            QTest::newRow(name) << f << str("folded");
+            found << f;
+        }
+    }
+    if (found.isEmpty()) QSKIP("no folded stack file under the fixtures folder");
+}
+
+void TestFoldedImporter::realFixtures()
+{
+    QFETCH(QString, path);
+    QFETCH(QString, format);
+
+    QTemporaryDir dir;
+    QVERIFY(dir.isValid());
+    const Imported r = importPath(dir, path.toStdString(), format);
+    QVERIFY2(r.outcome == FileOutcome::Imported, r.error.c_str());
+    QCOMPARE(r.importer, std::string("folded")); // detected, when not forced
+
+    const Reference ref = referenceParse(readDecoded(path));
+    QVERIFY(ref.rows > 0);
+    QCOMPARE(queryOne(r.db, "SELECT rows_read FROM import").toLongLong(), qlonglong(ref.rows));
+    QVERIFY(qFuzzyCompare(queryOne(r.db, "SELECT sum(weight) FROM stack_sample").toDouble(), ref.weight));
+    // The documented view agrees, and every row is untimed (folded stacks carry no time).
+    QVERIFY(qFuzzyCompare(queryOne(r.db, "SELECT sum(total_weight) FROM stack_summary").toDouble(), ref.weight));
+    QCOMPARE(queryOne(r.db, "SELECT sum(untimed_rows) FROM stack_summary"),
+             queryOne(r.db, "SELECT count(*) FROM stack_sample"));
+    QStringList invalid;
+    for (int64_t line : ref.invalidLines)
+        invalid << QString::number(line);
+    QCOMPARE(query(r.db, "SELECT line FROM diagnostic WHERE kind = 'invalid_line' ORDER BY id"), invalid);
+    if (path.endsWith(QLatin1String("simple-with-invalids.txt"))) {
+        QCOMPARE(invalid.size(), 1);
+        QCOMPARE(queryOne(r.db, "SELECT count FROM diagnostic_count WHERE kind = 'comment_line'"), QStringLiteral("2"));
+    }
+    // py-spy root frames become thread rows, never frames.
+    QCOMPARE(queryOne(r.db, "SELECT count(*) FROM frame WHERE name LIKE 'process %:\"%' OR name LIKE 'thread (%'"),
+             QStringLiteral("0"));
+}
+
+QTEST_GUILESS_MAIN(TestFoldedImporter)
 #include "tst_importers_folded.moc"

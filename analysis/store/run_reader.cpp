@@ -125,7 +125,7 @@ Expected<std::vector<ImportInfo>> RunReader::imports()
 {
     auto st = Statement::prepare(m_db.handle(),
                                  "SELECT i.id, i.path, i.format, coalesce(n.name, ''), i.rows_read, i.points, i.samples, "
-                                 "i.diagnostics, i.data_loss, i.duration_ms, i.summary, i.content_sha256 "
+                                 "i.diagnostics, i.data_loss, i.duration_ms, i.summary, i.content_hash "
                                  "FROM import i LEFT JOIN node n ON n.id = i.node_id ORDER BY i.id");
     if (!st) return st.error();
     std::vector<ImportInfo> out;

@@ -88,7 +88,7 @@ struct ImportInfo
     int64_t dataLoss = 0;
     double durationMs = 0;
     std::string summary;
-    std::string sha256;
+    std::string contentHash;
 };
 
 struct DiagnosticInfo

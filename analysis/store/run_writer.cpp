@@ -10,7 +10,15 @@
 namespace runlens::store {
 
 RunWriter::RunWriter(RunDatabase& db) : m_db(db) {}
-RunWriter::~RunWriter() = default;
+RunWriter::~RunWriter() { stopEncoder(); }
+
+void RunWriter::stopEncoder()
+{
+    if (!m_encoder.joinable()) return;
+    m_jobs->close();
+    m_encoded->close(); // unblocks a worker waiting to hand over a result nobody will take
+    m_encoder.join();
+}
 
 Status RunWriter::prepare()
 {
@@ -39,11 +47,11 @@ Status RunWriter::prepare()
     return okStatus();
 }
 
-Expected<std::optional<int64_t>> RunWriter::findImportByHash(std::string_view sha256)
+Expected<std::optional<int64_t>> RunWriter::findImportByHash(std::string_view contentHash)
 {
-    auto st = Statement::prepare(m_db.handle(), "SELECT id FROM import WHERE content_sha256 = ?");
+    auto st = Statement::prepare(m_db.handle(), "SELECT id FROM import WHERE content_hash = ?");
     if (!st) return st.error();
-    st->bind(1, sha256);
+    st->bind(1, contentHash);
     auto row = st->step();
     if (!row) return row.error();
     if (!*row) return std::optional<int64_t>();
@@ -62,11 +70,11 @@ Expected<int64_t> RunWriter::beginImport(const ImportRecord& r)
 {
     if (Status s = prepare(); !s) return s.error();
     auto st = Statement::prepare(m_db.handle(),
-                                 "INSERT INTO import(path, size_bytes, content_sha256, format, importer_version, "
+                                 "INSERT INTO import(path, size_bytes, content_hash, format, importer_version, "
                                  "options, node_id, started_ns, duration_ms, rows_read, points, samples, diagnostics, "
                                  "data_loss) VALUES (?,?,?,?,?,?,?,?,0,0,0,0,0,0)");
     if (!st) return st.error();
-    st->bind(1, std::string_view(r.path)).bind(2, r.sizeBytes).bind(3, std::string_view(r.sha256));
+    st->bind(1, std::string_view(r.path)).bind(2, r.sizeBytes).bind(3, std::string_view(r.contentHash));
     st->bind(4, std::string_view(r.format)).bind(5, r.importerVersion).bind(6, std::string_view(r.optionsJson));
     if (r.nodeId) st->bind(7, *r.nodeId);
     st->bind(8, r.startedNs);
@@ -168,15 +176,57 @@ Status RunWriter::flush(SeriesSink& sink)
 {
     sink.m_flushNeeded = false;
     if (sink.m_points.empty()) return okStatus();
-    ChunkSummary s;
-    const std::string blob = encodeChunk(sink.m_points, sink.m_tokens, &s);
-    if (blob.empty()) return makeError(ErrorCode::Database, "cannot compress a point chunk");
-    m_insChunk.bind(1, sink.m_seriesId).bind(2, s.firstNs).bind(3, s.lastNs).bind(4, m_importId);
+    if (!m_encoder.joinable()) {
+        constexpr size_t kQueued = 64;
+        m_jobs = std::make_unique<BoundedQueue<EncodeJob>>(kQueued);
+        m_encoded = std::make_unique<BoundedQueue<EncodedChunk>>(kQueued * 4);
+        m_encoder = std::thread([jobs = m_jobs.get(), encoded = m_encoded.get()] {
+            while (auto job = jobs->pop()) {
+                EncodedChunk c{job->sink, {}, {}};
+                c.blob = encodeChunk(job->points, job->tokens, &c.summary);
+                if (!encoded->push(std::move(c))) return;
+            }
+            encoded->close();
+        });
+    }
+    sink.m_lastFlushedTs = sink.m_points.back().tsNs;
+    sink.m_pointsWritten += static_cast<int64_t>(sink.m_points.size());
+    EncodeJob job{&sink, std::move(sink.m_points), std::move(sink.m_tokens)};
+    sink.m_points = {};
+    sink.m_points.reserve(kChunkPoints);
+    sink.m_tokens = {};
+    // Insert what is ready first so the result queue never fills while we wait for job room.
+    if (Status s = drainEncoded(false); !s) return s;
+    ++m_inFlight;
+    m_jobs->push(std::move(job));
+    return drainEncoded(false);
+}
+
+Status RunWriter::drainEncoded(bool wait)
+{
+    while (m_inFlight > 0) {
+        std::optional<EncodedChunk> c = wait ? m_encoded->pop() : m_encoded->tryPop();
+        if (!c) {
+            if (wait) return makeError(ErrorCode::Database, "chunk encoder stopped");
+            return okStatus();
+        }
+        --m_inFlight;
+        if (Status s = insertChunk(*c); !s) return s;
+    }
+    return okStatus();
+}
+
+Status RunWriter::insertChunk(EncodedChunk& c)
+{
+    const ChunkSummary& s = c.summary;
+    if (c.blob.empty()) return makeError(ErrorCode::Database, "cannot compress a point chunk");
+    m_insChunk.bind(1, c.sink->m_seriesId).bind(2, s.firstNs).bind(3, s.lastNs).bind(4, m_importId);
     m_insChunk.bind(5, s.count).bind(6, s.missing);
     if (s.count > s.missing) m_insChunk.bind(7, s.minValue).bind(8, s.maxValue);
-    m_insChunk.bind(9, s.sum).bindBlob(10, blob.data(), blob.size());
+    m_insChunk.bind(9, s.sum).bindBlob(10, c.blob.data(), c.blob.size());
     if (Status st = m_insChunk.exec(); !st) return st;
 
+    SeriesSink& sink = *c.sink;
     ChunkSummary& t = sink.m_total;
     if (s.count > s.missing) {
         if (!sink.m_hasValue) {
@@ -187,16 +237,15 @@ Status RunWriter::flush(SeriesSink& sink)
         t.minValue = std::min(t.minValue, s.minValue);
         t.maxValue = std::max(t.maxValue, s.maxValue);
     }
-    if (sink.m_pointsWritten == 0) t.firstNs = s.firstNs;
+    if (t.count == 0) {
+        t.firstNs = s.firstNs;
+        t.lastNs = s.lastNs;
+    }
     t.firstNs = std::min(t.firstNs, s.firstNs);
     t.lastNs = std::max(t.lastNs, s.lastNs);
     t.count += s.count;
     t.missing += s.missing;
     t.sum += s.sum;
-    sink.m_pointsWritten += s.count;
-    sink.m_lastFlushedTs = sink.m_points.back().tsNs;
-    sink.m_points.clear();
-    sink.m_tokens.clear();
     return okStatus();
 }
 
@@ -308,8 +357,11 @@ Status RunWriter::finishImport(const ImportTotals& totals, const Diagnostics& di
                                      "max_value = CASE WHEN ? THEN max(coalesce(max_value, ?), ?) ELSE max_value END, "
                                      "sum_value = sum_value + ? WHERE id = ?");
     if (!upd) return upd.error();
-    for (auto& [key, sink] : m_series) {
+    for (auto& [key, sink] : m_series)
         if (Status s = flush(*sink); !s) return s;
+    if (Status s = drainEncoded(true); !s) return s;
+    stopEncoder();
+    for (auto& [key, sink] : m_series) {
         const ChunkSummary& t = sink->m_total;
         if (t.count == 0) continue;
         const int64_t hv = sink->m_hasValue ? 1 : 0;
@@ -339,11 +391,11 @@ Status RunWriter::finishImport(const ImportTotals& totals, const Diagnostics& di
         if (Status s = ent->exec(); !s) return s;
     }
     auto imp = Statement::prepare(h, "UPDATE import SET duration_ms = ?, rows_read = ?, points = ?, samples = ?, "
-                                     "diagnostics = ?, data_loss = ?, summary = ?, content_sha256 = ? WHERE id = ?");
+                                     "diagnostics = ?, data_loss = ?, summary = ?, content_hash = ? WHERE id = ?");
     if (!imp) return imp.error();
     imp->bind(1, totals.durationMs).bind(2, totals.rowsRead).bind(3, totals.points).bind(4, totals.samples);
     imp->bind(5, diagnostics.total()).bind(6, diagnostics.dataLoss()).bind(7, std::string_view(totals.summary));
-    imp->bind(8, std::string_view(totals.sha256)).bind(9, m_importId);
+    imp->bind(8, std::string_view(totals.contentHash)).bind(9, m_importId);
     return imp->exec();
 }
 

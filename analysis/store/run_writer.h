@@ -4,6 +4,7 @@
 // chunks), stack samples, the import record and its diagnostics. The caller owns the transaction
 // (RunDatabase::begin/commit/rollback), so a failed import leaves the file unchanged.
 
+#include "analysis/store/bounded_queue.h"
 #include "analysis/store/chunk_codec.h"
 #include "analysis/store/diagnostics.h"
 #include "analysis/store/error.h"
@@ -15,6 +16,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <thread>
 #include <tuple>
 #include <unordered_map>
 #include <vector>
@@ -27,7 +29,7 @@ struct ImportRecord
 {
     std::string path;
     int64_t sizeBytes = 0;
-    std::string sha256;
+    std::string contentHash;
     std::string format;
     int importerVersion = 1;
     std::string optionsJson = "{}";
@@ -37,7 +39,7 @@ struct ImportRecord
 
 struct ImportTotals
 {
-    std::string sha256; // the content hash, known once the whole file was read
+    std::string contentHash; // the content hash, known once the whole file was read
     double durationMs = 0;
     int64_t rowsRead = 0;
     int64_t points = 0;
@@ -87,8 +89,8 @@ public:
     explicit RunWriter(RunDatabase& db);
     ~RunWriter();
 
-    // Returns the import id whose content hash equals sha256, if any.
-    Expected<std::optional<int64_t>> findImportByHash(std::string_view sha256);
+    // Returns the import id whose content hash equals contentHash, if any.
+    Expected<std::optional<int64_t>> findImportByHash(std::string_view contentHash);
     Expected<bool> hasImportOfSize(int64_t sizeBytes);
 
     Expected<int64_t> beginImport(const ImportRecord& record);
@@ -120,8 +122,31 @@ public:
     int64_t samplesWritten() const { return m_samplesWritten; }
 
 private:
+    // Chunks are encoded and compressed on a worker thread while the importer goes on parsing; the
+    // rows are inserted on the writer's own thread (one SQLite connection, one thread).
+    struct EncodeJob
+    {
+        SeriesSink* sink = nullptr;
+        std::vector<Point> points;
+        std::vector<std::string> tokens;
+    };
+    struct EncodedChunk
+    {
+        SeriesSink* sink = nullptr;
+        std::string blob;
+        ChunkSummary summary;
+    };
+
     Status prepare();
     Status flush(SeriesSink& sink);
+    Status insertChunk(EncodedChunk& chunk);
+    Status drainEncoded(bool wait);
+    void stopEncoder();
+
+    std::unique_ptr<BoundedQueue<EncodeJob>> m_jobs;
+    std::unique_ptr<BoundedQueue<EncodedChunk>> m_encoded;
+    std::thread m_encoder;
+    int64_t m_inFlight = 0;
 
     RunDatabase& m_db;
     bool m_prepared = false;

@@ -37,7 +37,7 @@ CREATE TABLE import (
     id INTEGER PRIMARY KEY,
     path TEXT NOT NULL,
     size_bytes INTEGER NOT NULL,
-    content_sha256 TEXT NOT NULL UNIQUE,
+    content_hash TEXT NOT NULL UNIQUE,
     format TEXT NOT NULL,
     importer_version INTEGER NOT NULL,
     options TEXT NOT NULL,                -- JSON object of the options in force
@@ -190,7 +190,7 @@ SELECT i.path AS path, i.format AS format, n.name AS node,
        i.rows_read AS rows, i.diagnostics AS diagnostics,
        CASE WHEN i.data_loss > 0 THEN 'data_loss' WHEN i.diagnostics > 0 THEN 'warnings' ELSE 'ok' END AS status,
        i.points AS points, i.samples AS samples, i.size_bytes AS size_bytes,
-       i.content_sha256 AS content_sha256, i.importer_version AS importer_version, i.options AS options,
+       i.content_hash AS content_hash, i.importer_version AS importer_version, i.options AS options,
        i.started_ns AS started_ns, i.duration_ms AS duration_ms, i.id AS import_id
 FROM import i LEFT JOIN node n ON n.id = i.node_id;
 

@@ -19,7 +19,7 @@ Stable views (documented in README.md):
   series_summary(node, device, metric, unit, points, first_ns, last_ns, missing_points, min_value, max_value,
                  mean_value, raw_name)
   stack_summary(node, process, thread, samples, total_weight, pid, tid, untimed_rows)
-  import_log(path, format, node, rows, diagnostics, status, points, samples, size_bytes, content_sha256, ...)
+  import_log(path, format, node, rows, diagnostics, status, points, samples, size_bytes, content_hash, ...)
   import_diagnostic(path, kind, file, line, column, message, import_id)
 )";
 

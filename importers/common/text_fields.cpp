@@ -34,9 +34,46 @@ static bool equalsIgnoreCase(std::string_view a, std::string_view b)
     return true;
 }
 
+// Plain decimals ("105.75", "-3", "0.001") with at most 15 significant digits: mantissa / 10^k is exact
+// in both operands, so one IEEE division gives the correctly rounded result (Clinger's fast path).
+static bool parseSimpleDecimal(std::string_view s, double& out)
+{
+    static constexpr double kPow10[] = {1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11,
+                                        1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
+    size_t i = 0;
+    const bool negative = s[0] == '-';
+    if (negative) i = 1;
+    uint64_t mantissa = 0;
+    int digits = 0, fraction = 0;
+    bool dot = false, any = false;
+    for (; i < s.size(); ++i) {
+        const char c = s[i];
+        if (c >= '0' && c <= '9') {
+            any = true;
+            if (mantissa != 0 || c != '0') ++digits;
+            if (digits > 15) return false;
+            mantissa = mantissa * 10 + static_cast<uint64_t>(c - '0');
+            if (dot) ++fraction;
+        } else if (c == '.' && !dot) {
+            dot = true;
+        } else {
+            return false;
+        }
+    }
+    if (!any || fraction > 22) return false;
+    const double v = static_cast<double>(mantissa) / kPow10[fraction];
+    out = negative ? -v : v;
+    return true;
+}
+
 std::optional<double> parseNumber(std::string_view s)
 {
     if (s.empty()) return std::nullopt;
+    if (double fast; parseSimpleDecimal(s, fast)) return fast;
+    const char c0 = s[0];
+    const bool plausible = (c0 >= '0' && c0 <= '9') || c0 == '-' || c0 == '+' || c0 == '.' || c0 == 'n' ||
+                           c0 == 'N' || c0 == 'i' || c0 == 'I';
+    if (!plausible) return std::nullopt; // words such as "P0" or "Enabled" without the slow path
     std::string_view body = s;
     if (body.front() == '+') body.remove_prefix(1);
     double v = 0;

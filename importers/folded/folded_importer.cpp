@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <limits>
 #include <optional>
 #include <string>
@@ -21,18 +22,25 @@ namespace runlens::importers {
 namespace {
 
 constexpr int kSniffMaxLines = 200;
-constexpr size_t kQuoteBytes = 80;       // how much of a bad line a diagnostic quotes
-constexpr double kMaxCount = 9.0e18;     // counts must fit an int64 sample count
+constexpr size_t kQuoteBytes = 80;   // how much of a bad line a diagnostic quotes
+constexpr double kMaxCount = 9.0e18; // counts must fit an int64 sample count
 constexpr int64_t kCheckpointEvery = 4096;
 
-bool isComment(std::string_view t) { return t.front() == '#' || t.substr(0, 2) == "//"; }
-bool isDigit(char c) { return c >= '0' && c <= '9'; }
+bool isComment(std::string_view t)
+{
+    return t.front() == '#' || t.substr(0, 2) == "//";
+}
+bool isDigit(char c)
+{
+    return c >= '0' && c <= '9';
+}
 
 // flamegraph.pl's count: \d+(?:\.\d*)?
 bool isCountToken(std::string_view t)
 {
     size_t i = 0;
-    while (i < t.size() && isDigit(t[i])) ++i;
+    while (i < t.size() && isDigit(t[i]))
+        ++i;
     if (i == 0) return false;
     if (i == t.size()) return true;
     if (t[i] != '.') return false;
@@ -45,7 +53,8 @@ bool isCountToken(std::string_view t)
 bool splitTrailingCount(std::string_view line, std::string_view& rest, std::string_view& count)
 {
     size_t p = line.size();
-    while (p > 0 && !isSpace(line[p - 1])) --p;
+    while (p > 0 && !isSpace(line[p - 1]))
+        --p;
     if (p == 0 || p == line.size() || !isCountToken(line.substr(p))) return false;
     count = line.substr(p);
     rest = trim(line.substr(0, p));
@@ -78,15 +87,15 @@ std::string quote(std::string_view text)
 {
     if (text.size() <= kQuoteBytes) return std::string(text);
     size_t n = kQuoteBytes;
-    while (n > 0 && (static_cast<unsigned char>(text[n]) & 0xC0) == 0x80) --n;
+    while (n > 0 && (static_cast<unsigned char>(text[n]) & 0xC0) == 0x80)
+        --n;
     return std::string(text.substr(0, n)) + "...";
 }
 
 // Replaces bytes that are not UTF-8 with U+FFFD; returns true when it had to.
 bool repairUtf8(std::string_view in, std::string& out)
 {
-    if (std::all_of(in.begin(), in.end(), [](char c) { return static_cast<unsigned char>(c) < 0x80; }))
-        return false;
+    if (std::all_of(in.begin(), in.end(), [](char c) { return static_cast<unsigned char>(c) < 0x80; })) return false;
     QStringDecoder decoder(QStringDecoder::Utf8);
     const QString s = decoder.decode(QByteArrayView(in.data(), static_cast<qsizetype>(in.size())));
     if (!decoder.hasError()) return false;
@@ -166,7 +175,8 @@ FrameParts parseFrame(std::string_view f)
     int depth = 0;
     size_t open = std::string_view::npos;
     for (size_t i = f.size(); i-- > 0;) {
-        if (f[i] == ')') ++depth;
+        if (f[i] == ')')
+            ++depth;
         else if (f[i] == '(' && --depth == 0) {
             open = i;
             break;
@@ -197,6 +207,14 @@ struct StackTotal
     double weight = 0;
 };
 
+// Lets the maps below be searched with a string_view, so a repeated stack costs no allocation.
+struct TextHash
+{
+    using is_transparent = void;
+    size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+};
+template <typename T> using TextMap = std::unordered_map<std::string, T, TextHash, std::equal_to<>>;
+
 } // namespace
 
 int FoldedImporter::sniff(const SniffInput& input) const
@@ -224,8 +242,7 @@ int FoldedImporter::sniff(const SniffInput& input) const
             // A single frame is possible, but tables (CSV rows, `nvidia-smi dmon` columns, Prometheus
             // samples, `key=value` logs) also end with a number: do not count those.
             const std::string_view first = stack.substr(0, stack.find_first_of(" \t"));
-            if (stack.find_first_of(",{|=\t") != std::string_view::npos || parseNumber(first) || first == "-")
-                continue;
+            if (stack.find_first_of(",{|=\t") != std::string_view::npos || parseNumber(first) || first == "-") continue;
         } else {
             ++multiFrame;
         }
@@ -238,7 +255,7 @@ int FoldedImporter::sniff(const SniffInput& input) const
 Status FoldedImporter::run(ImportContext& ctx) const
 {
     // Pass 1: sum the counts of each distinct stack text (a hash of the whole line, no parsing of frames).
-    std::unordered_map<std::string, StackTotal> totals;
+    TextMap<StackTotal> totals;
     std::vector<std::pair<const std::string, StackTotal>*> order; // first appearance, for a stable layout
     std::string repaired;
     int64_t differential = 0;
@@ -253,8 +270,8 @@ Status FoldedImporter::run(ImportContext& ctx) const
         if (text.empty()) continue;
         if (line.tooLong) {
             ++ctx.rowsRead;
-            ctx.report(diag::kLineTooLong, 0, fmt::format("line longer than the reader's limit, skipped: \"{}\"",
-                                                          quote(text)));
+            ctx.report(diag::kLineTooLong, 0,
+                       fmt::format("line longer than the reader's limit, skipped: \"{}\"", quote(text)));
             continue;
         }
         if (isComment(text)) {
@@ -287,8 +304,11 @@ Status FoldedImporter::run(ImportContext& ctx) const
             ctx.report(diag::kBadUtf8, 0, "bytes that are not UTF-8 replaced by U+FFFD");
             stack = repaired;
         }
-        auto [it, inserted] = totals.try_emplace(std::string(stack));
-        if (inserted) order.push_back(&*it);
+        auto it = totals.find(stack);
+        if (it == totals.end()) {
+            it = totals.try_emplace(std::string(stack)).first;
+            order.push_back(&*it);
+        }
         const int64_t count = std::floor(*value) == *value ? static_cast<int64_t>(*value) : 1;
         int64_t& sum = it->second.sampleCount;
         sum = sum > std::numeric_limits<int64_t>::max() - count ? std::numeric_limits<int64_t>::max() : sum + count;
@@ -296,7 +316,7 @@ Status FoldedImporter::run(ImportContext& ctx) const
     }
 
     // Pass 2: split each distinct stack into its thread and frames and store it once.
-    std::unordered_map<std::string, int64_t> frameIds; // by frame text
+    TextMap<int64_t> frameIds; // by frame text
     int64_t samples = 0;
     std::unordered_set<int64_t> threadIds;
     std::vector<std::string_view> frames;
@@ -319,8 +339,10 @@ Status FoldedImporter::run(ImportContext& ctx) const
             if (rest.empty()) break;
         }
         const bool rootOnly = rest.empty(); // nothing but root frames: keep the last one as the only frame
-        if (rootOnly) frames.assign(1, lastRoot);
-        else splitFields(rest, ';', frames);
+        if (rootOnly)
+            frames.assign(1, lastRoot);
+        else
+            splitFields(rest, ';', frames);
 
         auto threadId = ctx.writer.thread(ctx.nodeId, key.process, key.pid, key.name, key.tid);
         if (!threadId) return threadId.error();
@@ -329,7 +351,7 @@ Status FoldedImporter::run(ImportContext& ctx) const
         int64_t callsite = 0;
         for (const std::string_view f : frames) {
             int64_t frameId = 0;
-            if (auto found = rootOnly ? frameIds.end() : frameIds.find(std::string(f)); found != frameIds.end()) {
+            if (auto found = rootOnly ? frameIds.end() : frameIds.find(f); found != frameIds.end()) {
                 frameId = found->second;
             } else {
                 const FrameParts parts = rootOnly ? FrameParts{f, {}, 0} : parseFrame(f);
@@ -347,8 +369,8 @@ Status FoldedImporter::run(ImportContext& ctx) const
         samples += total.sampleCount;
     }
 
-    ctx.notes.push_back(fmt::format("{} stacks, {} samples, {} threads (untimed)", order.size(), samples,
-                                    threadIds.size()));
+    ctx.notes.push_back(fmt::format("{} stacks, {} samples, {} thread{} (untimed)", order.size(), samples,
+                                    threadIds.size(), threadIds.size() == 1 ? "" : "s"));
     if (differential > 0)
         ctx.notes.push_back(fmt::format("{} differential lines: the second count kept", differential));
     return okStatus();

@@ -1,5 +1,7 @@
 #include "importers/input/input_stream.h"
 
+#include "analysis/store/bounded_queue.h"
+
 #include <fmt/format.h>
 #include <zlib.h>
 #include <zstd.h>
@@ -30,8 +32,19 @@ const char* compressionName(Compression c)
     return "auto";
 }
 
+struct InputStream::Block
+{
+    std::string data; // empty at the end
+    std::optional<Error> error;
+};
+
 struct InputStream::Impl
 {
+    BoundedQueue<Block> queue{4};
+    std::thread reader;
+    std::string current;
+    bool readerDone = false;
+
     std::FILE* file = nullptr;
     std::string memory; // fromMemory
     size_t memoryPos = 0;
@@ -44,7 +57,7 @@ struct InputStream::Impl
     std::vector<char> out = std::vector<char>(kRawBlock * 4);
     std::string utf8; // transcoded block
     std::optional<QStringDecoder> decoder;
-    QCryptographicHash hash{QCryptographicHash::Sha256};
+    QCryptographicHash hash{QCryptographicHash::Blake2b_256};
     bool finished = false;
     bool firstBlock = true;
 
@@ -56,6 +69,8 @@ struct InputStream::Impl
 
     ~Impl()
     {
+        queue.close();
+        if (reader.joinable()) reader.join();
         if (file) std::fclose(file);
         if (zstd) ZSTD_freeDStream(zstd);
         if (zInit) inflateEnd(&zs);
@@ -111,14 +126,42 @@ std::unique_ptr<InputStream> InputStream::fromMemory(std::string data, std::stri
     return in;
 }
 
-std::string InputStream::sha256() const { return d->hash.result().toHex().toStdString(); }
+std::string InputStream::contentHash() const { return "blake2b256:" + d->hash.result().toHex().toStdString(); }
+
+void InputStream::startReader()
+{
+    d->reader = std::thread([this] {
+        for (;;) {
+            auto block = decompressBlock();
+            Block b;
+            if (!block) b.error = block.error();
+            else b.data.assign(block->data(), block->size());
+            const bool end = !block || b.data.empty();
+            if (!d->queue.push(std::move(b)) || end) return;
+        }
+    });
+}
 
 Expected<std::string_view> InputStream::nextBlock()
 {
     for (;;) {
-        auto block = decompressBlock();
-        if (!block) return block;
-        const bool last = block->empty();
+        if (d->readerDone) return std::string_view();
+        if (!d->reader.joinable()) startReader();
+        std::optional<Block> b = d->queue.pop();
+        if (!b) return std::string_view();
+        if (b->error) {
+            d->readerDone = true;
+            d->reader.join();
+            return *b->error;
+        }
+        d->current = std::move(b->data);
+        const std::string_view raw(d->current);
+        const bool last = raw.empty();
+        if (last) {
+            d->readerDone = true;
+            d->reader.join();
+        }
+        Expected<std::string_view> block = raw;
         auto text = transcode(*block, last);
         if (!text) return text;
         if (!text->empty() || last) {
@@ -254,18 +297,18 @@ Expected<std::string_view> InputStream::transcode(std::string_view block, bool l
     return std::string_view(x.utf8);
 }
 
-Expected<std::string> sha256OfFile(const std::string& path)
+Expected<std::string> contentHashOfFile(const std::string& path)
 {
     std::FILE* f = std::fopen(path.c_str(), "rb");
     if (!f) return makeError(ErrorCode::Io, fmt::format("cannot open: {}", std::strerror(errno)), {path});
-    QCryptographicHash hash(QCryptographicHash::Sha256);
+    QCryptographicHash hash(QCryptographicHash::Blake2b_256);
     std::vector<char> buf(kRawBlock);
     size_t n;
     while ((n = std::fread(buf.data(), 1, buf.size(), f)) > 0) hash.addData(QByteArrayView(buf.data(), n));
     const bool bad = std::ferror(f);
     std::fclose(f);
     if (bad) return makeError(ErrorCode::Io, "read error", {path});
-    return hash.result().toHex().toStdString();
+    return "blake2b256:" + hash.result().toHex().toStdString();
 }
 
 } // namespace runlens::importers

@@ -1,0 +1,205 @@
+// RunLens benchmark: the seed-scale metric set (4 nodes × 8 GPUs × 28 h at 1 s, the nvidia-smi
+// properties of a real capture) written as nvidia-smi CSV, imported by `runlens import`, and compared
+// with `sqlite3 .import` of the same rows into a plain table. Prints a table with ratios against the
+// targets. `--quick` (or RUNLENS_BENCH_QUICK=1) runs a 30-minute run instead, for CI.
+
+#include "analysis/store/run_database.h"
+#include "analysis/store/run_reader.h"
+#include "app/demo/demo_run.h"
+
+#include <fmt/format.h>
+
+#include <QCoreApplication>
+#include <QTemporaryDir>
+
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+namespace fs = std::filesystem;
+using namespace runlens;
+
+namespace {
+
+struct ProcessRun
+{
+    double seconds = 0;
+    double peakRssMb = 0;
+    int exitCode = -1;
+};
+
+// Runs a program (no shell) with stdout/stderr sent to /dev/null; measures wall time and peak RSS.
+ProcessRun runProcess(const std::vector<std::string>& argv, const std::string& stdinFile = {})
+{
+    ProcessRun r;
+    std::fflush(stdout); // the child must not print the parent's buffered output again
+    std::fflush(stderr);
+    const auto start = std::chrono::steady_clock::now();
+    const pid_t pid = fork();
+    if (pid == 0) {
+        std::vector<char*> args;
+        for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+        args.push_back(nullptr);
+        if (!stdinFile.empty()) {
+            if (!std::freopen(stdinFile.c_str(), "r", stdin)) _exit(126);
+        }
+        if (!std::freopen("/dev/null", "w", stdout)) _exit(126);
+        execvp(args[0], args.data());
+        _exit(127);
+    }
+    int status = 0;
+    rusage usage{};
+    wait4(pid, &status, 0, &usage);
+    r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    r.peakRssMb = static_cast<double>(usage.ru_maxrss) / 1024.0;
+    r.exitCode = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    return r;
+}
+
+template <typename F>
+double medianMs(int runs, F&& f)
+{
+    std::vector<double> ms;
+    for (int i = 0; i < runs; ++i) {
+        const auto t0 = std::chrono::steady_clock::now();
+        f();
+        ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+    }
+    std::sort(ms.begin(), ms.end());
+    return ms[ms.size() / 2];
+}
+
+std::string ratio(double ours, double base) { return base > 0 ? fmt::format("{:.2f}×", ours / base) : "-"; }
+
+} // namespace
+
+int main(int argc, char** argv)
+{
+    QCoreApplication app(argc, argv);
+    bool quick = qEnvironmentVariableIntValue("RUNLENS_BENCH_QUICK") == 1;
+    for (int i = 1; i < argc; ++i)
+        if (std::strcmp(argv[i], "--quick") == 0) quick = true;
+
+    app::DemoSpec spec;
+    spec.nodes = 4;
+    spec.gpusPerNode = 8;
+    spec.hours = quick ? 0.5 : 28.0;
+    spec.stacks = false;
+
+    QTemporaryDir tmp;
+    if (!tmp.isValid()) {
+        fmt::print(stderr, "cannot create a temporary folder\n");
+        return 1;
+    }
+    const fs::path dir(tmp.path().toStdString());
+    fmt::print("RunLens benchmark{}: {} nodes × {} GPUs × {} h at 1 s, nvidia-smi --query-gpu CSV\n",
+               quick ? " (quick mode)" : "", spec.nodes, spec.gpusPerNode, spec.hours);
+
+    // 1. Generate the inputs.
+    const auto genStart = std::chrono::steady_clock::now();
+    auto files = app::writeDemoRun(spec, (dir / "inputs").string());
+    if (!files) {
+        fmt::print(stderr, "{}\n", files.error().toString());
+        return 1;
+    }
+    int64_t rows = 0, bytes = 0;
+    for (const std::string& f : *files) {
+        bytes += static_cast<int64_t>(fs::file_size(f));
+        rows += static_cast<int64_t>(spec.hours * 3600) * spec.gpusPerNode;
+    }
+    const int numericProperties = 9; // of the 13 columns: all but timestamp, index, name and pci.bus_id
+    const int64_t samples = rows * numericProperties;
+    fmt::print("generated {} files, {:.1f} MB, {} rows in {:.1f} s\n", files->size(), bytes / 1e6, rows,
+               std::chrono::duration<double>(std::chrono::steady_clock::now() - genStart).count());
+
+    // 2. RunLens import, as a separate process so its peak RSS is its own.
+    const std::string db = (dir / "bench.runlens").string();
+    std::vector<std::string> importArgs{RUNLENS_BINARY, "import", "--tz", "UTC", "-o", db};
+    importArgs.insert(importArgs.end(), files->begin(), files->end());
+    const ProcessRun ours = runProcess(importArgs);
+    if (ours.exitCode != 0) {
+        fmt::print(stderr, "runlens import failed (exit {})\n", ours.exitCode);
+        return 1;
+    }
+    const double ourBytes = static_cast<double>(fs::file_size(db));
+
+    // 3. Baseline: sqlite3 .import of the same CSV rows into a plain table.
+    const std::string baseDb = (dir / "baseline.sqlite").string();
+    const std::string script = (dir / "import.sql").string();
+    {
+        std::FILE* s = std::fopen(script.c_str(), "w");
+        fmt::print(s, ".mode csv\n");
+        for (const std::string& f : *files) fmt::print(s, ".import '{}' gpu\n", f);
+        std::fclose(s);
+    }
+    const ProcessRun base = runProcess({"sqlite3", baseDb}, script);
+    const bool haveBaseline = base.exitCode == 0;
+    const double baseBytes = haveBaseline ? static_cast<double>(fs::file_size(baseDb)) : 0;
+
+    // 4. Reads: one series' full range and a 1 % window.
+    auto opened = store::RunDatabase::open(db, store::OpenMode::ReadOnly);
+    if (!opened) {
+        fmt::print(stderr, "{}\n", opened.error().toString());
+        return 1;
+    }
+    store::RunReader reader(**opened);
+    auto series = reader.findSeries("node2", "gpu", "5", "gpu.util");
+    if (!series || !*series) {
+        fmt::print(stderr, "series node2 gpu:5 gpu.util not found\n");
+        return 1;
+    }
+    const store::SeriesInfo& s = **series;
+    const int64_t span = *s.lastNs - *s.firstNs;
+    const store::TimeWindow full{*s.firstNs, *s.lastNs};
+    const store::TimeWindow window{*s.firstNs + span / 2, *s.firstNs + span / 2 + span / 100};
+    size_t fullPoints = 0, windowPoints = 0;
+    const double fullMs = medianMs(quick ? 5 : 11, [&] { fullPoints = reader.readPoints(s.id, full)->size(); });
+    const double windowMs = medianMs(quick ? 21 : 101, [&] { windowPoints = reader.readPoints(s.id, window)->size(); });
+    const double envelopeMs = medianMs(quick ? 5 : 11, [&] { (void)reader.readEnvelope(s.id, full, 2000); });
+
+    const double ourRowsPerS = static_cast<double>(rows) / ours.seconds;
+    const double baseRowsPerS = haveBaseline ? static_cast<double>(rows) / base.seconds : 0;
+    const double ourBps = ourBytes / static_cast<double>(samples);
+    const double baseBps = haveBaseline ? baseBytes / static_cast<double>(samples) : 0;
+
+    fmt::print("\n| {:<40} | {:>14} | {:>22} | {:>8} | {:<14} |\n", "measure", "RunLens", "sqlite3 .import", "ratio",
+               "target");
+    fmt::print("|{:-<42}|{:-<16}|{:-<24}|{:-<10}|{:-<16}|\n", "", "", "", "", "");
+    auto row = [](const std::string& what, const std::string& a, const std::string& b, const std::string& r,
+                  const std::string& target) {
+        fmt::print("| {:<40} | {:>14} | {:>22} | {:>8} | {:<14} |\n", what, a, b, r, target);
+    };
+    row("import rows/s", fmt::format("{:.0f}", ourRowsPerS), haveBaseline ? fmt::format("{:.0f}", baseRowsPerS) : "n/a",
+        ratio(ourRowsPerS, baseRowsPerS), "≥ 3× baseline");
+    row("import samples/s", fmt::format("{:.0f}", ourRowsPerS * numericProperties),
+        haveBaseline ? fmt::format("{:.0f}", baseRowsPerS * numericProperties) : "n/a",
+        ratio(ourRowsPerS, baseRowsPerS), "");
+    row("import wall time (s)", fmt::format("{:.2f}", ours.seconds),
+        haveBaseline ? fmt::format("{:.2f}", base.seconds) : "n/a", ratio(base.seconds, ours.seconds), "");
+    row("bytes/sample on disk", fmt::format("{:.2f}", ourBps), haveBaseline ? fmt::format("{:.2f}", baseBps) : "n/a",
+        ratio(baseBps, ourBps), "≤ 6");
+    row("peak RSS of the import (MB)", fmt::format("{:.0f}", ours.peakRssMb),
+        haveBaseline ? fmt::format("{:.0f}", base.peakRssMb) : "n/a", ratio(base.peakRssMb, ours.peakRssMb), "< 500 MB");
+    row(fmt::format("read one series, full range ({} pts, ms)", fullPoints), fmt::format("{:.2f}", fullMs), "", "",
+        "");
+    row(fmt::format("read one series, 1 % window ({} pts, ms)", windowPoints), fmt::format("{:.3f}", windowMs), "",
+        "", "< 5 ms");
+    row("min/max envelope, full range, 2000 px (ms)", fmt::format("{:.2f}", envelopeMs), "", "", "");
+    fmt::print("\nratio: RunLens relative to the baseline, > 1 is better (rows/s: ours ÷ theirs; size, time, memory: "
+               "theirs ÷ ours).\n");
+    if (!haveBaseline) fmt::print("baseline not measured: sqlite3 command not found or failed\n");
+
+    const bool met = ourBps <= 6.0 && ours.peakRssMb < 500 && windowMs < 5.0 &&
+                     (!haveBaseline || ourRowsPerS >= 3.0 * baseRowsPerS);
+    fmt::print("targets {}\n", met ? "met" : "NOT met");
+    // The benchmark reports; it does not fail the build on timing (machines differ). It fails only when
+    // the work itself failed.
+    return fullPoints == static_cast<size_t>(s.points) ? 0 : 1;
+}
