@@ -38,9 +38,12 @@ Expected<std::string> readHead(const std::string& path, const std::string& displ
         if (!block) {
             // A corrupt stream still has a recognisable head; the import reports the error with its place.
             if (!head.empty()) break;
-            return block.error();
+            Error e = block.error();
+            e.where.line = 1;
+            return e;
         }
         if (block->empty()) break;
+        // (an error after a good start is left to the import, which reports it with its line)
         head.append(block->substr(0, kSniffBytes - head.size()));
     }
     return head;
@@ -129,7 +132,8 @@ Expected<std::vector<PlannedFile>> planImport(const std::vector<std::string>& pa
         f.displayPath = path.string();
         auto head = readHead(f.path, f.displayPath);
         if (!head) {
-            f.problem = head.error().toString();
+            f.readError = head.error();
+            f.problem = head.error().message;
         } else {
             const SniffInput sniff{*head, path.filename().string()};
             if (forced) {
@@ -180,6 +184,11 @@ FileResult importFile(store::RunDatabase& db, const PlannedFile& file, const Imp
     auto elapsedMs = [&] {
         return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count();
     };
+    if (file.readError) {
+        result.outcome = FileOutcome::Failed;
+        result.error = *file.readError;
+        return result;
+    }
     if (!file.importer) {
         result.outcome = FileOutcome::NotRecognised;
         result.error = makeError(ErrorCode::Format, file.problem, {file.displayPath});

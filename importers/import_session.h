@@ -30,7 +30,8 @@ struct PlannedFile
     std::optional<std::string> hostLabel;
     std::string node;
     std::string nodeSource;   // "option", "host label", "host label of the import", "directory name", "file name"
-    std::string problem;      // why it cannot be imported (format not recognised, cannot read)
+    std::string problem;      // why it cannot be imported (format not recognised)
+    std::optional<Error> readError; // the file cannot be read or decompressed: importing it fails with this
 };
 
 // Expands folders (recursively, sorted), detects formats and assigns nodes.

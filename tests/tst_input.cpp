@@ -9,7 +9,6 @@
 #include <QRegularExpression>
 #include <QTemporaryDir>
 #include <QTest>
-
 #include <random>
 
 using namespace runlens;
@@ -17,10 +16,10 @@ using namespace runlens::importers;
 
 namespace {
 
-#define QVERIFY_OK(expr)                                                                                             \
-    do {                                                                                                             \
-        const auto& result_ = (expr);                                                                                \
-        QVERIFY2(result_.ok(), result_.ok() ? "" : result_.error().toString().c_str());                            \
+#define QVERIFY_OK(expr)                                                                                               \
+    do {                                                                                                               \
+        const auto& result_ = (expr);                                                                                  \
+        QVERIFY2(result_.ok(), result_.ok() ? "" : result_.error().toString().c_str());                                \
     } while (false)
 
 constexpr qsizetype kBlock = 1 << 20; // the stream's raw block size
@@ -56,8 +55,14 @@ std::string blake2b(const QByteArray& raw)
     return "blake2b256:" + QCryptographicHash::hash(raw, QCryptographicHash::Blake2b_256).toHex().toStdString();
 }
 
-QByteArray zst(const QByteArray& s) { return QByteArray::fromStdString(test::zstdCompress(s.toStdString())); }
-QByteArray gz(const QByteArray& s) { return QByteArray::fromStdString(test::gzipCompress(s.toStdString())); }
+QByteArray zst(const QByteArray& s)
+{
+    return QByteArray::fromStdString(test::zstdCompress(s.toStdString()));
+}
+QByteArray gz(const QByteArray& s)
+{
+    return QByteArray::fromStdString(test::gzipCompress(s.toStdString()));
+}
 
 // UTF-16 with a byte-order mark.
 QByteArray utf16(const QString& s, bool bigEndian)
@@ -68,7 +73,8 @@ QByteArray utf16(const QString& s, bool bigEndian)
         out.append(bigEndian ? hi : lo).append(bigEndian ? lo : hi);
     };
     put(0xfeff);
-    for (QChar c : s) put(c.unicode());
+    for (QChar c : s)
+        put(c.unicode());
     return out;
 }
 
@@ -81,7 +87,8 @@ QByteArray variedLines(qsizetype size, unsigned seed)
     while (out.size() < size) {
         const int len = rng() % 10 == 0 ? int(rng() % 5000) : int(rng() % 200);
         const qsizetype start = out.size();
-        for (int i = 0; i < len; ++i) out.append(char(i % 17 == 5 ? ',' : 'a' + (start + i) % 26));
+        for (int i = 0; i < len; ++i)
+            out.append(char(i % 17 == 5 ? ',' : 'a' + (start + i) % 26));
         out.append(rng() % 4 == 0 ? "\r\n" : "\n");
     }
     return out;
@@ -92,8 +99,8 @@ QByteArray variedLines(qsizetype size, unsigned seed)
 QString variedUnicode(qsizetype size, unsigned seed)
 {
     std::mt19937 rng(seed);
-    const QString words[] = {QStringLiteral("größe"), QStringLiteral("😀"), QStringLiteral("°C,"),
-                             QStringLiteral("\r\n"), QStringLiteral("\n"), QStringLiteral("𝄞")};
+    const QString words[] = {QStringLiteral("größe"), QStringLiteral("😀"),  QStringLiteral("°C,"),
+                             QStringLiteral("\r\n"),  QStringLiteral("\n"), QStringLiteral("𝄞")};
     QString out;
     while (out.size() < size) {
         const unsigned r = rng() % 16;
@@ -123,8 +130,8 @@ private Q_SLOTS:
     void readLines_data()
     {
         QTest::addColumn<QString>("file");
-        QTest::addColumn<QByteArray>("raw");         // the bytes on disk
-        QTest::addColumn<QByteArray>("decoded");     // the UTF-8 text the reader splits
+        QTest::addColumn<QByteArray>("raw");     // the bytes on disk
+        QTest::addColumn<QByteArray>("decoded"); // the UTF-8 text the reader splits
         QTest::addColumn<int>("compression");
         QTest::addColumn<qint64>("maxLine");         // 0: the default limit
         QTest::addColumn<QByteArrayList>("literal"); // the expected lines written out, or {"<none>"}
@@ -157,14 +164,16 @@ private Q_SLOTS:
         addRow("gzip detected by magic bytes", P, gz(text), text, Compression::Gzip, 0, textLines);
         const QByteArray a("first\nsecond li"), b("ne continues\nthird\n");
         const QByteArrayList abLines = {"first", "second line continues", "third"};
-        addRow("concatenated gzip members", QStringLiteral("cat.gz"), gz(a) + gz(b), a + b, Compression::Gzip, 0, abLines);
+        addRow("concatenated gzip members", QStringLiteral("cat.gz"), gz(a) + gz(b), a + b, Compression::Gzip, 0,
+               abLines);
         addRow("concatenated zstd frames", QStringLiteral("cat.zst"), zst(a) + zst(b), a + b, Compression::Zstd, 0,
                abLines);
         addRow("concatenated zstd frames with an empty frame", QStringLiteral("cat.zst"), zst(a) + zst({}) + zst(b),
                a + b, Compression::Zstd, 0, abLines);
 
         QByteArray huge(10 * 1000 * 1000, 'x');
-        for (qsizetype i = 0; i < huge.size(); i += 1000) huge[i] = char('a' + (i / 1000) % 26);
+        for (qsizetype i = 0; i < huge.size(); i += 1000)
+            huge[i] = char('a' + (i / 1000) % 26);
         const QByteArray hugeText = "head\n" + huge + "\ntail\n";
         addRow("10 MB line", P, hugeText, hugeText, none, 0, {"head", huge, "tail"});
         addRow("10 MB line, zstd", QStringLiteral("huge.zst"), zst(hugeText), hugeText, Compression::Zstd, 0,
@@ -185,7 +194,8 @@ private Q_SLOTS:
                300);
 
         QByteArray split;
-        while (split.size() < kBlock - 200) split += QByteArray(99, 'a') + '\n';
+        while (split.size() < kBlock - 200)
+            split += QByteArray(99, 'a') + '\n';
         split += QByteArray(kBlock - 1 - split.size(), 'b');
         addRow("crlf split by the block boundary", P, split + "\r\nafter\n", split + "\r\nafter\n", none);
         addRow("newline at the end of a block", P, split + "\nafter\n", split + "\nafter\n", none);
@@ -193,13 +203,15 @@ private Q_SLOTS:
 
         QByteArray garbage(300000, '\0');
         std::mt19937 rng(3);
-        for (char& c : garbage) c = char(rng());
+        for (char& c : garbage)
+            c = char(rng());
         garbage[0] = 'G'; // not a magic number or byte-order mark
         addRow("garbage bytes as plain text", P, garbage, garbage, none);
 
         // A surrogate pair whose halves lie in different raw blocks of a plain UTF-16 file.
         QString pair;
-        while (pair.size() < kBlock / 2 - 100) pair += QStringLiteral("line of text\n");
+        while (pair.size() < kBlock / 2 - 100)
+            pair += QStringLiteral("line of text\n");
         pair += QString(kBlock / 2 - 2 - pair.size(), QLatin1Char('p')); // the high surrogate ends block 1
         pair += QStringLiteral("😀 after\nend\n");
         addRow("utf-16le surrogate pair across the block boundary", P, utf16(pair, false), pair.toUtf8(), none);
@@ -221,7 +233,8 @@ private Q_SLOTS:
         const std::vector<RefLine> want = splitLines(decoded, qsizetype(limit));
         if (literal != QByteArrayList{"<none>"}) {
             QByteArrayList wantText;
-            for (const RefLine& l : want) wantText.append(l.text);
+            for (const RefLine& l : want)
+                wantText.append(l.text);
             QCOMPARE(wantText, literal); // the reference split agrees with the lines written out
         }
         const std::string path = test::writeFile(m_dir, file, raw.toStdString());
@@ -243,17 +256,19 @@ private Q_SLOTS:
                 auto more = reader.next(line);
                 QVERIFY_OK(more);
                 if (!*more) break;
-                got.push_back({QByteArray(line.text.data(), qsizetype(line.text.size())), line.number,
-                               line.byteOffset, line.tooLong});
+                got.push_back({QByteArray(line.text.data(), qsizetype(line.text.size())), line.number, line.byteOffset,
+                               line.tooLong});
             }
             const QByteArray source = fromFile ? "file" : "memory";
             for (size_t i = 0; i < std::min(got.size(), want.size()); ++i) {
                 const RefLine &g = got[i], &w = want[i];
                 const QByteArray where = source + " line " + QByteArray::number(qulonglong(i + 1));
-                QVERIFY2(g.text == w.text, (where + ": text differs: " + g.text.right(40).toHex() + " | " + w.text.right(40).toHex()).constData());
+                QVERIFY2(g.text == w.text,
+                         (where + ": text differs: " + g.text.right(40).toHex() + " | " + w.text.right(40).toHex())
+                             .constData());
                 QVERIFY2(g.number == w.number, (where + ": number").constData());
-                QVERIFY2(g.offset == w.offset, (where + ": offset " + QByteArray::number(qlonglong(g.offset)) + " != "
-                                                + QByteArray::number(qlonglong(w.offset)))
+                QVERIFY2(g.offset == w.offset, (where + ": offset " + QByteArray::number(qlonglong(g.offset)) +
+                                                " != " + QByteArray::number(qlonglong(w.offset)))
                                                    .constData());
                 QVERIFY2(g.tooLong == w.tooLong, (where + ": tooLong").constData());
             }
@@ -281,7 +296,8 @@ private Q_SLOTS:
         QTest::newRow("gzip cut in the middle") << QStringLiteral("cut.csv.gz") << g.left(g.size() / 2);
         QTest::newRow("gzip cut one byte short") << QStringLiteral("short.gz") << g.chopped(1);
         QByteArray flipped = g;
-        for (qsizetype i = g.size() / 2; i < g.size() / 2 + 64; ++i) flipped[i] = char(flipped[i] ^ 0x5a);
+        for (qsizetype i = g.size() / 2; i < g.size() / 2 + 64; ++i)
+            flipped[i] = char(flipped[i] ^ 0x5a);
         QTest::newRow("gzip corrupted in the middle") << QStringLiteral("bad.csv.gz") << flipped;
         QTest::newRow("gzip followed by garbage") << QStringLiteral("tail.gz") << gz("a\nb\n") + "not gzip";
     }
@@ -302,8 +318,9 @@ private Q_SLOTS:
                 const Error& e = more.error();
                 QCOMPARE(e.code, ErrorCode::Compression);
                 const QString text = QString::fromStdString(e.toString());
-                const auto m = QRegularExpression(QStringLiteral("^%1:(\\d+): \\S").arg(QRegularExpression::escape(file)))
-                                   .match(text);
+                const auto m =
+                    QRegularExpression(QStringLiteral("^%1:(\\d+): \\S").arg(QRegularExpression::escape(file)))
+                        .match(text);
                 QVERIFY2(m.hasMatch(), qPrintable(text));
                 QCOMPARE(int64_t(m.captured(1).toLongLong()), lines + 1);
                 QCOMPARE(e.where.line, lines + 1);
@@ -332,9 +349,11 @@ private Q_SLOTS:
         QTest::addColumn<QByteArray>("raw");
         QTest::addColumn<QString>("expected"); // empty: compute it with QCryptographicHash
         QTest::newRow("abc") << QByteArray("abc")
-                             << QStringLiteral("blake2b256:bddd813c634239723171ef3fee98579b94964e3bb1cb3e427262c8c068d52319");
+                             << QStringLiteral(
+                                    "blake2b256:bddd813c634239723171ef3fee98579b94964e3bb1cb3e427262c8c068d52319");
         QTest::newRow("empty") << QByteArray()
-                               << QStringLiteral("blake2b256:0e5751c026e543b2e8ab2eb06099daa1d1e5df47778f7787faab45cdf12fe3a8");
+                               << QStringLiteral(
+                                      "blake2b256:0e5751c026e543b2e8ab2eb06099daa1d1e5df47778f7787faab45cdf12fe3a8");
         QTest::newRow("3 MB gzip") << gz(variedLines(3 * kBlock, 4)) << QString();
         QTest::newRow("2 MiB + 1 plain") << QByteArray(2 * kBlock + 1, 'q') << QString();
     }
@@ -344,7 +363,8 @@ private Q_SLOTS:
         QFETCH(QByteArray, raw);
         QFETCH(QString, expected);
         const std::string want = expected.isEmpty() ? blake2b(raw) : expected.toStdString();
-        const std::string path = test::writeFile(m_dir, QStringLiteral("hash-%1.bin").arg(raw.size()), raw.toStdString());
+        const std::string path =
+            test::writeFile(m_dir, QStringLiteral("hash-%1.bin").arg(raw.size()), raw.toStdString());
         auto fileHash = contentHashOfFile(path);
         QVERIFY_OK(fileHash);
         QCOMPARE(*fileHash, want);

@@ -34,13 +34,18 @@ std::optional<int> parseCommandLine(QCommandLineParser& parser, const QStringLis
     parser.addOption(help);
     if (!parser.parse(args)) {
         printError(parser.errorText().toStdString());
-        fmt::print(stderr, "Run \"{} --help\" for usage.\n", args.value(0).toStdString());
+        fmt::print(stderr, "Run \"runlens {} --help\" for usage.\n", args.value(0).toStdString());
         return kExitUsage;
     }
     if (parser.isSet(help)) {
+        // Qt names the program as it was started (maybe a path); name the subcommand instead.
         QString text = parser.helpText();
-        const QString usage = QStringLiteral("Usage: ") + QCoreApplication::applicationName() + QLatin1Char(' ');
-        text.replace(usage, usage + args.value(0) + QLatin1Char(' '));
+        const qsizetype start = text.indexOf(QStringLiteral("Usage: "));
+        if (start >= 0) {
+            const qsizetype from = start + 7;
+            const qsizetype end = text.indexOf(QLatin1Char(' '), from);
+            if (end > from) text.replace(from, end - from, QStringLiteral("runlens ") + args.value(0));
+        }
         fmt::print("{}", text.toStdString());
         return kExitOk;
     }
