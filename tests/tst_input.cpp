@@ -94,9 +94,9 @@ QByteArray variedLines(qsizetype size, unsigned seed)
     return out;
 }
 
-// Lines of about size UTF-16 code units of random text with non-ASCII characters, some outside the BMP
+// Lines of about size UTF-16 code units of random non-ASCII text, with characters outside the BMP when astral
 // (little redundancy, so compressed blocks end at arbitrary bytes).
-QString variedUnicode(qsizetype size, unsigned seed)
+QString variedUnicode(qsizetype size, unsigned seed, bool astral)
 {
     std::mt19937 rng(seed);
     const QString words[] = {QStringLiteral("größe"), QStringLiteral("😀"),  QStringLiteral("°C,"),
@@ -104,7 +104,10 @@ QString variedUnicode(qsizetype size, unsigned seed)
     QString out;
     while (out.size() < size) {
         const unsigned r = rng() % 16;
-        out += r < 6 ? words[r] : QString(QChar(char16_t(r < 10 ? 0x4e00 + rng() % 20000 : 'a' + rng() % 26)));
+        if (r < 6 && (astral || (r != 1 && r != 5)))
+            out += words[r];
+        else
+            out += QChar(char16_t(r < 10 ? 0x4e00 + rng() % 20000 : 'a' + rng() % 26));
     }
     return out;
 }
@@ -215,10 +218,14 @@ private Q_SLOTS:
         pair += QString(kBlock / 2 - 2 - pair.size(), QLatin1Char('p')); // the high surrogate ends block 1
         pair += QStringLiteral("😀 after\nend\n");
         addRow("utf-16le surrogate pair across the block boundary", P, utf16(pair, false), pair.toUtf8(), none);
-        const QString bigUnicode = variedUnicode(3 * kBlock, 5);
-        addRow("utf-16le, 6 MB", P, utf16(bigUnicode, false), bigUnicode.toUtf8(), none);
-        addRow("utf-16le, 6 MB, gzip", QStringLiteral("u16.gz"), gz(utf16(bigUnicode, false)), bigUnicode.toUtf8(),
+        const QString bmp = variedUnicode(3 * kBlock, 5, false), astral = variedUnicode(3 * kBlock, 6, true);
+        addRow("utf-16be, 6 MB", P, utf16(bmp, true), bmp.toUtf8(), none);
+        addRow("utf-16le, 6 MB, zstd", QStringLiteral("u16.zst"), zst(utf16(bmp, false)), bmp.toUtf8(),
+               Compression::Zstd);
+        // Compressed blocks end at any byte, so a code unit is split between two blocks.
+        addRow("utf-16le, 6 MB, gzip", QStringLiteral("u16.gz"), gz(utf16(bmp, false)), bmp.toUtf8(),
                Compression::Gzip);
+        addRow("utf-16le, 6 MB, outside the BMP", P, utf16(astral, false), astral.toUtf8(), none);
     }
 
     void readLines()

@@ -56,6 +56,7 @@ struct InputStream::Impl
     bool rawEof = false;
     std::vector<char> out = std::vector<char>(kRawBlock * 4);
     std::string utf8; // transcoded block
+    QString pendingHighSurrogate;
     std::optional<QStringDecoder> decoder;
     QCryptographicHash hash{QCryptographicHash::Blake2b_256};
     bool finished = false;
@@ -277,11 +278,11 @@ Expected<std::string_view> InputStream::transcode(std::string_view block, bool l
         const auto* b = reinterpret_cast<const unsigned char*>(block.data());
         if (block.size() >= 2 && b[0] == 0xff && b[1] == 0xfe) {
             m_utf16 = 1;
-            x.decoder.emplace(QStringDecoder::Utf16LE, QStringDecoder::Flag::Stateless);
+            x.decoder.emplace(QStringDecoder::Utf16LE, QStringDecoder::Flag::Default);
             block.remove_prefix(2);
         } else if (block.size() >= 2 && b[0] == 0xfe && b[1] == 0xff) {
             m_utf16 = 2;
-            x.decoder.emplace(QStringDecoder::Utf16BE, QStringDecoder::Flag::Stateless);
+            x.decoder.emplace(QStringDecoder::Utf16BE, QStringDecoder::Flag::Default);
             block.remove_prefix(2);
         } else {
             m_utf16 = 0;
@@ -290,7 +291,13 @@ Expected<std::string_view> InputStream::transcode(std::string_view block, bool l
     }
     if (m_utf16 == 0) return block;
     // Stateful decoding keeps a code unit split across blocks.
-    const QString s = x.decoder->decode(QByteArrayView(block.data(), static_cast<qsizetype>(block.size())));
+    QString s = x.pendingHighSurrogate + x.decoder->decode(QByteArrayView(block.data(), static_cast<qsizetype>(block.size())));
+    x.pendingHighSurrogate.clear();
+    // A surrogate pair split across blocks: keep its first half until the second arrives.
+    if (!last && !s.isEmpty() && s.back().isHighSurrogate()) {
+        x.pendingHighSurrogate = s.back();
+        s.chop(1);
+    }
     x.utf8 = s.toStdString();
     if (last && x.decoder->hasError())
         return makeError(ErrorCode::Format, "invalid UTF-16 text", {m_displayName});

@@ -100,6 +100,7 @@ private:
     std::string_view m_lastKey;
     size_t m_lastSlot = 0;
     enum class TimeForm { Unknown, Local, EpochS, EpochMs, EpochUs, EpochNs } m_timeForm = TimeForm::Unknown;
+    std::optional<Error> m_fatal; // a database error met where a Status cannot be returned
 };
 
 Status Parser::parseHeader(std::string_view line)
@@ -156,7 +157,7 @@ std::optional<int64_t> Parser::timestamp(std::string_view v, int64_t column)
     if (m_timeForm == TimeForm::Unknown) {
         if (parseLocalDateTime(v)) {
             m_timeForm = TimeForm::Local;
-            if (Status st = m_ctx.writer.setNodeTimeZone(m_ctx.nodeId, m_tz.id()); !st) return std::nullopt;
+            if (Status st = m_ctx.writer.setNodeTimeZone(m_ctx.nodeId, m_tz.id()); !st) m_fatal = st.error();
             m_ctx.notes.push_back(fmt::format("naive local timestamps read in time zone {}", m_tz.description()));
         } else if (auto n = parseNumber(v); n && std::isfinite(*n) && *n > 0) {
             // Epoch time prepended by a wrapper script: its unit follows from its magnitude.
@@ -360,6 +361,7 @@ Status Parser::run()
         }
         ++m_ctx.rowsRead;
         if (Status s = row(text); !s) return s;
+        if (m_fatal) return *m_fatal;
         if (++sinceCheckpoint == kCheckpointRows) {
             sinceCheckpoint = 0;
             if (Status s = m_ctx.checkpoint(); !s) return s;
