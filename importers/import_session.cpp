@@ -5,11 +5,10 @@
 #include "importers/diagnostic_kinds.h"
 #include "importers/input/input_stream.h"
 
-#include <fmt/format.h>
-
 #include <algorithm>
 #include <chrono>
 #include <filesystem>
+#include <fmt/format.h>
 #include <set>
 
 namespace fs = std::filesystem;
@@ -25,7 +24,10 @@ int64_t nowNs()
         .count();
 }
 
-bool isRunDatabase(const fs::path& p) { return p.extension() == ".runlens" || p.extension() == ".runlens-journal"; }
+bool isRunDatabase(const fs::path& p)
+{
+    return p.extension() == ".runlens" || p.extension() == ".runlens-journal";
+}
 
 // Reads the first kSniffBytes of decoded text.
 Expected<std::string> readHead(const std::string& path, const std::string& display)
@@ -54,11 +56,16 @@ Expected<std::string> readHead(const std::string& path, const std::string& displ
 const char* outcomeName(FileOutcome outcome)
 {
     switch (outcome) {
-    case FileOutcome::Imported: return "imported";
-    case FileOutcome::AlreadyImported: return "already imported";
-    case FileOutcome::Failed: return "failed";
-    case FileOutcome::NotRecognised: return "not recognised";
-    case FileOutcome::Cancelled: return "cancelled";
+    case FileOutcome::Imported:
+        return "imported";
+    case FileOutcome::AlreadyImported:
+        return "already imported";
+    case FileOutcome::Failed:
+        return "failed";
+    case FileOutcome::NotRecognised:
+        return "not recognised";
+    case FileOutcome::Cancelled:
+        return "cancelled";
     }
     return "?";
 }
@@ -84,9 +91,10 @@ Expected<std::vector<PlannedFile>> planImport(const std::vector<std::string>& pa
         forced = importerByFormat(options.format);
         if (!forced) {
             std::string known;
-            for (const Importer* i : allImporters()) known += fmt::format(" {}", i->format());
-            return makeError(ErrorCode::Usage, fmt::format("unknown format \"{}\"; known formats:{}", options.format,
-                                                           known));
+            for (const Importer* i : allImporters())
+                known += fmt::format(" {}", i->format());
+            return makeError(ErrorCode::Usage,
+                             fmt::format("unknown format \"{}\"; known formats:{}", options.format, known));
         }
     }
 
@@ -268,7 +276,8 @@ FileResult importFile(store::RunDatabase& db, const PlannedFile& file, const Imp
     totals.points = writer.pointsWritten();
     totals.samples = writer.samplesWritten();
     std::string summary;
-    for (const std::string& n : ctx.notes) summary += (summary.empty() ? "" : "; ") + n;
+    for (const std::string& n : ctx.notes)
+        summary += (summary.empty() ? "" : "; ") + n;
     totals.summary = summary;
     totals.durationMs = elapsedMs();
     if (Status s = writer.finishImport(totals, result.diagnostics); !s) return fail(s.error());

@@ -23,14 +23,14 @@ namespace runlens::importers {
 
 struct PlannedFile
 {
-    std::string path;         // as found on disk
-    std::string displayPath;  // as shown to the user
+    std::string path;                   // as found on disk
+    std::string displayPath;            // as shown to the user
     const Importer* importer = nullptr; // null when the format was not recognised
     int confidence = 0;
     std::optional<std::string> hostLabel;
     std::string node;
-    std::string nodeSource;   // "option", "host label", "host label of the import", "directory name", "file name"
-    std::string problem;      // why it cannot be imported (format not recognised)
+    std::string nodeSource;         // "option", "host label", "host label of the import", "directory name", "file name"
+    std::string problem;            // why it cannot be imported (format not recognised)
     std::optional<Error> readError; // the file cannot be read or decompressed: importing it fails with this
 };
 
@@ -40,13 +40,20 @@ Expected<std::vector<PlannedFile>> planImport(const std::vector<std::string>& pa
 // Detects the format of a head of text; returns the best importer and its confidence, or null.
 std::pair<const Importer*, int> detectFormat(const SniffInput& input);
 
-enum class FileOutcome { Imported, AlreadyImported, Failed, NotRecognised, Cancelled };
+enum class FileOutcome
+{
+    Imported,
+    AlreadyImported,
+    Failed,
+    NotRecognised,
+    Cancelled
+};
 
 struct FileResult
 {
     FileOutcome outcome = FileOutcome::Failed;
-    std::optional<Error> error;         // Failed/Cancelled: the fatal error; nothing of the file was stored
-    int64_t importId = 0;               // Imported: the new import; AlreadyImported: the earlier one
+    std::optional<Error> error; // Failed/Cancelled: the fatal error; nothing of the file was stored
+    int64_t importId = 0;       // Imported: the new import; AlreadyImported: the earlier one
     int64_t rowsRead = 0;
     int64_t points = 0;
     int64_t samples = 0;

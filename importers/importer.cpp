@@ -17,7 +17,8 @@ std::string ImportOptions::toJson() const
     put("format", format);
     put("node", node);
     put("time_zone", timeZone);
-    for (const auto& [k, v] : extra) o.insert(QString::fromStdString(k), QString::fromStdString(v));
+    for (const auto& [k, v] : extra)
+        o.insert(QString::fromStdString(k), QString::fromStdString(v));
     return QJsonDocument(o).toJson(QJsonDocument::Compact).toStdString();
 }
 

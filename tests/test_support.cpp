@@ -1,11 +1,10 @@
 #include "tests/test_support.h"
 
-#include <zlib.h>
-#include <zstd.h>
-
 #include <QDir>
 #include <QFile>
 #include <QFileInfo>
+#include <zlib.h>
+#include <zstd.h>
 
 namespace runlens::test {
 

@@ -162,7 +162,8 @@ QStringList dumpAll(const std::string& dbPath)
     if (!db) return {QString::fromStdString(db.error().toString())};
     QStringList out = query(dbPath, "SELECT s.id, d.name, s.metric, s.unit, s.raw_name FROM series s JOIN device d "
                                     "ON d.id = s.device_id ORDER BY d.name, s.metric");
-    for (QString& row : out) row += QLatin1Char('|') + pointsText(**db, row.section(QLatin1Char('|'), 0, 0).toLongLong());
+    for (QString& row : out)
+        row += QLatin1Char('|') + pointsText(**db, row.section(QLatin1Char('|'), 0, 0).toLongLong());
     return out;
 }
 
@@ -178,8 +179,9 @@ QByteArray generatedCsv(int samples, int gpus, int firstGpu = 0)
                 start.addMSecs(i * 250 + g * 3).toString(QStringLiteral("yyyy/MM/dd HH:mm:ss.zzz")).toLatin1();
             const QByteArray power = i % 97 == 5 ? QByteArray("[N/A]") : QByteArray::number(80 + i % 600) + ".25 W";
             out += ts + ", " + QByteArray::number(g) + ", NVIDIA H200, " + QByteArray::number((i * 7 + g) % 101) +
-                   " %, " + QByteArray::number(1000 + i) + " MiB, " + power + ", " + QByteArray::number(1500 + i % 480) +
-                   " MHz, " + QByteArray::number(30 + i % 50) + ", P" + QByteArray::number(i % 3) + "\n";
+                   " %, " + QByteArray::number(1000 + i) + " MiB, " + power + ", " +
+                   QByteArray::number(1500 + i % 480) + " MHz, " + QByteArray::number(30 + i % 50) + ", P" +
+                   QByteArray::number(i % 3) + "\n";
         }
     }
     return out;
@@ -326,7 +328,8 @@ void TestNvsmiImporter::importCases_data()
                   "0|gpu.power|10:00:00.100=631.95", "0|gpu.sm_clock|10:00:00.100=1980000000"}),
             {});
     addCase("hand-made header without units, epoch seconds (quirk a)",
-            csv("timestamp,memory.used,memory.total,utilization.gpu", {"1764189075,1, 24576, 0", "1764189076,2, 24576, 5"}),
+            csv("timestamp,memory.used,memory.total,utilization.gpu",
+                {"1764189075,1, 24576, 0", "1764189076,2, 24576, 5"}),
             strs({"0|gpu.mem_used|2025-11-26T20:31:15.000=1048576, 2025-11-26T20:31:16.000=2097152",
                   "0|gpu.mem_total|2025-11-26T20:31:15.000=25769803776, 2025-11-26T20:31:16.000=25769803776",
                   "0|gpu.util|2025-11-26T20:31:15.000=0, 2025-11-26T20:31:16.000=5"}),
@@ -342,7 +345,8 @@ void TestNvsmiImporter::importCases_data()
                   "functionality has been deprecated], 10:00:04.000=?[Insufficient Permissions], 10:00:05.000=?N/A, "
                   "10:00:06.000=?-, 10:00:07.000=?, 10:00:08.000=100.5"}),
             {},
-            strs({"SELECT points, missing_points, max_value FROM series_summary WHERE metric = 'gpu.power' => 8|7|100.5",
+            strs({"SELECT points, missing_points, max_value FROM series_summary WHERE metric = 'gpu.power' => "
+                  "8|7|100.5",
                   "SELECT missing_points FROM series_summary WHERE metric = 'gpu.util' => 0"}));
     addCase("[N/A] utilization on MIG: series of missing points",
             csv("timestamp, index, mig.mode.current, utilization.gpu [%], utilization.memory [%], memory.used [MiB]",
@@ -402,7 +406,8 @@ void TestNvsmiImporter::importCases_data()
                   "1|gpu.util|10:00:01.005=2, 10:00:02.005=5"}),
             strs({"backwards_time|5"}), strs({"SELECT rows_read FROM import => 6"}));
     addCase("wrong field count",
-            csv(kH3, {"@01.000, 0, 1 %, 80 W", "@02.000, 0, 2 %", "@03.000, 0, 3 %, 82 W, extra", "@04.000, 0, 4 %, 83 W"}),
+            csv(kH3,
+                {"@01.000, 0, 1 %, 80 W", "@02.000, 0, 2 %", "@03.000, 0, 3 %, 82 W, extra", "@04.000, 0, 4 %, 83 W"}),
             strs({"0|gpu.util|10:00:01.000=1, 10:00:04.000=4"}), strs({"wrong_field_count|3", "wrong_field_count|4"}));
     addCase("crlf line endings", QByteArray(kSimple).replace("\n", "\r\n"), strs({kSimpleUtil}), {});
     addCase("trailing blank lines", kSimple + "\n\n  \n", strs({kSimpleUtil}), {},
@@ -415,7 +420,8 @@ void TestNvsmiImporter::importCases_data()
                  "@02.000, 0, 00000000:18:00.0, NVIDIA H200, 2 %, 80 W"}),
             strs({"0|gpu.util|10:00:01.000=1, 10:00:02.000=2", "0|gpu.power|10:00:02.000=80"}),
             strs({"repeated_header|3"}),
-            strs({"SELECT key, value FROM device_attribute ORDER BY key => name|NVIDIA H200; pci.bus_id|00000000:18:00.0"}));
+            strs({"SELECT key, value FROM device_attribute ORDER BY key => name|NVIDIA H200; "
+                  "pci.bus_id|00000000:18:00.0"}));
     addCase("quoted cell with a newline (quirk b)",
             csv(kH3, {"@01.000, 0, 1 %, 80 W", "@02.000, 0, 2 %, \"26.11", "0\"", "@03.000, 0, 3 %, 82 W"}),
             strs({"0|gpu.util|10:00:01.000=1, 10:00:03.000=3"}), strs({"quoted_newline|3"}),
@@ -424,9 +430,11 @@ void TestNvsmiImporter::importCases_data()
             csv("timestamp, index, name, utilization.gpu [%]",
                 {"@01.000, 0, NVIDIA \"H200, 1 %", "@02.000, 0, NVIDIA H200, 2 %", "@03.000, 0, NVIDIA H200, 3 %"}),
             {}, strs({"*"}),
-            strs({"SELECT points >= 2, last_ns FROM series_summary WHERE metric = 'gpu.util' => 1|1768471203000000000"}));
-    addCase("missing timestamp column is fatal", csv("index, utilization.gpu [%], memory.used [MiB]", {"0, 5 %, 100 MiB"}),
-            {}, {}, strs({"SELECT count(*) FROM import => 0", "SELECT count(*) FROM series => 0"}), utcTz, plain, {},
+            strs({"SELECT points >= 2, last_ns FROM series_summary WHERE metric = 'gpu.util' => "
+                  "1|1768471203000000000"}));
+    addCase("missing timestamp column is fatal",
+            csv("index, utilization.gpu [%], memory.used [MiB]", {"0, 5 %, 100 MiB"}), {}, {},
+            strs({"SELECT count(*) FROM import => 0", "SELECT count(*) FROM series => 0"}), utcTz, plain, {},
             str("failed"), str("t\\.csv:1(:\\d+)?: .*timestamp"));
     addCase("zstd compressed", kTwoGpus, kTwoGpusPoints, {}, attrs, utcTz, str("zstd"));
     addCase("gzip compressed", kTwoGpus, kTwoGpusPoints, {}, attrs, utcTz, str("gzip"));
@@ -592,7 +600,8 @@ void TestNvsmiImporter::realFixtures_data()
     QTest::addColumn<QString>("path");       // the file to import, or empty to write `content`
     QTest::addColumn<QByteArray>("content"); // the CSV text
     const QString fixtures = test::fixturesDir();
-    if (fixtures.isEmpty()) QSKIP("../shared/fixtures not found (set RUNLENS_FIXTURES): real nvidia-smi CSVs not tested");
+    if (fixtures.isEmpty())
+        QSKIP("../shared/fixtures not found (set RUNLENS_FIXTURES): real nvidia-smi CSVs not tested");
 
     int rows = 0;
     QStringList files;
@@ -616,7 +625,7 @@ void TestNvsmiImporter::realFixtures_data()
             const qsizetype start = i;
             QByteArray block;
             while (i < lines.size() && !lines[i].startsWith('#')) block += lines[i++] + '\n';
-            const auto [importer, score] = detectFormat({std::string_view(block.constData(), size_t(block.size())), ""});
+            const auto [importer, score] = detectFormat({std::string_view(block.constData(), size_t(block.size())), {}});
             bool hasUtil = false; // a --query-gpu CSV, not --query-compute-apps and the like
             referenceRows(block, &hasUtil);
             if (importer && importer->format() == kFormat.toStdString() && hasUtil) {

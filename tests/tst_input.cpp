@@ -226,6 +226,8 @@ private Q_SLOTS:
         addRow("utf-16le, 6 MB, gzip", QStringLiteral("u16.gz"), gz(utf16(bmp, false)), bmp.toUtf8(),
                Compression::Gzip);
         addRow("utf-16le, 6 MB, outside the BMP", P, utf16(astral, false), astral.toUtf8(), none);
+        addRow("utf-16le, 6 MB, outside the BMP, gzip", QStringLiteral("a16.gz"), gz(utf16(astral, false)),
+               astral.toUtf8(), Compression::Gzip);
     }
 
     void readLines()

@@ -10,8 +10,7 @@
 
 namespace runlens {
 
-template <typename T>
-class BoundedQueue
+template <typename T> class BoundedQueue
 {
 public:
     explicit BoundedQueue(size_t capacity) : m_capacity(capacity) {}

@@ -1,14 +1,12 @@
 #include "analysis/store/chunk_codec.h"
 
-#include <fmt/format.h>
-#include <zstd.h>
-
 #include <QtGlobal>
-
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <fmt/format.h>
 #include <unordered_map>
+#include <zstd.h>
 
 namespace runlens::store {
 namespace {
@@ -17,8 +15,14 @@ constexpr int kZstdLevel = 3;
 constexpr int kMaxDecimalDigits = 6;
 constexpr double kPow10[] = {1, 10, 100, 1000, 10000, 100000, 1000000};
 
-uint64_t zigzag(int64_t v) { return (static_cast<uint64_t>(v) << 1) ^ static_cast<uint64_t>(v >> 63); }
-int64_t unzigzag(uint64_t v) { return static_cast<int64_t>(v >> 1) ^ -static_cast<int64_t>(v & 1); }
+uint64_t zigzag(int64_t v)
+{
+    return (static_cast<uint64_t>(v) << 1) ^ static_cast<uint64_t>(v >> 63);
+}
+int64_t unzigzag(uint64_t v)
+{
+    return static_cast<int64_t>(v >> 1) ^ -static_cast<int64_t>(v & 1);
+}
 
 void putVarint(std::string& out, uint64_t v)
 {
@@ -104,7 +108,8 @@ std::string encodeChunk(const std::vector<Point>& points, const std::vector<std:
     putVarint(raw, 1);
     putVarint(raw, points.size());
     int64_t missing = 0;
-    for (const Point& p : points) missing += p.missing ? 1 : 0;
+    for (const Point& p : points)
+        missing += p.missing ? 1 : 0;
     s.missing = missing;
     putVarint(raw, static_cast<uint64_t>(missing));
 
@@ -159,7 +164,8 @@ std::string encodeChunk(const std::vector<Point>& points, const std::vector<std:
             const uint64_t x = bits ^ prev;
             prev = bits;
             char le[8];
-            for (int b = 0; b < 8; ++b) le[b] = static_cast<char>((x >> (8 * b)) & 0xff);
+            for (int b = 0; b < 8; ++b)
+                le[b] = static_cast<char>((x >> (8 * b)) & 0xff);
             raw.append(le, 8);
         }
     }
@@ -212,8 +218,7 @@ Expected<ChunkPoints> decodeChunk(const void* data, size_t size)
     Cursor c(reinterpret_cast<const uint8_t*>(raw.data()), raw.size());
     uint64_t version = 0, count = 0, missing = 0;
     if (!c.varint(version) || version != 1) return corrupt("unknown chunk version");
-    if (!c.varint(count) || !c.varint(missing) || missing > count || count > raw.size())
-        return corrupt("bad counts");
+    if (!c.varint(count) || !c.varint(missing) || missing > count || count > raw.size()) return corrupt("bad counts");
 
     ChunkPoints out;
     out.points.resize(count);
@@ -250,7 +255,8 @@ Expected<ChunkPoints> decodeChunk(const void* data, size_t size)
             uint8_t le[8];
             if (!c.bytes(le, 8)) return corrupt("truncated values");
             uint64_t x = 0;
-            for (int b = 0; b < 8; ++b) x |= static_cast<uint64_t>(le[b]) << (8 * b);
+            for (int b = 0; b < 8; ++b)
+                x |= static_cast<uint64_t>(le[b]) << (8 * b);
             prev ^= x;
             std::memcpy(&v, &prev, sizeof v);
         }

@@ -14,9 +14,9 @@ namespace runlens::store {
 
 struct DiagnosticKind
 {
-    const char* name;   // stable snake_case id, e.g. "bad_number"
-    bool dataLoss;      // true when input was dropped (counts for --strict)
-    const char* help;   // one line for the user
+    const char* name; // stable snake_case id, e.g. "bad_number"
+    bool dataLoss;    // true when input was dropped (counts for --strict)
+    const char* help; // one line for the user
 };
 
 struct DiagnosticEntry

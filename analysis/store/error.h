@@ -10,7 +10,8 @@
 
 namespace runlens {
 
-enum class ErrorCode {
+enum class ErrorCode
+{
     Io,              // cannot open, read or write a file
     Format,          // the input does not follow its format
     Compression,     // a zstd/gzip stream is corrupt or truncated
@@ -23,10 +24,10 @@ enum class ErrorCode {
 
 struct SourceLocation
 {
-    std::string file;     // as the user named it
-    int64_t line = 0;     // 1-based; 0 when unknown
-    int64_t column = 0;   // 1-based; 0 when unknown
-    int64_t byte = -1;    // offset of the line start in the decompressed stream; -1 when unknown
+    std::string file;   // as the user named it
+    int64_t line = 0;   // 1-based; 0 when unknown
+    int64_t column = 0; // 1-based; 0 when unknown
+    int64_t byte = -1;  // offset of the line start in the decompressed stream; -1 when unknown
 
     std::string toString() const
     {
@@ -59,8 +60,7 @@ inline Error makeError(ErrorCode code, std::string message, SourceLocation where
 }
 
 // A value or an Error (std::expected arrives with C++23).
-template <typename T>
-class Expected
+template <typename T> class Expected
 {
 public:
     Expected(T value) : m_v(std::in_place_index<0>, std::move(value)) {}
@@ -85,6 +85,9 @@ struct Ok
 {
 };
 using Status = Expected<Ok>;
-inline Status okStatus() { return Ok{}; }
+inline Status okStatus()
+{
+    return Ok{};
+}
 
 } // namespace runlens

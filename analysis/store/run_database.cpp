@@ -2,11 +2,10 @@
 
 #include "analysis/store/sqlite_util.h"
 
-#include <fmt/format.h>
-#include <sqlite3.h>
-
 #include <chrono>
 #include <filesystem>
+#include <fmt/format.h>
+#include <sqlite3.h>
 
 namespace runlens::store {
 
@@ -37,7 +36,10 @@ Expected<std::unique_ptr<RunDatabase>> RunDatabase::open(const std::string& path
     return db;
 }
 
-RunDatabase::~RunDatabase() { sqlite3_close_v2(m_db); }
+RunDatabase::~RunDatabase()
+{
+    sqlite3_close_v2(m_db);
+}
 
 Status RunDatabase::initialise(bool created)
 {
@@ -74,18 +76,19 @@ Status RunDatabase::initialise(bool created)
     if (Status s = execSql(m_db, "BEGIN"); !s) return s;
     Status s = execSql(m_db, schemaSql());
     if (s) {
-        const auto nowNs = std::chrono::duration_cast<std::chrono::nanoseconds>(
-                               std::chrono::system_clock::now().time_since_epoch())
-                               .count();
+        const auto nowNs =
+            std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now().time_since_epoch())
+                .count();
         auto ins = Statement::prepare(m_db, "INSERT INTO run(name, created_ns, creator) VALUES (?, ?, ?)");
         if (!ins) return ins.error();
         const std::string name = std::filesystem::path(m_path).stem().string();
         ins->bind(1, std::string_view(name)).bind(2, static_cast<int64_t>(nowNs)).bind(3, "runlens " RUNLENS_VERSION);
         s = ins->exec();
     }
-    if (s) s = execSql(m_db, fmt::format("PRAGMA user_version = {}; PRAGMA application_id = {};", kSchemaVersion,
-                                         kApplicationId)
-                                 .c_str());
+    if (s)
+        s = execSql(m_db,
+                    fmt::format("PRAGMA user_version = {}; PRAGMA application_id = {};", kSchemaVersion, kApplicationId)
+                        .c_str());
     if (!s) {
         execSql(m_db, "ROLLBACK");
         return s;
@@ -93,8 +96,14 @@ Status RunDatabase::initialise(bool created)
     return execSql(m_db, "COMMIT");
 }
 
-Status RunDatabase::begin() { return execSql(m_db, "BEGIN IMMEDIATE"); }
-Status RunDatabase::commit() { return execSql(m_db, "COMMIT"); }
+Status RunDatabase::begin()
+{
+    return execSql(m_db, "BEGIN IMMEDIATE");
+}
+Status RunDatabase::commit()
+{
+    return execSql(m_db, "COMMIT");
+}
 void RunDatabase::rollback()
 {
     if (!sqlite3_get_autocommit(m_db)) execSql(m_db, "ROLLBACK");

@@ -15,7 +15,8 @@ namespace runlens::store {
 inline constexpr int kSchemaVersion = 1;
 inline constexpr int kApplicationId = 0x524c4e53; // "RLNS"
 
-enum class OpenMode {
+enum class OpenMode
+{
     ReadOnly,  // an existing run; nothing can be written
     ReadWrite, // an existing run
     Create,    // an existing run, or a new one when the file does not exist

@@ -11,8 +11,8 @@ namespace {
 int64_t saturatingAdd(int64_t a, int64_t b)
 {
     int64_t r;
-    if (__builtin_add_overflow(a, b, &r)) return b > 0 ? std::numeric_limits<int64_t>::max()
-                                                       : std::numeric_limits<int64_t>::min();
+    if (__builtin_add_overflow(a, b, &r))
+        return b > 0 ? std::numeric_limits<int64_t>::max() : std::numeric_limits<int64_t>::min();
     return r;
 }
 
@@ -123,10 +123,10 @@ Expected<std::vector<ThreadStacks>> RunReader::stackThreads()
 
 Expected<std::vector<ImportInfo>> RunReader::imports()
 {
-    auto st = Statement::prepare(m_db.handle(),
-                                 "SELECT i.id, i.path, i.format, coalesce(n.name, ''), i.rows_read, i.points, i.samples, "
-                                 "i.diagnostics, i.data_loss, i.duration_ms, i.summary, i.content_hash "
-                                 "FROM import i LEFT JOIN node n ON n.id = i.node_id ORDER BY i.id");
+    auto st = Statement::prepare(
+        m_db.handle(), "SELECT i.id, i.path, i.format, coalesce(n.name, ''), i.rows_read, i.points, i.samples, "
+                       "i.diagnostics, i.data_loss, i.duration_ms, i.summary, i.content_hash "
+                       "FROM import i LEFT JOIN node n ON n.id = i.node_id ORDER BY i.id");
     if (!st) return st.error();
     std::vector<ImportInfo> out;
     for (;;) {
@@ -204,8 +204,7 @@ Expected<std::vector<Point>> RunReader::readPoints(int64_t seriesId, TimeWindow 
         auto chunk = decodeChunk(st->blob(0), st->blobSize(0));
         if (!chunk) return chunk.error();
         const auto& pts = chunk->points;
-        auto lo = std::lower_bound(pts.begin(), pts.end(), from,
-                                   [](const Point& p, int64_t t) { return p.tsNs < t; });
+        auto lo = std::lower_bound(pts.begin(), pts.end(), from, [](const Point& p, int64_t t) { return p.tsNs < t; });
         auto hi = std::upper_bound(lo, pts.end(), to, [](int64_t t, const Point& p) { return t < p.tsNs; });
         if (lo != hi && !out.empty() && lo->tsNs < out.back().tsNs) sorted = false;
         out.insert(out.end(), lo, hi);
@@ -213,7 +212,8 @@ Expected<std::vector<Point>> RunReader::readPoints(int64_t seriesId, TimeWindow 
     if (!sorted)
         std::stable_sort(out.begin(), out.end(), [](const Point& a, const Point& b) { return a.tsNs < b.tsNs; });
     if (*offset != 0)
-        for (Point& p : out) p.tsNs += *offset;
+        for (Point& p : out)
+            p.tsNs += *offset;
     return out;
 }
 

@@ -2,15 +2,17 @@
 
 #include "analysis/store/run_database.h"
 
+#include <algorithm>
 #include <fmt/format.h>
 #include <sqlite3.h>
-
-#include <algorithm>
 
 namespace runlens::store {
 
 RunWriter::RunWriter(RunDatabase& db) : m_db(db) {}
-RunWriter::~RunWriter() { stopEncoder(); }
+RunWriter::~RunWriter()
+{
+    stopEncoder();
+}
 
 void RunWriter::stopEncoder()
 {
@@ -163,8 +165,8 @@ Expected<SeriesSink*> RunWriter::series(int64_t deviceId, std::string_view metri
     const std::string existingUnit = ins->text(1);
     ins->reset();
     if (existingUnit != unit)
-        return makeError(ErrorCode::Format, fmt::format("series {} is stored in {}, this input gives {}", metric,
-                                                        existingUnit, unit));
+        return makeError(ErrorCode::Format,
+                         fmt::format("series {} is stored in {}, this input gives {}", metric, existingUnit, unit));
     auto sink = std::make_unique<SeriesSink>();
     sink->m_seriesId = id;
     SeriesSink* p = sink.get();
@@ -252,7 +254,8 @@ Status RunWriter::insertChunk(EncodedChunk& c)
 int64_t RunWriter::pointsWritten() const
 {
     int64_t n = 0;
-    for (const auto& [key, sink] : m_series) n += sink->m_pointsWritten + static_cast<int64_t>(sink->m_points.size());
+    for (const auto& [key, sink] : m_series)
+        n += sink->m_pointsWritten + static_cast<int64_t>(sink->m_points.size());
     return n;
 }
 
@@ -351,11 +354,12 @@ Status RunWriter::stackSample(int64_t threadId, int64_t callsiteId, std::optiona
 Status RunWriter::finishImport(const ImportTotals& totals, const Diagnostics& diagnostics)
 {
     sqlite3* h = m_db.handle();
-    auto upd = Statement::prepare(h, "UPDATE series SET points = points + ?, missing_points = missing_points + ?, "
-                                     "first_ns = min(coalesce(first_ns, ?), ?), last_ns = max(coalesce(last_ns, ?), ?), "
-                                     "min_value = CASE WHEN ? THEN min(coalesce(min_value, ?), ?) ELSE min_value END, "
-                                     "max_value = CASE WHEN ? THEN max(coalesce(max_value, ?), ?) ELSE max_value END, "
-                                     "sum_value = sum_value + ? WHERE id = ?");
+    auto upd =
+        Statement::prepare(h, "UPDATE series SET points = points + ?, missing_points = missing_points + ?, "
+                              "first_ns = min(coalesce(first_ns, ?), ?), last_ns = max(coalesce(last_ns, ?), ?), "
+                              "min_value = CASE WHEN ? THEN min(coalesce(min_value, ?), ?) ELSE min_value END, "
+                              "max_value = CASE WHEN ? THEN max(coalesce(max_value, ?), ?) ELSE max_value END, "
+                              "sum_value = sum_value + ? WHERE id = ?");
     if (!upd) return upd.error();
     for (auto& [key, sink] : m_series)
         if (Status s = flush(*sink); !s) return s;
@@ -376,7 +380,8 @@ Status RunWriter::finishImport(const ImportTotals& totals, const Diagnostics& di
         !s)
         return s;
 
-    auto cnt = Statement::prepare(h, "INSERT INTO diagnostic_count(import_id, kind, data_loss, count) VALUES (?,?,?,?)");
+    auto cnt =
+        Statement::prepare(h, "INSERT INTO diagnostic_count(import_id, kind, data_loss, count) VALUES (?,?,?,?)");
     if (!cnt) return cnt.error();
     for (const auto& [kind, c] : diagnostics.counts()) {
         cnt->bind(1, m_importId).bind(2, std::string_view(kind)).bind(3, c.dataLoss ? 1 : 0).bind(4, c.count);

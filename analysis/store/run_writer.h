@@ -107,16 +107,12 @@ public:
     // The sink stays valid until finishImport(). Call flushIfNeeded() now and then (cheap).
     Expected<SeriesSink*> series(int64_t deviceId, std::string_view metric, std::string_view unit,
                                  std::string_view rawName, std::string_view labels = {});
-    Status flushIfNeeded(SeriesSink& sink)
-    {
-        return sink.m_flushNeeded ? flush(sink) : okStatus();
-    }
+    Status flushIfNeeded(SeriesSink& sink) { return sink.m_flushNeeded ? flush(sink) : okStatus(); }
     int64_t pointsWritten() const;
 
     Expected<int64_t> frame(std::string_view name, std::string_view file, int64_t line, std::string_view module);
     Expected<int64_t> callsite(int64_t parentId, int64_t frameId);
-    Expected<int64_t> thread(int64_t nodeId, std::string_view process, int64_t pid, std::string_view name,
-                             int64_t tid);
+    Expected<int64_t> thread(int64_t nodeId, std::string_view process, int64_t pid, std::string_view name, int64_t tid);
     Status stackSample(int64_t threadId, int64_t callsiteId, std::optional<int64_t> tsNs, int64_t sampleCount,
                        double weight);
     int64_t samplesWritten() const { return m_samplesWritten; }

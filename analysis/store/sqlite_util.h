@@ -4,9 +4,8 @@
 
 #include "analysis/store/error.h"
 
-#include <sqlite3.h>
-
 #include <cstdint>
+#include <sqlite3.h>
 #include <string>
 #include <string_view>
 

@@ -3,10 +3,9 @@
 #include "analysis/store/run_database.h"
 #include "analysis/store/sqlite_util.h"
 
+#include <cstdio>
 #include <fmt/format.h>
 #include <sqlite3.h>
-
-#include <cstdio>
 
 namespace runlens::store {
 namespace {
@@ -33,7 +32,8 @@ std::string valueText(sqlite3_stmt* st, int col)
         const auto* b = static_cast<const unsigned char*>(sqlite3_column_blob(st, col));
         const int n = sqlite3_column_bytes(st, col);
         std::string s = "\\x";
-        for (int i = 0; i < n; ++i) s += fmt::format("{:02x}", b[i]);
+        for (int i = 0; i < n; ++i)
+            s += fmt::format("{:02x}", b[i]);
         return s;
     }
     case SQLITE_NULL:
@@ -69,8 +69,7 @@ Expected<int64_t> runUserQuery(const std::string& dbPath, const std::string& sql
     sqlite3* h = (*db)->handle();
     if (Status s = execSql(h, "PRAGMA query_only = 1"); !s) return s.error();
     sqlite3_set_authorizer(h, denyAttach, nullptr);
-    if (options.cancel)
-        sqlite3_progress_handler(h, 1000, checkCancel, const_cast<std::atomic<bool>*>(options.cancel));
+    if (options.cancel) sqlite3_progress_handler(h, 1000, checkCancel, const_cast<std::atomic<bool>*>(options.cancel));
 
     int64_t rows = 0;
     const char* tail = sql.c_str();
@@ -89,7 +88,8 @@ Expected<int64_t> runUserQuery(const std::string& dbPath, const std::string& sql
         const int cols = sqlite3_column_count(raw);
         if (cols > 0 && onHeader) {
             std::vector<std::string> names;
-            for (int c = 0; c < cols; ++c) names.emplace_back(sqlite3_column_name(raw, c));
+            for (int c = 0; c < cols; ++c)
+                names.emplace_back(sqlite3_column_name(raw, c));
             onHeader(names);
         }
         for (;;) {

@@ -1,9 +1,7 @@
 #include "app/cli/cli.h"
 
-#include <fmt/format.h>
-
 #include <QCoreApplication>
-
+#include <fmt/format.h>
 #include <unistd.h>
 
 namespace runlens::app {
@@ -52,9 +50,15 @@ std::optional<int> parseCommandLine(QCommandLineParser& parser, const QStringLis
     return std::nullopt;
 }
 
-void printError(const std::string& message) { fmt::print(stderr, "runlens: {}\n", message); }
+void printError(const std::string& message)
+{
+    fmt::print(stderr, "runlens: {}\n", message);
+}
 
-bool stderrIsTerminal() { return isatty(STDERR_FILENO) == 1; }
+bool stderrIsTerminal()
+{
+    return isatty(STDERR_FILENO) == 1;
+}
 
 int runCli(const QStringList& args)
 {

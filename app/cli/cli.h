@@ -6,7 +6,6 @@
 
 #include <QCommandLineParser>
 #include <QStringList>
-
 #include <cstdio>
 #include <optional>
 #include <string>
@@ -14,7 +13,12 @@
 
 namespace runlens::app {
 
-enum ExitCode { kExitOk = 0, kExitFailure = 1, kExitUsage = 2 };
+enum ExitCode
+{
+    kExitOk = 0,
+    kExitFailure = 1,
+    kExitUsage = 2
+};
 
 int runCli(const QStringList& args); // args[0] is the program name
 

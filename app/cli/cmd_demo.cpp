@@ -1,13 +1,10 @@
 #include "app/cli/cli.h"
-
 #include "app/demo/demo_run.h"
-
-#include <fmt/format.h>
 
 #include <QCommandLineParser>
 #include <QDir>
-
 #include <filesystem>
+#include <fmt/format.h>
 
 namespace runlens::app {
 

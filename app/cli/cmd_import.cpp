@@ -1,21 +1,21 @@
-#include "app/cli/cli.h"
-
 #include "analysis/store/run_database.h"
+#include "app/cli/cli.h"
 #include "importers/import_session.h"
 
-#include <fmt/format.h>
-
 #include <QCommandLineParser>
-
 #include <chrono>
 #include <csignal>
+#include <fmt/format.h>
 
 namespace runlens::app {
 namespace {
 
 std::atomic<bool> g_cancel{false};
 
-extern "C" void onInterrupt(int) { g_cancel.store(true); }
+extern "C" void onInterrupt(int)
+{
+    g_cancel.store(true);
+}
 
 std::string humanCount(int64_t n)
 {
@@ -98,7 +98,8 @@ int importPaths(const ImportRequest& request)
                 fmt::print("{}: {} → node {} ({}): {} rows, {}, {} problem{}, {:.0f} ms\n", file.displayPath, format,
                            file.node, file.nodeSource, humanCount(r.rowsRead), what, r.diagnostics.total(),
                            r.diagnostics.total() == 1 ? "" : "s", r.durationMs);
-                for (size_t i = 1; i < r.notes.size(); ++i) fmt::print("    {}\n", r.notes[i]);
+                for (size_t i = 1; i < r.notes.size(); ++i)
+                    fmt::print("    {}\n", r.notes[i]);
             }
             break;
         }
@@ -194,7 +195,8 @@ int cmdImport(const QStringList& args)
     }
     ImportRequest request;
     request.dbPath = parser.value(output).toStdString();
-    for (const QString& p : parser.positionalArguments()) request.paths.push_back(p.toStdString());
+    for (const QString& p : parser.positionalArguments())
+        request.paths.push_back(p.toStdString());
     request.options.format = parser.value(format).toStdString();
     request.options.node = parser.value(node).toStdString();
     request.options.timeZone = parser.value(tz).toStdString();

@@ -1,12 +1,9 @@
-#include "app/cli/cli.h"
-
 #include "analysis/store/run_database.h"
 #include "analysis/store/run_reader.h"
-
-#include <fmt/format.h>
+#include "app/cli/cli.h"
 
 #include <QCommandLineParser>
-
+#include <fmt/format.h>
 #include <map>
 
 namespace runlens::app {
@@ -67,9 +64,9 @@ int cmdInfo(const QStringList& args)
     auto series = reader.series();
     auto threads = reader.stackThreads();
     auto imports = reader.imports();
-    for (const Error* e : {nodes ? nullptr : &nodes.error(), devices ? nullptr : &devices.error(),
-                           series ? nullptr : &series.error(), threads ? nullptr : &threads.error(),
-                           imports ? nullptr : &imports.error()}) {
+    for (const Error* e :
+         {nodes ? nullptr : &nodes.error(), devices ? nullptr : &devices.error(), series ? nullptr : &series.error(),
+          threads ? nullptr : &threads.error(), imports ? nullptr : &imports.error()}) {
         if (e) {
             printError(e->toString());
             return kExitFailure;
@@ -77,15 +74,18 @@ int cmdInfo(const QStringList& args)
     }
 
     std::map<int64_t, const store::NodeInfo*> nodeById;
-    for (const auto& n : *nodes) nodeById[n.id] = &n;
+    for (const auto& n : *nodes)
+        nodeById[n.id] = &n;
     std::map<int64_t, const store::DeviceInfo*> deviceById;
-    for (const auto& d : *devices) deviceById[d.id] = &d;
+    for (const auto& d : *devices)
+        deviceById[d.id] = &d;
 
     fmt::print("Run {}\n\n", path);
     fmt::print("Nodes ({})\n", nodes->size());
     for (const auto& n : *nodes) {
         int nDevices = 0;
-        for (const auto& d : *devices) nDevices += d.nodeId == n.id ? 1 : 0;
+        for (const auto& d : *devices)
+            nDevices += d.nodeId == n.id ? 1 : 0;
         fmt::print("  {:<24} {} device{}, named from {}{}{}\n", n.name, nDevices, nDevices == 1 ? "" : "s",
                    n.nameSource, n.timeZone.empty() ? "" : ", time zone " + n.timeZone,
                    n.clockOffsetNs ? fmt::format(", clock offset {} ns", n.clockOffsetNs) : "");
@@ -108,7 +108,8 @@ int cmdInfo(const QStringList& args)
     }
 
     int64_t totalSamples = 0;
-    for (const auto& t : *threads) totalSamples += t.samples;
+    for (const auto& t : *threads)
+        totalSamples += t.samples;
     fmt::print("\nStack samples ({} in {} thread{})\n", totalSamples, threads->size(), threads->size() == 1 ? "" : "s");
     if (!threads->empty())
         fmt::print("  {:<16} {:<32} {:<24} {:>10} {:>14} {}\n", "NODE", "PROCESS", "THREAD", "SAMPLES", "WEIGHT",
@@ -135,9 +136,11 @@ int cmdInfo(const QStringList& args)
             return kExitFailure;
         }
         std::string byKind;
-        for (const auto& [kind, n] : *counts) byKind += fmt::format("{}{} {}", byKind.empty() ? "" : ", ", n, kind);
+        for (const auto& [kind, n] : *counts)
+            byKind += fmt::format("{}{} {}", byKind.empty() ? "" : ", ", n, kind);
         fmt::print("      problems: {}\n", byKind);
-        for (const auto& e : *entries) fmt::print("      {}: {}: {}\n", e.where.toString(), e.kind, e.message);
+        for (const auto& e : *entries)
+            fmt::print("      {}: {}: {}\n", e.where.toString(), e.kind, e.message);
     }
     return kExitOk;
 }

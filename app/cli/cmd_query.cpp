@@ -1,18 +1,18 @@
+#include "analysis/store/user_query.h"
 #include "app/cli/cli.h"
 
-#include "analysis/store/user_query.h"
-
-#include <fmt/format.h>
-
 #include <QCommandLineParser>
-
 #include <csignal>
+#include <fmt/format.h>
 
 namespace runlens::app {
 namespace {
 
 std::atomic<bool> g_interrupted{false};
-extern "C" void onQueryInterrupt(int) { g_interrupted.store(true); }
+extern "C" void onQueryInterrupt(int)
+{
+    g_interrupted.store(true);
+}
 
 constexpr const char* kViews = R"(
 Stable views (documented in README.md):
@@ -34,8 +34,8 @@ int cmdQuery(const QStringList& args)
                                  QStringLiteral("RUN"));
     parser.addPositionalArgument(QStringLiteral("sql"), QStringLiteral("Read-only SQL; results as CSV on stdout."),
                                  QStringLiteral("SQL"));
-    const std::string summary = std::string("Run read-only SQL on a run database and print CSV. Ctrl-C interrupts.") +
-                                kViews;
+    const std::string summary =
+        std::string("Run read-only SQL on a run database and print CSV. Ctrl-C interrupts.") + kViews;
     if (auto done = parseCommandLine(parser, args, summary.c_str())) return *done;
     if (parser.positionalArguments().size() != 2) {
         printError("query needs RUN and SQL (see runlens query --help)");
@@ -49,12 +49,14 @@ int cmdQuery(const QStringList& args)
     auto onHeader = [&](const std::vector<std::string>& names) {
         if (!header) return;
         line.clear();
-        for (size_t i = 0; i < names.size(); ++i) line += (i ? "," : "") + store::csvField(names[i]);
+        for (size_t i = 0; i < names.size(); ++i)
+            line += (i ? "," : "") + store::csvField(names[i]);
         fmt::print("{}\n", line);
     };
     auto onRow = [&](const store::QueryRow& row) {
         line.clear();
-        for (size_t i = 0; i < row.values.size(); ++i) line += (i ? "," : "") + store::csvField(row.values[i]);
+        for (size_t i = 0; i < row.values.size(); ++i)
+            line += (i ? "," : "") + store::csvField(row.values[i]);
         fmt::print("{}\n", line);
     };
     g_interrupted = false;

@@ -1,12 +1,11 @@
 #include "app/demo/demo_run.h"
 
-#include <fmt/format.h>
-
 #include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstring>
 #include <filesystem>
+#include <fmt/format.h>
 
 namespace fs = std::filesystem;
 
@@ -53,10 +52,9 @@ struct StackShare
     double share; // of the thread's samples
 };
 
-constexpr const char* kLoop =
-    "<module> (train.py:12);run_exp (llamafactory/train/tuner.py:92);_training_function "
-    "(llamafactory/train/tuner.py:67);run_pt (llamafactory/train/pt/workflow.py:64);train "
-    "(transformers/trainer.py:2245);_inner_training_loop (transformers/trainer.py:2560)";
+constexpr const char* kLoop = "<module> (train.py:12);run_exp (llamafactory/train/tuner.py:92);_training_function "
+                              "(llamafactory/train/tuner.py:67);run_pt (llamafactory/train/pt/workflow.py:64);train "
+                              "(transformers/trainer.py:2245);_inner_training_loop (transformers/trainer.py:2560)";
 
 // Where the training loop and the autograd thread spend their time in a ZeRO-3 run that waits on
 // parameter gathering and gradient reduction.
@@ -102,7 +100,8 @@ constexpr StackShare kSteadyStacks[] = {
      "(torch/distributed/distributed_c10d.py:3961)",
      0.36},
     {"pt_autograd_0", "apply (torch/autograd/function.py:306);backward (deepspeed/runtime/zero/linear.py:97)", 0.18},
-    {"pt_autograd_0", "backward (torch/autograd/function.py:306);_run_hooks (deepspeed/runtime/zero/stage3.py:1120)", 0.08},
+    {"pt_autograd_0", "backward (torch/autograd/function.py:306);_run_hooks (deepspeed/runtime/zero/stage3.py:1120)",
+     0.08},
 };
 
 constexpr const char* kCheckpointWriter =
@@ -195,11 +194,12 @@ Expected<int64_t> writeDemoNvsmiCsv(const DemoSpec& spec, int node, std::FILE* o
             int y, mo, d;
             civil(unixS >= 0 ? unixS / 86400 : -((-unixS + 86399) / 86400), y, mo, d);
             const int64_t sod = unixS % 86400;
-            fmt::format_to(std::back_inserter(buf),
-                           "{:04}/{:02}/{:02} {:02}:{:02}:{:02}.{:03}, {}, NVIDIA H100 80GB HBM3, 00000000:{:02X}:00.0, "
-                           "{:.0f} %, {:.0f} %, {:.0f} MiB, 81559 MiB, {:.2f} W, 1980 MHz, 2619 MHz, {:.0f}, P0\n",
-                           y, mo, d, sod / 3600, sod / 60 % 60, sod % 60, ms % 1000, g, 0x18 + g * 0x10, util, memUtil,
-                           memMiB[g], std::max(60.0, power), temp[g]);
+            fmt::format_to(
+                std::back_inserter(buf),
+                "{:04}/{:02}/{:02} {:02}:{:02}:{:02}.{:03}, {}, NVIDIA H100 80GB HBM3, 00000000:{:02X}:00.0, "
+                "{:.0f} %, {:.0f} %, {:.0f} MiB, 81559 MiB, {:.2f} W, 1980 MHz, 2619 MHz, {:.0f}, P0\n",
+                y, mo, d, sod / 3600, sod / 60 % 60, sod % 60, ms % 1000, g, 0x18 + g * 0x10, util, memUtil, memMiB[g],
+                std::max(60.0, power), temp[g]);
             ++rows;
         }
         if (buf.size() > (1u << 20))
@@ -222,7 +222,8 @@ Expected<std::vector<std::string>> writeDemoRun(const DemoSpec& spec, const std:
         if (ec) return makeError(ErrorCode::Io, fmt::format("cannot create {}: {}", nodeDir.string(), ec.message()));
         const fs::path csv = nodeDir / "nvidia-smi-query.csv";
         std::FILE* out = std::fopen(csv.string().c_str(), "wb");
-        if (!out) return makeError(ErrorCode::Io, fmt::format("cannot write: {}", std::strerror(errno)), {csv.string()});
+        if (!out)
+            return makeError(ErrorCode::Io, fmt::format("cannot write: {}", std::strerror(errno)), {csv.string()});
         auto rows = writeDemoNvsmiCsv(spec, n, out);
         const bool closed = std::fclose(out) == 0;
         if (!rows) return rows.error();

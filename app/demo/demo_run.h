@@ -22,9 +22,9 @@ struct DemoSpec
     double hours = 0.5;
     int intervalMs = 1000;
     uint64_t seed = 42;
-    int64_t startUnixS = 1793606400;    // 2026-11-02 08:00:00 UTC
-    int checkpointEveryS = 360;         // a checkpoint every 6 minutes
-    int checkpointStallS = 25;          // GPUs idle while it is written
+    int64_t startUnixS = 1793606400; // 2026-11-02 08:00:00 UTC
+    int checkpointEveryS = 360;      // a checkpoint every 6 minutes
+    int checkpointStallS = 25;       // GPUs idle while it is written
     bool stacks = true;
 };
 

@@ -75,12 +75,40 @@ constexpr std::array kNvsmi{
     NvsmiEntry{"encoder.stats.averagelatency", {"gpu.enc_latency", "s", "us"}},
 };
 
-constexpr std::array<std::string_view, 34> kNvsmiAttributes{
-    "name", "gpu_name", "uuid", "gpu_uuid", "serial", "gpu_serial", "pci.bus_id", "gpu_bus_id", "pci.bus",
-    "pci.device", "pci.domain", "pci.device_id", "pci.sub_device_id", "driver_version", "vbios_version", "count",
-    "compute_mode", "display_mode", "display_active", "persistence_mode", "accounting.mode", "accounting.buffer_size",
-    "mig.mode.current", "mig.mode.pending", "gom.current", "gom.pending", "inforom.img", "inforom.oem",
-    "inforom.ecc", "inforom.pwr", "compute_cap", "addressing_mode", "pcie.link.gen.max", "pcie.link.width.max"};
+constexpr std::array<std::string_view, 34> kNvsmiAttributes{"name",
+                                                            "gpu_name",
+                                                            "uuid",
+                                                            "gpu_uuid",
+                                                            "serial",
+                                                            "gpu_serial",
+                                                            "pci.bus_id",
+                                                            "gpu_bus_id",
+                                                            "pci.bus",
+                                                            "pci.device",
+                                                            "pci.domain",
+                                                            "pci.device_id",
+                                                            "pci.sub_device_id",
+                                                            "driver_version",
+                                                            "vbios_version",
+                                                            "count",
+                                                            "compute_mode",
+                                                            "display_mode",
+                                                            "display_active",
+                                                            "persistence_mode",
+                                                            "accounting.mode",
+                                                            "accounting.buffer_size",
+                                                            "mig.mode.current",
+                                                            "mig.mode.pending",
+                                                            "gom.current",
+                                                            "gom.pending",
+                                                            "inforom.img",
+                                                            "inforom.oem",
+                                                            "inforom.ecc",
+                                                            "inforom.pwr",
+                                                            "compute_cap",
+                                                            "addressing_mode",
+                                                            "pcie.link.gen.max",
+                                                            "pcie.link.width.max"};
 
 } // namespace
 
@@ -110,12 +138,24 @@ std::optional<double> unitFactor(std::string_view source, std::string_view canon
         double factor;
     };
     static constexpr Conversion kConversions[] = {
-        {"MiB", "bytes", 1048576.0}, {"KiB", "bytes", 1024.0},  {"GiB", "bytes", 1073741824.0},
-        {"B", "bytes", 1.0},         {"MB", "bytes", 1e6},      {"KB", "bytes", 1e3},
-        {"GB", "bytes", 1e9},        {"MHz", "Hz", 1e6},        {"GHz", "Hz", 1e9},
-        {"kHz", "Hz", 1e3},          {"us", "s", 1e-6},         {"ms", "s", 1e-3},
-        {"ns", "s", 1e-9},           {"mW", "W", 1e-3},         {"kW", "W", 1e3},
-        {"°C", "C", 1.0},            {"degC", "C", 1.0},        {"C", "C", 1.0},
+        {"MiB", "bytes", 1048576.0},
+        {"KiB", "bytes", 1024.0},
+        {"GiB", "bytes", 1073741824.0},
+        {"B", "bytes", 1.0},
+        {"MB", "bytes", 1e6},
+        {"KB", "bytes", 1e3},
+        {"GB", "bytes", 1e9},
+        {"MHz", "Hz", 1e6},
+        {"GHz", "Hz", 1e9},
+        {"kHz", "Hz", 1e3},
+        {"us", "s", 1e-6},
+        {"ms", "s", 1e-3},
+        {"ns", "s", 1e-9},
+        {"mW", "W", 1e-3},
+        {"kW", "W", 1e3},
+        {"°C", "C", 1.0},
+        {"degC", "C", 1.0},
+        {"C", "C", 1.0},
     };
     for (const Conversion& c : kConversions)
         if (c.from == source && c.to == canonical) return c.factor;

@@ -38,7 +38,7 @@ static bool equalsIgnoreCase(std::string_view a, std::string_view b)
 // in both operands, so one IEEE division gives the correctly rounded result (Clinger's fast path).
 static bool parseSimpleDecimal(std::string_view s, double& out)
 {
-    static constexpr double kPow10[] = {1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11,
+    static constexpr double kPow10[] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,  1e8,  1e9,  1e10, 1e11,
                                         1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
     size_t i = 0;
     const bool negative = s[0] == '-';
@@ -71,8 +71,8 @@ std::optional<double> parseNumber(std::string_view s)
     if (s.empty()) return std::nullopt;
     if (double fast; parseSimpleDecimal(s, fast)) return fast;
     const char c0 = s[0];
-    const bool plausible = (c0 >= '0' && c0 <= '9') || c0 == '-' || c0 == '+' || c0 == '.' || c0 == 'n' ||
-                           c0 == 'N' || c0 == 'i' || c0 == 'I';
+    const bool plausible = (c0 >= '0' && c0 <= '9') || c0 == '-' || c0 == '+' || c0 == '.' || c0 == 'n' || c0 == 'N' ||
+                           c0 == 'i' || c0 == 'I';
     if (!plausible) return std::nullopt; // words such as "P0" or "Enabled" without the slow path
     std::string_view body = s;
     if (body.front() == '+') body.remove_prefix(1);
@@ -82,8 +82,8 @@ std::optional<double> parseNumber(std::string_view s)
     if (p == end && (ec == std::errc() || ec == std::errc::result_out_of_range)) {
         if (ec == std::errc::result_out_of_range) {
             // Underflow to 0 is fine; overflow is a non-finite value.
-            if (std::fabs(v) > 1.0) v = v > 0 ? std::numeric_limits<double>::infinity()
-                                              : -std::numeric_limits<double>::infinity();
+            if (std::fabs(v) > 1.0)
+                v = v > 0 ? std::numeric_limits<double>::infinity() : -std::numeric_limits<double>::infinity();
         }
         return v;
     }

@@ -1,8 +1,7 @@
 #include "importers/common/time_parse.h"
 
-#include <fmt/format.h>
-
 #include <QDateTime>
+#include <fmt/format.h>
 
 namespace runlens::importers {
 namespace {

@@ -5,13 +5,12 @@
 
 #include "analysis/store/error.h"
 
+#include <QTimeZone>
 #include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <unordered_map>
-
-#include <QTimeZone>
 
 namespace runlens::importers {
 

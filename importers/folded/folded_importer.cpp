@@ -3,13 +3,11 @@
 #include "importers/common/text_fields.h"
 #include "importers/diagnostic_kinds.h"
 
-#include <fmt/format.h>
-
 #include <QByteArrayView>
 #include <QStringDecoder>
-
 #include <algorithm>
 #include <cmath>
+#include <fmt/format.h>
 #include <functional>
 #include <limits>
 #include <optional>

@@ -2,17 +2,15 @@
 
 #include "analysis/store/bounded_queue.h"
 
-#include <fmt/format.h>
-#include <zlib.h>
-#include <zstd.h>
-
 #include <QCryptographicHash>
 #include <QStringDecoder>
-
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <fmt/format.h>
 #include <vector>
+#include <zlib.h>
+#include <zstd.h>
 
 namespace runlens::importers {
 namespace {
@@ -24,10 +22,14 @@ constexpr size_t kRawBlock = 1u << 20;
 const char* compressionName(Compression c)
 {
     switch (c) {
-    case Compression::Zstd: return "zstd";
-    case Compression::Gzip: return "gzip";
-    case Compression::None: return "none";
-    case Compression::Auto: break;
+    case Compression::Zstd:
+        return "zstd";
+    case Compression::Gzip:
+        return "gzip";
+    case Compression::None:
+        return "none";
+    case Compression::Auto:
+        break;
     }
     return "auto";
 }
@@ -127,7 +129,10 @@ std::unique_ptr<InputStream> InputStream::fromMemory(std::string data, std::stri
     return in;
 }
 
-std::string InputStream::contentHash() const { return "blake2b256:" + d->hash.result().toHex().toStdString(); }
+std::string InputStream::contentHash() const
+{
+    return "blake2b256:" + d->hash.result().toHex().toStdString();
+}
 
 void InputStream::startReader()
 {
@@ -135,8 +140,10 @@ void InputStream::startReader()
         for (;;) {
             auto block = decompressBlock();
             Block b;
-            if (!block) b.error = block.error();
-            else b.data.assign(block->data(), block->size());
+            if (!block)
+                b.error = block.error();
+            else
+                b.data.assign(block->data(), block->size());
             const bool end = !block || b.data.empty();
             if (!d->queue.push(std::move(b)) || end) return;
         }
@@ -180,8 +187,8 @@ Expected<std::string_view> InputStream::decompressBlock()
         x.finished = true;
         return makeError(ErrorCode::Compression, std::move(msg), {m_displayName});
     };
-    if (!x.refill()) return makeError(ErrorCode::Io, fmt::format("read error: {}", std::strerror(errno)),
-                                      {m_displayName});
+    if (!x.refill())
+        return makeError(ErrorCode::Io, fmt::format("read error: {}", std::strerror(errno)), {m_displayName});
 
     if (x.firstBlock) {
         x.firstBlock = false;
@@ -218,8 +225,8 @@ Expected<std::string_view> InputStream::decompressBlock()
 
     // Decompress until some output is produced or the input ends.
     for (;;) {
-        if (!x.refill()) return makeError(ErrorCode::Io, fmt::format("read error: {}", std::strerror(errno)),
-                                          {m_displayName});
+        if (!x.refill())
+            return makeError(ErrorCode::Io, fmt::format("read error: {}", std::strerror(errno)), {m_displayName});
         if (x.rawEof && x.rawPos >= x.rawLen) {
             if (m_compression == Compression::Zstd && x.zstdLast != 0)
                 return fail(fmt::format("truncated zstd frame: the file ends in the middle of a frame after {} "
@@ -239,8 +246,8 @@ Expected<std::string_view> InputStream::decompressBlock()
             ZSTD_outBuffer out{x.out.data(), x.out.size(), 0};
             const size_t r = ZSTD_decompressStream(x.zstd, &out, &in);
             if (ZSTD_isError(r))
-                return fail(fmt::format("corrupt zstd data near compressed byte {}: {}", m_rawRead,
-                                        ZSTD_getErrorName(r)));
+                return fail(
+                    fmt::format("corrupt zstd data near compressed byte {}: {}", m_rawRead, ZSTD_getErrorName(r)));
             x.zstdLast = r;
             x.rawPos = in.pos;
             produced = out.pos;
@@ -291,7 +298,8 @@ Expected<std::string_view> InputStream::transcode(std::string_view block, bool l
     }
     if (m_utf16 == 0) return block;
     // Stateful decoding keeps a code unit split across blocks.
-    QString s = x.pendingHighSurrogate + x.decoder->decode(QByteArrayView(block.data(), static_cast<qsizetype>(block.size())));
+    QString s =
+        x.pendingHighSurrogate + x.decoder->decode(QByteArrayView(block.data(), static_cast<qsizetype>(block.size())));
     x.pendingHighSurrogate.clear();
     // A surrogate pair split across blocks: keep its first half until the second arrives.
     if (!last && !s.isEmpty() && s.back().isHighSurrogate()) {
@@ -299,8 +307,7 @@ Expected<std::string_view> InputStream::transcode(std::string_view block, bool l
         s.chop(1);
     }
     x.utf8 = s.toStdString();
-    if (last && x.decoder->hasError())
-        return makeError(ErrorCode::Format, "invalid UTF-16 text", {m_displayName});
+    if (last && x.decoder->hasError()) return makeError(ErrorCode::Format, "invalid UTF-16 text", {m_displayName});
     return std::string_view(x.utf8);
 }
 
@@ -311,7 +318,8 @@ Expected<std::string> contentHashOfFile(const std::string& path)
     QCryptographicHash hash(QCryptographicHash::Blake2b_256);
     std::vector<char> buf(kRawBlock);
     size_t n;
-    while ((n = std::fread(buf.data(), 1, buf.size(), f)) > 0) hash.addData(QByteArrayView(buf.data(), n));
+    while ((n = std::fread(buf.data(), 1, buf.size(), f)) > 0)
+        hash.addData(QByteArrayView(buf.data(), n));
     const bool bad = std::ferror(f);
     std::fclose(f);
     if (bad) return makeError(ErrorCode::Io, "read error", {path});

@@ -10,13 +10,19 @@
 #include <atomic>
 #include <cstdint>
 #include <memory>
-#include <thread>
 #include <string>
 #include <string_view>
+#include <thread>
 
 namespace runlens::importers {
 
-enum class Compression { Auto, None, Zstd, Gzip };
+enum class Compression
+{
+    Auto,
+    None,
+    Zstd,
+    Gzip
+};
 const char* compressionName(Compression c);
 
 class InputStream

@@ -5,10 +5,9 @@
 #include "importers/common/time_parse.h"
 #include "importers/diagnostic_kinds.h"
 
-#include <fmt/format.h>
-
 #include <algorithm>
 #include <cmath>
+#include <fmt/format.h>
 #include <map>
 
 namespace runlens::importers {
@@ -39,7 +38,14 @@ std::pair<std::string, std::string> splitHeaderField(std::string_view field)
     return {lower(field), unit};
 }
 
-enum class Role { Timestamp, Index, Attribute, Metric, Unknown };
+enum class Role
+{
+    Timestamp,
+    Index,
+    Attribute,
+    Metric,
+    Unknown
+};
 
 struct Column
 {
@@ -68,7 +74,10 @@ std::optional<double> wordValue(std::string_view v)
     return std::nullopt;
 }
 
-int countQuotes(std::string_view s) { return static_cast<int>(std::count(s.begin(), s.end(), '"')); }
+int countQuotes(std::string_view s)
+{
+    return static_cast<int>(std::count(s.begin(), s.end(), '"'));
+}
 
 class Parser
 {
@@ -90,7 +99,7 @@ private:
     std::vector<Column> m_columns;
     std::string m_firstHeaderField;
     int m_tsColumn = -1;
-    int m_idColumn = -1;     // index, or uuid / bus id when there is no index
+    int m_idColumn = -1; // index, or uuid / bus id when there is no index
     std::vector<std::string_view> m_fields;
     std::map<std::string, int64_t, std::less<>> m_devices;
     std::map<std::string, size_t, std::less<>> m_deviceSlots;
@@ -99,7 +108,15 @@ private:
     std::map<std::pair<int64_t, size_t>, std::string> m_attributes;
     std::string_view m_lastKey;
     size_t m_lastSlot = 0;
-    enum class TimeForm { Unknown, Local, EpochS, EpochMs, EpochUs, EpochNs } m_timeForm = TimeForm::Unknown;
+    enum class TimeForm
+    {
+        Unknown,
+        Local,
+        EpochS,
+        EpochMs,
+        EpochUs,
+        EpochNs
+    } m_timeForm = TimeForm::Unknown;
     std::optional<Error> m_fatal; // a database error met where a Status cannot be returned
 };
 
@@ -140,8 +157,7 @@ Status Parser::parseHeader(std::string_view line)
         return makeError(ErrorCode::Format,
                          "no timestamp column: nvidia-smi CSV needs --query-gpu=timestamp,... to be placed in time",
                          m_ctx.lines.location(1));
-    if (m_idColumn < 0)
-        m_ctx.notes.push_back("no index, uuid or pci.bus_id column: every row is taken as GPU 0");
+    if (m_idColumn < 0) m_ctx.notes.push_back("no index, uuid or pci.bus_id column: every row is taken as GPU 0");
     m_firstHeaderField = std::string(trim(m_fields.front()));
     return okStatus();
 }
@@ -161,8 +177,10 @@ std::optional<int64_t> Parser::timestamp(std::string_view v, int64_t column)
             m_ctx.notes.push_back(fmt::format("naive local timestamps read in time zone {}", m_tz.description()));
         } else if (auto n = parseNumber(v); n && std::isfinite(*n) && *n > 0) {
             // Epoch time prepended by a wrapper script: its unit follows from its magnitude.
-            m_timeForm = *n < 1e11 ? TimeForm::EpochS : *n < 1e14 ? TimeForm::EpochMs
-                         : *n < 1e17 ? TimeForm::EpochUs : TimeForm::EpochNs;
+            m_timeForm = *n < 1e11   ? TimeForm::EpochS
+                         : *n < 1e14 ? TimeForm::EpochMs
+                         : *n < 1e17 ? TimeForm::EpochUs
+                                     : TimeForm::EpochNs;
             m_ctx.notes.push_back("timestamps are Unix epoch numbers (UTC)");
         }
     }
@@ -174,8 +192,10 @@ std::optional<int64_t> Parser::timestamp(std::string_view v, int64_t column)
         break;
     default:
         if (auto n = parseNumber(v); n && std::isfinite(*n)) {
-            const double scale = m_timeForm == TimeForm::EpochS ? 1e9 : m_timeForm == TimeForm::EpochMs ? 1e6
-                                 : m_timeForm == TimeForm::EpochUs ? 1e3 : 1.0;
+            const double scale = m_timeForm == TimeForm::EpochS    ? 1e9
+                                 : m_timeForm == TimeForm::EpochMs ? 1e6
+                                 : m_timeForm == TimeForm::EpochUs ? 1e3
+                                                                   : 1.0;
             const double ns = *n * scale;
             if (std::fabs(ns) < 9.2e18) return static_cast<int64_t>(std::llround(ns));
         }
@@ -246,8 +266,8 @@ Status Parser::value(int64_t deviceId, size_t slot, Column& c, std::string_view 
     std::string_view unit;
     if (auto n = parseNumberWithUnit(v)) {
         number = n->value;
-        unit = n->unit.empty() ? std::string_view(c.headerUnit.empty() ? c.mapping.defaultSource : c.headerUnit)
-                               : n->unit;
+        unit =
+            n->unit.empty() ? std::string_view(c.headerUnit.empty() ? c.mapping.defaultSource : c.headerUnit) : n->unit;
     } else if (auto w = wordValue(v)) {
         number = *w;
         unit = c.mapping.unit;
@@ -266,8 +286,8 @@ Status Parser::value(int64_t deviceId, size_t slot, Column& c, std::string_view 
         auto f = unitFactor(unit, c.mapping.unit);
         if (!f) {
             m_ctx.report(diag::kBadNumber, column,
-                         fmt::format("unit \"{}\" for \"{}\" cannot be converted to {}; stored as missing", unit,
-                                     c.raw, c.mapping.unit));
+                         fmt::format("unit \"{}\" for \"{}\" cannot be converted to {}; stored as missing", unit, c.raw,
+                                     c.mapping.unit));
             sink->appendMissing(ts, v);
             return m_ctx.writer.flushIfNeeded(*sink);
         }
@@ -287,7 +307,8 @@ Status Parser::row(std::string_view line)
                      fmt::format("{} fields where the header has {}; row dropped", m_fields.size(), m_columns.size()));
         return okStatus();
     }
-    for (std::string_view& f : m_fields) f = trim(f);
+    for (std::string_view& f : m_fields)
+        f = trim(f);
     auto ts = timestamp(m_fields[static_cast<size_t>(m_tsColumn)], m_tsColumn + 1);
     if (!ts) return okStatus();
 
@@ -394,8 +415,8 @@ int NvsmiQueryImporter::sniff(const SniffInput& input) const
                     nvsmiIsAttribute(property))
                     ++known;
             }
-            if (known >= 2 && (timestampField || known >= 3)) return known * 2 >= static_cast<int>(fields.size()) ? 95
-                                                                                                                 : 70;
+            if (known >= 2 && (timestampField || known >= 3))
+                return known * 2 >= static_cast<int>(fields.size()) ? 95 : 70;
             return 0;
         }
         if (nl == std::string_view::npos) break;
