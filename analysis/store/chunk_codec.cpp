@@ -70,7 +70,8 @@ int decimalScale(const std::vector<Point>& points)
         for (const Point& p : points) {
             if (p.missing) continue;
             const double scaled = std::nearbyint(p.value * kPow10[k]);
-            if (!(std::fabs(scaled) < 9.0e15) || scaled / kPow10[k] != p.value) {
+            if (!(std::fabs(scaled) < 9.0e15) || scaled / kPow10[k] != p.value ||
+                (p.value == 0 && std::signbit(p.value))) { // -0.0 would come back as +0.0
                 fits = false;
                 break;
             }
@@ -120,8 +121,10 @@ std::string encodeChunk(const std::vector<Point>& points, const std::vector<std:
         if (i == 0) {
             putVarint(raw, zigzag(ts));
         } else {
-            const int64_t delta = ts - prevTs;
-            putVarint(raw, zigzag(i == 1 ? delta : delta - prevDelta));
+            const auto delta = static_cast<int64_t>(static_cast<uint64_t>(ts) - static_cast<uint64_t>(prevTs));
+            putVarint(raw, zigzag(i == 1 ? delta
+                                         : static_cast<int64_t>(static_cast<uint64_t>(delta) -
+                                                                static_cast<uint64_t>(prevDelta))));
             prevDelta = delta;
         }
         prevTs = ts;
@@ -229,8 +232,10 @@ Expected<ChunkPoints> decodeChunk(const void* data, size_t size)
         if (i == 0) {
             prevTs = unzigzag(z);
         } else {
-            const int64_t delta = (i == 1 ? 0 : prevDelta) + unzigzag(z);
-            prevTs += delta;
+            // Wrapping arithmetic: corrupt input must give wrong numbers, never undefined behaviour.
+            const auto delta = static_cast<int64_t>(static_cast<uint64_t>(i == 1 ? 0 : prevDelta) +
+                                                    static_cast<uint64_t>(unzigzag(z)));
+            prevTs = static_cast<int64_t>(static_cast<uint64_t>(prevTs) + static_cast<uint64_t>(delta));
             prevDelta = delta;
         }
         out.points[i].tsNs = prevTs;
@@ -246,7 +251,7 @@ Expected<ChunkPoints> decodeChunk(const void* data, size_t size)
         for (double& v : values) {
             uint64_t z;
             if (!c.varint(z)) return corrupt("truncated values");
-            prev += unzigzag(z);
+            prev = static_cast<int64_t>(static_cast<uint64_t>(prev) + static_cast<uint64_t>(unzigzag(z)));
             v = static_cast<double>(prev) / kPow10[k];
         }
     } else {

@@ -225,16 +225,25 @@ Expected<std::vector<EnvelopeBucket>> RunReader::readEnvelope(int64_t seriesId, 
     if (!offset) return offset.error();
     const int64_t from = saturatingAdd(window.fromNs, -*offset);
     const int64_t to = saturatingAdd(window.toNs, -*offset);
-    const double width = (static_cast<double>(to) - static_cast<double>(from) + 1.0) / buckets;
+    // Integer arithmetic: nanosecond epoch times are beyond double precision (256 ns steps in 2026).
+    __extension__ using Wide = __int128;
+    const Wide span = static_cast<Wide>(to) - static_cast<Wide>(from) + 1;
+    auto boundary = [&](int i) { return static_cast<int64_t>(static_cast<Wide>(from) + span * i / buckets); };
 
     std::vector<EnvelopeBucket> out(static_cast<size_t>(buckets));
     for (int i = 0; i < buckets; ++i) {
-        out[i].startNs = from + static_cast<int64_t>(width * i) + *offset;
-        out[i].endNs = from + static_cast<int64_t>(width * (i + 1)) + *offset;
+        out[i].startNs = boundary(i) + *offset;
+        out[i].endNs = boundary(i + 1) + *offset;
     }
+    // The bucket i with boundary(i) <= ts < boundary(i + 1).
     auto bucketOf = [&](int64_t ts) {
-        const auto i = static_cast<int>((static_cast<double>(ts) - static_cast<double>(from)) / width);
-        return std::clamp(i, 0, buckets - 1);
+        const Wide rel = static_cast<Wide>(ts) - static_cast<Wide>(from);
+        int i = static_cast<int>(std::clamp<Wide>(rel * buckets / span, 0, buckets - 1));
+        while (i > 0 && ts < boundary(i))
+            --i;
+        while (i + 1 < buckets && ts >= boundary(i + 1))
+            ++i;
+        return i;
     };
     auto add = [](EnvelopeBucket& b, int64_t n, double mn, double mx, double sum) {
         if (n <= 0) return;

@@ -32,7 +32,7 @@ Status RunWriter::prepare()
         const char* sql;
     } const all[] = {
         {&m_insChunk, "INSERT INTO point_chunk(series_id, first_ns, last_ns, import_id, count, missing, min_value, "
-                      "max_value, sum_value, data) VALUES (?,?,?,?,?,?,?,?,?,?)"},
+                      "max_value, sum_value, data, chunk_seq) VALUES (?,?,?,?,?,?,?,?,?,?,?)"},
         {&m_insSample, "INSERT INTO stack_sample(thread_id, callsite_id, ts_ns, sample_count, weight, import_id) "
                        "VALUES (?,?,?,?,?,?)"},
         {&m_insFrame, "INSERT INTO frame(name, file, line, module) VALUES (?,?,?,?)"},
@@ -225,7 +225,7 @@ Status RunWriter::insertChunk(EncodedChunk& c)
     m_insChunk.bind(1, c.sink->m_seriesId).bind(2, s.firstNs).bind(3, s.lastNs).bind(4, m_importId);
     m_insChunk.bind(5, s.count).bind(6, s.missing);
     if (s.count > s.missing) m_insChunk.bind(7, s.minValue).bind(8, s.maxValue);
-    m_insChunk.bind(9, s.sum).bindBlob(10, c.blob.data(), c.blob.size());
+    m_insChunk.bind(9, s.sum).bindBlob(10, c.blob.data(), c.blob.size()).bind(11, c.sink->m_chunksInserted++);
     if (Status st = m_insChunk.exec(); !st) return st;
 
     SeriesSink& sink = *c.sink;

@@ -81,6 +81,7 @@ private:
     ChunkSummary m_total;
     bool m_hasValue = false;
     int64_t m_pointsWritten = 0;
+    int64_t m_chunksInserted = 0;
 };
 
 class RunWriter

@@ -98,13 +98,14 @@ CREATE TABLE point_chunk (
     first_ns INTEGER NOT NULL,
     last_ns INTEGER NOT NULL,
     import_id INTEGER NOT NULL REFERENCES import(id),
+    chunk_seq INTEGER NOT NULL,           -- ordinal of the chunk within its series and import
     count INTEGER NOT NULL,
     missing INTEGER NOT NULL,
     min_value REAL,
     max_value REAL,
     sum_value REAL NOT NULL,
     data BLOB NOT NULL,
-    PRIMARY KEY (series_id, first_ns, import_id)
+    PRIMARY KEY (series_id, first_ns, import_id, chunk_seq)
 ) WITHOUT ROWID;
 
 CREATE TABLE frame (
