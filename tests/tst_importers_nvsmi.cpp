@@ -8,8 +8,6 @@
 #include "importers/import_session.h"
 #include "tests/test_support.h"
 
-#include <sqlite3.h>
-
 #include <QDateTime>
 #include <QDirIterator>
 #include <QFile>
@@ -18,9 +16,9 @@
 #include <QTemporaryDir>
 #include <QTest>
 #include <QTimeZone>
-
 #include <cmath>
 #include <map>
+#include <sqlite3.h>
 
 using namespace runlens;
 using namespace runlens::importers;
@@ -29,11 +27,15 @@ namespace {
 
 const QString kFormat = QStringLiteral("nvidia-smi-query-csv");
 
-QString str(const char* s) { return QString::fromUtf8(s); }
+QString str(const char* s)
+{
+    return QString::fromUtf8(s);
+}
 QStringList strs(std::initializer_list<const char*> items)
 {
     QStringList out;
-    for (const char* s : items) out << QString::fromUtf8(s);
+    for (const char* s : items)
+        out << QString::fromUtf8(s);
     return out;
 }
 
@@ -45,13 +47,17 @@ QStringList query(const std::string& db, const std::string& sql)
         db, sql, [](const std::vector<std::string>&) {},
         [&](const store::QueryRow& row) {
             QStringList cells;
-            for (const std::string& v : row.values) cells << QString::fromStdString(v);
+            for (const std::string& v : row.values)
+                cells << QString::fromStdString(v);
             out << cells.join(QLatin1Char('|'));
         });
     if (!n) out << QStringLiteral("query failed: ") + QString::fromStdString(n.error().toString());
     return out;
 }
-QString queryOne(const std::string& db, const std::string& sql) { return query(db, sql).value(0); }
+QString queryOne(const std::string& db, const std::string& sql)
+{
+    return query(db, sql).value(0);
+}
 
 const char* const kCountsSql = "SELECT (SELECT count(*) FROM series), (SELECT count(*) FROM point_chunk), "
                                "(SELECT count(*) FROM import), (SELECT count(*) FROM device), "
@@ -122,8 +128,10 @@ std::vector<std::string> missingTokens(store::RunDatabase& db, int64_t seriesId)
     sqlite3_bind_int64(st, 1, seriesId);
     while (sqlite3_step(st) == SQLITE_ROW) {
         auto chunk = store::decodeChunk(sqlite3_column_blob(st, 0), static_cast<size_t>(sqlite3_column_bytes(st, 0)));
-        if (!chunk) out.push_back("<corrupt chunk>");
-        else out.insert(out.end(), chunk->missingTokens.begin(), chunk->missingTokens.end());
+        if (!chunk)
+            out.push_back("<corrupt chunk>");
+        else
+            out.insert(out.end(), chunk->missingTokens.begin(), chunk->missingTokens.end());
     }
     sqlite3_finalize(st);
     return out;
@@ -139,8 +147,9 @@ QString pointsText(store::RunDatabase& db, int64_t seriesId)
     QStringList out;
     size_t t = 0;
     for (const store::Point& p : *points) {
-        const QString v = !p.missing ? num(p.value)
-                          : QLatin1Char('?') + QString::fromStdString(t < tokens.size() ? tokens[t++] : "<none>");
+        const QString v = !p.missing
+                              ? num(p.value)
+                              : QLatin1Char('?') + QString::fromStdString(t < tokens.size() ? tokens[t++] : "<none>");
         out << utc(p.tsNs) + QLatin1Char('=') + v;
     }
     return out.join(QStringLiteral(", "));
@@ -228,7 +237,8 @@ std::map<QString, GpuRows> referenceRows(const QByteArray& text, bool* hasUtilAn
 QByteArray csv(const char* header, std::initializer_list<const char*> rows)
 {
     QByteArray out = QByteArray(header) + '\n';
-    for (const char* r : rows) out += (r[0] == '@' ? "2026/01/15 10:00:" + QByteArray(r + 1) : QByteArray(r)) + '\n';
+    for (const char* r : rows)
+        out += (r[0] == '@' ? "2026/01/15 10:00:" + QByteArray(r + 1) : QByteArray(r)) + '\n';
     return out;
 }
 
@@ -236,22 +246,22 @@ const char* const kH3 = "timestamp, index, utilization.gpu [%], power.draw [W]";
 const QByteArray kSimple = csv(kH3, {"@01.000, 0, 1 %, 80 W", "@02.000, 0, 2 %, 81 W"});
 const char* const kSimpleUtil = "0|gpu.util|10:00:01.000=1, 10:00:02.000=2";
 
-const QByteArray kTwoGpus = csv(
-    "timestamp, index, name, pci.bus_id, utilization.gpu [%], memory.used [MiB], power.draw [W], clocks.current.sm "
-    "[MHz], temperature.gpu, pstate",
-    {"@00.100, 0, NVIDIA H100 80GB HBM3, 00000000:18:00.0, 100 %, 17092 MiB, 631.95 W, 1980 MHz, 61, P0",
-     "@00.104, 1, NVIDIA H100 80GB HBM3, 00000000:2A:00.0, 49 %, 20394 MiB, 105.75 W, 345 MHz, 38, P8",
-     "@00.350, 0, NVIDIA H100 80GB HBM3, 00000000:18:00.0, 99 %, 17093 MiB, 630.5 W, 1965 MHz, 62, P0",
-     "@00.356, 1, NVIDIA H100 80GB HBM3, 00000000:2A:00.0, 0 %, 0 MiB, 80.09 W, 345 MHz, 38, P8"});
+const QByteArray kTwoGpus =
+    csv("timestamp, index, name, pci.bus_id, utilization.gpu [%], memory.used [MiB], power.draw [W], clocks.current.sm "
+        "[MHz], temperature.gpu, pstate",
+        {"@00.100, 0, NVIDIA H100 80GB HBM3, 00000000:18:00.0, 100 %, 17092 MiB, 631.95 W, 1980 MHz, 61, P0",
+         "@00.104, 1, NVIDIA H100 80GB HBM3, 00000000:2A:00.0, 49 %, 20394 MiB, 105.75 W, 345 MHz, 38, P8",
+         "@00.350, 0, NVIDIA H100 80GB HBM3, 00000000:18:00.0, 99 %, 17093 MiB, 630.5 W, 1965 MHz, 62, P0",
+         "@00.356, 1, NVIDIA H100 80GB HBM3, 00000000:2A:00.0, 0 %, 0 MiB, 80.09 W, 345 MHz, 38, P8"});
 
-const QStringList kTwoGpusPoints = strs({
-    "0|gpu.util|10:00:00.100=100, 10:00:00.350=99", "1|gpu.util|10:00:00.104=49, 10:00:00.356=0",
-    "0|gpu.mem_used|10:00:00.100=17922260992, 10:00:00.350=17923309568",
-    "1|gpu.mem_used|10:00:00.104=21384658944, 10:00:00.356=0", "0|gpu.power|10:00:00.100=631.95, 10:00:00.350=630.5",
-    "1|gpu.power|10:00:00.104=105.75, 10:00:00.356=80.09",
-    "0|gpu.sm_clock|10:00:00.100=1980000000, 10:00:00.350=1965000000",
-    "1|gpu.sm_clock|10:00:00.104=345000000, 10:00:00.356=345000000", "0|gpu.temp|10:00:00.100=61, 10:00:00.350=62",
-    "0|gpu.pstate|10:00:00.100=0, 10:00:00.350=0", "1|gpu.pstate|10:00:00.104=8, 10:00:00.356=8"});
+const QStringList kTwoGpusPoints = strs(
+    {"0|gpu.util|10:00:00.100=100, 10:00:00.350=99", "1|gpu.util|10:00:00.104=49, 10:00:00.356=0",
+     "0|gpu.mem_used|10:00:00.100=17922260992, 10:00:00.350=17923309568",
+     "1|gpu.mem_used|10:00:00.104=21384658944, 10:00:00.356=0", "0|gpu.power|10:00:00.100=631.95, 10:00:00.350=630.5",
+     "1|gpu.power|10:00:00.104=105.75, 10:00:00.356=80.09",
+     "0|gpu.sm_clock|10:00:00.100=1980000000, 10:00:00.350=1965000000",
+     "1|gpu.sm_clock|10:00:00.104=345000000, 10:00:00.356=345000000", "0|gpu.temp|10:00:00.100=61, 10:00:00.350=62",
+     "0|gpu.pstate|10:00:00.100=0, 10:00:00.350=0", "1|gpu.pstate|10:00:00.104=8, 10:00:00.356=8"});
 
 void addCase(const char* name, const QByteArray& input, const QStringList& points, const QStringList& diagnostics,
              const QStringList& sql = {}, const QString& tz = QStringLiteral("UTC"),
@@ -286,9 +296,9 @@ void TestNvsmiImporter::importCases_data()
     QTest::addColumn<QByteArray>("input");
     QTest::addColumn<QString>("encoding"); // plain, zstd, gzip, utf8bom
     QTest::addColumn<QString>("tz");
-    QTest::addColumn<QString>("format");  // forced format, or empty to detect
+    QTest::addColumn<QString>("format"); // forced format, or empty to detect
     QTest::addColumn<QString>("outcome");
-    QTest::addColumn<QString>("error");   // regular expression the fatal error must match
+    QTest::addColumn<QString>("error");           // regular expression the fatal error must match
     QTest::addColumn<QStringList>("points");      // gpu|metric|time=value, ...
     QTest::addColumn<QStringList>("diagnostics"); // kind|line, in report order; "*": not checked
     QTest::addColumn<QStringList>("sql");         // query => rows joined by "; "
@@ -306,8 +316,8 @@ void TestNvsmiImporter::importCases_data()
                                     "SELECT rows_read, points FROM import => 4|24"});
 
     addCase("units in header and values, two GPUs, -lms, --tz UTC", kTwoGpus, kTwoGpusPoints, {}, attrs);
-    addCase("--tz +02:00 shifts by two hours", kTwoGpus, strs({"0|gpu.util|08:00:00.100=100, 08:00:00.350=99"}), {},
-            {}, str("+02:00"));
+    addCase("--tz +02:00 shifts by two hours", kTwoGpus, strs({"0|gpu.util|08:00:00.100=100, 08:00:00.350=99"}), {}, {},
+            str("+02:00"));
     addCase("--tz Europe/Berlin: winter, spring DST change, summer",
             csv(kH3, {"2026/01/15 10:00:00.000, 0, 1 %, 80 W", "2026/03/29 01:59:59.000, 0, 2 %, 80 W",
                       "2026/03/29 03:00:00.000, 0, 3 %, 80 W", "2026/07/01 12:00:00.500, 0, 4 %, 80 W"}),
@@ -327,13 +337,13 @@ void TestNvsmiImporter::importCases_data()
             strs({"0|gpu.util|10:00:00.100=100", "0|gpu.mem_used|10:00:00.100=17922260992",
                   "0|gpu.power|10:00:00.100=631.95", "0|gpu.sm_clock|10:00:00.100=1980000000"}),
             {});
-    addCase("hand-made header without units, epoch seconds (quirk a)",
-            csv("timestamp,memory.used,memory.total,utilization.gpu",
-                {"1764189075,1, 24576, 0", "1764189076,2, 24576, 5"}),
-            strs({"0|gpu.mem_used|2025-11-26T20:31:15.000=1048576, 2025-11-26T20:31:16.000=2097152",
-                  "0|gpu.mem_total|2025-11-26T20:31:15.000=25769803776, 2025-11-26T20:31:16.000=25769803776",
-                  "0|gpu.util|2025-11-26T20:31:15.000=0, 2025-11-26T20:31:16.000=5"}),
-            {});
+    addCase(
+        "hand-made header without units, epoch seconds (quirk a)",
+        csv("timestamp,memory.used,memory.total,utilization.gpu", {"1764189075,1, 24576, 0", "1764189076,2, 24576, 5"}),
+        strs({"0|gpu.mem_used|2025-11-26T20:31:15.000=1048576, 2025-11-26T20:31:16.000=2097152",
+              "0|gpu.mem_total|2025-11-26T20:31:15.000=25769803776, 2025-11-26T20:31:16.000=25769803776",
+              "0|gpu.util|2025-11-26T20:31:15.000=0, 2025-11-26T20:31:16.000=5"}),
+        {});
     addCase("epoch milliseconds", csv("timestamp,utilization.gpu", {"1764189075123,7"}),
             strs({"0|gpu.util|2025-11-26T20:31:15.123=7"}), {});
     addCase("every missing spelling keeps its raw token",
@@ -364,8 +374,9 @@ void TestNvsmiImporter::importCases_data()
                   "0|gpu.clock_event.sw_power_cap|10:00:01.000=1, 10:00:02.000=0",
                   "0|gpu.clock_event.hw_slowdown|10:00:01.000=0, 10:00:02.000=1",
                   "0|gpu.clock_event_time.sw_power_cap|10:00:01.000=0, 10:00:02.000=1.5"}),
-            {}, strs({"SELECT raw_name FROM series WHERE metric = 'gpu.clock_event.sw_power_cap' => "
-                      "clocks_throttle_reasons.sw_power_cap"}));
+            {},
+            strs({"SELECT raw_name FROM series WHERE metric = 'gpu.clock_event.sw_power_cap' => "
+                  "clocks_throttle_reasons.sw_power_cap"}));
     addCase("unknown properties: numeric kept as nvsmi.<name>, text as attribute",
             csv("timestamp, index, utilization.gpu [%], temperature.gpu.tlimit, module.power.draw.instant [W], "
                 "gpu_recovery_action",
@@ -377,10 +388,13 @@ void TestNvsmiImporter::importCases_data()
                   "nvsmi.module.power.draw.instant|W|module.power.draw.instant [W]; "
                   "nvsmi.temperature.gpu.tlimit||temperature.gpu.tlimit",
                   "SELECT key, value FROM device_attribute => gpu_recovery_action|None"}));
+    // The first column keeps the canonical name; the other keeps its own so nothing is lost.
     addCase("two properties mapped to one metric give one point per row",
             csv("timestamp, index, power.draw [W], power.draw.average [W], clocks.sm [MHz], clocks.current.sm [MHz]",
                 {"@01.000, 0, 100 W, 90 W, 1980 MHz, 1980 MHz", "@02.000, 0, 101 W, 91 W, 1975 MHz, 1975 MHz"}),
-            {}, {}, strs({"SELECT metric, points FROM series ORDER BY metric => gpu.power|2; gpu.sm_clock|2"}));
+            {}, {},
+            strs({"SELECT metric, points FROM series ORDER BY metric => gpu.power|2; gpu.sm_clock|2; "
+                  "nvsmi.clocks.current.sm|2; nvsmi.power.draw.average|2"}));
     addCase("no index column: GPUs numbered by uuid in order of appearance",
             csv("timestamp, uuid, utilization.gpu [%]",
                 {"@01.000, GPU-bbbb, 5 %", "@01.010, GPU-aaaa, 6 %", "@02.000, GPU-bbbb, 7 %"}),
@@ -405,10 +419,10 @@ void TestNvsmiImporter::importCases_data()
             strs({"0|gpu.util|10:00:01.000=1, 10:00:02.000=3, 10:00:03.000=6",
                   "1|gpu.util|10:00:01.005=2, 10:00:02.005=5"}),
             strs({"backwards_time|5"}), strs({"SELECT rows_read FROM import => 6"}));
-    addCase("wrong field count",
-            csv(kH3,
-                {"@01.000, 0, 1 %, 80 W", "@02.000, 0, 2 %", "@03.000, 0, 3 %, 82 W, extra", "@04.000, 0, 4 %, 83 W"}),
-            strs({"0|gpu.util|10:00:01.000=1, 10:00:04.000=4"}), strs({"wrong_field_count|3", "wrong_field_count|4"}));
+    addCase(
+        "wrong field count",
+        csv(kH3, {"@01.000, 0, 1 %, 80 W", "@02.000, 0, 2 %", "@03.000, 0, 3 %, 82 W, extra", "@04.000, 0, 4 %, 83 W"}),
+        strs({"0|gpu.util|10:00:01.000=1, 10:00:04.000=4"}), strs({"wrong_field_count|3", "wrong_field_count|4"}));
     addCase("crlf line endings", QByteArray(kSimple).replace("\n", "\r\n"), strs({kSimpleUtil}), {});
     addCase("trailing blank lines", kSimple + "\n\n  \n", strs({kSimpleUtil}), {},
             strs({"SELECT rows_read FROM import => 2"}));
@@ -546,7 +560,8 @@ void TestNvsmiImporter::garbage_data()
     QTest::addColumn<QString>("format");
     QByteArray random(8192, '\0');
     QRandomGenerator rng(7);
-    for (char& c : random) c = static_cast<char>(rng.bounded(256));
+    for (char& c : random)
+        c = static_cast<char>(rng.bounded(256));
     QTest::newRow("random binary, detected") << random << QString();
     QTest::newRow("random binary, forced") << random << kFormat;
     QTest::newRow("header then random bytes") << csv(kH3, {}) + random << QString();
@@ -589,8 +604,7 @@ void TestNvsmiImporter::tenMegabyteLine()
              strs({"wrong_field_count|3", "bad_number|4"}));
     QCOMPARE(query(r.db, "SELECT metric, points, missing_points FROM series ORDER BY metric"),
              strs({"gpu.power|3|0", "gpu.util|3|1"}));
-    QCOMPARE(seriesText(r.db, str("0"), str("gpu.power")),
-             str("10:00:01.000=80, 10:00:02.000=81, 10:00:03.000=82"));
+    QCOMPARE(seriesText(r.db, str("0"), str("gpu.power")), str("10:00:01.000=80, 10:00:02.000=81, 10:00:03.000=82"));
     const int longest = queryOne(r.db, "SELECT max(length(message)) FROM diagnostic").toInt();
     QVERIFY2(longest < 1000, qPrintable(QStringLiteral("a diagnostic message of %1 characters").arg(longest)));
 }
@@ -605,7 +619,8 @@ void TestNvsmiImporter::realFixtures_data()
 
     int rows = 0;
     QStringList files;
-    for (QDirIterator it(fixtures, QDir::Files, QDirIterator::Subdirectories); it.hasNext();) files << it.next();
+    for (QDirIterator it(fixtures, QDir::Files, QDirIterator::Subdirectories); it.hasNext();)
+        files << it.next();
     files.sort();
     for (const QString& f : files) {
         const QString rel = QDir(fixtures).relativeFilePath(f);
@@ -625,7 +640,8 @@ void TestNvsmiImporter::realFixtures_data()
             if (lines[i].startsWith('#') || lines[i].trimmed().isEmpty()) continue;
             const qsizetype start = i;
             QByteArray block;
-            while (i < lines.size() && !lines[i].startsWith('#')) block += lines[i++] + '\n';
+            while (i < lines.size() && !lines[i].startsWith('#'))
+                block += lines[i++] + '\n';
             const SniffInput head{std::string_view(block.constData(), size_t(block.size())), {}};
             const auto [importer, score] = detectFormat(head);
             bool hasUtil = false; // a --query-gpu CSV, not --query-compute-apps and the like

@@ -1,7 +1,9 @@
 #include "importers/common/time_parse.h"
 
 #include <QDateTime>
+#include <algorithm>
 #include <fmt/format.h>
+#include <vector>
 
 namespace runlens::importers {
 namespace {
@@ -109,22 +111,40 @@ Expected<TimeZoneResolver> TimeZoneResolver::fromSpec(const std::string& spec)
     return r;
 }
 
-int64_t TimeZoneResolver::toUtcNs(LocalTime t)
+int64_t TimeZoneResolver::toUtcNs(LocalTime t, std::optional<int64_t> notBeforeNs)
 {
     if (m_fixedOffsetS) return t.localNs - static_cast<int64_t>(*m_fixedOffsetS) * kNsPerSecond;
     const int64_t hour = t.localNs >= 0 ? t.localNs / kNsPerHour : -((-t.localNs + kNsPerHour - 1) / kNsPerHour);
-    auto it = m_hourOffsetNs.find(hour);
-    if (it == m_hourOffsetNs.end()) {
-        // The offset in force at the middle of this local hour (DST changes happen on hour boundaries).
+    auto it = m_hourOffsets.find(hour);
+    if (it == m_hourOffsets.end()) {
+        // The offsets that give this local hour (checked at its middle; DST changes happen on hour
+        // boundaries): one normally, two in the hour repeated when clocks go back, none in the hour
+        // skipped when they go forward (then the offset before the change, as QDateTime does).
         const int64_t localS = hour * 3600 + 1800;
         const int64_t days = localS >= 0 ? localS / 86400 : -((-localS + 86399) / 86400);
         const QDate date = QDate(1970, 1, 1).addDays(days);
         const QTime time = QTime(0, 0).addSecs(static_cast<int>(localS - days * 86400));
-        const QDateTime dt(date, time, m_zone);
-        const int64_t utcS = dt.toSecsSinceEpoch();
-        it = m_hourOffsetNs.emplace(hour, (localS - utcS) * kNsPerSecond).first;
+        const int64_t guessOffsetS = localS - QDateTime(date, time, m_zone).toSecsSinceEpoch();
+        HourOffsets h{guessOffsetS * kNsPerSecond, guessOffsetS * kNsPerSecond};
+        std::vector<int64_t> valid;
+        for (int64_t probe : {-3 * 3600, 3 * 3600}) {
+            const auto off = static_cast<int64_t>(
+                m_zone.offsetFromUtc(QDateTime::fromSecsSinceEpoch(localS - guessOffsetS + probe, Qt::UTC)));
+            if (m_zone.offsetFromUtc(QDateTime::fromSecsSinceEpoch(localS - off, Qt::UTC)) == off &&
+                std::find(valid.begin(), valid.end(), off) == valid.end())
+                valid.push_back(off);
+        }
+        if (valid.size() == 2) {
+            // Larger offset = earlier UTC instant (the first pass through the repeated hour).
+            h.first = std::max(valid[0], valid[1]) * kNsPerSecond;
+            h.second = std::min(valid[0], valid[1]) * kNsPerSecond;
+        }
+        it = m_hourOffsets.emplace(hour, h).first;
     }
-    return t.localNs - it->second;
+    const int64_t first = t.localNs - it->second.first;
+    if (it->second.first == it->second.second) return first;
+    // An ambiguous local time: the first pass unless that would go back in time.
+    return notBeforeNs && first < *notBeforeNs ? t.localNs - it->second.second : first;
 }
 
 } // namespace runlens::importers

@@ -32,8 +32,9 @@ public:
     // spec: "" (this machine's zone), "UTC", "UTC+02:00" / "+02:00" / "-0530", or an IANA id ("Europe/Berlin").
     static Expected<TimeZoneResolver> fromSpec(const std::string& spec);
 
-    // The UTC time of a local time in this zone.
-    int64_t toUtcNs(LocalTime t);
+    // The UTC time of a local time in this zone. In the hour repeated when clocks go back, the first
+    // pass is chosen unless it is earlier than notBeforeNs (the previous timestamp of the same log).
+    int64_t toUtcNs(LocalTime t, std::optional<int64_t> notBeforeNs = std::nullopt);
     // How the zone is described in import summaries, e.g. "Europe/Berlin (this machine's zone)".
     const std::string& description() const { return m_description; }
     // The value stored as the node's time zone.
@@ -44,7 +45,12 @@ private:
     std::string m_id;
     std::string m_description;
     std::optional<int> m_fixedOffsetS;
-    std::unordered_map<int64_t, int64_t> m_hourOffsetNs; // local hour → offset (local - UTC) in ns
+    struct HourOffsets
+    {
+        int64_t first;  // offset (local - UTC) in ns of the first pass through this local hour
+        int64_t second; // of the second pass; equal to first unless the hour is repeated
+    };
+    std::unordered_map<int64_t, HourOffsets> m_hourOffsets; // by local hour
 };
 
 } // namespace runlens::importers

@@ -79,6 +79,14 @@ int countQuotes(std::string_view s)
     return static_cast<int>(std::count(s.begin(), s.end(), '"'));
 }
 
+// A value quoted in a message, cut so a huge bad value cannot make a huge diagnostic.
+std::string clip(std::string_view v)
+{
+    constexpr size_t kMax = 60;
+    if (v.size() <= kMax) return std::string(v);
+    return fmt::format("{}... ({} bytes)", v.substr(0, kMax), v.size());
+}
+
 class Parser
 {
 public:
@@ -94,8 +102,18 @@ private:
     Expected<int64_t> deviceFor(std::string_view key);
     Status value(int64_t deviceId, size_t slot, Column& c, std::string_view v, int64_t ts, int64_t column);
 
+    // Diagnostics name the current line, or the line a pending broken row started on.
+    void report(const store::DiagnosticKind& kind, int64_t column, std::string message)
+    {
+        SourceLocation where = m_ctx.lines.location(column);
+        if (m_rowLine > 0) where.line = m_rowLine;
+        m_ctx.diagnostics.report(kind, std::move(where), std::move(message));
+    }
+    bool startsWithTimestamp(std::string_view line) const;
+
     ImportContext& m_ctx;
     TimeZoneResolver m_tz;
+    int64_t m_rowLine = 0;
     std::vector<Column> m_columns;
     std::string m_firstHeaderField;
     int m_tsColumn = -1;
@@ -103,9 +121,9 @@ private:
     std::vector<std::string_view> m_fields;
     std::map<std::string, int64_t, std::less<>> m_devices;
     std::map<std::string, size_t, std::less<>> m_deviceSlots;
-    std::vector<std::vector<store::SeriesSink*>> m_sinks; // [device slot][column]
-    std::vector<int64_t> m_lastTs;                        // per device slot
-    std::map<std::pair<int64_t, size_t>, std::string> m_attributes;
+    std::vector<std::vector<store::SeriesSink*>> m_sinks;                // [device slot][column]
+    std::vector<int64_t> m_lastTs;                                       // per device slot
+    std::map<std::pair<int64_t, std::string>, std::string> m_attributes; // (device, property) → value
     std::string_view m_lastKey;
     size_t m_lastSlot = 0;
     enum class TimeForm
@@ -117,7 +135,8 @@ private:
         EpochUs,
         EpochNs
     } m_timeForm = TimeForm::Unknown;
-    std::optional<Error> m_fatal; // a database error met where a Status cannot be returned
+    std::optional<Error> m_fatal;    // a database error met where a Status cannot be returned
+    std::optional<int64_t> m_prevTs; // of the previous accepted row, to place repeated local hours
 };
 
 Status Parser::parseHeader(std::string_view line)
@@ -140,6 +159,16 @@ Status Parser::parseHeader(std::string_view line)
             c.role = Role::Metric;
             c.mapping = *m;
             c.metricName = std::string(m->metric);
+            // Two properties with one canonical name (power.draw and power.draw.average): the first keeps
+            // it, the other keeps its own name so no series gets two points per row.
+            for (const Column& other : m_columns) {
+                if (other.role == Role::Metric && other.metricName == c.metricName) {
+                    c.metricName = "nvsmi." + c.property;
+                    m_ctx.notes.push_back(fmt::format("{} is stored as {} ({} already gives {})", c.raw, c.metricName,
+                                                      other.raw, other.metricName));
+                    break;
+                }
+            }
         } else if (nvsmiIsAttribute(c.property)) {
             c.role = Role::Attribute;
             if (c.property == "uuid" || c.property == "gpu_uuid") uuidColumn = static_cast<int>(i);
@@ -147,8 +176,8 @@ Status Parser::parseHeader(std::string_view line)
         } else {
             c.role = Role::Unknown; // decided by its first value: numeric → raw series, text → attribute
             c.metricName = "nvsmi." + c.property;
-            m_ctx.report(diag::kUnmappedColumn, static_cast<int64_t>(i + 1),
-                         fmt::format("column \"{}\" has no canonical metric; kept as {}", c.raw, c.metricName));
+            report(diag::kUnmappedColumn, static_cast<int64_t>(i + 1),
+                   fmt::format("column \"{}\" has no canonical metric; kept as {}", c.raw, c.metricName));
         }
         m_columns.push_back(std::move(c));
     }
@@ -186,11 +215,17 @@ std::optional<int64_t> Parser::timestamp(std::string_view v, int64_t column)
     }
     switch (m_timeForm) {
     case TimeForm::Local:
-        if (auto t = parseLocalDateTime(v)) return m_tz.toUtcNs(*t);
+        if (auto t = parseLocalDateTime(v)) return m_tz.toUtcNs(*t, m_prevTs);
         break;
     case TimeForm::Unknown:
         break;
     default:
+        const int64_t scaleNs = m_timeForm == TimeForm::EpochS    ? 1'000'000'000
+                                : m_timeForm == TimeForm::EpochMs ? 1'000'000
+                                : m_timeForm == TimeForm::EpochUs ? 1'000
+                                                                  : 1;
+        if (auto i = parseInteger(v); i && *i >= 0 && *i <= std::numeric_limits<int64_t>::max() / scaleNs)
+            return *i * scaleNs; // whole numbers exactly, without a detour through double
         if (auto n = parseNumber(v); n && std::isfinite(*n)) {
             const double scale = m_timeForm == TimeForm::EpochS    ? 1e9
                                  : m_timeForm == TimeForm::EpochMs ? 1e6
@@ -200,7 +235,7 @@ std::optional<int64_t> Parser::timestamp(std::string_view v, int64_t column)
             if (std::fabs(ns) < 9.2e18) return static_cast<int64_t>(std::llround(ns));
         }
     }
-    m_ctx.report(diag::kBadTimestamp, column, fmt::format("cannot read timestamp \"{}\"; row dropped", v));
+    report(diag::kBadTimestamp, column, fmt::format("cannot read timestamp \"{}\"; row dropped", clip(v)));
     return std::nullopt;
 }
 
@@ -228,14 +263,14 @@ Status Parser::value(int64_t deviceId, size_t slot, Column& c, std::string_view 
 {
     const size_t col = static_cast<size_t>(column - 1);
     if (c.role == Role::Attribute) {
-        auto key = std::make_pair(deviceId, col);
+        auto key = std::make_pair(deviceId, c.property);
         auto it = m_attributes.find(key);
         if (it == m_attributes.end()) {
             m_attributes.emplace(key, std::string(v));
             if (!isMissingToken(v)) return m_ctx.writer.setDeviceAttribute(deviceId, c.property, v);
         } else if (it->second != v) {
-            m_ctx.report(diag::kAttributeChanged, column,
-                         fmt::format("{} changed from \"{}\" to \"{}\"", c.property, it->second, v));
+            report(diag::kAttributeChanged, column,
+                   fmt::format("{} changed from \"{}\" to \"{}\"", c.property, clip(it->second), clip(v)));
             it->second = std::string(v);
             return m_ctx.writer.setDeviceAttribute(deviceId, c.property, v);
         }
@@ -272,22 +307,22 @@ Status Parser::value(int64_t deviceId, size_t slot, Column& c, std::string_view 
         number = *w;
         unit = c.mapping.unit;
     } else {
-        m_ctx.report(diag::kBadNumber, column,
-                     fmt::format("expected a number for \"{}\", got \"{}\"; stored as missing", c.raw, v));
+        report(diag::kBadNumber, column,
+               fmt::format("expected a number for \"{}\", got \"{}\"; stored as missing", c.raw, clip(v)));
         sink->appendMissing(ts, v);
         return m_ctx.writer.flushIfNeeded(*sink);
     }
     if (!std::isfinite(number)) {
-        m_ctx.report(diag::kNanValue, column, fmt::format("\"{}\" for \"{}\" stored as missing", v, c.raw));
+        report(diag::kNanValue, column, fmt::format("\"{}\" for \"{}\" stored as missing", clip(v), c.raw));
         sink->appendMissing(ts, v);
         return m_ctx.writer.flushIfNeeded(*sink);
     }
     if (!c.unitChecked || unit != c.lastUnit) {
         auto f = unitFactor(unit, c.mapping.unit);
         if (!f) {
-            m_ctx.report(diag::kBadNumber, column,
-                         fmt::format("unit \"{}\" for \"{}\" cannot be converted to {}; stored as missing", unit, c.raw,
-                                     c.mapping.unit));
+            report(diag::kBadNumber, column,
+                   fmt::format("unit \"{}\" for \"{}\" cannot be converted to {}; stored as missing", unit, c.raw,
+                               c.mapping.unit));
             sink->appendMissing(ts, v);
             return m_ctx.writer.flushIfNeeded(*sink);
         }
@@ -303,8 +338,8 @@ Status Parser::row(std::string_view line)
 {
     splitFields(line, ',', m_fields);
     if (m_fields.size() != m_columns.size()) {
-        m_ctx.report(diag::kWrongFieldCount, 0,
-                     fmt::format("{} fields where the header has {}; row dropped", m_fields.size(), m_columns.size()));
+        report(diag::kWrongFieldCount, 0,
+               fmt::format("{} fields where the header has {}; row dropped", m_fields.size(), m_columns.size()));
         return okStatus();
     }
     for (std::string_view& f : m_fields)
@@ -324,12 +359,13 @@ Status Parser::row(std::string_view line)
     m_lastKey = m_deviceSlots.find(key)->first; // stable storage
     const size_t slot = m_lastSlot;
     if (*ts < m_lastTs[slot]) {
-        m_ctx.report(diag::kBackwardsTime, m_tsColumn + 1,
-                     fmt::format("timestamp {} is earlier than the previous row of GPU {}; row dropped",
-                                 m_fields[static_cast<size_t>(m_tsColumn)], key));
+        report(diag::kBackwardsTime, m_tsColumn + 1,
+               fmt::format("timestamp {} is earlier than the previous row of GPU {}; row dropped",
+                           clip(m_fields[static_cast<size_t>(m_tsColumn)]), clip(key)));
         return okStatus();
     }
     m_lastTs[slot] = *ts;
+    m_prevTs = *ts;
     for (size_t i = 0; i < m_columns.size(); ++i) {
         Column& c = m_columns[i];
         if (c.role == Role::Timestamp || c.role == Role::Index) continue;
@@ -338,28 +374,55 @@ Status Parser::row(std::string_view line)
     return okStatus();
 }
 
+bool Parser::startsWithTimestamp(std::string_view line) const
+{
+    std::vector<std::string_view> fields;
+    splitFields(line, ',', fields);
+    if (m_tsColumn < 0 || fields.size() <= static_cast<size_t>(m_tsColumn)) return false;
+    const std::string_view v = trim(fields[static_cast<size_t>(m_tsColumn)]);
+    if (m_timeForm == TimeForm::Local) return parseLocalDateTime(v).has_value();
+    if (m_timeForm != TimeForm::Unknown) return parseNumber(v).has_value();
+    return parseLocalDateTime(v).has_value() || parseNumber(v).has_value();
+}
+
 Status Parser::run()
 {
     Line line;
     bool haveHeader = false;
     std::string pending; // a row broken by a quoted line break
+    int64_t pendingStart = 0;
+    int pendingLines = 0;
+    constexpr int kMaxPendingLines = 8;
     int64_t sinceCheckpoint = 0;
     for (;;) {
         auto more = m_ctx.lines.next(line);
         if (!more) return more.error();
         if (!*more) break;
         if (line.tooLong) {
-            m_ctx.report(diag::kLineTooLong, 0, fmt::format("line of more than {} bytes dropped", line.text.size()));
+            report(diag::kLineTooLong, 0, fmt::format("line of more than {} bytes dropped", line.text.size()));
             continue;
         }
         std::string_view text = line.text;
         if (!pending.empty()) {
-            pending += '\n';
-            pending += text;
-            if (countQuotes(pending) % 2 == 1) continue;
-            m_ctx.report(diag::kQuotedNewline, 0, "row with a line break inside a quoted cell dropped");
-            pending.clear();
-            continue;
+            // nvidia-smi never quotes; an odd quote is a cell broken by a line break (a wrapper's CSV), or a
+            // stray quote when the next line starts a new row.
+            if (startsWithTimestamp(text) || ++pendingLines > kMaxPendingLines) {
+                m_rowLine = pendingStart;
+                if (Status s = row(pending); !s) return s;
+                m_rowLine = 0;
+                pending.clear();
+            } else {
+                pending += '\n';
+                pending += text;
+                if (countQuotes(pending) % 2 == 1) continue;
+                m_rowLine = pendingStart;
+                report(diag::kQuotedNewline, 0,
+                       fmt::format("row with a line break inside a quoted cell (lines {}-{}) dropped", pendingStart,
+                                   line.number));
+                m_rowLine = 0;
+                pending.clear();
+                continue;
+            }
         }
         if (trim(text).empty()) continue;
         if (!haveHeader) {
@@ -369,12 +432,14 @@ Status Parser::run()
         }
         if (countQuotes(text) % 2 == 1) {
             pending = std::string(text);
+            pendingStart = line.number;
+            pendingLines = 0;
             ++m_ctx.rowsRead;
             continue;
         }
         if (isHeaderLine(text)) {
             // Another capture appended to the same file: its header may list other properties.
-            m_ctx.report(diag::kRepeatedHeader, 0, "header repeated inside the data; columns re-read");
+            report(diag::kRepeatedHeader, 0, "header repeated inside the data; columns re-read");
             m_lastKey = {};
             if (Status s = parseHeader(text); !s) return s;
             m_sinks.assign(m_sinks.size(), std::vector<store::SeriesSink*>(m_columns.size(), nullptr));
@@ -388,7 +453,11 @@ Status Parser::run()
             if (Status s = m_ctx.checkpoint(); !s) return s;
         }
     }
-    if (!pending.empty()) m_ctx.report(diag::kQuotedNewline, 0, "file ends inside a quoted cell; last row dropped");
+    if (!pending.empty()) {
+        m_rowLine = pendingStart;
+        report(diag::kQuotedNewline, 0, "file ends inside a quoted cell; last row dropped");
+        m_rowLine = 0;
+    }
     if (!haveHeader) return makeError(ErrorCode::Format, "empty file: no header line", m_ctx.lines.location());
     m_ctx.notes.push_back(fmt::format("{} GPU{}", m_deviceSlots.size(), m_deviceSlots.size() == 1 ? "" : "s"));
     return okStatus();
@@ -406,16 +475,18 @@ int NvsmiQueryImporter::sniff(const SniffInput& input) const
         if (!line.empty()) {
             std::vector<std::string_view> fields;
             splitFields(line, ',', fields);
-            int known = 0;
+            int known = 0, metrics = 0;
             bool timestampField = false;
             for (std::string_view f : fields) {
                 const auto [property, unit] = splitHeaderField(f);
                 if (property == "timestamp") timestampField = true;
+                if (nvsmiMetric(property)) ++metrics;
                 if (property == "timestamp" || property == "index" || nvsmiMetric(property) ||
                     nvsmiIsAttribute(property))
                     ++known;
             }
-            if (known >= 2 && (timestampField || known >= 3))
+            // --query-gpu has GPU metrics; --query-compute-apps / --query-retired-pages do not.
+            if (metrics >= 1 && known >= 2 && (timestampField || known >= 3))
                 return known * 2 >= static_cast<int>(fields.size()) ? 95 : 70;
             return 0;
         }
