@@ -124,7 +124,7 @@ private:
     std::vector<std::vector<store::SeriesSink*>> m_sinks;                // [device slot][column]
     std::vector<int64_t> m_lastTs;                                       // per device slot
     std::map<std::pair<int64_t, std::string>, std::string> m_attributes; // (device, property) → value
-    std::string_view m_lastKey;
+    std::vector<std::pair<int64_t, size_t>> m_byIndex; // GPU index → (device id, slot); id 0 = not seen
     size_t m_lastSlot = 0;
     enum class TimeForm
     {
@@ -348,16 +348,24 @@ Status Parser::row(std::string_view line)
     if (!ts) return okStatus();
 
     const std::string_view key = m_idColumn >= 0 ? m_fields[static_cast<size_t>(m_idColumn)] : std::string_view("0");
+    // GPU indexes are small numbers: look them up directly, not through the map, on every row.
     int64_t deviceId;
-    if (!m_lastKey.empty() && key == m_lastKey && !m_devices.empty()) {
-        deviceId = m_devices.find(key)->second;
+    size_t slot;
+    int64_t index = -1;
+    if (key.size() <= 4)
+        if (auto i = parseInteger(key)) index = *i;
+    if (index >= 0 && static_cast<size_t>(index) < m_byIndex.size() && m_byIndex[static_cast<size_t>(index)].first) {
+        std::tie(deviceId, slot) = m_byIndex[static_cast<size_t>(index)];
     } else {
         auto d = deviceFor(key);
         if (!d) return d.error();
         deviceId = *d;
+        slot = m_lastSlot;
+        if (index >= 0 && index < 4096) {
+            if (m_byIndex.size() <= static_cast<size_t>(index)) m_byIndex.resize(static_cast<size_t>(index) + 1);
+            m_byIndex[static_cast<size_t>(index)] = {deviceId, slot};
+        }
     }
-    m_lastKey = m_deviceSlots.find(key)->first; // stable storage
-    const size_t slot = m_lastSlot;
     if (*ts < m_lastTs[slot]) {
         report(diag::kBackwardsTime, m_tsColumn + 1,
                fmt::format("timestamp {} is earlier than the previous row of GPU {}; row dropped",
@@ -430,7 +438,7 @@ Status Parser::run()
             haveHeader = true;
             continue;
         }
-        if (countQuotes(text) % 2 == 1) {
+        if (text.find('"') != std::string_view::npos && countQuotes(text) % 2 == 1) {
             pending = std::string(text);
             pendingStart = line.number;
             pendingLines = 0;
@@ -440,7 +448,6 @@ Status Parser::run()
         if (isHeaderLine(text)) {
             // Another capture appended to the same file: its header may list other properties.
             report(diag::kRepeatedHeader, 0, "header repeated inside the data; columns re-read");
-            m_lastKey = {};
             if (Status s = parseHeader(text); !s) return s;
             m_sinks.assign(m_sinks.size(), std::vector<store::SeriesSink*>(m_columns.size(), nullptr));
             continue;
