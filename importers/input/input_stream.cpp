@@ -99,7 +99,12 @@ struct InputStream::Impl
 };
 
 InputStream::InputStream() : d(std::make_unique<Impl>()) {}
-InputStream::~InputStream() = default;
+InputStream::~InputStream()
+{
+    // Stop the read-ahead thread before any member it uses (the display name, counters) is destroyed.
+    d->queue.close();
+    if (d->reader.joinable()) d->reader.join();
+}
 
 Expected<std::unique_ptr<InputStream>> InputStream::open(const std::string& path, std::string displayName,
                                                          Compression compression)
