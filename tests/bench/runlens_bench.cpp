@@ -199,7 +199,11 @@ int main(int argc, char** argv)
 
     const bool met =
         ourBps <= 6.0 && ours.peakRssMb < 500 && windowMs < 5.0 && (!haveBaseline || ourRowsPerS >= 3.0 * baseRowsPerS);
-    fmt::print("targets {}\n", met ? "met" : "NOT met");
+    if (quick)
+        fmt::print("quick mode: 57,600 rows are too few for rates (process start-up and per-file commits dominate); "
+                   "the targets apply to the full run (runlens_bench without --quick)\n");
+    else
+        fmt::print("targets {}\n", met ? "met" : "NOT met");
     // The benchmark reports; it does not fail the build on timing (machines differ). It fails only when
     // the work itself failed.
     return fullPoints == static_cast<size_t>(s.points) ? 0 : 1;
