@@ -6,6 +6,7 @@
 #include "importers/input/input_stream.h"
 
 #include <algorithm>
+#include <cctype>
 #include <chrono>
 #include <filesystem>
 #include <fmt/format.h>
@@ -22,6 +23,34 @@ int64_t nowNs()
 {
     return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now().time_since_epoch())
         .count();
+}
+
+// "rank2" before "rank10": runs of digits compare by value.
+bool naturalLess(const std::string& a, const std::string& b)
+{
+    size_t i = 0, j = 0;
+    while (i < a.size() && j < b.size()) {
+        if (std::isdigit(static_cast<unsigned char>(a[i])) && std::isdigit(static_cast<unsigned char>(b[j]))) {
+            size_t ie = i, je = j;
+            while (ie < a.size() && std::isdigit(static_cast<unsigned char>(a[ie])))
+                ++ie;
+            while (je < b.size() && std::isdigit(static_cast<unsigned char>(b[je])))
+                ++je;
+            const std::string_view da = std::string_view(a).substr(i, ie - i);
+            const std::string_view db = std::string_view(b).substr(j, je - j);
+            const auto ta = da.substr(std::min(da.find_first_not_of('0'), da.size()));
+            const auto tb = db.substr(std::min(db.find_first_not_of('0'), db.size()));
+            if (ta.size() != tb.size()) return ta.size() < tb.size();
+            if (ta != tb) return ta < tb;
+            i = ie;
+            j = je;
+            continue;
+        }
+        if (a[i] != b[j]) return a[i] < b[j];
+        ++i;
+        ++j;
+    }
+    return a.size() - i < b.size() - j;
 }
 
 bool isRunDatabase(const fs::path& p)
@@ -115,7 +144,8 @@ Expected<std::vector<PlannedFile>> planImport(const std::vector<std::string>& pa
                 if (it->is_regular_file() && !isRunDatabase(it->path())) found.push_back(it->path());
             }
             if (ec) return makeError(ErrorCode::Io, fmt::format("{}: cannot list folder: {}", arg, ec.message()));
-            std::sort(found.begin(), found.end());
+            std::sort(found.begin(), found.end(),
+                      [](const fs::path& x, const fs::path& y) { return naturalLess(x.string(), y.string()); });
             const std::string rootName = fs::weakly_canonical(p, ec).filename().string();
             for (const fs::path& f : found) {
                 const fs::path rel = f.lexically_relative(p);
@@ -276,8 +306,10 @@ FileResult importFile(store::RunDatabase& db, const PlannedFile& file, const Imp
     totals.points = writer.pointsWritten();
     totals.samples = writer.samplesWritten();
     std::string summary;
-    for (const std::string& n : ctx.notes)
-        summary += (summary.empty() ? "" : "; ") + n;
+    for (const std::string& n : ctx.notes) {
+        if (!summary.empty()) summary += "; ";
+        summary += n;
+    }
     totals.summary = summary;
     totals.durationMs = elapsedMs();
     if (Status s = writer.finishImport(totals, result.diagnostics); !s) return fail(s.error());

@@ -595,10 +595,7 @@ private Q_SLOTS:
         auto n = runUserQuery(
             file, "SELECT * FROM series_summary ORDER BY metric;", [&](const auto& h) { header = h; },
             [&](const QueryRow& r) {
-                std::string line;
-                for (size_t i = 0; i < r.values.size(); ++i)
-                    line += (i ? "," : "") + csvField(r.values[i]);
-                csv.push_back(line);
+                csv.push_back(csvLine(r.values));
                 nulls.push_back(r.isNull);
             });
         QVERIFY_OK(n);

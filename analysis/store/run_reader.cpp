@@ -39,11 +39,22 @@ Expected<std::vector<DeviceInfo>> RunReader::devices()
                                                 "length(name), name");
     if (!st) return st.error();
     std::vector<DeviceInfo> out;
+    std::unordered_map<int64_t, size_t> index;
     for (;;) {
         auto row = st->step();
         if (!row) return row.error();
         if (!*row) break;
-        out.push_back({st->int64(0), st->int64(1), st->text(2), st->text(3)});
+        index[st->int64(0)] = out.size();
+        out.push_back({st->int64(0), st->int64(1), st->text(2), st->text(3), {}});
+    }
+    auto attrs = Statement::prepare(m_db.handle(), "SELECT device_id, key, value FROM device_attribute ORDER BY key");
+    if (!attrs) return attrs.error();
+    for (;;) {
+        auto row = attrs->step();
+        if (!row) return row.error();
+        if (!*row) break;
+        if (auto it = index.find(attrs->int64(0)); it != index.end())
+            out[it->second].attributes.emplace_back(attrs->text(1), attrs->text(2));
     }
     return out;
 }

@@ -32,6 +32,7 @@ struct DeviceInfo
     int64_t nodeId = 0;
     std::string kind;
     std::string name;
+    std::vector<std::pair<std::string, std::string>> attributes; // e.g. ("name", "NVIDIA H200"), by key
 };
 
 struct SeriesInfo

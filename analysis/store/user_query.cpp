@@ -59,6 +59,16 @@ std::string csvField(const std::string& value)
     return s;
 }
 
+std::string csvLine(const std::vector<std::string>& fields)
+{
+    std::string line;
+    for (size_t i = 0; i < fields.size(); ++i) {
+        if (i > 0) line += ',';
+        line += csvField(fields[i]);
+    }
+    return line;
+}
+
 Expected<int64_t> runUserQuery(const std::string& dbPath, const std::string& sql,
                                const std::function<void(const std::vector<std::string>&)>& onHeader,
                                const std::function<void(const QueryRow&)>& onRow, const QueryOptions& options)

@@ -29,7 +29,8 @@ Expected<int64_t> runUserQuery(const std::string& dbPath, const std::string& sql
                                const std::function<void(const std::vector<std::string>&)>& onHeader,
                                const std::function<void(const QueryRow&)>& onRow, const QueryOptions& options = {});
 
-// RFC 4180 quoting of one CSV field.
+// RFC 4180 quoting of one CSV field, and a whole line of fields (without the line ending).
 std::string csvField(const std::string& value);
+std::string csvLine(const std::vector<std::string>& fields);
 
 } // namespace runlens::store

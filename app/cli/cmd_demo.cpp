@@ -63,7 +63,15 @@ int cmdDemo(const QStringList& args)
     request.quiet = true;
     if (int rc = importPaths(request); rc != kExitOk) return rc;
     fmt::print("\n");
-    return cmdInfo({QStringLiteral("info"), QString::fromStdString(dbPath)});
+    if (int rc = cmdInfo({QStringLiteral("info"), QString::fromStdString(dbPath)}); rc != kExitOk) return rc;
+    fmt::print("\nNext, for example:\n"
+               "  runlens query {0} \"SELECT node, device, mean_value FROM series_summary WHERE metric = "
+               "'gpu.util'\"\n"
+               "  runlens query {0} \"SELECT f.name, sum(s.weight) AS samples FROM stack_sample s JOIN callsite c ON "
+               "c.id = s.callsite_id JOIN frame f ON f.id = c.frame_id GROUP BY f.name ORDER BY samples DESC LIMIT "
+               "5\"\n",
+               dbPath);
+    return kExitOk;
 }
 
 } // namespace runlens::app

@@ -91,6 +91,15 @@ int cmdInfo(const QStringList& args)
                    n.clockOffsetNs ? fmt::format(", clock offset {} ns", n.clockOffsetNs) : "");
     }
 
+    fmt::print("\nDevices ({})\n", devices->size());
+    for (const auto& d : *devices) {
+        std::string about;
+        for (const auto& [key, v] : d.attributes)
+            about += fmt::format("{}{}={}", about.empty() ? "" : ", ", key, v);
+        fmt::print("  {:<24} {:<8} {}\n", nodeById.count(d.nodeId) ? nodeById[d.nodeId]->name : "?",
+                   d.name.empty() ? d.kind : d.kind + ":" + d.name, about);
+    }
+
     fmt::print("\nSeries ({})\n", series->size());
     if (!series->empty())
         fmt::print("  {:<16} {:<8} {:<28} {:<6} {:>9} {:>8} {:<25} {:<25} {:>12} {:>12} {:>12}\n", "NODE", "DEVICE",

@@ -45,20 +45,10 @@ int cmdQuery(const QStringList& args)
     const std::string sql = parser.positionalArguments().at(1).toStdString();
     const bool header = !parser.isSet(noHeader);
 
-    std::string line;
     auto onHeader = [&](const std::vector<std::string>& names) {
-        if (!header) return;
-        line.clear();
-        for (size_t i = 0; i < names.size(); ++i)
-            line += (i ? "," : "") + store::csvField(names[i]);
-        fmt::print("{}\n", line);
+        if (header) fmt::print("{}\n", store::csvLine(names));
     };
-    auto onRow = [&](const store::QueryRow& row) {
-        line.clear();
-        for (size_t i = 0; i < row.values.size(); ++i)
-            line += (i ? "," : "") + store::csvField(row.values[i]);
-        fmt::print("{}\n", line);
-    };
+    auto onRow = [&](const store::QueryRow& row) { fmt::print("{}\n", store::csvLine(row.values)); };
     g_interrupted = false;
     std::signal(SIGINT, onQueryInterrupt);
     store::QueryOptions options;
