@@ -3,6 +3,8 @@
 #include <QDir>
 #include <QFile>
 #include <QFileInfo>
+#include "analysis/store/user_query.h"
+
 #include <zlib.h>
 #include <zstd.h>
 
@@ -23,6 +25,20 @@ std::string writeFile(const QTemporaryDir& dir, const QString& name, const std::
     if (!f.open(QIODevice::WriteOnly)) qFatal("cannot write %s", qPrintable(path));
     f.write(bytes.data(), static_cast<qint64>(bytes.size()));
     return path.toStdString();
+}
+
+QStringList queryRows(const std::string& db, const std::string& sql)
+{
+    QStringList out;
+    auto n = store::runUserQuery(
+        db, sql, [](const std::vector<std::string>&) {},
+        [&](const store::QueryRow& row) {
+            QStringList cells;
+            for (const std::string& v : row.values) cells << QString::fromStdString(v);
+            out << cells.join(QLatin1Char('|'));
+        });
+    if (!n) out << QStringLiteral("query failed: ") + QString::fromStdString(n.error().toString());
+    return out;
 }
 
 std::string zstdCompress(const std::string& bytes)

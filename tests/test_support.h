@@ -3,6 +3,7 @@
 // Helpers shared by the test executables: temporary folders, writing inputs, finding ../shared/fixtures.
 
 #include <QString>
+#include <QStringList>
 #include <QTemporaryDir>
 #include <string>
 
@@ -14,6 +15,9 @@ QString fixturesDir();
 
 // Writes bytes to dir/name and returns the full path.
 std::string writeFile(const QTemporaryDir& dir, const QString& name, const std::string& bytes);
+
+// Rows of a read-only query on a run database, cells joined by '|'; a failure is one row "query failed: ...".
+QStringList queryRows(const std::string& db, const std::string& sql);
 
 // zstd-compresses bytes (level 3) with the zstd command-line tool's format (a standard frame).
 std::string zstdCompress(const std::string& bytes);

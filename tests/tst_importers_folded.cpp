@@ -47,17 +47,7 @@ ORDER BY p.text, t.process, t.name)";
 
 QStringList query(const std::string& db, const std::string& sql)
 {
-    QStringList out;
-    auto n = store::runUserQuery(
-        db, sql, [](const std::vector<std::string>&) {},
-        [&](const store::QueryRow& row) {
-            QStringList cells;
-            for (const std::string& v : row.values)
-                cells << QString::fromStdString(v);
-            out << cells.join(QLatin1Char('|'));
-        });
-    if (!n) out << QStringLiteral("query failed: ") + QString::fromStdString(n.error().toString());
-    return out;
+    return runlens::test::queryRows(db, sql);
 }
 
 QString queryOne(const std::string& db, const std::string& sql)

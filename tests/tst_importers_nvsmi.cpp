@@ -42,17 +42,7 @@ QStringList strs(std::initializer_list<const char*> items)
 // Rows of a read-only user query, cells joined by '|'.
 QStringList query(const std::string& db, const std::string& sql)
 {
-    QStringList out;
-    auto n = store::runUserQuery(
-        db, sql, [](const std::vector<std::string>&) {},
-        [&](const store::QueryRow& row) {
-            QStringList cells;
-            for (const std::string& v : row.values)
-                cells << QString::fromStdString(v);
-            out << cells.join(QLatin1Char('|'));
-        });
-    if (!n) out << QStringLiteral("query failed: ") + QString::fromStdString(n.error().toString());
-    return out;
+    return runlens::test::queryRows(db, sql);
 }
 QString queryOne(const std::string& db, const std::string& sql)
 {
