@@ -24,14 +24,45 @@ int64_t unzigzag(uint64_t v)
     return static_cast<int64_t>(v >> 1) ^ -static_cast<int64_t>(v & 1);
 }
 
-void putVarint(std::string& out, uint64_t v)
+// Appends varints and bytes to a buffer sized up front (one capacity check per write, no reallocation
+// in the common case).
+class ByteWriter
 {
-    while (v >= 0x80) {
-        out.push_back(static_cast<char>((v & 0x7f) | 0x80));
-        v >>= 7;
+public:
+    explicit ByteWriter(size_t capacity) : m_buf(capacity, '\0') {}
+    void varint(uint64_t v)
+    {
+        ensure(10);
+        char* p = m_buf.data() + m_pos;
+        while (v >= 0x80) {
+            *p++ = static_cast<char>((v & 0x7f) | 0x80);
+            v >>= 7;
+        }
+        *p++ = static_cast<char>(v);
+        m_pos = static_cast<size_t>(p - m_buf.data());
     }
-    out.push_back(static_cast<char>(v));
-}
+    void byte(char c)
+    {
+        ensure(1);
+        m_buf[m_pos++] = c;
+    }
+    void bytes(const char* data, size_t n)
+    {
+        ensure(n);
+        std::memcpy(m_buf.data() + m_pos, data, n);
+        m_pos += n;
+    }
+    const char* data() const { return m_buf.data(); }
+    size_t size() const { return m_pos; }
+
+private:
+    void ensure(size_t n)
+    {
+        if (m_pos + n > m_buf.size()) m_buf.resize(std::max(m_buf.size() * 2, m_pos + n));
+    }
+    std::string m_buf;
+    size_t m_pos = 0;
+};
 
 class Cursor
 {
@@ -102,27 +133,26 @@ ZstdContexts& zstdContexts()
 std::string encodeChunk(const std::vector<Point>& points, const std::vector<std::string>& missingTokens,
                         ChunkSummary* summary)
 {
-    std::string raw;
-    raw.reserve(points.size() * 3 + 64);
+    ByteWriter raw(points.size() * 20 + 64);
     ChunkSummary s;
     s.count = static_cast<int64_t>(points.size());
-    putVarint(raw, 1);
-    putVarint(raw, points.size());
+    raw.varint(1);
+    raw.varint(points.size());
     int64_t missing = 0;
     for (const Point& p : points)
         missing += p.missing ? 1 : 0;
     s.missing = missing;
-    putVarint(raw, static_cast<uint64_t>(missing));
+    raw.varint(static_cast<uint64_t>(missing));
 
     int64_t prevTs = 0;
     int64_t prevDelta = 0;
     for (size_t i = 0; i < points.size(); ++i) {
         const int64_t ts = points[i].tsNs;
         if (i == 0) {
-            putVarint(raw, zigzag(ts));
+            raw.varint(zigzag(ts));
         } else {
             const auto delta = static_cast<int64_t>(static_cast<uint64_t>(ts) - static_cast<uint64_t>(prevTs));
-            putVarint(raw, zigzag(i == 1 ? delta
+            raw.varint(zigzag(i == 1 ? delta
                                          : static_cast<int64_t>(static_cast<uint64_t>(delta) -
                                                                 static_cast<uint64_t>(prevDelta))));
             prevDelta = delta;
@@ -148,17 +178,17 @@ std::string encodeChunk(const std::vector<Point>& points, const std::vector<std:
 
     const int k = decimalScale(points);
     if (k >= 0) {
-        raw.push_back(0);
-        putVarint(raw, static_cast<uint64_t>(k));
+        raw.byte(0);
+        raw.varint(static_cast<uint64_t>(k));
         int64_t prev = 0;
         for (const Point& p : points) {
             if (p.missing) continue;
             const auto v = static_cast<int64_t>(std::nearbyint(p.value * kPow10[k]));
-            putVarint(raw, zigzag(v - prev));
+            raw.varint(zigzag(v - prev));
             prev = v;
         }
     } else {
-        raw.push_back(1);
+        raw.byte(1);
         uint64_t prev = 0;
         for (const Point& p : points) {
             if (p.missing) continue;
@@ -169,7 +199,7 @@ std::string encodeChunk(const std::vector<Point>& points, const std::vector<std:
             char le[8];
             for (int b = 0; b < 8; ++b)
                 le[b] = static_cast<char>((x >> (8 * b)) & 0xff);
-            raw.append(le, 8);
+            raw.bytes(le, 8);
         }
     }
 
@@ -185,14 +215,14 @@ std::string encodeChunk(const std::vector<Point>& points, const std::vector<std:
         ++m;
         auto [it, inserted] = tokenIds.try_emplace(token, tokens.size());
         if (inserted) tokens.push_back(&it->first);
-        putVarint(raw, i - lastIndex);
-        putVarint(raw, it->second);
+        raw.varint(i - lastIndex);
+        raw.varint(it->second);
         lastIndex = i;
     }
-    putVarint(raw, tokens.size());
+    raw.varint(tokens.size());
     for (const std::string* t : tokens) {
-        putVarint(raw, t->size());
-        raw += *t;
+        raw.varint(t->size());
+        raw.bytes(t->data(), t->size());
     }
 
     std::string out(ZSTD_compressBound(raw.size()), '\0');

@@ -34,36 +34,42 @@ static bool equalsIgnoreCase(std::string_view a, std::string_view b)
     return true;
 }
 
-// Plain decimals ("105.75", "-3", "0.001") with at most 15 significant digits: mantissa / 10^k is exact
-// in both operands, so one IEEE division gives the correctly rounded result (Clinger's fast path).
-static bool parseSimpleDecimal(std::string_view s, double& out)
+// Plain decimals ("105.75", "-3", "0.001") whose digits fit 2^53: mantissa / 10^k is exact in both
+// operands, so one IEEE division gives the correctly rounded result (Clinger's fast path). Stops at the
+// first character that cannot continue the number; *consumed says where.
+static bool parseSimpleDecimalPrefix(std::string_view s, double& out, size_t& consumed)
 {
     static constexpr double kPow10[] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,  1e8,  1e9,  1e10, 1e11,
                                         1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
-    size_t i = 0;
-    const bool negative = s[0] == '-';
-    if (negative) i = 1;
+    const char* p = s.data();
+    const char* const end = p + s.size();
+    const bool negative = p != end && *p == '-';
+    if (negative) ++p;
     uint64_t mantissa = 0;
-    int digits = 0, fraction = 0;
-    bool dot = false, any = false;
-    for (; i < s.size(); ++i) {
-        const char c = s[i];
-        if (c >= '0' && c <= '9') {
-            any = true;
-            if (mantissa != 0 || c != '0') ++digits;
-            if (digits > 15) return false;
-            mantissa = mantissa * 10 + static_cast<uint64_t>(c - '0');
-            if (dot) ++fraction;
-        } else if (c == '.' && !dot) {
-            dot = true;
-        } else {
-            return false;
-        }
+    const char* digitsStart = p;
+    while (p != end && static_cast<unsigned>(*p - '0') < 10)
+        mantissa = mantissa * 10 + static_cast<unsigned>(*p++ - '0');
+    size_t digits = static_cast<size_t>(p - digitsStart);
+    size_t fraction = 0;
+    if (p != end && *p == '.') {
+        const char* fractionStart = ++p;
+        while (p != end && static_cast<unsigned>(*p - '0') < 10)
+            mantissa = mantissa * 10 + static_cast<unsigned>(*p++ - '0');
+        fraction = static_cast<size_t>(p - fractionStart);
+        digits += fraction;
     }
-    if (!any || fraction > 22) return false;
-    const double v = static_cast<double>(mantissa) / kPow10[fraction];
+    if (digits == 0 || digits > 19 || fraction > 22 || mantissa > (uint64_t{1} << 53)) return false;
+    if (p != end && (*p == 'e' || *p == 'E' || *p == '.')) return false; // exponents: the full parser
+    const double v = fraction ? static_cast<double>(mantissa) / kPow10[fraction] : static_cast<double>(mantissa);
     out = negative ? -v : v;
+    consumed = static_cast<size_t>(p - s.data());
     return true;
+}
+
+static bool parseSimpleDecimal(std::string_view s, double& out)
+{
+    size_t consumed = 0;
+    return parseSimpleDecimalPrefix(s, out, consumed) && consumed == s.size();
 }
 
 std::optional<double> parseNumber(std::string_view s)
@@ -118,6 +124,10 @@ std::optional<int64_t> parseInteger(std::string_view s)
 
 std::optional<NumberWithUnit> parseNumberWithUnit(std::string_view s)
 {
+    double fast;
+    size_t consumed = 0;
+    if (parseSimpleDecimalPrefix(s, fast, consumed) && (consumed == s.size() || s[consumed] == ' '))
+        return NumberWithUnit{fast, trim(s.substr(consumed))};
     const size_t space = s.find(' ');
     if (space == std::string_view::npos) {
         auto v = parseNumber(s);

@@ -79,6 +79,15 @@ int countQuotes(std::string_view s)
     return static_cast<int>(std::count(s.begin(), s.end(), '"'));
 }
 
+// Units are a few bytes: comparing them inline beats a library call per value.
+bool sameShortText(std::string_view a, std::string_view b)
+{
+    if (a.size() != b.size()) return false;
+    for (size_t i = 0; i < a.size(); ++i)
+        if (a[i] != b[i]) return false;
+    return true;
+}
+
 // A value quoted in a message, cut so a huge bad value cannot make a huge diagnostic.
 std::string clip(std::string_view v)
 {
@@ -293,16 +302,15 @@ Status Parser::value(int64_t deviceId, size_t slot, Column& c, std::string_view 
         sink = *s;
     }
 
-    if (isMissingToken(v)) {
-        sink->appendMissing(ts, v);
-        return m_ctx.writer.flushIfNeeded(*sink);
-    }
     double number;
     std::string_view unit;
-    if (auto n = parseNumberWithUnit(v)) {
+    if (auto n = parseNumberWithUnit(v)) { // the common case first
         number = n->value;
         unit =
             n->unit.empty() ? std::string_view(c.headerUnit.empty() ? c.mapping.defaultSource : c.headerUnit) : n->unit;
+    } else if (isMissingToken(v)) {
+        sink->appendMissing(ts, v);
+        return m_ctx.writer.flushIfNeeded(*sink);
     } else if (auto w = wordValue(v)) {
         number = *w;
         unit = c.mapping.unit;
@@ -317,7 +325,7 @@ Status Parser::value(int64_t deviceId, size_t slot, Column& c, std::string_view 
         sink->appendMissing(ts, v);
         return m_ctx.writer.flushIfNeeded(*sink);
     }
-    if (!c.unitChecked || unit != c.lastUnit) {
+    if (!c.unitChecked || !sameShortText(unit, c.lastUnit)) {
         auto f = unitFactor(unit, c.mapping.unit);
         if (!f) {
             report(diag::kBadNumber, column,
