@@ -130,8 +130,9 @@ private:
     std::vector<std::string_view> m_fields;
     std::map<std::string, int64_t, std::less<>> m_devices;
     std::map<std::string, size_t, std::less<>> m_deviceSlots;
-    std::vector<std::vector<store::SeriesSink*>> m_sinks;                // [device slot][column]
-    std::vector<int64_t> m_lastTs;                                       // per device slot
+    std::vector<std::vector<store::SeriesSink*>> m_sinks;  // [device slot][column]
+    std::vector<std::vector<std::string>> m_lastAttribute; // [device slot][column]: last text of an attribute
+    std::vector<int64_t> m_lastTs;                         // per device slot
     std::map<std::pair<int64_t, std::string>, std::string> m_attributes; // (device, property) → value
     std::vector<std::pair<int64_t, size_t>> m_byIndex; // GPU index → (device id, slot); id 0 = not seen
     size_t m_lastSlot = 0;
@@ -264,6 +265,7 @@ Expected<int64_t> Parser::deviceFor(std::string_view key)
     m_lastSlot = m_sinks.size();
     m_deviceSlots.emplace(std::string(key), m_lastSlot);
     m_sinks.emplace_back(m_columns.size(), nullptr);
+    m_lastAttribute.emplace_back(m_columns.size());
     m_lastTs.push_back(std::numeric_limits<int64_t>::min());
     return *id;
 }
@@ -272,6 +274,9 @@ Status Parser::value(int64_t deviceId, size_t slot, Column& c, std::string_view 
 {
     const size_t col = static_cast<size_t>(column - 1);
     if (c.role == Role::Attribute) {
+        std::string& last = m_lastAttribute[slot][col]; // the usual case: same as in the previous row
+        if (!last.empty() && sameShortText(last, v)) return okStatus();
+        last = std::string(v);
         auto key = std::make_pair(deviceId, c.property);
         auto it = m_attributes.find(key);
         if (it == m_attributes.end()) {
@@ -458,6 +463,7 @@ Status Parser::run()
             report(diag::kRepeatedHeader, 0, "header repeated inside the data; columns re-read");
             if (Status s = parseHeader(text); !s) return s;
             m_sinks.assign(m_sinks.size(), std::vector<store::SeriesSink*>(m_columns.size(), nullptr));
+            m_lastAttribute.assign(m_sinks.size(), std::vector<std::string>(m_columns.size()));
             continue;
         }
         ++m_ctx.rowsRead;
