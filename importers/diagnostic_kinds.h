@@ -32,4 +32,19 @@ inline constexpr DiagnosticKind kDifferentialCount{"differential_count", true,
                                                    "a folded line with two counts: the first (before) is dropped"};
 inline constexpr DiagnosticKind kZeroCount{"zero_count", false, "a folded stack with a zero count"};
 
+inline constexpr DiagnosticKind kCounterReset{"counter_reset", false,
+                                              "a counter went down (restart); the rate counts from zero"};
+inline constexpr DiagnosticKind kSentinelValue{"sentinel_value", false,
+                                               "a 'blank' sentinel (DCGM NOT_SUPPORTED...) stored as missing"};
+inline constexpr DiagnosticKind kUnmappedMetric{"unmapped_metric", false,
+                                                "a metric with no canonical name, kept under its raw name"};
+inline constexpr DiagnosticKind kSkippedFamily{"skipped_family", true,
+                                               "samples of a family not imported (histogram, summary, info)"};
+inline constexpr DiagnosticKind kEstimatedTime{"estimated_time", false,
+                                               "timestamps estimated (no time in the file; see the import notes)"};
+inline constexpr DiagnosticKind kDuplicateSample{"duplicate_sample", true,
+                                                 "a second value for the same series and time; the first is kept"};
+inline constexpr DiagnosticKind kUnknownUnit{"unknown_unit", true, "a unit that cannot be converted"};
+inline constexpr DiagnosticKind kRestartRecord{"restart_record", false, "a restart marker (the host rebooted)"};
+
 } // namespace runlens::importers::diag

@@ -283,7 +283,7 @@ FileResult importFile(store::RunDatabase& db, const PlannedFile& file, const Imp
     auto importId = writer.beginImport(record);
     if (!importId) return fail(importId.error());
 
-    ImportContext ctx{lines, writer, result.diagnostics, options, *nodeId, file.node, progress, 0, {}};
+    ImportContext ctx{lines, writer, result.diagnostics, options, *nodeId, file.node, progress, 0, {}, file.path};
     if (Status s = file.importer->run(ctx); !s) return fail(s.error());
     if (lines.lastLineUnterminated())
         result.diagnostics.report(diag::kTruncatedLine, lines.location(), "the last line has no line ending");

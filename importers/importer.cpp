@@ -1,7 +1,13 @@
 #include "importers/importer.h"
 
+#include "importers/dcgm/dcgmi_dmon_importer.h"
 #include "importers/folded/folded_importer.h"
+#include "importers/generic/generic_importer.h"
+#include "importers/nvsmi/nvsmi_dmon_importer.h"
 #include "importers/nvsmi/nvsmi_query_importer.h"
+#include "importers/prometheus/prom_json_importer.h"
+#include "importers/prometheus/prom_text_importer.h"
+#include "importers/sysstat/sadf_importer.h"
 
 #include <QJsonDocument>
 #include <QJsonObject>
@@ -31,11 +37,40 @@ Status ImportContext::checkpoint()
     return okStatus();
 }
 
+std::string nodeNameFromLabel(std::string_view label)
+{
+    std::string_view s = label;
+    if (!s.empty() && s.front() == '[') { // [IPv6]:port
+        const size_t close = s.find(']');
+        if (close != std::string_view::npos) return std::string(s.substr(1, close - 1));
+    }
+    const size_t colon = s.rfind(':');
+    if (colon != std::string_view::npos && s.find(':') == colon && colon + 1 < s.size() &&
+        s.find_first_not_of("0123456789", colon + 1) == std::string_view::npos)
+        s = s.substr(0, colon);
+    return std::string(s);
+}
+
+Expected<int64_t> ImportContext::nodeFor(std::string_view hostLabel)
+{
+    if (!options.node.empty() || hostLabel.empty()) return nodeId;
+    const std::string name = nodeNameFromLabel(hostLabel);
+    if (name == nodeName) return nodeId;
+    return writer.node(name, "host label", options.timeZone);
+}
+
 const std::vector<const Importer*>& allImporters()
 {
     static const NvsmiQueryImporter nvsmiQuery;
+    static const NvsmiDmonImporter nvsmiDmon;
+    static const DcgmiDmonImporter dcgmiDmon;
+    static const PromTextImporter promText;
+    static const PromJsonImporter promJson;
+    static const SadfImporter sadf;
+    static const GenericMetricsImporter generic;
     static const FoldedImporter folded;
-    static const std::vector<const Importer*> all{&nvsmiQuery, &folded};
+    static const std::vector<const Importer*> all{&nvsmiQuery, &nvsmiDmon, &dcgmiDmon, &promText,
+                                                  &promJson,   &sadf,      &generic,   &folded};
     return all;
 }
 

@@ -55,6 +55,11 @@ struct ImportContext
 
     int64_t rowsRead = 0;           // data records read; the importer counts them
     std::vector<std::string> notes; // shown in the import summary ("timestamps read as UTC+01:00 (Europe/Berlin)")
+    std::string path;               // the file on disk (for its modification time; read through `lines`)
+
+    // The node a host label in the data names ("vm:9100" → "vm", hostname labels as they are). The --node
+    // option wins over any label; an empty label gives the file's own node (nodeId).
+    Expected<int64_t> nodeFor(std::string_view hostLabel);
 
     void report(const store::DiagnosticKind& kind, int64_t column, std::string message)
     {
@@ -63,6 +68,9 @@ struct ImportContext
     // Reports progress and returns a Cancelled error when the user cancelled. Cheap: call every few thousand rows.
     Status checkpoint();
 };
+
+// A host label as a node name: an instance label's ":port" is dropped ("vm:9100" → "vm", "[::1]:9100" → "::1").
+std::string nodeNameFromLabel(std::string_view label);
 
 class Importer
 {

@@ -110,7 +110,193 @@ constexpr std::array<std::string_view, 34> kNvsmiAttributes{"name",
                                                             "pcie.link.gen.max",
                                                             "pcie.link.width.max"};
 
+struct SourceEntry
+{
+    std::string_view name;
+    SourceMetric metric;
+};
+
+constexpr auto G = ValueKind::Gauge;
+constexpr auto C = ValueKind::Counter;
+
+// nvidia-smi dmon -s pucvmet and --gpm-metrics. "MB" in dmon is MiB (frame buffer) and MB/s for PCIe.
+constexpr SourceEntry kDmon[] = {
+    {"pwr", {"gpu.power", "W", "W", G, "gpu"}},
+    {"gtemp", {"gpu.temp", "C", "C", G, "gpu"}},
+    {"mtemp", {"gpu.mem_temp", "C", "C", G, "gpu"}},
+    {"sm", {"gpu.util", "%", "%", G, "gpu"}}, // NVML utilization.gpu, not SM activity
+    {"mem", {"gpu.mem_util", "%", "%", G, "gpu"}},
+    {"enc", {"gpu.enc_util", "%", "%", G, "gpu"}},
+    {"dec", {"gpu.dec_util", "%", "%", G, "gpu"}},
+    {"jpg", {"gpu.jpg_util", "%", "%", G, "gpu"}},
+    {"ofa", {"gpu.ofa_util", "%", "%", G, "gpu"}},
+    {"mclk", {"gpu.mem_clock", "Hz", "MHz", G, "gpu"}},
+    {"pclk", {"gpu.sm_clock", "Hz", "MHz", G, "gpu"}},
+    {"pviol", {"gpu.power_violation", "%", "%", G, "gpu"}},
+    {"tviol", {"gpu.thermal_violation", "", "", G, "gpu"}},
+    {"fb", {"gpu.mem_used", "bytes", "MiB", G, "gpu"}},
+    {"bar1", {"gpu.bar1_used", "bytes", "MiB", G, "gpu"}},
+    {"ccpm", {"gpu.ccpm_used", "bytes", "MiB", G, "gpu"}},
+    {"sbecc", {"gpu.ecc_single_bit", "", "", G, "gpu"}},
+    {"dbecc", {"gpu.ecc_double_bit", "", "", G, "gpu"}},
+    {"pci", {"gpu.pcie_replays", "", "", G, "gpu"}},
+    {"rxpci", {"gpu.pcie_rx", "bytes/s", "MB/s", G, "gpu"}},
+    {"txpci", {"gpu.pcie_tx", "bytes/s", "MB/s", G, "gpu"}},
+    // GPM (Hopper and newer): percentages of the sample period, stored as 0-1 ratios like DCGM.
+    {"gract", {"gpu.gr_active", "ratio", "GPM:%", G, "gpu"}},
+    {"smutil", {"gpu.sm_active", "ratio", "GPM:%", G, "gpu"}},
+    {"smocc", {"gpu.sm_occupancy", "ratio", "GPM:%", G, "gpu"}},
+    {"intutil", {"gpu.int_active", "ratio", "GPM:%", G, "gpu"}},
+    {"mmaact", {"gpu.tensor_active", "ratio", "GPM:%", G, "gpu"}},
+    {"dram", {"gpu.dram_active", "ratio", "GPM:%", G, "gpu"}},
+    {"fp64", {"gpu.fp64_active", "ratio", "GPM:%", G, "gpu"}},
+    {"fp32", {"gpu.fp32_active", "ratio", "GPM:%", G, "gpu"}},
+    {"fp16", {"gpu.fp16_active", "ratio", "GPM:%", G, "gpu"}},
+    {"pcitx", {"gpu.pcie_tx", "bytes/s", "GPM:MiB/s", G, "gpu"}},
+    {"pcirx", {"gpu.pcie_rx", "bytes/s", "GPM:MiB/s", G, "gpu"}},
+    {"nvltx", {"gpu.nvlink_tx", "bytes/s", "GPM:MiB/s", G, "gpu"}},
+    {"nvlrx", {"gpu.nvlink_rx", "bytes/s", "GPM:MiB/s", G, "gpu"}},
+};
+
+// DCGM fields: dcgm-exporter names (old and *_RATIO names) and dcgmi dmon tags. FORMATS.md §3-4.
+constexpr SourceEntry kDcgm[] = {
+    {"DCGM_FI_DEV_GPU_UTIL", {"gpu.util", "%", "%", G, "gpu"}},
+    {"DCGM_FI_DEV_GPU_UTIL_RATIO", {"gpu.util", "%", "%", G, "gpu"}},
+    {"GPUTL", {"gpu.util", "%", "%", G, "gpu"}},
+    {"DCGM_FI_DEV_MEM_COPY_UTIL", {"gpu.mem_util", "%", "%", G, "gpu"}},
+    {"MCUTL", {"gpu.mem_util", "%", "%", G, "gpu"}},
+    {"DCGM_FI_PROF_GR_ENGINE_ACTIVE", {"gpu.gr_active", "ratio", "ratio", G, "gpu"}},
+    {"DCGM_FI_PROF_GR_ENGINE_UTIL_RATIO", {"gpu.gr_active", "ratio", "ratio", G, "gpu"}},
+    {"GRACT", {"gpu.gr_active", "ratio", "ratio", G, "gpu"}},
+    {"DCGM_FI_PROF_SM_ACTIVE", {"gpu.sm_active", "ratio", "ratio", G, "gpu"}},
+    {"DCGM_FI_PROF_SM_UTIL_RATIO", {"gpu.sm_active", "ratio", "ratio", G, "gpu"}},
+    {"SMACT", {"gpu.sm_active", "ratio", "ratio", G, "gpu"}},
+    {"DCGM_FI_PROF_SM_OCCUPANCY", {"gpu.sm_occupancy", "ratio", "ratio", G, "gpu"}},
+    {"DCGM_FI_PROF_SM_OCCUPANCY_RATIO", {"gpu.sm_occupancy", "ratio", "ratio", G, "gpu"}},
+    {"SMOCC", {"gpu.sm_occupancy", "ratio", "ratio", G, "gpu"}},
+    {"DCGM_FI_PROF_PIPE_TENSOR_ACTIVE", {"gpu.tensor_active", "ratio", "ratio", G, "gpu"}},
+    {"DCGM_FI_PROF_TENSOR_UTIL_RATIO", {"gpu.tensor_active", "ratio", "ratio", G, "gpu"}},
+    {"TENSO", {"gpu.tensor_active", "ratio", "ratio", G, "gpu"}},
+    {"DCGM_FI_PROF_DRAM_ACTIVE", {"gpu.dram_active", "ratio", "ratio", G, "gpu"}},
+    {"DCGM_FI_PROF_DRAM_UTIL_RATIO", {"gpu.dram_active", "ratio", "ratio", G, "gpu"}},
+    {"DRAMA", {"gpu.dram_active", "ratio", "ratio", G, "gpu"}},
+    {"DCGM_FI_PROF_PIPE_FP64_ACTIVE", {"gpu.fp64_active", "ratio", "ratio", G, "gpu"}},
+    {"FP64A", {"gpu.fp64_active", "ratio", "ratio", G, "gpu"}},
+    {"DCGM_FI_PROF_PIPE_FP32_ACTIVE", {"gpu.fp32_active", "ratio", "ratio", G, "gpu"}},
+    {"FP32A", {"gpu.fp32_active", "ratio", "ratio", G, "gpu"}},
+    {"DCGM_FI_PROF_PIPE_FP16_ACTIVE", {"gpu.fp16_active", "ratio", "ratio", G, "gpu"}},
+    {"FP16A", {"gpu.fp16_active", "ratio", "ratio", G, "gpu"}},
+    {"DCGM_FI_PROF_PCIE_TX_BYTES", {"gpu.pcie_tx", "bytes/s", "B/s", G, "gpu"}},
+    {"PCITX", {"gpu.pcie_tx", "bytes/s", "B/s", G, "gpu"}},
+    {"DCGM_FI_PROF_PCIE_RX_BYTES", {"gpu.pcie_rx", "bytes/s", "B/s", G, "gpu"}},
+    {"PCIRX", {"gpu.pcie_rx", "bytes/s", "B/s", G, "gpu"}},
+    {"DCGM_FI_PROF_NVLINK_TX_BYTES", {"gpu.nvlink_tx", "bytes/s", "B/s", G, "gpu"}},
+    {"NVLTX", {"gpu.nvlink_tx", "bytes/s", "B/s", G, "gpu"}},
+    {"DCGM_FI_PROF_NVLINK_RX_BYTES", {"gpu.nvlink_rx", "bytes/s", "B/s", G, "gpu"}},
+    {"NVLRX", {"gpu.nvlink_rx", "bytes/s", "B/s", G, "gpu"}},
+    {"DCGM_FI_DEV_GPU_TEMP", {"gpu.temp", "C", "C", G, "gpu"}},
+    {"TMPTR", {"gpu.temp", "C", "C", G, "gpu"}},
+    {"DCGM_FI_DEV_MEMORY_TEMP", {"gpu.mem_temp", "C", "C", G, "gpu"}},
+    {"MMTMP", {"gpu.mem_temp", "C", "C", G, "gpu"}},
+    {"DCGM_FI_DEV_POWER_USAGE", {"gpu.power", "W", "W", G, "gpu"}},
+    {"DCGM_FI_DEV_BOARD_POWER_WATTS", {"gpu.power", "W", "W", G, "gpu"}},
+    {"POWER", {"gpu.power", "W", "W", G, "gpu"}},
+    {"DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION", {"gpu.energy_power", "W", "mJ", C, "gpu"}},
+    {"TOTEC", {"gpu.energy_power", "W", "mJ", C, "gpu"}},
+    {"DCGM_FI_DEV_SM_CLOCK", {"gpu.sm_clock", "Hz", "MHz", G, "gpu"}},
+    {"SMCLK", {"gpu.sm_clock", "Hz", "MHz", G, "gpu"}},
+    {"DCGM_FI_DEV_MEM_CLOCK", {"gpu.mem_clock", "Hz", "MHz", G, "gpu"}},
+    {"MMCLK", {"gpu.mem_clock", "Hz", "MHz", G, "gpu"}},
+    {"DCGM_FI_DEV_FB_TOTAL", {"gpu.mem_total", "bytes", "MiB", G, "gpu"}},
+    {"FBTTL", {"gpu.mem_total", "bytes", "MiB", G, "gpu"}},
+    {"DCGM_FI_DEV_FB_FREE", {"gpu.mem_free", "bytes", "MiB", G, "gpu"}},
+    {"FBFRE", {"gpu.mem_free", "bytes", "MiB", G, "gpu"}},
+    {"DCGM_FI_DEV_FB_USED", {"gpu.mem_used", "bytes", "MiB", G, "gpu"}},
+    {"FBUSD", {"gpu.mem_used", "bytes", "MiB", G, "gpu"}},
+    {"DCGM_FI_DEV_FB_RESERVED", {"gpu.mem_reserved", "bytes", "MiB", G, "gpu"}},
+    {"DCGM_FI_DEV_CLOCK_THROTTLE_REASONS", {"gpu.clock_event_reasons", "", "", G, "gpu"}},
+    {"DCGM_FI_DEV_CLOCKS_EVENT_REASONS", {"gpu.clock_event_reasons", "", "", G, "gpu"}},
+    {"DCGM_FI_DEV_XID_ERRORS", {"gpu.xid", "", "", G, "gpu"}},
+    {"DCGM_FI_DEV_PCIE_REPLAY_COUNTER", {"gpu.pcie_replay_rate", "1/s", "", C, "gpu"}},
+    {"DCGM_FI_DEV_NVLINK_BANDWIDTH_TOTAL", {"gpu.nvlink_total", "", "", C, "gpu"}},
+    {"DCGM_FI_DEV_ENC_UTIL", {"gpu.enc_util", "%", "%", G, "gpu"}},
+    {"DCGM_FI_DEV_DEC_UTIL", {"gpu.dec_util", "%", "%", G, "gpu"}},
+    {"DCGM_FI_DEV_POWER_VIOLATION", {"gpu.power_violation_time", "ratio", "us", C, "gpu"}},
+    {"DCGM_FI_DEV_THERMAL_VIOLATION", {"gpu.thermal_violation_time", "ratio", "us", C, "gpu"}},
+};
+
+// node_exporter (FORMATS.md §5). Counters become rates per second.
+constexpr SourceEntry kNodeExporter[] = {
+    {"node_cpu_seconds_total", {"cpu.util", "%", "s", C, "cpu"}},
+    {"node_network_receive_bytes_total", {"net.rx", "bytes/s", "bytes", C, "nic"}},
+    {"node_network_transmit_bytes_total", {"net.tx", "bytes/s", "bytes", C, "nic"}},
+    {"node_network_speed_bytes", {"net.capacity", "bytes/s", "B/s", G, "nic"}},
+    {"node_infiniband_port_data_received_bytes_total", {"ib.rx", "bytes/s", "bytes", C, "ib"}},
+    {"node_infiniband_port_data_transmitted_bytes_total", {"ib.tx", "bytes/s", "bytes", C, "ib"}},
+    {"node_infiniband_legacy_data_received_bytes_total", {"ib.rx", "bytes/s", "bytes", C, "ib"}},
+    {"node_infiniband_legacy_data_transmitted_bytes_total", {"ib.tx", "bytes/s", "bytes", C, "ib"}},
+    {"node_infiniband_rate_bytes_per_second", {"ib.capacity", "bytes/s", "B/s", G, "ib"}},
+    {"node_disk_read_bytes_total", {"disk.read", "bytes/s", "bytes", C, "disk"}},
+    {"node_disk_written_bytes_total", {"disk.write", "bytes/s", "bytes", C, "disk"}},
+    {"node_disk_io_time_seconds_total", {"disk.busy", "ratio", "s", C, "disk"}},
+    {"node_memory_MemAvailable_bytes", {"host.mem_available", "bytes", "bytes", G, "host"}},
+    {"node_memory_MemTotal_bytes", {"host.mem_total", "bytes", "bytes", G, "host"}},
+    {"node_memory_MemFree_bytes", {"host.mem_free", "bytes", "bytes", G, "host"}},
+    {"node_memory_Dirty_bytes", {"host.mem_dirty", "bytes", "bytes", G, "host"}},
+    {"node_memory_Writeback_bytes", {"host.mem_writeback", "bytes", "bytes", G, "host"}},
+    {"node_memory_Cached_bytes", {"host.mem_cached", "bytes", "bytes", G, "host"}},
+    {"node_load1", {"host.load1", "", "", G, "host"}},
+};
+
+std::optional<SourceMetric> find(const SourceEntry* begin, const SourceEntry* end, std::string_view name)
+{
+    for (const SourceEntry* e = begin; e != end; ++e)
+        if (e->name == name) return e->metric;
+    return std::nullopt;
+}
+
+bool startsWith(std::string_view s, std::string_view prefix)
+{
+    return s.substr(0, prefix.size()) == prefix;
+}
+
 } // namespace
+
+std::optional<SourceMetric> dmonMetric(std::string_view column)
+{
+    return find(std::begin(kDmon), std::end(kDmon), column);
+}
+
+std::optional<SourceMetric> dcgmMetric(std::string_view nameOrTag)
+{
+    return find(std::begin(kDcgm), std::end(kDcgm), nameOrTag);
+}
+
+std::optional<SourceMetric> nodeExporterMetric(std::string_view family)
+{
+    return find(std::begin(kNodeExporter), std::end(kNodeExporter), family);
+}
+
+bool isVirtualInterface(std::string_view name)
+{
+    for (std::string_view prefix : {"lo", "docker", "veth", "virbr", "br-", "cali", "flannel", "cni", "ifb", "tun",
+                                    "tap", "kube-", "vxlan", "dummy"})
+        if (name == "lo" || (prefix != "lo" && startsWith(name, prefix))) return true;
+    return false;
+}
+
+bool isDiskPartition(std::string_view name)
+{
+    if (startsWith(name, "dm-") || startsWith(name, "loop") || startsWith(name, "ram") || startsWith(name, "zram"))
+        return true;
+    // nvme0n1p1, mmcblk0p1: a "p" and digits after a digit; sda1, vda2, xvda1: letters then digits.
+    const size_t lastNonDigit = name.find_last_not_of("0123456789");
+    if (lastNonDigit == std::string_view::npos || lastNonDigit + 1 == name.size()) return false;
+    if (startsWith(name, "nvme") || startsWith(name, "mmcblk"))
+        return name[lastNonDigit] == 'p' && lastNonDigit > 0 && name[lastNonDigit - 1] >= '0' &&
+               name[lastNonDigit - 1] <= '9';
+    return startsWith(name, "sd") || startsWith(name, "vd") || startsWith(name, "xvd") || startsWith(name, "hd");
+}
 
 std::optional<MetricMapping> nvsmiMetric(std::string_view property)
 {
@@ -138,6 +324,22 @@ std::optional<double> unitFactor(std::string_view source, std::string_view canon
         double factor;
     };
     static constexpr Conversion kConversions[] = {
+        {"%", "ratio", 0.01},
+        {"GPM:%", "ratio", 0.01},
+        {"GPM:%", "%", 1.0},
+        {"ratio", "%", 100.0},
+        {"GPM:MiB/s", "bytes/s", 1048576.0},
+        {"MiB/s", "bytes/s", 1048576.0},
+        {"MB/s", "bytes/s", 1e6},
+        {"kB/s", "bytes/s", 1e3},
+        {"KB/s", "bytes/s", 1e3},
+        {"B/s", "bytes/s", 1.0},
+        {"bytes", "bytes/s", 1.0}, // a byte counter's rate
+        {"sectors", "bytes/s", 512.0},
+        {"mJ", "W", 1e-3}, // an energy counter's rate
+        {"J", "W", 1.0},
+        {"s", "ratio", 1.0}, // busy seconds per second
+
         {"MiB", "bytes", 1048576.0},
         {"KiB", "bytes", 1024.0},
         {"GiB", "bytes", 1073741824.0},

@@ -21,6 +21,40 @@ std::optional<MetricMapping> nvsmiMetric(std::string_view property);
 // Properties that describe the device rather than measure it (name, uuid, pci.bus_id, driver_version...).
 bool nvsmiIsAttribute(std::string_view property);
 
+enum class ValueKind
+{
+    Gauge,   // the value itself
+    Counter, // cumulative since some start: stored as its rate per second, resets handled (CounterRate)
+};
+
+// A metric of a collector that names its own devices: nvidia-smi dmon columns, DCGM fields (dcgmi dmon tags
+// and dcgm-exporter names), node_exporter families.
+struct SourceMetric
+{
+    std::string_view metric;     // canonical name, e.g. "gpu.sm_active", "net.tx"
+    std::string_view unit;       // canonical unit (of the rate, for counters): "ratio" is 0-1, "bytes/s", "%"...
+    std::string_view sourceUnit; // unit of the source value (of the counter itself, for counters)
+    ValueKind kind = ValueKind::Gauge;
+    std::string_view deviceKind; // gpu, nic, ib, disk, cpu, host
+};
+
+// nvidia-smi dmon column (lower case as printed: pwr, sm, mclk, fb, rxpci, and the GPM columns gract, smutil,
+// smocc, mmaact, dram, ...). The unit row of the file, when present, overrides sourceUnit.
+std::optional<SourceMetric> dmonMetric(std::string_view column);
+
+// A DCGM field by its name (DCGM_FI_PROF_SM_ACTIVE, also the newer *_RATIO names) or its dcgmi dmon tag (SMACT).
+std::optional<SourceMetric> dcgmMetric(std::string_view nameOrTag);
+
+// A node_exporter family (node_network_transmit_bytes_total, node_cpu_seconds_total, ...). The device is named by
+// the family's "device" label (plus ":port" for InfiniBand). node_cpu_seconds_total maps to cpu.util but needs
+// CpuSecondsAggregator (all modes of all CPUs together), not a per-series rate.
+std::optional<SourceMetric> nodeExporterMetric(std::string_view family);
+
+// Network interfaces that carry no traffic of their own to the outside (lo, docker0, veth*, ...) and disk
+// partitions / device-mapper volumes: kept as devices, flagged so totals over a node do not count them twice.
+bool isVirtualInterface(std::string_view name);
+bool isDiskPartition(std::string_view name);
+
 // The factor that converts a value in sourceUnit to canonicalUnit, or nullopt when they do not match
 // ("MiB" → "bytes" is 1048576, "MHz" → "Hz" is 1e6, "us" → "s" is 1e-6, equal units 1).
 std::optional<double> unitFactor(std::string_view sourceUnit, std::string_view canonicalUnit);
