@@ -62,11 +62,12 @@ private:
 
     ImportContext& m_ctx;
     std::unordered_map<std::string, std::unique_ptr<Target>> m_targets;
-    std::map<std::string, std::string, std::less<>> m_types;      // family → declared type
-    std::map<std::string, int64_t, std::less<>> m_skipped;        // family → samples skipped
-    std::map<std::string, int64_t, std::less<>> m_unmapped;       // family → series kept raw
-    std::map<std::pair<int64_t, std::string>, int64_t> m_devices; // (node, kind:name) → device id
-    std::map<int64_t, CpuSecondsAggregator> m_cpu;                // node → CPU seconds
+    std::map<std::string, std::string, std::less<>> m_types;                       // family → declared type
+    std::map<std::string, int64_t, std::less<>> m_skipped;                         // family → samples skipped
+    std::map<std::string, int64_t, std::less<>> m_unmapped;                        // family → series kept raw
+    std::map<std::pair<int64_t, std::string>, int64_t> m_devices;                  // (node, kind:name) → device id
+    std::map<int64_t, CpuSecondsAggregator> m_cpu;                                 // node → CPU seconds
+    std::map<std::tuple<int64_t, std::string, std::string>, std::string> m_claims; // series → family giving it
     int64_t m_stored = 0;
 };
 
