@@ -614,6 +614,54 @@ private Q_SLOTS:
         QCOMPARE(nulls[1], nullColumns);
     }
 
+    // series_points decodes the stored chunks: every point comes back, filtered by node/device/metric/time.
+    void seriesPointsTableFunction_data()
+    {
+        QTest::addColumn<QString>("where");
+        QTest::addColumn<int>("series");
+        QTest::addColumn<int>("first"); // index of the first expected point
+        QTest::addColumn<int>("count");
+        auto at = [](int i) { return QString::number(kT0 + int64_t(i) * kSecond); };
+        QTest::newRow("one series, whole") << QStringLiteral("metric = 'gpu.util'") << 0 << 0 << 100000;
+        QTest::newRow("node, device and metric, 1 % window")
+            << QStringLiteral("node = 'node-a' AND device = 'gpu:0' AND metric = 'gpu.power' AND ts_ns >= %1 AND "
+                              "ts_ns <= %2")
+                   .arg(at(50000), at(50999))
+            << 1 << 50000 << 1000;
+        QTest::newRow("open-ended window") << QStringLiteral("metric = 'gpu.sm_active' AND ts_ns > %1").arg(at(99989))
+                                           << 2 << 99990 << 10;
+        QTest::newRow("one instant") << QStringLiteral("metric = 'gpu.util' AND ts_ns = %1").arg(at(4242)) << 0
+                                     << 4242 << 1;
+        QTest::newRow("no such node") << QStringLiteral("node = 'elsewhere'") << 0 << 0 << 0;
+    }
+
+    void seriesPointsTableFunction()
+    {
+        QFETCH(QString, where);
+        QFETCH(int, series);
+        QFETCH(int, first);
+        QFETCH(int, count);
+        std::vector<Point> got;
+        std::vector<std::string> tokens;
+        auto n = runUserQuery(
+            m_bigPath, "SELECT ts_ns, value, missing, token FROM series_points WHERE " + where.toStdString(), {},
+            [&](const QueryRow& r) {
+                Point p{std::stoll(r.values[0]), r.isNull[1] ? 0.0 : std::stod(r.values[1]), r.values[2] == "1"};
+                got.push_back(p);
+                tokens.push_back(r.values[3]);
+            });
+        QVERIFY_OK(n);
+        QCOMPARE(got.size(), size_t(count));
+        const std::vector<Point>& want = m_bigPoints[static_cast<size_t>(series)];
+        for (int i = 0; i < count; ++i) {
+            const Point& w = want[static_cast<size_t>(first + i)];
+            QCOMPARE(got[i].tsNs, w.tsNs);
+            QCOMPARE(got[i].missing, w.missing);
+            if (!w.missing) QCOMPARE(got[i].value, w.value); // values printed in shortest round-trip form
+            else QVERIFY(tokens[i] == "[N/A]" || tokens[i] == "[Not Supported]");
+        }
+    }
+
     void userQueryCancel()
     {
         const std::string file = path(QStringLiteral("cancel.runlens"));

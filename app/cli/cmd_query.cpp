@@ -21,6 +21,8 @@ Stable views (documented in README.md):
   stack_summary(node, process, thread, samples, total_weight, pid, tid, untimed_rows)
   import_log(path, format, node, rows, diagnostics, status, points, samples, size_bytes, content_hash, ...)
   import_diagnostic(path, kind, file, line, column, message, import_id)
+  series_points(node, device, metric, ts_ns, value, missing, token, series_id)   -- decoded points; filter
+                 on node/device/metric/ts_ns to read only what you need
 )";
 
 } // namespace
