@@ -44,6 +44,8 @@ inline constexpr DiagnosticKind kEstimatedTime{"estimated_time", false,
                                                "timestamps estimated (no time in the file; see the import notes)"};
 inline constexpr DiagnosticKind kDuplicateSample{"duplicate_sample", true,
                                                  "a second value for the same series and time; the first is kept"};
+inline constexpr DiagnosticKind kAlreadyStored{"already_stored", false,
+                                              "points an earlier import already stored (same series and time)"};
 inline constexpr DiagnosticKind kUnknownUnit{"unknown_unit", true, "a unit that cannot be converted"};
 inline constexpr DiagnosticKind kRestartRecord{"restart_record", false, "a restart marker (the host rebooted)"};
 

@@ -273,6 +273,7 @@ private Q_SLOTS:
     void compressedSameAsPlain();
     void truncatedZstdLeavesDatabaseUnchanged();
     void reimportIsNoOp();
+    void overlappingLogsStoredOnce();
     void garbage_data();
     void garbage();
     void tenMegabyteLine();
@@ -542,6 +543,33 @@ void TestNvsmiImporter::reimportIsNoOp()
     QCOMPARE(again.importId, first.importId);
     QCOMPARE(queryOne(db, kCountsSql), before);
     QCOMPARE(dumpAll(db), dump);
+}
+
+// Two log files that overlap in time (a rotated log copied twice, say): the shared samples are stored once
+// and counted as already_stored; the series holds the union.
+void TestNvsmiImporter::overlappingLogsStoredOnce()
+{
+    QTemporaryDir dir;
+    QVERIFY(dir.isValid());
+    const std::string db = dir.filePath(str("t.runlens")).toStdString();
+    const QByteArray full = generatedCsv(300, 2);
+    const QList<QByteArray> lines = full.split('\n');
+    // First file: samples 0-199; second: the header and samples 100-299 (2 GPUs per sample).
+    QByteArray first = lines[0] + '\n', second = lines[0] + '\n';
+    for (int i = 1; i <= 400; ++i) first += lines[i] + '\n';
+    for (int i = 201; i <= 600; ++i) second += lines[i] + '\n';
+    const std::string a = test::writeFile(dir, str("n/a.csv"), first.toStdString());
+    const std::string b = test::writeFile(dir, str("n/b.csv"), second.toStdString());
+    QCOMPARE(outcomeName(importPath(db, a, QString()).outcome), "imported");
+    QCOMPARE(outcomeName(importPath(db, b, QString()).outcome), "imported");
+    QCOMPARE(queryOne(db, "SELECT points FROM series_summary WHERE device = 'gpu:1' AND metric = 'gpu.util'"),
+             str("300"));
+    QCOMPARE(queryOne(db, "SELECT count(*), count(DISTINCT ts_ns) FROM series_points WHERE metric = 'gpu.power'"),
+             str("600|600"));
+    // 100 samples × 2 GPUs × 6 numeric properties were in both files.
+    QCOMPARE(queryOne(db, "SELECT c.count FROM diagnostic_count c JOIN import i ON i.id = c.import_id "
+                          "WHERE c.kind = 'already_stored' AND i.path LIKE '%b.csv'"),
+             str("1200"));
 }
 
 void TestNvsmiImporter::garbage_data()

@@ -602,14 +602,15 @@ private Q_SLOTS:
         QCOMPARE(*n, int64_t(2));
         QCOMPARE(header,
                  (std::vector<std::string>{"node", "device", "metric", "unit", "points", "first_ns", "last_ns",
-                                           "missing_points", "min_value", "max_value", "mean_value", "raw_name"}));
+                                           "missing_points", "min_value", "max_value", "mean_value", "raw_name",
+                                           "source", "labels"}));
         const std::string t0 = std::to_string(kT0);
         QCOMPARE(csv.size(), size_t(2));
         QCOMPARE(csv[0], "node-a,gpu:0,gpu.power,%,4," + t0 + "," + std::to_string(kT0 + 3 * kSecond) +
-                             ",0,100,101.5,100.75,\"power.draw, \"\"W\"\"\"");
+                             ",0,100,101.5,100.75,\"power.draw, \"\"W\"\"\",test,");
         QCOMPARE(csv[1],
-                 "node-a,gpu:0,gpu.util,%,2," + t0 + "," + std::to_string(kT0 + kSecond) + ",2,,,,utilization.gpu [%]");
-        std::vector<bool> nullColumns(12, false); // min_value, max_value and mean_value
+                 "node-a,gpu:0,gpu.util,%,2," + t0 + "," + std::to_string(kT0 + kSecond) + ",2,,,,utilization.gpu [%],test,");
+        std::vector<bool> nullColumns(14, false); // min_value, max_value and mean_value
         nullColumns[8] = nullColumns[9] = nullColumns[10] = true;
         QCOMPARE(nulls[1], nullColumns);
     }

@@ -152,9 +152,9 @@ std::string encodeChunk(const std::vector<Point>& points, const std::vector<std:
             raw.varint(zigzag(ts));
         } else {
             const auto delta = static_cast<int64_t>(static_cast<uint64_t>(ts) - static_cast<uint64_t>(prevTs));
-            raw.varint(zigzag(i == 1 ? delta
-                                         : static_cast<int64_t>(static_cast<uint64_t>(delta) -
-                                                                static_cast<uint64_t>(prevDelta))));
+            raw.varint(
+                zigzag(i == 1 ? delta
+                              : static_cast<int64_t>(static_cast<uint64_t>(delta) - static_cast<uint64_t>(prevDelta))));
             prevDelta = delta;
         }
         prevTs = ts;

@@ -38,6 +38,8 @@ public:
     static constexpr int kMaxStoredPerKind = 100;
 
     void report(const DiagnosticKind& kind, SourceLocation where, std::string message);
+    // One stored entry standing for `count` occurrences.
+    void reportCount(const DiagnosticKind& kind, SourceLocation where, std::string message, int64_t count);
 
     int64_t total() const { return m_total; }
     int64_t dataLoss() const { return m_dataLoss; }
@@ -60,6 +62,16 @@ inline void Diagnostics::report(const DiagnosticKind& kind, SourceLocation where
     ++m_total;
     if (kind.dataLoss) ++m_dataLoss;
     if (c.count <= kMaxStoredPerKind) m_entries.push_back({kind.name, std::move(where), std::move(message)});
+}
+
+inline void Diagnostics::reportCount(const DiagnosticKind& kind, SourceLocation where, std::string message,
+                                     int64_t count)
+{
+    if (count <= 0) return;
+    report(kind, std::move(where), std::move(message));
+    m_counts[kind.name].count += count - 1;
+    m_total += count - 1;
+    if (kind.dataLoss) m_dataLoss += count - 1;
 }
 
 } // namespace runlens::store

@@ -61,7 +61,7 @@ Expected<std::vector<DeviceInfo>> RunReader::devices()
 
 static constexpr const char* kSeriesColumns =
     "SELECT s.id, s.device_id, d.node_id, s.metric, s.unit, s.raw_name, s.labels, s.points, s.missing_points, "
-    "s.first_ns, s.last_ns, s.min_value, s.max_value, s.sum_value, n.clock_offset_ns "
+    "s.first_ns, s.last_ns, s.min_value, s.max_value, s.sum_value, n.clock_offset_ns, s.source "
     "FROM series s JOIN device d ON d.id = s.device_id JOIN node n ON n.id = d.node_id ";
 
 static SeriesInfo seriesFromRow(const Statement& st)
@@ -82,6 +82,7 @@ static SeriesInfo seriesFromRow(const Statement& st)
     if (!st.isNull(11)) s.minValue = st.real(11);
     if (!st.isNull(12)) s.maxValue = st.real(12);
     s.sum = st.real(13);
+    s.source = st.text(15);
     return s;
 }
 
@@ -106,7 +107,7 @@ Expected<std::optional<SeriesInfo>> RunReader::findSeries(std::string_view node,
 {
     auto st = Statement::prepare(m_db.handle(), std::string(kSeriesColumns) +
                                                     "WHERE n.name = ? AND d.kind = ? AND d.name = ? AND s.metric = ? "
-                                                    "ORDER BY s.labels LIMIT 1");
+                                                    "ORDER BY s.labels = '' DESC, s.points DESC, s.id LIMIT 1");
     if (!st) return st.error();
     st->bind(1, node).bind(2, deviceKind).bind(3, deviceName).bind(4, metric);
     auto row = st->step();

@@ -44,6 +44,7 @@ struct SeriesInfo
     std::string unit;
     std::string rawName;
     std::string labels;
+    std::string source; // the format that recorded it
     int64_t points = 0;
     int64_t missingPoints = 0;
     std::optional<int64_t> firstNs;

@@ -70,6 +70,7 @@ Expected<bool> RunWriter::hasImportOfSize(int64_t sizeBytes)
 
 Expected<int64_t> RunWriter::beginImport(const ImportRecord& r)
 {
+    m_format = r.format;
     if (Status s = prepare(); !s) return s.error();
     auto st = Statement::prepare(m_db.handle(),
                                  "INSERT INTO import(path, size_bytes, content_hash, format, importer_version, "
@@ -154,29 +155,73 @@ Expected<SeriesSink*> RunWriter::series(int64_t deviceId, std::string_view metri
     auto key = std::make_tuple(deviceId, std::string(metric), std::string(labels));
     if (auto it = m_series.find(key); it != m_series.end()) return it->second.get();
     sqlite3* h = m_db.handle();
-    auto ins = Statement::prepare(h, "INSERT INTO series(device_id, metric, unit, raw_name, labels) VALUES (?,?,?,?,?) "
-                                     "ON CONFLICT(device_id, metric, labels) DO UPDATE SET metric = metric "
-                                     "RETURNING id, unit");
+    auto ins = Statement::prepare(h, "INSERT INTO series(device_id, metric, unit, raw_name, labels, source) "
+                                     "VALUES (?,?,?,?,?,?) ON CONFLICT(device_id, metric, labels, source) "
+                                     "DO UPDATE SET metric = metric RETURNING id, unit, points");
     if (!ins) return ins.error();
     ins->bind(1, deviceId).bind(2, metric).bind(3, unit).bind(4, rawName).bind(5, labels);
+    ins->bind(6, std::string_view(m_format));
     auto row = ins->step();
     if (!row) return row.error();
     const int64_t id = ins->int64(0);
     const std::string existingUnit = ins->text(1);
+    const bool hadPoints = ins->int64(2) > 0;
     ins->reset();
     if (existingUnit != unit)
         return makeError(ErrorCode::Format,
                          fmt::format("series {} is stored in {}, this input gives {}", metric, existingUnit, unit));
     auto sink = std::make_unique<SeriesSink>();
     sink->m_seriesId = id;
+    sink->m_checkStored = hadPoints;
     SeriesSink* p = sink.get();
     m_series.emplace(std::move(key), std::move(sink));
     return p;
 }
 
+Status RunWriter::dropStoredTimestamps(SeriesSink& sink)
+{
+    if (!sink.m_storedLoaded) {
+        // The series already had points from earlier imports (say, the same samples in two overlapping log
+        // files): load their timestamps once, so this import adds only what is new.
+        auto st = Statement::prepare(m_db.handle(), "SELECT data FROM point_chunk WHERE series_id = ?");
+        if (!st) return st.error();
+        st->bind(1, sink.m_seriesId);
+        for (;;) {
+            auto row = st->step();
+            if (!row) return row.error();
+            if (!*row) break;
+            auto chunk = decodeChunk(st->blob(0), st->blobSize(0));
+            if (!chunk) return chunk.error();
+            for (const Point& p : chunk->points)
+                sink.m_stored.push_back(p.tsNs);
+        }
+        std::sort(sink.m_stored.begin(), sink.m_stored.end());
+        sink.m_storedLoaded = true;
+    }
+    size_t out = 0, token = 0, tokenOut = 0;
+    for (size_t i = 0; i < sink.m_points.size(); ++i) {
+        const Point& p = sink.m_points[i];
+        const bool known = std::binary_search(sink.m_stored.begin(), sink.m_stored.end(), p.tsNs);
+        if (p.missing) {
+            if (!known) sink.m_tokens[tokenOut++] = std::move(sink.m_tokens[token]);
+            ++token;
+        }
+        if (known) {
+            ++m_duplicatesDropped;
+            continue;
+        }
+        sink.m_points[out++] = p;
+    }
+    sink.m_points.resize(out);
+    sink.m_tokens.resize(tokenOut);
+    return okStatus();
+}
+
 Status RunWriter::flush(SeriesSink& sink)
 {
     sink.m_flushNeeded = false;
+    if (sink.m_checkStored && !sink.m_points.empty())
+        if (Status s = dropStoredTimestamps(sink); !s) return s;
     if (sink.m_points.empty()) return okStatus();
     if (!m_encoder.joinable()) {
         constexpr size_t kQueued = 64;
@@ -351,6 +396,13 @@ Status RunWriter::stackSample(int64_t threadId, int64_t callsiteId, std::optiona
     return okStatus();
 }
 
+Status RunWriter::flushAll()
+{
+    for (auto& [key, sink] : m_series)
+        if (Status s = flush(*sink); !s) return s;
+    return drainEncoded(true);
+}
+
 Status RunWriter::finishImport(const ImportTotals& totals, const Diagnostics& diagnostics)
 {
     sqlite3* h = m_db.handle();
@@ -361,9 +413,7 @@ Status RunWriter::finishImport(const ImportTotals& totals, const Diagnostics& di
                               "max_value = CASE WHEN ? THEN max(coalesce(max_value, ?), ?) ELSE max_value END, "
                               "sum_value = sum_value + ? WHERE id = ?");
     if (!upd) return upd.error();
-    for (auto& [key, sink] : m_series)
-        if (Status s = flush(*sink); !s) return s;
-    if (Status s = drainEncoded(true); !s) return s;
+    if (Status s = flushAll(); !s) return s;
     stopEncoder();
     for (auto& [key, sink] : m_series) {
         const ChunkSummary& t = sink->m_total;

@@ -82,6 +82,9 @@ private:
     bool m_hasValue = false;
     int64_t m_pointsWritten = 0;
     int64_t m_chunksInserted = 0;
+    bool m_checkStored = false; // the series had points before this import
+    bool m_storedLoaded = false;
+    std::vector<int64_t> m_stored; // their timestamps, sorted
 };
 
 class RunWriter
@@ -95,6 +98,8 @@ public:
     Expected<bool> hasImportOfSize(int64_t sizeBytes);
 
     Expected<int64_t> beginImport(const ImportRecord& record);
+    // Writes every buffered point (then duplicatesDropped() is final). finishImport() does it too.
+    Status flushAll();
     // Flushes every series, stores totals and diagnostics. Call before RunDatabase::commit().
     Status finishImport(const ImportTotals& totals, const Diagnostics& diagnostics);
     int64_t importId() const { return m_importId; }
@@ -105,11 +110,15 @@ public:
     Expected<int64_t> device(int64_t nodeId, std::string_view kind, std::string_view name);
     Status setDeviceAttribute(int64_t deviceId, std::string_view key, std::string_view value);
 
+    // The series of this import's format (one per device, metric, labels and source format); points at times
+    // the series already holds from an earlier import are dropped (counted in duplicatesDropped()).
     // The sink stays valid until finishImport(). Call flushIfNeeded() now and then (cheap).
     Expected<SeriesSink*> series(int64_t deviceId, std::string_view metric, std::string_view unit,
                                  std::string_view rawName, std::string_view labels = {});
     Status flushIfNeeded(SeriesSink& sink) { return sink.m_flushNeeded ? flush(sink) : okStatus(); }
     int64_t pointsWritten() const;
+    // Points not stored because the series already had a point at that time from an earlier import.
+    int64_t duplicatesDropped() const { return m_duplicatesDropped; }
 
     Expected<int64_t> frame(std::string_view name, std::string_view file, int64_t line, std::string_view module);
     Expected<int64_t> callsite(int64_t parentId, int64_t frameId);
@@ -136,6 +145,7 @@ private:
 
     Status prepare();
     Status flush(SeriesSink& sink);
+    Status dropStoredTimestamps(SeriesSink& sink);
     Status insertChunk(EncodedChunk& chunk);
     Status drainEncoded(bool wait);
     void stopEncoder();
@@ -148,6 +158,8 @@ private:
     RunDatabase& m_db;
     bool m_prepared = false;
     int64_t m_importId = 0;
+    std::string m_format; // of the current import: series are kept apart per source format
+    int64_t m_duplicatesDropped = 0;
     Statement m_insChunk, m_insSample, m_insFrame, m_selFrame, m_insCallsite, m_selCallsite;
     std::map<std::tuple<int64_t, std::string, std::string>, std::unique_ptr<SeriesSink>> m_series;
     std::map<std::string, int64_t, std::less<>> m_nodes;

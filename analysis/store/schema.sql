@@ -80,6 +80,8 @@ CREATE TABLE series (
     unit TEXT NOT NULL,                   -- canonical unit, e.g. %, bytes, W, Hz
     raw_name TEXT NOT NULL,               -- the source's own name, e.g. "utilization.gpu [%]"
     labels TEXT NOT NULL DEFAULT '',
+    source TEXT NOT NULL DEFAULT '',      -- the format that recorded it: one series per source, so a 250 ms
+                                          -- nvidia-smi query log and a 1 s dmon log of the same GPU stay apart
     points INTEGER NOT NULL DEFAULT 0,    -- including missing ones
     missing_points INTEGER NOT NULL DEFAULT 0,
     first_ns INTEGER,
@@ -87,7 +89,7 @@ CREATE TABLE series (
     min_value REAL,
     max_value REAL,
     sum_value REAL NOT NULL DEFAULT 0,
-    UNIQUE (device_id, metric, labels)
+    UNIQUE (device_id, metric, labels, source)
 );
 
 -- Points, in chunks of up to 4096 per series and import: timestamps delta-of-delta and values
@@ -175,7 +177,7 @@ SELECT n.name AS node,
        s.first_ns AS first_ns, s.last_ns AS last_ns,
        s.missing_points AS missing_points, s.min_value AS min_value, s.max_value AS max_value,
        CASE WHEN s.points > s.missing_points THEN s.sum_value / (s.points - s.missing_points) END AS mean_value,
-       s.raw_name AS raw_name
+       s.raw_name AS raw_name, s.source AS source, s.labels AS labels
 FROM series s JOIN device d ON d.id = s.device_id JOIN node n ON n.id = d.node_id;
 
 CREATE VIEW stack_summary AS

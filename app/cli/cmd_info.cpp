@@ -102,18 +102,19 @@ int cmdInfo(const QStringList& args)
 
     fmt::print("\nSeries ({})\n", series->size());
     if (!series->empty())
-        fmt::print("  {:<16} {:<8} {:<28} {:<6} {:>9} {:>8} {:<25} {:<25} {:>12} {:>12} {:>12}\n", "NODE", "DEVICE",
-                   "METRIC", "UNIT", "POINTS", "MISSING", "FIRST", "LAST", "MIN", "MEAN", "MAX");
+        fmt::print("  {:<16} {:<12} {:<28} {:<7} {:>9} {:>8} {:<25} {:<25} {:>12} {:>12} {:>12}  {}\n", "NODE",
+                   "DEVICE", "METRIC", "UNIT", "POINTS", "MISSING", "FIRST", "LAST", "MIN", "MEAN", "MAX", "SOURCE");
     for (const auto& s : *series) {
         const store::DeviceInfo* d = deviceById[s.deviceId];
         const std::string device = d ? (d->name.empty() ? d->kind : d->kind + ":" + d->name) : "?";
         const std::optional<double> mean =
             s.points > s.missingPoints ? std::optional<double>(s.sum / static_cast<double>(s.points - s.missingPoints))
                                        : std::nullopt;
-        fmt::print("  {:<16} {:<8} {:<28} {:<6} {:>9} {:>8} {:<25} {:<25} {:>12} {:>12} {:>12}\n",
-                   nodeById.count(s.nodeId) ? nodeById[s.nodeId]->name : "?", device, s.metric,
+        const std::string metric = s.labels.empty() ? s.metric : fmt::format("{}{{{}}}", s.metric, s.labels);
+        fmt::print("  {:<16} {:<12} {:<28} {:<7} {:>9} {:>8} {:<25} {:<25} {:>12} {:>12} {:>12}  {}\n",
+                   nodeById.count(s.nodeId) ? nodeById[s.nodeId]->name : "?", device, metric,
                    s.unit.empty() ? "-" : s.unit, s.points, s.missingPoints, utcTime(s.firstNs), utcTime(s.lastNs),
-                   value(s.minValue), value(mean), value(s.maxValue));
+                   value(s.minValue), value(mean), value(s.maxValue), s.source);
     }
 
     int64_t totalSamples = 0;

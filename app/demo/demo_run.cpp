@@ -141,6 +141,34 @@ Status writeFoldedRank(const DemoSpec& spec, int globalRank, const fs::path& fil
 
 } // namespace
 
+namespace {
+
+// Where the run is at time t (seconds from its start): warm-up, a checkpoint stall, or training, and
+// whether a step boundary (a short dip) falls in this sample.
+struct Phase
+{
+    bool warmup;
+    bool stall;
+    bool stepEdge;
+};
+
+Phase phaseAt(const DemoSpec& spec, double t, double sampleS)
+{
+    const double inPeriod = std::fmod(t, spec.checkpointEveryS);
+    const bool warmup = t < 60.0;
+    return {warmup, !warmup && inPeriod >= spec.checkpointEveryS - spec.checkpointStallS, std::fmod(t, 10.6) < sampleS};
+}
+
+Status writeAll(std::string& buf, std::FILE* out)
+{
+    if (std::fwrite(buf.data(), 1, buf.size(), out) != buf.size())
+        return makeError(ErrorCode::Io, fmt::format("write failed: {}", std::strerror(errno)));
+    buf.clear();
+    return okStatus();
+}
+
+} // namespace
+
 const char* const kDemoNvsmiHeader =
     "timestamp, index, name, pci.bus_id, utilization.gpu [%], utilization.memory [%], memory.used [MiB], "
     "memory.total [MiB], power.draw [W], clocks.current.sm [MHz], clocks.current.memory [MHz], temperature.gpu, "
@@ -167,10 +195,7 @@ Expected<int64_t> writeDemoNvsmiCsv(const DemoSpec& spec, int node, std::FILE* o
     for (int64_t i = 0; i < samples; ++i) {
         const int64_t tMs = i * spec.intervalMs;
         const double t = static_cast<double>(tMs) / 1000.0;
-        const double inPeriod = std::fmod(t, spec.checkpointEveryS);
-        const bool warmup = t < 60.0;
-        const bool stall = !warmup && inPeriod >= spec.checkpointEveryS - spec.checkpointStallS;
-        const bool stepEdge = std::fmod(t, 10.6) < static_cast<double>(spec.intervalMs) / 1000.0;
+        const auto [warmup, stall, stepEdge] = phaseAt(spec, t, static_cast<double>(spec.intervalMs) / 1000.0);
         for (int g = 0; g < gpus; ++g) {
             double util, memUtil, power;
             if (warmup) {
@@ -209,6 +234,127 @@ Expected<int64_t> writeDemoNvsmiCsv(const DemoSpec& spec, int node, std::FILE* o
     return rows;
 }
 
+Expected<int64_t> writeDemoDcgmExporter(const DemoSpec& spec, int node, std::FILE* out)
+{
+    Random rng(spec.seed * 7919u + static_cast<uint64_t>(node));
+    const int64_t samples = static_cast<int64_t>(spec.hours * 3600.0 * 1000.0 / spec.intervalMs);
+    std::string buf;
+    buf.reserve(1 << 20);
+    struct Family
+    {
+        const char* name;
+        const char* help;
+    };
+    static constexpr Family kFamilies[] = {
+        {"DCGM_FI_DEV_GPU_UTIL", "GPU utilization (in %)."},
+        {"DCGM_FI_PROF_SM_ACTIVE", "The ratio of cycles an SM has at least 1 warp assigned (in %)."},
+        {"DCGM_FI_PROF_PIPE_TENSOR_ACTIVE", "Ratio of cycles the tensor (HMMA) pipe is active (in %)."},
+        {"DCGM_FI_PROF_DRAM_ACTIVE", "Ratio of cycles the device memory interface is active sending or receiving "
+                                     "data (in %)."},
+        {"DCGM_FI_DEV_POWER_USAGE", "Power draw (in W)."},
+    };
+    int64_t lines = 0;
+    for (int64_t i = 0; i < samples; ++i) {
+        const int64_t tMs = i * spec.intervalMs;
+        const double t = static_cast<double>(tMs) / 1000.0;
+        const auto [warmup, stall, stepEdge] = phaseAt(spec, t, static_cast<double>(spec.intervalMs) / 1000.0);
+        const int64_t stampMs = spec.startUnixS * 1000 + tMs + 250;
+        for (const Family& f : kFamilies) {
+            if (i == 0) fmt::format_to(std::back_inserter(buf), "# HELP {0} {1}\n# TYPE {0} gauge\n", f.name, f.help);
+            for (int g = 0; g < spec.gpusPerNode; ++g) {
+                double v;
+                // Communication-bound: kernels resident (util ~99 %) but the SMs mostly wait (activity ~0.2).
+                const double sm = warmup ? 0.3 * t / 60.0 : stall ? 0.0 : std::clamp(0.21 + rng.normal(0.02), 0.0, 1.0);
+                if (std::strcmp(f.name, "DCGM_FI_DEV_GPU_UTIL") == 0)
+                    v = std::round(warmup  ? t / 60.0 * 95.0
+                                   : stall ? rng.uniform() * 3.0
+                                           : std::clamp(99.3 + rng.normal(0.8) - (stepEdge ? 14.0 : 0.0), 0.0, 100.0));
+                else if (std::strcmp(f.name, "DCGM_FI_PROF_SM_ACTIVE") == 0)
+                    v = sm;
+                else if (std::strcmp(f.name, "DCGM_FI_PROF_PIPE_TENSOR_ACTIVE") == 0)
+                    v = sm * 0.55;
+                else if (std::strcmp(f.name, "DCGM_FI_PROF_DRAM_ACTIVE") == 0)
+                    v = stall ? 0.0 : std::clamp(0.12 + rng.normal(0.02), 0.0, 1.0);
+                else
+                    v = stall ? 112.0 + rng.normal(4.0) : 90.0 + (warmup ? t / 60.0 * 300.0 : 295.0 + rng.normal(22.0));
+                fmt::format_to(std::back_inserter(buf),
+                               "{}{{gpu=\"{}\",UUID=\"GPU-{:08x}-0000-4000-8000-{:012x}\",device=\"nvidia{}\","
+                               "modelName=\"NVIDIA H100 80GB HBM3\",Hostname=\"node{}\"}} {:.4g} {}\n",
+                               f.name, g, 0x5eed0000u + static_cast<unsigned>(node), static_cast<uint64_t>(g), g, node,
+                               v, stampMs);
+                ++lines;
+            }
+        }
+        if (buf.size() > (1u << 20))
+            if (Status st = writeAll(buf, out); !st) return st.error();
+    }
+    if (Status st = writeAll(buf, out); !st) return st.error();
+    return lines;
+}
+
+Expected<int64_t> writeDemoNodeExporter(const DemoSpec& spec, int node, std::FILE* out)
+{
+    Random rng(spec.seed * 104729u + static_cast<uint64_t>(node));
+    constexpr int kScrapeS = 5;
+    const auto scrapes = static_cast<int64_t>(spec.hours * 3600.0 / kScrapeS);
+    constexpr int kCpus = 8;
+    constexpr int kPorts = 4; // 4 × 200 Gb/s InfiniBand
+    std::string buf;
+    buf.reserve(1 << 20);
+    double ibTx = 1e12, ibRx = 1e12, diskWritten = 4e11, diskRead = 9e11, ethTx = 5e9, ethRx = 7e9;
+    std::vector<double> cpuUser(kCpus, 1000.0), cpuSystem(kCpus, 300.0), cpuIdle(kCpus, 50000.0);
+    const std::string instance = fmt::format("node{}:9100", node);
+    int64_t lines = 0;
+    for (int64_t i = 0; i < scrapes; ++i) {
+        const double t = static_cast<double>(i * kScrapeS);
+        const auto [warmup, stall, stepEdge] = phaseAt(spec, t, kScrapeS);
+        const int64_t stampMs = spec.startUnixS * 1000 + i * kScrapeS * 1000 + 500;
+        // ZeRO-3 traffic: ~6 GB/s per node over 25 GB/s of capacity; checkpoints write ~2 GB/s to local NVMe.
+        const double ibRate = warmup || stall ? 0.05e9 : 6.0e9 + rng.normal(0.4e9);
+        ibTx += ibRate * kScrapeS;
+        ibRx += (ibRate + rng.normal(0.1e9)) * kScrapeS;
+        diskWritten += (stall ? 2.1e9 + rng.normal(0.1e9) : 2e6) * kScrapeS;
+        diskRead += (warmup ? 1.5e9 : std::fmod(t, 120.0) < 10 ? 0.4e9 : 1e6) * kScrapeS;
+        ethTx += 2e6 * kScrapeS;
+        ethRx += 3e6 * kScrapeS;
+        auto put = [&](const char* name, const std::string& labels, double v) {
+            fmt::format_to(std::back_inserter(buf), "{}{{{}instance=\"{}\",job=\"node\"}} {:.17g} {}\n", name, labels,
+                           instance, v, stampMs);
+            ++lines;
+        };
+        if (i == 0)
+            buf += "# HELP node_infiniband_port_data_transmitted_bytes_total Number of data octets transmitted on all "
+                   "links\n# TYPE node_infiniband_port_data_transmitted_bytes_total counter\n"
+                   "# HELP node_cpu_seconds_total Seconds the CPUs spent in each mode.\n"
+                   "# TYPE node_cpu_seconds_total counter\n";
+        for (int p = 0; p < kPorts; ++p) {
+            const std::string l = fmt::format("device=\"mlx5_{}\",port=\"1\",", p);
+            put("node_infiniband_port_data_transmitted_bytes_total", l, std::round(ibTx / kPorts));
+            put("node_infiniband_port_data_received_bytes_total", l, std::round(ibRx / kPorts));
+            put("node_infiniband_rate_bytes_per_second", l, 25e9);
+        }
+        put("node_network_transmit_bytes_total", "device=\"eth0\",", std::round(ethTx));
+        put("node_network_receive_bytes_total", "device=\"eth0\",", std::round(ethRx));
+        put("node_disk_written_bytes_total", "device=\"nvme0n1\",", std::round(diskWritten));
+        put("node_disk_read_bytes_total", "device=\"nvme0n1\",", std::round(diskRead));
+        for (int c = 0; c < kCpus; ++c) {
+            const double busy = warmup ? 0.9 : stall ? 0.35 : 0.25 + rng.uniform() * 0.05;
+            cpuUser[c] += busy * 0.8 * kScrapeS;
+            cpuSystem[c] += busy * 0.2 * kScrapeS;
+            cpuIdle[c] += (1.0 - busy) * kScrapeS;
+            const std::string cpu = fmt::format("cpu=\"{}\",", c);
+            put("node_cpu_seconds_total", cpu + "mode=\"user\",", std::round(cpuUser[c] * 100) / 100);
+            put("node_cpu_seconds_total", cpu + "mode=\"system\",", std::round(cpuSystem[c] * 100) / 100);
+            put("node_cpu_seconds_total", cpu + "mode=\"idle\",", std::round(cpuIdle[c] * 100) / 100);
+        }
+        put("node_memory_MemAvailable_bytes", "", std::round(1.6e12 - (warmup ? t / 60 * 3e11 : 3e11)));
+        if (buf.size() > (1u << 20))
+            if (Status st = writeAll(buf, out); !st) return st.error();
+    }
+    if (Status st = writeAll(buf, out); !st) return st.error();
+    return lines;
+}
+
 Expected<std::vector<std::string>> writeDemoRun(const DemoSpec& spec, const std::string& dir)
 {
     if (spec.nodes < 1 || spec.gpusPerNode < 1 || spec.hours <= 0 || spec.intervalMs < 1)
@@ -229,6 +375,21 @@ Expected<std::vector<std::string>> writeDemoRun(const DemoSpec& spec, const std:
         if (!rows) return rows.error();
         if (!closed) return makeError(ErrorCode::Io, "write failed", {csv.string()});
         files.push_back(csv.string());
+        if (spec.exporters) {
+            for (const auto& [name, write] : {std::pair{"dcgm-exporter.prom", &writeDemoDcgmExporter},
+                                              std::pair{"node-exporter.prom", &writeDemoNodeExporter}}) {
+                const fs::path path = nodeDir / name;
+                std::FILE* f = std::fopen(path.string().c_str(), "wb");
+                if (!f)
+                    return makeError(ErrorCode::Io, fmt::format("cannot write: {}", std::strerror(errno)),
+                                     {path.string()});
+                auto written = write(spec, n, f);
+                const bool ok = std::fclose(f) == 0;
+                if (!written) return written.error();
+                if (!ok) return makeError(ErrorCode::Io, "write failed", {path.string()});
+                files.push_back(path.string());
+            }
+        }
         if (!spec.stacks) continue;
         for (int g = 0; g < spec.gpusPerNode; ++g) {
             const int rank = n * spec.gpusPerNode + g;

@@ -26,6 +26,7 @@ struct DemoSpec
     int checkpointEveryS = 360;      // a checkpoint every 6 minutes
     int checkpointStallS = 25;       // GPUs idle while it is written
     bool stacks = true;
+    bool exporters = true; // dcgm-exporter and node_exporter scrapes (Prometheus text) per node
 };
 
 // The nvidia-smi properties written, as in the header of a real capture.
@@ -33,6 +34,12 @@ extern const char* const kDemoNvsmiHeader;
 
 // Writes one node's nvidia-smi CSV (timestamps in UTC: import with --tz UTC). Returns rows written.
 Expected<int64_t> writeDemoNvsmiCsv(const DemoSpec& spec, int node, std::FILE* out);
+
+// Writes one node's dcgm-exporter scrapes (every interval, with millisecond timestamps, Hostname label) and
+// node_exporter scrapes (every 5 s: InfiniBand, Ethernet, NVMe, CPU seconds, memory; instance label) as
+// concatenated Prometheus text snapshots. Returns sample lines written.
+Expected<int64_t> writeDemoDcgmExporter(const DemoSpec& spec, int node, std::FILE* out);
+Expected<int64_t> writeDemoNodeExporter(const DemoSpec& spec, int node, std::FILE* out);
 
 // Writes the whole run under dir/<node>/...; returns the files written.
 Expected<std::vector<std::string>> writeDemoRun(const DemoSpec& spec, const std::string& dir);
