@@ -6,6 +6,7 @@
 #include "analysis/store/run_database.h"
 #include "analysis/store/run_reader.h"
 #include "app/demo/demo_run.h"
+#include "tests/bench/format_bench.h"
 
 #include <QCoreApplication>
 #include <QTemporaryDir>
@@ -78,6 +79,68 @@ std::string ratio(double ours, double base)
     return base > 0 ? fmt::format("{:.2f}×", ours / base) : "-";
 }
 
+// The run with the median wall time of `runs` runs; `out` is removed before each so every run starts fresh.
+ProcessRun medianRun(int runs, const std::vector<std::string>& command, const std::string& out,
+                     const std::string& input)
+{
+    std::vector<ProcessRun> all;
+    for (int i = 0; i < runs; ++i) {
+        std::error_code ec;
+        fs::remove(out, ec);
+        all.push_back(runProcess(command, input));
+        ::sync();
+        if (all.back().exitCode != 0) return all.back();
+    }
+    std::sort(all.begin(), all.end(), [](const ProcessRun& a, const ProcessRun& b) { return a.seconds < b.seconds; });
+    return all[all.size() / 2];
+}
+
+// Each other metric format at the same scale: runlens import against sqlite3 .import of the same values.
+bool benchFormats(const fs::path& dir, int nodes, int gpus, double hours, int runs)
+{
+    const auto t0 = std::chrono::steady_clock::now();
+    const auto formats = bench::generateFormats((dir / "formats").string(), nodes, gpus, hours);
+    ::sync();
+    fmt::print("\nOther formats, same scale (inputs generated in {:.1f} s):\n\n",
+               std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+    fmt::print("| {:<18} | {:>10} | {:>11} | {:>10} | {:>12} | {:>10} | {:>7} | {:>7} | {:>8} |\n", "format", "rows",
+               "samples", "RunLens s", "samples/s", "sqlite3 s", "ratio", "RSS MB", "B/sample");
+    fmt::print("|{:-<20}|{:-<12}|{:-<13}|{:-<12}|{:-<14}|{:-<12}|{:-<9}|{:-<9}|{:-<10}|\n", "", "", "", "", "", "", "",
+               "", "");
+    bool ok = true;
+    for (const bench::GeneratedFormat& f : formats) {
+        const std::string db = (dir / "formats" / (f.format + ".runlens")).string();
+        std::vector<std::string> args{RUNLENS_BINARY, "import", "--format", f.format, "-o", db};
+        args.insert(args.end(), f.extraArgs.begin(), f.extraArgs.end());
+        args.insert(args.end(), f.files.begin(), f.files.end());
+        const ProcessRun ours = medianRun(runs, args, db, {});
+        const std::string baseDb = (dir / "formats" / (f.format + ".sqlite")).string();
+        const std::string script = (dir / "formats" / (f.format + ".sql")).string();
+        if (std::FILE* sf = std::fopen(script.c_str(), "w")) {
+            fmt::print(sf, ".mode csv\n");
+            for (const std::string& b : f.baseline)
+                fmt::print(sf, ".import '{}' t\n", b);
+            std::fclose(sf);
+        }
+        const ProcessRun base = medianRun(runs, {"sqlite3", baseDb}, baseDb, script);
+        if (ours.exitCode != 0) {
+            fmt::print("| {:<18} | runlens import failed (exit {}) |\n", f.format, ours.exitCode);
+            ok = false;
+            continue;
+        }
+        std::error_code ec;
+        const double bytes = static_cast<double>(fs::file_size(db, ec));
+        fmt::print("| {:<18} | {:>10} | {:>11} | {:>10.2f} | {:>12.0f} | {:>10} | {:>7} | {:>7.0f} | {:>8.2f} |\n",
+                   f.format, f.rows, f.samples, ours.seconds, static_cast<double>(f.samples) / ours.seconds,
+                   base.exitCode == 0 ? fmt::format("{:.2f}", base.seconds) : "n/a",
+                   base.exitCode == 0 ? ratio(base.seconds, ours.seconds) : "-", ours.peakRssMb,
+                   bytes / static_cast<double>(f.samples));
+    }
+    fmt::print("\nratio: sqlite3 .import time of the same values ÷ RunLens import time (> 1 is faster); target ≥ 3×, "
+               "RSS < 500 MB\n");
+    return ok;
+}
+
 } // namespace
 
 int main(int argc, char** argv)
@@ -92,6 +155,7 @@ int main(int argc, char** argv)
     spec.gpusPerNode = 8;
     spec.hours = quick ? 0.5 : 28.0;
     spec.stacks = false;
+    spec.exporters = false;
 
     QTemporaryDir tmp;
     if (!tmp.isValid()) {
@@ -127,20 +191,7 @@ int main(int argc, char** argv)
     const std::string db = (dir / "bench.runlens").string();
     std::vector<std::string> importArgs{RUNLENS_BINARY, "import", "--tz", "UTC", "-o", db};
     importArgs.insert(importArgs.end(), files->begin(), files->end());
-    auto medianRun = [&](const std::vector<std::string>& command, const std::string& out, const std::string& input) {
-        std::vector<ProcessRun> all;
-        for (int i = 0; i < runs; ++i) {
-            std::error_code ec;
-            fs::remove(out, ec);
-            all.push_back(runProcess(command, input));
-            ::sync();
-            if (all.back().exitCode != 0) return all.back();
-        }
-        std::sort(all.begin(), all.end(),
-                  [](const ProcessRun& a, const ProcessRun& b) { return a.seconds < b.seconds; });
-        return all[all.size() / 2];
-    };
-    const ProcessRun ours = medianRun(importArgs, db, {});
+    const ProcessRun ours = medianRun(runs, importArgs, db, {});
     if (ours.exitCode != 0) {
         fmt::print(stderr, "runlens import failed (exit {})\n", ours.exitCode);
         return 1;
@@ -157,7 +208,7 @@ int main(int argc, char** argv)
             fmt::print(s, ".import '{}' gpu\n", f);
         std::fclose(s);
     }
-    const ProcessRun base = medianRun({"sqlite3", baseDb}, baseDb, script);
+    const ProcessRun base = medianRun(runs, {"sqlite3", baseDb}, baseDb, script);
     const bool haveBaseline = base.exitCode == 0;
     const double baseBytes = haveBaseline ? static_cast<double>(fs::file_size(baseDb)) : 0;
 
@@ -223,7 +274,9 @@ int main(int argc, char** argv)
                    "the targets apply to the full run (runlens_bench without --quick)\n");
     else
         fmt::print("targets {}\n", met ? "met" : "NOT met");
+    const bool formatsOk = benchFormats(dir, spec.nodes, spec.gpusPerNode, spec.hours, runs);
+
     // The benchmark reports; it does not fail the build on timing (machines differ). It fails only when
     // the work itself failed.
-    return fullPoints == static_cast<size_t>(s.points) ? 0 : 1;
+    return fullPoints == static_cast<size_t>(s.points) && formatsOk ? 0 : 1;
 }

@@ -1,0 +1,217 @@
+#include "tests/bench/format_bench.h"
+
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fmt/format.h>
+
+namespace fs = std::filesystem;
+
+namespace runlens::bench {
+namespace {
+
+constexpr int64_t kStartS = 1793606400; // 2026-11-02 08:00:00 UTC
+
+// Buffered writing of one generated file.
+class Out
+{
+public:
+    explicit Out(const std::string& path) : m_file(std::fopen(path.c_str(), "wb")) {}
+    ~Out()
+    {
+        flush();
+        if (m_file) std::fclose(m_file);
+    }
+    std::string buf;
+    void maybeFlush()
+    {
+        if (buf.size() > (1u << 20)) flush();
+    }
+
+private:
+    void flush()
+    {
+        if (m_file) std::fwrite(buf.data(), 1, buf.size(), m_file);
+        buf.clear();
+    }
+    std::FILE* m_file;
+};
+
+// Deterministic values with a little structure (integers, two decimals, ratios).
+double util(int64_t t, int g)
+{
+    return static_cast<double>((t * 7 + g * 13) % 101);
+}
+double ratio(int64_t t, int g)
+{
+    return static_cast<double>((t * 31 + g * 17) % 1000) / 1000.0;
+}
+double watts(int64_t t, int g)
+{
+    return 100.0 + static_cast<double>((t * 53 + g * 7) % 50000) / 100.0;
+}
+
+void civil(int64_t unixS, int& y, int& mo, int& d, int& h, int& mi, int& s)
+{
+    int64_t z = unixS / 86400 + 719468;
+    const int64_t era = z / 146097;
+    const auto doe = static_cast<unsigned>(z - era * 146097);
+    const unsigned yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
+    const unsigned doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    const unsigned mp = (5 * doy + 2) / 153;
+    d = static_cast<int>(doy - (153 * mp + 2) / 5 + 1);
+    mo = static_cast<int>(mp < 10 ? mp + 3 : mp - 9);
+    y = static_cast<int>(static_cast<int64_t>(yoe) + era * 400 + (mo <= 2));
+    const int64_t sod = unixS % 86400;
+    h = static_cast<int>(sod / 3600);
+    mi = static_cast<int>(sod / 60 % 60);
+    s = static_cast<int>(sod % 60);
+}
+
+GeneratedFormat dmon(const fs::path& dir, int nodes, int gpus, int64_t seconds)
+{
+    GeneratedFormat g{"nvidia-smi-dmon", {}, {"--tz", "UTC"}, {(dir / "dmon-baseline.csv").string()}, 0, 0};
+    Out csv(g.baseline.front());
+    csv.buf += "date,time,gpu,pwr,gtemp,sm,mem,mclk,pclk,smutil,mmaact,dram\n";
+    for (int n = 0; n < nodes; ++n) {
+        const fs::path file = dir / fmt::format("dmon-node{}", n) / "nvidia-smi-dmon.txt";
+        fs::create_directories(file.parent_path());
+        g.files.push_back(file.string());
+        Out out(file.string());
+        out.buf += "#Date       Time        gpu    pwr  gtemp     sm    mem   mclk   pclk     smutil     mmaact       "
+                   "dram \n#YYYYMMDD   HH:MM:SS    Idx      W      C      %      %    MHz    MHz      GPM:%      "
+                   "GPM:%      GPM:% \n";
+        for (int64_t t = 0; t < seconds; ++t) {
+            int y, mo, d, h, mi, s;
+            civil(kStartS + t, y, mo, d, h, mi, s);
+            for (int gpu = 0; gpu < gpus; ++gpu) {
+                const int pwr = static_cast<int>(watts(t, gpu)), sm = static_cast<int>(util(t, gpu));
+                const int smutil = static_cast<int>(ratio(t, gpu) * 100), mma = smutil / 2, dram = smutil / 3;
+                fmt::format_to(std::back_inserter(out.buf),
+                               " {:04}{:02}{:02}   {:02}:{:02}:{:02}  {:>5} {:>6} {:>6} {:>6} {:>6} {:>6} {:>6} {:>10} "
+                               "{:>10} {:>10} \n",
+                               y, mo, d, h, mi, s, gpu, pwr, 40 + gpu, sm, sm / 4, 2619, 1980, smutil, mma, dram);
+                fmt::format_to(std::back_inserter(csv.buf),
+                               "{:04}{:02}{:02},{:02}:{:02}:{:02},{},{},{},{},{},{},{},{},{},{}\n", y, mo, d, h, mi, s,
+                               gpu, pwr, 40 + gpu, sm, sm / 4, 2619, 1980, smutil, mma, dram);
+                ++g.rows;
+                g.samples += 9;
+            }
+            out.maybeFlush();
+            csv.maybeFlush();
+        }
+    }
+    return g;
+}
+
+// dcgm-exporter scrapes (5 families per GPU each second) as Prometheus text, and the same scrapes as
+// Prometheus query_range JSON (one response per family and node): the same values for both and the baseline.
+struct Family
+{
+    const char* name;
+    double (*value)(int64_t, int);
+};
+constexpr Family kFamilies[] = {{"DCGM_FI_DEV_GPU_UTIL", util},
+                                {"DCGM_FI_PROF_SM_ACTIVE", ratio},
+                                {"DCGM_FI_PROF_PIPE_TENSOR_ACTIVE", ratio},
+                                {"DCGM_FI_PROF_DRAM_ACTIVE", ratio},
+                                {"DCGM_FI_DEV_POWER_USAGE", watts}};
+
+std::pair<GeneratedFormat, GeneratedFormat> prometheus(const fs::path& dir, int nodes, int gpus, int64_t seconds)
+{
+    GeneratedFormat text{"prometheus-text", {}, {}, {(dir / "prom-baseline.csv").string()}, 0, 0};
+    GeneratedFormat json{"prometheus-json", {}, {}, text.baseline, 0, 0};
+    Out csv(text.baseline.front());
+    csv.buf += "ts_ms,name,gpu,hostname,value\n";
+    for (int n = 0; n < nodes; ++n) {
+        const fs::path file = dir / fmt::format("prom-node{}", n) / "dcgm-exporter.prom";
+        fs::create_directories(file.parent_path());
+        text.files.push_back(file.string());
+        Out out(file.string());
+        for (const Family& f : kFamilies)
+            fmt::format_to(std::back_inserter(out.buf), "# TYPE {} gauge\n", f.name);
+        for (int64_t t = 0; t < seconds; ++t) {
+            const int64_t ms = (kStartS + t) * 1000 + 250;
+            for (const Family& f : kFamilies) {
+                for (int gpu = 0; gpu < gpus; ++gpu) {
+                    const double v = f.value(t, gpu);
+                    fmt::format_to(
+                        std::back_inserter(out.buf),
+                        "{}{{gpu=\"{}\",UUID=\"GPU-{:08x}\",device=\"nvidia{}\",modelName=\"NVIDIA H100 80GB "
+                        "HBM3\",Hostname=\"node{}\"}} {} {}\n",
+                        f.name, gpu, n * 100 + gpu, gpu, n, v, ms);
+                    fmt::format_to(std::back_inserter(csv.buf), "{},{},{},node{},{}\n", ms, f.name, gpu, n, v);
+                    ++text.rows;
+                }
+            }
+            out.maybeFlush();
+            csv.maybeFlush();
+        }
+        for (const Family& f : kFamilies) {
+            const fs::path jfile = dir / fmt::format("json-node{}", n) / fmt::format("{}.json", f.name);
+            fs::create_directories(jfile.parent_path());
+            json.files.push_back(jfile.string());
+            Out j(jfile.string());
+            j.buf += R"({"status":"success","data":{"resultType":"matrix","result":[)";
+            for (int gpu = 0; gpu < gpus; ++gpu) {
+                fmt::format_to(
+                    std::back_inserter(j.buf),
+                    R"({}{{"metric":{{"__name__":"{}","gpu":"{}","Hostname":"node{}","instance":"node{}:9400"}},"values":[)",
+                    gpu ? "," : "", f.name, gpu, n, n);
+                for (int64_t t = 0; t < seconds; ++t) {
+                    fmt::format_to(std::back_inserter(j.buf), R"({}[{}.25,"{}"])", t ? "," : "", kStartS + t,
+                                   f.value(t, gpu));
+                    ++json.rows;
+                    j.maybeFlush();
+                }
+                j.buf += "]}";
+            }
+            j.buf += "]}}\n";
+        }
+    }
+    text.samples = text.rows;
+    json.samples = json.rows;
+    return {std::move(text), std::move(json)};
+}
+
+GeneratedFormat generic(const fs::path& dir, int nodes, int gpus, int64_t seconds)
+{
+    GeneratedFormat g{"metrics-csv", {}, {}, {}, 0, 0};
+    for (int n = 0; n < nodes; ++n) {
+        const fs::path file = dir / fmt::format("generic-node{}", n) / "metrics.csv";
+        fs::create_directories(file.parent_path());
+        g.files.push_back(file.string());
+        Out out(file.string());
+        out.buf += "ts,node,device,metric,value,unit\n";
+        for (int64_t t = 0; t < seconds; ++t) {
+            for (int gpu = 0; gpu < gpus; ++gpu) {
+                fmt::format_to(std::back_inserter(out.buf), "{},node{},gpu:{},gpu.util,{},%\n", kStartS + t, n, gpu,
+                               util(t, gpu));
+                fmt::format_to(std::back_inserter(out.buf), "{},node{},gpu:{},gpu.power,{},W\n", kStartS + t, n, gpu,
+                               watts(t, gpu));
+                g.rows += 2;
+            }
+            out.maybeFlush();
+        }
+    }
+    g.samples = g.rows;
+    g.baseline = g.files; // the same files are the baseline
+    return g;
+}
+
+} // namespace
+
+std::vector<GeneratedFormat> generateFormats(const std::string& dirName, int nodes, int gpus, double hours)
+{
+    const fs::path dir(dirName);
+    const auto seconds = static_cast<int64_t>(hours * 3600);
+    std::vector<GeneratedFormat> out;
+    out.push_back(dmon(dir, nodes, gpus, seconds));
+    auto [text, json] = prometheus(dir, nodes, gpus, seconds);
+    out.push_back(std::move(text));
+    out.push_back(std::move(json));
+    out.push_back(generic(dir, nodes, gpus, seconds));
+    return out;
+}
+
+} // namespace runlens::bench

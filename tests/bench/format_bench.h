@@ -1,0 +1,25 @@
+#pragma once
+
+// Seed-scale inputs for each metric format (4 nodes × 8 GPUs × H hours at 1 s), each written with a CSV of
+// the same values for the `sqlite3 .import` baseline.
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace runlens::bench {
+
+struct GeneratedFormat
+{
+    std::string format;                 // the importer's format id
+    std::vector<std::string> files;     // inputs for runlens import
+    std::vector<std::string> extraArgs; // import options the format needs (e.g. a start time)
+    std::vector<std::string> baseline;  // the same values as CSV files (with a header), for sqlite3 .import
+    int64_t rows = 0;                   // records in the input (lines of values)
+    int64_t samples = 0;                // numeric values in them
+};
+
+// Writes every format's inputs under dir; returns them in the order benchmarked.
+std::vector<GeneratedFormat> generateFormats(const std::string& dir, int nodes, int gpus, double hours);
+
+} // namespace runlens::bench
