@@ -1,0 +1,133 @@
+#include "importers/common/untimed.h"
+
+#include "importers/common/text_fields.h"
+
+#include <QDate>
+#include <QDateTime>
+#include <QTimeZone>
+#include <chrono>
+#include <cmath>
+#include <filesystem>
+#include <fmt/format.h>
+
+namespace runlens::importers {
+namespace {
+
+constexpr int64_t kSecond = 1'000'000'000;
+
+bool digitsAt(std::string_view s, size_t pos, size_t n, int64_t& out)
+{
+    if (pos + n > s.size()) return false;
+    out = 0;
+    for (size_t i = pos; i < pos + n; ++i) {
+        if (s[i] < '0' || s[i] > '9') return false;
+        out = out * 10 + (s[i] - '0');
+    }
+    return true;
+}
+
+} // namespace
+
+namespace untimed {
+
+void splitWhitespace(std::string_view line, std::vector<std::string_view>& out)
+{
+    out.clear();
+    size_t i = 0;
+    while (i < line.size()) {
+        while (i < line.size() && isSpace(line[i]))
+            ++i;
+        const size_t start = i;
+        while (i < line.size() && !isSpace(line[i]))
+            ++i;
+        if (i > start) out.push_back(line.substr(start, i - start));
+    }
+}
+
+std::string clip(std::string_view v)
+{
+    constexpr size_t kMax = 60;
+    if (v.size() <= kMax) return std::string(v);
+    return fmt::format("{}... ({} bytes)", v.substr(0, kMax), v.size());
+}
+
+Expected<Placement> readPlacement(const ImportOptions& options, TimeZoneResolver& tz, int64_t bareUnitNs,
+                                  int64_t defaultIntervalNs)
+{
+    Placement p{std::nullopt, defaultIntervalNs};
+    if (auto it = options.extra.find("interval"); it != options.extra.end()) {
+        std::string_view v = it->second;
+        double scale = static_cast<double>(bareUnitNs);
+        if (v.size() > 2 && v.substr(v.size() - 2) == "ms") {
+            scale = 1e6;
+            v.remove_suffix(2);
+        } else if (v.size() > 1 && v.back() == 's') {
+            scale = 1e9;
+            v.remove_suffix(1);
+        }
+        auto n = parseNumber(v);
+        if (!n || !std::isfinite(*n) || *n <= 0 || *n * scale > 1e15)
+            return makeError(ErrorCode::Usage, fmt::format("interval={}: expected a time such as 2s or 500ms "
+                                                           "(a bare number counts {})",
+                                                           clip(it->second), bareUnitNs == kSecond ? "s" : "ms"));
+        p.intervalNs = static_cast<int64_t>(std::llround(*n * scale));
+    }
+    auto it = options.extra.find("start");
+    if (it == options.extra.end()) return p;
+    std::string_view v = it->second;
+    if (auto n = parseNumber(v); n && std::isfinite(*n) && *n >= 0 && *n < 1e11) {
+        p.startNs = static_cast<int64_t>(std::llround(*n * 1e9));
+        return p;
+    }
+    std::optional<int64_t> offsetS;
+    int64_t h = 0, m = 0;
+    const size_t n = v.size();
+    if (n > 0 && (v.back() == 'Z' || v.back() == 'z')) {
+        offsetS = 0;
+        v.remove_suffix(1);
+    } else if (n > 6 && (v[n - 6] == '+' || v[n - 6] == '-') && v[n - 3] == ':' && digitsAt(v, n - 5, 2, h) &&
+               digitsAt(v, n - 2, 2, m)) {
+        offsetS = (v[n - 6] == '-' ? -1 : 1) * (h * 3600 + m * 60);
+        v.remove_suffix(6);
+    }
+    auto t = parseLocalDateTime(v);
+    if (!t)
+        return makeError(ErrorCode::Usage, fmt::format("start={}: expected epoch seconds or an ISO 8601 time such as "
+                                                       "2026-11-29T08:42:02 (local, or ending in Z or +hh:mm)",
+                                                       clip(it->second)));
+    p.startNs = offsetS ? t->localNs - *offsetS * kSecond : tz.toUtcNs(*t);
+    return p;
+}
+
+std::optional<int64_t> fileModifiedNs(const std::string& path)
+{
+    std::error_code ec;
+    const auto ft = std::filesystem::last_write_time(path, ec);
+    if (ec || path.empty()) return std::nullopt;
+    const auto sys = std::chrono::file_clock::to_sys(ft);
+    return std::chrono::duration_cast<std::chrono::nanoseconds>(sys.time_since_epoch()).count();
+}
+
+std::string utcText(int64_t ns)
+{
+    const int64_t ms = ns >= 0 ? ns / 1'000'000 : -((-ns + 999'999) / 1'000'000);
+    const QDateTime t = QDateTime::fromMSecsSinceEpoch(ms, QTimeZone::utc());
+    return t.toString(QStringLiteral("yyyy-MM-ddTHH:mm:ss.zzz'Z'")).toStdString();
+}
+
+Expected<std::unique_ptr<SecondReading>> openSecondReading(const ImportContext& ctx)
+{
+    auto in = InputStream::open(ctx.path, ctx.lines.input().displayName());
+    if (!in) return in.error();
+    auto r = std::make_unique<SecondReading>();
+    r->input = std::move(*in);
+    r->lines = std::make_unique<LineReader>(*r->input);
+    r->cancelOnly.cancel = ctx.progress ? ctx.progress->cancel : nullptr;
+    r->context.reset(new ImportContext{
+        *r->lines, ctx.writer, r->scratch, ctx.options, ctx.nodeId, ctx.nodeName, &r->cancelOnly, 0, {}, ctx.path});
+    return r;
+}
+
+} // namespace untimed
+
+} // namespace runlens::importers
