@@ -46,6 +46,10 @@ inline constexpr DiagnosticKind kDuplicateSample{"duplicate_sample", true,
                                                  "a second value for the same series and time; the first is kept"};
 inline constexpr DiagnosticKind kAlreadyStored{"already_stored", false,
                                               "points an earlier import already stored (same series and time)"};
+inline constexpr DiagnosticKind kSkippedColumns{
+    "skipped_columns", true, "sadf -dh columns whose grouping cannot be known (per-CPU interrupts); use sadf -d"};
+inline constexpr DiagnosticKind kCreatedSample{"created_sample", false,
+                                              "OpenMetrics _created samples (counter start times), not imported"};
 inline constexpr DiagnosticKind kUnknownUnit{"unknown_unit", true, "a unit that cannot be converted"};
 inline constexpr DiagnosticKind kRestartRecord{"restart_record", false, "a restart marker (the host rebooted)"};
 

@@ -8,6 +8,7 @@
 #include "importers/prometheus/prom_json_importer.h"
 #include "importers/prometheus/prom_text_importer.h"
 #include "importers/sysstat/sadf_importer.h"
+#include "importers/sysstat/sar_text_importer.h"
 
 #include <QJsonDocument>
 #include <QJsonObject>
@@ -67,10 +68,11 @@ const std::vector<const Importer*>& allImporters()
     static const PromTextImporter promText;
     static const PromJsonImporter promJson;
     static const SadfImporter sadf;
+    static const SarTextImporter sarText;
     static const GenericMetricsImporter generic;
     static const FoldedImporter folded;
     static const std::vector<const Importer*> all{&nvsmiQuery, &nvsmiDmon, &dcgmiDmon, &promText,
-                                                  &promJson,   &sadf,      &generic,   &folded};
+                                                  &promJson,   &sadf, &sarText,      &generic,   &folded};
     return all;
 }
 

@@ -233,8 +233,9 @@ constexpr SourceEntry kNodeExporter[] = {
     {"node_network_speed_bytes", {"net.capacity", "bytes/s", "B/s", G, "nic"}},
     {"node_infiniband_port_data_received_bytes_total", {"ib.rx", "bytes/s", "bytes", C, "ib"}},
     {"node_infiniband_port_data_transmitted_bytes_total", {"ib.tx", "bytes/s", "bytes", C, "ib"}},
-    {"node_infiniband_legacy_data_received_bytes_total", {"ib.rx", "bytes/s", "bytes", C, "ib"}},
-    {"node_infiniband_legacy_data_transmitted_bytes_total", {"ib.tx", "bytes/s", "bytes", C, "ib"}},
+    // The legacy (32-bit) counters count the same traffic as port_data_*: kept apart so neither hides the other.
+    {"node_infiniband_legacy_data_received_bytes_total", {"ib.rx_legacy", "bytes/s", "bytes", C, "ib"}},
+    {"node_infiniband_legacy_data_transmitted_bytes_total", {"ib.tx_legacy", "bytes/s", "bytes", C, "ib"}},
     {"node_infiniband_rate_bytes_per_second", {"ib.capacity", "bytes/s", "B/s", G, "ib"}},
     {"node_disk_read_bytes_total", {"disk.read", "bytes/s", "bytes", C, "disk"}},
     {"node_disk_written_bytes_total", {"disk.write", "bytes/s", "bytes", C, "disk"}},

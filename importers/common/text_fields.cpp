@@ -87,9 +87,26 @@ std::optional<double> parseNumber(std::string_view s)
     auto [p, ec] = std::from_chars(body.data(), end, v);
     if (p == end && (ec == std::errc() || ec == std::errc::result_out_of_range)) {
         if (ec == std::errc::result_out_of_range) {
-            // Underflow to 0 is fine; overflow is a non-finite value.
-            if (std::fabs(v) > 1.0)
-                v = v > 0 ? std::numeric_limits<double>::infinity() : -std::numeric_limits<double>::infinity();
+            // from_chars leaves v alone here: tell overflow (an infinity) from underflow (zero) by the decimal
+            // magnitude of the text, e.g. "1e400" or 400 digits vs "1e-400".
+            const bool negative = body.front() == '-';
+            std::string_view digits = negative ? body.substr(1) : body;
+            const size_t e = digits.find_first_of("eE");
+            int64_t exponent = 0;
+            if (e != std::string_view::npos) {
+                std::string_view ex = digits.substr(e + 1);
+                if (!ex.empty() && ex.front() == '+') ex.remove_prefix(1);
+                exponent = parseInteger(ex).value_or(ex.size() > 0 && ex.front() == '-' ? -100000 : 100000);
+                digits = digits.substr(0, e);
+            }
+            const size_t dot = digits.find('.');
+            const std::string_view intPart = digits.substr(0, dot);
+            const size_t firstNonZero = intPart.find_first_not_of('0');
+            const int64_t intDigits =
+                firstNonZero == std::string_view::npos ? 0 : static_cast<int64_t>(intPart.size() - firstNonZero);
+            const bool overflow = intDigits > 0 ? intDigits - 1 + exponent > 0 : exponent > 0;
+            v = !overflow ? 0.0 : negative ? -std::numeric_limits<double>::infinity()
+                                           : std::numeric_limits<double>::infinity();
         }
         return v;
     }

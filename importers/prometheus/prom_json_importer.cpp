@@ -8,7 +8,9 @@
 #include <cmath>
 #include <cstring>
 #include <fmt/format.h>
+#include <iterator>
 #include <limits>
+#include <memory>
 #include <simdjson.h>
 
 namespace runlens::importers {
@@ -18,14 +20,13 @@ namespace sj = simdjson;
 namespace od = simdjson::ondemand;
 
 constexpr int kCheckpointSamples = 16384;
-constexpr size_t kMaxJsonBytes = 0xFFFFFFFFu - 2 * SIMDJSON_PADDING; // simdjson's document size limit
-constexpr size_t kMaxApiNotes = 20;                                 // warnings/infos kept as notes per file
-constexpr std::string_view kUnnamedFamily = "query";                 // series without __name__ → prom.query
-
+constexpr size_t kMaxJsonBytes = 0xFFFFFFFFu - 2 * sj::SIMDJSON_PADDING; // simdjson's document size limit
+constexpr size_t kMaxApiNotes = 20;                                      // warnings/infos kept as notes
+constexpr std::string_view kUnnamedFamily = "query";                     // no __name__ → prom.query
 constexpr store::DiagnosticKind kUnquotedValue{
     "unquoted_value", false, "a sample value written as a JSON number, not a quoted string as the API writes it"};
 
-// Unix seconds as written ("1795941722.812") → ns, exact up to 9 decimals; other spellings (exponent form)
+// Unix seconds as written ("1795941722.812") → ns, exact to 9 decimals; other spellings (exponent form)
 // through a double rounded to the microsecond.
 std::optional<int64_t> secondsToNs(std::string_view t)
 {
@@ -40,13 +41,11 @@ std::optional<int64_t> secondsToNs(std::string_view t)
         int digits = 0;
         for (++i; i < t.size() && t[i] >= '0' && t[i] <= '9'; ++i, ++digits) {
             if (digits < 9) frac = frac * 10 + (t[i] - '0');
-            if (digits == 9 && t[i] >= '5') ++frac; // rounded at the nanosecond
+            if (digits == 9 && t[i] >= '5') ++frac; // rounded to the nanosecond
         }
+        simple = digits > 0;
         for (; digits < 9; ++digits)
             frac *= 10;
-        simple = digits > 0;
-    } else {
-        frac *= 1'000'000'000;
     }
     if (simple && i == t.size()) return secs * 1'000'000'000 + frac;
     auto v = parseNumber(t);
@@ -54,20 +53,26 @@ std::optional<int64_t> secondsToNs(std::string_view t)
     return std::llround(*v * 1e6) * 1000;
 }
 
-std::string describe(sj::error_code e)
+// The usual spelling of a sample, [1795941722.812,"258048"], read straight from the text (end bounds it); false
+// for anything else (escapes, other types, malformed), which then takes the general path.
+bool quickPair(const char* p, const char* end, std::string_view& time, std::string_view& value)
 {
-    switch (e) {
-    case sj::INCOMPLETE_ARRAY_OR_OBJECT:
-        return "the JSON ends inside an object or array (file truncated?)";
-    case sj::UNCLOSED_STRING:
-        return "a JSON string is never closed (file truncated?)";
-    case sj::TAPE_ERROR:
-        return "invalid JSON here (a missing or extra comma, bracket, brace, colon or quote)";
-    case sj::UTF8_ERROR:
-        return "the JSON is not valid UTF-8";
-    default:
-        return fmt::format("invalid JSON: {}", sj::error_message(e));
-    }
+    const char* t = ++p;
+    while (p < end && *p != ',' && *p != ']' && *p != '"')
+        ++p;
+    if (p == end || *p != ',') return false;
+    time = {t, static_cast<size_t>(p - t)};
+    for (++p; p < end && isSpace(*p);)
+        ++p;
+    if (p == end || *p != '"') return false;
+    const char* v = ++p;
+    while (p < end && *p != '"' && *p != '\\')
+        ++p;
+    if (p == end || *p != '"') return false;
+    value = {v, static_cast<size_t>(p - v)};
+    for (++p; p < end && isSpace(*p);)
+        ++p;
+    return p < end && *p == ']';
 }
 
 std::string clip(std::string_view v)
@@ -75,45 +80,13 @@ std::string clip(std::string_view v)
     return v.size() <= 60 ? std::string(v) : fmt::format("{}... ({} bytes)", v.substr(0, 60), v.size());
 }
 
-// file:line:column of a byte of the decoded text; lines counted incrementally (diagnostics come in order).
-class Locator
+// A JSON value, its type and its text (which gives its place in the file), not yet consumed.
+struct Item
 {
-public:
-    void reset(std::string_view text, std::string file)
-    {
-        m_text = text;
-        m_file = std::move(file);
-        m_pos = m_lineStart = text.data();
-        m_line = 1;
-    }
-    SourceLocation at(const char* p)
-    {
-        if (p < m_text.data() || p > m_text.data() + m_text.size()) return {m_file};
-        if (p < m_pos) reset(m_text, m_file);
-        while (const void* nl = std::memchr(m_pos, '\n', static_cast<size_t>(p - m_pos))) {
-            m_pos = m_lineStart = static_cast<const char*>(nl) + 1;
-            ++m_line;
-        }
-        m_pos = p;
-        return {m_file, m_line, p - m_lineStart + 1, m_lineStart - m_text.data()};
-    }
-
-private:
-    std::string_view m_text;
-    std::string m_file;
-    const char* m_pos = nullptr;
-    const char* m_lineStart = nullptr;
-    int64_t m_line = 1;
+    od::value v;
+    od::json_type type{};
+    std::string_view token;
 };
-
-// One JSON document per line (each line a whole object), rather than one document over many lines.
-bool isJsonLines(std::string_view text)
-{
-    const size_t nl = text.find('\n');
-    if (nl == std::string_view::npos) return false;
-    const std::string_view first = trim(text.substr(0, nl)), rest = trim(text.substr(nl + 1));
-    return first.size() >= 2 && first.front() == '{' && first.back() == '}' && !rest.empty() && rest.front() == '{';
-}
 
 class Parser
 {
@@ -127,34 +100,77 @@ public:
 private:
     Status readAll();
     Status document(std::string_view text);
-    Status response(od::object obj, const char* start);
-    Status data(od::value v);
-    Status series(od::object obj);
-    Status labels(od::value v);
+    Status response(Item& item);
+    Status data(Item& item);
+    Status series(Item& item);
     void prepare();
-    Status samples(od::value v, std::string_view field);
-    Status sample(od::value v);
+    Status samples(Item& item, std::string_view field);
+    Status sample(Item& item);
+
+    Status check(sj::error_code e, std::string_view at) { return e ? jsonError(e, at.data()) : okStatus(); }
+    Status inspect(Item& i)
+    {
+        i.token = i.v.raw_json_token(); // a peek: nothing consumed
+        return check(i.v.type().get(i.type), i.token);
+    }
+    Status text(Item& i, std::string_view& out) { return check(i.v.get_string().get(out), i.token); }
+    // f(Item&) for each element of an array, f(key, Item&) for each field of an object; stops at the first error.
+    template <typename F> Status eachElement(Item& array, F&& f)
+    {
+        od::array a;
+        Status s = check(array.v.get_array().get(a), array.token);
+        if (!s) return s;
+        for (auto element : a) {
+            Item item;
+            if ((s = check(element.get(item.v), {})) && (s = inspect(item))) s = f(item);
+            if (!s) break;
+        }
+        return s;
+    }
+    template <typename F> Status eachField(od::object& object, F&& f)
+    {
+        Status s = okStatus();
+        for (auto field : object) {
+            std::string_view key;
+            Item item;
+            if ((s = check(field.unescaped_key().get(key), {})) && (s = check(field.value().get(item.v), {})) &&
+                (s = inspect(item)))
+                s = f(key, item);
+            if (!s) break;
+        }
+        return s;
+    }
+    template <typename F> Status eachField(Item& item, F&& f, od::object&& object = {}) // object: storage
+    {
+        Status s = check(item.v.get_object().get(object), item.token);
+        return s ? eachField(object, f) : s;
+    }
+    Status fail(std::string_view at, std::string message, ErrorCode code = ErrorCode::Format)
+    {
+        return makeError(code, std::move(message), where(at.data()));
+    }
     Status jsonError(sj::error_code e, const char* at);
-    void report(const store::DiagnosticKind& kind, const char* at, std::string message)
+    void report(const store::DiagnosticKind& kind, std::string_view at, std::string message)
     {
-        m_ctx.diagnostics.report(kind, m_where.at(at), std::move(message));
+        m_ctx.diagnostics.report(kind, where(at.data()), std::move(message));
     }
-    // The type of a value; a JSON error is kept in m_jsonError (checked by the caller through `ok`).
-    od::json_type typeOf(od::value& v, sj::error_code& e)
+    Status skip(const store::DiagnosticKind& kind, std::string_view at, std::string message) // reported, read on
     {
-        od::json_type t{};
-        e = v.type().get(t);
-        return t;
+        report(kind, at, std::move(message));
+        return okStatus();
     }
+    SourceLocation where(const char* p);
 
     ImportContext& m_ctx;
     PromSeriesRouter m_router;
     od::parser m_parser;
     od::document* m_doc = nullptr;
-    std::string m_buf; // the decoded file, with simdjson's padding in its capacity
-    std::string_view m_text;
-    Locator m_where;
-    std::string m_name; // option name=: the family of series without __name__
+    std::string m_buf;                 // the decoded file, with simdjson's padding in its capacity
+    std::string_view m_text;           // the document being read
+    std::string m_name;                // option name=: the family of series without __name__
+    const char* m_linePos = nullptr;   // where(): lines counted up to here,
+    const char* m_lineStart = nullptr; // the start of that line
+    int64_t m_line = 1;                // and its number
 
     // The series being read: its family, labels (views into the document) and router key.
     std::string_view m_family;
@@ -167,22 +183,38 @@ private:
     size_t m_apiNotes = 0;
 };
 
+// file:line:column of a byte of the decoded file; lines are counted on from the last place asked for.
+SourceLocation Parser::where(const char* p)
+{
+    const std::string& file = m_ctx.lines.input().displayName();
+    if (!p || p < m_buf.data() || p > m_buf.data() + m_buf.size()) return {file};
+    if (!m_linePos || p < m_linePos) {
+        m_linePos = m_lineStart = m_buf.data();
+        m_line = 1;
+    }
+    while (const void* nl = std::memchr(m_linePos, '\n', static_cast<size_t>(p - m_linePos))) {
+        m_linePos = m_lineStart = static_cast<const char*>(nl) + 1;
+        ++m_line;
+    }
+    m_linePos = p;
+    return {file, m_line, p - m_lineStart + 1, m_lineStart - m_buf.data()};
+}
+
 Status Parser::readAll()
 {
     InputStream& in = m_ctx.lines.input();
     if (in.compression() == Compression::None && in.rawSize() > 0 && in.rawSize() < kMaxJsonBytes)
-        m_buf.reserve(in.rawSize() + SIMDJSON_PADDING);
+        m_buf.reserve(in.rawSize() + sj::SIMDJSON_PADDING);
     for (;;) {
         auto block = in.nextBlock();
         if (!block) return block.error();
         if (block->empty()) break;
         if (m_buf.size() + block->size() > kMaxJsonBytes)
-            return makeError(ErrorCode::Unsupported, "JSON larger than 4 GiB (decoded): too large to parse",
-                             {in.displayName()});
+            return makeError(ErrorCode::Unsupported, "more than 4 GiB of JSON: too large to parse", {in.displayName()});
         m_buf.append(*block);
     }
     const size_t size = m_buf.size();
-    m_buf.append(SIMDJSON_PADDING, ' '); // initialised padding, kept in the capacity
+    m_buf.append(sj::SIMDJSON_PADDING, ' '); // initialised padding, kept in the capacity
     m_buf.resize(size);
     return okStatus();
 }
@@ -190,248 +222,163 @@ Status Parser::readAll()
 Status Parser::run()
 {
     if (Status s = readAll(); !s) return s;
-    m_text = m_buf;
-    m_where.reset(m_text, m_ctx.lines.input().displayName());
-    if (m_text.substr(0, 3) == "\xEF\xBB\xBF") m_text.remove_prefix(3);
-    if (trim(m_text).empty()) return makeError(ErrorCode::Format, "empty file: no JSON", m_where.at(m_text.data()));
-    if (isJsonLines(m_text)) {
-        for (std::string_view rest = m_text; !rest.empty();) {
-            const size_t nl = std::min(rest.find('\n'), rest.size());
-            if (const std::string_view line = trim(rest.substr(0, nl)); !line.empty())
-                if (Status s = document(line); !s) return s;
-            rest.remove_prefix(std::min(nl + 1, rest.size()));
-        }
-    } else if (Status s = document(m_text); !s) {
-        return s;
+    std::string_view text = m_buf;
+    if (text.substr(0, 3) == "\xEF\xBB\xBF") text.remove_prefix(3);
+    if ((text = trim(text)).empty()) return fail(text, "empty file: no JSON");
+    // One document (a response or an array of them), or JSON lines: a first line that is a whole object.
+    const std::string_view first = trim(text.substr(0, text.find('\n')));
+    const bool lines = first.size() < text.size() && first.front() == '{' && first.back() == '}';
+    for (std::string_view rest = text; !rest.empty();) {
+        const size_t nl = lines ? std::min(rest.find('\n'), rest.size()) : rest.size();
+        if (const std::string_view doc = trim(rest.substr(0, nl)); !doc.empty())
+            if (Status s = document(doc); !s) return s;
+        rest.remove_prefix(std::min(nl + 1, rest.size()));
     }
     if (Status s = m_router.finish(); !s) return s;
     m_ctx.notes.push_back(fmt::format("{} series", m_series));
+    if (m_apiNotes > kMaxApiNotes)
+        m_ctx.notes.push_back(fmt::format("{} more warnings/infos not shown", m_apiNotes - kMaxApiNotes));
     if (m_unnamed > 0)
-        m_ctx.notes.push_back(
-            m_name.empty()
-                ? fmt::format("{} series without __name__ (an expression result) kept as prom.{} with their labels; "
-                              "name them with --option name=FAMILY",
-                              m_unnamed, kUnnamedFamily)
-                : fmt::format("{} series without __name__ read as family {} (option name)", m_unnamed, m_name));
+        m_ctx.notes.push_back(fmt::format("{} series without __name__ (an expression result) read as family {}{}",
+                                          m_unnamed, m_name.empty() ? kUnnamedFamily : m_name,
+                                          m_name.empty() ? "; name them with --option name=FAMILY" : ""));
     return okStatus();
 }
 
 Status Parser::jsonError(sj::error_code e, const char* at)
 {
+    if (e == sj::SCALAR_DOCUMENT_AS_VALUE) return fail(m_text, "expected a JSON object (a Prometheus API response)");
+    const std::string_view t = trim(m_text);
+    const char* last = t.empty() ? m_text.data() : &t.back(); // where the text stops
     const char* p = at;
-    if (e == sj::INCOMPLETE_ARRAY_OR_OBJECT || e == sj::UNCLOSED_STRING) {
-        p = m_text.data() + trim(m_text).size() + (trim(m_text).data() - m_text.data());
-        if (p > m_text.data()) --p; // the last byte: where the cut is
-    } else if (const char* cur = nullptr; m_doc && !m_doc->current_location().get(cur)) {
-        p = cur;
-    }
-    return makeError(ErrorCode::Format, describe(e), m_where.at(p));
+    if (const char* cur = nullptr; m_doc && !m_doc->current_location().get(cur)) p = cur;
+    if (e == sj::TAPE_ERROR && p && p >= last) e = sj::INCOMPLETE_ARRAY_OR_OBJECT; // the text stops too early
+    std::string message = fmt::format("invalid JSON: {}", sj::error_message(e));
+    if (e == sj::TAPE_ERROR) message = "invalid JSON here (a missing or extra comma, bracket, brace, colon or quote)";
+    if (e == sj::UTF8_ERROR) message = "the JSON is not valid UTF-8";
+    if (e == sj::INCOMPLETE_ARRAY_OR_OBJECT) message = "the JSON ends inside an object or array (file truncated?)";
+    if (e == sj::UNCLOSED_STRING) message = "a JSON string is never closed (file truncated?)";
+    if (e == sj::INCOMPLETE_ARRAY_OR_OBJECT || e == sj::UNCLOSED_STRING) p = last;
+    return makeError(ErrorCode::Format, std::move(message), where(p));
 }
 
+// One JSON document: a response, or an array of responses.
 Status Parser::document(std::string_view text)
 {
-    const std::string_view saved = m_text;
     m_text = text;
     od::document doc;
+    Item root;
     const size_t capacity = static_cast<size_t>(m_buf.data() + m_buf.capacity() - text.data());
-    sj::error_code e = m_parser.iterate(sj::padded_string_view(text.data(), text.size(), capacity)).get(doc);
-    if (e) return jsonError(e, text.data());
+    if (sj::error_code e = m_parser.iterate(sj::padded_string_view(text.data(), text.size(), capacity)).get(doc))
+        return jsonError(e, text.data());
     m_doc = &doc;
-    struct Reset
-    {
-        Parser* p;
-        std::string_view text;
-        ~Reset() { p->m_doc = nullptr, p->m_text = text; }
-    } reset{this, saved};
-
-    od::json_type type{};
-    if ((e = doc.type().get(type))) return jsonError(e, text.data());
-    if (type == od::json_type::object) {
-        od::object obj;
-        if ((e = doc.get_object().get(obj))) return jsonError(e, text.data());
-        if (Status s = response(obj, text.data()); !s) return s;
-    } else if (type == od::json_type::array) {
-        od::array list;
-        if ((e = doc.get_array().get(list))) return jsonError(e, text.data());
-        for (auto item : list) {
-            od::value v;
-            od::object obj;
-            if ((e = item.get(v))) return jsonError(e, nullptr);
-            const char* at = v.raw_json_token().data();
-            if (typeOf(v, e) != od::json_type::object || e)
-                return e ? jsonError(e, at)
-                         : makeError(ErrorCode::Format, "an array element is not a Prometheus API response object",
-                                     m_where.at(at));
-            if ((e = v.get_object().get(obj))) return jsonError(e, at);
-            if (Status s = response(obj, at); !s) return s;
-        }
-    } else {
-        return makeError(ErrorCode::Format, "expected a JSON object (a Prometheus HTTP API response)",
-                         m_where.at(text.data()));
-    }
+    const std::unique_ptr<Parser, void (*)(Parser*)> forget(this, [](Parser* p) { p->m_doc = nullptr; });
+    if (sj::error_code e = doc.get_value().get(root.v)) return jsonError(e, text.data());
+    if (Status s = inspect(root); !s) return s;
+    Status s =
+        root.type == od::json_type::array ? eachElement(root, [this](Item& i) { return response(i); }) : response(root);
+    if (!s) return s;
     if (const char* rest = nullptr; !doc.current_location().get(rest))
-        return makeError(ErrorCode::Format, "unexpected content after the end of the JSON document", m_where.at(rest));
+        return fail(rest, "unexpected content after the end of the JSON document");
     return okStatus();
 }
 
-Status Parser::response(od::object obj, const char* start)
+Status Parser::response(Item& item)
 {
+    if (item.type != od::json_type::object)
+        return fail(item.token, "expected a JSON object (a Prometheus API response)");
     std::string_view status, errorType, error;
     bool sawData = false;
-    sj::error_code e{};
-    for (auto field : obj) {
-        std::string_view key;
-        od::value v;
-        if ((e = field.unescaped_key().get(key)) || (e = field.value().get(v))) return jsonError(e, nullptr);
-        const char* at = v.raw_json_token().data();
-        const od::json_type type = typeOf(v, e);
-        if (e) return jsonError(e, at);
+    Status s = eachField(item, [&](std::string_view key, Item& v) -> Status {
         if (key == "data") {
             sawData = true;
-            if (status == "error") continue;
-            if (Status s = data(v); !s) return s;
-        } else if (key == "warnings" || key == "infos") {
-            if (type != od::json_type::array) continue;
-            for (auto item : v.get_array()) {
-                std::string_view text;
-                if ((e = item.get_string().get(text))) return jsonError(e, at);
-                if (m_apiNotes++ < kMaxApiNotes)
-                    m_ctx.notes.push_back(fmt::format("Prometheus {}: {}", key.substr(0, key.size() - 1), text));
-            }
-        } else if (type == od::json_type::string && (key == "status" || key == "errorType" || key == "error")) {
-            std::string_view text;
-            if ((e = v.get_string().get(text))) return jsonError(e, at);
-            (key == "status" ? status : key == "error" ? error : errorType) = text;
+            return status == "error" ? okStatus() : data(v);
         }
-    }
+        if ((key == "warnings" || key == "infos") && v.type == od::json_type::array) {
+            return eachElement(v, [&](Item& one) -> Status {
+                std::string_view note;
+                if (one.type != od::json_type::string || m_apiNotes++ >= kMaxApiNotes) return okStatus();
+                if (Status st = text(one, note); !st) return st;
+                m_ctx.notes.push_back(fmt::format("Prometheus {}: {}", key.substr(0, key.size() - 1), note));
+                return okStatus();
+            });
+        }
+        if (v.type != od::json_type::string || (key != "status" && key != "errorType" && key != "error"))
+            return okStatus();
+        return text(v, key == "status" ? status : key == "error" ? error : errorType);
+    });
+    if (!s) return s;
     if (status == "error")
-        return makeError(ErrorCode::Format,
-                         fmt::format("the Prometheus API returned an error ({}): {}",
-                                     errorType.empty() ? "no errorType" : errorType, error),
-                         m_where.at(start));
-    if (!sawData)
-        return makeError(ErrorCode::Format, "no \"data\": not a Prometheus HTTP API response", m_where.at(start));
-    if (m_apiNotes > kMaxApiNotes)
-        m_ctx.notes.push_back(fmt::format("{} more warnings/infos not shown", m_apiNotes - kMaxApiNotes));
+        return fail(item.token, fmt::format("the Prometheus API returned an error ({}): {}",
+                                            errorType.empty() ? "no errorType" : errorType, error));
+    if (!sawData) return fail(item.token, "no \"data\": not a Prometheus HTTP API response");
     return okStatus();
 }
 
-Status Parser::data(od::value v)
+Status Parser::data(Item& item)
 {
-    const char* at = v.raw_json_token().data();
-    sj::error_code e{};
-    if (typeOf(v, e) != od::json_type::object || e)
-        return e ? jsonError(e, at)
-                 : makeError(ErrorCode::Format,
-                             "\"data\" is not a query result (resultType, result): not a query or query_range "
-                             "response",
-                             m_where.at(at));
-    std::string_view resultType;
-    for (auto field : v.get_object()) {
-        std::string_view key;
-        od::value r;
-        if ((e = field.unescaped_key().get(key)) || (e = field.value().get(r))) return jsonError(e, nullptr);
-        at = r.raw_json_token().data();
-        const od::json_type type = typeOf(r, e);
-        if (e) return jsonError(e, at);
-        if (key == "resultType" && type == od::json_type::string) {
-            if ((e = r.get_string().get(resultType))) return jsonError(e, at);
-            if (resultType != "matrix" && resultType != "vector" && resultType != "scalar" && resultType != "string")
-                return makeError(ErrorCode::Unsupported,
-                                 fmt::format("resultType \"{}\" is not a Prometheus result (matrix, vector, "
-                                             "scalar, string)",
-                                             clip(resultType)),
-                                 m_where.at(at));
-        } else if (key == "result" && resultType == "string") {
-            report(diag::kSkippedFamily, at, "a string result is not a time series; not imported");
-        } else if (key == "result" && resultType == "scalar") {
+    if (item.type != od::json_type::object)
+        return fail(item.token, "\"data\" is not a query result: not a query or query_range response");
+    std::string_view type;
+    return eachField(item, [&](std::string_view key, Item& r) -> Status {
+        if (key == "resultType" && r.type == od::json_type::string) {
+            if (Status s = text(r, type); !s) return s;
+            if (type != "matrix" && type != "vector" && type != "scalar" && type != "string")
+                return fail(r.token, fmt::format("resultType \"{}\" is not a Prometheus query result", clip(type)),
+                            ErrorCode::Unsupported);
+        } else if (key == "result" && type == "string") {
+            return skip(diag::kSkippedFamily, r.token, "a string result is not a time series; not imported");
+        } else if (key == "result" && type == "scalar") {
+            ++m_series;
             m_labels.clear();
             m_badLabels = false;
             prepare();
-            ++m_ctx.rowsRead;
-            if (Status s = sample(r); !s) return s;
+            return samples(r, "value");
+        } else if (key == "result" && r.type != od::json_type::array) {
+            return skip(diag::kInvalidLine, r.token, "\"result\" is not an array; nothing imported");
         } else if (key == "result") {
-            if (type != od::json_type::array) {
-                report(diag::kInvalidLine, at, "\"result\" is not an array; nothing imported");
-                continue;
-            }
-            for (auto item : r.get_array()) {
-                od::value one;
-                od::object obj;
-                if ((e = item.get(one))) return jsonError(e, nullptr);
-                at = one.raw_json_token().data();
-                if (typeOf(one, e) != od::json_type::object || e) {
-                    if (e) return jsonError(e, at);
-                    report(diag::kInvalidLine, at, "a result element is not a series object; skipped");
-                    continue;
-                }
-                if ((e = one.get_object().get(obj))) return jsonError(e, at);
-                if (Status s = series(obj); !s) return s;
-            }
+            return eachElement(r, [this](Item& one) { return series(one); });
         }
-    }
-    return okStatus();
+        return okStatus();
+    });
 }
 
-Status Parser::series(od::object obj)
+Status Parser::series(Item& item)
 {
+    if (item.type != od::json_type::object)
+        return skip(diag::kInvalidLine, item.token, "a result element is not a series object; skipped");
     ++m_series;
     m_labels.clear();
     m_badLabels = false;
-    bool sawMetric = false, deferred = false;
-    sj::error_code e{};
-    // Samples are routed by their labels: sample arrays written before "metric" are read in a second pass.
-    for (int pass = 0; pass < 2; ++pass) {
-        for (auto field : obj) {
-            std::string_view key;
-            od::value v;
-            if ((e = field.unescaped_key().get(key)) || (e = field.value().get(v))) return jsonError(e, nullptr);
-            if (key == "metric") {
-                if (pass == 1) break; // what follows was read in the first pass
-                if (Status s = labels(v); !s) return s;
-                sawMetric = true;
-                prepare();
-            } else if (key == "values" || key == "value" || key == "histograms" || key == "histogram") {
-                if (pass == 0 && !sawMetric) {
-                    deferred = true;
-                } else if (Status s = samples(v, key); !s) {
-                    return s;
-                }
-            }
-        }
-        if (!deferred) break;
-        bool rewound = false;
-        if ((e = obj.reset().get(rewound))) return jsonError(e, nullptr);
-        if (!sawMetric) prepare();
-    }
-    return okStatus();
-}
-
-Status Parser::labels(od::value v)
-{
-    const char* at = v.raw_json_token().data();
-    sj::error_code e{};
-    if (typeOf(v, e) != od::json_type::object || e) {
-        if (e) return jsonError(e, at);
-        report(diag::kInvalidLine, at, "\"metric\" is not an object of labels; series skipped");
+    od::object obj;
+    Item metric;
+    bool rewound = false;
+    // The labels first, wherever "metric" is (samples are routed by them), then the samples.
+    if (Status s = check(item.v.get_object().get(obj), item.token); !s) return s;
+    const sj::error_code found = obj.find_field_unordered("metric").get(metric.v);
+    if (found && found != sj::NO_SUCH_FIELD) return jsonError(found, item.token.data());
+    Status s = found ? okStatus() : inspect(metric);
+    if (s && !found && metric.type != od::json_type::object) {
+        report(diag::kInvalidLine, metric.token, "\"metric\" is not an object; series skipped");
         m_badLabels = true;
-        return okStatus();
+    } else if (s && !found) {
+        s = eachField(metric, [this](std::string_view name, Item& l) -> Status {
+            std::string_view value;
+            m_badLabels = m_badLabels || l.type != od::json_type::string;
+            if (l.type != od::json_type::string)
+                return skip(diag::kInvalidLine, l.token, fmt::format("label {} is not a string; series skipped", name));
+            Status st = text(l, value);
+            if (st) m_labels.push_back({name, value});
+            return st;
+        });
     }
-    for (auto field : v.get_object()) {
-        std::string_view name, value;
-        od::value l;
-        if ((e = field.unescaped_key().get(name)) || (e = field.value().get(l))) return jsonError(e, nullptr);
-        at = l.raw_json_token().data();
-        if (typeOf(l, e) != od::json_type::string || e) {
-            if (e) return jsonError(e, at);
-            report(diag::kInvalidLine, at, fmt::format("label {} is not a string; series skipped", clip(name)));
-            m_badLabels = true;
-            continue;
-        }
-        if ((e = l.get_string().get(value))) return jsonError(e, at);
-        m_labels.push_back({name, value});
-    }
-    return okStatus();
+    if (!s) return s;
+    prepare();
+    if (Status st = check(obj.reset().get(rewound), item.token); !st) return st;
+    return eachField(obj, [&](std::string_view key, Item& v) -> Status {
+        const bool isSamples = key == "values" || key == "value" || key == "histograms" || key == "histogram";
+        return isSamples ? samples(v, key) : okStatus();
+    });
 }
 
 // The family and router key of the series whose labels are in m_labels.
@@ -455,106 +402,67 @@ void Parser::prepare()
     m_key += '}';
 }
 
-Status Parser::samples(od::value v, std::string_view field)
+Status Parser::samples(Item& item, std::string_view field)
 {
-    const char* at = v.raw_json_token().data();
-    sj::error_code e{};
-    const bool single = field.back() != 's';
-    const od::json_type type = typeOf(v, e);
-    if (e) return jsonError(e, at);
     if (m_badLabels) return okStatus();
+    const bool single = field.back() != 's';
     if (field.substr(0, 9) == "histogram") { // native histograms: not charted
         size_t n = 1;
-        if (!single && type == od::json_type::array && (e = v.count_elements().get(n))) return jsonError(e, at);
+        if (!single && item.type == od::json_type::array)
+            if (sj::error_code e = item.v.count_elements().get(n)) return jsonError(e, item.token.data());
         m_ctx.rowsRead += static_cast<int64_t>(n);
-        report(diag::kSkippedFamily, at, fmt::format("{} native histogram sample(s) of {} not imported", n, m_key));
-        return okStatus();
+        return skip(diag::kSkippedFamily, item.token,
+                    fmt::format("{} native histogram samples of {} skipped", n, m_key));
     }
-    if (single) {
+    if (!single && item.type != od::json_type::array)
+        return skip(diag::kInvalidLine, item.token, fmt::format("\"values\" of {} is not an array; skipped", m_key));
+    if (single) ++m_ctx.rowsRead;
+    return single ? sample(item) : eachElement(item, [&](Item& one) -> Status {
         ++m_ctx.rowsRead;
-        return sample(v);
-    }
-    if (type != od::json_type::array) {
-        report(diag::kInvalidLine, at, fmt::format("\"values\" of {} is not an array; series skipped", m_key));
-        return okStatus();
-    }
-    for (auto item : v.get_array()) {
-        od::value one;
-        if ((e = item.get(one))) return jsonError(e, nullptr);
-        ++m_ctx.rowsRead;
-        if (Status s = sample(one); !s) return s;
-        if (--m_untilCheckpoint == 0) {
-            m_untilCheckpoint = kCheckpointSamples;
-            if (Status s = m_ctx.checkpoint(); !s) return s;
-        }
-    }
-    return okStatus();
+        Status s = sample(one);
+        if (!s || --m_untilCheckpoint > 0) return s;
+        m_untilCheckpoint = kCheckpointSamples;
+        return m_ctx.checkpoint();
+    });
 }
 
-// One [<unix seconds>, "<value>"] pair.
-Status Parser::sample(od::value v)
+// One [<unix seconds>, "<value>"] pair: the usual spelling read from the text, any other through the parser.
+Status Parser::sample(Item& item)
 {
-    const char* at = v.raw_json_token().data();
-    sj::error_code e{};
-    if (typeOf(v, e) != od::json_type::array || e) {
-        if (e) return jsonError(e, at);
-        report(diag::kInvalidLine, at, fmt::format("a sample of {} is not a [time, \"value\"] pair; dropped", m_key));
-        return okStatus();
+    int n = 2;
+    std::string_view time, value;
+    od::json_type type = od::json_type::string;
+    const char* end = m_text.data() + m_text.size();
+    if (item.type != od::json_type::array)
+        return skip(diag::kInvalidLine, item.token,
+                    fmt::format("a sample of {} is not a [time, \"value\"] pair", m_key));
+    if (!quickPair(item.token.data(), end, time, value)) {
+        n = 0;
+        Status s = eachElement(item, [&](Item& part) -> Status {
+            if (++n == 1) time = part.type == od::json_type::number ? part.token : std::string_view();
+            if (n != 2) return okStatus();
+            type = part.type;
+            value = trim(part.token);
+            return type == od::json_type::string ? text(part, value) : okStatus();
+        });
+        if (!s) return s;
     }
-    int n = 0;
-    std::string_view time, text;
-    od::json_type timeType{}, valueType{};
-    for (auto item : v.get_array()) {
-        od::value part;
-        if ((e = item.get(part))) return jsonError(e, at);
-        if (n < 2) {
-            od::json_type& t = n == 0 ? timeType : valueType;
-            std::string_view& token = n == 0 ? time : text;
-            t = typeOf(part, e);
-            if (e) return jsonError(e, at);
-            token = part.raw_json_token();
-            if (n == 1 && t == od::json_type::string) {
-                token = trim(token); // "..." as written; unescaped only when it has escapes (never for numbers)
-                if (token.find('\\') == std::string_view::npos)
-                    token = token.substr(1, token.size() - 2);
-                else if ((e = part.get_string().get(token)))
-                    return jsonError(e, at);
-            }
-        }
-        ++n;
+    if (n != 2)
+        return skip(diag::kInvalidLine, item.token, fmt::format("a sample of {} has {} elements, not 2", m_key, n));
+    const auto ns = secondsToNs(time);
+    if (!ns) return skip(diag::kBadTimestamp, item.token, fmt::format("cannot read the time of a sample of {}", m_key));
+    if (type == od::json_type::null) {
+        report(diag::kBadNumber, item.token, fmt::format("null value for {}; stored as missing", m_key));
+    } else if (type != od::json_type::string && type != od::json_type::number) {
+        return skip(diag::kBadNumber, item.token, fmt::format("the value of a sample of {} is not a string", m_key));
     }
-    if (n != 2) {
-        report(diag::kInvalidLine, at,
-               fmt::format("a sample of {} has {} elements, not [time, \"value\"]; dropped", m_key, n));
-        return okStatus();
-    }
-    const auto ns = timeType == od::json_type::number ? secondsToNs(time) : std::nullopt;
-    if (!ns) {
-        report(diag::kBadTimestamp, at, fmt::format("cannot read time {} of a sample of {}; dropped", clip(time), m_key));
-        return okStatus();
-    }
-    double value = std::numeric_limits<double>::quiet_NaN();
-    if (valueType == od::json_type::string) {
-        if (auto number = parseNumber(text)) {
-            value = *number;
-        } else {
-            report(diag::kBadNumber, at,
-                   fmt::format("expected a number for {}, got \"{}\"; stored as missing", m_key, clip(text)));
-        }
-    } else if (valueType == od::json_type::number) {
-        text = trim(text);
-        auto number = parseNumber(text);
-        if (!number) return jsonError(sj::NUMBER_ERROR, at);
-        value = *number;
-        report(kUnquotedValue, at, fmt::format("value {} of {} is not a quoted string; read anyway", clip(text), m_key));
-    } else if (valueType == od::json_type::null) {
-        text = "null";
-        report(diag::kBadNumber, at, fmt::format("null value for {}; stored as missing", m_key));
-    } else {
-        report(diag::kBadNumber, at, fmt::format("the value of a sample of {} is not a string; dropped", m_key));
-        return okStatus();
-    }
-    return m_router.add(m_key, m_parse, *ns, value, text);
+    const auto number = type == od::json_type::null ? std::nullopt : parseNumber(value);
+    if (type == od::json_type::number)
+        report(kUnquotedValue, item.token, fmt::format("value {} of {} is not a quoted string", clip(value), m_key));
+    if (!number && type != od::json_type::null)
+        report(diag::kBadNumber, item.token,
+               fmt::format("expected a number for {}, got \"{}\"; stored as missing", m_key, clip(value)));
+    return m_router.add(m_key, m_parse, *ns, number.value_or(std::numeric_limits<double>::quiet_NaN()), value);
 }
 
 } // namespace
@@ -572,23 +480,18 @@ int PromJsonImporter::sniff(const SniffInput& input) const
     return 0;
 }
 
-// The host of the first series, read from the head as text, with the router's preference (hostname, then
-// instance with its port dropped), so files of the same import without labels join this node.
+// The host named in the head, read as text with the router's preference (hostname, then instance without its
+// port), so that files of the same import without labels join this node.
 std::optional<std::string> PromJsonImporter::hostLabel(const SniffInput& input) const
 {
-    const std::string_view head = input.head;
     for (std::string_view key : {"\"hostname\"", "\"Hostname\"", "\"instance\""}) {
-        for (size_t pos = head.find(key); pos != std::string_view::npos; pos = head.find(key, pos + 1)) {
-            size_t i = pos + key.size();
-            while (i < head.size() && isSpace(head[i]))
-                ++i;
-            if (i >= head.size() || head[i] != ':') continue;
-            for (++i; i < head.size() && isSpace(head[i]);)
-                ++i;
-            if (i >= head.size() || head[i] != '"') continue;
-            const size_t end = head.find('"', i + 1);
-            if (end == std::string_view::npos) break;
-            if (std::string name = nodeNameFromLabel(head.substr(i + 1, end - i - 1)); !name.empty()) return name;
+        for (size_t pos = input.head.find(key); pos != std::string_view::npos; pos = input.head.find(key, pos + 1)) {
+            std::string_view rest = trim(input.head.substr(pos + key.size())); // : "value"
+            if (rest.empty() || rest.front() != ':') continue;
+            rest = trim(rest.substr(1));
+            const size_t end = rest.find('"', 1);
+            if (rest.empty() || rest.front() != '"' || end == std::string_view::npos) continue;
+            if (std::string name = nodeNameFromLabel(rest.substr(1, end - 1)); !name.empty()) return name;
         }
     }
     return std::nullopt;

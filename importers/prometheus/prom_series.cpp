@@ -57,7 +57,9 @@ struct PromSeriesRouter::Target
     std::string mode;   // Cpu: the node_cpu_seconds_total mode
     std::string family; // Skip: for the count
     int64_t lastTs = std::numeric_limits<int64_t>::min();
+    int64_t* sinkLastTs = nullptr; // the last time written to the sink, shared by every target feeding it
     bool dcgm = false;
+    bool created = false; // an OpenMetrics _created sample (a counter's start time): metadata, not data
 };
 
 PromSeriesRouter::PromSeriesRouter(ImportContext& context) : m_ctx(context) {}
@@ -107,6 +109,7 @@ Expected<PromSeriesRouter::Target*> PromSeriesRouter::resolve(std::string_view k
     if (skip) {
         t.kind = Target::Kind::Skip;
         t.family = std::string(base);
+        t.created = endsWith(family, "_created");
         return m_targets.emplace(std::string(key), std::move(target)).first->second.get();
     }
 
@@ -184,20 +187,22 @@ Expected<PromSeriesRouter::Target*> PromSeriesRouter::resolve(std::string_view k
         for (const std::string& k : kept)
             labels += (labels.empty() ? "" : ",") + k;
         if (m_unmapped[rawName]++ == 0)
-            m_ctx.report(diag::kUnmappedMetric, 0,
-                         fmt::format("{} has no canonical name; kept as {} with its labels", rawName, metric));
+            report(diag::kUnmappedMetric,
+                   fmt::format("{} has no canonical name; kept as {} with its labels", rawName, metric));
     }
     // Two families with one canonical name (DCGM_FI_DEV_POWER_USAGE and ..._BOARD_POWER_WATTS): the first keeps
     // it, the other its own name, so no series gets two values per scrape.
     auto claim = m_claims.try_emplace(std::make_tuple(deviceId, metric, labels), rawName).first;
     if (claim->second != rawName) {
         metric = (t.dcgm ? "dcgm." : "prom.") + rawName;
-        m_ctx.notes.push_back(
-            fmt::format("{} kept as {} ({} already gives the canonical series)", rawName, metric, claim->second));
+        if (m_notedFamilies.insert(rawName).second)
+            m_ctx.notes.push_back(
+                fmt::format("{} kept as {} ({} already gives the canonical series)", rawName, metric, claim->second));
     }
     auto sink = m_ctx.writer.series(deviceId, metric, unit, rawName, labels);
     if (!sink) return sink.error();
     t.sink = *sink;
+    t.sinkLastTs = &m_sinkLastTs.try_emplace(t.sink, std::numeric_limits<int64_t>::min()).first->second;
     return m_targets.emplace(std::string(key), std::move(target)).first->second.get();
 }
 
@@ -205,7 +210,7 @@ Status PromSeriesRouter::add(std::string_view key, const std::function<PromSerie
                              double value, std::string_view rawValue)
 {
     Target* t;
-    if (auto it = m_targets.find(std::string(key)); it != m_targets.end()) {
+    if (auto it = m_targets.find(key); it != m_targets.end()) {
         t = it->second.get();
     } else {
         auto r = resolve(key, parse());
@@ -213,14 +218,14 @@ Status PromSeriesRouter::add(std::string_view key, const std::function<PromSerie
         t = *r;
     }
     if (t->kind == Target::Kind::Skip) {
-        ++m_skipped[t->family];
+        ++(t->created ? m_created : m_skipped)[t->family];
         return okStatus();
     }
     if (tsNs <= t->lastTs) {
         if (tsNs == t->lastTs)
-            m_ctx.report(diag::kDuplicateSample, 0, fmt::format("a second sample of {} at the same time", key));
+            report(diag::kDuplicateSample, fmt::format("a second sample of {} at the same time", key));
         else
-            m_ctx.report(diag::kBackwardsTime, 0, fmt::format("a sample of {} earlier than the previous one", key));
+            report(diag::kBackwardsTime, fmt::format("a sample of {} earlier than the previous one", key));
         return okStatus();
     }
     t->lastTs = tsNs;
@@ -231,25 +236,48 @@ Status PromSeriesRouter::add(std::string_view key, const std::function<PromSerie
     }
     if (!std::isfinite(value) || (t->dcgm && isDcgmSentinel(value))) {
         if (std::isinf(value))
-            m_ctx.report(diag::kNanValue, 0, fmt::format("{} for {} stored as missing", rawValue, key));
+            report(diag::kNanValue, fmt::format("{} for {} stored as missing", rawValue, key));
         else if (!std::isnan(value))
-            m_ctx.report(diag::kSentinelValue, 0,
-                         fmt::format("{} for {} is a DCGM blank value; stored as missing", rawValue, key));
-        t->sink->appendMissing(tsNs, rawValue);
+            report(diag::kSentinelValue,
+                   fmt::format("{} for {} is a DCGM blank value; stored as missing", rawValue, key));
         if (t->kind == Target::Kind::Counter) t->rate.clear();
+        if (!claimTime(*t, tsNs, key)) return okStatus();
+        t->sink->appendMissing(tsNs, rawValue);
         ++m_stored;
         return m_ctx.writer.flushIfNeeded(*t->sink);
     }
     if (t->kind == Target::Kind::Counter) {
         auto r = t->rate.add(tsNs, value);
         if (!r) return okStatus();
-        if (r->afterReset) m_ctx.report(diag::kCounterReset, 0, fmt::format("{} went down (counter restart)", key));
+        if (r->afterReset) report(diag::kCounterReset, fmt::format("{} went down (counter restart)", key));
+        if (!claimTime(*t, r->tsNs, key)) return okStatus();
         t->sink->append(r->tsNs, r->perSecond * t->factor);
     } else {
+        if (!claimTime(*t, tsNs, key)) return okStatus();
         t->sink->append(tsNs, value * t->factor);
     }
     ++m_stored;
     return m_ctx.writer.flushIfNeeded(*t->sink);
+}
+
+void PromSeriesRouter::report(const store::DiagnosticKind& kind, std::string message)
+{
+    m_ctx.diagnostics.report(kind, m_where ? m_where() : m_ctx.lines.location(), std::move(message));
+}
+
+// Series that differ only in labels a canonical series does not keep (a pod name, say) feed one sink: a
+// second point at a time the sink already has is reported, not stored twice.
+bool PromSeriesRouter::claimTime(Target& t, int64_t tsNs, std::string_view key)
+{
+    if (tsNs <= *t.sinkLastTs) {
+        report(diag::kDuplicateSample,
+               fmt::format("{}: its canonical series already has a point at or after this time from another series "
+                           "with the same name (labels the canonical series does not keep differ)",
+                           key));
+        return false;
+    }
+    *t.sinkLastTs = tsNs;
+    return true;
 }
 
 Status PromSeriesRouter::finish()
@@ -272,9 +300,11 @@ Status PromSeriesRouter::finish()
         }
         m_stored += static_cast<int64_t>(util.size());
     }
+    for (const auto& [family, n] : m_created)
+        report(diag::kCreatedSample, fmt::format("{}_created: {} start-time samples not imported", family, n));
     for (const auto& [family, n] : m_skipped)
-        m_ctx.report(diag::kSkippedFamily, 0,
-                     fmt::format("{}: {} samples of a histogram/summary/info family not imported", family, n));
+        report(diag::kSkippedFamily,
+               fmt::format("{}: {} samples of a histogram/summary/info family not imported", family, n));
     if (!m_unmapped.empty()) {
         int64_t series = 0;
         for (const auto& [family, n] : m_unmapped)

@@ -15,6 +15,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
 #include <string_view>
 #include <tuple>
@@ -50,6 +51,10 @@ public:
     Status add(std::string_view key, const std::function<PromSeriesId()>& parse, int64_t tsNs, double value,
                std::string_view rawValue);
 
+    // Where the current sample is, for diagnostics of formats not read line by line (JSON); by default the
+    // current line of the context's reader.
+    void setLocator(std::function<SourceLocation()> where) { m_where = std::move(where); }
+
     // Writes what needs every sample first (cpu.util) and the per-family notes. Call once at the end.
     Status finish();
 
@@ -59,11 +64,23 @@ private:
     struct Target;
     Expected<Target*> resolve(std::string_view key, const PromSeriesId& id);
     Expected<int64_t> deviceFor(int64_t nodeId, std::string_view kind, std::string_view name);
+    void report(const store::DiagnosticKind& kind, std::string message);
+    bool claimTime(Target& t, int64_t tsNs, std::string_view key);
+
+    struct KeyHash
+    {
+        using is_transparent = void;
+        size_t operator()(std::string_view s) const noexcept { return std::hash<std::string_view>{}(s); }
+    };
 
     ImportContext& m_ctx;
-    std::unordered_map<std::string, std::unique_ptr<Target>> m_targets;
-    std::map<std::string, std::string, std::less<>> m_types;                       // family → declared type
-    std::map<std::string, int64_t, std::less<>> m_skipped;                         // family → samples skipped
+    std::unordered_map<std::string, std::unique_ptr<Target>, KeyHash, std::equal_to<>> m_targets;
+    std::unordered_map<store::SeriesSink*, int64_t> m_sinkLastTs; // several source series may feed one sink
+    std::function<SourceLocation()> m_where;
+    std::map<std::string, std::string, std::less<>> m_types; // family → declared type
+    std::map<std::string, int64_t, std::less<>> m_skipped;   // family → samples skipped
+    std::map<std::string, int64_t, std::less<>> m_created;   // family → _created samples
+    std::set<std::string, std::less<>> m_notedFamilies;
     std::map<std::string, int64_t, std::less<>> m_unmapped;                        // family → series kept raw
     std::map<std::pair<int64_t, std::string>, int64_t> m_devices;                  // (node, kind:name) → device id
     std::map<int64_t, CpuSecondsAggregator> m_cpu;                                 // node → CPU seconds

@@ -5,6 +5,7 @@
 #include "importers/common/time_parse.h"
 #include "importers/diagnostic_kinds.h"
 
+#include <algorithm>
 #include <cmath>
 #include <fmt/format.h>
 #include <limits>
@@ -15,6 +16,7 @@ namespace runlens::importers {
 namespace {
 
 constexpr int kCheckpointRows = 8192;
+constexpr size_t kMaxName = 256; // longer host, interface or disk names are not names (a cut or garbled line)
 // To be declared in importers/diagnostic_kinds.h.
 constexpr store::DiagnosticKind kSkippedColumns{
     "skipped_columns", true, "sadf -dh columns whose grouping cannot be known (per-CPU interrupts); use sadf -d"};
@@ -33,7 +35,7 @@ bool isCpuKey(std::string_view v)
     return n && *n >= 0 && v.find_first_not_of("0123456789") == std::string_view::npos;
 }
 
-// "# hostname;interval;timestamp;CPU;..." → the column names after "# ".
+// "# hostname;interval;timestamp;CPU;...": the header of a sadf -d section (or of every -dh line).
 bool isHeaderLine(std::string_view line)
 {
     if (line.empty() || line[0] != '#') return false;
@@ -44,7 +46,6 @@ bool isHeaderLine(std::string_view line)
 struct Group
 {
     int section = 0;
-    size_t first = 0; // index of its first field in a data row
     size_t width = 0;
     bool repeating = false; // marked [...]: one run of `width` fields per item
     bool variable = false;  // CPU*: the width itself varies
@@ -62,7 +63,7 @@ private:
     Status row(std::string_view line);
     Status horizontal(int64_t nodeId, int64_t ts);
     std::optional<int64_t> timestamp(std::string_view v, int64_t nodeId, int section);
-    void record(std::string_view kind, std::string_view ts);
+    void record(std::string_view text, std::string_view ts); // interval -1: LINUX-RESTART or COM
 
     ImportContext& m_ctx;
     TimeZoneResolver m_tz;
@@ -104,7 +105,6 @@ void SadfParser::header(std::string_view line)
                                             names.begin() + static_cast<std::ptrdiff_t>(end));
         Group g;
         g.section = m_router.section(views, static_cast<int64_t>(start + 4));
-        g.first = start + 3;
         g.width = end - start;
         g.repeating = repeating;
         g.variable = m_router.variableWidth(g.section);
@@ -242,6 +242,11 @@ Status SadfParser::row(std::string_view line)
         return okStatus();
     }
     const std::string_view host = trim(m_fields[0]);
+    if (host.size() > kMaxName) {
+        m_ctx.report(diag::kInvalidLine, 1,
+                     fmt::format("host name of {} bytes (\"{}\"); row dropped", host.size(), clip(host)));
+        return okStatus();
+    }
     if (m_lastNodeId < 0 || host != m_lastHost) {
         auto node = m_ctx.nodeFor(host);
         if (!node) return node.error();
@@ -320,15 +325,15 @@ struct SectionName
 {
     std::string_view first, second, name;
 };
-// Activity names as sysstat calls them (sadf -H), by the first columns of their header.
+// Activity names as sysstat calls them (sadf -H), by the first columns of their header; the first match wins.
 // clang-format off
 constexpr SectionName kSectionNames[] = {
-    {"CPU", "%usr", "cpu"}, {"CPU", "%user", "cpu"}, {"CPU", "total/s", "softnet"},
-    {"CPU", "MHz", "pwr-cpu"}, {"proc/s", "", "pcsw"}, {"INTR", "", "irq"},
+    {"CPU", "total/s", "softnet"}, {"CPU", "MHz", "pwr-cpu"}, {"CPU", "wghMHz", "pwr-wghfreq"}, {"CPU", "", "cpu"},
+    {"proc/s", "", "pcsw"}, {"INTR", "", "irq"},
     {"pswpin/s", "", "swap"}, {"pgpgin/s", "", "paging"}, {"tps", "", "io"},
     {"kbmemfree", "", "memory"}, {"kbswpfree", "", "swap-space"}, {"kbhugfree", "", "huge"},
     {"dentunusd", "", "ktables"}, {"runq-sz", "", "queue"}, {"TTY", "", "serial"},
-    {"DEV", "", "disk"}, {"IFACE", "rxpck/s", "net-dev"}, {"IFACE", "rxerr/s", "net-edev"},
+    {"DEV", "", "disk"}, {"IFACE", "rxerr/s", "net-edev"}, {"IFACE", "", "net-dev"},
     {"call/s", "", "net-nfs"}, {"scall/s", "", "net-nfsd"}, {"totsck", "", "net-sock"},
     {"irec/s", "", "net-ip"}, {"ihdrerr/s", "", "net-eip"}, {"imsg/s", "", "net-icmp"},
     {"ierr/s", "", "net-eicmp"}, {"active/s", "", "net-tcp"}, {"atmptf/s", "", "net-etcp"},
@@ -336,7 +341,7 @@ constexpr SectionName kSectionNames[] = {
     {"ihdrer6/s", "", "net-eip6"}, {"imsg6/s", "", "net-icmp6"}, {"ierr6/s", "", "net-eicmp6"},
     {"idgm6/s", "", "net-udp6"}, {"FCHOST", "", "fchost"}, {"BAT", "", "pwr-bat"},
     {"FILESYSTEM", "", "filesystem"}, {"MOUNTPOINT", "", "filesystem"}, {"FAN", "", "pwr-fan"},
-    {"TEMP", "", "pwr-temp"}, {"IN", "", "pwr-in"}, {"manufact", "", "pwr-usb"},
+    {"TEMP", "", "pwr-temp"}, {"IN", "", "pwr-in"}, {"manufact", "", "pwr-usb"}, {"BUS", "", "pwr-usb"},
     {"%scpu-10", "", "psi-cpu"}, {"%sio-10", "", "psi-io"},
     {"%smem-10", "", "psi-mem"},
 };
@@ -381,6 +386,17 @@ std::string_view rawUnit(std::string_view c)
     return "";
 }
 
+// 100 - v rounded to the decimals v was printed with: 100 - 82.88 gives 17.12, not 17.120000000000005.
+double complement(double v, std::string_view text)
+{
+    const size_t sep = text.find_first_of(".,");
+    const size_t decimals = sep == std::string_view::npos ? 0 : std::min<size_t>(text.size() - sep - 1, 9);
+    double scale = 1;
+    for (size_t i = 0; i < decimals; ++i)
+        scale *= 10;
+    return std::round((100.0 - v) * scale) / scale;
+}
+
 std::string lower(std::string_view s)
 {
     std::string out(s);
@@ -412,6 +428,7 @@ struct Section
     std::vector<Column> columns;
     size_t keys = 0;
     bool cpuStar = false; // INTR;CPU*: one value for all CPUs, then one per CPU
+    bool keyLast = false; // the key is the last column of the line (sar text FILESYSTEM, FCHOST)
     bool skipped = false;
     int64_t skippedRows = 0;
     std::optional<int64_t> lastTs;
@@ -444,6 +461,7 @@ struct SysstatRouter::Impl
     } decimal = Decimal::Unknown;
     std::string buffer;
     std::string key;
+    std::vector<std::string_view> rotated;
     bool memFreeAsAvailable = false;
 
     Expected<int64_t> device(int64_t nodeId, std::string_view kind, std::string_view name);
@@ -493,7 +511,7 @@ SysstatRouter::~SysstatRouter() = default;
 
 bool SysstatRouter::startsSection(std::string_view column)
 {
-    if (column == "DEVICE") return false;
+    if (column == "DEVICE" || column == "BUS") return false; // not first in sadf -d headers
     for (const SectionName& n : kSectionNames)
         if (n.first == column) return true;
     return false;
@@ -509,6 +527,12 @@ int SysstatRouter::section(std::span<const std::string_view> columns, int64_t fi
     Section s;
     for (std::string_view c : columns)
         s.columns.push_back(Column{std::string(trim(c)), {}, {}, Role::Value, 1.0, false, false, false});
+    // sar text prints some keys last ("MBfsfree ... %Iused FILESYSTEM"): read them as if they came first.
+    s.keyLast = s.columns.size() > 1 && isKeyColumn(s.columns.back().name) && !isKeyColumn(s.columns[0].name);
+    if (s.keyLast) std::rotate(s.columns.begin(), s.columns.end() - 1, s.columns.end());
+    auto lineColumn = [&](size_t i) {
+        return firstColumn + static_cast<int64_t>(s.keyLast ? (i + s.columns.size() - 1) % s.columns.size() : i);
+    };
     const std::string_view first = s.columns.empty() ? std::string_view() : std::string_view(s.columns[0].name);
     const std::string_view second = s.columns.size() > 1 ? std::string_view(s.columns[1].name) : std::string_view();
     for (const SectionName& n : kSectionNames)
@@ -517,7 +541,7 @@ int SysstatRouter::section(std::span<const std::string_view> columns, int64_t fi
             break;
         }
     if (s.name.empty()) {
-        for (char c : first == "CPU" ? std::string("cpu-").append(second) : std::string(first))
+        for (char c : first)
             if (c != '%' && c != '/') s.name.push_back(c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c);
     }
     while (s.keys < s.columns.size() && s.keys < 2 && isKeyColumn(s.columns[s.keys].name)) {
@@ -551,7 +575,7 @@ int SysstatRouter::section(std::span<const std::string_view> columns, int64_t fi
         c.metric = s.name == "irq" ? "sar.irq.intr/s" : fmt::format("sar.{}.{}", s.name, c.name);
         c.unit = std::string(rawUnit(c.name));
         if (s.name != "irq" || i == s.keys)
-            m->ctx.report(diag::kUnmappedMetric, firstColumn + static_cast<int64_t>(i),
+            m->ctx.report(diag::kUnmappedMetric, lineColumn(i),
                           fmt::format("column \"{}\" of section {} has no canonical metric; kept as {}", clip(c.name),
                                       s.name, clip(c.metric)));
     }
@@ -561,10 +585,6 @@ int SysstatRouter::section(std::span<const std::string_view> columns, int64_t fi
     return id;
 }
 
-size_t SysstatRouter::width(int section) const
-{
-    return m->sections[static_cast<size_t>(section)].columns.size();
-}
 bool SysstatRouter::variableWidth(int section) const
 {
     return m->sections[static_cast<size_t>(section)].cpuStar;
@@ -618,7 +638,7 @@ Status SysstatRouter::Impl::value(Section& s, Item& item, size_t col, int64_t no
         sink->appendMissing(ts, v);
     } else {
         c.numeric = true;
-        sink->append(ts, c.role == Role::CpuIdle ? 100.0 - *n : *n * c.factor);
+        sink->append(ts, c.role == Role::CpuIdle ? complement(*n, v) : c.factor == 0.01 ? *n / 100.0 : *n * c.factor);
     }
     return ctx.writer.flushIfNeeded(*sink);
 }
@@ -641,10 +661,25 @@ Status SysstatRouter::row(int section, int64_t nodeId, int64_t tsNs, std::span<c
                                   s.columns.size()));
         return okStatus();
     }
+    if (s.keyLast) {
+        m->rotated.assign(values.begin(), values.end());
+        std::rotate(m->rotated.begin(), m->rotated.end() - 1, m->rotated.end());
+        values = m->rotated;
+    }
+    auto lineColumn = [&](size_t i) {
+        return firstColumn + static_cast<int64_t>(s.keyLast ? (i + values.size() - 1) % values.size() : i);
+    };
     std::string& key = m->key;
     key = fmt::format("{};{};", nodeId, section);
-    for (size_t i = 0; i < s.keys; ++i)
+    for (size_t i = 0; i < s.keys; ++i) {
+        if (trim(values[i]).size() > kMaxName) {
+            m->ctx.report(diag::kInvalidLine, lineColumn(i),
+                          fmt::format("{} of {} bytes (\"{}\"); row dropped", s.columns[i].name, trim(values[i]).size(),
+                                      clip(trim(values[i]))));
+            return okStatus();
+        }
         key.append(trim(values[i])).push_back(';');
+    }
     auto it = m->items.find(key);
     if (it == m->items.end()) {
         Item item;
@@ -683,8 +718,7 @@ Status SysstatRouter::row(int section, int64_t nodeId, int64_t tsNs, std::span<c
     s.lastTs = tsNs;
     item.sinks.resize(s.columns.size(), nullptr);
     for (size_t i = s.keys; i < values.size(); ++i)
-        if (Status st = m->value(s, item, i, nodeId, tsNs, trim(values[i]), firstColumn + static_cast<int64_t>(i)); !st)
-            return st;
+        if (Status st = m->value(s, item, i, nodeId, tsNs, trim(values[i]), lineColumn(i)); !st) return st;
     return okStatus();
 }
 

@@ -61,8 +61,7 @@ public:
     // A section by its column names as printed (after hostname;interval;timestamp, or after the time in sar
     // text); the same names give the same id. firstColumn is the 1-based column of columns[0] in the line.
     int section(std::span<const std::string_view> columns, int64_t firstColumn);
-    // Number of columns of a section, and whether its width varies (per-CPU interrupts, `INTR;CPU*`).
-    size_t width(int section) const;
+    // Whether the width of a section varies (per-CPU interrupts, `INTR;CPU*`).
     bool variableWidth(int section) const;
     // The first column of the section starts a repeated item of this kind ("CPU", "IFACE", ... or "").
     std::string_view keyName(int section) const;
