@@ -44,8 +44,6 @@ inline constexpr DiagnosticKind kEstimatedTime{"estimated_time", false,
                                                "timestamps estimated (no time in the file; see the import notes)"};
 inline constexpr DiagnosticKind kDuplicateSample{"duplicate_sample", true,
                                                  "a second value for the same series and time; the first is kept"};
-inline constexpr DiagnosticKind kAlreadyStored{"already_stored", false,
-                                              "points an earlier import already stored (same series and time)"};
 inline constexpr DiagnosticKind kSkippedColumns{
     "skipped_columns", true, "sadf -dh columns whose grouping cannot be known (per-CPU interrupts); use sadf -d"};
 inline constexpr DiagnosticKind kCreatedSample{"created_sample", false,

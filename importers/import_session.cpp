@@ -286,12 +286,10 @@ FileResult importFile(store::RunDatabase& db, const PlannedFile& file, const Imp
     ImportContext ctx{lines, writer, result.diagnostics, options, *nodeId, file.node, progress, 0, {}, file.path};
     if (Status s = file.importer->run(ctx); !s) return fail(s.error());
     if (Status s = writer.flushAll(); !s) return fail(s.error());
-    if (writer.duplicatesDropped() > 0)
-        result.diagnostics.reportCount(
-            diag::kAlreadyStored, {file.displayPath},
-            fmt::format("{} points were already stored by an earlier import (same series and time); kept once",
-                        writer.duplicatesDropped()),
-            writer.duplicatesDropped());
+    if (writer.duplicatesDropped() > 0) // not a problem: the same samples reached the run twice
+        ctx.notes.push_back(fmt::format("{} points already stored by an earlier import (same series and time) "
+                                        "were kept once",
+                                        writer.duplicatesDropped()));
     if (lines.lastLineUnterminated())
         result.diagnostics.report(diag::kTruncatedLine, lines.location(), "the last line has no line ending");
 

@@ -83,6 +83,7 @@ int importPaths(const ImportRequest& request)
         progress.report = [&](uint64_t done, uint64_t total) { progressLine.update(file.displayPath, done, total); };
         importers::FileResult r = importers::importFile(**db, file, request.options, &progress);
         progressLine.clear();
+        std::fflush(stdout); // keep this file's lines together when stdout and stderr go to one place
 
         const std::string format = file.importer ? std::string(file.importer->format()) : std::string("?");
         switch (r.outcome) {
@@ -121,6 +122,7 @@ int importPaths(const ImportRequest& request)
             fmt::print(stderr, "{}\n    nothing of this file was stored\n", r.error ? r.error->toString() : "failed");
             break;
         }
+        std::fflush(stdout);
         // Problems, with their place, capped per file so a bad file does not flood the terminal.
         constexpr size_t kShown = 10;
         size_t shown = 0;
@@ -134,6 +136,7 @@ int importPaths(const ImportRequest& request)
                 counts += fmt::format("{}{} {}", counts.empty() ? "" : ", ", c.count, kind);
             fmt::print(stderr, "    ... {} problems in all ({}); see `runlens info`\n", r.diagnostics.total(), counts);
         }
+        std::fflush(stderr);
         if (cancelled) break;
     }
     std::signal(SIGINT, SIG_DFL);

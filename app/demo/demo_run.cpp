@@ -312,7 +312,7 @@ Expected<int64_t> writeDemoNodeExporter(const DemoSpec& spec, int node, std::FIL
         // ZeRO-3 traffic: ~6 GB/s per node over 25 GB/s of capacity; checkpoints write ~2 GB/s to local NVMe.
         const double ibRate = warmup || stall ? 0.05e9 : 6.0e9 + rng.normal(0.4e9);
         ibTx += ibRate * kScrapeS;
-        ibRx += (ibRate + rng.normal(0.1e9)) * kScrapeS;
+        ibRx += std::max(0.0, ibRate + rng.normal(0.1e9)) * kScrapeS; // counters never go down
         diskWritten += (stall ? 2.1e9 + rng.normal(0.1e9) : 2e6) * kScrapeS;
         diskRead += (warmup ? 1.5e9 : std::fmod(t, 120.0) < 10 ? 0.4e9 : 1e6) * kScrapeS;
         ethTx += 2e6 * kScrapeS;
@@ -331,7 +331,7 @@ Expected<int64_t> writeDemoNodeExporter(const DemoSpec& spec, int node, std::FIL
             const std::string l = fmt::format("device=\"mlx5_{}\",port=\"1\",", p);
             put("node_infiniband_port_data_transmitted_bytes_total", l, std::round(ibTx / kPorts));
             put("node_infiniband_port_data_received_bytes_total", l, std::round(ibRx / kPorts));
-            put("node_infiniband_rate_bytes_per_second", l, 25e9);
+            put("node_infiniband_rate_bytes_per_second", l, 200e9 / 8);
         }
         put("node_network_transmit_bytes_total", "device=\"eth0\",", std::round(ethTx));
         put("node_network_receive_bytes_total", "device=\"eth0\",", std::round(ethRx));
