@@ -204,6 +204,7 @@ GeneratedFormat generic(const fs::path& dir, int nodes, int gpus, int64_t second
 std::vector<GeneratedFormat> generateFormats(const std::string& dirName, int nodes, int gpus, double hours)
 {
     const fs::path dir(dirName);
+    fs::create_directories(dir);
     const auto seconds = static_cast<int64_t>(hours * 3600);
     std::vector<GeneratedFormat> out;
     out.push_back(dmon(dir, nodes, gpus, seconds));
