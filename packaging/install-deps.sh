@@ -7,7 +7,7 @@ packages=(
     build-essential cmake ninja-build pkg-config
     qt6-base-dev qt6-base-dev-tools qt6-svg-dev libqt6svg6 qt6-qpa-plugins libgl-dev
     libqcustomplot-dev
-    libsqlite3-dev sqlite3 libzstd-dev zstd libfmt-dev zlib1g-dev libsimdjson-dev
+    libsqlite3-dev sqlite3 libzstd-dev zstd libfmt-dev zlib1g-dev libsimdjson-dev libxxhash-dev
     fonts-dejavu-core
     poppler-utils
 )

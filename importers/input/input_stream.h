@@ -2,7 +2,7 @@
 
 // The input pipeline shared by every importer: a file read as a stream of blocks, decompressed when it
 // is zstd or gzip (detected by magic bytes, not the extension), transcoded to UTF-8 when it starts with a
-// UTF-16 byte-order mark, and hashed (BLAKE2b-256 of the bytes on disk) as it is read.
+// UTF-16 byte-order mark, and hashed (XXH3-128 of the bytes on disk) as it is read.
 // Every zstd/zlib return code is checked: a corrupt or truncated stream is an Error, never a short file.
 
 #include "analysis/store/error.h"
@@ -44,7 +44,7 @@ public:
     uint64_t rawBytesRead() const { return m_rawRead.load(std::memory_order_relaxed); }
     uint64_t rawSize() const { return m_rawSize; }
     uint64_t decodedBytes() const { return m_decoded; }
-    // Content hash of all raw bytes ("blake2b256:" + hex); complete once nextBlock() has returned the end.
+    // Content hash of all raw bytes ("xxh3-128:" + hex); complete once nextBlock() has returned the end.
     std::string contentHash() const;
     bool transcodedFromUtf16() const { return m_utf16 != 0; }
 
