@@ -85,8 +85,10 @@ GeneratedFormat dmon(const fs::path& dir, int nodes, int gpus, int64_t seconds)
             int y, mo, d, h, mi, s;
             civil(kStartS + t, y, mo, d, h, mi, s);
             for (int gpu = 0; gpu < gpus; ++gpu) {
-                const int pwr = static_cast<int>(watts(t, gpu)), sm = static_cast<int>(util(t, gpu));
-                const int smutil = static_cast<int>(ratio(t, gpu) * 100), mma = smutil / 2, dram = smutil / 3;
+                // Each node's values differ (else its file would be the same content, imported once).
+                const int64_t v = t + n * 1009;
+                const int pwr = static_cast<int>(watts(v, gpu)), sm = static_cast<int>(util(v, gpu));
+                const int smutil = static_cast<int>(ratio(v, gpu) * 100), mma = smutil / 2, dram = smutil / 3;
                 fmt::format_to(std::back_inserter(out.buf),
                                " {:04}{:02}{:02}   {:02}:{:02}:{:02}  {:>5} {:>6} {:>6} {:>6} {:>6} {:>6} {:>6} {:>10} "
                                "{:>10} {:>10} \n",

@@ -128,6 +128,20 @@ bool benchFormats(const fs::path& dir, int nodes, int gpus, double hours, int ru
             ok = false;
             continue;
         }
+        // The work must have been done: every generated value stored.
+        int64_t stored = -1;
+        if (auto opened = store::RunDatabase::open(db, store::OpenMode::ReadOnly)) {
+            store::RunReader reader(**opened);
+            if (auto all = reader.series()) {
+                stored = 0;
+                for (const store::SeriesInfo& si : *all) stored += si.points;
+            }
+        }
+        if (stored != f.samples) {
+            fmt::print("| {:<18} | stored {} points, expected {} |\n", f.format, stored, f.samples);
+            ok = false;
+            continue;
+        }
         std::error_code ec;
         const double bytes = static_cast<double>(fs::file_size(db, ec));
         fmt::print("| {:<18} | {:>10} | {:>11} | {:>10.2f} | {:>12.0f} | {:>10} | {:>7} | {:>7.0f} | {:>8.2f} |\n",
