@@ -328,7 +328,8 @@ private Q_SLOTS:
         const Run r = cli(args);
         EXPECT_EXIT(r, strict ? 1 : 0);
         EXPECT_MATCH(r.err, QStringLiteral("bad\\.csv:3: wrong_field_count: 5 fields where the header has 6"));
-        EXPECT_MATCH(r.out, QStringLiteral("1 problems? \\(1 with data loss\\)"));
+        EXPECT_MATCH(r.out, QStringLiteral("bad\\.csv: .* 1 problem with data loss, 0 notices"));
+        EXPECT_MATCH(r.out, QStringLiteral("1 problems \\(1 with data loss, 0 notices\\)"));
         if (strict) EXPECT_MATCH(r.err, QStringLiteral("--strict"));
         QCOMPARE(query(db, QStringLiteral("SELECT kind, line, status FROM import_diagnostic JOIN import_log USING "
                                           "(import_id)")),

@@ -3,6 +3,7 @@
 #include "importers/import_session.h"
 
 #include <QCommandLineParser>
+#include <algorithm>
 #include <chrono>
 #include <csignal>
 #include <fmt/format.h>
@@ -96,9 +97,10 @@ int importPaths(const ImportRequest& request)
             if (!request.quiet) {
                 const std::string what = r.samples > 0 ? fmt::format("{} samples", humanCount(r.samples))
                                                        : fmt::format("{} points", humanCount(r.points));
-                fmt::print("{}: {} → node {} ({}): {} rows, {}, {} problem{}, {:.0f} ms\n", file.displayPath, format,
-                           file.node, file.nodeSource, humanCount(r.rowsRead), what, r.diagnostics.total(),
-                           r.diagnostics.total() == 1 ? "" : "s", r.durationMs);
+                const int64_t lost = r.diagnostics.dataLoss(), notices = r.diagnostics.total() - lost;
+                fmt::print("{}: {} → node {} ({}): {} rows, {}, {} problem{} with data loss, {} notice{}, {:.0f} ms\n",
+                           file.displayPath, format, file.node, file.nodeSource, humanCount(r.rowsRead), what, lost,
+                           lost == 1 ? "" : "s", notices, notices == 1 ? "" : "s", r.durationMs);
                 for (size_t i = 1; i < r.notes.size(); ++i)
                     fmt::print("    {}\n", r.notes[i]);
             }
@@ -123,13 +125,16 @@ int importPaths(const ImportRequest& request)
             break;
         }
         std::fflush(stdout);
-        // Problems, with their place, capped per file so a bad file does not flood the terminal.
+        // Problems, with their place, capped per file so a bad file does not flood the terminal: those that
+        // dropped input first, then notices (unmapped names, estimated times...).
         constexpr size_t kShown = 10;
-        size_t shown = 0;
-        for (const store::DiagnosticEntry& e : r.diagnostics.entries()) {
-            if (shown++ == kShown) break;
-            fmt::print(stderr, "{}: {}: {}\n", e.where.toString(), e.kind, e.message);
-        }
+        std::vector<const store::DiagnosticEntry*> ordered;
+        for (const store::DiagnosticEntry& e : r.diagnostics.entries())
+            ordered.push_back(&e);
+        auto lossy = [&](const store::DiagnosticEntry* e) { return r.diagnostics.counts().at(e->kind).dataLoss; };
+        std::stable_partition(ordered.begin(), ordered.end(), lossy);
+        for (size_t i = 0; i < ordered.size() && i < kShown; ++i)
+            fmt::print(stderr, "{}: {}: {}\n", ordered[i]->where.toString(), ordered[i]->kind, ordered[i]->message);
         if (r.diagnostics.total() > static_cast<int64_t>(kShown)) {
             std::string counts;
             for (const auto& [kind, c] : r.diagnostics.counts())
@@ -142,9 +147,9 @@ int importPaths(const ImportRequest& request)
     std::signal(SIGINT, SIG_DFL);
 
     fmt::print("{} file{}: {} imported, {} already imported, {} failed, {} not recognised; {} points, {} stack "
-               "samples, {} problems ({} with data loss) → {}\n",
+               "samples, {} problems ({} with data loss, {} notices) → {}\n",
                plan->size(), plan->size() == 1 ? "" : "s", imported, already, failed, unrecognised, humanCount(points),
-               humanCount(samples), problems, dataLoss, request.dbPath);
+               humanCount(samples), problems, dataLoss, problems - dataLoss, request.dbPath);
     if (cancelled) return kExitFailure;
     if (failed > 0) return kExitFailure;
     if (request.strict && (dataLoss > 0 || unrecognised > 0)) {
