@@ -1,6 +1,7 @@
 #include "importers/common/metric_map.h"
 
 #include <array>
+#include <fmt/format.h>
 #include <string>
 
 namespace runlens::importers {
@@ -249,6 +250,30 @@ constexpr SourceEntry kNodeExporter[] = {
     {"node_load1", {"host.load1", "", "", G, "host"}},
 };
 
+// sysstat (sadf -d, sar): section|column. kB are KiB; the older rd_sec/s count 512-byte sectors.
+constexpr SourceEntry kSysstat[] = {
+    {"net-dev|rxkB/s", {"net.rx", "bytes/s", "KiB/s", G, "nic"}},
+    {"net-dev|txkB/s", {"net.tx", "bytes/s", "KiB/s", G, "nic"}},
+    {"net-dev|rxbyt/s", {"net.rx", "bytes/s", "B/s", G, "nic"}},
+    {"net-dev|txbyt/s", {"net.tx", "bytes/s", "B/s", G, "nic"}},
+    {"disk|rkB/s", {"disk.read", "bytes/s", "KiB/s", G, "disk"}},
+    {"disk|wkB/s", {"disk.write", "bytes/s", "KiB/s", G, "disk"}},
+    {"disk|rd_sec/s", {"disk.read", "bytes/s", "sectors/s", G, "disk"}},
+    {"disk|wr_sec/s", {"disk.write", "bytes/s", "sectors/s", G, "disk"}},
+    {"disk|%util", {"disk.busy", "ratio", "%", G, "disk"}},
+    {"memory|kbavail", {"host.mem_available", "bytes", "KiB", G, "host"}},
+    {"memory|kbmemfree", {"host.mem_free", "bytes", "KiB", G, "host"}},
+    {"memory|kbcached", {"host.mem_cached", "bytes", "KiB", G, "host"}},
+    {"memory|kbdirty", {"host.mem_dirty", "bytes", "KiB", G, "host"}},
+    {"queue|ldavg-1", {"host.load1", "", "", G, "host"}},
+};
+
+// Canonical metrics that no collector table above names (trainer logs).
+constexpr std::pair<std::string_view, std::string_view> kOtherCanonical[] = {
+    {"train.step_time", "s"}, {"train.loss", ""},          {"train.tokens_per_s", "1/s"},
+    {"cpu.util", "%"},        {"host.mem_total", "bytes"},
+};
+
 std::optional<SourceMetric> find(const SourceEntry* begin, const SourceEntry* end, std::string_view name)
 {
     for (const SourceEntry* e = begin; e != end; ++e)
@@ -276,6 +301,29 @@ std::optional<SourceMetric> dcgmMetric(std::string_view nameOrTag)
 std::optional<SourceMetric> nodeExporterMetric(std::string_view family)
 {
     return find(std::begin(kNodeExporter), std::end(kNodeExporter), family);
+}
+
+std::optional<SourceMetric> sysstatMetric(std::string_view section, std::string_view column)
+{
+    char key[128];
+    if (section.size() + column.size() + 1 >= sizeof key) return std::nullopt;
+    const size_t n = fmt::format_to_n(key, sizeof key, "{}|{}", section, column).size;
+    return find(std::begin(kSysstat), std::end(kSysstat), std::string_view(key, n));
+}
+
+std::optional<std::string_view> canonicalUnit(std::string_view metric)
+{
+    for (const auto& [name, unit] : kOtherCanonical)
+        if (name == metric) return unit;
+    for (const NvsmiEntry& e : kNvsmi)
+        if (e.mapping.metric == metric) return e.mapping.unit;
+    for (const auto& range :
+         {std::pair{std::begin(kDmon), std::end(kDmon)}, std::pair{std::begin(kDcgm), std::end(kDcgm)},
+          std::pair{std::begin(kNodeExporter), std::end(kNodeExporter)},
+          std::pair{std::begin(kSysstat), std::end(kSysstat)}})
+        for (const SourceEntry* e = range.first; e != range.second; ++e)
+            if (e->metric.metric == metric) return e->metric.unit;
+    return std::nullopt;
 }
 
 bool isVirtualInterface(std::string_view name)
@@ -331,6 +379,8 @@ std::optional<double> unitFactor(std::string_view source, std::string_view canon
         {"ratio", "%", 100.0},
         {"GPM:MiB/s", "bytes/s", 1048576.0},
         {"MiB/s", "bytes/s", 1048576.0},
+        {"KiB/s", "bytes/s", 1024.0},
+        {"sectors/s", "bytes/s", 512.0},
         {"MB/s", "bytes/s", 1e6},
         {"kB/s", "bytes/s", 1e3},
         {"KB/s", "bytes/s", 1e3},

@@ -50,6 +50,14 @@ std::optional<SourceMetric> dcgmMetric(std::string_view nameOrTag);
 // CpuSecondsAggregator (all modes of all CPUs together), not a per-series rate.
 std::optional<SourceMetric> nodeExporterMetric(std::string_view family);
 
+// A sysstat column (sadf -d / sar) of an activity section as sysstat names it (cpu, disk, net-dev, memory, queue):
+// rxkB/s, wkB/s, kbavail, %util, ... sysstat's "kB" are KiB.
+std::optional<SourceMetric> sysstatMetric(std::string_view section, std::string_view column);
+
+// The canonical unit of a canonical metric name (gpu.util → "%", net.tx → "bytes/s"), from the tables above and
+// the trainer metrics (train.step_time, train.loss, train.tokens_per_s); nullopt for a name that is not canonical.
+std::optional<std::string_view> canonicalUnit(std::string_view metric);
+
 // Network interfaces that carry no traffic of their own to the outside (lo, docker0, veth*, ...) and disk
 // partitions / device-mapper volumes: kept as devices, flagged so totals over a node do not count them twice.
 bool isVirtualInterface(std::string_view name);

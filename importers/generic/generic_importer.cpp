@@ -36,36 +36,9 @@ std::string lower(std::string_view s)
     return out;
 }
 
-// Canonical metrics and their units (DESIGN.md §4). To move to importers/common/metric_map (canonicalUnit()).
-std::optional<std::string_view> canonicalUnit(std::string_view metric)
-{
-    struct Entry
-    {
-        std::string_view metric, unit;
-    };
-    // clang-format off
-    static constexpr Entry kCanonical[] = {
-        {"gpu.util", "%"}, {"gpu.mem_util", "%"}, {"gpu.mem_used", "bytes"}, {"gpu.mem_total", "bytes"},
-        {"gpu.power", "W"}, {"gpu.sm_clock", "Hz"}, {"gpu.mem_clock", "Hz"}, {"gpu.temp", "C"},
-        {"gpu.sm_active", "ratio"}, {"gpu.sm_occupancy", "ratio"}, {"gpu.tensor_active", "ratio"},
-        {"gpu.dram_active", "ratio"}, {"gpu.gr_active", "ratio"}, {"net.rx", "bytes/s"}, {"net.tx", "bytes/s"},
-        {"ib.rx", "bytes/s"}, {"ib.tx", "bytes/s"}, {"disk.read", "bytes/s"}, {"disk.write", "bytes/s"},
-        {"disk.busy", "ratio"}, {"cpu.util", "%"}, {"host.mem_available", "bytes"}, {"host.mem_free", "bytes"},
-        {"host.mem_total", "bytes"}, {"host.load1", ""}, {"train.step_time", "s"}, {"train.loss", ""},
-        {"train.tokens_per_s", ""},
-    };
-    // clang-format on
-
-    for (const Entry& e : kCanonical)
-        if (e.metric == metric) return e.unit;
-    return std::nullopt;
-}
-
 std::optional<double> convert(std::string_view from, std::string_view to)
 {
-    if (auto f = unitFactor(from, to)) return f;
-    if (from == "KiB/s" && to == "bytes/s") return 1024.0; // not yet in unitFactor()
-    return std::nullopt;
+    return unitFactor(from, to);
 }
 
 // "+02:00", "+0200", "+02", "-05:30" → seconds east of UTC.

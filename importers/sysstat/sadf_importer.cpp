@@ -347,25 +347,6 @@ constexpr SectionName kSectionNames[] = {
 };
 // clang-format on
 
-// sysstat columns with a canonical metric (to move to importers/common/metric_map.cpp). kB are KiB.
-struct Canonical
-{
-    std::string_view section, column, metric, unit;
-    double factor;
-};
-constexpr double kKiB = 1024.0;
-// clang-format off
-constexpr Canonical kCanonical[] = {
-    {"net-dev", "rxkB/s", "net.rx", "bytes/s", kKiB}, {"net-dev", "txkB/s", "net.tx", "bytes/s", kKiB},
-    {"net-dev", "rxbyt/s", "net.rx", "bytes/s", 1.0}, {"net-dev", "txbyt/s", "net.tx", "bytes/s", 1.0},
-    {"disk", "rkB/s", "disk.read", "bytes/s", kKiB}, {"disk", "wkB/s", "disk.write", "bytes/s", kKiB},
-    {"disk", "rd_sec/s", "disk.read", "bytes/s", 512.0}, {"disk", "wr_sec/s", "disk.write", "bytes/s", 512.0},
-    {"disk", "%util", "disk.busy", "ratio", 0.01}, {"memory", "kbavail", "host.mem_available", "bytes", kKiB},
-    {"memory", "kbmemfree", "host.mem_free", "bytes", kKiB}, {"memory", "kbcached", "host.mem_cached", "bytes", kKiB},
-    {"memory", "kbdirty", "host.mem_dirty", "bytes", kKiB}, {"queue", "ldavg-1", "host.load1", "", 1.0},
-};
-// clang-format on
-
 bool isKeyColumn(std::string_view c)
 {
     for (std::string_view k : {"CPU", "IFACE", "DEV", "INTR", "TTY", "FCHOST", "BAT", "FILESYSTEM", "MOUNTPOINT", "FAN",
@@ -560,13 +541,12 @@ int SysstatRouter::section(std::span<const std::string_view> columns, int64_t fi
             c = Column{c.name, "cpu.util", "%", Role::CpuIdle, 1.0, true, false, false};
             continue;
         }
-        for (const Canonical& k : kCanonical)
-            if (k.section == s.name && k.column == c.name) {
-                c.metric = std::string(k.metric);
-                c.unit = std::string(k.unit);
-                c.factor = k.factor;
-                c.canonical = true;
-            }
+        if (auto k = sysstatMetric(s.name, c.name)) { // the one mapping table (importers/common/metric_map)
+            c.metric = std::string(k->metric);
+            c.unit = std::string(k->unit);
+            c.factor = unitFactor(k->sourceUnit, k->unit).value_or(1.0);
+            c.canonical = true;
+        }
         if (c.name == "kbmemfree" && !hasAvail) {
             c.metric = "host.mem_available"; // sysstat before 11.1 has no kbavail
             m->memFreeAsAvailable = true;
