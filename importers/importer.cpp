@@ -3,6 +3,7 @@
 #include "importers/dcgm/dcgmi_dmon_importer.h"
 #include "importers/folded/folded_importer.h"
 #include "importers/generic/generic_importer.h"
+#include "importers/generic/wide_csv_importer.h"
 #include "importers/nvsmi/nvsmi_dmon_importer.h"
 #include "importers/nvsmi/nvsmi_query_importer.h"
 #include "importers/prometheus/prom_json_importer.h"
@@ -71,8 +72,9 @@ const std::vector<const Importer*>& allImporters()
     static const SarTextImporter sarText;
     static const GenericMetricsImporter generic;
     static const FoldedImporter folded;
-    static const std::vector<const Importer*> all{&nvsmiQuery, &nvsmiDmon, &dcgmiDmon, &promText,
-                                                  &promJson,   &sadf, &sarText,      &generic,   &folded};
+    static const WideCsvImporter wideCsv;
+    static const std::vector<const Importer*> all{&nvsmiQuery, &nvsmiDmon, &dcgmiDmon, &promText, &promJson,
+                                                  &sadf,       &sarText,   &generic,   &folded,   &wideCsv};
     return all;
 }
 
