@@ -201,6 +201,137 @@ GeneratedFormat generic(const fs::path& dir, int nodes, int gpus, int64_t second
     return g;
 }
 
+GeneratedFormat dcgmi(const fs::path& dir, int nodes, int gpus, int64_t seconds)
+{
+    GeneratedFormat g{"dcgmi-dmon",
+                      {},
+                      {"--option", fmt::format("start={}", kStartS), "--option", "interval=1000ms"},
+                      {(dir / "dcgmi-baseline.csv").string()},
+                      0,
+                      0};
+    Out csv(g.baseline.front());
+    csv.buf += "node,t,gpu,gputl,smact,smocc,tenso,drama,power\n";
+    const std::string header = "#Entity   GPUTL       SMACT       SMOCC       TENSO       DRAMA       POWER\n"
+                               "ID                                                                     W\n";
+    for (int n = 0; n < nodes; ++n) {
+        const fs::path file = dir / fmt::format("dcgmi-node{}", n) / "dcgmi-dmon.txt";
+        fs::create_directories(file.parent_path());
+        g.files.push_back(file.string());
+        Out out(file.string());
+        int64_t rows = 0;
+        for (int64_t t = 0; t < seconds; ++t) {
+            const int64_t v = t + n * 1009;
+            for (int gpu = gpus - 1; gpu >= 0; --gpu) { // dcgmi lists GPUs in descending order
+                if (rows++ % 14 == 0) out.buf += header;
+                const double sm = ratio(v, gpu);
+                fmt::format_to(std::back_inserter(out.buf),
+                               "GPU {:<6}{:<12}{:<12.3f}{:<12.3f}{:<12.3f}{:<12.3f}{:.3f}\n", gpu, util(v, gpu), sm,
+                               sm / 2, sm / 3, sm / 4, watts(v, gpu));
+                fmt::format_to(std::back_inserter(csv.buf), "{},{},{},{},{:.3f},{:.3f},{:.3f},{:.3f},{:.3f}\n", n, t,
+                               gpu, util(v, gpu), sm, sm / 2, sm / 3, sm / 4, watts(v, gpu));
+                ++g.rows;
+                g.samples += 6;
+            }
+            out.maybeFlush();
+            csv.maybeFlush();
+        }
+    }
+    return g;
+}
+
+// sadf -d of each node: CPU (all) every second, then 2 disks and 2 interfaces (sections one after another, as
+// sadf prints them).
+GeneratedFormat sadf(const fs::path& dir, int nodes, int64_t seconds)
+{
+    GeneratedFormat g{"sadf-csv", {}, {}, {(dir / "sadf-baseline.csv").string()}, 0, 0};
+    Out csv(g.baseline.front());
+    csv.buf += "host,interval,ts,key,a,b,c,d\n";
+    for (int n = 0; n < nodes; ++n) {
+        const fs::path file = dir / fmt::format("sadf-node{}", n) / "sadf.csv";
+        fs::create_directories(file.parent_path());
+        g.files.push_back(file.string());
+        Out out(file.string());
+        auto stamp = [](int64_t t) {
+            int y, mo, d, h, mi, s;
+            civil(kStartS + t, y, mo, d, h, mi, s);
+            return fmt::format("{:04}-{:02}-{:02} {:02}:{:02}:{:02} UTC", y, mo, d, h, mi, s);
+        };
+        out.buf += "# hostname;interval;timestamp;CPU;%usr;%nice;%sys;%iowait;%steal;%irq;%soft;%guest;%gnice;%idle\n";
+        for (int64_t t = 0; t < seconds; ++t) {
+            const double idle = 100.0 - util(t + n, 0) * 0.5;
+            fmt::format_to(std::back_inserter(out.buf),
+                           "node{};1;{};-1;{:.2f};0.00;5.00;0.10;0.00;0.00;0.20;0.00;0.00;{:.2f}\n", n, stamp(t),
+                           94.7 - idle, idle);
+            fmt::format_to(std::back_inserter(csv.buf), "node{},1,{},-1,{:.2f},5.00,0.10,{:.2f}\n", n, t, 94.7 - idle,
+                           idle);
+            ++g.rows;
+            g.samples += 10;
+            out.maybeFlush();
+            csv.maybeFlush();
+        }
+        out.buf += "# hostname;interval;timestamp;DEV;tps;rkB/s;wkB/s;dkB/s;areq-sz;aqu-sz;await;%util\n";
+        for (int64_t t = 0; t < seconds; ++t) {
+            for (const char* dev : {"nvme0n1", "nvme1n1"}) {
+                const double w = watts(t + n, 1) * 10;
+                fmt::format_to(std::back_inserter(out.buf),
+                               "node{};1;{};{};{:.2f};{:.2f};{:.2f};0.00;32.00;0.50;1.20;{:.2f}\n", n, stamp(t), dev,
+                               w / 32, w / 3, w, ratio(t, 2) * 100);
+                fmt::format_to(std::back_inserter(csv.buf), "node{},1,{},{},{:.2f},{:.2f},{:.2f},{:.2f}\n", n, t, dev,
+                               w / 32, w / 3, w, ratio(t, 2) * 100);
+                ++g.rows;
+                g.samples += 8;
+            }
+            out.maybeFlush();
+            csv.maybeFlush();
+        }
+        out.buf +=
+            "# hostname;interval;timestamp;IFACE;rxpck/s;txpck/s;rxkB/s;txkB/s;rxcmp/s;txcmp/s;rxmcst/s;%ifutil\n";
+        for (int64_t t = 0; t < seconds; ++t) {
+            for (const char* nic : {"eth0", "ib0"}) {
+                const double kb = watts(t + n, 3) * 1000;
+                fmt::format_to(std::back_inserter(out.buf),
+                               "node{};1;{};{};{:.2f};{:.2f};{:.2f};{:.2f};0.00;0.00;0.00;{:.2f}\n", n, stamp(t), nic,
+                               kb / 8, kb / 9, kb, kb * 0.9, ratio(t, 3) * 10);
+                fmt::format_to(std::back_inserter(csv.buf), "node{},1,{},{},{:.2f},{:.2f},{:.2f},{:.2f}\n", n, t, nic,
+                               kb / 8, kb / 9, kb, kb * 0.9);
+                ++g.rows;
+                g.samples += 8;
+            }
+            out.maybeFlush();
+            csv.maybeFlush();
+        }
+    }
+    return g;
+}
+
+// A hand-made wide CSV per node: epoch seconds and one column per GPU.
+GeneratedFormat wide(const fs::path& dir, int nodes, int gpus, int64_t seconds)
+{
+    GeneratedFormat g{"wide-csv", {}, {}, {}, 0, 0};
+    for (int n = 0; n < nodes; ++n) {
+        const fs::path file = dir / fmt::format("wide-node{}", n) / "gpu_log.csv";
+        fs::create_directories(file.parent_path());
+        g.files.push_back(file.string());
+        Out out(file.string());
+        out.buf += "timestamp";
+        for (int gpu = 0; gpu < gpus; ++gpu)
+            fmt::format_to(std::back_inserter(out.buf), ",gpu{}_util,gpu{}_power", gpu, gpu);
+        out.buf += '\n';
+        for (int64_t t = 0; t < seconds; ++t) {
+            fmt::format_to(std::back_inserter(out.buf), "{}", kStartS + t);
+            for (int gpu = 0; gpu < gpus; ++gpu)
+                fmt::format_to(std::back_inserter(out.buf), ",{},{}", util(t + n * 1009, gpu),
+                               watts(t + n * 1009, gpu));
+            out.buf += '\n';
+            ++g.rows;
+            g.samples += 2 * gpus;
+            out.maybeFlush();
+        }
+    }
+    g.baseline = g.files;
+    return g;
+}
+
 } // namespace
 
 std::vector<GeneratedFormat> generateFormats(const std::string& dirName, int nodes, int gpus, double hours)
@@ -214,6 +345,9 @@ std::vector<GeneratedFormat> generateFormats(const std::string& dirName, int nod
     out.push_back(std::move(text));
     out.push_back(std::move(json));
     out.push_back(generic(dir, nodes, gpus, seconds));
+    out.push_back(dcgmi(dir, nodes, gpus, seconds));
+    out.push_back(sadf(dir, nodes, seconds));
+    out.push_back(wide(dir, nodes, gpus, seconds));
     return out;
 }
 

@@ -50,6 +50,7 @@ ProcessRun runProcess(const std::vector<std::string>& argv, const std::string& s
             if (!std::freopen(stdinFile.c_str(), "r", stdin)) _exit(126);
         }
         if (!std::freopen("/dev/null", "w", stdout)) _exit(126);
+        if (!std::freopen("/dev/null", "w", stderr)) _exit(126); // the import's notices are not the table
         execvp(args[0], args.data());
         _exit(127);
     }
