@@ -245,7 +245,7 @@ GeneratedFormat sadf(const fs::path& dir, int nodes, int64_t seconds)
 {
     GeneratedFormat g{"sadf-csv", {}, {}, {(dir / "sadf-baseline.csv").string()}, 0, 0};
     Out csv(g.baseline.front());
-    csv.buf += "host,interval,ts,key,a,b,c,d\n";
+    csv.buf += "host,interval,ts,key,a,b,c,d,e,f,g,h,i,j\n"; // the same values as the sadf rows
     for (int n = 0; n < nodes; ++n) {
         const fs::path file = dir / fmt::format("sadf-node{}", n) / "sadf.csv";
         fs::create_directories(file.parent_path());
@@ -276,8 +276,9 @@ GeneratedFormat sadf(const fs::path& dir, int nodes, int64_t seconds)
                 fmt::format_to(std::back_inserter(out.buf),
                                "node{};1;{};{};{:.2f};{:.2f};{:.2f};0.00;32.00;0.50;1.20;{:.2f}\n", n, stamp(t), dev,
                                w / 32, w / 3, w, ratio(t, 2) * 100);
-                fmt::format_to(std::back_inserter(csv.buf), "node{},1,{},{},{:.2f},{:.2f},{:.2f},{:.2f}\n", n, t, dev,
-                               w / 32, w / 3, w, ratio(t, 2) * 100);
+                fmt::format_to(std::back_inserter(csv.buf),
+                               "node{},1,{},{},{:.2f},{:.2f},{:.2f},0.00,32.00,0.50,1.20,{:.2f}\n", n, t, dev, w / 32,
+                               w / 3, w, ratio(t, 2) * 100);
                 ++g.rows;
                 g.samples += 8;
             }
@@ -292,8 +293,9 @@ GeneratedFormat sadf(const fs::path& dir, int nodes, int64_t seconds)
                 fmt::format_to(std::back_inserter(out.buf),
                                "node{};1;{};{};{:.2f};{:.2f};{:.2f};{:.2f};0.00;0.00;0.00;{:.2f}\n", n, stamp(t), nic,
                                kb / 8, kb / 9, kb, kb * 0.9, ratio(t, 3) * 10);
-                fmt::format_to(std::back_inserter(csv.buf), "node{},1,{},{},{:.2f},{:.2f},{:.2f},{:.2f}\n", n, t, nic,
-                               kb / 8, kb / 9, kb, kb * 0.9);
+                fmt::format_to(std::back_inserter(csv.buf),
+                               "node{},1,{},{},{:.2f},{:.2f},{:.2f},{:.2f},0.00,0.00,0.00,{:.2f}\n", n, t, nic, kb / 8,
+                               kb / 9, kb, kb * 0.9, ratio(t, 3) * 10);
                 ++g.rows;
                 g.samples += 8;
             }
