@@ -2,6 +2,7 @@
 
 #include "analysis/store/run_database.h"
 #include "analysis/store/run_writer.h"
+#include "importers/common/text_fields.h"
 #include "importers/diagnostic_kinds.h"
 #include "importers/input/input_stream.h"
 
@@ -80,6 +81,41 @@ Expected<std::string> readHead(const std::string& path, const std::string& displ
     return head;
 }
 
+// "4x200Gb/s", "4 × 200 Gb/s", "25GB/s", "100 Gbit/s", "800Gbps", or bytes/s as a plain number.
+Expected<double> parseLinkCapacity(std::string_view text)
+{
+    std::string s;
+    for (size_t i = 0; i < text.size(); ++i) {
+        if (text.substr(i, 2) == "\xc3\x97") { // ×
+            s += 'x';
+            ++i;
+        } else if (text[i] != ' ') {
+            s += text[i];
+        }
+    }
+    double links = 1;
+    if (const size_t x = s.find_first_of("xX*"); x != std::string::npos && x > 0) {
+        auto n = parseNumber(std::string_view(s).substr(0, x));
+        if (!n || *n <= 0)
+            return makeError(ErrorCode::Usage, fmt::format("link_capacity: bad link count in \"{}\"", text));
+        links = *n;
+        s.erase(0, x + 1);
+    }
+    size_t unitStart = 0;
+    while (unitStart < s.size() && (std::isdigit(static_cast<unsigned char>(s[unitStart])) || s[unitStart] == '.'))
+        ++unitStart;
+    auto value = parseNumber(std::string_view(s).substr(0, unitStart));
+    const std::string unit = s.substr(unitStart);
+    static const std::pair<const char*, double> kUnits[] = {
+        {"", 1},         {"B/s", 1},       {"bytes/s", 1},   {"KB/s", 1e3},      {"MB/s", 1e6},      {"GB/s", 1e9},
+        {"Kb/s", 125},   {"Mb/s", 1.25e5}, {"Gb/s", 1.25e8}, {"Gbit/s", 1.25e8}, {"Mbit/s", 1.25e5}, {"Gbps", 1.25e8},
+        {"Mbps", 1.25e5}};
+    for (const auto& [name, factor] : kUnits)
+        if (unit == name && value && *value > 0) return links * *value * factor;
+    return makeError(ErrorCode::Usage,
+                     fmt::format("link_capacity: cannot read \"{}\" (e.g. 4x200Gb/s, 25GB/s, or bytes/s)", text));
+}
+
 } // namespace
 
 const char* outcomeName(FileOutcome outcome)
@@ -115,6 +151,8 @@ std::pair<const Importer*, int> detectFormat(const SniffInput& input)
 
 Expected<std::vector<PlannedFile>> planImport(const std::vector<std::string>& paths, const ImportOptions& options)
 {
+    if (auto it = options.extra.find("link_capacity"); it != options.extra.end())
+        if (auto c = parseLinkCapacity(it->second); !c) return c.error();
     const Importer* forced = nullptr;
     if (!options.format.empty()) {
         forced = importerByFormat(options.format);
@@ -304,6 +342,19 @@ FileResult importFile(store::RunDatabase& db, const PlannedFile& file, const Imp
         return result;
     }
 
+    // The interconnect capacity of the node, when the data does not carry it (node_network_speed_bytes, the
+    // InfiniBand rate): a device attribute of the host, for link-load rules.
+    if (auto it = options.extra.find("link_capacity"); it != options.extra.end()) {
+        auto capacity = parseLinkCapacity(it->second);
+        if (!capacity) return fail(capacity.error());
+        auto host = writer.device(*nodeId, "host", "");
+        if (!host) return fail(host.error());
+        if (Status s = writer.setDeviceAttribute(*host, "link_capacity_bytes_per_s", fmt::format("{:.0f}", *capacity));
+            !s)
+            return fail(s.error());
+        ctx.notes.push_back(
+            fmt::format("interconnect capacity given as {} = {:.3g} GB/s", it->second, *capacity / 1e9));
+    }
     ctx.notes.insert(ctx.notes.begin(), fmt::format("node {} ({})", file.node, file.nodeSource));
     store::ImportTotals totals;
     totals.contentHash = result.contentHash;

@@ -262,6 +262,40 @@ private Q_SLOTS:
                  QStringLiteral("node\n") + parts[0] + QLatin1Char('\n'));
     }
 
+    // The interconnect capacity a user knows but the data does not carry, stored on the node's host device.
+    void linkCapacityOption_data()
+    {
+        QTest::addColumn<QString>("given");
+        QTest::addColumn<int>("exitCode");
+        QTest::addColumn<QString>("stored"); // bytes/s, or empty when refused
+        QTest::newRow("4 x 200 Gb/s") << QStringLiteral("4x200Gb/s") << 0 << QStringLiteral("100000000000");
+        QTest::newRow("with a times sign and spaces")
+            << QStringLiteral("4 × 200 Gb/s") << 0 << QStringLiteral("100000000000");
+        QTest::newRow("bytes per second") << QStringLiteral("25GB/s") << 0 << QStringLiteral("25000000000");
+        QTest::newRow("not a rate") << QStringLiteral("fast") << 2 << QString();
+    }
+
+    void linkCapacityOption()
+    {
+        QFETCH(QString, given);
+        QFETCH(int, exitCode);
+        QFETCH(QString, stored);
+        QTemporaryDir dir;
+        const QString csv = qs(writeFile(dir, QStringLiteral("n1/nvsmi.csv"), nvsmiCsv(1, 3)));
+        const QString db = dir.filePath(QStringLiteral("run.runlens"));
+        const Run r = cli(importArgs(db, {csv}) +
+                          QStringList{QStringLiteral("--option"), QStringLiteral("link_capacity=") + given});
+        EXPECT_EXIT(r, exitCode);
+        if (exitCode != 0) {
+            EXPECT_MATCH(r.err, QStringLiteral("link_capacity: cannot read"));
+            QVERIFY(!QFile::exists(db));
+            return;
+        }
+        QCOMPARE(
+            query(db, QStringLiteral("SELECT value FROM device_attribute WHERE key = 'link_capacity_bytes_per_s'")),
+            QStringLiteral("value\n") + stored + QLatin1Char('\n'));
+    }
+
     void reimportIsSkipped()
     {
         QTemporaryDir dir;
