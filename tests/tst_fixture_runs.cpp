@@ -54,9 +54,11 @@ Run importRun(const QTemporaryDir& tmp, const QString& runDir)
     }
     for (const importers::PlannedFile& f : *plan) {
         const importers::FileResult r = importers::importFile(**db, f, options);
-        if (r.outcome != importers::FileOutcome::Imported)
-            run.failures << QString::fromStdString(f.displayPath + ": " + importers::outcomeName(r.outcome) +
-                                                   (r.error ? " " + r.error->toString() : std::string()));
+        if (r.outcome == importers::FileOutcome::Imported) continue;
+        QString failure = QString::fromStdString(f.displayPath) + QStringLiteral(": ") +
+                          QString::fromLatin1(importers::outcomeName(r.outcome));
+        if (r.error) failure += QLatin1Char(' ') + QString::fromStdString(r.error->toString());
+        run.failures << failure;
     }
     return run;
 }
