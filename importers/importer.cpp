@@ -8,6 +8,7 @@
 #include "importers/nvsmi/nvsmi_query_importer.h"
 #include "importers/prometheus/prom_json_importer.h"
 #include "importers/prometheus/prom_text_importer.h"
+#include "importers/speedscope/speedscope_importer.h"
 #include "importers/sysstat/sadf_importer.h"
 #include "importers/sysstat/sar_text_importer.h"
 
@@ -71,10 +72,11 @@ const std::vector<const Importer*>& allImporters()
     static const SadfImporter sadf;
     static const SarTextImporter sarText;
     static const GenericMetricsImporter generic;
+    static const SpeedscopeImporter speedscope;
     static const FoldedImporter folded;
     static const WideCsvImporter wideCsv;
-    static const std::vector<const Importer*> all{&nvsmiQuery, &nvsmiDmon, &dcgmiDmon, &promText, &promJson,
-                                                  &sadf,       &sarText,   &generic,   &folded,   &wideCsv};
+    static const std::vector<const Importer*> all{&nvsmiQuery, &nvsmiDmon, &dcgmiDmon,  &promText, &promJson, &sadf,
+                                                  &sarText,    &generic,   &speedscope, &folded,   &wideCsv};
     return all;
 }
 
