@@ -47,7 +47,8 @@ inline constexpr DiagnosticKind kDuplicateSample{"duplicate_sample", true,
 inline constexpr DiagnosticKind kSkippedColumns{
     "skipped_columns", true, "sadf -dh columns whose grouping cannot be known (per-CPU interrupts); use sadf -d"};
 inline constexpr DiagnosticKind kCreatedSample{"created_sample", false,
-                                              "OpenMetrics _created samples (counter start times), not imported"};
+                                               "OpenMetrics _created samples (counter start times), not imported"};
+inline constexpr DiagnosticKind kEmptyStack{"empty_stack", true, "a stack sample with no frames"};
 inline constexpr DiagnosticKind kUnknownUnit{"unknown_unit", true, "a unit that cannot be converted"};
 inline constexpr DiagnosticKind kRestartRecord{"restart_record", false, "a restart marker (the host rebooted)"};
 

@@ -6,6 +6,7 @@
 #include "importers/generic/wide_csv_importer.h"
 #include "importers/nvsmi/nvsmi_dmon_importer.h"
 #include "importers/nvsmi/nvsmi_query_importer.h"
+#include "importers/perf/perf_script_importer.h"
 #include "importers/prometheus/prom_json_importer.h"
 #include "importers/prometheus/prom_text_importer.h"
 #include "importers/speedscope/speedscope_importer.h"
@@ -73,10 +74,11 @@ const std::vector<const Importer*>& allImporters()
     static const SarTextImporter sarText;
     static const GenericMetricsImporter generic;
     static const SpeedscopeImporter speedscope;
+    static const PerfScriptImporter perfScript;
     static const FoldedImporter folded;
     static const WideCsvImporter wideCsv;
     static const std::vector<const Importer*> all{&nvsmiQuery, &nvsmiDmon, &dcgmiDmon,  &promText, &promJson, &sadf,
-                                                  &sarText,    &generic,   &speedscope, &folded,   &wideCsv};
+                                                  &sarText,    &generic,   &speedscope, &perfScript, &folded, &wideCsv};
     return all;
 }
 

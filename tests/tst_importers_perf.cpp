@@ -1,0 +1,249 @@
+// perf script text import: the FORMATS.md §10 variants as generated inputs, then the real fixtures checked
+// against an independent count of their sample header lines.
+
+#include "analysis/store/run_database.h"
+#include "importers/import_session.h"
+#include "importers/perf/perf_script_importer.h"
+#include "tests/test_support.h"
+
+#include <QDirIterator>
+#include <QFile>
+#include <QRegularExpression>
+#include <QTemporaryDir>
+#include <QTest>
+
+using namespace runlens;
+using namespace runlens::importers;
+
+namespace {
+
+// Every stored stack as "process|pid|thread|tid|root;...;leaf|ts_ns|sample_count|weight", a frame as name@module.
+const char* const kStacksSql = R"(
+WITH RECURSIVE path(leaf, next, text) AS (
+    SELECT c.id, c.parent_id, f.name || '@' || f.module FROM callsite c JOIN frame f ON f.id = c.frame_id
+    UNION ALL
+    SELECT p.leaf, c.parent_id, f.name || '@' || f.module || ';' || p.text
+    FROM path p JOIN callsite c ON c.id = p.next JOIN frame f ON f.id = c.frame_id
+)
+SELECT t.process, t.pid, t.name, t.tid, p.text, coalesce(ss.ts_ns, 'null'), ss.sample_count, ss.weight
+FROM stack_sample ss JOIN thread t ON t.id = ss.thread_id JOIN path p ON p.leaf = ss.callsite_id AND p.next = 0
+ORDER BY ss.id)";
+
+struct Imported
+{
+    FileOutcome outcome = FileOutcome::Failed;
+    std::string importer;
+    std::string error;
+    std::string db;
+};
+
+Imported importPath(const QTemporaryDir& dir, const std::string& path, const QString& format = {},
+                    const std::map<std::string, std::string>& extra = {})
+{
+    Imported result;
+    ImportOptions options;
+    options.format = format.toStdString();
+    options.node = "node1";
+    options.extra = extra;
+    auto plan = planImport({path}, options);
+    if (!plan || plan->size() != 1) {
+        result.error = plan ? "expected one planned file" : plan.error().toString();
+        return result;
+    }
+    if (plan->front().importer) result.importer = std::string(plan->front().importer->format());
+    result.db = dir.filePath(QStringLiteral("run.runlens")).toStdString();
+    QFile::remove(QString::fromStdString(result.db));
+    auto db = store::RunDatabase::open(result.db, store::OpenMode::Create);
+    if (!db) {
+        result.error = db.error().toString();
+        return result;
+    }
+    const FileResult r = importFile(**db, plan->front(), options);
+    result.outcome = r.outcome;
+    if (r.error) result.error = r.error->toString();
+    return result;
+}
+
+QStringList dbRows(const Imported& r, const char* sql)
+{
+    return test::queryRows(r.db, sql);
+}
+
+QStringList strs(std::initializer_list<const char*> items)
+{
+    QStringList out;
+    for (const char* s : items)
+        out << QString::fromUtf8(s);
+    return out;
+}
+
+} // namespace
+
+class TestPerfScriptImporter : public QObject
+{
+    Q_OBJECT
+
+private Q_SLOTS:
+    void sniff_data();
+    void sniff();
+    void rows_data();
+    void rows();
+    void anchor();
+    void invalidLine();
+    void emptyFile();
+    void realFixtures_data();
+    void realFixtures();
+};
+
+void TestPerfScriptImporter::sniff_data()
+{
+    QTest::addColumn<QByteArray>("head");
+    QTest::addColumn<int>("score");
+    QTest::newRow("pid/tid") << QByteArray("iperf 27409/28744 [000] 441995.133575: cpu-clock: \n"
+                                           "\t          59fef5 copy_user (/lib/vmlinux)\n")
+                             << 90;
+    QTest::newRow("legacy") << QByteArray("java 19983 cycles:\nffffffff8103d0ca native_write ([kernel.kallsyms])\n")
+                            << 90;
+    QTest::newRow("folded") << QByteArray("a;b;c 1\na;b 2\n") << 0;
+    QTest::newRow("csv") << QByteArray("time,gpu,util\n1,0,99\n") << 0;
+    QTest::newRow("json") << QByteArray("{\"loss\": 1.5, \"step\": 3}\n") << 0;
+    QTest::newRow("empty") << QByteArray() << 0;
+}
+
+void TestPerfScriptImporter::sniff()
+{
+    QFETCH(QByteArray, head);
+    QFETCH(int, score);
+    const PerfScriptImporter importer;
+    QCOMPARE(importer.sniff({std::string_view(head.constData(), static_cast<size_t>(head.size())), "x.txt"}), score);
+}
+
+void TestPerfScriptImporter::rows_data()
+{
+    QTest::addColumn<QByteArray>("input");
+    QTest::addColumn<QStringList>("stacks");
+
+    QTest::newRow("pid/tid with cpu")
+        << QByteArray(
+               "iperf 27409/28744 [000] 441995.133575: cpu-clock: \n"
+               "\t          59fef5 copy_user_enhanced_fast_string (/lib/modules/4.3.0-rc1-virtual/build/vmlinux)\n"
+               "\t            f7eb __libc_recv (/lib/x86_64-linux-gnu/libpthread-2.19.so)\n\n")
+        << strs({"iperf|27409|iperf|28744|__libc_recv@libpthread-2.19.so;copy_user_enhanced_fast_string@vmlinux|null|1|"
+                 "1"});
+    QTest::newRow("period and sym+offset")
+        << QByteArray("emulator  4152 75695.008865:          1 cycles:u: \n"
+                      "\t             d70 _start+0xffff018fd5dce000 (/usr/lib/ld-2.24.so)\n\n"
+                      "emulator  4152 75695.008870:        250 cycles:u: \n"
+                      "\t             d70 _start+0x10 (/usr/lib/ld-2.24.so)\n")
+        << strs({"emulator|4152|emulator|4152|_start@ld-2.24.so|null|1|1",
+                 "emulator|4152|emulator|4152|_start@ld-2.24.so|null|1|250"});
+    QTest::newRow("legacy unindented, no timestamp")
+        << QByteArray("java 19983 cycles:\n"
+                      "ffffffff8103d0ca native_write_msr_safe ([kernel.kallsyms])\n"
+                      "ffffffff810275f1 intel_pmu_enable_all ([kernel.kallsyms])\n\n"
+                      "java 19983 cycles:\n"
+                      "7f0000 Interpreter ([unknown])\n\n")
+        << strs({"java|19983|java|19983|intel_pmu_enable_all@[kernel.kallsyms];native_write_msr_safe@[kernel.kallsyms]|"
+                 "null|1|1",
+                 "java|19983|java|19983|Interpreter@[unknown]|null|1|1"});
+    QTest::newRow("comm with spaces")
+        << QByteArray("Web Content 300/301 [002] 10.000001: cpu-clock: \n\t  abc main (/usr/bin/firefox)\n\n")
+        << strs({"Web Content|300|Web Content|301|main@firefox|null|1|1"});
+    QTest::newRow("unknown frames and header block")
+        << QByteArray("# ========\n# captured on: Thu Nov 19 01:36:57 2015\n# ========\n#\n"
+                      "simple-terminat     9/9     198791.127353: cpu-clock: \n"
+                      "\t             643 _Z4betav (/workdir/simple-terminates)\n"
+                      "\t 6ce258d4c544155 [unknown] ([unknown])\n\n")
+        << strs({"simple-terminat|9|simple-terminat|9|[unknown]@[unknown];_Z4betav@simple-terminates|null|1|1"});
+}
+
+void TestPerfScriptImporter::rows()
+{
+    QFETCH(QByteArray, input);
+    QFETCH(QStringList, stacks);
+    QTemporaryDir dir;
+    const auto r = importPath(dir, test::writeFile(dir, QStringLiteral("p.txt"), input.toStdString()));
+    QCOMPARE(r.importer, std::string("perf-script"));
+    QVERIFY2(r.outcome == FileOutcome::Imported, r.error.c_str());
+    QCOMPARE(dbRows(r, kStacksSql), stacks);
+    QCOMPARE(dbRows(r, "SELECT count(*) FROM diagnostic"), QStringList{QStringLiteral("0")});
+    QCOMPARE(dbRows(r, "SELECT sum(samples), sum(untimed_rows) FROM stack_summary"),
+             QStringList{QStringLiteral("%1|%1").arg(stacks.size())});
+}
+
+void TestPerfScriptImporter::anchor()
+{
+    QTemporaryDir dir;
+    const std::string path = test::writeFile(dir, QStringLiteral("p.txt"),
+                                             "app 5/6 [001] 441995.133575: cpu-clock: \n\t 1 f (/bin/app)\n\n"
+                                             "app 5/6 [001] 441995.133576: 7 cpu-clock: \n\t 1 f (/bin/app)\n");
+    const auto r = importPath(dir, path, {}, {{"anchor", "2026-01-01T00:00:00Z"}});
+    QVERIFY2(r.outcome == FileOutcome::Imported, r.error.c_str());
+    QCOMPARE(dbRows(r, "SELECT ts_ns, weight FROM stack_sample ORDER BY id"),
+             strs({"1767667595133575000|1", "1767667595133576000|7"}));
+    const auto e = importPath(dir, path, {}, {{"anchor", "1000"}});
+    QCOMPARE(dbRows(e, "SELECT min(ts_ns) FROM stack_sample"), strs({"442995133575000"}));
+    QCOMPARE(dbRows(e, "SELECT samples, untimed_rows, pid, tid FROM stack_summary"), strs({"2|0|5|6"}));
+}
+
+void TestPerfScriptImporter::invalidLine()
+{
+    QTemporaryDir dir;
+    const std::string path =
+        test::writeFile(dir, QStringLiteral("p.txt"),
+                        "app 5 1.5: cpu-clock:\n\t1 f (/bin/app)\n\tnot a frame\n\napp 5 1.6: cpu-clock:\n\ngarbage\n");
+    const auto r = importPath(dir, path, QStringLiteral("perf-script"));
+    QVERIFY2(r.outcome == FileOutcome::Imported, r.error.c_str());
+    QCOMPARE(dbRows(r, "SELECT kind, line FROM diagnostic ORDER BY id"),
+             strs({"invalid_line|3", "empty_stack|6", "invalid_line|7"}));
+    QCOMPARE(dbRows(r, "SELECT rows_read, samples FROM import"), strs({"2|1"}));
+}
+
+void TestPerfScriptImporter::emptyFile()
+{
+    QTemporaryDir dir;
+    const std::string path = test::writeFile(dir, QStringLiteral("p.txt"), "");
+    const auto r = importPath(dir, path, QStringLiteral("perf-script"));
+    QVERIFY2(r.outcome == FileOutcome::Imported, r.error.c_str());
+    QCOMPARE(dbRows(r, "SELECT count(*) FROM stack_sample"), strs({"0"}));
+}
+
+void TestPerfScriptImporter::realFixtures_data()
+{
+    QTest::addColumn<QString>("path");
+    const QString root = test::fixturesDir();
+    if (root.isEmpty()) return;
+    const QStringList patterns{QStringLiteral("/public/FlameGraph/test"),
+                               QStringLiteral("/public/speedscope/sample/profiles/linux-perf")};
+    for (const QString& sub : patterns) {
+        QDirIterator it(root + sub, {QStringLiteral("perf-*.txt"), QStringLiteral("*.linux-perf.txt")}, QDir::Files);
+        while (it.hasNext()) {
+            const QString p = it.next();
+            QTest::newRow(qPrintable(p.mid(root.size()))) << p;
+        }
+    }
+}
+
+void TestPerfScriptImporter::realFixtures()
+{
+    if (test::fixturesDir().isEmpty()) QSKIP("../shared/fixtures is absent: real perf script files not checked");
+    QFETCH(QString, path);
+    QFile f(path);
+    QVERIFY(f.open(QIODevice::ReadOnly));
+    // Independent count: unindented lines ending with "<event>:" that carry a pid (and optional /tid).
+    static const QRegularExpression header(QStringLiteral("^\\S.*\\s\\d+(/\\d+)?\\s.*:\\s*$"));
+    int64_t expected = 0;
+    for (const QByteArray& line : f.readAll().split('\n'))
+        if (!line.startsWith('#') && header.match(QString::fromUtf8(line)).hasMatch()) ++expected;
+    QVERIFY(expected > 0);
+    QTemporaryDir dir;
+    const auto r = importPath(dir, path.toStdString());
+    QCOMPARE(r.importer, std::string("perf-script"));
+    QVERIFY2(r.outcome == FileOutcome::Imported, r.error.c_str());
+    QCOMPARE(dbRows(r, "SELECT sum(samples) FROM stack_summary"), QStringList{QString::number(expected)});
+    QCOMPARE(dbRows(r, "SELECT rows_read FROM import"), QStringList{QString::number(expected)});
+    QCOMPARE(dbRows(r, "SELECT count(*) FROM diagnostic WHERE kind = 'invalid_line'"), strs({"0"}));
+}
+
+QTEST_GUILESS_MAIN(TestPerfScriptImporter)
+#include "tst_importers_perf.moc"
