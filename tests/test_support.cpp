@@ -1,10 +1,10 @@
 #include "tests/test_support.h"
 
+#include "analysis/store/user_query.h"
+
 #include <QDir>
 #include <QFile>
 #include <QFileInfo>
-#include "analysis/store/user_query.h"
-
 #include <zlib.h>
 #include <zstd.h>
 
@@ -34,11 +34,42 @@ QStringList queryRows(const std::string& db, const std::string& sql)
         db, sql, [](const std::vector<std::string>&) {},
         [&](const store::QueryRow& row) {
             QStringList cells;
-            for (const std::string& v : row.values) cells << QString::fromStdString(v);
+            for (const std::string& v : row.values)
+                cells << QString::fromStdString(v);
             out << cells.join(QLatin1Char('|'));
         });
     if (!n) out << QStringLiteral("query failed: ") + QString::fromStdString(n.error().toString());
     return out;
+}
+
+QString queryOne(const std::string& db, const std::string& sql)
+{
+    return queryRows(db, sql).value(0);
+}
+
+QStringList strs(std::initializer_list<const char*> items)
+{
+    QStringList out;
+    for (const char* s : items)
+        out << QString::fromUtf8(s);
+    return out;
+}
+
+std::string encode(const QByteArray& text, const QString& encoding)
+{
+    const std::string plain = text.toStdString();
+    if (encoding == QLatin1String("zstd")) return zstdCompress(plain);
+    if (encoding == QLatin1String("gzip")) return gzipCompress(plain);
+    if (encoding == QLatin1String("utf8bom") || encoding == QLatin1String("bom")) return "\xef\xbb\xbf" + plain;
+    if (encoding == QLatin1String("utf16le")) {
+        std::string out("\xff\xfe");
+        for (const QChar c : QString::fromUtf8(text)) {
+            out += static_cast<char>(c.unicode() & 0xff);
+            out += static_cast<char>(c.unicode() >> 8);
+        }
+        return out;
+    }
+    return plain;
 }
 
 std::string zstdCompress(const std::string& bytes)

@@ -5,6 +5,7 @@
 #include <QString>
 #include <QStringList>
 #include <QTemporaryDir>
+#include <initializer_list>
 #include <string>
 
 namespace runlens::test {
@@ -18,6 +19,15 @@ std::string writeFile(const QTemporaryDir& dir, const QString& name, const std::
 
 // Rows of a read-only query on a run database, cells joined by '|'; a failure is one row "query failed: ...".
 QStringList queryRows(const std::string& db, const std::string& sql);
+
+// The first row of queryRows (empty when there is none).
+QString queryOne(const std::string& db, const std::string& sql);
+
+// A list of UTF-8 literals as QStrings (for data-driven rows).
+QStringList strs(std::initializer_list<const char*> items);
+
+// Text as a test input file: "zstd", "gzip", "utf8bom" (also "bom"), "utf16le", or as it is for anything else.
+std::string encode(const QByteArray& text, const QString& encoding);
 
 // zstd-compresses bytes (level 3) with the zstd command-line tool's format (a standard frame).
 std::string zstdCompress(const std::string& bytes);

@@ -21,26 +21,19 @@ using namespace runlens::importers;
 
 namespace {
 
+using runlens::test::encode;
+using runlens::test::queryOne;
+using runlens::test::strs;
+
 const QString kFormat = QStringLiteral("dcgmi-dmon");
 
 QString str(const char* s)
 {
     return QString::fromUtf8(s);
 }
-QStringList strs(std::initializer_list<const char*> items)
-{
-    QStringList out;
-    for (const char* s : items)
-        out << QString::fromUtf8(s);
-    return out;
-}
 QStringList query(const std::string& db, const std::string& sql)
 {
     return test::queryRows(db, sql);
-}
-QString queryOne(const std::string& db, const std::string& sql)
-{
-    return query(db, sql).value(0);
 }
 
 struct Imported
@@ -181,13 +174,6 @@ void addCase(const char* name, const QByteArray& input, const QStringList& point
 {
     QTest::newRow(name) << input << encoding << tz << options << mtime << format << outcome << error << points
                         << diagnostics << sql;
-}
-
-std::string encode(const QByteArray& text, const QString& encoding)
-{
-    if (encoding == QLatin1String("zstd")) return test::zstdCompress(text.toStdString());
-    if (encoding == QLatin1String("gzip")) return test::gzipCompress(text.toStdString());
-    return text.toStdString();
 }
 
 // 8 GPUs in descending order, as dcgmi lists them, for `intervals` intervals; the header again every 14 rows.

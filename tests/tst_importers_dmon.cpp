@@ -22,26 +22,19 @@ using namespace runlens::importers;
 
 namespace {
 
+using runlens::test::encode;
+using runlens::test::queryOne;
+using runlens::test::strs;
+
 const QString kFormat = QStringLiteral("nvidia-smi-dmon");
 
 QString str(const char* s)
 {
     return QString::fromUtf8(s);
 }
-QStringList strs(std::initializer_list<const char*> items)
-{
-    QStringList out;
-    for (const char* s : items)
-        out << QString::fromUtf8(s);
-    return out;
-}
 QStringList query(const std::string& db, const std::string& sql)
 {
     return test::queryRows(db, sql);
-}
-QString queryOne(const std::string& db, const std::string& sql)
-{
-    return query(db, sql).value(0);
 }
 
 const char* const kCountsSql = "SELECT (SELECT count(*) FROM series), (SELECT count(*) FROM point_chunk), "
@@ -149,13 +142,6 @@ void addCase(const char* name, const QByteArray& input, const QStringList& point
 {
     QTest::newRow(name) << input << encoding << tz << options << mtime << format << outcome << error << points
                         << diagnostics << sql;
-}
-
-std::string encode(const QByteArray& text, const QString& encoding)
-{
-    if (encoding == QLatin1String("zstd")) return test::zstdCompress(text.toStdString());
-    if (encoding == QLatin1String("gzip")) return test::gzipCompress(text.toStdString());
-    return text.toStdString();
 }
 
 // An independent reading of a dmon file: data rows per GPU, and per GPU the '-' cells of one column.

@@ -18,16 +18,13 @@ using namespace runlens::importers;
 
 namespace {
 
+using runlens::test::encode;
+using runlens::test::queryOne;
+using runlens::test::strs;
+
 QString str(const char* s)
 {
     return QString::fromUtf8(s);
-}
-QStringList strs(std::initializer_list<const char*> items)
-{
-    QStringList out;
-    for (const char* s : items)
-        out << QString::fromUtf8(s);
-    return out;
 }
 
 // Every stored stack as "process|pid|thread|tid|frame;frame;...|sample_count|weight", a frame written as
@@ -48,28 +45,6 @@ ORDER BY p.text, t.process, t.name)";
 QStringList query(const std::string& db, const std::string& sql)
 {
     return runlens::test::queryRows(db, sql);
-}
-
-QString queryOne(const std::string& db, const std::string& sql)
-{
-    const QStringList rows = query(db, sql);
-    return rows.isEmpty() ? QString() : rows.front();
-}
-
-std::string encode(const QByteArray& text, const QString& encoding)
-{
-    const std::string plain = text.toStdString();
-    if (encoding == QLatin1String("zstd")) return test::zstdCompress(plain);
-    if (encoding == QLatin1String("gzip")) return test::gzipCompress(plain);
-    if (encoding == QLatin1String("utf16le")) {
-        std::string out("\xff\xfe");
-        for (const QChar c : QString::fromUtf8(text)) {
-            out += static_cast<char>(c.unicode() & 0xff);
-            out += static_cast<char>(c.unicode() >> 8);
-        }
-        return out;
-    }
-    return plain;
 }
 
 struct Imported

@@ -25,18 +25,15 @@ using namespace runlens::importers;
 
 namespace {
 
+using runlens::test::encode;
+using runlens::test::queryOne;
+using runlens::test::strs;
+
 const QString kFormat = QStringLiteral("nvidia-smi-query-csv");
 
 QString str(const char* s)
 {
     return QString::fromUtf8(s);
-}
-QStringList strs(std::initializer_list<const char*> items)
-{
-    QStringList out;
-    for (const char* s : items)
-        out << QString::fromUtf8(s);
-    return out;
 }
 
 // Rows of a read-only user query, cells joined by '|'.
@@ -44,22 +41,10 @@ QStringList query(const std::string& db, const std::string& sql)
 {
     return runlens::test::queryRows(db, sql);
 }
-QString queryOne(const std::string& db, const std::string& sql)
-{
-    return query(db, sql).value(0);
-}
 
 const char* const kCountsSql = "SELECT (SELECT count(*) FROM series), (SELECT count(*) FROM point_chunk), "
                                "(SELECT count(*) FROM import), (SELECT count(*) FROM device), "
                                "(SELECT count(*) FROM device_attribute), (SELECT count(*) FROM diagnostic)";
-
-std::string encode(const QByteArray& text, const QString& encoding)
-{
-    const std::string plain = text.toStdString();
-    if (encoding == QLatin1String("zstd")) return test::zstdCompress(plain);
-    if (encoding == QLatin1String("gzip")) return test::gzipCompress(plain);
-    return encoding == QLatin1String("utf8bom") ? "\xef\xbb\xbf" + plain : plain;
-}
 
 struct Imported
 {
@@ -556,8 +541,10 @@ void TestNvsmiImporter::overlappingLogsStoredOnce()
     const QList<QByteArray> lines = full.split('\n');
     // First file: samples 0-199; second: the header and samples 100-299 (2 GPUs per sample).
     QByteArray first = lines[0] + '\n', second = lines[0] + '\n';
-    for (int i = 1; i <= 400; ++i) first += lines[i] + '\n';
-    for (int i = 201; i <= 600; ++i) second += lines[i] + '\n';
+    for (int i = 1; i <= 400; ++i)
+        first += lines[i] + '\n';
+    for (int i = 201; i <= 600; ++i)
+        second += lines[i] + '\n';
     const std::string a = test::writeFile(dir, str("n/a.csv"), first.toStdString());
     const std::string b = test::writeFile(dir, str("n/b.csv"), second.toStdString());
     QCOMPARE(outcomeName(importPath(db, a, QString()).outcome), "imported");

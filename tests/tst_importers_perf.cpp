@@ -17,6 +17,8 @@ using namespace runlens::importers;
 
 namespace {
 
+using runlens::test::strs;
+
 // Every stored stack as "process|pid|thread|tid|root;...;leaf|ts_ns|sample_count|weight", a frame as name@module.
 const char* const kStacksSql = R"(
 WITH RECURSIVE path(leaf, next, text) AS (
@@ -67,14 +69,6 @@ Imported importPath(const QTemporaryDir& dir, const std::string& path, const QSt
 QStringList dbRows(const Imported& r, const char* sql)
 {
     return test::queryRows(r.db, sql);
-}
-
-QStringList strs(std::initializer_list<const char*> items)
-{
-    QStringList out;
-    for (const char* s : items)
-        out << QString::fromUtf8(s);
-    return out;
 }
 
 } // namespace

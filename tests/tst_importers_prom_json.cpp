@@ -22,6 +22,8 @@ using namespace runlens::importers;
 
 namespace {
 
+using runlens::test::encode;
+
 const QString kFormat = QStringLiteral("prometheus-json");
 constexpr int64_t kT0 = 1700000000; // seconds; generated samples are at kT0 + offset
 
@@ -84,14 +86,6 @@ Imported importPath(const std::string& dbPath, const std::string& path, const Im
     out.outcome = out.result.outcome;
     if (out.result.error) out.error = out.result.error->toString();
     return out;
-}
-
-std::string encode(const QByteArray& text, const QString& encoding)
-{
-    const std::string plain = text.toStdString();
-    if (encoding == QLatin1String("zstd")) return test::zstdCompress(plain);
-    if (encoding == QLatin1String("gzip")) return test::gzipCompress(plain);
-    return encoding == QLatin1String("bom") ? "\xef\xbb\xbf" + plain : plain;
 }
 
 // Raw tokens of the missing points of a series, in time order.

@@ -23,26 +23,19 @@ using namespace runlens::importers;
 
 namespace {
 
+using runlens::test::encode;
+using runlens::test::queryOne;
+using runlens::test::strs;
+
 const QString kFormat = QStringLiteral("prometheus-text");
 
 QString str(const char* s)
 {
     return QString::fromUtf8(s);
 }
-QStringList strs(std::initializer_list<const char*> items)
-{
-    QStringList out;
-    for (const char* s : items)
-        out << QString::fromUtf8(s);
-    return out;
-}
 QStringList query(const std::string& db, const std::string& sql)
 {
     return test::queryRows(db, sql);
-}
-QString queryOne(const std::string& db, const std::string& sql)
-{
-    return query(db, sql).value(0);
 }
 
 const char* const kCountsSql = "SELECT (SELECT count(*) FROM series), (SELECT count(*) FROM point_chunk), "
@@ -153,13 +146,6 @@ QByteArray lines(std::initializer_list<const char*> items)
     for (const char* l : items)
         out += QByteArray(l) + '\n';
     return out;
-}
-
-std::string encode(const QByteArray& text, const QString& encoding)
-{
-    if (encoding == QLatin1String("zstd")) return test::zstdCompress(text.toStdString());
-    if (encoding == QLatin1String("gzip")) return test::gzipCompress(text.toStdString());
-    return text.toStdString();
 }
 
 // Sample lines as another reader sees them: not blank, not a comment.

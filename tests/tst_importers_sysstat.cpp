@@ -22,39 +22,24 @@ using namespace runlens::importers;
 
 namespace {
 
+using runlens::test::encode;
+using runlens::test::queryOne;
+using runlens::test::strs;
+
 const QString kFormat = QStringLiteral("sadf-csv");
 
 QString str(const char* s)
 {
     return QString::fromUtf8(s);
 }
-QStringList strs(std::initializer_list<const char*> items)
-{
-    QStringList out;
-    for (const char* s : items)
-        out << QString::fromUtf8(s);
-    return out;
-}
 QStringList query(const std::string& db, const std::string& sql)
 {
     return runlens::test::queryRows(db, sql);
-}
-QString queryOne(const std::string& db, const std::string& sql)
-{
-    return query(db, sql).value(0);
 }
 
 const char* const kCountsSql = "SELECT (SELECT count(*) FROM series), (SELECT count(*) FROM point_chunk), "
                                "(SELECT count(*) FROM import), (SELECT count(*) FROM device), "
                                "(SELECT count(*) FROM node), (SELECT count(*) FROM diagnostic)";
-
-std::string encode(const QByteArray& text, const QString& encoding)
-{
-    const std::string plain = text.toStdString();
-    if (encoding == QLatin1String("zstd")) return test::zstdCompress(plain);
-    if (encoding == QLatin1String("gzip")) return test::gzipCompress(plain);
-    return plain;
-}
 
 struct Imported
 {

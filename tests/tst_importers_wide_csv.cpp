@@ -15,6 +15,8 @@ using namespace runlens::importers;
 
 namespace {
 
+using runlens::test::strs;
+
 struct Imported
 {
     QString outcome, importer, error;
@@ -66,14 +68,6 @@ QString pointsSql(const char* column)
 const QString kDiagSql = QStringLiteral("SELECT kind || '@' || line FROM import_diagnostic ORDER BY line, kind");
 const QString kSeriesSql = QStringLiteral("SELECT metric || ' ' || unit || ' ' || points FROM series_summary "
                                           "ORDER BY metric");
-
-QStringList strs(std::initializer_list<const char*> items)
-{
-    QStringList out;
-    for (const char* s : items)
-        out << QString::fromUtf8(s);
-    return out;
-}
 
 } // namespace
 

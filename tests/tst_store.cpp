@@ -600,16 +600,15 @@ private Q_SLOTS:
             });
         QVERIFY_OK(n);
         QCOMPARE(*n, int64_t(2));
-        QCOMPARE(header,
-                 (std::vector<std::string>{"node", "device", "metric", "unit", "points", "first_ns", "last_ns",
-                                           "missing_points", "min_value", "max_value", "mean_value", "raw_name",
-                                           "source", "labels"}));
+        QCOMPARE(header, (std::vector<std::string>{"node", "device", "metric", "unit", "points", "first_ns", "last_ns",
+                                                   "missing_points", "min_value", "max_value", "mean_value", "raw_name",
+                                                   "source", "labels"}));
         const std::string t0 = std::to_string(kT0);
         QCOMPARE(csv.size(), size_t(2));
         QCOMPARE(csv[0], "node-a,gpu:0,gpu.power,%,4," + t0 + "," + std::to_string(kT0 + 3 * kSecond) +
                              ",0,100,101.5,100.75,\"power.draw, \"\"W\"\"\",test,");
-        QCOMPARE(csv[1],
-                 "node-a,gpu:0,gpu.util,%,2," + t0 + "," + std::to_string(kT0 + kSecond) + ",2,,,,utilization.gpu [%],test,");
+        QCOMPARE(csv[1], "node-a,gpu:0,gpu.util,%,2," + t0 + "," + std::to_string(kT0 + kSecond) +
+                             ",2,,,,utilization.gpu [%],test,");
         std::vector<bool> nullColumns(14, false); // min_value, max_value and mean_value
         nullColumns[8] = nullColumns[9] = nullColumns[10] = true;
         QCOMPARE(nulls[1], nullColumns);
@@ -629,10 +628,10 @@ private Q_SLOTS:
                               "ts_ns <= %2")
                    .arg(at(50000), at(50999))
             << 1 << 50000 << 1000;
-        QTest::newRow("open-ended window") << QStringLiteral("metric = 'gpu.sm_active' AND ts_ns > %1").arg(at(99989))
-                                           << 2 << 99990 << 10;
-        QTest::newRow("one instant") << QStringLiteral("metric = 'gpu.util' AND ts_ns = %1").arg(at(4242)) << 0
-                                     << 4242 << 1;
+        QTest::newRow("open-ended window")
+            << QStringLiteral("metric = 'gpu.sm_active' AND ts_ns > %1").arg(at(99989)) << 2 << 99990 << 10;
+        QTest::newRow("one instant") << QStringLiteral("metric = 'gpu.util' AND ts_ns = %1").arg(at(4242)) << 0 << 4242
+                                     << 1;
         QTest::newRow("no such node") << QStringLiteral("node = 'elsewhere'") << 0 << 0 << 0;
     }
 
@@ -658,8 +657,10 @@ private Q_SLOTS:
             const Point& w = want[static_cast<size_t>(first + i)];
             QCOMPARE(got[i].tsNs, w.tsNs);
             QCOMPARE(got[i].missing, w.missing);
-            if (!w.missing) QCOMPARE(got[i].value, w.value); // values printed in shortest round-trip form
-            else QVERIFY(tokens[i] == "[N/A]" || tokens[i] == "[Not Supported]");
+            if (!w.missing)
+                QCOMPARE(got[i].value, w.value); // values printed in shortest round-trip form
+            else
+                QVERIFY(tokens[i] == "[N/A]" || tokens[i] == "[Not Supported]");
         }
     }
 
