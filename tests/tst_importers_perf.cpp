@@ -28,8 +28,8 @@ WITH RECURSIVE path(leaf, next, text) AS (
     FROM path p JOIN callsite c ON c.id = p.next JOIN frame f ON f.id = c.frame_id
 )
 SELECT t.process, t.pid, t.name, t.tid, p.text, coalesce(ss.ts_ns, 'null'), ss.sample_count, ss.weight
-FROM stack_sample ss JOIN thread t ON t.id = ss.thread_id JOIN path p ON p.leaf = ss.callsite_id AND p.next = 0
-ORDER BY ss.id)";
+FROM stack_samples ss JOIN thread t ON t.id = ss.thread_id JOIN path p ON p.leaf = ss.callsite_id AND p.next = 0
+ORDER BY ss.rowid)";
 
 struct Imported
 {
@@ -173,10 +173,10 @@ void TestPerfScriptImporter::anchor()
                                              "app 5/6 [001] 441995.133576: 7 cpu-clock: \n\t 1 f (/bin/app)\n");
     const auto r = importPath(dir, path, {}, {{"anchor", "2026-01-01T00:00:00Z"}});
     QVERIFY2(r.outcome == FileOutcome::Imported, r.error.c_str());
-    QCOMPARE(dbRows(r, "SELECT ts_ns, weight FROM stack_sample ORDER BY id"),
+    QCOMPARE(dbRows(r, "SELECT ts_ns, weight FROM stack_samples ORDER BY ts_ns, rowid"),
              strs({"1767667595133575000|1", "1767667595133576000|7"}));
     const auto e = importPath(dir, path, {}, {{"anchor", "1000"}});
-    QCOMPARE(dbRows(e, "SELECT min(ts_ns) FROM stack_sample"), strs({"442995133575000"}));
+    QCOMPARE(dbRows(e, "SELECT min(ts_ns) FROM stack_samples"), strs({"442995133575000"}));
     QCOMPARE(dbRows(e, "SELECT samples, untimed_rows, pid, tid FROM stack_summary"), strs({"2|0|5|6"}));
 }
 
@@ -199,7 +199,7 @@ void TestPerfScriptImporter::emptyFile()
     const std::string path = test::writeFile(dir, QStringLiteral("p.txt"), "");
     const auto r = importPath(dir, path, QStringLiteral("perf-script"));
     QVERIFY2(r.outcome == FileOutcome::Imported, r.error.c_str());
-    QCOMPARE(dbRows(r, "SELECT count(*) FROM stack_sample"), strs({"0"}));
+    QCOMPARE(dbRows(r, "SELECT count(*) FROM stack_samples"), strs({"0"}));
 }
 
 void TestPerfScriptImporter::realFixtures_data()

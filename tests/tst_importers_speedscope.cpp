@@ -31,7 +31,7 @@ WITH RECURSIVE path(leaf, next, text) AS (
     FROM path p JOIN callsite c ON c.id = p.next JOIN frame f ON f.id = c.frame_id
 )
 SELECT t.name, t.pid, t.tid, p.text, SUM(ss.sample_count), SUM(ss.weight), COALESCE(GROUP_CONCAT(ss.ts_ns), '')
-FROM stack_sample ss JOIN thread t ON t.id = ss.thread_id JOIN path p ON p.leaf = ss.callsite_id AND p.next = 0
+FROM stack_samples ss JOIN thread t ON t.id = ss.thread_id JOIN path p ON p.leaf = ss.callsite_id AND p.next = 0
 GROUP BY t.name, t.pid, t.tid, p.text ORDER BY t.name, p.text)";
 
 struct Imported
@@ -129,7 +129,7 @@ void TestSpeedscopeImporter::millisecondsWithStart()
         "endValue": 35, "startUnixNs": 1795941742932915251, "samples": [[0], [0, 1], [0]], "weights": [10, 20, 5]})";
     const auto r = importInto(db(), write(QStringLiteral("ms.json"), profileFile(kAbcd, profile)));
     QCOMPARE(r.outcome, FileOutcome::Imported);
-    QCOMPARE(rows(db(), "SELECT ts_ns, sample_count, weight FROM stack_sample ORDER BY ts_ns"),
+    QCOMPARE(rows(db(), "SELECT ts_ns, sample_count, weight FROM stack_samples ORDER BY ts_ns"),
              (QStringList{QStringLiteral("1795941742932915251|1|0.01"), QStringLiteral("1795941742942915251|1|0.02"),
                           QStringLiteral("1795941742962915251|1|0.005")}));
 }
@@ -140,7 +140,7 @@ void TestSpeedscopeImporter::startOption()
     options.extra["start"] = "2026-01-01T00:00:00Z";
     const auto r = importInto(db(), write(QStringLiteral("s.json"), profileFile(kAbcd, kTwoSampled)), options);
     QCOMPARE(r.outcome, FileOutcome::Imported);
-    QCOMPARE(rows(db(), "SELECT MIN(ts_ns), MAX(ts_ns) FROM stack_sample"),
+    QCOMPARE(rows(db(), "SELECT MIN(ts_ns), MAX(ts_ns) FROM stack_samples"),
              QStringList{QStringLiteral("1767225600000000000|1767225609000000000")});
 }
 
@@ -200,7 +200,7 @@ void TestSpeedscopeImporter::invalidJsonLeavesDatabase()
 {
     QCOMPARE(importInto(db(), write(QStringLiteral("ok.json"), profileFile(kAbcd, kTwoSampled))).outcome,
              FileOutcome::Imported);
-    const QStringList before = rows(db(), "SELECT (SELECT COUNT(*) FROM stack_sample), (SELECT COUNT(*) FROM frame), "
+    const QStringList before = rows(db(), "SELECT (SELECT COUNT(*) FROM stack_samples), (SELECT COUNT(*) FROM frame), "
                                           "(SELECT COUNT(*) FROM thread), (SELECT COUNT(*) FROM diagnostic)");
     const std::string text = profileFile(kAbcd, kTwoSampled);
     ImportOptions forced;
@@ -209,7 +209,7 @@ void TestSpeedscopeImporter::invalidJsonLeavesDatabase()
     QCOMPARE(r.outcome, FileOutcome::Failed);
     QVERIFY2(r.error.find("cut.json") != std::string::npos, r.error.c_str());
     QVERIFY2(r.error.find("JSON") != std::string::npos, r.error.c_str());
-    QCOMPARE(rows(db(), "SELECT (SELECT COUNT(*) FROM stack_sample), (SELECT COUNT(*) FROM frame), "
+    QCOMPARE(rows(db(), "SELECT (SELECT COUNT(*) FROM stack_samples), (SELECT COUNT(*) FROM frame), "
                         "(SELECT COUNT(*) FROM thread), (SELECT COUNT(*) FROM diagnostic)"),
              before);
 }
@@ -277,7 +277,7 @@ void TestSpeedscopeImporter::h200Fixture()
     QCOMPARE(parts[0].toLongLong(), samples);
     QVERIFY2(qAbs(parts[1].toDouble() - total) < 1e-6 * qMax(1.0, total), qPrintable(sums.front()));
     QCOMPARE(parts[2].toLongLong(), 0);
-    QCOMPARE(rows(db(), "SELECT MIN(ts_ns) FROM stack_sample"), QStringList{QString::number(start)});
+    QCOMPARE(rows(db(), "SELECT MIN(ts_ns) FROM stack_samples"), QStringList{QString::number(start)});
 }
 
 QTEST_GUILESS_MAIN(TestSpeedscopeImporter)

@@ -1,5 +1,7 @@
 #include "analysis/store/chunk_codec.h"
 
+#include "analysis/store/byte_codec.h"
+
 #include <QtGlobal>
 #include <algorithm>
 #include <cmath>
@@ -10,88 +12,11 @@
 
 namespace runlens::store {
 namespace {
+using namespace codec;
 
 constexpr int kZstdLevel = 3;
 constexpr int kMaxDecimalDigits = 6;
 constexpr double kPow10[] = {1, 10, 100, 1000, 10000, 100000, 1000000};
-
-uint64_t zigzag(int64_t v)
-{
-    return (static_cast<uint64_t>(v) << 1) ^ static_cast<uint64_t>(v >> 63);
-}
-int64_t unzigzag(uint64_t v)
-{
-    return static_cast<int64_t>(v >> 1) ^ -static_cast<int64_t>(v & 1);
-}
-
-// Appends varints and bytes to a buffer sized up front (one capacity check per write, no reallocation
-// in the common case).
-class ByteWriter
-{
-public:
-    explicit ByteWriter(size_t capacity) : m_buf(capacity, '\0') {}
-    void varint(uint64_t v)
-    {
-        ensure(10);
-        char* p = m_buf.data() + m_pos;
-        while (v >= 0x80) {
-            *p++ = static_cast<char>((v & 0x7f) | 0x80);
-            v >>= 7;
-        }
-        *p++ = static_cast<char>(v);
-        m_pos = static_cast<size_t>(p - m_buf.data());
-    }
-    void byte(char c)
-    {
-        ensure(1);
-        m_buf[m_pos++] = c;
-    }
-    void bytes(const char* data, size_t n)
-    {
-        ensure(n);
-        std::memcpy(m_buf.data() + m_pos, data, n);
-        m_pos += n;
-    }
-    const char* data() const { return m_buf.data(); }
-    size_t size() const { return m_pos; }
-
-private:
-    void ensure(size_t n)
-    {
-        if (m_pos + n > m_buf.size()) m_buf.resize(std::max(m_buf.size() * 2, m_pos + n));
-    }
-    std::string m_buf;
-    size_t m_pos = 0;
-};
-
-class Cursor
-{
-public:
-    Cursor(const uint8_t* p, size_t n) : m_p(p), m_end(p + n) {}
-    bool varint(uint64_t& v)
-    {
-        v = 0;
-        for (int shift = 0; shift < 64; shift += 7) {
-            if (m_p == m_end) return false;
-            const uint8_t b = *m_p++;
-            v |= static_cast<uint64_t>(b & 0x7f) << shift;
-            if (!(b & 0x80)) return true;
-        }
-        return false;
-    }
-    bool bytes(void* dst, size_t n)
-    {
-        if (static_cast<size_t>(m_end - m_p) < n) return false;
-        std::memcpy(dst, m_p, n);
-        m_p += n;
-        return true;
-    }
-    bool atEnd() const { return m_p == m_end; }
-
-private:
-    const uint8_t* m_p;
-    const uint8_t* m_end;
-};
 
 // The smallest k such that every value is exactly round(v * 10^k) / 10^k, or -1.
 int decimalScale(const std::vector<Point>& points)
@@ -110,22 +35,6 @@ int decimalScale(const std::vector<Point>& points)
         if (fits) return k;
     }
     return -1;
-}
-
-struct ZstdContexts
-{
-    ZSTD_CCtx* c = ZSTD_createCCtx();
-    ZSTD_DCtx* d = ZSTD_createDCtx();
-    ~ZstdContexts()
-    {
-        ZSTD_freeCCtx(c);
-        ZSTD_freeDCtx(d);
-    }
-};
-ZstdContexts& zstdContexts()
-{
-    thread_local ZstdContexts contexts;
-    return contexts;
 }
 
 } // namespace

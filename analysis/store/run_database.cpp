@@ -1,5 +1,8 @@
 #include "analysis/store/run_database.h"
 
+#include "analysis/store/schema_upgrade.h"
+#include "analysis/store/series_points_vtab.h"
+#include "analysis/store/stack_samples_vtab.h"
 #include "analysis/store/sqlite_util.h"
 
 #include <chrono>
@@ -28,6 +31,8 @@ Expected<std::unique_ptr<RunDatabase>> RunDatabase::open(const std::string& path
     std::unique_ptr<RunDatabase> db(new RunDatabase(raw, path));
     sqlite3_extended_result_codes(raw, 1);
     sqlite3_db_config(raw, SQLITE_DBCONFIG_ENABLE_LOAD_EXTENSION, 0, nullptr);
+    if (Status s = registerSeriesPoints(raw); !s) return s.error();
+    if (Status s = registerStackSamples(raw); !s) return s.error();
     if (Status s = db->initialise(!exists); !s) {
         Error e = s.error();
         if (e.message.rfind(path, 0) != 0) e.message = fmt::format("{}: {}", path, e.message);
@@ -64,6 +69,14 @@ Status RunDatabase::initialise(bool created)
     if (userVersion > 0 && appId != kApplicationId)
         return makeError(ErrorCode::Unsupported, "not a RunLens run database (unknown application id)");
     if (userVersion == kSchemaVersion) return okStatus();
+    if (userVersion > 0) {
+        if (sqlite3_db_readonly(m_db, "main") == 1)
+            return makeError(ErrorCode::Unsupported,
+                             fmt::format("written by an earlier RunLens (schema version {}): open it for writing once "
+                                         "(e.g. `runlens import` into it) to upgrade it to version {}",
+                                         userVersion, kSchemaVersion));
+        return upgradeSchema(m_db, userVersion);
+    }
 
     // user_version 0: an empty file we just created, or some other SQLite database.
     auto tables = Statement::prepare(m_db, "SELECT count(*) FROM sqlite_master");

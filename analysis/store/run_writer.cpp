@@ -388,8 +388,11 @@ Status RunWriter::stackSample(int64_t threadId, int64_t callsiteId, std::optiona
                               double weight)
 {
     if (Status s = prepare(); !s) return s;
-    m_insSample.bind(1, threadId).bind(2, callsiteId);
-    if (tsNs) m_insSample.bind(3, *tsNs);
+    if (tsNs) {
+        if (!m_stacks) m_stacks = std::make_unique<StackChunkWriter>(m_db.handle());
+        return m_stacks->add(m_importId, threadId, StackSample{*tsNs, callsiteId, sampleCount, weight});
+    }
+    m_insSample.bind(1, threadId).bind(2, callsiteId).bindNull(3);
     m_insSample.bind(4, sampleCount).bind(5, weight).bind(6, m_importId);
     if (Status s = m_insSample.exec(); !s) return s;
     m_samplesWritten += sampleCount;
@@ -415,6 +418,8 @@ Status RunWriter::finishImport(const ImportTotals& totals, const Diagnostics& di
     if (!upd) return upd.error();
     if (Status s = flushAll(); !s) return s;
     stopEncoder();
+    if (m_stacks)
+        if (Status s = m_stacks->finish(); !s) return s;
     for (auto& [key, sink] : m_series) {
         const ChunkSummary& t = sink->m_total;
         if (t.count == 0) continue;

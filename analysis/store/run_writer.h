@@ -9,6 +9,7 @@
 #include "analysis/store/diagnostics.h"
 #include "analysis/store/error.h"
 #include "analysis/store/sqlite_util.h"
+#include "analysis/store/stack_writer.h"
 
 #include <cstdint>
 #include <map>
@@ -123,9 +124,11 @@ public:
     Expected<int64_t> frame(std::string_view name, std::string_view file, int64_t line, std::string_view module);
     Expected<int64_t> callsite(int64_t parentId, int64_t frameId);
     Expected<int64_t> thread(int64_t nodeId, std::string_view process, int64_t pid, std::string_view name, int64_t tid);
+    // A timed sample (tsNs set) goes into the thread's stack chunks and buckets; an untimed one is one
+    // stack_sample row (an aggregated stack of a source without times).
     Status stackSample(int64_t threadId, int64_t callsiteId, std::optional<int64_t> tsNs, int64_t sampleCount,
                        double weight);
-    int64_t samplesWritten() const { return m_samplesWritten; }
+    int64_t samplesWritten() const { return m_samplesWritten + (m_stacks ? m_stacks->samples() : 0); }
 
 private:
     // Chunks are encoded and compressed on a worker thread while the importer goes on parsing; the
@@ -169,6 +172,7 @@ private:
     std::unordered_map<int64_t, int> m_callsiteDepth;
     std::map<std::tuple<int64_t, std::string, int64_t, std::string, int64_t>, int64_t> m_threads;
     int64_t m_samplesWritten = 0;
+    std::unique_ptr<StackChunkWriter> m_stacks;
 };
 
 } // namespace runlens::store

@@ -1,4 +1,4 @@
--- RunLens run database, schema version 1 (PRAGMA user_version = 1).
+-- RunLens run database, schema version 2 (PRAGMA user_version = 2).
 -- Time is int64 nanoseconds since the Unix epoch, UTC. Units are in column names.
 -- Tables are internal and may change between versions; the views at the end are the stable,
 -- documented surface for `runlens query` and scripts.
@@ -138,7 +138,8 @@ CREATE TABLE thread (
     UNIQUE (node_id, process, pid, name, tid)
 );
 
--- One row per sample, or per aggregated stack of an untimed source (sample_count > 1, ts_ns NULL).
+-- Untimed stacks: one row per aggregated stack of a source without times (folded files, perf without
+-- timestamps), ts_ns always NULL. Timed samples are in stack_chunk.
 CREATE TABLE stack_sample (
     id INTEGER PRIMARY KEY,
     thread_id INTEGER NOT NULL REFERENCES thread(id),
@@ -149,6 +150,34 @@ CREATE TABLE stack_sample (
     import_id INTEGER NOT NULL REFERENCES import(id)
 );
 CREATE INDEX stack_sample_thread_ts ON stack_sample(thread_id, ts_ns);
+
+-- Timed stack samples of one thread and import, up to 4096 per chunk in time order (codec in
+-- stack_codec.h), with their totals per callsite (summary) so that a window sums whole chunks
+-- without decoding them.
+CREATE TABLE stack_chunk (
+    thread_id INTEGER NOT NULL REFERENCES thread(id),
+    first_ns INTEGER NOT NULL,
+    last_ns INTEGER NOT NULL,
+    import_id INTEGER NOT NULL REFERENCES import(id),
+    chunk_seq INTEGER NOT NULL,           -- ordinal of the chunk within its thread and import
+    samples INTEGER NOT NULL,             -- sum of the sample counts
+    weight REAL NOT NULL,
+    summary BLOB NOT NULL,                -- per-callsite totals
+    data BLOB NOT NULL,                   -- the samples
+    PRIMARY KEY (thread_id, first_ns, import_id, chunk_seq)
+) WITHOUT ROWID;
+
+-- Pre-aggregated per-callsite totals of one thread's timed samples over aligned time buckets
+-- [start_ns, start_ns + 2^width_log2) (widths 2^36, 2^40, 2^44 ns), over every import.
+CREATE TABLE stack_bucket (
+    thread_id INTEGER NOT NULL REFERENCES thread(id),
+    width_log2 INTEGER NOT NULL,
+    start_ns INTEGER NOT NULL,
+    samples INTEGER NOT NULL,
+    weight REAL NOT NULL,
+    summary BLOB NOT NULL,
+    PRIMARY KEY (thread_id, width_log2, start_ns)
+) WITHOUT ROWID;
 
 CREATE TABLE finding (
     id INTEGER PRIMARY KEY,
@@ -181,11 +210,18 @@ SELECT n.name AS node,
 FROM series s JOIN device d ON d.id = s.device_id JOIN node n ON n.id = d.node_id;
 
 CREATE VIEW stack_summary AS
+WITH per_thread AS (
+    SELECT thread_id, sum(samples) AS samples, sum(weight) AS weight, 0 AS untimed_rows,
+           min(first_ns) AS first_ns, max(last_ns) AS last_ns
+    FROM stack_chunk GROUP BY thread_id
+    UNION ALL
+    SELECT thread_id, sum(sample_count), sum(weight), count(*), NULL, NULL
+    FROM stack_sample GROUP BY thread_id)
 SELECT n.name AS node, t.process AS process, t.name AS thread,
-       SUM(ss.sample_count) AS samples, SUM(ss.weight) AS total_weight,
+       SUM(p.samples) AS samples, SUM(p.weight) AS total_weight,
        t.pid AS pid, t.tid AS tid,
-       SUM(ss.ts_ns IS NULL) AS untimed_rows
-FROM stack_sample ss JOIN thread t ON t.id = ss.thread_id JOIN node n ON n.id = t.node_id
+       SUM(p.untimed_rows) AS untimed_rows, MIN(p.first_ns) AS first_ns, MAX(p.last_ns) AS last_ns
+FROM per_thread p JOIN thread t ON t.id = p.thread_id JOIN node n ON n.id = t.node_id
 GROUP BY t.id;
 
 CREATE VIEW import_log AS

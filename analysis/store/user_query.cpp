@@ -79,7 +79,6 @@ Expected<int64_t> runUserQuery(const std::string& dbPath, const std::string& sql
     if (!db) return db.error();
     sqlite3* h = (*db)->handle();
     if (Status s = execSql(h, "PRAGMA query_only = 1"); !s) return s.error();
-    if (Status s = registerSeriesPoints(h); !s) return s.error();
     sqlite3_set_authorizer(h, denyAttach, nullptr);
     if (options.cancel) sqlite3_progress_handler(h, 1000, checkCancel, const_cast<std::atomic<bool>*>(options.cancel));
 

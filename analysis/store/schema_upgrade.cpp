@@ -1,0 +1,114 @@
+#include "analysis/store/schema_upgrade.h"
+
+#include "analysis/store/run_database.h"
+#include "analysis/store/sqlite_util.h"
+#include "analysis/store/stack_writer.h"
+
+#include <fmt/format.h>
+#include <string>
+#include <vector>
+
+namespace runlens::store {
+namespace {
+
+// The statements of schema.sql, comments removed.
+std::vector<std::string> schemaStatements()
+{
+    std::string text;
+    const std::string_view sql = schemaSql();
+    size_t pos = 0;
+    while (pos < sql.size()) {
+        size_t nl = sql.find('\n', pos);
+        if (nl == std::string_view::npos) nl = sql.size();
+        std::string_view line = sql.substr(pos, nl - pos);
+        if (const size_t c = line.find("--"); c != std::string_view::npos) line = line.substr(0, c);
+        text.append(line).push_back('\n');
+        pos = nl + 1;
+    }
+    std::vector<std::string> out;
+    size_t start = 0;
+    for (size_t semi; (semi = text.find(';', start)) != std::string::npos; start = semi + 1) {
+        std::string stmt = text.substr(start, semi - start);
+        const size_t first = stmt.find_first_not_of(" \t\r\n");
+        if (first != std::string::npos) out.push_back(stmt.substr(first));
+    }
+    return out;
+}
+
+// "CREATE TABLE name (" / "CREATE INDEX name ON" / "CREATE VIEW name AS": the kind and the name.
+bool createdObject(const std::string& stmt, std::string& kind, std::string& name)
+{
+    constexpr std::string_view kPrefix = "CREATE ";
+    if (stmt.rfind(kPrefix, 0) != 0) return false;
+    const size_t kindEnd = stmt.find(' ', kPrefix.size());
+    if (kindEnd == std::string::npos) return false;
+    kind = stmt.substr(kPrefix.size(), kindEnd - kPrefix.size());
+    const size_t nameEnd = stmt.find_first_of(" (\n", kindEnd + 1);
+    name = stmt.substr(kindEnd + 1, nameEnd - kindEnd - 1);
+    return !name.empty();
+}
+
+Expected<bool> exists(sqlite3* db, const std::string& name)
+{
+    auto st = Statement::prepare(db, "SELECT 1 FROM sqlite_master WHERE name = ?");
+    if (!st) return st.error();
+    st->bind(1, std::string_view(name));
+    return st->step();
+}
+
+Status moveTimedStackSamples(sqlite3* db)
+{
+    auto rows =
+        Statement::prepare(db, "SELECT import_id, thread_id, ts_ns, callsite_id, sample_count, weight "
+                               "FROM stack_sample WHERE ts_ns IS NOT NULL ORDER BY import_id, thread_id, ts_ns");
+    if (!rows) return rows.error();
+    StackChunkWriter writer(db);
+    int64_t importId = -1;
+    for (;;) {
+        auto row = rows->step();
+        if (!row) return row.error();
+        if (!*row) break;
+        if (rows->int64(0) != importId) {
+            if (Status s = writer.finish(); !s) return s; // chunks are per import
+            importId = rows->int64(0);
+        }
+        const StackSample sample{rows->int64(2), rows->int64(3), rows->int64(4), rows->real(5)};
+        if (Status s = writer.add(importId, rows->int64(1), sample); !s) return s;
+    }
+    if (Status s = writer.finish(); !s) return s;
+    return execSql(db, "DELETE FROM stack_sample WHERE ts_ns IS NOT NULL");
+}
+
+} // namespace
+
+Status upgradeSchema(sqlite3* db, int fromVersion)
+{
+    if (Status s = execSql(db, "BEGIN IMMEDIATE"); !s) return s;
+    auto fail = [db](Status s) {
+        execSql(db, "ROLLBACK");
+        return s;
+    };
+    const std::vector<std::string> statements = schemaStatements();
+    std::vector<std::string> views;
+    for (const std::string& stmt : statements) {
+        std::string kind, name;
+        if (!createdObject(stmt, kind, name)) continue;
+        if (kind == "VIEW") {
+            if (Status s = execSql(db, fmt::format("DROP VIEW IF EXISTS {}", name).c_str()); !s) return fail(s);
+            views.push_back(stmt);
+            continue;
+        }
+        auto there = exists(db, name);
+        if (!there) return fail(there.error());
+        if (!*there)
+            if (Status s = execSql(db, stmt.c_str()); !s) return fail(s);
+    }
+    if (fromVersion < 2)
+        if (Status s = moveTimedStackSamples(db); !s) return fail(s);
+    for (const std::string& v : views)
+        if (Status s = execSql(db, v.c_str()); !s) return fail(s);
+    if (Status s = execSql(db, fmt::format("PRAGMA user_version = {}", kSchemaVersion).c_str()); !s) return fail(s);
+    return execSql(db, "COMMIT");
+}
+
+} // namespace runlens::store

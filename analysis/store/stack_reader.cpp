@@ -1,0 +1,342 @@
+#include "analysis/store/stack_reader.h"
+
+#include "analysis/store/run_database.h"
+#include "analysis/store/sqlite_util.h"
+#include "analysis/store/stack_writer.h"
+
+#include <algorithm>
+#include <fmt/format.h>
+#include <limits>
+#include <unordered_map>
+
+namespace runlens::store {
+namespace {
+
+constexpr int64_t kMin = std::numeric_limits<int64_t>::min();
+constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
+
+int64_t saturatingSub(int64_t a, int64_t b)
+{
+    int64_t r;
+    if (__builtin_sub_overflow(a, b, &r)) return b > 0 ? kMin : kMax;
+    return r;
+}
+int64_t saturatingAdd(int64_t a, int64_t b)
+{
+    int64_t r;
+    if (__builtin_add_overflow(a, b, &r)) return b > 0 ? kMax : kMin;
+    return r;
+}
+int64_t floorTo(int64_t v, int log2)
+{
+    return (v >> log2) << log2;
+}
+int64_t ceilTo(int64_t v, int log2)
+{
+    const int64_t f = floorTo(v, log2);
+    return f == v ? v : f + (int64_t{1} << log2);
+}
+
+struct Interval
+{
+    int64_t lo; // inclusive
+    int64_t hi; // exclusive
+};
+
+Error cancelled()
+{
+    return makeError(ErrorCode::Cancelled, "cancelled");
+}
+
+} // namespace
+
+struct StackReader::Statements
+{
+    Statement bucket, chunk, untimed;
+    std::unordered_map<int64_t, int64_t> maxChunkSpan; // by thread id
+};
+
+Status StackReader::prepare()
+{
+    if (m_prepared) return okStatus();
+    auto st = std::make_shared<Statements>();
+    sqlite3* h = m_db.handle();
+    auto b = Statement::prepare(
+        h,
+        "SELECT summary FROM stack_bucket WHERE thread_id = ? AND width_log2 = ? AND start_ns >= ? AND start_ns < ?");
+    if (!b) return b.error();
+    auto c = Statement::prepare(h, "SELECT first_ns, last_ns, summary, data FROM stack_chunk "
+                                   "WHERE thread_id = ? AND first_ns >= ? AND first_ns < ?");
+    if (!c) return c.error();
+    auto u = Statement::prepare(h, "SELECT callsite_id, sample_count, weight FROM stack_sample WHERE thread_id = ?");
+    if (!u) return u.error();
+    st->bucket = std::move(*b);
+    st->chunk = std::move(*c);
+    st->untimed = std::move(*u);
+    auto spans = Statement::prepare(h, "SELECT thread_id, max(last_ns - first_ns) FROM stack_chunk GROUP BY thread_id");
+    if (!spans) return spans.error();
+    for (;;) {
+        auto row = spans->step();
+        if (!row) return row.error();
+        if (!*row) break;
+        st->maxChunkSpan[spans->int64(0)] = spans->int64(1);
+    }
+    m_st = std::move(st);
+    m_prepared = true;
+    return okStatus();
+}
+
+Expected<std::vector<StackThreadInfo>> StackReader::threads()
+{
+    sqlite3* h = m_db.handle();
+    auto st =
+        Statement::prepare(h, "SELECT t.id, t.node_id, n.name, t.process, t.pid, t.name, t.tid, n.clock_offset_ns "
+                              "FROM thread t JOIN node n ON n.id = t.node_id ORDER BY n.name, t.process, t.pid, "
+                              "t.tid, t.name");
+    if (!st) return st.error();
+    std::vector<StackThreadInfo> out;
+    std::unordered_map<int64_t, size_t> index;
+    for (;;) {
+        auto row = st->step();
+        if (!row) return row.error();
+        if (!*row) break;
+        StackThreadInfo t;
+        t.id = st->int64(0);
+        t.nodeId = st->int64(1);
+        t.node = st->text(2);
+        t.process = st->text(3);
+        t.pid = st->int64(4);
+        t.name = st->text(5);
+        t.tid = st->int64(6);
+        t.clockOffsetNs = st->int64(7);
+        index[t.id] = out.size();
+        out.push_back(std::move(t));
+    }
+    auto timed = Statement::prepare(
+        h,
+        "SELECT thread_id, sum(samples), sum(weight), min(first_ns), max(last_ns) FROM stack_chunk GROUP BY thread_id");
+    if (!timed) return timed.error();
+    for (;;) {
+        auto row = timed->step();
+        if (!row) return row.error();
+        if (!*row) break;
+        auto it = index.find(timed->int64(0));
+        if (it == index.end()) continue;
+        StackThreadInfo& t = out[it->second];
+        t.timedSamples = timed->int64(1);
+        t.timedWeight = timed->real(2);
+        t.firstNs = saturatingAdd(timed->int64(3), t.clockOffsetNs);
+        t.lastNs = saturatingAdd(timed->int64(4), t.clockOffsetNs);
+    }
+    auto untimed =
+        Statement::prepare(h, "SELECT thread_id, sum(sample_count), sum(weight) FROM stack_sample GROUP BY thread_id");
+    if (!untimed) return untimed.error();
+    for (;;) {
+        auto row = untimed->step();
+        if (!row) return row.error();
+        if (!*row) break;
+        auto it = index.find(untimed->int64(0));
+        if (it == index.end()) continue;
+        out[it->second].untimedSamples = untimed->int64(1);
+        out[it->second].untimedWeight = untimed->real(2);
+    }
+    return out;
+}
+
+Expected<std::shared_ptr<const StackCatalog>> StackReader::catalog()
+{
+    sqlite3* h = m_db.handle();
+    auto count = Statement::prepare(h, "SELECT coalesce(max(id), 0), (SELECT count(*) FROM thread) FROM callsite");
+    if (!count) return count.error();
+    if (auto r = count->step(); !r) return r.error();
+    const int64_t signature = count->int64(0) * 1000003 + count->int64(1);
+    if (m_catalog && signature == m_catalogCallsites) return m_catalog;
+
+    auto cat = std::make_shared<StackCatalog>();
+    const auto n = static_cast<size_t>(count->int64(0)) + 1;
+    cat->parent.assign(n, 0);
+    cat->frame.assign(n, 0);
+    cat->depth.assign(n, -1);
+    auto cs = Statement::prepare(h, "SELECT id, parent_id, frame_id, depth FROM callsite");
+    if (!cs) return cs.error();
+    for (;;) {
+        auto row = cs->step();
+        if (!row) return row.error();
+        if (!*row) break;
+        const auto id = static_cast<size_t>(cs->int64(0));
+        cat->parent[id] = static_cast<int32_t>(cs->int64(1));
+        cat->frame[id] = static_cast<int32_t>(cs->int64(2));
+        cat->depth[id] = static_cast<int32_t>(cs->int64(3));
+    }
+    auto fr = Statement::prepare(h, "SELECT id, name, file, line, module FROM frame ORDER BY id");
+    if (!fr) return fr.error();
+    for (;;) {
+        auto row = fr->step();
+        if (!row) return row.error();
+        if (!*row) break;
+        const auto id = static_cast<size_t>(fr->int64(0));
+        if (id >= cat->frames.size()) cat->frames.resize(id + 1);
+        cat->frames[id] = {fr->text(1), fr->text(2), fr->int64(3), fr->text(4)};
+    }
+    if (cat->frames.empty()) cat->frames.resize(1);
+    auto threads = this->threads();
+    if (!threads) return threads.error();
+    cat->threads = std::move(*threads);
+    m_catalog = std::move(cat);
+    m_catalogCallsites = signature;
+    m_prepared = false; // chunk spans may have changed with the data
+    return m_catalog;
+}
+
+Status StackReader::addThread(const StackThreadInfo& t, TimeWindow window, StackWindowTotals& out)
+{
+    if (!t.firstNs || t.timedSamples == 0) return okStatus();
+    // The window in stored time, cut to the thread's own range.
+    const int64_t lo = std::max(saturatingSub(window.fromNs, t.clockOffsetNs), *t.firstNs - t.clockOffsetNs);
+    const int64_t hiIncl = std::min(saturatingSub(window.toNs, t.clockOffsetNs), *t.lastNs - t.clockOffsetNs);
+    if (lo > hiIncl) return okStatus();
+    std::vector<Interval> open{{lo, hiIncl + 1}};
+    const auto addBlobTotals = [&](const Statement& st, int col) {
+        return addCallsiteTotals(st.blob(col), st.blobSize(col), out.self);
+    };
+    for (auto level = kStackBucketLevels.rbegin(); level != kStackBucketLevels.rend(); ++level) {
+        std::vector<Interval> rest;
+        for (const Interval& iv : open) {
+            const int64_t a = ceilTo(iv.lo, *level), b = floorTo(iv.hi, *level);
+            if (a >= b) {
+                rest.push_back(iv);
+                continue;
+            }
+            Statement& q = m_st->bucket;
+            q.bind(1, t.id).bind(2, *level).bind(3, a).bind(4, b);
+            for (;;) {
+                auto row = q.step();
+                if (!row) {
+                    q.reset();
+                    return row.error();
+                }
+                if (!*row) break;
+                if (Status s = addBlobTotals(q, 0); !s) {
+                    q.reset();
+                    return s;
+                }
+                ++out.bucketsRead;
+            }
+            q.reset();
+            if (iv.lo < a) rest.push_back({iv.lo, a});
+            if (b < iv.hi) rest.push_back({b, iv.hi});
+        }
+        open = std::move(rest);
+    }
+    const auto span = m_st->maxChunkSpan.find(t.id);
+    const int64_t maxSpan = span == m_st->maxChunkSpan.end() ? 0 : span->second;
+    for (const Interval& iv : open) {
+        Statement& q = m_st->chunk;
+        q.bind(1, t.id).bind(2, saturatingSub(iv.lo, maxSpan)).bind(3, iv.hi);
+        for (;;) {
+            auto row = q.step();
+            if (!row) {
+                q.reset();
+                return row.error();
+            }
+            if (!*row) break;
+            const int64_t first = q.int64(0), last = q.int64(1);
+            if (last < iv.lo) continue;
+            if (first >= iv.lo && last < iv.hi) {
+                if (Status s = addBlobTotals(q, 2); !s) {
+                    q.reset();
+                    return s;
+                }
+                continue;
+            }
+            auto samples = decodeStackSamples(q.blob(3), q.blobSize(3));
+            if (!samples) {
+                q.reset();
+                return samples.error();
+            }
+            ++out.chunksDecoded;
+            for (const StackSample& s : *samples)
+                if (s.tsNs >= iv.lo && s.tsNs < iv.hi) out.self.add(s.callsiteId, s.count, s.weight);
+        }
+        q.reset();
+    }
+    return okStatus();
+}
+
+Expected<StackWindowTotals> StackReader::totals(const std::vector<int64_t>& threadIds, TimeWindow window,
+                                                bool includeUntimed, const std::atomic<bool>* cancel)
+{
+    auto cat = catalog();
+    if (!cat) return cat.error();
+    if (Status s = prepare(); !s) return s.error();
+    StackWindowTotals out;
+    out.self.samples.assign((*cat)->callsiteCount(), 0);
+    out.self.weight.assign((*cat)->callsiteCount(), 0.0);
+    for (const StackThreadInfo& t : (*cat)->threads) {
+        if (!threadIds.empty() && std::find(threadIds.begin(), threadIds.end(), t.id) == threadIds.end()) continue;
+        if (cancel && cancel->load(std::memory_order_relaxed)) return cancelled();
+        if (Status s = addThread(t, window, out); !s) return s.error();
+        if (includeUntimed && t.untimedSamples > 0) {
+            Statement& q = m_st->untimed;
+            q.bind(1, t.id);
+            for (;;) {
+                auto row = q.step();
+                if (!row) {
+                    q.reset();
+                    return row.error();
+                }
+                if (!*row) break;
+                out.self.add(q.int64(0), q.int64(1), q.real(2));
+                out.untimedSamples += q.int64(1);
+            }
+            q.reset();
+        }
+    }
+    for (size_t i = 0; i < out.self.samples.size(); ++i) {
+        out.samples += out.self.samples[i];
+        out.weight += out.self.weight[i];
+    }
+    return out;
+}
+
+Expected<std::vector<StackSample>> StackReader::samples(int64_t threadId, TimeWindow window)
+{
+    auto cat = catalog();
+    if (!cat) return cat.error();
+    if (Status s = prepare(); !s) return s.error();
+    const auto t = std::find_if((*cat)->threads.begin(), (*cat)->threads.end(),
+                                [&](const StackThreadInfo& x) { return x.id == threadId; });
+    if (t == (*cat)->threads.end()) return makeError(ErrorCode::Usage, fmt::format("no thread {}", threadId));
+    std::vector<StackSample> out;
+    if (!t->firstNs) return out;
+    const int64_t lo = saturatingSub(window.fromNs, t->clockOffsetNs);
+    const int64_t hi = saturatingSub(window.toNs, t->clockOffsetNs);
+    const auto span = m_st->maxChunkSpan.find(threadId);
+    const int64_t maxSpan = span == m_st->maxChunkSpan.end() ? 0 : span->second;
+    Statement& q = m_st->chunk;
+    q.bind(1, threadId).bind(2, saturatingSub(lo, maxSpan)).bind(3, hi == kMax ? kMax : hi + 1);
+    for (;;) {
+        auto row = q.step();
+        if (!row) {
+            q.reset();
+            return row.error();
+        }
+        if (!*row) break;
+        auto decoded = decodeStackSamples(q.blob(3), q.blobSize(3));
+        if (!decoded) {
+            q.reset();
+            return decoded.error();
+        }
+        for (StackSample s : *decoded)
+            if (s.tsNs >= lo && s.tsNs <= hi) {
+                s.tsNs = saturatingAdd(s.tsNs, t->clockOffsetNs);
+                out.push_back(s);
+            }
+    }
+    q.reset();
+    std::stable_sort(out.begin(), out.end(),
+                     [](const StackSample& a, const StackSample& b) { return a.tsNs < b.tsNs; });
+    return out;
+}
+
+} // namespace runlens::store

@@ -1,0 +1,55 @@
+#pragma once
+
+// Writes timed stack samples of one import: buffered per thread into stack_chunk rows of up to
+// kStackChunkSamples (with their per-callsite totals), and summed into the pre-aggregated stack_bucket rows
+// (aligned time buckets of 2^36, 2^40 and 2^44 ns per thread, merged with what earlier imports stored), so
+// that a window query reads whole buckets and chunk totals and decodes samples only at the window's edges.
+
+#include "analysis/store/error.h"
+#include "analysis/store/sqlite_util.h"
+#include "analysis/store/stack_codec.h"
+
+#include <array>
+#include <cstdint>
+#include <map>
+#include <unordered_map>
+#include <vector>
+
+namespace runlens::store {
+
+// Bucket widths as powers of two nanoseconds: ~68.7 s, ~18.3 min, ~4.9 h.
+inline constexpr std::array<int, 3> kStackBucketLevels = {36, 40, 44};
+
+class StackChunkWriter
+{
+public:
+    explicit StackChunkWriter(sqlite3* db) : m_db(db) {}
+    Status add(int64_t importId, int64_t threadId, const StackSample& sample);
+    // Writes every buffered sample and the buckets. Call once, at the end of the import.
+    Status finish();
+    int64_t samples() const { return m_samples; }
+
+private:
+    using Totals = std::unordered_map<int64_t, CallsiteTotal>; // by callsite id
+    struct ThreadBuffer
+    {
+        int64_t importId = 0;
+        std::vector<StackSample> pending;
+        int64_t chunkSeq = 0;
+        std::map<int64_t, Totals> buckets; // finest level, by bucket start
+    };
+    Status prepare();
+    Status flush(int64_t threadId, ThreadBuffer& buffer);
+    Status writeBuckets(int64_t threadId, int level, const std::map<int64_t, Totals>& buckets);
+
+    sqlite3* m_db;
+    bool m_prepared = false;
+    Statement m_insChunk, m_selBucket, m_putBucket;
+    std::unordered_map<int64_t, ThreadBuffer> m_threads;
+    int64_t m_samples = 0;
+};
+
+// Sorted totals of an accumulation map.
+std::vector<CallsiteTotal> sortedTotals(const std::unordered_map<int64_t, CallsiteTotal>& totals);
+
+} // namespace runlens::store
