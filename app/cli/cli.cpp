@@ -16,6 +16,7 @@ Commands (headless; no display needed):
   import   Import log files or folders into a run database (.runlens)
   info     Show the nodes, devices, series, stacks and imports of a run
   query    Run read-only SQL on a run and print CSV
+  flame    Write a flame graph (folded, SVG or PNG) for a window, nodes and threads
   demo     Write a synthetic multi-node run, import it and show it
 
 Run "runlens <command> --help" for the options of a command.
@@ -80,6 +81,7 @@ int runCli(const QStringList& args)
     if (command == QLatin1String("info")) return cmdInfo(rest);
     if (command == QLatin1String("query")) return cmdQuery(rest);
     if (command == QLatin1String("demo")) return cmdDemo(rest);
+    if (command == QLatin1String("flame")) return cmdFlame(rest);
     printError(fmt::format("unknown command \"{}\"", command.toStdString()));
     fmt::print(stderr, "{}", kUsage);
     return kExitUsage;

@@ -26,6 +26,7 @@ int cmdImport(const QStringList& args);
 int cmdInfo(const QStringList& args);
 int cmdQuery(const QStringList& args);
 int cmdDemo(const QStringList& args);
+int cmdFlame(const QStringList& args);
 
 // Parses a subcommand's arguments. Returns an exit code when the command is done (help printed: 0,
 // bad arguments: 2), or nullopt to go on.

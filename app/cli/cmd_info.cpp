@@ -1,5 +1,6 @@
 #include "analysis/store/run_database.h"
 #include "analysis/store/run_reader.h"
+#include "analysis/store/stack_reader.h"
 #include "app/cli/cli.h"
 
 #include <QCommandLineParser>
@@ -62,11 +63,9 @@ int cmdInfo(const QStringList& args)
     auto nodes = reader.nodes();
     auto devices = reader.devices();
     auto series = reader.series();
-    auto threads = reader.stackThreads();
     auto imports = reader.imports();
-    for (const Error* e :
-         {nodes ? nullptr : &nodes.error(), devices ? nullptr : &devices.error(), series ? nullptr : &series.error(),
-          threads ? nullptr : &threads.error(), imports ? nullptr : &imports.error()}) {
+    for (const Error* e : {nodes ? nullptr : &nodes.error(), devices ? nullptr : &devices.error(),
+                           series ? nullptr : &series.error(), imports ? nullptr : &imports.error()}) {
         if (e) {
             printError(e->toString());
             return kExitFailure;
@@ -117,18 +116,31 @@ int cmdInfo(const QStringList& args)
                    value(s.minValue), value(mean), value(s.maxValue), s.source);
     }
 
+    // Per node: processes and threads with their timed samples (and time range) and untimed stacks.
+    store::StackReader stacks(**db);
+    auto stackThreads = stacks.threads();
+    if (!stackThreads) {
+        printError(stackThreads.error().toString());
+        return kExitFailure;
+    }
     int64_t totalSamples = 0;
-    for (const auto& t : *threads)
-        totalSamples += t.samples;
-    fmt::print("\nStack samples ({} in {} thread{})\n", totalSamples, threads->size(), threads->size() == 1 ? "" : "s");
-    if (!threads->empty())
-        fmt::print("  {:<16} {:<32} {:<24} {:>10} {:>14} {}\n", "NODE", "PROCESS", "THREAD", "SAMPLES", "WEIGHT",
-                   "TIMED");
-    for (const auto& t : *threads) {
+    for (const auto& t : *stackThreads)
+        totalSamples += t.timedSamples + t.untimedSamples;
+    fmt::print("\nStack samples ({} in {} thread{})\n", totalSamples, stackThreads->size(),
+               stackThreads->size() == 1 ? "" : "s");
+    std::string lastNode = "\x01";
+    for (const auto& t : *stackThreads) {
+        if (t.timedSamples + t.untimedSamples == 0) continue;
+        if (t.node != lastNode) {
+            fmt::print("  node {}\n    {:<32} {:<28} {:>10} {:>10} {:<25} {:<25}\n", t.node, "PROCESS", "THREAD",
+                       "TIMED", "UNTIMED", "FIRST", "LAST");
+            lastNode = t.node;
+        }
         const std::string process = t.pid ? fmt::format("{} [{}]", t.process, t.pid) : t.process;
-        const std::string thread = t.tid ? fmt::format("{} [{}]", t.thread, t.tid) : t.thread;
-        fmt::print("  {:<16} {:<32} {:<24} {:>10} {:>14.6g} {}\n", t.node, process.empty() ? "-" : process,
-                   thread.empty() ? "-" : thread, t.samples, t.totalWeight, t.untimedRows > 0 ? "no" : "yes");
+        const std::string thread = t.tid ? fmt::format("{} [{}]", t.name, t.tid) : t.name;
+        fmt::print("    {:<32} {:<28} {:>10} {:>10} {:<25} {:<25}\n", process.empty() ? "-" : process,
+                   thread.empty() ? "-" : thread, t.timedSamples, t.untimedSamples, utcTime(t.firstNs),
+                   utcTime(t.lastNs));
     }
 
     const int shown = parser.value(problems).toInt();

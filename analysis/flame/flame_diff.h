@@ -1,0 +1,44 @@
+#pragma once
+
+// Differential flame trees: two trees (two windows, two node sets, two runs) merged by call path, each side
+// normalised by its own total so that a window twice as long does not look like growth everywhere.
+
+#include "analysis/flame/flame_tree.h"
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace runlens::analysis {
+
+struct DiffNode
+{
+    std::string name, file, module;
+    int64_t line = 0;
+    int32_t parent = -1, firstChild = -1, nextSibling = -1, depth = 0;
+    int64_t samplesA = 0, samplesB = 0; // totals (node and below)
+    int64_t selfA = 0, selfB = 0;
+    double shareA = 0, shareB = 0;                   // samples / the side's total samples
+    double delta() const { return shareB - shareA; } // > 0: grew from A to B
+    bool onlyInA() const { return samplesA > 0 && samplesB == 0; }
+    bool onlyInB() const { return samplesB > 0 && samplesA == 0; }
+};
+
+class DiffTree
+{
+public:
+    const std::vector<DiffNode>& nodes() const { return m_nodes; }
+    const DiffNode& node(int32_t i) const { return m_nodes[static_cast<size_t>(i)]; }
+    int64_t totalA() const { return m_nodes.front().samplesA; }
+    int64_t totalB() const { return m_nodes.front().samplesB; }
+    std::string label(int32_t i) const;
+    int32_t find(const std::vector<std::string>& path) const;
+
+private:
+    friend std::shared_ptr<const DiffTree> diffTree(const FlameTree& a, const FlameTree& b);
+    std::vector<DiffNode> m_nodes; // depth-first; node 0 is the root
+};
+
+std::shared_ptr<const DiffTree> diffTree(const FlameTree& a, const FlameTree& b);
+
+} // namespace runlens::analysis

@@ -1,0 +1,393 @@
+#include "analysis/flame/flame_tree.h"
+
+#include <QRegularExpression>
+#include <QString>
+#include <algorithm>
+#include <fmt/format.h>
+#include <limits>
+#include <map>
+#include <numeric>
+#include <unordered_map>
+
+namespace runlens::analysis {
+
+bool FlameQuery::windowBounded() const
+{
+    return window.fromNs != std::numeric_limits<int64_t>::min() || window.toNs != std::numeric_limits<int64_t>::max();
+}
+
+std::vector<std::string> splitFramePath(std::string_view text)
+{
+    std::vector<std::string> out;
+    size_t start = 0;
+    while (start <= text.size()) {
+        size_t semi = text.find(';', start);
+        if (semi == std::string_view::npos) semi = text.size();
+        std::string_view part = text.substr(start, semi - start);
+        while (!part.empty() && part.front() == ' ')
+            part.remove_prefix(1);
+        while (!part.empty() && part.back() == ' ')
+            part.remove_suffix(1);
+        if (!part.empty()) out.emplace_back(part);
+        start = semi + 1;
+    }
+    return out;
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// FlameTree accessors
+
+namespace {
+const store::FrameInfo kNoFrame{};
+}
+
+std::string_view FlameTree::name(int32_t i) const
+{
+    const int32_t f = node(i).frame;
+    if (f < 0) return m_synthetic[static_cast<size_t>(-1 - f)].name;
+    if (i == 0) return "all";
+    return static_cast<size_t>(f) < m_catalog->frames.size() ? m_catalog->frames[static_cast<size_t>(f)].name
+                                                             : kNoFrame.name;
+}
+std::string_view FlameTree::file(int32_t i) const
+{
+    const int32_t f = node(i).frame;
+    if (f < 0 || i == 0) return {};
+    return m_catalog->frames[static_cast<size_t>(f)].file;
+}
+int64_t FlameTree::line(int32_t i) const
+{
+    const int32_t f = node(i).frame;
+    if (f < 0 || i == 0) return 0;
+    return m_catalog->frames[static_cast<size_t>(f)].line;
+}
+std::string_view FlameTree::module(int32_t i) const
+{
+    const int32_t f = node(i).frame;
+    if (f < 0 || i == 0) return {};
+    return m_catalog->frames[static_cast<size_t>(f)].module;
+}
+
+std::string FlameTree::label(int32_t i) const
+{
+    const std::string_view n = name(i), f = file(i);
+    if (f.empty()) return std::string(n);
+    const int64_t l = line(i);
+    return l > 0 ? fmt::format("{} ({}:{})", n, f, l) : fmt::format("{} ({})", n, f);
+}
+
+std::vector<std::string> FlameTree::path(int32_t i) const
+{
+    std::vector<std::string> out;
+    for (int32_t n = i; n > 0; n = node(n).parent)
+        out.push_back(label(n));
+    std::reverse(out.begin(), out.end());
+    return out;
+}
+
+std::vector<int32_t> FlameTree::children(int32_t i) const
+{
+    std::vector<int32_t> out;
+    for (int32_t c = node(i).firstChild; c >= 0; c = node(c).nextSibling)
+        out.push_back(c);
+    return out;
+}
+
+int32_t FlameTree::find(const std::vector<std::string>& path) const
+{
+    int32_t at = 0;
+    for (const std::string& want : path) {
+        int32_t found = -1;
+        for (int32_t c = node(at).firstChild; c >= 0 && found < 0; c = node(c).nextSibling)
+            if (label(c) == want) found = c;
+        // A bare name matches when it is unambiguous among the children.
+        for (int32_t c = node(at).firstChild; c >= 0 && found < 0; c = node(c).nextSibling)
+            if (name(c) == want) found = c;
+        if (found < 0) return -1;
+        at = found;
+    }
+    return at;
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Building
+
+class FlameTreeBuilder
+{
+public:
+    // Adds one selection of per-callsite self totals under the parent node `under` (root or a thread node).
+    static void build(FlameTree& tree, const store::StackCatalog& cat, const std::vector<Phase>* phases,
+                      const std::vector<std::pair<std::vector<std::string>, const store::CallsiteSums*>>& groups)
+    {
+        std::map<std::pair<int32_t, std::string>, int32_t> synthetic; // (parent node, label) -> node
+        const size_t n = cat.callsiteCount();
+        tree.m_nodes.clear();
+        tree.m_nodes.push_back({});
+        // Per group: totals per callsite, then nodes in depth-first order with children by label.
+        std::vector<int64_t> samples(n);
+        std::vector<double> weight(n);
+        std::vector<int32_t> childStart(n + 1), childList;
+        for (size_t g = 0; g < groups.size(); ++g) {
+            const store::CallsiteSums& self = *groups[g].second;
+            int32_t under = 0;
+            for (const std::string& level : groups[g].first) {
+                auto known = synthetic.find({under, level});
+                if (known != synthetic.end()) {
+                    under = known->second;
+                    continue;
+                }
+                store::FrameInfo f;
+                f.name = level;
+                tree.m_synthetic.push_back(std::move(f));
+                FlameTree::Node t;
+                t.frame = -static_cast<int32_t>(tree.m_synthetic.size());
+                t.parent = under;
+                t.depth = tree.m_nodes[static_cast<size_t>(under)].depth + 1;
+                const auto index = static_cast<int32_t>(tree.m_nodes.size());
+                tree.m_nodes.push_back(t);
+                synthetic.emplace(std::make_pair(under, level), index);
+                under = index;
+            }
+            std::fill(samples.begin(), samples.end(), 0);
+            std::fill(weight.begin(), weight.end(), 0.0);
+            const size_t m = std::min(n, self.samples.size());
+            for (size_t c = 0; c < m; ++c) {
+                samples[c] = self.samples[c];
+                weight[c] = self.weight[c];
+            }
+            for (size_t c = n; c-- > 1;) {
+                const auto p = static_cast<size_t>(cat.parent[c]);
+                samples[p] += samples[c];
+                weight[p] += weight[c];
+            }
+            // Children lists of the callsites that have samples (counting sort by parent).
+            std::fill(childStart.begin(), childStart.end(), 0);
+            for (size_t c = 1; c < n; ++c)
+                if (samples[c] != 0 || weight[c] != 0) ++childStart[static_cast<size_t>(cat.parent[c]) + 1];
+            std::partial_sum(childStart.begin(), childStart.end(), childStart.begin());
+            childList.assign(static_cast<size_t>(childStart[n]), 0);
+            std::vector<int32_t> fill(childStart.begin(), childStart.end() - 1);
+            for (size_t c = 1; c < n; ++c)
+                if (samples[c] != 0 || weight[c] != 0)
+                    childList[static_cast<size_t>(fill[static_cast<size_t>(cat.parent[c])]++)] =
+                        static_cast<int32_t>(c);
+            const auto labelOf = [&](int32_t c) {
+                const store::FrameInfo& f = cat.frames[static_cast<size_t>(cat.frame[static_cast<size_t>(c)])];
+                return std::tie(f.name, f.file, f.line, f.module);
+            };
+            // Depth-first, iterative; children in label order.
+            struct Item
+            {
+                int32_t callsite;
+                int32_t parentNode;
+            };
+            std::vector<Item> stack;
+            const auto pushChildren = [&](int32_t callsite, int32_t parentNode) {
+                auto b = childList.begin() + childStart[static_cast<size_t>(callsite)];
+                auto e = childList.begin() + childStart[static_cast<size_t>(callsite) + 1];
+                std::sort(b, e, [&](int32_t x, int32_t y) { return labelOf(x) > labelOf(y); }); // reversed: a stack
+                for (auto it = b; it != e; ++it)
+                    stack.push_back({*it, parentNode});
+            };
+            FlameTree::Node& top = tree.m_nodes[static_cast<size_t>(under)];
+            top.samples += samples[0];
+            top.weight += weight[0];
+            top.selfSamples += m > 0 ? self.samples[0] : 0;
+            top.selfWeight += m > 0 ? self.weight[0] : 0;
+            for (int32_t a = tree.m_nodes[static_cast<size_t>(under)].parent; a >= 0;
+                 a = tree.m_nodes[static_cast<size_t>(a)].parent) {
+                tree.m_nodes[static_cast<size_t>(a)].samples += samples[0];
+                tree.m_nodes[static_cast<size_t>(a)].weight += weight[0];
+            }
+            pushChildren(0, under);
+            while (!stack.empty()) {
+                const Item it = stack.back();
+                stack.pop_back();
+                const auto c = static_cast<size_t>(it.callsite);
+                FlameTree::Node node;
+                node.frame = cat.frame[c];
+                node.parent = it.parentNode;
+                node.depth = tree.m_nodes[static_cast<size_t>(it.parentNode)].depth + 1;
+                node.samples = samples[c];
+                node.weight = weight[c];
+                node.selfSamples = c < m ? self.samples[c] : 0;
+                node.selfWeight = c < m ? self.weight[c] : 0;
+                node.phase = phases && c < phases->size() ? (*phases)[c] : Phase::Other;
+                const auto index = static_cast<int32_t>(tree.m_nodes.size());
+                tree.m_nodes.push_back(node);
+                pushChildren(it.callsite, index);
+            }
+        }
+        // Links, subtree ends and depth; nodes are in depth-first order with siblings in label order.
+        const auto count = static_cast<int32_t>(tree.m_nodes.size());
+        tree.m_subtreeEnd.assign(static_cast<size_t>(count), count);
+        std::vector<int32_t> lastChild(static_cast<size_t>(count), -1);
+        std::vector<int32_t> open; // ancestors of the current node
+        tree.m_maxDepth = 0;
+        for (int32_t i = 1; i < count; ++i) {
+            FlameTree::Node& nd = tree.m_nodes[static_cast<size_t>(i)];
+            FlameTree::Node& p = tree.m_nodes[static_cast<size_t>(nd.parent)];
+            if (lastChild[static_cast<size_t>(nd.parent)] < 0)
+                p.firstChild = i;
+            else
+                tree.m_nodes[static_cast<size_t>(lastChild[static_cast<size_t>(nd.parent)])].nextSibling = i;
+            lastChild[static_cast<size_t>(nd.parent)] = i;
+            tree.m_maxDepth = std::max(tree.m_maxDepth, nd.depth);
+            while (!open.empty() && open.back() != nd.parent) {
+                tree.m_subtreeEnd[static_cast<size_t>(open.back())] = i;
+                open.pop_back();
+            }
+            open.push_back(i);
+        }
+        // Phase of the synthetic nodes and of the root: the strongest below them is not meaningful; keep Other.
+    }
+};
+
+// ---------------------------------------------------------------------------------------------------------------
+// FlameSource
+
+FlameSource::FlameSource(store::RunDatabase& db, std::shared_ptr<const PhaseClassifier> classifier)
+    : m_reader(db), m_classifier(std::move(classifier))
+{
+}
+
+Expected<std::shared_ptr<const std::vector<Phase>>> FlameSource::callsitePhases()
+{
+    auto cat = m_reader.catalog();
+    if (!cat) return cat.error();
+    if (m_phases && m_phaseCatalog == *cat) return m_phases;
+    const store::StackCatalog& c = **cat;
+    auto phases = std::make_shared<std::vector<Phase>>(c.callsiteCount(), Phase::Other);
+    if (m_classifier) {
+        std::vector<Phase> framePhase(c.frames.size(), Phase::Other);
+        for (size_t f = 1; f < c.frames.size(); ++f)
+            framePhase[f] = m_classifier->classify({c.frames[f].name, c.frames[f].file, c.frames[f].module});
+        for (size_t s = 1; s < c.callsiteCount(); ++s) {
+            const auto p = static_cast<size_t>(c.parent[s]);
+            const Phase own = framePhase[static_cast<size_t>(c.frame[s])];
+            (*phases)[s] = p < s ? strongerPhase((*phases)[p], own) : own;
+        }
+    }
+    m_phaseCatalog = *cat;
+    m_phases = phases;
+    return m_phases;
+}
+
+Expected<std::vector<store::StackThreadInfo>> FlameSource::threads(const FlameQuery& q)
+{
+    auto cat = m_reader.catalog();
+    if (!cat) return cat.error();
+    std::optional<QRegularExpression> re;
+    if (!q.threadPattern.empty()) {
+        re.emplace(QString::fromStdString(q.threadPattern));
+        if (!re->isValid())
+            return makeError(ErrorCode::Usage, fmt::format("--thread: invalid regular expression \"{}\": {}",
+                                                           q.threadPattern, re->errorString().toStdString()));
+    }
+    std::vector<store::StackThreadInfo> out;
+    for (const store::StackThreadInfo& t : (*cat)->threads) {
+        if (!q.nodes.empty() && std::find(q.nodes.begin(), q.nodes.end(), t.node) == q.nodes.end()) continue;
+        if (re) {
+            const QString name = QString::fromStdString(t.name);
+            const QString full = QString::fromStdString(t.process) + QLatin1Char('/') + name;
+            if (!re->match(name).hasMatch() && !re->match(full).hasMatch()) continue;
+        }
+        out.push_back(t);
+    }
+    return out;
+}
+
+Expected<std::shared_ptr<const FlameTree>> FlameSource::tree(const FlameQuery& q, const std::atomic<bool>* cancel)
+{
+    auto cat = m_reader.catalog();
+    if (!cat) return cat.error();
+    if (!q.phases.empty() && !m_classifier) return makeError(ErrorCode::Usage, "a phase filter needs phase packs");
+    auto selected = threads(q);
+    if (!selected) return selected.error();
+    auto phases = callsitePhases();
+    if (!phases) return phases.error();
+    const bool untimed =
+        q.untimed == UntimedStacks::Include || (q.untimed == UntimedStacks::Auto && !q.windowBounded());
+
+    auto tree = std::make_shared<FlameTree>();
+    tree->m_catalog = *cat;
+    tree->m_query = q;
+    tree->m_threadCount = static_cast<int>(selected->size());
+    std::vector<std::pair<std::vector<std::string>, store::StackWindowTotals>> groups;
+    if (selected->empty()) {
+        groups.emplace_back(std::vector<std::string>(), store::StackWindowTotals{});
+    } else if (q.perThread) {
+        for (const store::StackThreadInfo& t : *selected) {
+            auto totals = m_reader.totals({t.id}, q.window, untimed, cancel);
+            if (!totals) return totals.error();
+            // py-spy's root frames: `process PID:"cmdline"`, then `thread (TID): name` or `thread (name)`.
+            std::vector<std::string> levels;
+            if (!t.process.empty() || t.pid != 0) levels.push_back(fmt::format("process {}:\"{}\"", t.pid, t.process));
+            if (t.tid != 0)
+                levels.push_back(t.name.empty() ? fmt::format("thread ({})", t.tid)
+                                                : fmt::format("thread ({}): {}", t.tid, t.name));
+            else
+                levels.push_back(fmt::format("thread ({})", t.name));
+            if (totals->samples != 0 || totals->weight != 0) groups.emplace_back(std::move(levels), std::move(*totals));
+        }
+    } else {
+        std::vector<int64_t> ids;
+        for (const store::StackThreadInfo& t : *selected)
+            ids.push_back(t.id);
+        auto totals = m_reader.totals(ids, q.window, untimed, cancel);
+        if (!totals) return totals.error();
+        groups.emplace_back(std::vector<std::string>(), std::move(*totals));
+    }
+    if (!q.phases.empty()) {
+        for (auto& [label, totals] : groups)
+            for (size_t c = 0; c < totals.self.samples.size(); ++c) {
+                const Phase p = c < (*phases)->size() ? (**phases)[c] : Phase::Other;
+                if (std::find(q.phases.begin(), q.phases.end(), p) == q.phases.end()) {
+                    totals.self.samples[c] = 0;
+                    totals.self.weight[c] = 0;
+                }
+            }
+    }
+    std::vector<std::pair<std::vector<std::string>, const store::CallsiteSums*>> refs;
+    for (const auto& [label, totals] : groups) {
+        refs.emplace_back(label, &totals.self);
+        tree->m_untimedSamples += totals.untimedSamples;
+    }
+    FlameTreeBuilder::build(*tree, **cat, phases->get(), refs);
+    return std::shared_ptr<const FlameTree>(std::move(tree));
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Phase shares
+
+double PhaseShares::share(Phase p) const
+{
+    for (const PhaseShare& s : phases)
+        if (s.phase == p) return s.share;
+    return 0;
+}
+
+Expected<PhaseShares> phaseShares(FlameSource& source, const FlameQuery& query, const std::atomic<bool>* cancel)
+{
+    FlameQuery q = query;
+    q.phases.clear();
+    q.perThread = false;
+    auto tree = source.tree(q, cancel);
+    if (!tree) return tree.error();
+    PhaseShares out;
+    out.phases.resize(kPhaseCount);
+    for (int i = 0; i < kPhaseCount; ++i)
+        out.phases[static_cast<size_t>(i)].phase = static_cast<Phase>(kPhaseCount - 1 - i);
+    for (const FlameTree::Node& n : (*tree)->nodes()) {
+        if (n.selfSamples == 0 && n.selfWeight == 0) continue;
+        PhaseShare& s = out.phases[static_cast<size_t>(kPhaseCount - 1 - static_cast<int>(n.phase))];
+        s.samples += n.selfSamples;
+        s.weight += n.selfWeight;
+        out.samples += n.selfSamples;
+    }
+    for (PhaseShare& s : out.phases)
+        s.share = out.samples > 0 ? static_cast<double>(s.samples) / static_cast<double>(out.samples) : 0;
+    return out;
+}
+
+} // namespace runlens::analysis

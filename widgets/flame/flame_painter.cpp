@@ -1,0 +1,254 @@
+#include "widgets/flame/flame_painter.h"
+
+#include <QFontMetrics>
+#include <QGuiApplication>
+#include <algorithm>
+#include <fmt/format.h>
+
+namespace runlens::widgets {
+namespace {
+
+using analysis::FlameLayout;
+using analysis::FlameRect;
+using analysis::FlameTree;
+using analysis::Phase;
+
+constexpr int kMargin = 8;
+constexpr int kLegendHeight = 22;
+
+uint32_t fnv1a(std::string_view s)
+{
+    uint32_t h = 2166136261u;
+    for (const char c : s) {
+        h ^= static_cast<uint8_t>(c);
+        h *= 16777619u;
+    }
+    return h;
+}
+
+// The package of a frame: the first folder of its file ("torch/nn/modules/linear.py" → "torch"), else the
+// module's file name, else the name's namespace or class prefix.
+std::string_view packageOf(const FlameTree& t, int32_t node)
+{
+    std::string_view file = t.file(node);
+    while (file.starts_with("./"))
+        file.remove_prefix(2);
+    if (const size_t lib = file.rfind("site-packages/"); lib != std::string_view::npos) file.remove_prefix(lib + 14);
+    if (!file.empty()) return file.substr(0, file.find('/'));
+    std::string_view module = t.module(node);
+    if (!module.empty()) return module.substr(module.rfind('/') + 1);
+    std::string_view name = t.name(node);
+    if (const size_t sep = name.find("::"); sep != std::string_view::npos) return name.substr(0, sep);
+    return name.substr(0, name.find('.'));
+}
+
+QString elided(const QFontMetrics& fm, const QString& text, int width)
+{
+    if (width < fm.horizontalAdvance(QStringLiteral("W.."))) return {};
+    return fm.elidedText(text, Qt::ElideRight, width);
+}
+
+QString blockText(const FlameTree& tree, const FlameRect& r)
+{
+    if (r.node < 0) return QStringLiteral("%1 more").arg(r.merged);
+    return QString::fromStdString(std::string(tree.name(r.node)));
+}
+
+QString tooltip(const FlameTree& tree, const FlameRect& r)
+{
+    const double total = static_cast<double>(std::max<int64_t>(tree.totalSamples(), 1));
+    if (r.node < 0)
+        return QStringLiteral("%1 frames under %2 px wide, together %3 samples (%4 % of total)")
+            .arg(r.merged)
+            .arg(1)
+            .arg(r.samples)
+            .arg(100.0 * static_cast<double>(r.samples) / total, 0, 'f', 2);
+    const FlameTree::Node& n = tree.node(r.node);
+    QString text = QString::fromStdString(tree.label(r.node));
+    text += QStringLiteral("\n%1 samples (%2 % of total), self %3")
+                .arg(n.samples)
+                .arg(100.0 * static_cast<double>(n.samples) / total, 0, 'f', 2)
+                .arg(n.selfSamples);
+    if (n.parent >= 0 && tree.node(n.parent).samples > 0)
+        text += QStringLiteral(", %1 % of parent")
+                    .arg(100.0 * static_cast<double>(n.samples) / static_cast<double>(tree.node(n.parent).samples), 0,
+                         'f', 1);
+    text += QStringLiteral("\nphase: %1").arg(QString::fromUtf8(analysis::phaseName(n.phase).data()));
+    return text;
+}
+
+int rowTop(const FlameLayout& layout, const FlamePaintOptions& o, int top, int row)
+{
+    return o.icicle ? top + row * o.rowHeight : top + (layout.rows - 1 - row) * o.rowHeight;
+}
+
+int captionHeight(const FlamePaintOptions& o)
+{
+    return static_cast<int>(o.caption.size()) * (o.pointSize + 7) + (o.caption.isEmpty() ? 0 : 4);
+}
+
+} // namespace
+
+QColor phaseColor(Phase phase)
+{
+    switch (phase) {
+    case Phase::Comm:
+        return QColor(0x4e, 0x8c, 0xd9); // blue
+    case Phase::Input:
+        return QColor(0x9b, 0x6b, 0xd6); // violet
+    case Phase::Checkpoint:
+        return QColor(0xe0, 0x8a, 0x2e); // orange
+    case Phase::GpuWait:
+        return QColor(0xd9, 0x5f, 0x5f); // red
+    case Phase::Idle:
+        return QColor(0xb8, 0xb8, 0xb8); // grey
+    case Phase::Compute:
+        return QColor(0x5c, 0xb8, 0x6b); // green
+    case Phase::Other:
+        break;
+    }
+    return QColor(0xe6, 0xc3, 0x6a); // sand
+}
+
+QColor blockColor(const FlameTree& tree, int32_t node, FlameColors colors)
+{
+    if (node < 0) return QColor(0xd0, 0xd0, 0xd0);
+    if (node == 0) return QColor(0xc8, 0xc8, 0xc8);
+    const uint32_t h = fnv1a(tree.name(node));
+    if (colors == FlameColors::Package) {
+        const uint32_t p = fnv1a(packageOf(tree, node));
+        return QColor::fromHsv(static_cast<int>(p % 360), 110 + static_cast<int>(h % 60), 215);
+    }
+    QColor c = phaseColor(tree.node(node).phase);
+    // A little variation per function so neighbours stay apart.
+    return c.lighter(95 + static_cast<int>(h % 15));
+}
+
+int flameHeight(const FlameLayout& layout, const FlamePaintOptions& o)
+{
+    return kMargin + captionHeight(o) + layout.rows * o.rowHeight + kMargin + kLegendHeight + kMargin;
+}
+
+void paintFlame(QPainter& p, const QRect& area, const FlameTree& tree, const FlameLayout& layout,
+                const FlamePaintOptions& o)
+{
+    p.save();
+    p.fillRect(area, Qt::white);
+    QFont font = p.font();
+    font.setPointSize(o.pointSize);
+    p.setFont(font);
+    const QFontMetrics fm(font);
+    int y = area.top() + kMargin;
+    p.setPen(QColor(0x20, 0x20, 0x20));
+    for (const QString& line : o.caption) {
+        p.drawText(QRect(area.left() + kMargin, y, area.width() - 2 * kMargin, o.pointSize + 7),
+                   Qt::AlignLeft | Qt::AlignVCenter, elided(fm, line, area.width() - 2 * kMargin));
+        y += o.pointSize + 7;
+    }
+    if (!o.caption.isEmpty()) y += 4;
+    const int left = area.left() + kMargin;
+    const double width = area.width() - 2 * kMargin;
+    for (const FlameRect& r : layout.rects) {
+        const int x0 = left + static_cast<int>(r.x * width);
+        const int x1 = left + static_cast<int>((r.x + r.width) * width);
+        const QRect box(x0, rowTop(layout, o, y, r.row), std::max(1, x1 - x0), o.rowHeight - 1);
+        QColor c = blockColor(tree, r.node, o.colors);
+        if (r.ancestor) c = c.lighter(135);
+        p.fillRect(box, c);
+        if (box.width() > 1) {
+            p.setPen(QColor(255, 255, 255, 160));
+            p.drawLine(box.topRight(), box.bottomRight());
+        }
+        const QString text = elided(fm, blockText(tree, r), box.width() - 6);
+        if (!text.isEmpty()) {
+            p.setPen(r.ancestor ? QColor(0x55, 0x55, 0x55) : QColor(0x10, 0x10, 0x10));
+            p.drawText(box.adjusted(3, 0, -3, 0), Qt::AlignLeft | Qt::AlignVCenter, text);
+        }
+    }
+    // Legend: phases with their share of the samples in view.
+    if (o.colors == FlameColors::Phase) {
+        std::array<int64_t, analysis::kPhaseCount> self{};
+        const int32_t end = tree.subtreeEnd(layout.focus);
+        for (int32_t i = layout.focus; i < end; ++i)
+            self[static_cast<size_t>(tree.node(i).phase)] += tree.node(i).selfSamples;
+        const double total = static_cast<double>(std::max<int64_t>(tree.node(layout.focus).samples, 1));
+        int x = left;
+        const int ly = rowTop(layout, o, y, 0) + layout.rows * o.rowHeight + kMargin;
+        for (int k = analysis::kPhaseCount - 1; k >= 0; --k) {
+            const auto phase = static_cast<Phase>(k);
+            const QString text = QStringLiteral("%1 %2 %")
+                                     .arg(QString::fromUtf8(analysis::phaseName(phase).data()))
+                                     .arg(100.0 * static_cast<double>(self[static_cast<size_t>(k)]) / total, 0, 'f', 1);
+            p.fillRect(QRect(x, ly + 4, 12, 12), phaseColor(phase));
+            p.setPen(QColor(0x20, 0x20, 0x20));
+            p.drawText(QRect(x + 16, ly, fm.horizontalAdvance(text) + 4, 20), Qt::AlignLeft | Qt::AlignVCenter, text);
+            x += 16 + fm.horizontalAdvance(text) + 16;
+        }
+    }
+    p.restore();
+}
+
+QImage renderFlameImage(const FlameTree& tree, int32_t focus, int width, const FlamePaintOptions& o)
+{
+    const FlameLayout layout = analysis::layoutFlame(tree, focus, 1.0 / std::max(1, width - 2 * kMargin));
+    QImage image(width, flameHeight(layout, o), QImage::Format_RGB32);
+    image.fill(Qt::white);
+    QPainter p(&image);
+    p.setRenderHint(QPainter::TextAntialiasing);
+    paintFlame(p, image.rect(), tree, layout, o);
+    p.end();
+    return image;
+}
+
+namespace {
+std::string xmlEscape(const QString& s)
+{
+    return s.toHtmlEscaped().replace(QLatin1Char('\n'), QStringLiteral("&#10;")).toStdString();
+}
+std::string hex(const QColor& c)
+{
+    return c.name().toStdString();
+}
+} // namespace
+
+std::string renderFlameSvg(const FlameTree& tree, int32_t focus, int width, const FlamePaintOptions& o)
+{
+    const FlameLayout layout = analysis::layoutFlame(tree, focus, 1.0 / std::max(1, width - 2 * kMargin));
+    const int height = flameHeight(layout, o);
+    const double charWidth = o.pointSize * 0.62; // DejaVu Sans at this size, for eliding without a font engine
+    std::string out = fmt::format(
+        "<?xml version=\"1.0\" standalone=\"no\"?>\n<svg version=\"1.1\" width=\"{0}\" height=\"{1}\" "
+        "viewBox=\"0 0 {0} {1}\" xmlns=\"http://www.w3.org/2000/svg\" font-family=\"DejaVu Sans, Verdana, sans-serif\" "
+        "font-size=\"{2}pt\">\n<rect width=\"100%\" height=\"100%\" fill=\"#ffffff\"/>\n",
+        width, height, o.pointSize);
+    int y = kMargin;
+    for (const QString& line : o.caption) {
+        out += fmt::format("<text x=\"{}\" y=\"{}\" fill=\"#202020\">{}</text>\n", kMargin, y + o.pointSize + 3,
+                           xmlEscape(line));
+        y += o.pointSize + 7;
+    }
+    if (!o.caption.isEmpty()) y += 4;
+    const double w = width - 2 * kMargin;
+    for (const FlameRect& r : layout.rects) {
+        const double x0 = kMargin + r.x * w;
+        const double bw = std::max(1.0, r.width * w);
+        const int top = rowTop(layout, o, y, r.row);
+        QColor c = blockColor(tree, r.node, o.colors);
+        if (r.ancestor) c = c.lighter(135);
+        out += fmt::format("<g><title>{}</title><rect x=\"{:.2f}\" y=\"{}\" width=\"{:.2f}\" height=\"{}\" "
+                           "fill=\"{}\"/>",
+                           xmlEscape(tooltip(tree, r)), x0, top, bw, o.rowHeight - 1, hex(c));
+        const QString text = blockText(tree, r);
+        const auto fits = static_cast<qsizetype>((bw - 6) / charWidth);
+        if (fits >= 3) {
+            const QString shown = text.size() <= fits ? text : text.left(fits - 2) + QStringLiteral("..");
+            out += fmt::format("<text x=\"{:.2f}\" y=\"{}\" fill=\"{}\">{}</text>", x0 + 3, top + o.rowHeight - 5,
+                               r.ancestor ? "#555555" : "#101010", xmlEscape(shown));
+        }
+        out += "</g>\n";
+    }
+    out += "</svg>\n";
+    return out;
+}
+
+} // namespace runlens::widgets

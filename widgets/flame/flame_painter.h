@@ -1,0 +1,46 @@
+#pragma once
+
+// Drawing of a flame graph from its layout: blocks coloured by phase or by package, labels elided to fit and
+// never overlapping, "other" blocks for merged narrow frames, ancestors of a focus lightened, a caption with
+// the view state and a legend with the per-phase shares. The same drawing serves the PNG export and, later,
+// the on-screen view and reports; the SVG export writes the same blocks with tooltips.
+
+#include "analysis/flame/flame_layout.h"
+#include "analysis/flame/flame_tree.h"
+
+#include <QColor>
+#include <QImage>
+#include <QPainter>
+#include <QString>
+#include <QStringList>
+#include <string>
+
+namespace runlens::widgets {
+
+enum class FlameColors
+{
+    Phase,   // comm / input / checkpoint / gpu_wait / idle / compute / other
+    Package, // by the frame's package (first folder of its file) or module, stable across runs
+};
+
+struct FlamePaintOptions
+{
+    FlameColors colors = FlameColors::Phase;
+    bool icicle = true;  // root at the top; false: root at the bottom (flamegraph.pl)
+    QStringList caption; // lines drawn above the graph (run, window, nodes, threads, focus)
+    int rowHeight = 17;
+    int pointSize = 8;
+};
+
+QColor phaseColor(analysis::Phase phase);
+QColor blockColor(const analysis::FlameTree& tree, int32_t node, FlameColors colors);
+
+// The height a drawing of `layout` takes at `width` with options (caption, rows, legend).
+int flameHeight(const analysis::FlameLayout& layout, const FlamePaintOptions& options);
+void paintFlame(QPainter& painter, const QRect& area, const analysis::FlameTree& tree,
+                const analysis::FlameLayout& layout, const FlamePaintOptions& options);
+
+QImage renderFlameImage(const analysis::FlameTree& tree, int32_t focus, int width, const FlamePaintOptions& options);
+std::string renderFlameSvg(const analysis::FlameTree& tree, int32_t focus, int width, const FlamePaintOptions& options);
+
+} // namespace runlens::widgets
