@@ -6,6 +6,8 @@
 #include <QByteArrayView>
 #include <QStringDecoder>
 #include <algorithm>
+#include <cstring>
+#include <xxhash.h>
 #include <cmath>
 #include <fmt/format.h>
 #include <functional>
@@ -93,7 +95,17 @@ std::string quote(std::string_view text)
 // Replaces bytes that are not UTF-8 with U+FFFD; returns true when it had to.
 bool repairUtf8(std::string_view in, std::string& out)
 {
-    if (std::all_of(in.begin(), in.end(), [](char c) { return static_cast<unsigned char>(c) < 0x80; })) return false;
+    // ASCII, checked eight bytes at a time (most stacks are).
+    size_t i = 0;
+    uint64_t high = 0;
+    for (; i + 8 <= in.size(); i += 8) {
+        uint64_t w;
+        std::memcpy(&w, in.data() + i, 8);
+        high |= w;
+    }
+    for (; i < in.size(); ++i)
+        high |= static_cast<unsigned char>(in[i]);
+    if ((high & 0x8080808080808080ull) == 0) return false;
     QStringDecoder decoder(QStringDecoder::Utf8);
     const QString s = decoder.decode(QByteArrayView(in.data(), static_cast<qsizetype>(in.size())));
     if (!decoder.hasError()) return false;
@@ -209,7 +221,7 @@ struct StackTotal
 struct TextHash
 {
     using is_transparent = void;
-    size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+    size_t operator()(std::string_view s) const { return XXH3_64bits(s.data(), s.size()); }
 };
 template <typename T> using TextMap = std::unordered_map<std::string, T, TextHash, std::equal_to<>>;
 

@@ -7,6 +7,7 @@
 #include "analysis/store/run_reader.h"
 #include "app/demo/demo_run.h"
 #include "tests/bench/format_bench.h"
+#include "tests/bench/stack_bench.h"
 
 #include <QCoreApplication>
 #include <QTemporaryDir>
@@ -135,7 +136,8 @@ bool benchFormats(const fs::path& dir, int nodes, int gpus, double hours, int ru
             store::RunReader reader(**opened);
             if (auto all = reader.series()) {
                 stored = 0;
-                for (const store::SeriesInfo& si : *all) stored += si.points;
+                for (const store::SeriesInfo& si : *all)
+                    stored += si.points;
             }
         }
         if (stored != f.samples) {
@@ -163,8 +165,17 @@ int main(int argc, char** argv)
 {
     QCoreApplication app(argc, argv);
     bool quick = qEnvironmentVariableIntValue("RUNLENS_BENCH_QUICK") == 1;
-    for (int i = 1; i < argc; ++i)
+    bool stacksOnly = false; // --stacks: only the stack benchmarks
+    for (int i = 1; i < argc; ++i) {
         if (std::strcmp(argv[i], "--quick") == 0) quick = true;
+        if (std::strcmp(argv[i], "--stacks") == 0) stacksOnly = true;
+    }
+    const auto runBinary = [](const std::vector<std::string>& args) {
+        std::vector<std::string> command{RUNLENS_BINARY};
+        command.insert(command.end(), args.begin(), args.end());
+        const ProcessRun r = runProcess(command);
+        return r.exitCode == 0 ? r.seconds : -1.0;
+    };
 
     app::DemoSpec spec;
     spec.nodes = 4;
@@ -179,6 +190,7 @@ int main(int argc, char** argv)
         return 1;
     }
     const fs::path dir(tmp.path().toStdString());
+    if (stacksOnly) return bench::benchStacks(dir.string(), quick, runBinary) ? 0 : 1;
     fmt::print("RunLens benchmark{}: {} nodes × {} GPUs × {} h at 1 s, nvidia-smi --query-gpu CSV\n",
                quick ? " (quick mode)" : "", spec.nodes, spec.gpusPerNode, spec.hours);
 
@@ -291,8 +303,9 @@ int main(int argc, char** argv)
     else
         fmt::print("targets {}\n", met ? "met" : "NOT met");
     const bool formatsOk = benchFormats(dir, spec.nodes, spec.gpusPerNode, spec.hours, runs);
+    const bool stacksOk = bench::benchStacks(dir.string(), quick, runBinary);
 
     // The benchmark reports; it does not fail the build on timing (machines differ). It fails only when
     // the work itself failed.
-    return fullPoints == static_cast<size_t>(s.points) && formatsOk ? 0 : 1;
+    return fullPoints == static_cast<size_t>(s.points) && formatsOk && stacksOk ? 0 : 1;
 }

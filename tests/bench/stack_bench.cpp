@@ -1,0 +1,224 @@
+#include "tests/bench/stack_bench.h"
+
+#include "analysis/flame/flame_tree.h"
+#include "analysis/store/run_database.h"
+#include "analysis/store/run_writer.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fmt/format.h>
+#include <random>
+#include <string_view>
+#include <unistd.h>
+#include <unordered_map>
+
+namespace runlens::bench {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double since(Clock::time_point t0)
+{
+    return std::chrono::duration<double>(Clock::now() - t0).count();
+}
+
+// Distinct stacks as frame-index paths: a prefix tree grown at random, 8-40 frames deep.
+std::vector<std::vector<int>> makeStacks(int count, int vocabulary, std::mt19937_64& rng)
+{
+    std::vector<std::vector<int>> stacks;
+    stacks.reserve(static_cast<size_t>(count));
+    std::vector<int> base;
+    for (int d = 0; d < 6; ++d)
+        base.push_back(d);
+    while (static_cast<int>(stacks.size()) < count) {
+        std::vector<int> s = stacks.empty() ? base : stacks[rng() % stacks.size()];
+        const size_t keep = std::min(s.size(), static_cast<size_t>(6 + rng() % 20));
+        s.resize(keep);
+        const size_t depth = 8 + rng() % 33;
+        while (s.size() < depth)
+            s.push_back(static_cast<int>(rng() % static_cast<uint64_t>(vocabulary)));
+        stacks.push_back(std::move(s));
+    }
+    return stacks;
+}
+
+std::string frameLabel(int f)
+{
+    return fmt::format("function_{} (package{}/module_{}.py:{})", f, f % 17, f % 211, 10 + f % 900);
+}
+
+// Zipf-like choice: a few stacks are hot, most are rare.
+size_t pick(std::mt19937_64& rng, size_t n)
+{
+    const double u = std::uniform_real_distribution<double>(0, 1)(rng);
+    return std::min(n - 1, static_cast<size_t>(static_cast<double>(n) * u * u * u));
+}
+
+// The limit: read the file and hash each whole line into a map, single-threaded (no frame splitting).
+double lineHashSeconds(const std::string& path, size_t& distinct)
+{
+    std::FILE* f = std::fopen(path.c_str(), "rb");
+    if (!f) return -1;
+    const auto t0 = Clock::now();
+    std::unordered_map<std::string, int64_t> counts;
+    std::string carry;
+    std::vector<char> buf(16 << 20);
+    size_t n;
+    while ((n = std::fread(buf.data(), 1, buf.size(), f)) > 0) {
+        std::string_view chunk(buf.data(), n);
+        size_t pos = 0;
+        for (size_t nl; (nl = chunk.find('\n', pos)) != std::string_view::npos; pos = nl + 1) {
+            std::string_view line = chunk.substr(pos, nl - pos);
+            if (!carry.empty()) {
+                carry.append(line);
+                line = carry;
+            }
+            const size_t sp = line.rfind(' ');
+            const std::string_view stack = line.substr(0, sp);
+            auto it = counts.find(std::string(stack));
+            if (it == counts.end())
+                counts.emplace(std::string(stack), 1);
+            else
+                ++it->second;
+            carry.clear();
+        }
+        carry.append(chunk.substr(pos));
+    }
+    std::fclose(f);
+    distinct = counts.size();
+    return since(t0);
+}
+
+} // namespace
+
+bool benchStacks(const std::string& dir, bool quick,
+                 const std::function<double(const std::vector<std::string>&)>& runSeconds)
+{
+    std::mt19937_64 rng(42);
+    const int distinct = quick ? 5'000 : 50'000;
+    const int64_t lines = quick ? 200'000 : 2'000'000;
+    const auto stacks = makeStacks(distinct, 4000, rng);
+    std::vector<std::string> labels(4000);
+    for (int f = 0; f < 4000; ++f)
+        labels[static_cast<size_t>(f)] = frameLabel(f);
+
+    // Folded file: every distinct stack once, then repeats (folded files written by hand or concatenated).
+    const std::string folded = dir + "/stacks.folded";
+    {
+        std::FILE* out = std::fopen(folded.c_str(), "wb");
+        if (!out) return false;
+        std::string line;
+        for (int64_t i = 0; i < lines; ++i) {
+            const auto& s = stacks[i < distinct ? static_cast<size_t>(i) : pick(rng, stacks.size())];
+            line.clear();
+            for (size_t k = 0; k < s.size(); ++k) {
+                if (k) line += ';';
+                line += labels[static_cast<size_t>(s[k])];
+            }
+            line += fmt::format(" {}\n", 1 + rng() % 9);
+            std::fwrite(line.data(), 1, line.size(), out);
+        }
+        std::fclose(out);
+    }
+    ::sync();
+    const double mb = static_cast<double>(std::filesystem::file_size(folded)) / 1e6;
+    size_t seen = 0;
+    lineHashSeconds(folded, seen); // warm the page cache
+    const double limitS = lineHashSeconds(folded, seen);
+    const double oursS = runSeconds({"import", "-o", dir + "/folded.runlens", "--format", "folded", folded});
+
+    // Timed samples written through the store directly: threads at 100 Hz, Zipf-chosen stacks.
+    const int64_t samples = quick ? 1'000'000 : 10'000'000;
+    const int threads = 32;
+    const std::string dbPath = dir + "/timed.runlens";
+    double writeS = 0;
+    {
+        auto db = store::RunDatabase::open(dbPath, store::OpenMode::Create);
+        if (!db) return false;
+        const auto t0 = Clock::now();
+        store::RunWriter w(**db);
+        if (!(*db)->begin()) return false;
+        store::ImportRecord rec;
+        rec.path = "bench";
+        rec.contentHash = "bench-timed";
+        rec.format = "bench";
+        auto imp = w.beginImport(rec);
+        auto node = w.node("node0", "option", "UTC");
+        if (!imp || !node) return false;
+        std::vector<int64_t> frameIds(labels.size());
+        for (size_t f = 0; f < labels.size(); ++f) {
+            auto id = w.frame(labels[f], {}, 0, {});
+            if (!id) return false;
+            frameIds[f] = *id;
+        }
+        std::vector<int64_t> leaf(stacks.size());
+        for (size_t i = 0; i < stacks.size(); ++i) {
+            int64_t c = 0;
+            for (int f : stacks[i]) {
+                auto next = w.callsite(c, frameIds[static_cast<size_t>(f)]);
+                if (!next) return false;
+                c = *next;
+            }
+            leaf[i] = c;
+        }
+        const int64_t start = 1'790'000'000'000'000'000;
+        for (int t = 0; t < threads; ++t) {
+            auto tid = w.thread(*node, "python train.py", 1, fmt::format("pt_autograd_{}", t), 100 + t);
+            if (!tid) return false;
+            for (int64_t i = 0; i < samples / threads; ++i)
+                if (!w.stackSample(*tid, leaf[pick(rng, leaf.size())], start + i * 10'000'000, 1, 0.01)) return false;
+        }
+        store::ImportTotals totals;
+        totals.contentHash = rec.contentHash;
+        if (!w.finishImport(totals, store::Diagnostics()) || !(*db)->commit()) return false;
+        writeS = since(t0);
+    }
+    auto db = store::RunDatabase::open(dbPath, store::OpenMode::ReadOnly);
+    if (!db) return false;
+    analysis::FlameSource source(**db, nullptr);
+    analysis::FlameQuery all;
+    auto first = source.tree(all); // loads the catalogue once, as an open view would
+    if (!first) return false;
+    const int64_t start = 1'790'000'000'000'000'000;
+    const int64_t span = samples / threads * 10'000'000;
+    std::vector<double> ms;
+    int64_t checked = 0;
+    for (int k = 0; k < (quick ? 9 : 25); ++k) {
+        analysis::FlameQuery q;
+        if (k > 0) { // k == 0: the whole run
+            const int64_t a = static_cast<int64_t>(rng() % static_cast<uint64_t>(span));
+            const int64_t b = a + static_cast<int64_t>(rng() % static_cast<uint64_t>(span - a));
+            q.window = {start + a, start + b};
+        }
+        const auto t0 = Clock::now();
+        auto tree = source.tree(q);
+        ms.push_back(since(t0) * 1000);
+        if (!tree) return false;
+        if (k == 0) checked = (*tree)->totalSamples();
+    }
+    const double fullMs = ms.front();
+    std::sort(ms.begin(), ms.end());
+    const double medianMs = ms[ms.size() / 2], maxMs = ms.back();
+
+    fmt::print("\nStacks{}:\n\n",
+               quick ? " (quick mode: a tenth of the scale; the targets apply to the full run)" : "");
+    fmt::print("| {:<52} | {:>12} | {:>22} | {:>8} | {:<14} |\n", "measure", "RunLens", "limit", "ratio", "target");
+    fmt::print("|{:-<54}|{:-<14}|{:-<24}|{:-<10}|{:-<16}|\n", "", "", "", "", "");
+    fmt::print("| {:<52} | {:>12.0f} | {:>22.0f} | {:>7.2f}× | {:<14} |\n",
+               fmt::format("folded import MB/s ({} lines, {} stacks, {:.0f} MB)", lines, seen, mb),
+               oursS > 0 ? mb / oursS : 0.0, mb / limitS, oursS > 0 ? (mb / oursS) / (mb / limitS) : 0.0, "≥ 500 MB/s");
+    fmt::print("| {:<52} | {:>12.1f} | {:>22} | {:>8} | {:<14} |\n",
+               fmt::format("write {} timed samples, {} threads (s)", samples, threads), writeS, "", "", "");
+    fmt::print("| {:<52} | {:>12.1f} | {:>22} | {:>8} | {:<14} |\n", "flame tree, whole run (ms)", fullMs, "", "",
+               "≤ 200 ms");
+    fmt::print("| {:<52} | {:>12.1f} | {:>22} | {:>8} | {:<14} |\n", "flame tree, random windows, median (ms)",
+               medianMs, "", "", "≤ 200 ms");
+    fmt::print("| {:<52} | {:>12.1f} | {:>22} | {:>8} | {:<14} |\n", "flame tree, random windows, worst (ms)", maxMs,
+               "", "", "");
+    fmt::print("\nlimit: one thread reading the file and hashing every whole line into a map (no frame splitting)\n");
+    return oursS > 0 && checked == samples / threads * threads;
+}
+
+} // namespace runlens::bench
