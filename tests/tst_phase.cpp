@@ -585,7 +585,14 @@ private Q_SLOTS:
         const double usPerFrame = static_cast<double>(timer.nsecsElapsed()) / 1e3 / static_cast<double>(frames.size());
         qInfo("classify: %.2f us per frame over %zu frames", usPerFrame, frames.size());
         QCOMPARE(other, 2000);
-        QVERIFY2(usPerFrame < 50.0, qPrintable(QString::number(usPerFrame)));
+        // A generous bound that only catches a pathological slowdown (unoptimised and sanitizer builds are ~40x
+        // slower).
+#if defined(__OPTIMIZE__) && !defined(__SANITIZE_ADDRESS__)
+        constexpr double kBoundUs = 50.0;
+#else
+        constexpr double kBoundUs = 2000.0;
+#endif
+        QVERIFY2(usPerFrame < kBoundUs, qPrintable(QString::number(usPerFrame)));
     }
 };
 
