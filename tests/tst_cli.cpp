@@ -483,12 +483,20 @@ private Q_SLOTS:
         QVERIFY2(m.hasMatch() && m.captured(1).toLongLong() > 0 && m.captured(2).toInt() > 0, qPrintable(r.out));
         QCOMPARE(query(db, QStringLiteral("SELECT count(DISTINCT node) FROM series_summary WHERE metric = 'gpu.util'")),
                  QStringLiteral("count(DISTINCT node)\n2\n"));
-        for (const char* frame : {"fetch_sub_module", "_reduce_and_partition_ipg_grads"}) {
+        for (const char* frame : {"fetch_sub_module", "__reduce_and_partition_ipg_grads", "_next_data"}) {
             const QString n = query(db, QStringLiteral("SELECT count(*) FROM frame f JOIN callsite c ON c.frame_id = "
                                                        "f.id WHERE f.name = '%1'")
                                             .arg(QLatin1String(frame)));
             QVERIFY2(n.section(QLatin1Char('\n'), 1, 1).toInt() > 0, frame);
         }
+        // Timed samples (speedscope with startUnixNs) for MainThread and pt_autograd_0 of every rank, all inside
+        // the run's 180 s at 10 Hz.
+        QCOMPARE(
+            query(db, QStringLiteral("SELECT t.name, count(*), count(s.ts_ns), min(s.ts_ns) >= 1793606400000000000, "
+                                     "max(s.ts_ns) < 1793606580000000000 FROM stack_sample s JOIN thread t ON "
+                                     "t.id = s.thread_id GROUP BY t.name ORDER BY t.name")),
+            QStringLiteral("name,count(*),count(s.ts_ns),min(s.ts_ns) >= 1793606400000000000,max(s.ts_ns) < "
+                           "1793606580000000000\nMainThread,7200,7200,1,1\npt_autograd_0,7200,7200,1,1\n"));
 
         // Same seed → byte-identical inputs; the run is replaced, not added to. Another seed → other data.
         const QString csv = out + QStringLiteral("/inputs/node0/nvidia-smi-query.csv");

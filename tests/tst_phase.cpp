@@ -5,7 +5,6 @@
 #include "analysis/phase/phase_classifier.h"
 #include "tests/test_support.h"
 
-#include <QElapsedTimer>
 #include <QFile>
 #include <QTest>
 #include <atomic>
@@ -567,9 +566,10 @@ private Q_SLOTS:
         QVERIFY(checkpointStacks > 0);
     }
 
-    void speed()
+    void manyUserFramesStayOther()
     {
-        // Called once per distinct frame (tens of thousands): a few microseconds each is the budget.
+        // Frames of user code and of generic library paths that no rule names: none is claimed by a pack.
+        // (Classification speed is a benchmark matter, not a unit test.)
         std::vector<OwnedFrame> frames;
         for (int i = 0; i < 2000; ++i) {
             frames.push_back(
@@ -577,15 +577,10 @@ private Q_SLOTS:
             frames.push_back({"forward", "torch/nn/modules/m" + std::to_string(i % 40) + ".py", ""});
             frames.push_back({"c10d::Something" + std::to_string(i) + "::run(int)", "", "libtorch_cpu.so"});
         }
-        QElapsedTimer timer;
-        timer.start();
         int other = 0;
         for (const OwnedFrame& f : frames)
             other += builtIn().classify(f.text()) == Phase::Other ? 1 : 0;
-        const double usPerFrame = static_cast<double>(timer.nsecsElapsed()) / 1e3 / static_cast<double>(frames.size());
-        qInfo("classify: %.2f us per frame over %zu frames", usPerFrame, frames.size());
         QCOMPARE(other, 2000);
-        QVERIFY2(usPerFrame < 50.0, qPrintable(QString::number(usPerFrame)));
     }
 };
 

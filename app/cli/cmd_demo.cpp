@@ -19,26 +19,36 @@ int cmdDemo(const QStringList& args)
                                    QStringLiteral("H"), QStringLiteral("0.5"));
     const QCommandLineOption seed(QStringLiteral("seed"), QStringLiteral("Random seed (default 42)."),
                                   QStringLiteral("SEED"), QStringLiteral("42"));
+    const QCommandLineOption stackRate(QStringLiteral("stack-rate"),
+                                       QStringLiteral("Stack samples per second and thread, as py-spy --rate "
+                                                      "(default 10)."),
+                                       QStringLiteral("HZ"), QStringLiteral("10"));
     const QCommandLineOption output({QStringLiteral("o"), QStringLiteral("output")},
                                     QStringLiteral("Folder to write the run into (default: runlens-demo in the "
                                                    "temporary folder). Its demo.runlens is replaced."),
                                     QStringLiteral("DIR"));
-    parser.addOptions({nodes, gpus, hours, seed, output});
+    parser.addOptions({nodes, gpus, hours, seed, stackRate, output});
     if (auto done = parseCommandLine(parser, args,
-                                     "Write a synthetic multi-node training run in real formats (nvidia-smi CSV per "
-                                     "node, folded stacks per rank), import it and show what it holds. The run is "
-                                     "communication-bound with periodic checkpoint stalls."))
+                                     "Write a synthetic multi-node training run in real formats (nvidia-smi CSV and "
+                                     "exporter scrapes per node, py-spy speedscope stack samples per rank), import it "
+                                     "and show what it holds. The run is communication-bound with periodic "
+                                     "checkpoint stalls."))
         return *done;
 
     DemoSpec spec;
-    bool okNodes = false, okGpus = false, okHours = false, okSeed = false;
+    bool okNodes = false, okGpus = false, okHours = false, okSeed = false, okRate = false;
     spec.nodes = parser.value(nodes).toInt(&okNodes);
     spec.gpusPerNode = parser.value(gpus).toInt(&okGpus);
     spec.hours = parser.value(hours).toDouble(&okHours);
     spec.seed = parser.value(seed).toULongLong(&okSeed);
+    spec.stackRateHz = parser.value(stackRate).toInt(&okRate);
     if (!okNodes || !okGpus || !okHours || !okSeed || spec.nodes < 1 || spec.gpusPerNode < 1 || spec.hours <= 0 ||
         spec.nodes > 1024 || spec.gpusPerNode > 64 || spec.hours > 24 * 30) {
         printError("--nodes, --gpus and --hours need positive numbers (at most 1024 nodes, 64 GPUs, 720 hours)");
+        return kExitUsage;
+    }
+    if (!okRate || spec.stackRateHz < 1 || spec.stackRateHz > 1000) {
+        printError("--stack-rate needs a number of samples per second from 1 to 1000");
         return kExitUsage;
     }
     const std::string dir = parser.isSet(output) ? parser.value(output).toStdString()
@@ -49,8 +59,8 @@ int cmdDemo(const QStringList& args)
     std::filesystem::remove_all(inputs, ec);
     std::filesystem::remove(dbPath, ec);
 
-    fmt::print("Writing a demo run: {} nodes × {} GPUs, {} h at 1 s, seed {} → {}\n", spec.nodes, spec.gpusPerNode,
-               spec.hours, spec.seed, inputs);
+    fmt::print("Writing a demo run: {} nodes × {} GPUs, {} h, metrics at 1 s, stacks at {} Hz, seed {} → {}\n",
+               spec.nodes, spec.gpusPerNode, spec.hours, spec.stackRateHz, spec.seed, inputs);
     auto files = writeDemoRun(spec, inputs);
     if (!files) {
         printError(files.error().toString());

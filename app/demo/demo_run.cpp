@@ -1,5 +1,7 @@
 #include "app/demo/demo_run.h"
 
+#include "app/demo/demo_stacks.h"
+
 #include <algorithm>
 #include <cerrno>
 #include <cmath>
@@ -44,104 +46,6 @@ void civil(int64_t days, int& y, int& m, int& d)
     m = static_cast<int>(mp < 10 ? mp + 3 : mp - 9);
     y = static_cast<int>(static_cast<int64_t>(yoe) + era * 400 + (m <= 2));
 }
-
-struct StackShare
-{
-    const char* thread;
-    const char* frames;
-    double share; // of the thread's samples
-};
-
-constexpr const char* kLoop = "<module> (train.py:12);run_exp (llamafactory/train/tuner.py:92);_training_function "
-                              "(llamafactory/train/tuner.py:67);run_pt (llamafactory/train/pt/workflow.py:64);train "
-                              "(transformers/trainer.py:2245);_inner_training_loop (transformers/trainer.py:2560)";
-
-// Where the training loop and the autograd thread spend their time in a ZeRO-3 run that waits on
-// parameter gathering and gradient reduction.
-constexpr StackShare kSteadyStacks[] = {
-    {"MainThread",
-     "training_step (transformers/trainer.py:3740);compute_loss (transformers/trainer.py:3801);_call_impl "
-     "(torch/nn/modules/module.py:1747);forward (deepspeed/runtime/engine.py:1899);_call_impl "
-     "(torch/nn/modules/module.py:1747);_pre_forward_module_hook (deepspeed/runtime/zero/parameter_offload.py:277);"
-     "pre_sub_module_forward_function (deepspeed/runtime/zero/parameter_offload.py:463);fetch_sub_module "
-     "(deepspeed/runtime/zero/partitioned_param_coordinator.py:324);wait "
-     "(deepspeed/runtime/zero/partition_parameters.py:1029)",
-     0.24},
-    {"MainThread",
-     "training_step (transformers/trainer.py:3740);compute_loss (transformers/trainer.py:3801);_call_impl "
-     "(torch/nn/modules/module.py:1747);forward (deepspeed/runtime/engine.py:1899);_call_impl "
-     "(torch/nn/modules/module.py:1747);forward (transformers/models/llama4/modeling_llama4.py:1108);forward "
-     "(transformers/models/llama4/modeling_llama4.py:652)",
-     0.10},
-    {"MainThread",
-     "training_step (transformers/trainer.py:3761);backward (accelerate/accelerator.py:2246);backward "
-     "(deepspeed/runtime/engine.py:2048);backward (torch/_tensor.py:626);backward "
-     "(torch/autograd/__init__.py:347);_engine_run_backward (torch/autograd/graph.py:823)",
-     0.50},
-    {"MainThread",
-     "_maybe_log_save_evaluate (transformers/trainer.py:3011);step (deepspeed/runtime/engine.py:2213);"
-     "_take_model_step (deepspeed/runtime/engine.py:2119);step (deepspeed/runtime/zero/stage3.py:2090)",
-     0.10},
-    {"MainThread",
-     "__next__ (accelerate/data_loader.py:552);__next__ (torch/utils/data/dataloader.py:708);_next_data "
-     "(torch/utils/data/dataloader.py:764);_get_data (torch/utils/data/dataloader.py:1335)",
-     0.06},
-    {"pt_autograd_0",
-     "__call__ (torch/utils/hooks.py:139);pre_sub_module_backward_function "
-     "(deepspeed/runtime/zero/parameter_offload.py:510);fetch_sub_module "
-     "(deepspeed/runtime/zero/partitioned_param_coordinator.py:324);wait "
-     "(deepspeed/runtime/zero/partition_parameters.py:1029)",
-     0.38},
-    {"pt_autograd_0",
-     "reduce_partition_and_remove_grads (deepspeed/runtime/zero/stage3.py:1155);"
-     "reduce_ready_partitions_and_remove_grads (deepspeed/runtime/zero/stage3.py:1510);"
-     "_reduce_and_partition_ipg_grads (deepspeed/runtime/zero/stage3.py:1241);reduce_scatter_coalesced "
-     "(deepspeed/runtime/comm/coalesced_collectives.py:128);reduce_scatter_tensor "
-     "(torch/distributed/distributed_c10d.py:3961)",
-     0.36},
-    {"pt_autograd_0", "apply (torch/autograd/function.py:306);backward (deepspeed/runtime/zero/linear.py:97)", 0.18},
-    {"pt_autograd_0", "backward (torch/autograd/function.py:306);_run_hooks (deepspeed/runtime/zero/stage3.py:1120)",
-     0.08},
-};
-
-constexpr const char* kCheckpointWriter =
-    "_save_checkpoint (transformers/trainer.py:3180);save_checkpoint (deepspeed/runtime/engine.py:3125);"
-    "_save_zero_checkpoint (deepspeed/runtime/engine.py:3491);save (torch/serialization.py:943);_save "
-    "(torch/serialization.py:1192)";
-constexpr const char* kCheckpointWaiter =
-    "_save_checkpoint (transformers/trainer.py:3180);save_checkpoint (deepspeed/runtime/engine.py:3125);barrier "
-    "(torch/distributed/distributed_c10d.py:4159)";
-
-Status writeFoldedRank(const DemoSpec& spec, int globalRank, const fs::path& file, Random& rng)
-{
-    std::FILE* out = std::fopen(file.string().c_str(), "wb");
-    if (!out) return makeError(ErrorCode::Io, fmt::format("cannot write: {}", std::strerror(errno)), {file.string()});
-    const double seconds = spec.hours * 3600.0;
-    const int checkpoints = static_cast<int>(seconds / spec.checkpointEveryS);
-    const double stallS = static_cast<double>(checkpoints) * spec.checkpointStallS;
-    const double rate = 100.0; // samples per second per thread, py-spy's default
-    const int pid = 4100 + globalRank;
-    const std::string process = fmt::format("process {}:\"python train.py --deepspeed ds_z3_config.json\"", pid);
-    std::string buf;
-    for (const StackShare& s : kSteadyStacks) {
-        const int tid = pid + (std::strcmp(s.thread, "MainThread") == 0 ? 0 : 7);
-        const double jitter = 1.0 + rng.normal(0.04);
-        const auto count = static_cast<int64_t>(std::llround((seconds - stallS) * rate * s.share * jitter));
-        if (count <= 0) continue;
-        buf += fmt::format("{};thread ({}): {};{};{} {}\n", process, tid, s.thread, kLoop, s.frames, count);
-    }
-    const auto ckpt = static_cast<int64_t>(std::llround(stallS * rate));
-    if (ckpt > 0)
-        buf += fmt::format("{};thread ({}): MainThread;{};{} {}\n", process, pid, kLoop,
-                           globalRank == 0 ? kCheckpointWriter : kCheckpointWaiter, ckpt);
-    const bool ok = std::fwrite(buf.data(), 1, buf.size(), out) == buf.size();
-    if (std::fclose(out) != 0 || !ok) return makeError(ErrorCode::Io, "write failed", {file.string()});
-    return okStatus();
-}
-
-} // namespace
-
-namespace {
 
 // Where the run is at time t (seconds from its start): warm-up, a checkpoint stall, or training, and
 // whether a step boundary (a short dip) falls in this sample.
@@ -360,7 +264,6 @@ Expected<std::vector<std::string>> writeDemoRun(const DemoSpec& spec, const std:
     if (spec.nodes < 1 || spec.gpusPerNode < 1 || spec.hours <= 0 || spec.intervalMs < 1)
         return makeError(ErrorCode::Usage, "demo needs at least one node, one GPU, some hours and a positive interval");
     std::vector<std::string> files;
-    Random rng(spec.seed);
     for (int n = 0; n < spec.nodes; ++n) {
         const fs::path nodeDir = fs::path(dir) / fmt::format("node{}", n);
         std::error_code ec;
@@ -393,9 +296,15 @@ Expected<std::vector<std::string>> writeDemoRun(const DemoSpec& spec, const std:
         if (!spec.stacks) continue;
         for (int g = 0; g < spec.gpusPerNode; ++g) {
             const int rank = n * spec.gpusPerNode + g;
-            const fs::path folded = nodeDir / fmt::format("stacks-rank{}.folded", rank);
-            if (Status s = writeFoldedRank(spec, rank, folded, rng); !s) return s.error();
-            files.push_back(folded.string());
+            const fs::path path = nodeDir / fmt::format("stacks-rank{}.speedscope.json", rank);
+            std::FILE* f = std::fopen(path.string().c_str(), "wb");
+            if (!f)
+                return makeError(ErrorCode::Io, fmt::format("cannot write: {}", std::strerror(errno)), {path.string()});
+            auto written = writeDemoSpeedscope(spec, rank, f);
+            const bool ok = std::fclose(f) == 0;
+            if (!written) return written.error();
+            if (!ok) return makeError(ErrorCode::Io, "write failed", {path.string()});
+            files.push_back(path.string());
         }
     }
     return files;

@@ -1,9 +1,9 @@
 #pragma once
 
 // A synthetic multi-node training run written in real formats, for the demo and the benchmarks:
-// per node an nvidia-smi --query-gpu CSV, and per rank a folded stack file with DeepSpeed ZeRO-3-like
-// frames. The run is communication-bound in its steady state (GPU utilization high, power low, the
-// autograd threads waiting in fetch_sub_module and _reduce_and_partition_ipg_grads) with periodic
+// per node an nvidia-smi --query-gpu CSV, and per rank a py-spy speedscope file of timed stack samples with
+// DeepSpeed ZeRO-3 frames (demo_stacks.h). The run is communication-bound in its steady state (GPU utilization high,
+// power low, the autograd threads waiting in fetch_sub_module and __reduce_and_partition_ipg_grads) with periodic
 // checkpoint stalls (utilization and power drop while rank 0 writes). Deterministic for a given seed.
 
 #include "analysis/store/error.h"
@@ -26,7 +26,9 @@ struct DemoSpec
     int checkpointEveryS = 360;      // a checkpoint every 6 minutes
     int checkpointStallS = 25;       // GPUs idle while it is written
     bool stacks = true;
-    bool exporters = true; // dcgm-exporter and node_exporter scrapes (Prometheus text) per node
+    int stackRateHz = 10;    // py-spy --rate (its default is 100; 10 keeps a long run small)
+    int autogradThreads = 1; // pt_autograd_0..N-1 beside MainThread
+    bool exporters = true;   // dcgm-exporter and node_exporter scrapes (Prometheus text) per node
 };
 
 // The nvidia-smi properties written, as in the header of a real capture.

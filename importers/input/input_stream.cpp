@@ -6,6 +6,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <mutex>
 #include <fmt/format.h>
 #include <vector>
 #include <xxhash.h>
@@ -67,6 +68,10 @@ struct InputStream::Block
 struct InputStream::Impl
 {
     BoundedQueue<Block> queue{4};
+    // Block buffers handed back by the consumer, so the reader does not allocate (and the kernel does not
+    // zero fresh pages) for every block.
+    std::mutex poolMutex;
+    std::vector<std::string> pool;
     std::thread reader;
     std::string current;
     bool readerDone = false;
@@ -171,8 +176,16 @@ void InputStream::startReader()
             Block b;
             if (!block)
                 b.error = block.error();
-            else
+            else {
+                {
+                    std::lock_guard lock(d->poolMutex);
+                    if (!d->pool.empty()) {
+                        b.data = std::move(d->pool.back());
+                        d->pool.pop_back();
+                    }
+                }
                 b.data.assign(block->data(), block->size());
+            }
             const bool end = !block || b.data.empty();
             if (!d->queue.push(std::move(b)) || end) return;
         }
@@ -190,6 +203,10 @@ Expected<std::string_view> InputStream::nextBlock()
             d->readerDone = true;
             d->reader.join();
             return *b->error;
+        }
+        if (d->current.capacity() > 0) {
+            std::lock_guard lock(d->poolMutex);
+            if (d->pool.size() < 8) d->pool.push_back(std::move(d->current));
         }
         d->current = std::move(b->data);
         const std::string_view raw(d->current);
