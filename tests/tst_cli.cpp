@@ -493,7 +493,7 @@ private Q_SLOTS:
         // the run's 180 s at 10 Hz.
         QCOMPARE(
             query(db, QStringLiteral("SELECT t.name, count(*), count(s.ts_ns), min(s.ts_ns) >= 1793606400000000000, "
-                                     "max(s.ts_ns) < 1793606580000000000 FROM stack_sample s JOIN thread t ON "
+                                     "max(s.ts_ns) < 1793606580000000000 FROM stack_samples s JOIN thread t ON "
                                      "t.id = s.thread_id GROUP BY t.name ORDER BY t.name")),
             QStringLiteral("name,count(*),count(s.ts_ns),min(s.ts_ns) >= 1793606400000000000,max(s.ts_ns) < "
                            "1793606580000000000\nMainThread,7200,7200,1,1\npt_autograd_0,7200,7200,1,1\n"));

@@ -77,9 +77,9 @@ int cmdDemo(const QStringList& args)
     fmt::print("\nNext, for example:\n"
                "  runlens query {0} \"SELECT node, device, mean_value FROM series_summary WHERE metric = "
                "'gpu.util'\"\n"
-               "  runlens query {0} \"SELECT f.name, sum(s.weight) AS samples FROM stack_sample s JOIN callsite c ON "
-               "c.id = s.callsite_id JOIN frame f ON f.id = c.frame_id GROUP BY f.name ORDER BY samples DESC LIMIT "
-               "5\"\n",
+               "  runlens flame {0} --thread pt_autograd -o autograd.svg\n"
+               "  runlens flame {0} --from +10m --to +11m --phase comm -o - | sort -k2 -n | tail\n"
+               "  runlens query {0} \"SELECT thread, samples, first_ns, last_ns FROM stack_summary\"\n",
                dbPath);
     return kExitOk;
 }

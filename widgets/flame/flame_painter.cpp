@@ -215,7 +215,9 @@ std::string renderFlameSvg(const FlameTree& tree, int32_t focus, int width, cons
 {
     const FlameLayout layout = analysis::layoutFlame(tree, focus, 1.0 / std::max(1, width - 2 * kMargin));
     const int height = flameHeight(layout, o);
-    const double charWidth = o.pointSize * 0.62; // DejaVu Sans at this size, for eliding without a font engine
+    // Average advance of DejaVu Sans (about 0.62 em; the size is in points, 4/3 px each), for eliding labels
+    // without a font engine.
+    const double charWidth = o.pointSize * 4.0 / 3.0 * 0.62;
     std::string out = fmt::format(
         "<?xml version=\"1.0\" standalone=\"no\"?>\n<svg version=\"1.1\" width=\"{0}\" height=\"{1}\" "
         "viewBox=\"0 0 {0} {1}\" xmlns=\"http://www.w3.org/2000/svg\" font-family=\"DejaVu Sans, Verdana, sans-serif\" "
@@ -246,6 +248,24 @@ std::string renderFlameSvg(const FlameTree& tree, int32_t focus, int width, cons
                                r.ancestor ? "#555555" : "#101010", xmlEscape(shown));
         }
         out += "</g>\n";
+    }
+    if (o.colors == FlameColors::Phase) {
+        std::array<int64_t, analysis::kPhaseCount> self{};
+        const int32_t end = tree.subtreeEnd(layout.focus);
+        for (int32_t i = layout.focus; i < end; ++i)
+            self[static_cast<size_t>(tree.node(i).phase)] += tree.node(i).selfSamples;
+        const double total = static_cast<double>(std::max<int64_t>(tree.node(layout.focus).samples, 1));
+        double x = kMargin;
+        const int ly = y + layout.rows * o.rowHeight + kMargin;
+        for (int k = analysis::kPhaseCount - 1; k >= 0; --k) {
+            const auto phase = static_cast<Phase>(k);
+            const std::string text = fmt::format("{} {:.1f} %", analysis::phaseName(phase),
+                                                 100.0 * static_cast<double>(self[static_cast<size_t>(k)]) / total);
+            out += fmt::format("<rect x=\"{:.0f}\" y=\"{}\" width=\"12\" height=\"12\" fill=\"{}\"/><text x=\"{:.0f}\" "
+                               "y=\"{}\" fill=\"#202020\">{}</text>\n",
+                               x, ly + 4, hex(phaseColor(phase)), x + 16, ly + 14, text);
+            x += 16 + static_cast<double>(text.size()) * charWidth + 16;
+        }
     }
     out += "</svg>\n";
     return out;
