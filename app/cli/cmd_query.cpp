@@ -18,11 +18,14 @@ constexpr const char* kViews = R"(
 Stable views (documented in README.md):
   series_summary(node, device, metric, unit, points, first_ns, last_ns, missing_points, min_value, max_value,
                  mean_value, raw_name)
-  stack_summary(node, process, thread, samples, total_weight, pid, tid, untimed_rows)
+  stack_summary(node, process, thread, samples, total_weight, pid, tid, untimed_rows, first_ns, last_ns)
   import_log(path, format, node, rows, diagnostics, status, points, samples, size_bytes, content_hash, ...)
   import_diagnostic(path, kind, file, line, column, message, import_id)
   series_points(node, device, metric, ts_ns, value, missing, token, series_id)   -- decoded points; filter
                  on node/device/metric/ts_ns to read only what you need
+  stack_samples(node, process, thread, ts_ns, callsite_id, sample_count, weight, thread_id, import_id)
+                 -- every stack sample (ts_ns NULL for untimed stacks); callsite(id, parent_id, frame_id,
+                 depth) and frame(id, name, file, line, module) give the call paths
 )";
 
 } // namespace
