@@ -165,13 +165,14 @@ void TestFlame::foldedRoundTrip()
 
 void TestFlame::windowsSelectTheirSamples()
 {
-    // A speedscope profile: 3000 samples 10 ms apart, stacks cycling through three paths.
+    // A speedscope profile: 3000 samples 100 ms apart (5 min: several 2^36 ns buckets and chunks), stacks cycling
+    // through three paths.
     QTemporaryDir dir;
     const int64_t start = 1'790'000'000'000'000'000;
     std::string samples, weights;
     for (int i = 0; i < 3000; ++i) {
         samples += std::string(i ? "," : "") + (i % 3 == 0 ? "[0,1]" : i % 3 == 1 ? "[0,2]" : "[0,1,3]");
-        weights += std::string(i ? "," : "") + "10";
+        weights += std::string(i ? "," : "") + "100";
     }
     const std::string json = fmt::format(
         R"({{"$schema": "https://www.speedscope.app/file-format-schema.json", "shared": {{"frames": [
@@ -180,7 +181,7 @@ void TestFlame::windowsSelectTheirSamples()
         {{"name": "_next_data", "file": "torch/utils/data/dataloader.py", "line": 3}},
         {{"name": "all_reduce", "file": "torch/distributed/distributed_c10d.py", "line": 4}}]}},
         "profiles": [{{"type": "sampled", "name": "Thread 5 \"MainThread\"", "unit": "milliseconds",
-        "startValue": 0, "endValue": 30000, "startUnixNs": {}, "samples": [{}], "weights": [{}]}}]}})",
+        "startValue": 0, "endValue": 300000, "startUnixNs": {}, "samples": [{}], "weights": [{}]}}]}})",
         start, samples, weights);
     const std::string path = test::writeFile(dir, QStringLiteral("s.speedscope.json"), json);
     Run run = importAll(dir.filePath(QStringLiteral("r.runlens")).toStdString(), {path});
@@ -191,9 +192,12 @@ void TestFlame::windowsSelectTheirSamples()
     const int64_t first = *threads->front().firstNs; // placement as the importer decided it
     std::mt19937 rng(7);
     for (int k = 0; k < 60; ++k) {
-        const int a = static_cast<int>(rng() % 3000), b = a + static_cast<int>(rng() % (3000 - a));
+        int a = static_cast<int>(rng() % 3000), b = a + static_cast<int>(rng() % (3000 - a));
+        if (k % 4 == 1) a = 0; // windows from the first sample and to the last one use buckets that stick out
+        if (k % 4 == 2) b = 2999;
+        if (k == 3) a = 0, b = 2999;
         FlameQuery q;
-        q.window = {first + a * 10'000'000LL, first + b * 10'000'000LL};
+        q.window = {first + a * 100'000'000LL, first + b * 100'000'000LL};
         auto tree = source.tree(q);
         QVERIFY(tree);
         QCOMPARE((*tree)->totalSamples(), int64_t{b - a + 1});

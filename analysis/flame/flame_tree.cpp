@@ -117,6 +117,7 @@ class FlameTreeBuilder
 public:
     // Adds one selection of per-callsite self totals under the parent node `under` (root or a thread node).
     static void build(FlameTree& tree, const store::StackCatalog& cat, const std::vector<Phase>* phases,
+                      const std::vector<int32_t>& frameRank,
                       const std::vector<std::pair<std::vector<std::string>, const store::CallsiteSums*>>& groups)
     {
         std::map<std::pair<int32_t, std::string>, int32_t> synthetic; // (parent node, label) -> node
@@ -171,10 +172,10 @@ public:
                 if (samples[c] != 0 || weight[c] != 0)
                     childList[static_cast<size_t>(fill[static_cast<size_t>(cat.parent[c])]++)] =
                         static_cast<int32_t>(c);
-            const auto labelOf = [&](int32_t c) {
-                const store::FrameInfo& f = cat.frames[static_cast<size_t>(cat.frame[static_cast<size_t>(c)])];
-                return std::tie(f.name, f.file, f.line, f.module);
+            const auto rankOf = [&](int32_t c) {
+                return frameRank[static_cast<size_t>(cat.frame[static_cast<size_t>(c)])];
             };
+            tree.m_nodes.reserve(tree.m_nodes.size() + childList.size() + 1);
             // Depth-first, iterative; children in label order.
             struct Item
             {
@@ -185,7 +186,7 @@ public:
             const auto pushChildren = [&](int32_t callsite, int32_t parentNode) {
                 auto b = childList.begin() + childStart[static_cast<size_t>(callsite)];
                 auto e = childList.begin() + childStart[static_cast<size_t>(callsite) + 1];
-                std::sort(b, e, [&](int32_t x, int32_t y) { return labelOf(x) > labelOf(y); }); // reversed: a stack
+                std::sort(b, e, [&](int32_t x, int32_t y) { return rankOf(x) > rankOf(y); }); // reversed: a stack
                 for (auto it = b; it != e; ++it)
                     stack.push_back({*it, parentNode});
             };
@@ -353,7 +354,22 @@ Expected<std::shared_ptr<const FlameTree>> FlameSource::tree(const FlameQuery& q
         refs.emplace_back(label, &totals.self);
         tree->m_untimedSamples += totals.untimedSamples;
     }
-    FlameTreeBuilder::build(*tree, **cat, phases->get(), refs);
+    if (m_rankCatalog != *cat) {
+        // Frames in label order once per catalogue, so sibling order costs an integer comparison.
+        const auto& frames = (*cat)->frames;
+        std::vector<int32_t> order(frames.size());
+        std::iota(order.begin(), order.end(), 0);
+        std::sort(order.begin(), order.end(), [&](int32_t a, int32_t b) {
+            const store::FrameInfo& x = frames[static_cast<size_t>(a)];
+            const store::FrameInfo& y = frames[static_cast<size_t>(b)];
+            return std::tie(x.name, x.file, x.line, x.module) < std::tie(y.name, y.file, y.line, y.module);
+        });
+        m_frameRank.assign(frames.size(), 0);
+        for (size_t i = 0; i < order.size(); ++i)
+            m_frameRank[static_cast<size_t>(order[i])] = static_cast<int32_t>(i);
+        m_rankCatalog = *cat;
+    }
+    FlameTreeBuilder::build(*tree, **cat, phases->get(), m_frameRank, refs);
     return std::shared_ptr<const FlameTree>(std::move(tree));
 }
 

@@ -202,7 +202,13 @@ Status StackReader::addThread(const StackThreadInfo& t, TimeWindow window, Stack
     for (auto level = kStackBucketLevels.rbegin(); level != kStackBucketLevels.rend(); ++level) {
         std::vector<Interval> rest;
         for (const Interval& iv : open) {
-            const int64_t a = ceilTo(iv.lo, *level), b = floorTo(iv.hi, *level);
+            // A bucket counts when every sample it holds is inside the window: its extent cut to the thread's own
+            // range must lie within the interval (so at the thread's first and last sample a bucket that sticks
+            // out past them still counts).
+            const int64_t a =
+                iv.lo == lo && lo == *t.firstNs - t.clockOffsetNs ? floorTo(iv.lo, *level) : ceilTo(iv.lo, *level);
+            const int64_t b = iv.hi == hiIncl + 1 && hiIncl == *t.lastNs - t.clockOffsetNs ? ceilTo(iv.hi, *level)
+                                                                                           : floorTo(iv.hi, *level);
             if (a >= b) {
                 rest.push_back(iv);
                 continue;
