@@ -168,7 +168,7 @@ CREATE TABLE stack_chunk (
 ) WITHOUT ROWID;
 
 -- Pre-aggregated per-callsite totals of one thread's timed samples over aligned time buckets
--- [start_ns, start_ns + 2^width_log2) (widths 2^36, 2^40, 2^44 ns), over every import.
+-- [start_ns, start_ns + 2^width_log2) (widths 2^34, 2^36, ..., 2^44 ns; see stack_writer.h), over every import.
 CREATE TABLE stack_bucket (
     thread_id INTEGER NOT NULL REFERENCES thread(id),
     width_log2 INTEGER NOT NULL,

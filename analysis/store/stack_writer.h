@@ -2,7 +2,7 @@
 
 // Writes timed stack samples of one import: buffered per thread into stack_chunk rows of up to
 // kStackChunkSamples (with their per-callsite totals), and summed into the pre-aggregated stack_bucket rows
-// (aligned time buckets of 2^36, 2^40 and 2^44 ns per thread, merged with what earlier imports stored), so
+// (aligned time buckets of 2^34 to 2^44 ns per thread, merged with what earlier imports stored), so
 // that a window query reads whole buckets and chunk totals and decodes samples only at the window's edges.
 
 #include "analysis/store/error.h"
@@ -17,8 +17,10 @@
 
 namespace runlens::store {
 
-// Bucket widths as powers of two nanoseconds: ~68.7 s, ~18.3 min, ~4.9 h.
-inline constexpr std::array<int, 3> kStackBucketLevels = {36, 40, 44};
+// Bucket widths as powers of two nanoseconds: ~17 s, ~69 s, ~4.6 min, ~18 min, ~73 min, ~4.9 h.
+// The levels are part of the schema: a file holds buckets of exactly these widths (changing them needs a new
+// schema version, since a missing bucket row means "no samples there").
+inline constexpr std::array<int, 6> kStackBucketLevels = {34, 36, 38, 40, 42, 44};
 
 class StackChunkWriter
 {

@@ -11,6 +11,8 @@
 #include <map>
 #include <optional>
 #include <simdjson.h>
+#include <unordered_map>
+#include <xxhash.h>
 #include <string>
 #include <vector>
 
@@ -108,6 +110,12 @@ std::optional<double> number(sj::simdjson_result<dom::element> e)
     return v;
 }
 
+struct StackKeyHash
+{
+    using is_transparent = void;
+    size_t operator()(std::string_view s) const { return XXH3_64bits(s.data(), s.size()); }
+};
+
 class Reader
 {
 public:
@@ -138,6 +146,7 @@ private:
     std::vector<dom::object> m_frames;
     std::vector<int64_t> m_frameIds; // 0 = not written yet
     std::map<std::pair<int64_t, size_t>, int64_t> m_callsites;
+    std::unordered_map<std::string, int64_t, StackKeyHash, std::equal_to<>> m_stackSites; // frame indices -> leaf
     int64_t m_thread = 0;
     Unit m_unit{"none", 0};
     std::optional<int64_t> m_start;
@@ -174,11 +183,18 @@ Expected<int64_t> Reader::callsite(int64_t parent, size_t frameIndex)
 
 Status Reader::emit(const std::vector<size_t>& stack, std::optional<int64_t> ts, double weight)
 {
+    // Samples repeat a few distinct stacks: look the whole stack up once, frame by frame only when it is new.
+    const std::string_view key(reinterpret_cast<const char*>(stack.data()), stack.size() * sizeof(size_t));
     int64_t site = 0;
-    for (const size_t f : stack) {
-        auto next = callsite(site, f);
-        if (!next) return next.error();
-        site = *next;
+    if (auto known = m_stackSites.find(key); known != m_stackSites.end()) {
+        site = known->second;
+    } else {
+        for (const size_t f : stack) {
+            auto next = callsite(site, f);
+            if (!next) return next.error();
+            site = *next;
+        }
+        m_stackSites.emplace(std::string(key), site);
     }
     if (++m_samples % kCheckpointEvery == 0)
         if (Status s = m_ctx.checkpoint(); !s) return s;
