@@ -36,9 +36,7 @@ Status RunWriter::prepare()
         {&m_insSample, "INSERT INTO stack_sample(thread_id, callsite_id, ts_ns, sample_count, weight, import_id) "
                        "VALUES (?,?,?,?,?,?)"},
         {&m_insFrame, "INSERT INTO frame(name, file, line, module) VALUES (?,?,?,?)"},
-        {&m_selFrame, "SELECT id FROM frame WHERE name = ? AND file = ? AND line = ? AND module = ?"},
         {&m_insCallsite, "INSERT INTO callsite(parent_id, frame_id, depth) VALUES (?,?,?)"},
-        {&m_selCallsite, "SELECT id, depth FROM callsite WHERE parent_id = ? AND frame_id = ?"},
     };
     for (const auto& s : all) {
         auto st = Statement::prepare(h, s.sql);
@@ -304,24 +302,42 @@ int64_t RunWriter::pointsWritten() const
     return n;
 }
 
+Status RunWriter::loadStacks()
+{
+    // The frames and call paths already in the file, once: new ones then need no lookup query each.
+    if (m_stacksLoaded) return okStatus();
+    sqlite3* h = m_db.handle();
+    auto fr = Statement::prepare(h, "SELECT id, name, file, line, module FROM frame");
+    if (!fr) return fr.error();
+    for (;;) {
+        auto row = fr->step();
+        if (!row) return row.error();
+        if (!*row) break;
+        m_frames.emplace(std::make_tuple(fr->text(1), fr->text(2), fr->int64(3), fr->text(4)), fr->int64(0));
+    }
+    auto cs = Statement::prepare(h, "SELECT id, parent_id, frame_id, depth FROM callsite");
+    if (!cs) return cs.error();
+    for (;;) {
+        auto row = cs->step();
+        if (!row) return row.error();
+        if (!*row) break;
+        const uint64_t key = (static_cast<uint64_t>(cs->int64(1)) << 32) | static_cast<uint64_t>(cs->int64(2));
+        m_callsites.emplace(key, cs->int64(0));
+        m_callsiteDepth.emplace(cs->int64(0), static_cast<int>(cs->int64(3)));
+    }
+    m_stacksLoaded = true;
+    return okStatus();
+}
+
 Expected<int64_t> RunWriter::frame(std::string_view name, std::string_view file, int64_t line, std::string_view module)
 {
+    if (Status s = loadStacks(); !s) return s.error();
     auto key = std::make_tuple(std::string(name), std::string(file), line, std::string(module));
     if (auto it = m_frames.find(key); it != m_frames.end()) return it->second;
     if (Status s = prepare(); !s) return s.error();
-    m_selFrame.bind(1, name).bind(2, file).bind(3, line).bind(4, module);
-    auto row = m_selFrame.step();
-    if (!row) return row.error();
-    int64_t id;
-    if (*row) {
-        id = m_selFrame.int64(0);
-        m_selFrame.reset();
-    } else {
-        m_selFrame.reset();
-        m_insFrame.bind(1, name).bind(2, file).bind(3, line).bind(4, module);
-        if (Status s = m_insFrame.exec(); !s) return s.error();
-        id = sqlite3_last_insert_rowid(m_db.handle());
-    }
+    m_insFrame.bind(1, name).bind(2, file).bind(3, line).bind(4, module);
+    if (Status s = m_insFrame.exec(); !s) return s.error();
+    const int64_t id = sqlite3_last_insert_rowid(m_db.handle());
     m_frames.emplace(std::move(key), id);
     return id;
 }
@@ -330,37 +346,18 @@ Expected<int64_t> RunWriter::callsite(int64_t parentId, int64_t frameId)
 {
     const uint64_t key = (static_cast<uint64_t>(parentId) << 32) | static_cast<uint64_t>(frameId);
     if (auto it = m_callsites.find(key); it != m_callsites.end()) return it->second;
+    if (Status s = loadStacks(); !s) return s.error();
+    if (auto it = m_callsites.find(key); it != m_callsites.end()) return it->second;
     if (Status s = prepare(); !s) return s.error();
-    m_selCallsite.bind(1, parentId).bind(2, frameId);
-    auto row = m_selCallsite.step();
-    if (!row) return row.error();
-    int64_t id;
-    int depth;
-    if (*row) {
-        id = m_selCallsite.int64(0);
-        depth = static_cast<int>(m_selCallsite.int64(1));
-        m_selCallsite.reset();
-    } else {
-        m_selCallsite.reset();
-        depth = 0;
-        if (parentId != 0) {
-            auto it = m_callsiteDepth.find(parentId);
-            if (it != m_callsiteDepth.end()) {
-                depth = it->second + 1;
-            } else {
-                auto st = Statement::prepare(m_db.handle(), "SELECT depth FROM callsite WHERE id = ?");
-                if (!st) return st.error();
-                st->bind(1, parentId);
-                auto r = st->step();
-                if (!r) return r.error();
-                if (!*r) return makeError(ErrorCode::Database, fmt::format("no callsite {}", parentId));
-                depth = static_cast<int>(st->int64(0)) + 1;
-            }
-        }
-        m_insCallsite.bind(1, parentId).bind(2, frameId).bind(3, depth);
-        if (Status s = m_insCallsite.exec(); !s) return s.error();
-        id = sqlite3_last_insert_rowid(m_db.handle());
+    int depth = 0;
+    if (parentId != 0) {
+        auto it = m_callsiteDepth.find(parentId);
+        if (it == m_callsiteDepth.end()) return makeError(ErrorCode::Database, fmt::format("no callsite {}", parentId));
+        depth = it->second + 1;
     }
+    m_insCallsite.bind(1, parentId).bind(2, frameId).bind(3, depth);
+    if (Status s = m_insCallsite.exec(); !s) return s.error();
+    const int64_t id = sqlite3_last_insert_rowid(m_db.handle());
     m_callsites.emplace(key, id);
     m_callsiteDepth.emplace(id, depth);
     return id;

@@ -147,6 +147,7 @@ private:
     };
 
     Status prepare();
+    Status loadStacks();
     Status flush(SeriesSink& sink);
     Status dropStoredTimestamps(SeriesSink& sink);
     Status insertChunk(EncodedChunk& chunk);
@@ -163,7 +164,7 @@ private:
     int64_t m_importId = 0;
     std::string m_format; // of the current import: series are kept apart per source format
     int64_t m_duplicatesDropped = 0;
-    Statement m_insChunk, m_insSample, m_insFrame, m_selFrame, m_insCallsite, m_selCallsite;
+    Statement m_insChunk, m_insSample, m_insFrame, m_insCallsite;
     std::map<std::tuple<int64_t, std::string, std::string>, std::unique_ptr<SeriesSink>> m_series;
     std::map<std::string, int64_t, std::less<>> m_nodes;
     std::map<std::tuple<int64_t, std::string, std::string>, int64_t> m_devices;
@@ -172,6 +173,7 @@ private:
     std::unordered_map<int64_t, int> m_callsiteDepth;
     std::map<std::tuple<int64_t, std::string, int64_t, std::string, int64_t>, int64_t> m_threads;
     int64_t m_samplesWritten = 0;
+    bool m_stacksLoaded = false;
     std::unique_ptr<StackChunkWriter> m_stacks;
 };
 
