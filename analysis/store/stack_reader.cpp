@@ -48,6 +48,12 @@ Error cancelled()
     return makeError(ErrorCode::Cancelled, "cancelled");
 }
 
+// A sample or untimed stack whose callsite is not in the catalogue: the file is damaged.
+Error unknownCallsite(int64_t id)
+{
+    return makeError(ErrorCode::Database, fmt::format("corrupt stack data: callsite {} does not exist", id));
+}
+
 } // namespace
 
 struct StackReader::Statements
@@ -188,7 +194,8 @@ Expected<std::shared_ptr<const StackCatalog>> StackReader::catalog()
     return m_catalog;
 }
 
-Status StackReader::addThread(const StackThreadInfo& t, TimeWindow window, StackWindowTotals& out)
+Status StackReader::addThread(const StackThreadInfo& t, TimeWindow window, int64_t callsiteCount,
+                              StackWindowTotals& out)
 {
     if (!t.firstNs || t.timedSamples == 0) return okStatus();
     // The window in stored time, cut to the thread's own range.
@@ -197,7 +204,7 @@ Status StackReader::addThread(const StackThreadInfo& t, TimeWindow window, Stack
     if (lo > hiIncl) return okStatus();
     std::vector<Interval> open{{lo, hiIncl + 1}};
     const auto addBlobTotals = [&](const Statement& st, int col) {
-        return addCallsiteTotals(st.blob(col), st.blobSize(col), out.self);
+        return addCallsiteTotals(st.blob(col), st.blobSize(col), out.self, callsiteCount);
     };
     for (auto level = kStackBucketLevels.rbegin(); level != kStackBucketLevels.rend(); ++level) {
         std::vector<Interval> rest;
@@ -255,8 +262,14 @@ Status StackReader::addThread(const StackThreadInfo& t, TimeWindow window, Stack
                 return samples.error();
             }
             ++out.chunksDecoded;
-            for (const StackSample& s : *samples)
-                if (s.tsNs >= iv.lo && s.tsNs < iv.hi) out.self.add(s.callsiteId, s.count, s.weight);
+            for (const StackSample& s : *samples) {
+                if (s.tsNs < iv.lo || s.tsNs >= iv.hi) continue;
+                if (s.callsiteId < 0 || s.callsiteId >= callsiteCount) {
+                    q.reset();
+                    return unknownCallsite(s.callsiteId);
+                }
+                out.self.add(s.callsiteId, s.count, s.weight);
+            }
         }
         q.reset();
     }
@@ -270,12 +283,13 @@ Expected<StackWindowTotals> StackReader::totals(const std::vector<int64_t>& thre
     if (!cat) return cat.error();
     if (Status s = prepare(); !s) return s.error();
     StackWindowTotals out;
+    const auto callsites = static_cast<int64_t>((*cat)->callsiteCount());
     out.self.samples.assign((*cat)->callsiteCount(), 0);
     out.self.weight.assign((*cat)->callsiteCount(), 0.0);
     for (const StackThreadInfo& t : (*cat)->threads) {
         if (!threadIds.empty() && std::find(threadIds.begin(), threadIds.end(), t.id) == threadIds.end()) continue;
         if (cancel && cancel->load(std::memory_order_relaxed)) return cancelled();
-        if (Status s = addThread(t, window, out); !s) return s.error();
+        if (Status s = addThread(t, window, callsites, out); !s) return s.error();
         if (includeUntimed && t.untimedSamples > 0) {
             Statement& q = m_st->untimed;
             q.bind(1, t.id);
@@ -286,7 +300,12 @@ Expected<StackWindowTotals> StackReader::totals(const std::vector<int64_t>& thre
                     return row.error();
                 }
                 if (!*row) break;
-                out.self.add(q.int64(0), q.int64(1), q.real(2));
+                const int64_t site = q.int64(0);
+                if (site < 0 || site >= callsites) {
+                    q.reset();
+                    return unknownCallsite(site);
+                }
+                out.self.add(site, q.int64(1), q.real(2));
                 out.untimedSamples += q.int64(1);
             }
             q.reset();

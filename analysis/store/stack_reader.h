@@ -86,7 +86,7 @@ public:
     Expected<std::vector<StackSample>> samples(int64_t threadId, TimeWindow window);
 
 private:
-    Status addThread(const StackThreadInfo& t, TimeWindow window, StackWindowTotals& out);
+    Status addThread(const StackThreadInfo& t, TimeWindow window, int64_t callsiteCount, StackWindowTotals& out);
     Status prepare();
 
     RunDatabase& m_db;
