@@ -152,12 +152,17 @@ Expected<std::vector<StackThreadInfo>> StackReader::threads()
 Expected<std::shared_ptr<const StackCatalog>> StackReader::catalog()
 {
     sqlite3* h = m_db.handle();
-    auto count = Statement::prepare(h, "SELECT coalesce(max(id), 0), (SELECT count(*) FROM thread) FROM callsite");
+    // Reloaded whenever the file changed since: a commit by another connection moves data_version, a change on
+    // this one (a later import, a clock offset set) moves its total change count.
+    auto version = Statement::prepare(h, "PRAGMA data_version");
+    if (!version) return version.error();
+    if (auto r = version->step(); !r) return r.error();
+    const std::pair<int64_t, int64_t> signature{version->int64(0), sqlite3_total_changes64(h)};
+    if (m_catalog && signature == m_catalogVersion) return m_catalog;
+
+    auto count = Statement::prepare(h, "SELECT coalesce(max(id), 0) FROM callsite");
     if (!count) return count.error();
     if (auto r = count->step(); !r) return r.error();
-    const int64_t signature = count->int64(0) * 1000003 + count->int64(1);
-    if (m_catalog && signature == m_catalogCallsites) return m_catalog;
-
     auto cat = std::make_shared<StackCatalog>();
     const auto n = static_cast<size_t>(count->int64(0)) + 1;
     cat->parent.assign(n, 0);
@@ -189,7 +194,7 @@ Expected<std::shared_ptr<const StackCatalog>> StackReader::catalog()
     if (!threads) return threads.error();
     cat->threads = std::move(*threads);
     m_catalog = std::move(cat);
-    m_catalogCallsites = signature;
+    m_catalogVersion = signature;
     m_prepared = false; // chunk spans may have changed with the data
     return m_catalog;
 }

@@ -15,6 +15,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace runlens::store {
@@ -91,7 +92,7 @@ private:
 
     RunDatabase& m_db;
     std::shared_ptr<const StackCatalog> m_catalog;
-    int64_t m_catalogCallsites = -1;
+    std::pair<int64_t, int64_t> m_catalogVersion{-1, -1}; // data_version and total changes when loaded
     bool m_prepared = false;
     struct Statements;
     std::shared_ptr<Statements> m_st;
