@@ -4,6 +4,7 @@
 
 #include <cstring>
 #include <fmt/format.h>
+#include <limits>
 #include <zstd.h>
 
 namespace runlens::store {
@@ -108,7 +109,7 @@ std::string encodeCallsiteTotals(const std::vector<CallsiteTotal>& totals)
 }
 
 namespace {
-template <typename F> Status forEachTotal(const void* data, size_t size, F&& f)
+template <typename F> Status forEachTotal(const void* data, size_t size, int64_t idLimit, F&& f)
 {
     Cursor c(static_cast<const uint8_t*>(data), size);
     uint64_t version = 0, count = 0;
@@ -119,6 +120,9 @@ template <typename F> Status forEachTotal(const void* data, size_t size, F&& f)
         uint64_t delta = 0, samples = 0;
         double weight = 0;
         if (!c.varint(delta) || !c.varint(samples) || !readDouble(c, weight)) return corrupt("truncated summary");
+        // Ascending, each id once, and below idLimit (0 <= id < idLimit, so the subtraction cannot overflow).
+        if ((i > 0 && delta == 0) || delta >= static_cast<uint64_t>(idLimit - id))
+            return corrupt("summary callsite id out of range");
         id += static_cast<int64_t>(delta);
         f(id, static_cast<int64_t>(samples), weight);
     }
@@ -127,16 +131,16 @@ template <typename F> Status forEachTotal(const void* data, size_t size, F&& f)
 }
 } // namespace
 
-Status addCallsiteTotals(const void* data, size_t size, CallsiteSums& sums)
+Status addCallsiteTotals(const void* data, size_t size, CallsiteSums& sums, int64_t callsiteCount)
 {
-    return forEachTotal(data, size, [&](int64_t id, int64_t n, double w) { sums.add(id, n, w); });
+    return forEachTotal(data, size, callsiteCount, [&](int64_t id, int64_t n, double w) { sums.add(id, n, w); });
 }
 
 Expected<std::vector<CallsiteTotal>> decodeCallsiteTotals(const void* data, size_t size)
 {
     std::vector<CallsiteTotal> out;
-    if (Status s = forEachTotal(data, size, [&](int64_t id, int64_t n, double w) { out.push_back({id, n, w}); }); !s)
-        return s.error();
+    const auto add = [&](int64_t id, int64_t n, double w) { out.push_back({id, n, w}); };
+    if (Status s = forEachTotal(data, size, std::numeric_limits<int64_t>::max(), add); !s) return s.error();
     return out;
 }
 

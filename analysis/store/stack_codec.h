@@ -58,8 +58,9 @@ Expected<std::vector<StackSample>> decodeStackSamples(const void* data, size_t s
 
 // Encodes totals sorted by callsite id (each id once).
 std::string encodeCallsiteTotals(const std::vector<CallsiteTotal>& totals);
-// Adds every total of a summary BLOB to sums.
-Status addCallsiteTotals(const void* data, size_t size, CallsiteSums& sums);
+// Adds every total of a summary BLOB to sums. Ids ascend, each once, and are below callsiteCount (the callsites
+// that exist): any other id is a corrupt summary, so sums never grow for an id the bytes made up.
+Status addCallsiteTotals(const void* data, size_t size, CallsiteSums& sums, int64_t callsiteCount);
 Expected<std::vector<CallsiteTotal>> decodeCallsiteTotals(const void* data, size_t size);
 
 } // namespace runlens::store

@@ -48,6 +48,12 @@ Error cancelled()
     return makeError(ErrorCode::Cancelled, "cancelled");
 }
 
+// A sample or untimed stack whose callsite is not in the catalogue: the file is damaged.
+Error unknownCallsite(int64_t id)
+{
+    return makeError(ErrorCode::Database, fmt::format("corrupt stack data: callsite {} does not exist", id));
+}
+
 } // namespace
 
 struct StackReader::Statements
@@ -146,12 +152,17 @@ Expected<std::vector<StackThreadInfo>> StackReader::threads()
 Expected<std::shared_ptr<const StackCatalog>> StackReader::catalog()
 {
     sqlite3* h = m_db.handle();
-    auto count = Statement::prepare(h, "SELECT coalesce(max(id), 0), (SELECT count(*) FROM thread) FROM callsite");
+    // Reloaded whenever the file changed since: a commit by another connection moves data_version, a change on
+    // this one (a later import, a clock offset set) moves its total change count.
+    auto version = Statement::prepare(h, "PRAGMA data_version");
+    if (!version) return version.error();
+    if (auto r = version->step(); !r) return r.error();
+    const std::pair<int64_t, int64_t> signature{version->int64(0), sqlite3_total_changes64(h)};
+    if (m_catalog && signature == m_catalogVersion) return m_catalog;
+
+    auto count = Statement::prepare(h, "SELECT coalesce(max(id), 0) FROM callsite");
     if (!count) return count.error();
     if (auto r = count->step(); !r) return r.error();
-    const int64_t signature = count->int64(0) * 1000003 + count->int64(1);
-    if (m_catalog && signature == m_catalogCallsites) return m_catalog;
-
     auto cat = std::make_shared<StackCatalog>();
     const auto n = static_cast<size_t>(count->int64(0)) + 1;
     cat->parent.assign(n, 0);
@@ -183,12 +194,13 @@ Expected<std::shared_ptr<const StackCatalog>> StackReader::catalog()
     if (!threads) return threads.error();
     cat->threads = std::move(*threads);
     m_catalog = std::move(cat);
-    m_catalogCallsites = signature;
+    m_catalogVersion = signature;
     m_prepared = false; // chunk spans may have changed with the data
     return m_catalog;
 }
 
-Status StackReader::addThread(const StackThreadInfo& t, TimeWindow window, StackWindowTotals& out)
+Status StackReader::addThread(const StackThreadInfo& t, TimeWindow window, int64_t callsiteCount,
+                              StackWindowTotals& out)
 {
     if (!t.firstNs || t.timedSamples == 0) return okStatus();
     // The window in stored time, cut to the thread's own range.
@@ -197,7 +209,7 @@ Status StackReader::addThread(const StackThreadInfo& t, TimeWindow window, Stack
     if (lo > hiIncl) return okStatus();
     std::vector<Interval> open{{lo, hiIncl + 1}};
     const auto addBlobTotals = [&](const Statement& st, int col) {
-        return addCallsiteTotals(st.blob(col), st.blobSize(col), out.self);
+        return addCallsiteTotals(st.blob(col), st.blobSize(col), out.self, callsiteCount);
     };
     for (auto level = kStackBucketLevels.rbegin(); level != kStackBucketLevels.rend(); ++level) {
         std::vector<Interval> rest;
@@ -261,8 +273,14 @@ Status StackReader::addThread(const StackThreadInfo& t, TimeWindow window, Stack
                 return samples.error();
             }
             ++out.chunksDecoded;
-            for (const StackSample& s : *samples)
-                if (s.tsNs >= iv.lo && s.tsNs < iv.hi) out.self.add(s.callsiteId, s.count, s.weight);
+            for (const StackSample& s : *samples) {
+                if (s.tsNs < iv.lo || s.tsNs >= iv.hi) continue;
+                if (s.callsiteId < 0 || s.callsiteId >= callsiteCount) {
+                    q.reset();
+                    return unknownCallsite(s.callsiteId);
+                }
+                out.self.add(s.callsiteId, s.count, s.weight);
+            }
         }
         q.reset();
     }
@@ -276,12 +294,13 @@ Expected<StackWindowTotals> StackReader::totals(const std::vector<int64_t>& thre
     if (!cat) return cat.error();
     if (Status s = prepare(); !s) return s.error();
     StackWindowTotals out;
+    const auto callsites = static_cast<int64_t>((*cat)->callsiteCount());
     out.self.samples.assign((*cat)->callsiteCount(), 0);
     out.self.weight.assign((*cat)->callsiteCount(), 0.0);
     for (const StackThreadInfo& t : (*cat)->threads) {
         if (!threadIds.empty() && std::find(threadIds.begin(), threadIds.end(), t.id) == threadIds.end()) continue;
         if (cancel && cancel->load(std::memory_order_relaxed)) return cancelled();
-        if (Status s = addThread(t, window, out); !s) return s.error();
+        if (Status s = addThread(t, window, callsites, out); !s) return s.error();
         if (includeUntimed && t.untimedSamples > 0) {
             Statement& q = m_st->untimed;
             q.bind(1, t.id);
@@ -292,7 +311,12 @@ Expected<StackWindowTotals> StackReader::totals(const std::vector<int64_t>& thre
                     return row.error();
                 }
                 if (!*row) break;
-                out.self.add(q.int64(0), q.int64(1), q.real(2));
+                const int64_t site = q.int64(0);
+                if (site < 0 || site >= callsites) {
+                    q.reset();
+                    return unknownCallsite(site);
+                }
+                out.self.add(site, q.int64(1), q.real(2));
                 out.untimedSamples += q.int64(1);
             }
             q.reset();

@@ -15,6 +15,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace runlens::store {
@@ -86,12 +87,12 @@ public:
     Expected<std::vector<StackSample>> samples(int64_t threadId, TimeWindow window);
 
 private:
-    Status addThread(const StackThreadInfo& t, TimeWindow window, StackWindowTotals& out);
+    Status addThread(const StackThreadInfo& t, TimeWindow window, int64_t callsiteCount, StackWindowTotals& out);
     Status prepare();
 
     RunDatabase& m_db;
     std::shared_ptr<const StackCatalog> m_catalog;
-    int64_t m_catalogCallsites = -1;
+    std::pair<int64_t, int64_t> m_catalogVersion{-1, -1}; // data_version and total changes when loaded
     bool m_prepared = false;
     struct Statements;
     std::shared_ptr<Statements> m_st;

@@ -1,0 +1,1491 @@
+// Timed stack storage: the stack codec and its corruption checks, window totals against a brute-force sum
+// (pre-aggregated buckets, chunk edges, two overlapping imports, untimed stacks, thread subsets), node clock
+// offsets, samples(), the stack_samples table function and the stack_summary view, the upgrade of schema
+// version 1 files, and cancellation. Longer than most tests: one generated run (two nodes, two overlapping
+// imports, ~270 000 samples) is checked against a brute-force sum by every case, so they share this file.
+
+#include "analysis/store/run_database.h"
+#include "analysis/store/run_writer.h"
+#include "analysis/store/sqlite_util.h"
+#include "analysis/store/stack_codec.h"
+#include "analysis/store/stack_reader.h"
+#include "analysis/store/user_query.h"
+#include "tests/test_support.h"
+
+#include <QFile>
+#include <QTemporaryDir>
+#include <QTest>
+#include <algorithm>
+#include <atomic>
+#include <bit>
+#include <cmath>
+#include <functional>
+#include <limits>
+#include <map>
+#include <optional>
+#include <random>
+#include <set>
+#include <sqlite3.h>
+#include <tuple>
+
+using namespace runlens;
+using namespace runlens::store;
+
+#define QVERIFY_OK(expr)                                                                                               \
+    do {                                                                                                               \
+        const auto& result_ = (expr);                                                                                  \
+        QVERIFY2(result_.ok(), result_.ok() ? "" : result_.error().toString().c_str());                                \
+    } while (false)
+
+namespace {
+
+constexpr int64_t kMs = 1'000'000;
+constexpr int64_t kSecond = 1'000'000'000;
+constexpr int64_t kMinute = 60 * kSecond;
+constexpr int64_t kHour = 60 * kMinute;
+constexpr int64_t kMinNs = std::numeric_limits<int64_t>::min();
+constexpr int64_t kMaxNs = std::numeric_limits<int64_t>::max();
+
+constexpr int64_t floorTo(int64_t v, int log2)
+{
+    return (v >> log2) << log2;
+}
+constexpr int64_t ceilTo(int64_t v, int log2)
+{
+    return floorTo(v, log2) == v ? v : floorTo(v, log2) + (int64_t{1} << log2);
+}
+constexpr int64_t width(int log2)
+{
+    return int64_t{1} << log2;
+}
+
+// An hour before a 2^44 ns boundary (~4.9 h), not aligned: ~12 h of data hold whole buckets of every width.
+constexpr int64_t kBase = ceilTo(1'700'000'000 * kSecond, 44) - kHour + 12'345;
+// The clock offset given to node-b: negative and not aligned to any bucket.
+constexpr int64_t kOffset = -3 * kHour - 123'456'789;
+
+struct GenSample
+{
+    int64_t threadId = 0;
+    std::optional<int64_t> tsNs; // as stored (without clock offset)
+    int64_t callsiteId = 0;
+    int64_t count = 1;
+    double weight = 0;
+    int64_t importId = 0;
+};
+
+using Offsets = std::map<int64_t, int64_t>; // clock offset by thread id
+
+int64_t shownTs(const GenSample& s, const Offsets& offsets)
+{
+    const auto it = offsets.find(s.threadId);
+    return *s.tsNs + (it == offsets.end() ? 0 : it->second);
+}
+
+struct Sum
+{
+    int64_t samples = 0;
+    double weight = 0;
+};
+
+struct BruteTotals
+{
+    std::map<int64_t, Sum> self;
+    int64_t samples = 0;
+    double weight = 0;
+    int64_t untimedSamples = 0;
+};
+
+bool selected(const std::vector<int64_t>& threads, int64_t id)
+{
+    return threads.empty() || std::find(threads.begin(), threads.end(), id) != threads.end();
+}
+
+BruteTotals bruteTotals(const std::vector<GenSample>& all, const std::vector<int64_t>& threads, TimeWindow w,
+                        bool untimed, const Offsets& offsets = {})
+{
+    BruteTotals out;
+    for (const GenSample& s : all) {
+        if (!selected(threads, s.threadId)) continue;
+        if (s.tsNs) {
+            const int64_t ts = shownTs(s, offsets);
+            if (ts < w.fromNs || ts > w.toNs) continue;
+        } else if (!untimed) {
+            continue;
+        }
+        Sum& t = out.self[s.callsiteId];
+        t.samples += s.count;
+        t.weight += s.weight;
+        out.samples += s.count;
+        out.weight += s.weight;
+        if (!s.tsNs) out.untimedSamples += s.count;
+    }
+    return out;
+}
+
+bool close(double got, double want)
+{
+    return std::fabs(got - want) <= 1e-9 * std::max(std::fabs(got), std::fabs(want));
+}
+
+// Empty when the totals agree (samples exactly, weights to 1e-9 relative), else the first difference.
+std::string diffTotals(const StackWindowTotals& got, const BruteTotals& want)
+{
+    auto pair = [](int64_t n, double w) { return std::to_string(n) + " samples / " + std::to_string(w); };
+    if (got.samples != want.samples || !close(got.weight, want.weight))
+        return "total: got " + pair(got.samples, got.weight) + ", want " + pair(want.samples, want.weight);
+    if (got.untimedSamples != want.untimedSamples)
+        return "untimed: got " + std::to_string(got.untimedSamples) + ", want " + std::to_string(want.untimedSamples);
+    const size_t n = got.self.samples.size();
+    if (got.self.weight.size() != n) return "self samples and weights differ in size";
+    if (!want.self.empty() && static_cast<size_t>(want.self.rbegin()->first) >= n)
+        return "callsite " + std::to_string(want.self.rbegin()->first) + " missing";
+    for (size_t id = 0; id < n; ++id) {
+        const auto it = want.self.find(static_cast<int64_t>(id));
+        const Sum w = it == want.self.end() ? Sum{} : it->second;
+        if (got.self.samples[id] != w.samples || !close(got.self.weight[id], w.weight))
+            return "callsite " + std::to_string(id) + ": got " + pair(got.self.samples[id], got.self.weight[id]) +
+                   ", want " + pair(w.samples, w.weight);
+    }
+    return {};
+}
+
+std::string windowText(TimeWindow w)
+{
+    return "[" + std::to_string(w.fromNs) + ", " + std::to_string(w.toNs) + "]";
+}
+
+using SampleKey = std::tuple<int64_t, int64_t, int64_t, uint64_t>; // ts, callsite, count, weight bits
+
+SampleKey key(int64_t ts, int64_t callsite, int64_t count, double weight)
+{
+    return {ts, callsite, count, std::bit_cast<uint64_t>(weight)};
+}
+
+// One import through RunWriter, in its own transaction.
+Status writeImport(RunDatabase& db, const std::string& hash, const std::function<Status(RunWriter&)>& body)
+{
+    if (Status s = db.begin(); !s) return s;
+    RunWriter w(db);
+    ImportRecord rec;
+    rec.path = hash + ".perf";
+    rec.contentHash = hash;
+    rec.format = "test";
+    Status s = w.beginImport(rec) ? body(w) : makeError(ErrorCode::Database, "beginImport failed");
+    if (s) {
+        ImportTotals totals;
+        totals.contentHash = hash;
+        totals.samples = w.samplesWritten();
+        s = w.finishImport(totals, Diagnostics());
+    }
+    if (!s) {
+        db.rollback();
+        return s;
+    }
+    return db.commit();
+}
+
+// Runs SQL on a plain SQLite connection (as another program would); returns the error message or "".
+std::string execRaw(const std::string& path, const std::string& sql)
+{
+    sqlite3* h = nullptr;
+    sqlite3_open(path.c_str(), &h);
+    char* err = nullptr;
+    const int rc = sqlite3_exec(h, sql.c_str(), nullptr, nullptr, &err);
+    std::string msg = rc == SQLITE_OK ? "" : err ? err : "error";
+    sqlite3_free(err);
+    sqlite3_close(h);
+    return msg;
+}
+
+bool hasRow(Statement& st)
+{
+    auto row = st.step();
+    return row && *row;
+}
+
+int64_t queryInt(RunDatabase& db, const std::string& sql)
+{
+    auto st = Statement::prepare(db.handle(), sql);
+    return st && hasRow(*st) ? st->int64(0) : -1;
+}
+
+struct ThreadSpec
+{
+    int node;
+    const char* process;
+    int64_t pid;
+    const char* name;
+    int64_t tid;
+    int weights;       // 0: count 1, weight 1; 1: count 1..3, weight 0.25 per count; 2: count 1, varying weight
+    int64_t maxStepNs; // between samples, outside idle gaps: 4096 samples are ~30 min or ~15 s
+    int gapOdds;       // one idle gap in this many samples
+};
+
+constexpr const char* kNodes[] = {"node-a", "node-b"};
+constexpr ThreadSpec kThreads[] = {
+    {0, "python3 train.py", 4100, "MainThread", 4100, 0, 800 * kMs, 1600},
+    {0, "python3 train.py", 4100, "pt_autograd_0", 4107, 1, 800 * kMs, 1600},
+    {0, "python3 train.py", 4100, "dataloader_0", 4121, 2, 8 * kMs, 8000},
+    {1, "python3 train.py", 5200, "MainThread", 5200, 0, 800 * kMs, 1600},
+    {1, "python3 train.py", 5200, "pt_autograd_0", 5209, 1, 800 * kMs, 1600},
+    {1, "python3 train.py", 5200, "dataloader_0", 5230, 2, 8 * kMs, 8000},
+    {0, "", 0, "folded", 0, 0, 0, 1}, // untimed stacks only
+};
+constexpr size_t kTimedThreads = 6;
+
+GenSample sampleAt(std::mt19937_64& rng, int64_t threadId, int64_t ts, int weights, const std::vector<int64_t>& sites)
+{
+    GenSample s;
+    s.threadId = threadId;
+    s.tsNs = ts;
+    const size_t hot = rng() % 3 == 0 ? sites.size() : std::min<size_t>(24, sites.size()); // hot ones, long tail
+    s.callsiteId = sites[rng() % hot];
+    if (weights == 0) {
+        s.weight = 1.0;
+    } else if (weights == 1) {
+        s.count = 1 + static_cast<int64_t>(rng() % 3);
+        s.weight = 0.25 * static_cast<double>(s.count);
+    } else {
+        s.weight = static_cast<double>(1 + rng() % 999'999) / 1000.0;
+    }
+    return s;
+}
+
+// n samples of a thread like spec, up to maxStepNs apart with idle gaps of 1..41 min, plus samples on 2^36 ns
+// boundaries and 1 ns before (their times added to boundaries).
+std::vector<GenSample> timeline(std::mt19937_64& rng, int64_t threadId, const ThreadSpec& spec, int64_t start, int n,
+                                const std::vector<int64_t>& sites, std::vector<int64_t>& boundaries)
+{
+    std::vector<GenSample> out;
+    int64_t t = start;
+    for (int i = 0; i < n; ++i) {
+        if (rng() % static_cast<uint64_t>(spec.gapOdds) == 0)
+            t += kMinute + static_cast<int64_t>(rng() % (40 * kMinute));
+        else
+            t += static_cast<int64_t>(rng() % static_cast<uint64_t>(spec.maxStepNs));
+        out.push_back(sampleAt(rng, threadId, t, spec.weights, sites));
+    }
+    for (int k = 0; k < 16; ++k) {
+        const int64_t b = ceilTo(start + static_cast<int64_t>(rng() % static_cast<uint64_t>(t - start)), 36);
+        if (b > t) continue;
+        out.push_back(sampleAt(rng, threadId, b, spec.weights, sites));
+        out.push_back(sampleAt(rng, threadId, b - 1, spec.weights, sites));
+        boundaries.push_back(b);
+    }
+    return out;
+}
+
+// Writes samples in time order across threads, as a profiler's output would be, with a few neighbours swapped.
+Status writeSamples(RunWriter& w, std::mt19937_64& rng, std::vector<GenSample> samples, std::vector<GenSample>& all)
+{
+    std::stable_sort(samples.begin(), samples.end(), [](const auto& a, const auto& b) { return *a.tsNs < *b.tsNs; });
+    for (size_t i = 0; i + 1 < samples.size(); ++i)
+        if (rng() % 50 == 0) std::swap(samples[i], samples[i + 1]);
+    for (GenSample& s : samples) {
+        if (Status st = w.stackSample(s.threadId, s.callsiteId, s.tsNs, s.count, s.weight); !st) return st;
+        s.importId = w.importId();
+        all.push_back(s);
+    }
+    return okStatus();
+}
+
+Status writeUntimed(RunWriter& w, std::mt19937_64& rng, int64_t threadId, int rows, const std::vector<int64_t>& sites,
+                    std::vector<GenSample>& all)
+{
+    for (int i = 0; i < rows; ++i) {
+        GenSample s;
+        s.threadId = threadId;
+        s.callsiteId = sites[rng() % sites.size()];
+        s.count = 10 + static_cast<int64_t>(rng() % 90);
+        s.weight = 0.5 * static_cast<double>(s.count);
+        s.importId = w.importId();
+        if (Status st = w.stackSample(s.threadId, s.callsiteId, std::nullopt, s.count, s.weight); !st) return st;
+        all.push_back(s);
+    }
+    return okStatus();
+}
+
+// A schema version 1 file's stack tables (as release 1 created them); the upgrade adds what is missing.
+constexpr const char* kSchemaV1Stacks = R"sql(
+CREATE TABLE run (id INTEGER PRIMARY KEY, name TEXT NOT NULL, created_ns INTEGER NOT NULL, creator TEXT NOT NULL);
+CREATE TABLE node (id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE, time_zone TEXT NOT NULL DEFAULT '',
+    clock_offset_ns INTEGER NOT NULL DEFAULT 0, name_source TEXT NOT NULL DEFAULT '');
+CREATE TABLE import (id INTEGER PRIMARY KEY, path TEXT NOT NULL, size_bytes INTEGER NOT NULL,
+    content_hash TEXT NOT NULL UNIQUE, format TEXT NOT NULL, importer_version INTEGER NOT NULL, options TEXT NOT NULL,
+    node_id INTEGER REFERENCES node(id), started_ns INTEGER NOT NULL, duration_ms REAL NOT NULL,
+    rows_read INTEGER NOT NULL, points INTEGER NOT NULL, samples INTEGER NOT NULL, diagnostics INTEGER NOT NULL,
+    data_loss INTEGER NOT NULL, summary TEXT NOT NULL DEFAULT '');
+CREATE INDEX import_size ON import(size_bytes);
+CREATE TABLE frame (id INTEGER PRIMARY KEY, name TEXT NOT NULL, file TEXT NOT NULL DEFAULT '',
+    line INTEGER NOT NULL DEFAULT 0, module TEXT NOT NULL DEFAULT '', UNIQUE (name, file, line, module));
+CREATE TABLE callsite (id INTEGER PRIMARY KEY, parent_id INTEGER NOT NULL, frame_id INTEGER NOT NULL
+    REFERENCES frame(id), depth INTEGER NOT NULL, UNIQUE (parent_id, frame_id));
+CREATE TABLE thread (id INTEGER PRIMARY KEY, node_id INTEGER NOT NULL REFERENCES node(id), process TEXT NOT NULL,
+    pid INTEGER NOT NULL DEFAULT 0, name TEXT NOT NULL, tid INTEGER NOT NULL DEFAULT 0,
+    UNIQUE (node_id, process, pid, name, tid));
+CREATE TABLE stack_sample (id INTEGER PRIMARY KEY, thread_id INTEGER NOT NULL REFERENCES thread(id),
+    callsite_id INTEGER NOT NULL REFERENCES callsite(id), ts_ns INTEGER, sample_count INTEGER NOT NULL,
+    weight REAL NOT NULL, import_id INTEGER NOT NULL REFERENCES import(id));
+CREATE INDEX stack_sample_thread_ts ON stack_sample(thread_id, ts_ns);
+CREATE VIEW stack_summary AS
+SELECT n.name AS node, t.process AS process, t.name AS thread,
+       SUM(ss.sample_count) AS samples, SUM(ss.weight) AS total_weight,
+       t.pid AS pid, t.tid AS tid,
+       SUM(ss.ts_ns IS NULL) AS untimed_rows
+FROM stack_sample ss JOIN thread t ON t.id = ss.thread_id JOIN node n ON n.id = t.node_id
+GROUP BY t.id;
+)sql";
+
+std::string rawBytes(std::initializer_list<int> bytes)
+{
+    std::string s;
+    for (int b : bytes)
+        s.push_back(static_cast<char>(b));
+    return s;
+}
+
+std::string varintBytes(uint64_t v)
+{
+    std::string s;
+    for (; v >= 0x80; v >>= 7)
+        s.push_back(static_cast<char>((v & 0x7f) | 0x80));
+    s.push_back(static_cast<char>(v));
+    return s;
+}
+
+size_t threadSamplesIn(const std::vector<GenSample>& all, int64_t thread, TimeWindow w)
+{
+    return static_cast<size_t>(std::count_if(all.begin(), all.end(), [&](const GenSample& s) {
+        return s.threadId == thread && s.tsNs && *s.tsNs >= w.fromNs && *s.tsNs <= w.toNs;
+    }));
+}
+
+// What the generated samples of one thread add up to.
+struct ThreadTotals
+{
+    int64_t rows = 0, samples = 0, untimedRows = 0, timedSamples = 0;
+    double weight = 0;
+    std::optional<int64_t> firstNs, lastNs; // of the timed samples, as stored
+    std::set<int64_t> imports;
+};
+
+ThreadTotals threadTotals(const std::vector<GenSample>& all, int64_t thread)
+{
+    ThreadTotals t;
+    for (const GenSample& s : all) {
+        if (s.threadId != thread) continue;
+        ++t.rows;
+        t.samples += s.count;
+        t.weight += s.weight;
+        t.imports.insert(s.importId);
+        if (!s.tsNs) {
+            ++t.untimedRows;
+            continue;
+        }
+        t.timedSamples += s.count;
+        t.firstNs = std::min(t.firstNs.value_or(kMaxNs), *s.tsNs);
+        t.lastNs = std::max(t.lastNs.value_or(kMinNs), *s.tsNs);
+    }
+    return t;
+}
+
+QString nullable(std::optional<int64_t> v) // as a query prints it: NULL is empty
+{
+    return v ? QString::number(*v) : QString();
+}
+
+struct WindowCase
+{
+    std::string name;
+    TimeWindow window;
+    std::vector<int64_t> threads; // empty: all
+    bool untimed = false;
+};
+
+} // namespace
+
+Q_DECLARE_METATYPE(std::vector<runlens::store::StackSample>)
+Q_DECLARE_METATYPE(std::vector<int64_t>)
+Q_DECLARE_METATYPE(runlens::store::TimeWindow)
+
+class TestStackStore : public QObject
+{
+    Q_OBJECT
+
+    QTemporaryDir m_dir;
+    std::string m_path;               // the generated run
+    std::string m_offsetPath;         // the same, with node-b's clock offset set to kOffset
+    std::vector<int64_t> m_threadIds; // as kThreads
+    std::vector<int64_t> m_callsites;
+    std::vector<GenSample> m_samples;  // every sample written, timed and untimed
+    std::vector<int64_t> m_boundaries; // 2^36 ns boundaries holding a sample
+    int64_t m_firstNs = 0, m_lastNs = 0;
+    std::vector<WindowCase> m_windows;
+    Offsets m_offsets; // of the offset run
+
+    std::string path(const char* name) const { return m_dir.filePath(QString::fromLatin1(name)).toStdString(); }
+
+    Status generate(RunDatabase& db)
+    {
+        std::mt19937_64 rng(20240611);
+        Status first = writeImport(db, "first", [&](RunWriter& w) -> Status {
+            int64_t nodes[2];
+            for (int n = 0; n < 2; ++n) {
+                auto id = w.node(kNodes[n], "option", "UTC");
+                if (!id) return id.error();
+                nodes[n] = *id;
+            }
+            for (const ThreadSpec& t : kThreads) {
+                auto id = w.thread(nodes[t.node], t.process, t.pid, t.name, t.tid);
+                if (!id) return id.error();
+                m_threadIds.push_back(*id);
+            }
+            std::vector<int64_t> frames;
+            for (int f = 0; f < 80; ++f) {
+                auto id = w.frame("fn_" + std::to_string(f), "train.py", f + 1, "train");
+                if (!id) return id.error();
+                frames.push_back(*id);
+            }
+            std::set<int64_t> seen; // a prefix tree of 300 callsites, a few roots, up to depth ~20
+            while (m_callsites.size() < 300) {
+                const int64_t parent =
+                    m_callsites.size() < 8 || rng() % 10 == 0 ? 0 : m_callsites[rng() % m_callsites.size()];
+                auto id = w.callsite(parent, frames[rng() % frames.size()]);
+                if (!id) return id.error();
+                if (seen.insert(*id).second) m_callsites.push_back(*id);
+            }
+            std::vector<GenSample> timed;
+            for (size_t t = 0; t < kTimedThreads; ++t) {
+                const int64_t start = kBase + static_cast<int64_t>(rng() % static_cast<uint64_t>(kMinute));
+                auto v = timeline(rng, m_threadIds[t], kThreads[t], start, 40000, m_callsites, m_boundaries);
+                timed.insert(timed.end(), v.begin(), v.end());
+            }
+            if (Status s = writeSamples(w, rng, std::move(timed), m_samples); !s) return s;
+            for (size_t t : {size_t(0), size_t(2), size_t(4)})
+                if (Status s = writeUntimed(w, rng, m_threadIds[t], 4, m_callsites, m_samples); !s) return s;
+            return writeUntimed(w, rng, m_threadIds[6], 6, m_callsites, m_samples);
+        });
+        if (!first) return first;
+        // The second import adds to two threads (one per node), overlapping the first in time, with new callsites.
+        return writeImport(db, "second", [&](RunWriter& w) -> Status {
+            for (size_t t : {size_t(0), size_t(4)}) {
+                auto node = w.node(kNodes[kThreads[t].node], "option", "UTC");
+                if (!node) return node.error();
+                auto id = w.thread(*node, kThreads[t].process, kThreads[t].pid, kThreads[t].name, kThreads[t].tid);
+                if (!id) return id.error();
+                if (*id != m_threadIds[t]) return makeError(ErrorCode::Database, "the thread got a second id");
+            }
+            for (int f = 0; f < 10; ++f) {
+                auto frame = w.frame("late_" + std::to_string(f), "train.py", 1000 + f, "train");
+                if (!frame) return frame.error();
+                auto id = w.callsite(m_callsites[static_cast<size_t>(f) * 7], *frame);
+                if (!id) return id.error();
+                m_callsites.push_back(*id);
+            }
+            std::vector<GenSample> timed;
+            for (size_t t : {size_t(0), size_t(4)}) {
+                auto v =
+                    timeline(rng, m_threadIds[t], kThreads[t], kBase + 3 * kHour, 15000, m_callsites, m_boundaries);
+                timed.insert(timed.end(), v.begin(), v.end());
+            }
+            if (Status s = writeSamples(w, rng, std::move(timed), m_samples); !s) return s;
+            return writeUntimed(w, rng, m_threadIds[0], 2, m_callsites, m_samples);
+        });
+    }
+
+    std::vector<GenSample> threadSamples(int64_t threadId, TimeWindow w, const Offsets& offsets = {}) const
+    {
+        std::vector<GenSample> out;
+        for (const GenSample& s : m_samples)
+            if (s.threadId == threadId && s.tsNs && shownTs(s, offsets) >= w.fromNs && shownTs(s, offsets) <= w.toNs)
+                out.push_back(s);
+        return out;
+    }
+
+    void buildWindows(RunDatabase& db)
+    {
+        auto add = [&](std::string name, TimeWindow w, std::vector<int64_t> threads = {}, bool untimed = false) {
+            m_windows.push_back({std::move(name), w, std::move(threads), untimed});
+        };
+        const int64_t mid = m_firstNs + (m_lastNs - m_firstNs) / 2;
+        const int64_t b44 = ceilTo(m_firstNs, 44), b40 = b44 + 3 * width(40), b36 = b44 + width(40) + 5 * width(36);
+        add("unbounded", {});
+        add("unbounded, with untimed stacks", {}, {}, true);
+        add("exact data range", {m_firstNs, m_lastNs});
+        add("before all data", {kMinNs, m_firstNs - 1});
+        add("before all data, with untimed stacks", {kMinNs, m_firstNs - 1}, {}, true);
+        add("after all data", {m_lastNs + 1, kMaxNs});
+        add("ending at INT64_MAX", {mid, kMaxNs});
+        add("starting at INT64_MIN", {kMinNs, mid});
+        add("from after to", {mid, mid - 1});
+        add("one 2^44 ns bucket", {b44, b44 + width(44) - 1});
+        add("one 2^40 ns bucket", {b40, b40 + width(40) - 1});
+        add("one 2^36 ns bucket", {b36, b36 + width(36) - 1});
+        add("2^44 bucket and 1 ns either side", {b44 - 1, b44 + width(44)});
+        add("2^44 bucket less 1 ns either side", {b44 + 1, b44 + width(44) - 2});
+        std::vector<int64_t> bs = m_boundaries;
+        std::sort(bs.begin(), bs.end());
+        add("boundary to boundary, both holding samples", {bs[3], bs[bs.size() - 4]});
+        add("1 ns inside boundaries holding samples", {bs[3] + 1, bs[bs.size() - 4] - 1});
+        add("one sample's time, on a boundary", {bs[5], bs[5]});
+        add("1 ns before a boundary", {bs[5] - 1, bs[5] - 1});
+        const int64_t someTs = *m_samples[12345].tsNs;
+        add("one sample's time", {someTs, someTs});
+        std::map<int64_t, int> timesSeen;
+        for (const GenSample& s : m_samples)
+            if (s.tsNs) ++timesSeen[*s.tsNs];
+        const auto dup = std::find_if(timesSeen.begin(), timesSeen.end(), [](const auto& p) { return p.second > 2; });
+        if (dup != timesSeen.end()) add("a time shared by several samples", {dup->first, dup->first});
+        auto chunk = Statement::prepare(db.handle(), "SELECT first_ns, last_ns FROM stack_chunk ORDER BY thread_id, "
+                                                     "import_id, first_ns LIMIT 1 OFFSET 4");
+        if (chunk && hasRow(*chunk)) {
+            const int64_t f = chunk->int64(0), l = chunk->int64(1);
+            add("a chunk's exact range", {f, l});
+            add("inside a chunk", {f + 1, l - 1});
+            add("across a chunk's start", {f - 10 * kSecond, f + 10 * kSecond});
+            add("across a chunk's end", {l - 10 * kSecond, l + 10 * kSecond});
+        }
+        add("the second import's start", {kBase + 3 * kHour - kMinute, kBase + 3 * kHour + 10 * kMinute});
+        add("one thread", {}, {m_threadIds[2]});
+        add("two threads on two nodes, one 2^40 bucket", {b40, b40 + width(40) - 1}, {m_threadIds[1], m_threadIds[4]});
+        add("two threads of both imports", {kBase + 2 * kHour, kBase + 5 * kHour}, {m_threadIds[0], m_threadIds[4]});
+        add("the thread with untimed stacks only", {}, {m_threadIds[6]}, true);
+        add("a thread id that does not exist", {}, {9999}, true);
+        std::mt19937_64 rng(99);
+        for (int i = 0; i < 120; ++i) {
+            const int64_t from = m_firstNs - kHour +
+                                 static_cast<int64_t>(rng() % static_cast<uint64_t>(m_lastNs - m_firstNs + 2 * kHour));
+            const double u = static_cast<double>(rng() % 100000) / 100000.0; // lengths 1 us .. 14 h, log-uniform
+            const auto length = static_cast<int64_t>(std::exp(std::log(1e3) + u * (std::log(5e13) - std::log(1e3))));
+            std::vector<int64_t> threads;
+            if (rng() % 2)
+                for (size_t k = 1 + rng() % 3; k > 0; --k)
+                    threads.push_back(m_threadIds[rng() % m_threadIds.size()]);
+            add("random window " + std::to_string(i), {from, from + length}, threads, rng() % 4 == 0);
+        }
+    }
+
+private Q_SLOTS:
+    void initTestCase()
+    {
+        QVERIFY(m_dir.isValid());
+        m_path = path("stacks.runlens");
+        {
+            auto db = RunDatabase::open(m_path, OpenMode::Create);
+            QVERIFY_OK(db);
+            QVERIFY_OK(generate(**db));
+            m_firstNs = kMaxNs;
+            m_lastNs = kMinNs;
+            for (const GenSample& s : m_samples)
+                if (s.tsNs) {
+                    m_firstNs = std::min(m_firstNs, *s.tsNs);
+                    m_lastNs = std::max(m_lastNs, *s.tsNs);
+                }
+            QVERIFY(ceilTo(m_firstNs, 44) + width(44) < m_lastNs); // a whole 2^44 ns bucket inside the data
+            buildWindows(**db);
+            qInfo("%zu samples in %lld chunks and %lld buckets, %zu callsites", m_samples.size(),
+                  static_cast<long long>(queryInt(**db, "SELECT count(*) FROM stack_chunk")),
+                  static_cast<long long>(queryInt(**db, "SELECT count(*) FROM stack_bucket")), m_callsites.size());
+        }
+        m_offsetPath = path("offset.runlens");
+        QVERIFY(QFile::copy(QString::fromStdString(m_path), QString::fromStdString(m_offsetPath)));
+        QCOMPARE(execRaw(m_offsetPath,
+                         "UPDATE node SET clock_offset_ns = " + std::to_string(kOffset) + " WHERE name = 'node-b'"),
+                 std::string());
+        for (size_t t = 0; t < m_threadIds.size(); ++t)
+            if (kThreads[t].node == 1) m_offsets[m_threadIds[t]] = kOffset;
+    }
+
+    // ---- codec ----
+
+    void codecRoundTrip_data()
+    {
+        QTest::addColumn<std::vector<StackSample>>("samples");
+        std::mt19937_64 rng(3);
+        auto series = [&](int n, const std::function<StackSample(int)>& f) {
+            std::vector<StackSample> v;
+            for (int i = 0; i < n; ++i)
+                v.push_back(f(i));
+            return v;
+        };
+        const int64_t t0 = kBase;
+        QTest::newRow("1 sample") << std::vector<StackSample>{{t0, 17, 1, 1.0}};
+        QTest::newRow("equal weights") << series(1000, [&](int i) {
+            return StackSample{t0 + i * kMs, i % 40, 1, 1.0};
+        });
+        QTest::newRow("varying weights") << series(1000, [&](int i) {
+            return StackSample{t0 + i * kMs, i % 40, 1, static_cast<double>(rng() % 1000000) / 7.0};
+        });
+        QTest::newRow("counts above 1") << series(500, [&](int i) {
+            const int64_t count = std::array<int64_t, 4>{2, 1000, 1'000'000, int64_t{1} << 40}[i % 4];
+            return StackSample{t0 + i * kSecond, 3, count, 0.5 * static_cast<double>(count)};
+        });
+        QTest::newRow("weights alternating with repeats") << series(300, [&](int i) {
+            return StackSample{t0 + i, 1, 1, (i / 3) % 2 ? 2.5 : 0.125};
+        });
+        QTest::newRow("zero, negative zero, tiny, huge, infinite and NaN weights") << series(12, [&](int i) {
+            const double w[] = {0.0,
+                                -0.0,
+                                5e-324,
+                                1e300,
+                                std::numeric_limits<double>::infinity(),
+                                std::numeric_limits<double>::quiet_NaN()};
+            return StackSample{t0, i, 1, w[i % 6]};
+        });
+        QTest::newRow("duplicate timestamps") << series(100, [&](int i) { return StackSample{t0 + i / 10, i, 1, 1}; });
+        int64_t t = t0;
+        QTest::newRow("irregular gaps") << series(2000, [&](int) {
+            t += static_cast<int64_t>(rng() % (10 * kHour));
+            return StackSample{t, static_cast<int64_t>(rng() % 5000), 1, 1};
+        });
+        QTest::newRow("huge timestamps") << std::vector<StackSample>{
+            {kMinNs, 1, 1, 1}, {kMinNs + 1, 2, 1, 1}, {-1, 3, 1, 1},    {0, 4, 1, 1},
+            {1, 5, 1, 1},      {kMaxNs - 1, 6, 1, 1}, {kMaxNs, 7, 1, 1}};
+        QTest::newRow("INT64_MIN then INT64_MAX") << std::vector<StackSample>{{kMinNs, 1, 1, 1}, {kMaxNs, 1, 1, 2}};
+        QTest::newRow("large callsite ids") << series(10, [&](int i) {
+            return StackSample{t0 + i, (int64_t{1} << 31) + i * 100000, 1, 1};
+        });
+        QTest::newRow("4096 samples") << series(kStackChunkSamples, [&](int i) {
+            return StackSample{t0 + i * 10 * kMs + static_cast<int64_t>(rng() % kMs), static_cast<int64_t>(rng() % 300),
+                               1 + static_cast<int64_t>(rng() % 2),
+                               i % 5 ? 1.0 : static_cast<double>(rng() % 100) / 8.0};
+        });
+    }
+
+    void codecRoundTrip()
+    {
+        QFETCH(std::vector<StackSample>, samples);
+        const std::string blob = encodeStackSamples(samples);
+        QVERIFY(!blob.empty());
+        auto decoded = decodeStackSamples(blob.data(), blob.size());
+        QVERIFY_OK(decoded);
+        QCOMPARE(decoded->size(), samples.size());
+        for (size_t i = 0; i < samples.size(); ++i) {
+            const StackSample &g = (*decoded)[i], &w = samples[i];
+            QVERIFY2(g.tsNs == w.tsNs && g.callsiteId == w.callsiteId && g.count == w.count &&
+                         std::bit_cast<uint64_t>(g.weight) == std::bit_cast<uint64_t>(w.weight),
+                     qPrintable(QStringLiteral("sample %1").arg(i)));
+        }
+
+        // The chunk's totals, as the writer stores them, add up to the samples.
+        std::map<int64_t, CallsiteTotal> byId;
+        for (const StackSample& s : samples) {
+            CallsiteTotal& t = byId[s.callsiteId];
+            t.callsiteId = s.callsiteId;
+            t.samples += s.count;
+            t.weight += s.weight;
+        }
+        std::vector<CallsiteTotal> totals;
+        for (const auto& [id, t] : byId)
+            totals.push_back(t);
+        const std::string summary = encodeCallsiteTotals(totals);
+        auto back = decodeCallsiteTotals(summary.data(), summary.size());
+        QVERIFY_OK(back);
+        QCOMPARE(back->size(), totals.size());
+        for (size_t i = 0; i < totals.size(); ++i) {
+            QCOMPARE((*back)[i].callsiteId, totals[i].callsiteId);
+            QCOMPARE((*back)[i].samples, totals[i].samples);
+            QCOMPARE(std::bit_cast<uint64_t>((*back)[i].weight), std::bit_cast<uint64_t>(totals[i].weight));
+        }
+        const int64_t callsites = totals.back().callsiteId + 1;
+        if (callsites > 100000) return; // sums are indexed by callsite id
+        CallsiteSums sums;
+        QVERIFY_OK(addCallsiteTotals(summary.data(), summary.size(), sums, callsites));
+        QVERIFY_OK(addCallsiteTotals(summary.data(), summary.size(), sums, callsites)); // adds, twice
+        CallsiteSums fewer; // a summary naming a callsite past those that exist is corrupt
+        QVERIFY(!addCallsiteTotals(summary.data(), summary.size(), fewer, callsites - 1).ok());
+        for (const CallsiteTotal& t : totals) {
+            QCOMPARE(sums.samples.at(static_cast<size_t>(t.callsiteId)), 2 * t.samples);
+            if (!std::isnan(t.weight)) QCOMPARE(sums.weight.at(static_cast<size_t>(t.callsiteId)), 2 * t.weight);
+        }
+    }
+
+    void decodeCorruptSamples_data()
+    {
+        QTest::addColumn<QByteArray>("blob");
+        auto z = [](std::initializer_list<int> bytes) {
+            return QByteArray::fromStdString(test::zstdCompress(rawBytes(bytes)));
+        };
+        const std::string good = encodeStackSamples({{kBase, 1, 1, 1.0}});
+        QTest::newRow("empty") << QByteArray();
+        QTest::newRow("not zstd") << QByteArray("hello, this is not a stack chunk");
+        QTest::newRow("zstd magic only") << QByteArray("\x28\xb5\x2f\xfd", 4);
+        QTest::newRow("empty payload") << z({});
+        QTest::newRow("two frames") << QByteArray::fromStdString(good + good);
+        QTest::newRow("unknown version") << z({2, 1, 0, 1, 2, 0, 0, 0, 0, 0, 0, 0xf0, 0x3f});
+        QTest::newRow("version 0") << z({0, 0});
+        QTest::newRow("huge count") << z({1, 0xff, 0xff, 0xff, 0xff, 0x0f, 0, 1, 2});
+        QTest::newRow("count above the samples") << z({1, 2, 0, 1, 2, 0, 0, 0, 0, 0, 0, 0xf0, 0x3f});
+        QTest::newRow("truncated sample") << z({1, 1, 0, 1});
+        QTest::newRow("truncated weight") << z({1, 1, 0, 1, 2, 0, 0, 0});
+        QTest::newRow("trailing bytes") << z({1, 1, 0, 1, 3, 9, 9});
+        QTest::newRow("endless varint") << z({1, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 1});
+    }
+
+    void decodeCorruptSamples()
+    {
+        QFETCH(QByteArray, blob);
+        auto decoded = decodeStackSamples(blob.constData(), static_cast<size_t>(blob.size()));
+        QVERIFY(!decoded.ok());
+        QVERIFY(!decoded.error().message.empty());
+    }
+
+    void decodeTruncatedFlippedAndRandomSamples()
+    {
+        std::mt19937_64 rng(5);
+        std::vector<StackSample> samples;
+        for (int i = 0; i < 800; ++i)
+            samples.push_back({kBase + i * kMs, static_cast<int64_t>(rng() % 50), 1, i % 3 ? 1.0 : 0.5 * i});
+        const std::string blob = encodeStackSamples(samples);
+        for (size_t n = 0; n < blob.size(); ++n)
+            QVERIFY2(!decodeStackSamples(blob.data(), n).ok(), "a cut chunk decoded");
+        // Flipped bytes must never crash; with no checksum some decode to other samples.
+        int errors = 0;
+        for (size_t i = 0; i < blob.size(); ++i)
+            for (int mask : {0x01, 0x80, 0xff}) {
+                std::string bad = blob;
+                bad[i] = static_cast<char>(bad[i] ^ mask);
+                errors += decodeStackSamples(bad.data(), bad.size()).ok() ? 0 : 1;
+            }
+        QVERIFY(errors > 0);
+        for (int k = 0; k < 2000; ++k) { // random bytes, half of them after a zstd magic number
+            std::string bytes = k % 2 ? std::string("\x28\xb5\x2f\xfd", 4) : std::string();
+            for (size_t n = rng() % 64; n > 0; --n)
+                bytes.push_back(static_cast<char>(rng()));
+            QVERIFY(!decodeStackSamples(bytes.data(), bytes.size()).ok());
+        }
+    }
+
+    void decodeCorruptTotals_data()
+    {
+        QTest::addColumn<QByteArray>("blob");
+        QTest::addColumn<bool>("idOnly"); // only an id is past the callsites (decodeCallsiteTotals knows no count)
+        const std::string one = rawBytes({0, 0, 0, 0, 0, 0, 0xf0, 0x3f}); // 1.0
+        auto entry = [&](uint64_t idDelta) { return varintBytes(idDelta) + varintBytes(1) + one; };
+        auto row = [](const char* name, const std::string& bytes, bool idOnly = false) {
+            QTest::newRow(name) << QByteArray::fromStdString(bytes) << idOnly;
+        };
+        const std::string good = encodeCallsiteTotals({{3, 1, 1.0}, {9, 2, 2.0}});
+        row("empty", {});
+        row("unknown version", "\x02" + good.substr(1));
+        row("huge count", rawBytes({1, 0xff, 0xff, 0xff, 0x0f}) + entry(1));
+        row("truncated entry", good.substr(0, good.size() - 3));
+        row("truncated after the count", good.substr(0, 2));
+        row("trailing bytes", good + "\x01");
+        row("endless varint", rawBytes({1, 1, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 1, 1}));
+        row("the same id twice", "\x01\x02" + entry(5) + entry(0));
+        row("negative callsite id", "\x01\x01" + entry(~uint64_t{0}));
+        row("id wrapping to the index size", "\x01\x01" + entry(0xaaaaaaaaaaaaaaaaULL));
+        row("ids wrapping around", "\x01\x02" + entry(5) + entry(~uint64_t{0} - 1));
+        row("callsite id 2^40", "\x01\x01" + entry(uint64_t{1} << 40), true);
+        row("callsite id 2^62", "\x01\x01" + entry(uint64_t{1} << 62), true);
+        row("random bytes after a valid header",
+            "\x01\x01" + rawBytes({0x93, 0xd1, 0xee, 0xc4, 0xb5, 0xa7, 0x9b, 0x86, 0x41, 7, 1, 2, 3, 4, 5, 6, 7, 8}),
+            true);
+    }
+
+    void decodeCorruptTotals()
+    {
+        QFETCH(QByteArray, blob);
+        QFETCH(bool, idOnly);
+        if (!idOnly) QVERIFY(!decodeCallsiteTotals(blob.constData(), static_cast<size_t>(blob.size())).ok());
+        CallsiteSums sums;
+        sums.add(299, 1, 1.0);
+        Status added = addCallsiteTotals(blob.constData(), static_cast<size_t>(blob.size()), sums, 300);
+        QVERIFY(!added.ok());
+        QVERIFY(!added.error().message.empty());
+        QVERIFY(sums.samples.size() < 1000); // nothing allocated for an id the bytes made up
+    }
+
+    void decodeRandomTotals()
+    {
+        std::mt19937_64 rng(11);
+        for (int k = 0; k < 5000; ++k) { // random bytes after a valid version: an Error or some totals, no crash
+            std::string bytes = "\x01";
+            for (size_t n = rng() % 40; n > 0; --n)
+                bytes.push_back(static_cast<char>(rng()));
+            CallsiteSums sums;
+            if (addCallsiteTotals(bytes.data(), bytes.size(), sums, 1000).ok())
+                QVERIFY(decodeCallsiteTotals(bytes.data(), bytes.size()).ok());
+            QVERIFY(sums.samples.size() <= 1500);
+        }
+    }
+
+    // ---- window totals ----
+
+    void windowTotals_data()
+    {
+        QTest::addColumn<int>("index");
+        QTest::addColumn<bool>("offset"); // read the copy with node-b's clock offset set: windows in shifted time
+        for (size_t i = 0; i < m_windows.size(); ++i)
+            for (bool offset : {false, true})
+                QTest::addRow("%s%s", m_windows[i].name.c_str(), offset ? ", node-b clock offset" : "")
+                    << static_cast<int>(i) << offset;
+    }
+
+    void windowTotals()
+    {
+        QFETCH(int, index);
+        QFETCH(bool, offset);
+        const WindowCase& c = m_windows[static_cast<size_t>(index)];
+        auto db = RunDatabase::open(offset ? m_offsetPath : m_path, OpenMode::ReadOnly);
+        QVERIFY_OK(db);
+        StackReader reader(**db);
+        auto got = reader.totals(c.threads, c.window, c.untimed);
+        QVERIFY_OK(got);
+        const BruteTotals want = bruteTotals(m_samples, c.threads, c.window, c.untimed, offset ? m_offsets : Offsets{});
+        const std::string diff = diffTotals(*got, want);
+        QVERIFY2(diff.empty(), (windowText(c.window) + ": " + diff).c_str());
+        // Asked again (statements and catalogue reused), the same.
+        auto again = reader.totals(c.threads, c.window, c.untimed);
+        QVERIFY_OK(again);
+        QVERIFY(diffTotals(*again, want).empty());
+    }
+
+    void windowTotalsUsePreAggregation()
+    {
+        auto db = RunDatabase::open(m_path, OpenMode::ReadOnly);
+        QVERIFY_OK(db);
+        const int64_t chunks = queryInt(**db, "SELECT count(*) FROM stack_chunk");
+        StackReader reader(**db);
+        auto all = reader.totals({}, {}, false);
+        QVERIFY_OK(all);
+        qInfo("full range: %lld buckets read, %lld of %lld chunks decoded", static_cast<long long>(all->bucketsRead),
+              static_cast<long long>(all->chunksDecoded), static_cast<long long>(chunks));
+        QVERIFY(all->bucketsRead > 0);
+        // Only the chunks cut by the two edges of each thread's range are decoded: at most 2 per thread and import.
+        QVERIFY2(all->chunksDecoded <= 2 * (static_cast<int64_t>(kTimedThreads) + 2), "too many chunks decoded");
+        QVERIFY(all->chunksDecoded * 4 < chunks);
+        // A window of exactly one aligned 2^40 ns bucket inside every thread's range decodes nothing.
+        const int64_t b40 = ceilTo(m_firstNs, 44) + 3 * width(40);
+        auto bucket = reader.totals({}, {b40, b40 + width(40) - 1}, false);
+        QVERIFY_OK(bucket);
+        QVERIFY(bucket->samples > 0);
+        QCOMPARE(bucket->chunksDecoded, int64_t(0));
+        QVERIFY(bucket->bucketsRead >= 1);
+    }
+
+    // A damaged chunk (a summary or samples naming a callsite that does not exist, or bytes that are no chunk)
+    // makes the totals an Error, never a crash.
+    void damagedChunk_data()
+    {
+        QTest::addColumn<QString>("column");
+        QTest::addColumn<QByteArray>("blob");
+        QTest::addColumn<bool>("whole"); // the window holds the whole chunk (its summary is read) or cuts it
+        auto bytes = [](const std::string& s) { return QByteArray::fromStdString(s); };
+        const std::string one = rawBytes({0, 0, 0, 0, 0, 0, 0xf0, 0x3f});
+        const QString summary = QStringLiteral("summary"), data = QStringLiteral("data");
+        QTest::newRow("summary naming callsite 2^40")
+            << summary << bytes(encodeCallsiteTotals({{3, 1, 1.0}, {int64_t{1} << 40, 1, 1.0}})) << true;
+        QTest::newRow("summary naming a negative callsite")
+            << summary << bytes("\x01\x01" + varintBytes(~uint64_t{0} - 6) + varintBytes(1) + one) << true;
+        QTest::newRow("summary of other bytes") << summary << QByteArray("\x01\x05not a summary") << true;
+        QTest::newRow("samples naming callsite 2^40") << data << QByteArray() << false; // encoded in the test
+        QTest::newRow("samples naming a negative callsite") << data << QByteArray() << false;
+        QTest::newRow("samples of other bytes") << data << QByteArray("\x28\xb5\x2f\xfd not a chunk") << false;
+    }
+
+    void damagedChunk()
+    {
+        QFETCH(QString, column);
+        QFETCH(QByteArray, blob);
+        QFETCH(bool, whole);
+        const std::string file = path("damaged.runlens");
+        QFile::remove(QString::fromStdString(file));
+        QVERIFY(QFile::copy(QString::fromStdString(m_path), QString::fromStdString(file)));
+        const int64_t thread = m_threadIds[2]; // dense: some chunks lie inside one 2^36 ns bucket
+        int64_t first = 0, last = 0;
+        {
+            auto db = RunDatabase::open(file, OpenMode::ReadWrite);
+            QVERIFY_OK(db);
+            auto chunk = Statement::prepare((*db)->handle(), "SELECT first_ns, last_ns FROM stack_chunk WHERE "
+                                                             "thread_id = ? AND first_ns >> 36 = last_ns >> 36 "
+                                                             "ORDER BY first_ns LIMIT 1");
+            QVERIFY_OK(chunk);
+            chunk->bind(1, thread);
+            QVERIFY(hasRow(*chunk));
+            first = chunk->int64(0);
+            last = chunk->int64(1);
+            if (blob.isEmpty()) { // samples inside the window naming a callsite that does not exist
+                const int64_t site = QByteArray(QTest::currentDataTag()).contains("negative") ? -7 : int64_t{1} << 40;
+                blob = QByteArray::fromStdString(encodeStackSamples({{first, 3, 1, 1.0}, {last, site, 1, 1.0}}));
+            }
+            auto upd = Statement::prepare((*db)->handle(), "UPDATE stack_chunk SET " + column.toStdString() +
+                                                               " = ? WHERE thread_id = ? AND first_ns = ?");
+            QVERIFY_OK(upd);
+            upd->bindBlob(1, blob.constData(), static_cast<size_t>(blob.size())).bind(2, thread).bind(3, first);
+            QVERIFY_OK(upd->exec());
+            QCOMPARE(sqlite3_changes((*db)->handle()), 1);
+        }
+        auto db = RunDatabase::open(file, OpenMode::ReadOnly);
+        QVERIFY_OK(db);
+        StackReader reader(**db);
+        auto got = reader.totals({thread}, whole ? TimeWindow{first, last} : TimeWindow{first + 1, last}, false);
+        QVERIFY(!got.ok());
+        QCOMPARE(got.error().code, ErrorCode::Database);
+        QVERIFY2(got.error().message.find("corrupt") != std::string::npos, got.error().message.c_str());
+        auto other = reader.totals({m_threadIds[1]}, {}, false); // the reader stays usable
+        QVERIFY_OK(other);
+        QCOMPARE(other->samples, bruteTotals(m_samples, {m_threadIds[1]}, {}, false).samples);
+    }
+
+    void damagedUntimedStack_data()
+    {
+        QTest::addColumn<qint64>("callsite");
+        QTest::newRow("negative callsite") << qint64(-3);
+        QTest::newRow("callsite 2^40") << (qint64(1) << 40);
+    }
+
+    void damagedUntimedStack()
+    {
+        QFETCH(qint64, callsite);
+        const std::string file = path("damaged-untimed.runlens");
+        QFile::remove(QString::fromStdString(file));
+        QVERIFY(QFile::copy(QString::fromStdString(m_path), QString::fromStdString(file)));
+        QCOMPARE(execRaw(file, "UPDATE stack_sample SET callsite_id = " + std::to_string(callsite) +
+                                   " WHERE id = (SELECT min(id) FROM stack_sample)"),
+                 std::string());
+        auto db = RunDatabase::open(file, OpenMode::ReadOnly);
+        QVERIFY_OK(db);
+        StackReader reader(**db);
+        auto withUntimed = reader.totals({}, {}, true);
+        QVERIFY(!withUntimed.ok());
+        QCOMPARE(withUntimed.error().code, ErrorCode::Database);
+        auto timedOnly = reader.totals({}, {}, false); // the untimed stacks are not read
+        QVERIFY_OK(timedOnly);
+        QCOMPARE(timedOnly->samples, bruteTotals(m_samples, {}, {}, false).samples);
+    }
+
+    // Small runs with times that stress the bucket arithmetic.
+    void unusualTimes_data()
+    {
+        QTest::addColumn<std::vector<int64_t>>("first");  // times of the first import's samples
+        QTest::addColumn<std::vector<int64_t>>("second"); // and of the second's
+        const int64_t t = kBase + 5 * kMinute;
+        QTest::newRow("9000 samples at one time, then 100 more")
+            << std::vector<int64_t>(9000, t) << std::vector<int64_t>(100, t);
+        std::vector<int64_t> zero;
+        for (int64_t b : {-width(44), -width(40), -width(36), int64_t(0), width(36), width(40)})
+            for (int64_t d : {int64_t(-1), int64_t(0), int64_t(1)})
+                zero.push_back(b + d);
+        QTest::newRow("times around zero, negative ones included") << zero << std::vector<int64_t>{-5, 7, width(36)};
+        std::vector<int64_t> sparse; // one sample a day for ~11 years: every chunk spans 2^44 ns buckets
+        for (int64_t d = 0; d < 4100; ++d)
+            sparse.push_back(kBase + d * 24 * kHour + d % 7);
+        QTest::newRow("one sample a day") << sparse << std::vector<int64_t>{kBase + 100 * 24 * kHour + 3};
+    }
+
+    void unusualTimes()
+    {
+        QFETCH(std::vector<int64_t>, first);
+        QFETCH(std::vector<int64_t>, second);
+        const std::string file = path("unusual.runlens");
+        QFile::remove(QString::fromStdString(file));
+        auto db = RunDatabase::open(file, OpenMode::Create);
+        QVERIFY_OK(db);
+        std::vector<GenSample> all;
+        int64_t thread = 0;
+        std::vector<int64_t> sites;
+        for (const auto& [hash, times] : {std::pair{"one", first}, std::pair{"two", second}})
+            QVERIFY_OK(writeImport(**db, hash, [&](RunWriter& w) -> Status {
+                auto node = w.node("node-a", "option", "UTC");
+                if (!node) return node.error();
+                auto id = w.thread(*node, "p", 1, "main", 1);
+                if (!id) return id.error();
+                thread = *id;
+                for (int f = 0; sites.size() < 5; ++f) {
+                    auto frame = w.frame("f" + std::to_string(f), "", 0, "");
+                    if (!frame) return frame.error();
+                    auto site = w.callsite(0, *frame);
+                    if (!site) return site.error();
+                    sites.push_back(*site);
+                }
+                for (size_t i = 0; i < times.size(); ++i) {
+                    GenSample s{thread, times[i], sites[i % 5], 1 + static_cast<int64_t>(i % 2), 0.5 + double(i % 3)};
+                    if (Status st = w.stackSample(s.threadId, s.callsiteId, s.tsNs, s.count, s.weight); !st) return st;
+                    all.push_back(s);
+                }
+                return okStatus();
+            }));
+        std::vector<TimeWindow> windows = {{},      {-width(36), -1}, {0, width(36) - 1}, {-width(40), width(40) - 1},
+                                           {-1, 0}, {kMinNs, -1},     {0, kMaxNs}};
+        std::set<int64_t> times;
+        for (const GenSample& s : all)
+            times.insert(*s.tsNs);
+        size_t k = 0;
+        for (int64_t ts : times) // at a sample's time, and 1 ns either side (some 60 of them)
+            if (k++ % (times.size() / 60 + 1) == 0)
+                for (TimeWindow w :
+                     {TimeWindow{ts, ts}, TimeWindow{ts - 1, ts + 1}, TimeWindow{ts + 1, ts + width(36)}})
+                    windows.push_back(w);
+        for (int64_t a : {int64_t(36), int64_t(40), int64_t(44)})
+            windows.push_back({ceilTo(kBase, static_cast<int>(a)), ceilTo(kBase, static_cast<int>(a)) + 30 * width(a)});
+        StackReader reader(**db);
+        for (const TimeWindow& w : windows) {
+            auto got = reader.totals({}, w, false);
+            QVERIFY_OK(got);
+            const std::string diff = diffTotals(*got, bruteTotals(all, {}, w, false));
+            QVERIFY2(diff.empty(), (windowText(w) + ": " + diff).c_str());
+            auto samples = reader.samples(thread, w);
+            QVERIFY_OK(samples);
+            QCOMPARE(samples->size(), threadSamplesIn(all, thread, w));
+        }
+    }
+
+    // ---- clock offsets ----
+
+    void clockOffsetThreads()
+    {
+        auto db = RunDatabase::open(m_offsetPath, OpenMode::ReadOnly);
+        QVERIFY_OK(db);
+        auto threads = StackReader(**db).threads();
+        QVERIFY_OK(threads);
+        QCOMPARE(threads->size(), m_threadIds.size());
+        for (const StackThreadInfo& t : *threads) {
+            const size_t k =
+                static_cast<size_t>(std::find(m_threadIds.begin(), m_threadIds.end(), t.id) - m_threadIds.begin());
+            QVERIFY(k < m_threadIds.size());
+            QCOMPARE(t.node, std::string(kNodes[kThreads[k].node]));
+            QCOMPARE(t.name, std::string(kThreads[k].name));
+            QCOMPARE(t.clockOffsetNs, kThreads[k].node == 1 ? kOffset : int64_t(0));
+            const ThreadTotals want = threadTotals(m_samples, t.id);
+            QCOMPARE(t.timedSamples, want.timedSamples);
+            QCOMPARE(t.untimedSamples, want.samples - want.timedSamples);
+            QCOMPARE(t.firstNs.has_value(), want.firstNs.has_value());
+            if (!want.firstNs) continue; // untimed stacks only
+            QCOMPARE(*t.firstNs, *want.firstNs + t.clockOffsetNs);
+            QCOMPARE(*t.lastNs, *want.lastNs + t.clockOffsetNs);
+        }
+    }
+
+    void clockOffsetShiftsWindows()
+    {
+        auto db = RunDatabase::open(m_offsetPath, OpenMode::ReadOnly);
+        QVERIFY_OK(db);
+        StackReader reader(**db);
+        const int64_t b = m_threadIds[4]; // node-b, both imports
+        const std::vector<GenSample> stored = threadSamples(b, {});
+        int64_t first = kMaxNs, last = kMinNs;
+        for (const GenSample& s : stored) {
+            first = std::min(first, *s.tsNs);
+            last = std::max(last, *s.tsNs);
+        }
+        // In shown time node-b's samples end 3 h earlier: its last 3 h (stored time) are outside this window.
+        const TimeWindow shownRange{first + kOffset, last + kOffset};
+        auto inShown = reader.totals({b}, shownRange, false);
+        QVERIFY_OK(inShown);
+        QCOMPARE(inShown->samples, bruteTotals(m_samples, {b}, {}, false).samples);
+        auto storedRange = reader.totals({b}, {last + kOffset + 1, last}, false);
+        QVERIFY_OK(storedRange);
+        QCOMPARE(storedRange->samples, int64_t(0));
+        // samples() returns shifted times.
+        const TimeWindow w{first + kOffset + kHour, first + kOffset + kHour + 20 * kMinute};
+        auto got = reader.samples(b, w);
+        QVERIFY_OK(got);
+        const std::vector<GenSample> want = threadSamples(b, w, m_offsets);
+        QVERIFY(!want.empty());
+        QCOMPARE(got->size(), want.size());
+        for (const StackSample& s : *got)
+            QVERIFY(s.tsNs >= w.fromNs && s.tsNs <= w.toNs);
+        // So does stack_samples.
+        const QString range = test::queryOne(m_offsetPath, "SELECT min(ts_ns), max(ts_ns) FROM stack_samples WHERE "
+                                                           "thread_id = " +
+                                                               std::to_string(b));
+        QCOMPARE(range, QStringLiteral("%1|%2").arg(first + kOffset).arg(last + kOffset));
+    }
+
+    // A reader kept open sees what happens to the file after its first use: a later import adding samples to a
+    // thread (no new thread, no new callsite), and a node's clock offset set.
+    void readerInUseSeesChanges()
+    {
+        const std::string file = path("later.runlens");
+        QFile::remove(QString::fromStdString(file));
+        QVERIFY(QFile::copy(QString::fromStdString(m_path), QString::fromStdString(file)));
+        auto db = RunDatabase::open(file, OpenMode::ReadWrite);
+        QVERIFY_OK(db);
+        StackReader reader(**db);
+        const int64_t t = m_threadIds[1];
+        const int64_t site = m_callsites[5];
+        auto before = reader.totals({t}, {}, false);
+        QVERIFY_OK(before);
+        auto threadsBefore = reader.threads();
+        QVERIFY_OK(threadsBefore);
+
+        const int64_t late = m_lastNs + 2 * kHour; // after everything stored so far
+        QVERIFY_OK(writeImport(**db, "later", [&](RunWriter& w) -> Status {
+            for (int i = 0; i < 5000; ++i) // longer than any chunk so far
+                if (Status s = w.stackSample(t, site, late + i * kSecond, 1, 2.0); !s) return s;
+            return okStatus();
+        }));
+        auto after = reader.totals({t}, {}, false);
+        QVERIFY_OK(after);
+        QCOMPARE(after->samples, before->samples + 5000);
+        QCOMPARE(after->self.samples.at(static_cast<size_t>(site)),
+                 before->self.samples.at(static_cast<size_t>(site)) + 5000);
+        auto lateOnly = reader.totals({t}, {late + 100 * kSecond, late + 199 * kSecond}, false);
+        QVERIFY_OK(lateOnly);
+        QCOMPARE(lateOnly->samples, int64_t(100));
+        auto lateSamples = reader.samples(t, {late, kMaxNs});
+        QVERIFY_OK(lateSamples);
+        QCOMPARE(lateSamples->size(), size_t(5000));
+
+        QVERIFY_OK(execSql((*db)->handle(), "UPDATE node SET clock_offset_ns = 1000 WHERE name = 'node-a'"));
+        auto shifted = reader.samples(t, {late + 1000, late + 1000});
+        QVERIFY_OK(shifted);
+        QCOMPARE(shifted->size(), size_t(1));
+        QCOMPARE(shifted->front().tsNs, late + 1000);
+        auto threads = reader.threads();
+        QVERIFY_OK(threads);
+        for (const StackThreadInfo& info : *threads)
+            if (info.id == t) QCOMPARE(info.lastNs, std::optional(late + 4999 * kSecond + 1000));
+        auto cat = reader.catalog();
+        QVERIFY_OK(cat);
+        for (const StackThreadInfo& info : (*cat)->threads)
+            if (info.id == t) QCOMPARE(info.clockOffsetNs, int64_t(1000));
+
+        // Set by another program on its own connection.
+        QCOMPARE(execRaw(file, "UPDATE node SET clock_offset_ns = -5000 WHERE name = 'node-a'"), std::string());
+        auto other = reader.samples(t, {late - 5000, late - 5000});
+        QVERIFY_OK(other);
+        QCOMPARE(other->size(), size_t(1));
+        auto moved = reader.totals({t}, {late - 5000, late - 5000}, false);
+        QVERIFY_OK(moved);
+        QCOMPARE(moved->samples, int64_t(1));
+    }
+
+    // ---- samples() ----
+
+    void samplesInWindow_data()
+    {
+        QTest::addColumn<int>("thread"); // index into kThreads
+        QTest::addColumn<TimeWindow>("window");
+        QTest::newRow("whole thread, two imports") << 0 << TimeWindow{};
+        QTest::newRow("whole thread, varying weights") << 5 << TimeWindow{};
+        QTest::newRow("thread with untimed stacks only") << 6 << TimeWindow{};
+        QTest::newRow("before the data") << 1 << TimeWindow{kMinNs, m_firstNs - 1};
+        QTest::newRow("after the data, to INT64_MAX") << 1 << TimeWindow{m_lastNs + 1, kMaxNs};
+        const int64_t b44 = ceilTo(m_firstNs, 44);
+        QTest::newRow("one 2^40 ns bucket") << 4 << TimeWindow{b44 + width(40), b44 + 2 * width(40) - 1};
+        QTest::newRow("a boundary's sample") << 3 << TimeWindow{m_boundaries[1], m_boundaries[1]};
+        std::mt19937_64 rng(17);
+        for (int i = 0; i < 40; ++i) {
+            const int64_t from = m_firstNs + static_cast<int64_t>(rng() % static_cast<uint64_t>(m_lastNs - m_firstNs));
+            const int64_t length = static_cast<int64_t>(rng() % static_cast<uint64_t>(i % 2 ? 2 * kHour : kMinute));
+            QTest::addRow("random window %d", i)
+                << static_cast<int>(rng() % kTimedThreads) << TimeWindow{from, from + length};
+        }
+    }
+
+    void samplesInWindow()
+    {
+        QFETCH(int, thread);
+        QFETCH(TimeWindow, window);
+        auto db = RunDatabase::open(m_path, OpenMode::ReadOnly);
+        QVERIFY_OK(db);
+        const int64_t id = m_threadIds[static_cast<size_t>(thread)];
+        auto got = StackReader(**db).samples(id, window);
+        QVERIFY_OK(got);
+        for (size_t i = 1; i < got->size(); ++i)
+            QVERIFY2((*got)[i - 1].tsNs <= (*got)[i].tsNs, "not in time order");
+        std::vector<SampleKey> g, w;
+        for (const StackSample& s : *got)
+            g.push_back(key(s.tsNs, s.callsiteId, s.count, s.weight));
+        for (const GenSample& s : threadSamples(id, window))
+            w.push_back(key(*s.tsNs, s.callsiteId, s.count, s.weight));
+        std::sort(g.begin(), g.end());
+        std::sort(w.begin(), w.end());
+        QCOMPARE(g.size(), w.size());
+        QVERIFY2(g == w, "other samples than those in the window");
+    }
+
+    void samplesOfUnknownThread()
+    {
+        auto db = RunDatabase::open(m_path, OpenMode::ReadOnly);
+        QVERIFY_OK(db);
+        auto got = StackReader(**db).samples(9999, {});
+        QVERIFY(!got.ok());
+        QCOMPARE(got.error().code, ErrorCode::Usage);
+    }
+
+    // ---- stack_samples and stack_summary ----
+
+    void stackSamplesPerThread()
+    {
+        const QStringList rows = test::queryRows(
+            m_path, "SELECT thread_id, count(*), sum(sample_count), total(weight), sum(ts_ns IS NULL), "
+                    "min(ts_ns), max(ts_ns), count(DISTINCT import_id) FROM stack_samples GROUP BY thread_id");
+        QCOMPARE(rows.size(), static_cast<qsizetype>(m_threadIds.size()));
+        for (const QString& row : rows) {
+            const QStringList c = row.split(QLatin1Char('|'));
+            QCOMPARE(c.size(), 8);
+            const ThreadTotals want = threadTotals(m_samples, c[0].toLongLong());
+            QCOMPARE(c[1].toLongLong(), want.rows);
+            QCOMPARE(c[2].toLongLong(), want.samples);
+            QVERIFY2(close(c[3].toDouble(), want.weight), qPrintable(row));
+            QCOMPARE(c[4].toLongLong(), want.untimedRows);
+            QCOMPARE(c[5], nullable(want.firstNs)); // NULL when all untimed
+            QCOMPARE(c[6], nullable(want.lastNs));
+            QCOMPARE(c[7].toLongLong(), static_cast<qlonglong>(want.imports.size()));
+        }
+    }
+
+    void stackSamplesOrder()
+    {
+        // Rows come per thread: the timed ones in time order, then the untimed ones (ts_ns NULL).
+        const QStringList rows = test::queryRows(m_path, "SELECT thread_id, ts_ns FROM stack_samples");
+        QCOMPARE(rows.size(), static_cast<qsizetype>(m_samples.size()));
+        std::set<int64_t> done;
+        int64_t thread = -1, prevTs = kMinNs;
+        bool inUntimed = false;
+        for (const QString& row : rows) {
+            const QStringList c = row.split(QLatin1Char('|'));
+            const int64_t id = c[0].toLongLong();
+            if (id != thread) {
+                QVERIFY2(done.insert(id).second, "a thread's rows are not together");
+                thread = id;
+                prevTs = kMinNs;
+                inUntimed = false;
+            }
+            if (c[1].isEmpty()) {
+                inUntimed = true;
+                continue;
+            }
+            QVERIFY2(!inUntimed, "a timed row after the untimed ones");
+            QVERIFY2(c[1].toLongLong() >= prevTs, qPrintable(row));
+            prevTs = c[1].toLongLong();
+        }
+    }
+
+    void stackSamplesFilter_data()
+    {
+        QTest::addColumn<int64_t>("thread");
+        QTest::addColumn<TimeWindow>("window");
+        for (size_t t = 0; t < m_threadIds.size(); ++t)
+            QTest::addRow("%s %s", kNodes[kThreads[t].node], kThreads[t].name) << m_threadIds[t] << TimeWindow{};
+        QTest::newRow("no such thread") << int64_t(9999) << TimeWindow{};
+        QTest::newRow("two imports, 2 h") << m_threadIds[0] << TimeWindow{kBase + 2 * kHour, kBase + 4 * kHour};
+        QTest::newRow("a boundary's sample") << m_threadIds[2] << TimeWindow{m_boundaries[0], m_boundaries[0]};
+    }
+
+    void stackSamplesFilter()
+    {
+        QFETCH(int64_t, thread);
+        QFETCH(TimeWindow, window);
+        const bool unbounded = window.fromNs == kMinNs && window.toNs == kMaxNs;
+        std::string sql = "SELECT count(*), sum(sample_count), min(thread_id), max(thread_id), count(*) - count(ts_ns) "
+                          "FROM stack_samples WHERE thread_id = " +
+                          std::to_string(thread);
+        if (!unbounded)
+            sql += " AND ts_ns BETWEEN " + std::to_string(window.fromNs) + " AND " + std::to_string(window.toNs);
+        int64_t n = 0, samples = 0, untimed = 0;
+        for (const GenSample& s : m_samples) {
+            if (s.threadId != thread) continue;
+            if (!s.tsNs && !unbounded) continue;
+            if (s.tsNs && (*s.tsNs < window.fromNs || *s.tsNs > window.toNs)) continue;
+            ++n;
+            samples += s.count;
+            untimed += s.tsNs ? 0 : 1;
+        }
+        const QString want = n == 0 ? QStringLiteral("0||||0")
+                                    : QStringLiteral("%1|%2|%3|%3|%4").arg(n).arg(samples).arg(thread).arg(untimed);
+        QCOMPARE(test::queryOne(m_path, sql), want);
+    }
+
+    void stackSummaryView()
+    {
+        const QStringList rows = test::queryRows(m_path, "SELECT node, process, thread, samples, total_weight, pid, "
+                                                         "tid, untimed_rows, first_ns, last_ns FROM stack_summary");
+        QCOMPARE(rows.size(), static_cast<qsizetype>(m_threadIds.size()));
+        for (const QString& row : rows) {
+            const QStringList c = row.split(QLatin1Char('|'));
+            QCOMPARE(c.size(), 10);
+            size_t k = 0;
+            while (k < std::size(kThreads) &&
+                   !(c[0] == QLatin1String(kNodes[kThreads[k].node]) && c[2] == QLatin1String(kThreads[k].name) &&
+                     c[6].toLongLong() == kThreads[k].tid))
+                ++k;
+            QVERIFY2(k < std::size(kThreads), qPrintable(row));
+            QCOMPARE(c[1], QLatin1String(kThreads[k].process));
+            QCOMPARE(c[5].toLongLong(), kThreads[k].pid);
+            const ThreadTotals want = threadTotals(m_samples, m_threadIds[k]);
+            QCOMPARE(c[3].toLongLong(), want.samples);
+            QVERIFY2(close(c[4].toDouble(), want.weight), qPrintable(row));
+            QCOMPARE(c[7].toLongLong(), want.untimedRows);
+            QCOMPARE(c[8], nullable(want.firstNs));
+            QCOMPARE(c[9], nullable(want.lastNs));
+        }
+    }
+
+    // ---- upgrade ----
+
+    void upgradeFromVersion1()
+    {
+        const std::string file = path("v1.runlens");
+        QCOMPARE(execRaw(file, kSchemaV1Stacks), std::string());
+        std::vector<GenSample> originals;
+        {
+            sqlite3* h = nullptr;
+            QCOMPARE(sqlite3_open(file.c_str(), &h), SQLITE_OK);
+            const std::unique_ptr<sqlite3, int (*)(sqlite3*)> closer(h, sqlite3_close);
+            QVERIFY_OK(execSql(h, "BEGIN; INSERT INTO run VALUES (1, 'v1', 1, 'runlens 0.1');"
+                                  "INSERT INTO node(id, name) VALUES (1, 'node-a'), (2, 'node-b');"
+                                  "INSERT INTO import VALUES (1, 'a.perf', 1, 'h1', 'perf-script', 1, '{}', 1, 0, 0, "
+                                  "0, 0, 0, 0, 0, ''), (2, 'b.folded', 1, 'h2', 'folded', 1, '{}', 2, 0, 0, 0, 0, "
+                                  "0, 0, 0, '');"
+                                  "INSERT INTO thread VALUES (1, 1, 'train', 10, 'MainThread', 10), "
+                                  "(2, 2, 'train', 20, 'MainThread', 20), (3, 2, 'train', 20, 'loader', 21);"));
+            std::vector<int64_t> sites, depth{-1}; // callsite id / 3 is its parent
+            for (int64_t id = 1; id <= 20; ++id) {
+                depth.push_back(depth[static_cast<size_t>(id / 3)] + 1);
+                const std::string n = std::to_string(id);
+                QVERIFY_OK(execSql(h, ("INSERT INTO frame(id, name) VALUES (" + n + ", 'f" + n +
+                                       "'); INSERT INTO callsite VALUES (" + n + ", " + std::to_string(id / 3) + ", " +
+                                       n + ", " + std::to_string(depth.back()) + ")")
+                                          .c_str()));
+                sites.push_back(id);
+            }
+            std::mt19937_64 rng(23);
+            std::vector<int64_t> unused;
+            for (int64_t thread : {1, 2, 3}) {
+                auto v = timeline(rng, thread, kThreads[static_cast<size_t>(thread)], kBase + thread * kMinute, 5000,
+                                  sites, unused);
+                for (size_t i = 0; i < v.size(); ++i) // thread 1 has samples of both imports, interleaved
+                    v[i].importId = thread == 3 || (thread == 1 && i % 2) ? 2 : 1;
+                originals.insert(originals.end(), v.begin(), v.end());
+            }
+            for (int i = 0; i < 7; ++i) {
+                GenSample s;
+                s.threadId = 1 + i % 3;
+                s.callsiteId = sites[static_cast<size_t>(i)];
+                s.count = 5 + i;
+                s.weight = 2.5 * i;
+                s.importId = 2;
+                originals.push_back(s);
+            }
+            std::shuffle(originals.begin(), originals.end(), rng); // rows not in time order
+            auto ins = Statement::prepare(h, "INSERT INTO stack_sample(thread_id, callsite_id, ts_ns, sample_count, "
+                                             "weight, import_id) VALUES (?,?,?,?,?,?)");
+            QVERIFY_OK(ins);
+            for (const GenSample& s : originals) {
+                ins->bind(1, s.threadId).bind(2, s.callsiteId).bind(4, s.count).bind(5, s.weight).bind(6, s.importId);
+                if (s.tsNs)
+                    ins->bind(3, *s.tsNs);
+                else
+                    ins->bindNull(3);
+                QVERIFY_OK(ins->exec());
+            }
+            QVERIFY_OK(execSql(
+                h, ("PRAGMA application_id = " + std::to_string(kApplicationId) + "; PRAGMA user_version = 1; COMMIT;")
+                       .c_str()));
+        }
+
+        // Read-only (as `runlens query` opens it), the file is refused with a message that says how to upgrade it.
+        auto ro = RunDatabase::open(file, OpenMode::ReadOnly);
+        QVERIFY(!ro.ok());
+        QCOMPARE(ro.error().code, ErrorCode::Unsupported);
+        const std::string message = ro.error().toString();
+        for (const char* part : {"schema version 1", "open it for writing", "upgrade"})
+            QVERIFY2(message.find(part) != std::string::npos, message.c_str());
+        auto q = runUserQuery(file, "SELECT 1", nullptr, nullptr);
+        QVERIFY(!q.ok());
+        QVERIFY2(q.error().toString().find("upgrade") != std::string::npos, q.error().toString().c_str());
+
+        auto rw = RunDatabase::open(file, OpenMode::ReadWrite);
+        QVERIFY_OK(rw);
+        RunDatabase& db = **rw;
+        QCOMPARE(queryInt(db, "PRAGMA user_version"), int64_t(2));
+        QCOMPARE(queryInt(db, "SELECT count(*) FROM stack_sample"), int64_t(7)); // the untimed rows stay
+        QCOMPARE(queryInt(db, "SELECT count(*) FROM stack_sample WHERE ts_ns IS NOT NULL"), int64_t(0));
+        QVERIFY(queryInt(db, "SELECT count(*) FROM stack_chunk") >= 6); // 3 threads x 5000 samples
+        QVERIFY(queryInt(db, "SELECT count(*) FROM stack_bucket") > 0);
+        QCOMPARE(queryInt(db, "SELECT count(DISTINCT import_id) FROM stack_chunk WHERE thread_id = 1"), int64_t(2));
+        QCOMPARE(queryInt(db, "SELECT count(DISTINCT import_id) FROM stack_chunk WHERE thread_id = 3"), int64_t(1));
+        QCOMPARE(queryInt(db, "SELECT min(import_id) FROM stack_chunk WHERE thread_id = 3"), int64_t(2));
+
+        StackReader reader(db);
+        auto cat = reader.catalog();
+        QVERIFY_OK(cat);
+        QCOMPARE((*cat)->callsiteCount(), size_t(21));
+        QCOMPARE((*cat)->parent[7], int32_t(2));
+        std::mt19937_64 rng(29);
+        std::vector<std::pair<TimeWindow, std::vector<int64_t>>> windows = {
+            {{}, {}}, {{kBase, kBase + 30 * kMinute}, {}}, {{}, {2, 3}}};
+        for (int i = 0; i < 30; ++i) {
+            const int64_t from = kBase + static_cast<int64_t>(rng() % static_cast<uint64_t>(kHour));
+            windows.push_back({{from, from + static_cast<int64_t>(rng() % static_cast<uint64_t>(kHour))},
+                               {1 + static_cast<int64_t>(rng() % 3)}});
+        }
+        for (const auto& [w, threads] : windows)
+            for (bool untimed : {false, true}) {
+                auto got = reader.totals(threads, w, untimed);
+                QVERIFY_OK(got);
+                const std::string diff = diffTotals(*got, bruteTotals(originals, threads, w, untimed));
+                QVERIFY2(diff.empty(), (windowText(w) + ": " + diff).c_str());
+            }
+
+        // stack_samples gives back every original row, timed or not.
+        std::vector<std::tuple<int64_t, std::string, int64_t, int64_t, double, int64_t>> got, want;
+        auto n = runUserQuery(
+            file, "SELECT thread_id, ts_ns, callsite_id, sample_count, weight, import_id FROM stack_samples", {},
+            [&](const QueryRow& r) {
+                got.emplace_back(std::stoll(r.values[0]), r.values[1], std::stoll(r.values[2]), std::stoll(r.values[3]),
+                                 std::stod(r.values[4]), std::stoll(r.values[5]));
+            });
+        QVERIFY_OK(n);
+        for (const GenSample& s : originals)
+            want.emplace_back(s.threadId, s.tsNs ? std::to_string(*s.tsNs) : std::string(), s.callsiteId, s.count,
+                              s.weight, s.importId);
+        std::sort(got.begin(), got.end());
+        std::sort(want.begin(), want.end());
+        QCOMPARE(got.size(), want.size());
+        QVERIFY2(got == want, "stack_samples differs from the version 1 rows");
+
+        // stack_summary, re-created for the new tables.
+        const QStringList summary = test::queryRows(file, "SELECT node, thread, samples, untimed_rows, first_ns IS "
+                                                          "NOT NULL FROM stack_summary ORDER BY node, thread");
+        QStringList expected;
+        for (const auto& [node, thread, id] :
+             {std::tuple{"node-a", "MainThread", 1}, std::tuple{"node-b", "MainThread", 2},
+              std::tuple{"node-b", "loader", 3}}) {
+            const ThreadTotals t = threadTotals(originals, id);
+            expected << QStringLiteral("%1|%2|%3|%4|1")
+                            .arg(QLatin1String(node), QLatin1String(thread))
+                            .arg(t.samples)
+                            .arg(t.untimedRows);
+        }
+        QCOMPARE(summary, expected);
+
+        // Upgraded, the file opens read-only and takes further imports.
+        rw->reset(); // closes the file
+        QVERIFY_OK(RunDatabase::open(file, OpenMode::ReadOnly));
+        auto again = RunDatabase::open(file, OpenMode::ReadWrite);
+        QVERIFY_OK(again);
+        QVERIFY_OK(writeImport(**again, "h3", [](RunWriter& w) { return w.stackSample(1, 4, kBase, 3, 1.5); }));
+        auto after = StackReader(**again).totals({1}, {kBase, kBase}, false);
+        QVERIFY_OK(after);
+        QCOMPARE(after->self.samples.at(4), 3 + bruteTotals(originals, {1}, {kBase, kBase}, false).self[4].samples);
+    }
+
+    // ---- cancel ----
+
+    void cancelledTotals()
+    {
+        auto db = RunDatabase::open(m_path, OpenMode::ReadOnly);
+        QVERIFY_OK(db);
+        StackReader reader(**db);
+        std::atomic<bool> cancel{true};
+        for (const std::vector<int64_t>& threads : {std::vector<int64_t>{}, std::vector<int64_t>{m_threadIds[3]}}) {
+            auto got = reader.totals(threads, {}, true, &cancel);
+            QVERIFY(!got.ok());
+            QCOMPARE(got.error().code, ErrorCode::Cancelled);
+        }
+        cancel = false; // not set: the same flag lets the totals run to the end
+        auto done = reader.totals({}, {}, true, &cancel);
+        QVERIFY_OK(done);
+        QCOMPARE(done->samples, bruteTotals(m_samples, {}, {}, true).samples);
+    }
+};
+
+QTEST_GUILESS_MAIN(TestStackStore)
+#include "tst_stack_store.moc"
