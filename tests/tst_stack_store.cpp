@@ -917,6 +917,15 @@ private Q_SLOTS:
             upd->bindBlob(1, blob.constData(), static_cast<size_t>(blob.size())).bind(2, thread).bind(3, first);
             QVERIFY_OK(upd->exec());
             QCOMPARE(sqlite3_changes((*db)->handle()), 1);
+            if (column == QLatin1String("summary")) {
+                // The window may be summed from buckets instead of the chunk's own totals: damage those too, so
+                // whichever summary the reader takes is damaged.
+                auto buckets = Statement::prepare((*db)->handle(), "UPDATE stack_bucket SET summary = ? WHERE "
+                                                                   "thread_id = ?");
+                QVERIFY_OK(buckets);
+                buckets->bindBlob(1, blob.constData(), static_cast<size_t>(blob.size())).bind(2, thread);
+                QVERIFY_OK(buckets->exec());
+            }
         }
         auto db = RunDatabase::open(file, OpenMode::ReadOnly);
         QVERIFY_OK(db);
