@@ -150,7 +150,7 @@ private Q_SLOTS:
         QTest::newRow("--help") << QStringList{QStringLiteral("--help")} << QStringLiteral("runlens <command>");
         QTest::newRow("-h") << QStringList{QStringLiteral("-h")} << QStringLiteral("runlens <command>");
         QTest::newRow("help") << QStringList{QStringLiteral("help")} << QStringLiteral("runlens <command>");
-        for (const char* cmd : {"import", "info", "query", "demo"}) {
+        for (const char* cmd : {"import", "info", "query", "demo", "flame"}) {
             const QString c = QString::fromLatin1(cmd);
             QTest::newRow(qPrintable(c + QStringLiteral(" --help")))
                 << QStringList{c, QStringLiteral("--help")} << QStringLiteral("runlens ") + c;
@@ -508,6 +508,87 @@ private Q_SLOTS:
         QCOMPARE(query(db, QStringLiteral("SELECT count(*) FROM import")), imports);
         EXPECT_EXIT(cli(args + QStringList{QStringLiteral("--seed"), QStringLiteral("7")}), 0);
         QVERIFY(fileBytes(csv) != first);
+    }
+
+    // runlens flame: the same window written as an offset, epoch seconds and ISO 8601 gives the same graph;
+    // folded, SVG and PNG outputs; focus; bad arguments are usage errors that name the option.
+    void flame()
+    {
+        QTemporaryDir dir;
+        // 600 samples 100 ms apart from 2026-11-02T08:00:00Z: even samples in a;b, odd ones in a;c.
+        const int64_t start = 1793606400LL * 1000000000LL;
+        std::string samples, weights;
+        for (int i = 0; i < 600; ++i) {
+            samples += std::string(i ? "," : "") + (i % 2 ? "[0,2]" : "[0,1]");
+            weights += std::string(i ? "," : "") + "0.1";
+        }
+        const std::string json =
+            "{\"shared\": {\"frames\": [{\"name\": \"a\"}, {\"name\": \"b\"}, {\"name\": \"c\"}]}, "
+            "\"profiles\": [{\"type\": \"sampled\", \"name\": \"Thread 7 \\\"MainThread\\\"\", "
+            "\"unit\": \"seconds\", \"startValue\": 0, \"endValue\": 60, \"startUnixNs\": " +
+            std::to_string(start) + ", \"samples\": [" + samples + "], \"weights\": [" + weights + "]}]}";
+        const QString input = QString::fromStdString(writeFile(dir, QStringLiteral("p.speedscope.json"), json));
+        const QString db = dir.filePath(QStringLiteral("r.runlens"));
+        EXPECT_EXIT(cli({QStringLiteral("import"), QStringLiteral("-o"), db, input}), 0);
+
+        const auto folded = [&](const QStringList& extra) {
+            QStringList args{QStringLiteral("flame"), db, QStringLiteral("-o"), QStringLiteral("-")};
+            return cli(args + extra);
+        };
+        // Samples 10..20 (inclusive): 11 samples, 6 even, 5 odd.
+        const Run offset = folded(
+            {QStringLiteral("--from"), QStringLiteral("+1s"), QStringLiteral("--to"), QStringLiteral("+2000ms")});
+        EXPECT_EXIT(offset, 0);
+        QCOMPARE(offset.out, QStringLiteral("a;b 6\na;c 5\n"));
+        const Run epoch = folded({QStringLiteral("--from"), QStringLiteral("1793606401"), QStringLiteral("--to"),
+                                  QStringLiteral("1793606402.0")});
+        EXPECT_EXIT(epoch, 0);
+        QCOMPARE(epoch.out, offset.out);
+        const Run iso = folded({QStringLiteral("--from"), QStringLiteral("2026-11-02T08:00:01Z"),
+                                QStringLiteral("--to"), QStringLiteral("2026-11-02T09:00:02+01:00")});
+        EXPECT_EXIT(iso, 0);
+        QCOMPARE(iso.out, offset.out);
+        const Run whole = folded({});
+        EXPECT_EXIT(whole, 0);
+        QCOMPARE(whole.out, QStringLiteral("a;b 300\na;c 300\n"));
+        const Run focus = folded({QStringLiteral("--focus"), QStringLiteral("a;c")});
+        EXPECT_EXIT(focus, 0);
+        QCOMPARE(focus.out, QStringLiteral("a;c 300\n"));
+        const Run perThread =
+            folded({QStringLiteral("--per-thread"), QStringLiteral("--thread"), QStringLiteral("Main")});
+        EXPECT_EXIT(perThread, 0);
+        QCOMPARE(perThread.out, QStringLiteral("thread (7): MainThread;a;b 300\nthread (7): MainThread;a;c 300\n"));
+
+        // Pictures: an SVG with one block per frame and a PNG that is an image.
+        const QString svg = dir.filePath(QStringLiteral("f.svg"));
+        EXPECT_EXIT(cli({QStringLiteral("flame"), db, QStringLiteral("-o"), svg}), 0);
+        QFile svgFile(svg);
+        QVERIFY(svgFile.open(QIODevice::ReadOnly));
+        const QString svgText = QString::fromUtf8(svgFile.readAll());
+        QVERIFY(svgText.startsWith(QStringLiteral("<?xml")));
+        QCOMPARE(svgText.count(QStringLiteral("<title>")), 4); // all, a, b, c
+        const QString png = dir.filePath(QStringLiteral("f.png"));
+        EXPECT_EXIT(cli({QStringLiteral("flame"), db, QStringLiteral("-o"), png, QStringLiteral("--width"),
+                         QStringLiteral("800")}),
+                    0);
+        QFile pngFile(png);
+        QVERIFY(pngFile.open(QIODevice::ReadOnly));
+        QVERIFY(pngFile.read(8) == QByteArray("\x89PNG\r\n\x1a\n", 8));
+
+        // Errors.
+        const Run badTime = folded({QStringLiteral("--from"), QStringLiteral("yesterday")});
+        EXPECT_EXIT(badTime, 2);
+        EXPECT_MATCH(badTime.err, QStringLiteral("--from: bad time \"yesterday\""));
+        const Run backwards =
+            folded({QStringLiteral("--from"), QStringLiteral("+2s"), QStringLiteral("--to"), QStringLiteral("+1s")});
+        EXPECT_EXIT(backwards, 2);
+        const Run badPhase = folded({QStringLiteral("--phase"), QStringLiteral("lunch")});
+        EXPECT_EXIT(badPhase, 2);
+        EXPECT_MATCH(badPhase.err, QStringLiteral("unknown phase \"lunch\""));
+        const Run noPath = folded({QStringLiteral("--focus"), QStringLiteral("a;zz")});
+        EXPECT_EXIT(noPath, 1);
+        EXPECT_MATCH(noPath.err, QStringLiteral("--focus: no call path"));
+        EXPECT_EXIT(cli({QStringLiteral("flame"), db, QStringLiteral("-o"), dir.filePath(QStringLiteral("f.jpg"))}), 2);
     }
 
     void realFixtures()
