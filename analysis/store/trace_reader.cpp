@@ -50,6 +50,22 @@ Expected<std::vector<TraceTrackInfo>> TraceReader::tracks()
     return out;
 }
 
+Expected<std::vector<TraceSummaryRow>> TraceReader::summary()
+{
+    auto st = Statement::prepare(m_db.handle(), "SELECT node, rank, category, slices, total_dur_ns, first_ns, last_ns "
+                                                "FROM trace_summary ORDER BY node, rank, category");
+    if (!st) return st.error();
+    std::vector<TraceSummaryRow> out;
+    for (;;) {
+        auto row = st->step();
+        if (!row) return row.error();
+        if (!*row) break;
+        out.push_back({st->text(0), st->int64(1), traceCategoryFromName(st->text(2)).value_or(TraceCategory::Other),
+                       st->int64(3), st->int64(4), st->int64(5), st->int64(6)});
+    }
+    return out;
+}
+
 Expected<std::vector<TraceSliceInfo>> TraceReader::slices(TimeWindow window, const TraceFilter& filter)
 {
     auto all = tracks();

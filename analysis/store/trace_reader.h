@@ -42,6 +42,18 @@ struct TraceSliceInfo
     std::optional<int64_t> correlation;
 };
 
+// One row of the trace_summary view: the slices of one category on one node and rank (times as stored).
+struct TraceSummaryRow
+{
+    std::string node;
+    int64_t rank = -1;
+    TraceCategory category = TraceCategory::Other;
+    int64_t slices = 0;
+    int64_t totalDurNs = 0;
+    int64_t firstNs = 0;
+    int64_t lastNs = 0; // end of the latest slice
+};
+
 // Which slices to read; an empty list or an unset field matches everything.
 struct TraceFilter
 {
@@ -57,6 +69,8 @@ public:
     explicit TraceReader(RunDatabase& db) : m_db(db) {}
 
     Expected<std::vector<TraceTrackInfo>> tracks();
+    // By node, rank and category.
+    Expected<std::vector<TraceSummaryRow>> summary();
     // Slices that overlap the window (ts <= window.toNs and ts + dur >= window.fromNs), ordered by time.
     Expected<std::vector<TraceSliceInfo>> slices(TimeWindow window, const TraceFilter& filter = {});
     // Nanoseconds of the window covered by the union of the matching slices (overlaps counted once).
