@@ -489,6 +489,14 @@ private Q_SLOTS:
                                             .arg(QLatin1String(frame)));
             QVERIFY2(n.section(QLatin1Char('\n'), 1, 1).toInt() > 0, frame);
         }
+        // A Kineto trace per rank: its NCCL kernels, and the busy series derived from them.
+        EXPECT_MATCH(r.out, QStringLiteral("^Trace slices \\(\\d+ on \\d+ tracks\\)"));
+        QCOMPARE(query(db, QStringLiteral("SELECT count(DISTINCT rank) FROM trace_summary WHERE category = "
+                                          "'comm_kernel'")),
+                 QStringLiteral("count(DISTINCT rank)\n4\n"));
+        QCOMPARE(query(db, QStringLiteral("SELECT count(*) FROM series_summary WHERE metric = 'gpu.comm_busy' AND "
+                                          "mean_value > 0.5")),
+                 QStringLiteral("count(*)\n4\n"));
 
         // Same seed → byte-identical inputs; the run is replaced, not added to. Another seed → other data.
         const QString csv = out + QStringLiteral("/inputs/node0/nvidia-smi-query.csv");

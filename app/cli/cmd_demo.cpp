@@ -26,8 +26,9 @@ int cmdDemo(const QStringList& args)
     parser.addOptions({nodes, gpus, hours, seed, output});
     if (auto done = parseCommandLine(parser, args,
                                      "Write a synthetic multi-node training run in real formats (nvidia-smi CSV per "
-                                     "node, folded stacks per rank), import it and show what it holds. The run is "
-                                     "communication-bound with periodic checkpoint stalls."))
+                                     "node, folded stacks and PyTorch profiler traces per rank), import it and show "
+                                     "what it holds. The run is communication-bound with periodic checkpoint "
+                                     "stalls."))
         return *done;
 
     DemoSpec spec;
@@ -69,7 +70,9 @@ int cmdDemo(const QStringList& args)
                "'gpu.util'\"\n"
                "  runlens query {0} \"SELECT f.name, sum(s.weight) AS samples FROM stack_sample s JOIN callsite c ON "
                "c.id = s.callsite_id JOIN frame f ON f.id = c.frame_id GROUP BY f.name ORDER BY samples DESC LIMIT "
-               "5\"\n",
+               "5\"\n"
+               "  runlens query {0} \"SELECT node, device, labels, metric, round(mean_value, 3) AS mean FROM "
+               "series_summary WHERE metric LIKE '%_busy' ORDER BY node, labels\"\n",
                dbPath);
     return kExitOk;
 }

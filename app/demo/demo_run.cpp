@@ -1,5 +1,7 @@
 #include "app/demo/demo_run.h"
 
+#include "app/demo/demo_trace.h"
+
 #include <algorithm>
 #include <cerrno>
 #include <cmath>
@@ -397,6 +399,7 @@ Expected<std::vector<std::string>> writeDemoRun(const DemoSpec& spec, const std:
             if (Status s = writeFoldedRank(spec, rank, folded, rng); !s) return s.error();
             files.push_back(folded.string());
         }
+        if (Status s = writeDemoTraces(spec, n, nodeDir.string(), files); !s) return s.error();
     }
     return files;
 }

@@ -25,7 +25,7 @@ struct DemoSpec
     int64_t startUnixS = 1793606400; // 2026-11-02 08:00:00 UTC
     int checkpointEveryS = 360;      // a checkpoint every 6 minutes
     int checkpointStallS = 25;       // GPUs idle while it is written
-    bool stacks = true;
+    bool stacks = true;    // per rank: folded stacks and a PyTorch profiler (Kineto) trace (demo_trace.h)
     bool exporters = true; // dcgm-exporter and node_exporter scrapes (Prometheus text) per node
 };
 
