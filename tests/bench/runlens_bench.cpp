@@ -7,6 +7,7 @@
 #include "analysis/store/run_reader.h"
 #include "app/demo/demo_run.h"
 #include "tests/bench/format_bench.h"
+#include "tests/bench/trace_bench.h"
 
 #include <QCoreApplication>
 #include <QTemporaryDir>
@@ -291,6 +292,7 @@ int main(int argc, char** argv)
     else
         fmt::print("targets {}\n", met ? "met" : "NOT met");
     const bool formatsOk = benchFormats(dir, spec.nodes, spec.gpusPerNode, spec.hours, runs);
+    if (bench::benchTraceImport(dir.string(), quick) <= 0) return 1;
 
     // The benchmark reports; it does not fail the build on timing (machines differ). It fails only when
     // the work itself failed.
