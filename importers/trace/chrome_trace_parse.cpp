@@ -180,6 +180,16 @@ Status parseChromeTrace(std::string_view text, ImportContext& ctx, ParsedTrace& 
         if (Status s = parse(begin, layout.arrayOpen + 2, shift, false); !s) return s;
     }
     out.slices.reserve((eventsEnd - layout.arrayOpen) / 256); // Kineto writes 250-600 bytes an event
+    // One allocation for the largest chunk: a parser growing chunk by chunk would take fresh memory each time.
+    size_t largest = piece.size(), previous = layout.arrayOpen;
+    for (const size_t cut : layout.cuts) {
+        const size_t end = std::min(cut, eventsEnd);
+        largest = std::max(largest, end - previous);
+        previous = end;
+    }
+    largest = std::max(largest, eventsEnd - previous) + 2;
+    if (auto e = parser.allocate(largest)) return invalid(simdjson::error_message(e), 0);
+    piece.reserve(largest + simdjson::SIMDJSON_PADDING);
     for (size_t i = 0, from = layout.arrayOpen + 1;; ++i) {
         const size_t to = i < layout.cuts.size() && layout.cuts[i] < eventsEnd ? layout.cuts[i] : eventsEnd;
         piece.assign(1, '[');
