@@ -56,7 +56,7 @@ Expected<Clock> traceClock(const ParsedTrace& t, std::optional<int64_t> startNs,
         return Clock{*t.baseTimeNs, false,
                      fmt::format("times: baseTimeNanoseconds {} + ts{}", *t.baseTimeNs,
                                  startNs ? " (start= ignored: the trace has its own clock)" : "")};
-    if (t.slices.empty()) return Clock{0, false, "no slices"};
+    if (t.slices.empty()) return Clock{0, false, "times: none (no slices)"};
     size_t epoch = 0;
     int64_t first = std::numeric_limits<int64_t>::max();
     for (const trace::Slice& s : t.slices) {
