@@ -52,4 +52,16 @@ inline constexpr DiagnosticKind kEmptyStack{"empty_stack", true, "a stack sample
 inline constexpr DiagnosticKind kUnknownUnit{"unknown_unit", true, "a unit that cannot be converted"};
 inline constexpr DiagnosticKind kRestartRecord{"restart_record", false, "a restart marker (the host rebooted)"};
 
+// Chrome Trace Event / Kineto traces.
+inline constexpr DiagnosticKind kInvalidEvent{"invalid_event", true,
+                                              "a trace event that is not an object or has no phase (ph)"};
+inline constexpr DiagnosticKind kUnsupportedEvent{"unsupported_event", true,
+                                                  "a trace event of a phase not imported (async, object, sample...)"};
+inline constexpr DiagnosticKind kUnbalancedEvent{"unbalanced_event", true,
+                                                 "a B/E duration event without its other half"};
+inline constexpr DiagnosticKind kTruncatedTrace{"truncated_trace", true,
+                                                "a trace cut short inside its last event (that event is dropped)"};
+inline constexpr DiagnosticKind kThreadDuration{"thread_duration", false,
+                                                "a complete event without dur: its thread duration (tdur) used"};
+
 } // namespace runlens::importers::diag

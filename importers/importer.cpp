@@ -12,6 +12,7 @@
 #include "importers/speedscope/speedscope_importer.h"
 #include "importers/sysstat/sadf_importer.h"
 #include "importers/sysstat/sar_text_importer.h"
+#include "importers/trace/chrome_trace_importer.h"
 
 #include <QJsonDocument>
 #include <QJsonObject>
@@ -74,11 +75,13 @@ const std::vector<const Importer*>& allImporters()
     static const SarTextImporter sarText;
     static const GenericMetricsImporter generic;
     static const SpeedscopeImporter speedscope;
+    static const ChromeTraceImporter chromeTrace;
     static const PerfScriptImporter perfScript;
     static const FoldedImporter folded;
     static const WideCsvImporter wideCsv;
-    static const std::vector<const Importer*> all{&nvsmiQuery, &nvsmiDmon, &dcgmiDmon,  &promText, &promJson, &sadf,
-                                                  &sarText,    &generic,   &speedscope, &perfScript, &folded, &wideCsv};
+    static const std::vector<const Importer*> all{&nvsmiQuery, &nvsmiDmon, &dcgmiDmon, &promText,   &promJson,
+                                                  &sadf,       &sarText,   &generic,   &speedscope, &chromeTrace,
+                                                  &perfScript, &folded,    &wideCsv};
     return all;
 }
 

@@ -497,6 +497,14 @@ private Q_SLOTS:
                                      "t.id = s.thread_id GROUP BY t.name ORDER BY t.name")),
             QStringLiteral("name,count(*),count(s.ts_ns),min(s.ts_ns) >= 1793606400000000000,max(s.ts_ns) < "
                            "1793606580000000000\nMainThread,7200,7200,1,1\npt_autograd_0,7200,7200,1,1\n"));
+        // A Kineto trace per rank: its NCCL kernels, and the busy series derived from them.
+        EXPECT_MATCH(r.out, QStringLiteral("^Trace slices \\(\\d+ on \\d+ tracks\\)"));
+        QCOMPARE(query(db, QStringLiteral("SELECT count(DISTINCT rank) FROM trace_summary WHERE category = "
+                                          "'comm_kernel'")),
+                 QStringLiteral("count(DISTINCT rank)\n4\n"));
+        QCOMPARE(query(db, QStringLiteral("SELECT count(*) FROM series_summary WHERE metric = 'gpu.comm_busy' AND "
+                                          "mean_value > 0.5")),
+                 QStringLiteral("count(*)\n4\n"));
 
         // Same seed → byte-identical inputs; the run is replaced, not added to. Another seed → other data.
         const QString csv = out + QStringLiteral("/inputs/node0/nvidia-smi-query.csv");

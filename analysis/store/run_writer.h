@@ -104,6 +104,7 @@ public:
     // Flushes every series, stores totals and diagnostics. Call before RunDatabase::commit().
     Status finishImport(const ImportTotals& totals, const Diagnostics& diagnostics);
     int64_t importId() const { return m_importId; }
+    RunDatabase& database() { return m_db; } // for writers of other tables in the same import (TraceWriter)
 
     Expected<int64_t> node(std::string_view name, std::string_view nameSource, std::string_view timeZone);
     // Records the zone naive local times of this node were read in, unless the node already has one.

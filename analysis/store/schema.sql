@@ -197,6 +197,44 @@ CREATE TABLE finding (
 );
 
 -- ---------------------------------------------------------------------------------------------
+-- Trace events (Chrome Trace Event format, PyTorch profiler / Kineto): one track per rank and
+-- process/thread (CPU) or device/stream (GPU), interned slice names, and slices with their canonical
+-- category. A rank is -1 when the trace does not say (no distributedInfo).
+
+CREATE TABLE trace_track (
+    id INTEGER PRIMARY KEY,
+    node_id INTEGER NOT NULL REFERENCES node(id),
+    rank INTEGER NOT NULL DEFAULT -1,
+    kind TEXT NOT NULL,                   -- cpu (pid = OS process, tid = thread) or gpu (pid = device, tid = stream)
+    pid TEXT NOT NULL,                    -- as the trace writes it: "461", "0", or a string such as "Spans"
+    tid TEXT NOT NULL,
+    name TEXT NOT NULL DEFAULT '',        -- the thread_name metadata, e.g. "thread 498 (python3)", "stream 7"
+    device_id INTEGER REFERENCES device(id), -- gpu:<index> for GPU tracks
+    max_dur_ns INTEGER NOT NULL DEFAULT 0,   -- longest slice: bounds a time-window search on (track_id, ts_ns)
+    UNIQUE (node_id, rank, kind, pid, tid)
+);
+
+CREATE TABLE trace_name (
+    id INTEGER PRIMARY KEY,
+    name TEXT NOT NULL UNIQUE
+);
+
+-- category: cpu_op, user_annotation, gpu_user_annotation, python_function, cuda_runtime, cuda_driver,
+-- kernel, comm_kernel (NCCL/RCCL kernels), memcpy, memset, collective (CPU-side collective spans such as
+-- gloo:all_reduce, nccl:all_reduce, record_param_comms, c10d::...), other.
+CREATE TABLE trace_slice (
+    id INTEGER PRIMARY KEY,
+    track_id INTEGER NOT NULL REFERENCES trace_track(id),
+    category TEXT NOT NULL,
+    name_id INTEGER NOT NULL REFERENCES trace_name(id),
+    ts_ns INTEGER NOT NULL,
+    dur_ns INTEGER NOT NULL,              -- 0 for instant events
+    correlation INTEGER,                  -- CPU launch <-> GPU activity (args.correlation), when given
+    import_id INTEGER NOT NULL REFERENCES import(id)
+);
+CREATE INDEX trace_slice_track_ts ON trace_slice(track_id, ts_ns);
+
+-- ---------------------------------------------------------------------------------------------
 -- Stable views (documented in README.md, "Querying a run").
 
 CREATE VIEW series_summary AS
@@ -223,6 +261,13 @@ SELECT n.name AS node, t.process AS process, t.name AS thread,
        SUM(p.untimed_rows) AS untimed_rows, MIN(p.first_ns) AS first_ns, MAX(p.last_ns) AS last_ns
 FROM per_thread p JOIN thread t ON t.id = p.thread_id JOIN node n ON n.id = t.node_id
 GROUP BY t.id;
+
+-- Slices per node, rank and category (last_ns: the end of the latest slice).
+CREATE VIEW trace_summary AS
+SELECT n.name AS node, t.rank AS rank, s.category AS category, COUNT(*) AS slices,
+       SUM(s.dur_ns) AS total_dur_ns, MIN(s.ts_ns) AS first_ns, MAX(s.ts_ns + s.dur_ns) AS last_ns
+FROM trace_slice s JOIN trace_track t ON t.id = s.track_id JOIN node n ON n.id = t.node_id
+GROUP BY n.name, t.rank, s.category;
 
 CREATE VIEW import_log AS
 SELECT i.path AS path, i.format AS format, n.name AS node,

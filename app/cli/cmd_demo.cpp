@@ -30,9 +30,9 @@ int cmdDemo(const QStringList& args)
     parser.addOptions({nodes, gpus, hours, seed, stackRate, output});
     if (auto done = parseCommandLine(parser, args,
                                      "Write a synthetic multi-node training run in real formats (nvidia-smi CSV and "
-                                     "exporter scrapes per node, py-spy speedscope stack samples per rank), import it "
-                                     "and show what it holds. The run is communication-bound with periodic "
-                                     "checkpoint stalls."))
+                                     "exporter scrapes per node, py-spy speedscope stack samples and PyTorch "
+                                     "profiler traces per rank), import it and show what it holds. The run is "
+                                     "communication-bound with periodic checkpoint stalls."))
         return *done;
 
     DemoSpec spec;
@@ -79,7 +79,9 @@ int cmdDemo(const QStringList& args)
                "'gpu.util'\"\n"
                "  runlens flame {0} --thread pt_autograd -o autograd.svg\n"
                "  runlens flame {0} --from +10m --to +11m --phase comm -o - | sort -k2 -n | tail\n"
-               "  runlens query {0} \"SELECT thread, samples, first_ns, last_ns FROM stack_summary\"\n",
+               "  runlens query {0} \"SELECT thread, samples, first_ns, last_ns FROM stack_summary\"\n"
+               "  runlens query {0} \"SELECT node, device, labels, metric, round(mean_value, 3) AS mean FROM "
+               "series_summary WHERE metric LIKE '%_busy' ORDER BY node, labels\"\n",
                dbPath);
     return kExitOk;
 }

@@ -1,6 +1,7 @@
 #include "analysis/store/run_database.h"
 #include "analysis/store/run_reader.h"
 #include "analysis/store/stack_reader.h"
+#include "analysis/store/trace_reader.h"
 #include "app/cli/cli.h"
 
 #include <QCommandLineParser>
@@ -35,6 +36,45 @@ std::string value(std::optional<double> v)
 {
     if (!v) return "-";
     return fmt::format("{:.6g}", *v);
+}
+
+// Trace slices per node and rank: how many, the kernels among them, and the span they cover.
+Status printTraceSlices(store::RunDatabase& db, const std::vector<store::NodeInfo>& nodes)
+{
+    store::TraceReader reader(db);
+    auto summary = reader.summary();
+    auto tracks = reader.tracks();
+    if (!summary) return summary.error();
+    if (!tracks) return tracks.error();
+    struct Rank
+    {
+        int64_t slices = 0, kernels = 0, comm = 0, collectives = 0;
+        std::optional<int64_t> first, last;
+    };
+    std::map<std::pair<std::string, int64_t>, Rank> ranks;
+    int64_t total = 0;
+    for (const store::TraceSummaryRow& row : *summary) {
+        Rank& r = ranks[{row.node, row.rank}];
+        int64_t offset = 0;
+        for (const store::NodeInfo& n : nodes)
+            offset = n.name == row.node ? n.clockOffsetNs : offset;
+        r.slices += row.slices;
+        r.kernels += row.category == store::TraceCategory::Kernel ? row.slices : 0;
+        r.comm += row.category == store::TraceCategory::CommKernel ? row.slices : 0;
+        r.collectives += row.category == store::TraceCategory::Collective ? row.slices : 0;
+        r.first = std::min(r.first.value_or(row.firstNs + offset), row.firstNs + offset);
+        r.last = std::max(r.last.value_or(row.lastNs + offset), row.lastNs + offset);
+        total += row.slices;
+    }
+    fmt::print("\nTrace slices ({} on {} track{})\n", total, tracks->size(), tracks->size() == 1 ? "" : "s");
+    if (!ranks.empty())
+        fmt::print("  {:<16} {:>5} {:>10} {:>9} {:>12} {:>11}  {:<25} {}\n", "NODE", "RANK", "SLICES", "KERNELS",
+                   "COMM KERNELS", "COLLECTIVES", "FIRST", "LAST");
+    for (const auto& [key, r] : ranks)
+        fmt::print("  {:<16} {:>5} {:>10} {:>9} {:>12} {:>11}  {:<25} {}\n", key.first,
+                   key.second < 0 ? std::string("?") : std::to_string(key.second), r.slices, r.kernels, r.comm,
+                   r.collectives, utcTime(r.first), utcTime(r.last));
+    return okStatus();
 }
 
 } // namespace
@@ -141,6 +181,11 @@ int cmdInfo(const QStringList& args)
         fmt::print("    {:<32} {:<28} {:>10} {:>10} {:<25} {:<25}\n", process.empty() ? "-" : process,
                    thread.empty() ? "-" : thread, t.timedSamples, t.untimedSamples, utcTime(t.firstNs),
                    utcTime(t.lastNs));
+    }
+
+    if (Status s = printTraceSlices(**db, *nodes); !s) {
+        printError(s.error().toString());
+        return kExitFailure;
     }
 
     const int shown = parser.value(problems).toInt();

@@ -1,6 +1,7 @@
 #include "app/demo/demo_run.h"
 
 #include "app/demo/demo_stacks.h"
+#include "app/demo/demo_trace.h"
 
 #include <algorithm>
 #include <cerrno>
@@ -306,6 +307,7 @@ Expected<std::vector<std::string>> writeDemoRun(const DemoSpec& spec, const std:
             if (!ok) return makeError(ErrorCode::Io, "write failed", {path.string()});
             files.push_back(path.string());
         }
+        if (Status s = writeDemoTraces(spec, n, nodeDir.string(), files); !s) return s.error();
     }
     return files;
 }

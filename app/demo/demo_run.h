@@ -25,7 +25,7 @@ struct DemoSpec
     int64_t startUnixS = 1793606400; // 2026-11-02 08:00:00 UTC
     int checkpointEveryS = 360;      // a checkpoint every 6 minutes
     int checkpointStallS = 25;       // GPUs idle while it is written
-    bool stacks = true;
+    bool stacks = true;      // per rank: py-spy speedscope samples (demo_stacks.h) and a Kineto trace (demo_trace.h)
     int stackRateHz = 10;    // py-spy --rate (its default is 100; 10 keeps a long run small)
     int autogradThreads = 1; // pt_autograd_0..N-1 beside MainThread
     bool exporters = true;   // dcgm-exporter and node_exporter scrapes (Prometheus text) per node

@@ -8,6 +8,7 @@
 #include "app/demo/demo_run.h"
 #include "tests/bench/format_bench.h"
 #include "tests/bench/stack_bench.h"
+#include "tests/bench/trace_bench.h"
 
 #include <QCoreApplication>
 #include <QTemporaryDir>
@@ -304,8 +305,9 @@ int main(int argc, char** argv)
         fmt::print("targets {}\n", met ? "met" : "NOT met");
     const bool formatsOk = benchFormats(dir, spec.nodes, spec.gpusPerNode, spec.hours, runs);
     const bool stacksOk = bench::benchStacks(dir.string(), quick, runBinary);
+    const bool traceOk = bench::benchTraceImport(dir.string(), quick) > 0;
 
     // The benchmark reports; it does not fail the build on timing (machines differ). It fails only when
     // the work itself failed.
-    return fullPoints == static_cast<size_t>(s.points) && formatsOk && stacksOk ? 0 : 1;
+    return fullPoints == static_cast<size_t>(s.points) && formatsOk && stacksOk && traceOk ? 0 : 1;
 }

@@ -1,0 +1,294 @@
+#include "app/demo/demo_trace.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <fmt/format.h>
+
+namespace fs = std::filesystem;
+
+namespace runlens::app {
+namespace {
+
+constexpr int64_t kUs = 1'000;
+constexpr int64_t kMs = 1'000'000;
+constexpr int kBlocks = 12;       // transformer blocks, each sharded: all-gathered before use
+constexpr int kComputeStream = 7; // PyTorch's default stream as CUPTI numbers it
+constexpr int kNcclStream = 22;   // the NCCL communicator's stream
+constexpr double kStepS = 10.6;   // nominal step time of the demo run (demo_run.cpp)
+constexpr int64_t kQuarterNs = 91LL * 86400 * 1'000'000'000; // Kineto's baseTimeNanoseconds granularity
+
+// splitmix64, as in demo_run.cpp: the same numbers on every platform.
+class Random
+{
+public:
+    explicit Random(uint64_t seed) : m_state(seed) {}
+    double uniform()
+    {
+        uint64_t z = (m_state += 0x9e3779b97f4a7c15ull);
+        z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+        z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+        return static_cast<double>((z ^ (z >> 31)) >> 11) * 0x1.0p-53;
+    }
+    // A duration around meanNs, ±spread (a fraction).
+    int64_t around(int64_t meanNs, double spread)
+    {
+        return static_cast<int64_t>(static_cast<double>(meanNs) * (1.0 + spread * (2.0 * uniform() - 1.0)));
+    }
+
+private:
+    uint64_t m_state;
+};
+
+constexpr const char* kComputeKernels[] = {
+    "nvjet_sm90_tst_128x256_64x4_2x1_v_bz_coopA_NNT",
+    "void at::native::vectorized_elementwise_kernel<4, at::native::BinaryFunctor<c10::BFloat16, c10::BFloat16, "
+    "c10::BFloat16, at::native::binary_internal::MulFunctor<float> >, std::array<char*, 3ul> >(int, "
+    "at::native::BinaryFunctor<c10::BFloat16, c10::BFloat16, c10::BFloat16, "
+    "at::native::binary_internal::MulFunctor<float> >, std::array<char*, 3ul>)",
+    "void pytorch_flash::flash_fwd_kernel<Flash_fwd_kernel_traits<128, 128, 64, 4, false, false, cutlass::bfloat16_t, "
+    "Flash_kernel_traits<128, 128, 64, 4, cutlass::bfloat16_t> >, false, true, false, false, true, true, false, "
+    "false>(pytorch_flash::Flash_fwd_params)",
+    "void at::native::(anonymous namespace)::vectorized_layer_norm_kernel<c10::BFloat16, float>(int, float, "
+    "c10::BFloat16 const*, c10::BFloat16 const*, c10::BFloat16 const*, float*, float*, c10::BFloat16*)",
+};
+constexpr const char* kComputeOps[] = {"aten::mm", "aten::mul", "aten::_flash_attention_forward",
+                                       "aten::native_layer_norm"};
+
+class TraceOut
+{
+public:
+    TraceOut(std::FILE* out, int64_t baseNs, int gpu) : m_out(out), m_base(baseNs), m_gpu(gpu) {}
+
+    // A complete event; args is the inside of the args object (may be empty).
+    void complete(const char* cat, std::string_view name, int pid, int tid, int64_t tsNs, int64_t durNs,
+                  std::string_view args)
+    {
+        begin();
+        fmt::format_to(std::back_inserter(m_buf),
+                       "  {{\n    \"ph\": \"X\", \"cat\": \"{}\", \"name\": \"{}\", \"pid\": {}, \"tid\": {},\n    "
+                       "\"ts\": {}, \"dur\": {}",
+                       cat, name, pid, tid, us(tsNs - m_base), us(durNs));
+        if (!args.empty()) fmt::format_to(std::back_inserter(m_buf), ",\n    \"args\": {{\n      {}\n    }}", args);
+        m_buf += "\n  }";
+    }
+    // A CPU launch (cudaLaunchKernel inside its aten op) and the kernel it starts on the GPU, linked by a flow.
+    void launch(const char* op, const char* runtime, int pid, int tid, int64_t cpuNs, const char* cat,
+                std::string_view kernel, int stream, int64_t gpuNs, int64_t durNs, std::string_view extraArgs)
+    {
+        const int64_t corr = ++m_correlation, ext = ++m_external;
+        complete("cpu_op", op, pid, tid, cpuNs, 38 * kUs, fmt::format("\"External id\": {}, \"Ev Idx\": {}", ext, ext));
+        complete("cuda_runtime", runtime, pid, tid, cpuNs + 8 * kUs, 12 * kUs,
+                 fmt::format("\"External id\": {}, \"cbid\": 211, \"correlation\": {}", ext, corr));
+        flow('s', corr, pid, tid, cpuNs + 8 * kUs, "");
+        complete(cat, kernel, m_gpu, stream, gpuNs, durNs,
+                 fmt::format("\"External id\": {}, \"queued\": 0, \"device\": {}, \"context\": 1, \"stream\": {}, "
+                             "\"correlation\": {}, \"registers per thread\": 128, \"shared memory\": 0, \"grid\": "
+                             "[132, 1, 1], \"block\": [256, 1, 1]{}",
+                             ext, m_gpu, stream, corr, extraArgs));
+        flow('f', corr, m_gpu, stream, gpuNs, ", \"bp\": \"e\"");
+    }
+    void instant(std::string_view name, std::string_view pid, std::string_view tid, int64_t tsNs)
+    {
+        begin();
+        fmt::format_to(
+            std::back_inserter(m_buf),
+            "  {{\n    \"name\": \"{}\", \"ph\": \"i\", \"s\": \"g\",\n    \"pid\": \"{}\", \"tid\": \"{}\", "
+            "\"ts\": {}\n  }}",
+            name, pid, tid, us(tsNs - m_base));
+    }
+    void metadata(const char* what, int pid, int tid, std::string_view name, int64_t tsNs)
+    {
+        begin();
+        fmt::format_to(
+            std::back_inserter(m_buf),
+            "  {{\n    \"name\": \"{}\", \"ph\": \"M\", \"ts\": {}, \"pid\": {}, \"tid\": {},\n    \"args\": "
+            "{{\n      \"name\": \"{}\"\n    }}\n  }}",
+            what, us(tsNs - m_base), pid, tid, name);
+    }
+    void raw(std::string_view text) { m_buf += text; }
+    int64_t events() const { return m_events; }
+    Status flush()
+    {
+        if (std::fwrite(m_buf.data(), 1, m_buf.size(), m_out) != m_buf.size())
+            return makeError(ErrorCode::Io, fmt::format("write failed: {}", std::strerror(errno)));
+        m_buf.clear();
+        return okStatus();
+    }
+    Status maybeFlush() { return m_buf.size() > (1u << 20) ? flush() : okStatus(); }
+
+private:
+    static std::string us(int64_t ns) { return fmt::format("{}.{:03}", ns / kUs, ns % kUs); }
+    void begin()
+    {
+        if (m_events++ > 0) m_buf += ",\n";
+    }
+    void flow(char ph, int64_t id, int pid, int tid, int64_t tsNs, std::string_view extra)
+    {
+        begin();
+        fmt::format_to(std::back_inserter(m_buf),
+                       "  {{\n    \"ph\": \"{}\", \"id\": {}, \"pid\": {}, \"tid\": {}, \"ts\": {},\n    \"cat\": "
+                       "\"ac2g\", \"name\": \"ac2g\"{}\n  }}",
+                       ph, id, pid, tid, us(tsNs - m_base), extra);
+    }
+
+    std::FILE* m_out;
+    int64_t m_base;
+    int m_gpu;
+    std::string m_buf;
+    int64_t m_events = 0, m_correlation = 0, m_external = 0;
+};
+
+} // namespace
+
+Expected<int64_t> writeDemoKinetoTrace(const DemoSpec& spec, int globalRank, int firstStep, int steps, int64_t startNs,
+                                       std::FILE* out)
+{
+    const int world = spec.nodes * spec.gpusPerNode;
+    const int gpu = globalRank % spec.gpusPerNode;
+    const int pid = 4100 + globalRank, autograd = pid + 7; // as in the folded stacks of the same rank
+    const int64_t base = startNs / kQuarterNs * kQuarterNs;
+    Random rng(spec.seed * 2654435761u + static_cast<uint64_t>(globalRank));
+    TraceOut t(out, base, gpu);
+
+    std::string ranks;
+    for (int r = 0; r < world; ++r)
+        ranks += fmt::format("{}{}", r ? ", " : "", r);
+    std::string head = "{\n  \"schemaVersion\": 1,\n  \"deviceProperties\": [\n";
+    for (int g = 0; g < spec.gpusPerNode; ++g)
+        head +=
+            fmt::format("    {{\n      \"id\": {}, \"name\": \"NVIDIA H100 80GB HBM3\", \"totalGlobalMem\": "
+                        "85520809984,\n      \"computeMajor\": 9, \"computeMinor\": 0,\n      \"maxThreadsPerBlock\": "
+                        "1024, \"maxThreadsPerMultiprocessor\": 2048,\n      \"regsPerBlock\": 65536, \"warpSize\": "
+                        "32,\n      \"sharedMemPerBlock\": 49152, \"numSms\": 132\n    }}{}\n",
+                        g, g + 1 < spec.gpusPerNode ? "," : "");
+    head += fmt::format("  ],\n  \"distributedInfo\": {{\"backend\": \"nccl\", \"rank\": {0}, \"world_size\": {1}, "
+                        "\"pg_count\": 1, \"pg_config\": [{{\"pg_name\": \"0\", \"pg_desc\": \"default_pg\", "
+                        "\"backend_config\": \"cuda:nccl\", \"pg_size\": {1}, \"ranks\": [{2}]}}], \"nccl_version\": "
+                        "\"2.21.5\"}},\n  \"record_shapes\": 0,\n  \"displayTimeUnit\": \"ms\",\n  "
+                        "\"baseTimeNanoseconds\": {3},\n  \"traceEvents\": [\n",
+                        globalRank, world, ranks, base);
+    t.raw(head);
+    t.metadata("process_name", pid, 0, "python train.py --deepspeed ds_z3_config.json", startNs);
+    t.metadata("thread_name", pid, pid, fmt::format("thread {} (python)", pid), startNs);
+    t.metadata("thread_name", pid, autograd, fmt::format("thread {} (pt_autograd_0)", autograd), startNs);
+    t.metadata("process_name", gpu, 0, "python train.py --deepspeed ds_z3_config.json", startNs);
+    for (int stream : {kComputeStream, kNcclStream})
+        t.metadata("thread_name", gpu, stream, fmt::format("stream {} ", stream), startNs);
+
+    const std::string allGatherArgs = fmt::format(
+        ", \"Collective name\": \"_allgather_base\", \"In msg nelems\": 54525952, \"Out msg nelems\": {}, \"Group "
+        "size\": {}, \"dtype\": \"BFloat16\", \"Process Group Name\": \"0\", \"Process Group Description\": "
+        "\"default_pg\", \"Process Group Ranks\": \"[{}]\"",
+        54525952LL * world, world, ranks);
+    const std::string reduceScatterArgs = fmt::format(
+        ", \"Collective name\": \"_reduce_scatter_base\", \"In msg nelems\": {}, \"Out msg nelems\": 54525952, "
+        "\"Group size\": {}, \"dtype\": \"BFloat16\", \"Process Group Name\": \"0\", \"Process Group Description\": "
+        "\"default_pg\", \"Process Group Ranks\": \"[{}]\"",
+        54525952LL * world, world, ranks);
+
+    int64_t cpu = startNs, computeFree = startNs, commFree = startNs;
+    // Gathers one block's parameters: a CPU-side collective span launching an NCCL kernel; returns its end.
+    auto allGather = [&](int tid) {
+        t.complete("user_annotation", "nccl:_all_gather_base", pid, tid, cpu, 62 * kUs, "");
+        const int64_t start = std::max(commFree, cpu + 30 * kUs);
+        commFree = start + rng.around(270 * kMs, 0.06);
+        t.launch("record_param_comms", "cudaLaunchKernelExC", pid, tid, cpu + 6 * kUs, "kernel",
+                 "ncclDevKernel_AllGather_RING_LL(ncclDevKernelArgsStorage<4096ul>)", kNcclStream, start,
+                 commFree - start, allGatherArgs);
+        cpu += 70 * kUs;
+        return commFree;
+    };
+    // Compute kernels of one block, after its parameters arrived (the CPU waits for them in fetch_sub_module).
+    auto compute = [&](int tid, int kernels, int64_t ready) {
+        cpu = std::max(cpu, ready - 40 * kUs);
+        for (int k = 0; k < kernels; ++k) {
+            const int which = k % 4;
+            const int64_t start = std::max({computeFree, ready, cpu + 20 * kUs});
+            computeFree = start + rng.around(6 * kMs, 0.15);
+            t.launch(kComputeOps[which], "cudaLaunchKernel", pid, tid, cpu, "kernel", kComputeKernels[which],
+                     kComputeStream, start, computeFree - start, "");
+            cpu += 45 * kUs;
+        }
+    };
+    const int64_t windowStart = startNs;
+    for (int s = 0; s < steps; ++s) {
+        const int64_t stepStart = cpu;
+        // The input batch.
+        const int64_t copyStart = std::max(computeFree, cpu + 20 * kUs);
+        computeFree = copyStart + rng.around(1200 * kUs, 0.1);
+        t.launch("aten::to", "cudaMemcpyAsync", pid, pid, cpu, "gpu_memcpy", "Memcpy HtoD (Pinned -> Device)",
+                 kComputeStream, copyStart, computeFree - copyStart, "");
+        cpu += 60 * kUs;
+        for (int b = 0; b < kBlocks; ++b)
+            compute(pid, 4, allGather(pid));
+        const int64_t backwardStart = cpu;
+        for (int b = kBlocks - 1; b >= 0; --b) {
+            compute(autograd, 8, allGather(autograd));
+            t.complete("user_annotation", "nccl:_reduce_scatter_base", pid, autograd, cpu, 58 * kUs, "");
+            const int64_t start = std::max({commFree, computeFree, cpu + 30 * kUs});
+            commFree = start + rng.around(330 * kMs, 0.06);
+            t.launch("record_param_comms", "cudaLaunchKernelExC", pid, autograd, cpu + 6 * kUs, "kernel",
+                     "ncclDevKernel_ReduceScatter_Sum_bf16_RING_LL(ncclDevKernelArgsStorage<4096ul>)", kNcclStream,
+                     start, commFree - start, reduceScatterArgs);
+            cpu += 70 * kUs;
+        }
+        cpu = std::max(cpu, commFree);
+        t.complete("cpu_op", "autograd::engine::evaluate_function: torch::autograd::AccumulateGrad", pid, autograd,
+                   backwardStart, cpu - backwardStart, "");
+        const int64_t optimizerStart = cpu;
+        for (int k = 0; k < 16; ++k) {
+            const int64_t start = std::max(computeFree, cpu + 20 * kUs);
+            computeFree = start + rng.around(2 * kMs, 0.1);
+            t.launch("aten::_foreach_add_", "cudaLaunchKernel", pid, pid, cpu, "kernel",
+                     "void at::native::(anonymous namespace)::multi_tensor_apply_kernel<at::native::(anonymous "
+                     "namespace)::TensorListMetadata<2>, at::native::(anonymous namespace)::BinaryOpListAlphaFunctor"
+                     "<c10::BFloat16, 2, 2, 0>, std::plus<float>, float>(at::native::(anonymous "
+                     "namespace)::TensorListMetadata<2>, at::native::(anonymous "
+                     "namespace)::BinaryOpListAlphaFunctor<c10::BFloat16, 2, 2, 0>, std::plus<float>, float)",
+                     kComputeStream, start, computeFree - start, "");
+            cpu += 40 * kUs;
+        }
+        cpu = std::max(cpu, computeFree) + 300 * kUs;
+        t.complete("user_annotation", "Optimizer.step#AdamW.step", pid, pid, optimizerStart, cpu - optimizerStart, "");
+        t.complete("user_annotation", fmt::format("ProfilerStep#{}", firstStep + s), pid, pid, stepStart,
+                   cpu - stepStart, "");
+        computeFree = commFree = cpu;
+        if (Status st = t.maybeFlush(); !st) return st.error();
+    }
+    t.complete("Trace", "PyTorch Profiler (0)", 0, 0, windowStart, cpu - windowStart, "\"Op count\": 0");
+    t.instant("Iteration Start: PyTorch Profiler", "Traces", "Trace PyTorch Profiler", windowStart);
+    t.instant("Record Window End", "", "", cpu + 2 * kMs);
+    t.raw(fmt::format("\n  ],\n  \"traceName\": \"kineto-rank{}.json\"\n}}\n", globalRank));
+    if (Status st = t.flush(); !st) return st.error();
+    return t.events();
+}
+
+Status writeDemoTraces(const DemoSpec& spec, int node, const std::string& nodeDir, std::vector<std::string>& files)
+{
+    // Two steps a fifth of the way into the run, after warm-up (60 s), moved past a checkpoint stall they meet.
+    const double runS = spec.hours * 3600.0, windowS = 2.2 * kStepS;
+    double t0 = std::max(0.0, std::min(60.0 + 0.2 * std::max(0.0, runS - 60.0), runS - windowS));
+    const double period = spec.checkpointEveryS;
+    const double stallStart = std::floor((t0 + windowS) / period) * period - spec.checkpointStallS;
+    if (t0 + windowS > stallStart && t0 < stallStart + spec.checkpointStallS) t0 = stallStart + spec.checkpointStallS;
+    const int firstStep = static_cast<int>(t0 / kStepS) + 1;
+    for (int g = 0; g < spec.gpusPerNode; ++g) {
+        const int rank = node * spec.gpusPerNode + g;
+        const fs::path path = fs::path(nodeDir) / fmt::format("kineto-rank{}.json", rank);
+        std::FILE* out = std::fopen(path.string().c_str(), "wb");
+        if (!out)
+            return makeError(ErrorCode::Io, fmt::format("cannot write: {}", std::strerror(errno)), {path.string()});
+        const int64_t startNs = spec.startUnixS * 1'000'000'000 + std::llround(t0 * 1e9) + rank * 37 * kUs;
+        auto events = writeDemoKinetoTrace(spec, rank, firstStep, 2, startNs, out);
+        const bool closed = std::fclose(out) == 0;
+        if (!events) return events.error();
+        if (!closed) return makeError(ErrorCode::Io, "write failed", {path.string()});
+        files.push_back(path.string());
+    }
+    return okStatus();
+}
+
+} // namespace runlens::app

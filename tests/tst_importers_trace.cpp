@@ -1,0 +1,658 @@
+// Chrome Trace Event / Kineto import (FORMATS.md §13): generated inputs for each behaviour and each kind of bad
+// input, the busy series on hand-computed intervals, the trace reader, then the real traces among the fixtures
+// checked against an independent reading of their JSON.
+
+#include "analysis/store/run_database.h"
+#include "analysis/store/sqlite_util.h"
+#include "analysis/store/trace_reader.h"
+#include "importers/import_session.h"
+#include "tests/test_support.h"
+
+#include <QFile>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QRegularExpression>
+#include <QTemporaryDir>
+#include <QTest>
+#include <cmath>
+#include <memory>
+
+using namespace runlens;
+using namespace runlens::importers;
+
+namespace {
+
+using runlens::test::strs;
+
+constexpr int64_t kBase = 1790857026000000000; // a Kineto baseTimeNanoseconds (a 3-month boundary)
+
+struct Imported
+{
+    FileOutcome outcome = FileOutcome::Failed;
+    std::string importer, error;
+    int64_t rows = 0;
+};
+
+// Imports one file as node n1; options are "key=value".
+Imported importInto(const std::string& db, const std::string& path, const QStringList& extra = {},
+                    const std::string& format = {})
+{
+    Imported result;
+    ImportOptions options;
+    options.node = "n1";
+    options.timeZone = "UTC";
+    options.format = format;
+    for (const QString& kv : extra)
+        options.extra[kv.section(QLatin1Char('='), 0, 0).toStdString()] = kv.section(QLatin1Char('='), 1).toStdString();
+    auto plan = planImport({path}, options);
+    auto database = store::RunDatabase::open(db, store::OpenMode::Create);
+    if (!plan || plan->size() != 1 || !database) {
+        result.error = !database ? database.error().toString() : plan ? "expected one file" : plan.error().toString();
+        return result;
+    }
+    if (plan->front().importer) result.importer = std::string(plan->front().importer->format());
+    const FileResult r = importFile(**database, plan->front(), options);
+    result.outcome = r.outcome;
+    result.rows = r.rowsRead;
+    if (r.error) result.error = r.error->toString();
+    return result;
+}
+
+QStringList rows(const std::string& db, const std::string& sql)
+{
+    return test::queryRows(db, sql);
+}
+
+// A Kineto trace object: distributedInfo and baseTimeNanoseconds before the events, as torch.profiler writes.
+QByteArray kineto(const QByteArrayList& events, const QByteArray& head = R"j("distributedInfo": {"backend": "nccl",
+    "rank": 3, "world_size": 8}, "baseTimeNanoseconds": 1790857026000000000,)j")
+{
+    return "{\n  \"schemaVersion\": 1,\n  " + head + "\n  \"traceEvents\": [\n  " + events.join(",\n  ") +
+           "\n  ],\n  \"traceName\": \"t.json\"\n}\n";
+}
+
+QByteArray bareArray(const QByteArrayList& events)
+{
+    return "[" + events.join(",\n") + "]\n";
+}
+
+QByteArray gzip(const QByteArray& text)
+{
+    return QByteArray::fromStdString(test::gzipCompress(text.toStdString()));
+}
+
+// Slices as "kind|pid|tid|category|name|ts - origin|dur" in time order.
+QStringList slices(const std::string& db, int64_t origin)
+{
+    return rows(db, "SELECT t.kind, t.pid, t.tid, s.category, n.name, s.ts_ns - " + std::to_string(origin) +
+                        ", s.dur_ns FROM trace_slice s JOIN trace_name n ON n.id = s.name_id JOIN trace_track t ON "
+                        "t.id = s.track_id ORDER BY s.ts_ns, n.name");
+}
+
+const QByteArray kKernel = R"j({"ph": "X", "cat": "kernel", "name": "void gemm<128>(float*)", "pid": 0, "tid": 7,
+    "ts": 5084761999090.898, "dur": 134.056, "args": {"External id": 3, "device": 0, "stream": 7,
+    "correlation": 22}})j";
+const QByteArray kCpuOp = R"j({"ph": "X", "cat": "cpu_op", "name": "aten::mm", "pid": 461, "tid": 498,
+    "ts": 5084761999000.001, "dur": 80.5, "args": {"External id": 3}})j";
+const QByteArray kThreadName = R"j({"name": "thread_name", "ph": "M", "ts": 5084761999000, "pid": 461, "tid": 498,
+    "args": {"name": "thread 498 (python3)"}})j";
+const QByteArray kFlow = R"j({"ph": "s", "id": 22, "pid": 461, "tid": 498, "ts": 5084761999010, "cat": "ac2g",
+    "name": "ac2g"})j";
+
+// A complete event; ts and dur in µs, args the inside of its args object.
+QByteArray complete(const char* cat, const char* name, int pid, int tid, double tsUs, double durUs,
+                    const char* args = "")
+{
+    QByteArray e = QByteArray("{\"ph\": \"X\", \"cat\": \"") + cat + "\", \"name\": \"" + name +
+                   "\", \"pid\": " + QByteArray::number(pid) + ", \"tid\": " + QByteArray::number(tid) +
+                   ", \"ts\": " + QByteArray::number(tsUs, 'f', 3) + ", \"dur\": " + QByteArray::number(durUs, 'f', 3);
+    if (*args) e += QByteArray(", \"args\": {") + args + "}";
+    return e + "}";
+}
+
+void addCase(const char* name, const QByteArray& input, int64_t origin, const QStringList& expected,
+             const QStringList& diagnostics = {}, const QStringList& sql = {}, const QStringList& options = {},
+             const QString& encoding = QStringLiteral("plain"), const QString& outcome = QStringLiteral("imported"),
+             const QString& error = {})
+{
+    QTest::newRow(name) << input << encoding << options << outcome << error << qint64(origin) << expected << diagnostics
+                        << sql;
+}
+
+} // namespace
+
+class TestTraceImporter : public QObject
+{
+    Q_OBJECT
+
+private Q_SLOTS:
+    void init()
+    {
+        m_tmp = std::make_unique<QTemporaryDir>();
+        QVERIFY(m_tmp->isValid());
+    }
+    void importCases_data();
+    void importCases();
+    void sniff_data();
+    void sniff();
+    void busySeries_data();
+    void busySeries();
+    void chunkBoundaries();
+    void invalidJsonLeavesDatabase();
+    void reader();
+    void glooFixture();
+    void fsdpFixture();
+    void publicFixtures();
+
+private:
+    std::string write(const QString& name, const QByteArray& bytes)
+    {
+        return test::writeFile(*m_tmp, name, bytes.toStdString());
+    }
+    std::string db() const { return m_tmp->filePath(QStringLiteral("run.runlens")).toStdString(); }
+    std::unique_ptr<QTemporaryDir> m_tmp;
+};
+
+void TestTraceImporter::importCases_data()
+{
+    QTest::addColumn<QByteArray>("input");
+    QTest::addColumn<QString>("encoding"); // plain, gzip
+    QTest::addColumn<QStringList>("options");
+    QTest::addColumn<QString>("outcome");
+    QTest::addColumn<QString>("error");           // regular expression the fatal error must match
+    QTest::addColumn<qint64>("origin");           // subtracted from ts_ns in the expected slices
+    QTest::addColumn<QStringList>("slices");      // kind|pid|tid|category|name|ts - origin|dur
+    QTest::addColumn<QStringList>("diagnostics"); // kind|line in report order
+    QTest::addColumn<QStringList>("sql");         // query => rows joined by "; "
+
+    const int64_t at = kBase + 5084761999000000; // the ts of kCpuOp, whole µs
+    const QStringList cpuAndKernel =
+        strs({"cpu|461|498|cpu_op|aten::mm|1|80500", "gpu|0|7|kernel|void gemm<128>(float*)|90898|134056"});
+
+    addCase("Kineto: baseTimeNanoseconds + ts, ns fractions exact", kineto({kThreadName, kCpuOp, kKernel, kFlow}), at,
+            cpuAndKernel, {},
+            strs({"SELECT rank, kind, name, device_id IS NOT NULL FROM trace_track ORDER BY kind => 3|cpu|thread 498 "
+                  "(python3)|0; 3|gpu||1",
+                  "SELECT correlation FROM trace_slice WHERE category = 'kernel' => 22",
+                  "SELECT rows_read FROM import => 4",
+                  "SELECT summary LIKE '%rank 3 of world size 8, backend nccl%baseTimeNanoseconds "
+                  "1790857026000000000 + ts%1 flow events%' FROM import => 1"}));
+    addCase("baseTimeNanoseconds after the events (ROCm Kineto)",
+            kineto({kCpuOp, kKernel}, R"j("deviceProperties": [{"id": 0, "name": "AMD Radeon Graphics",
+                "totalGlobalMem": 68702699520, "computeMajor": 9, "computeMinor": 0, "numSms": 104}],)j")
+                .replace("\"traceName\": \"t.json\"", "\"traceName\": \"t.json\", \"baseTimeNanoseconds\": "
+                                                      "1790857026000000000"),
+            at, cpuAndKernel, {},
+            strs({"SELECT key, value FROM device_attribute ORDER BY key => compute_capability|9.0; name|AMD Radeon "
+                  "Graphics; sm_count|104; total_memory_bytes|68702699520",
+                  "SELECT summary LIKE '%no distributedInfo: rank unknown, stored as -1%' FROM import => 1",
+                  "SELECT DISTINCT rank FROM trace_track => -1"}));
+    addCase("older Kineto: ts in epoch microseconds",
+            kineto({R"j({"ph": "X", "cat": "cpu_op", "name": "aten::mm", "pid": 4037, "tid": 23695,
+                        "ts": 1682725898236567, "dur": 68.0})j",
+                    R"j({"ph": "X", "cat": "Kernel", "name": "ncclKernel_SendRecv_RING_SIMPL", "pid": 0, "tid": 23,
+                        "ts": 1682725898236600, "dur": 10})j"},
+                   R"j("distributedInfo": {"backend": "nccl", "rank": 0, "world_size": 128},)j"),
+            1682725898236567000,
+            strs({"cpu|4037|23695|cpu_op|aten::mm|0|68000", "gpu|0|23|comm_kernel|ncclKernel_SendRecv_RING_SIMPL|33000|"
+                                                            "10000"}),
+            {}, strs({"SELECT summary LIKE '%ts read as epoch microseconds%' FROM import => 1"}));
+    addCase("bare array of events", bareArray({kCpuOp, kKernel}).replace("5084761999", "1795941787999"),
+            kBase + 5084761999000000, cpuAndKernel, {},
+            strs({"SELECT summary LIKE '%epoch microseconds%' FROM import => 1"}));
+    addCase("bare array without its closing ]",
+            bareArray({kCpuOp, kKernel}).replace("5084761999", "1795941787999").chopped(2), kBase + 5084761999000000,
+            cpuAndKernel, {}, strs({"SELECT summary LIKE '%no closing ]%' FROM import => 1"}));
+    addCase(
+        "bare array cut inside its last event",
+        (bareArray({kCpuOp, kKernel}).replace("5084761999", "1795941787999").chopped(2) + ",\n" + kCpuOp).chopped(30),
+        kBase + 5084761999000000, cpuAndKernel, strs({"truncated_trace|7"}));
+    addCase("a blank line first, then gzip", "\n" + kineto({kCpuOp, kKernel}), at, cpuAndKernel, {}, {}, {},
+            QStringLiteral("gzip"));
+    addCase("pid and tid as strings, ts as a string",
+            kineto({R"j({"ph": "X", "cat": "Trace", "name": "PyTorch Profiler (0)", "pid": "Spans",
+                        "tid": "PyTorch Profiler", "ts": "5084761999000.5", "dur": "2"})j",
+                    R"j({"name": "Record Window End", "ph": "i", "s": "g", "pid": "", "tid": "",
+                        "ts": 5084761999100})j"}),
+            at,
+            strs({"cpu|Spans|PyTorch Profiler|other|PyTorch Profiler (0)|500|2000",
+                  "cpu|||other|Record Window End|100000|0"}),
+            {}, strs({"SELECT summary LIKE '%stored as category other: (none) 1, Trace 1%' FROM import => 1"}));
+    addCase("B/E pairs matched per thread, nested and interleaved with another thread",
+            bareArray({R"j({"ph": "B", "name": "alpha", "pid": 1, "tid": 1, "ts": 0, "cat": "py-spy"})j",
+                       R"j({"ph": "B", "name": "beta", "pid": 1, "tid": 1, "ts": 1})j",
+                       R"j({"ph": "B", "name": "other", "pid": 1, "tid": 2, "ts": 2})j",
+                       R"j({"ph": "E", "pid": 1, "tid": 1, "ts": 3})j", R"j({"ph": "E", "pid": 1, "tid": 2, "ts": 4})j",
+                       R"j({"ph": "E", "name": "alpha", "pid": 1, "tid": 1, "ts": 14})j"}),
+            1767225600000000000,
+            strs({"cpu|1|1|other|alpha|0|14000", "cpu|1|1|other|beta|1000|2000", "cpu|1|2|other|other|2000|2000"}), {},
+            strs({"SELECT summary LIKE '%ts relative (first event at 0.000 µs), placed by start= at "
+                  "2026-01-01T00:00:00.000Z%3 B/E pairs%' FROM import => 1"}),
+            strs({"start=2026-01-01T00:00:00Z"}));
+    addCase("relative ts with start= as epoch seconds: the first event at start",
+            bareArray({R"j({"ph": "X", "name": "f", "pid": 1, "tid": 1, "ts": 1000.25, "dur": 1})j"}),
+            1767225600000000000, strs({"cpu|1|1|other|f|0|1000"}), {}, {}, strs({"start=1767225600"}));
+    addCase("relative ts without start=: refused, nothing stored",
+            bareArray({R"j({"ph": "X", "name": "f", "pid": 1, "tid": 1, "ts": 12.5, "dur": 1})j"}), 0, {}, {},
+            strs({"SELECT count(*) FROM import => 0", "SELECT count(*) FROM trace_track => 0"}), {},
+            QStringLiteral("plain"), QStringLiteral("failed"),
+            QStringLiteral("times are relative \\(first event at ts 12.500 µs.*--option start="));
+    addCase("unbalanced B/E: an E without a B, a B never closed",
+            bareArray({R"j({"ph": "E", "pid": 1, "tid": 1, "ts": 1})j",
+                       R"j({"ph": "B", "name": "open", "pid": 1, "tid": 1, "ts": 2})j",
+                       R"j({"ph": "B", "name": "ok", "pid": 1, "tid": 2, "ts": 3})j",
+                       R"j({"ph": "E", "pid": 1, "tid": 2, "ts": 5})j"}),
+            1767225600000000000, strs({"cpu|1|2|other|ok|0|2000"}), strs({"unbalanced_event|1", "unbalanced_event|2"}),
+            strs({"SELECT status FROM import_log => data_loss"}), strs({"start=2026-01-01T00:00:00Z"}));
+    addCase("bad ts, no ts, bad dur, no dur, tdur only",
+            kineto({R"j({"ph": "X", "name": "a", "pid": 1, "tid": 1, "ts": "soon", "dur": 1})j",
+                    R"j({"ph": "X", "name": "b", "pid": 1, "tid": 1, "dur": 1})j",
+                    R"j({"ph": "X", "name": "c", "pid": 1, "tid": 1, "ts": 5084761999000, "dur": -3})j",
+                    R"j({"ph": "X", "name": "d", "pid": 1, "tid": 1, "ts": 5084761999000})j",
+                    R"j({"ph": "X", "name": "e", "pid": 1, "tid": 1, "ts": 5084761999000, "tdur": 4})j", kCpuOp}),
+            at, strs({"cpu|1|1|other|e|0|4000", "cpu|461|498|cpu_op|aten::mm|1|80500"}),
+            strs({"bad_timestamp|6", "bad_timestamp|7", "bad_number|8", "bad_number|9", "thread_duration|10"}));
+    addCase("phases not imported: async and object events are problems; counters and flows are counted",
+            kineto({R"j({"ph": "b", "cat": "a", "name": "async", "id": 1, "pid": 1, "tid": 1, "ts": 5084761999000})j",
+                    R"j({"ph": "O", "name": "obj", "id": 2, "pid": 1, "tid": 1, "ts": 5084761999000})j",
+                    R"j({"ph": "C", "name": "mem", "pid": 1, "tid": 1, "ts": 5084761999000, "args": {"bytes": 5}})j",
+                    R"j({"ph": "f", "id": 22, "pid": 0, "tid": 7, "ts": 5084761999090, "bp": "e"})j", kFlow, kCpuOp}),
+            at, strs({"cpu|461|498|cpu_op|aten::mm|1|80500"}), strs({"unsupported_event|6", "unsupported_event|7"}),
+            strs({"SELECT summary LIKE '%2 flow events%1 counter events (ph C) not imported%' FROM import => 1"}));
+    addCase("not an event object, no ph", kineto({"42", R"j({"name": "x", "ts": 5084761999000})j", kCpuOp}), at,
+            strs({"cpu|461|498|cpu_op|aten::mm|1|80500"}), strs({"invalid_event|6", "invalid_event|7"}));
+    const double t0 = 5084761999000;
+    addCase(
+        "categories: old capitalised names, NCCL/RCCL kernels, CPU-side collectives",
+        kineto(
+            {complete("Kernel", "void ncclKernel_AllReduce_RING_LL_Sum_float(ncclDevComm*)", 0, 40, t0, 1),
+             complete("kernel", "ncclDevKernel_AllGather_RING_LL(ncclDevKernelArgsStorage<4096ul>)", 0, 22, t0 + 1, 1),
+             complete("kernel", "ncclSymDevKernel_AllReduce", 0, 22, t0 + 2, 1),
+             complete("kernel", "rcclGenericKernel", 0, 22, t0 + 3, 1),
+             complete("kernel", "custom_allreduce", 0, 22, t0 + 4, 1, "\"Collective name\": \"allreduce\""),
+             complete("Memcpy", "Memcpy HtoD", 0, 7, t0 + 5, 1), complete("gpu_memset", "Memset", 0, 7, t0 + 6, 1),
+             complete("user_annotation", "gloo:all_reduce", 1, 1, t0 + 7, 1),
+             complete("cpu_op", "record_param_comms", 1, 1, t0 + 8, 1),
+             complete("cpu_op", "c10d::allreduce_", 1, 1, t0 + 9, 1),
+             complete("collective_comm", "allreduce", 1, 1, t0 + 10, 1),
+             complete("user_annotation", "ProfilerStep#7", 1, 1, t0 + 11, 1),
+             complete("Runtime", "cudaLaunchKernel", 1, 1, t0 + 12, 1),
+             complete("cuda_driver", "cuLaunchKernelEx", 1, 1, t0 + 13, 1),
+             complete("python_function", "train.py(12): step", 1, 1, t0 + 14, 1),
+             complete("gpu_user_annotation", "nccl:all_reduce", 0, 22, t0 + 15, 1)}),
+        at, strs({"*"}), {},
+        strs({"SELECT group_concat(category || ':' || kind, ' ') FROM (SELECT s.category, t.kind FROM trace_slice "
+              "s JOIN trace_track t ON t.id = s.track_id ORDER BY s.ts_ns) => comm_kernel:gpu comm_kernel:gpu "
+              "comm_kernel:gpu comm_kernel:gpu comm_kernel:gpu memcpy:gpu memset:gpu collective:cpu collective:cpu "
+              "collective:cpu collective:cpu user_annotation:cpu cuda_runtime:cpu cuda_driver:cpu "
+              "python_function:cpu gpu_user_annotation:gpu"}));
+    addCase("escaped names are unescaped",
+            kineto({R"j({"ph": "X", "cat": "cpu_op", "name": "say \"hi\" \u00e9 \\ done", "pid": 1, "tid": 1,
+                        "ts": 5084761999000, "dur": 1})j"}),
+            at, strs({"cpu|1|1|cpu_op|say \"hi\" \u00e9 \\ done|0|1000"}));
+    addCase("no events", kineto({}), 0, {}, {},
+            strs({"SELECT rows_read, points FROM import => 0|0",
+                  "SELECT summary LIKE '%0 slices on 0 tracks%' FROM import => 1"}));
+    addCase("object without traceEvents, format forced", R"j({"schemaVersion": 1, "other": []})j", 0, {}, {}, {}, {},
+            QStringLiteral("plain"), QStringLiteral("failed"), QStringLiteral("no traceEvents array"));
+    addCase("object cut inside traceEvents", kineto({kCpuOp, kKernel}).left(300), 0, {}, {}, {}, {},
+            QStringLiteral("plain"), QStringLiteral("failed"),
+            QStringLiteral(":\\d+: invalid JSON: the text ends inside traceEvents"));
+    addCase("invalid JSON inside an event", kineto({kCpuOp, R"j({"ph": "X" "name": "x"})j"}), 0, {}, {}, {}, {},
+            QStringLiteral("plain"), QStringLiteral("failed"), QStringLiteral(":8: invalid JSON"));
+    addCase("bad busy_interval", kineto({kCpuOp}), 0, {}, {}, {}, strs({"busy_interval=fast"}), QStringLiteral("plain"),
+            QStringLiteral("failed"), QStringLiteral("busy_interval=fast: expected a time"));
+}
+
+void TestTraceImporter::importCases()
+{
+    QFETCH(QByteArray, input);
+    QFETCH(QString, encoding);
+    QFETCH(QStringList, options);
+    QFETCH(QString, outcome);
+    QFETCH(QString, error);
+    QFETCH(qint64, origin);
+    QFETCH(QStringList, slices);
+    QFETCH(QStringList, diagnostics);
+    QFETCH(QStringList, sql);
+
+    const std::string path =
+        write(encoding == QLatin1String("gzip") ? QStringLiteral("trace.json.gz") : QStringLiteral("trace.json"),
+              encoding == QLatin1String("gzip") ? gzip(input) : input);
+    const Imported r = importInto(db(), path, options, "chrome-trace");
+    QCOMPARE(QString::fromLatin1(outcomeName(r.outcome)), outcome);
+    if (!error.isEmpty())
+        QVERIFY2(QRegularExpression(error).match(QString::fromStdString(r.error)).hasMatch(), r.error.c_str());
+    else
+        QVERIFY2(r.error.empty(), r.error.c_str());
+    if (r.outcome == FileOutcome::Imported) {
+        if (slices != QStringList{QStringLiteral("*")}) QCOMPARE(::slices(db(), origin), slices);
+        QCOMPARE(rows(db(), "SELECT kind, line FROM diagnostic ORDER BY id"), diagnostics);
+    }
+    for (const QString& check : sql) {
+        const QString query = check.section(QStringLiteral(" => "), 0, 0);
+        const QString expected = check.section(QStringLiteral(" => "), 1);
+        QCOMPARE(rows(db(), query.toStdString()).join(QStringLiteral("; ")), expected);
+    }
+}
+
+void TestTraceImporter::sniff_data()
+{
+    QTest::addColumn<QByteArray>("input");
+    QTest::addColumn<QString>("format"); // detected, or "" when not recognised
+    const QString trace = QStringLiteral("chrome-trace");
+    QTest::newRow("Kineto object") << kineto({kCpuOp}) << trace;
+    QTest::newRow("blank line, then the object") << "\n\n" + kineto({kCpuOp}) << trace;
+    QTest::newRow("bare array") << bareArray({kCpuOp}) << trace;
+    QTest::newRow("bare array, compact") << QByteArray(R"j([{"ph":"B","name":"a","pid":1,"tid":1,"ts":0}])j") << trace;
+    QTest::newRow("speedscope file")
+        << QByteArray(R"j({"$schema": "https://www.speedscope.app/file-format-schema.json", "shared": {"frames": []},
+        "profiles": []})j")
+        << QStringLiteral("speedscope");
+    QTest::newRow("metrics JSON lines")
+        << QByteArray(R"j({"ts": 1768471200, "node": "n", "device": "gpu:0", "metric": "gpu.util", "value": 5})j"
+                      "\n")
+        << QStringLiteral("metrics-csv");
+    QTest::newRow("a JSON array of numbers") << QByteArray("[1, 2, 3]\n") << QString();
+}
+
+void TestTraceImporter::sniff()
+{
+    QFETCH(QByteArray, input);
+    QFETCH(QString, format);
+    const auto [importer, score] = detectFormat({std::string_view(input.constData(), size_t(input.size())), "x.json"});
+    QCOMPARE(importer ? QString::fromLatin1(importer->format().data(), qsizetype(importer->format().size()))
+                      : QString(),
+             format);
+    Q_UNUSED(score);
+}
+
+void TestTraceImporter::busySeries_data()
+{
+    QTest::addColumn<QByteArray>("input");
+    QTest::addColumn<QStringList>("options");
+    QTest::addColumn<QStringList>("series"); // device|metric|labels|ms from the first bin=value, ...
+    // Times in ms from a 10 ms boundary (ts µs = 5084761990000 + ms * 1000); the CPU step span makes the span.
+    auto x = [](const char* cat, const char* name, int pid, int tid, double ms, double durMs) {
+        return complete(cat, name, pid, tid, 5084761990000.0 + ms * 1000, durMs * 1000);
+    };
+    const QByteArrayList events = {x("user_annotation", "ProfilerStep#1", 1, 1, 0, 20),
+                                   x("kernel", "gemm", 0, 7, 0, 5),
+                                   x("kernel", "gemm", 0, 7, 3, 5),
+                                   x("kernel", "ncclDevKernel_AllGather_RING_LL", 0, 22, 12, 2),
+                                   x("gpu_memcpy", "Memcpy HtoD", 0, 7, 15, 4),
+                                   x("user_annotation", "gloo:all_reduce", 1, 1, 5, 10)};
+    QTest::newRow("10 ms bins: union of overlapping kernels, comm kernels are kernels, memcpy is not")
+        << kineto(events) << QStringList()
+        << strs({"gpu:0|gpu.comm_busy|rank=3|0=0, 10=0.2", "gpu:0|gpu.kernel_busy|rank=3|0=0.8, 10=0.2",
+                 "host|trace.collective_busy|rank=3|0=0.5, 10=0.5"});
+    QTest::newRow("busy_interval=5ms") << kineto(events) << strs({"busy_interval=5ms"})
+                                       << strs({"gpu:0|gpu.comm_busy|rank=3|0=0, 5=0, 10=0.4, 15=0",
+                                                "gpu:0|gpu.kernel_busy|rank=3|0=1, 5=0.6, 10=0.4, 15=0",
+                                                "host|trace.collective_busy|rank=3|0=0, 5=1, 10=1, 15=0"});
+    QTest::newRow("edge bins: the fraction of the part the trace covers")
+        << kineto({x("user_annotation", "ProfilerStep#1", 1, 1, 2, 11), x("kernel", "gemm", 0, 7, 2, 4),
+                   x("kernel", "ncclDevKernel_ReduceScatter", 0, 22, 11, 2),
+                   x("user_annotation", "nccl:all_reduce", 1, 1, 4, 8)})
+        << QStringList()
+        << strs({"gpu:0|gpu.comm_busy|rank=3|0=0, 10=0.666667", "gpu:0|gpu.kernel_busy|rank=3|0=0.5, 10=0.666667",
+                 "host|trace.collective_busy|rank=3|0=0.75, 10=0.666667"});
+    QTest::newRow("no distributedInfo and no collective: GPU series only, rank=-1")
+        << kineto({x("kernel", "gemm", 0, 7, 0, 5), x("cpu_op", "aten::mm", 1, 1, 0, 10)}, "") << QStringList()
+        << strs({"gpu:0|gpu.comm_busy|rank=-1|0=0", "gpu:0|gpu.kernel_busy|rank=-1|0=0.5"});
+}
+
+void TestTraceImporter::busySeries()
+{
+    QFETCH(QByteArray, input);
+    QFETCH(QStringList, options);
+    QFETCH(QStringList, series);
+    const QByteArray withBase = input.contains("baseTimeNanoseconds")
+                                    ? input
+                                    : QByteArray(input).replace("\"traceEvents\"", "\"baseTimeNanoseconds\": "
+                                                                                   "1790857026000000000, "
+                                                                                   "\"traceEvents\"");
+    const Imported r = importInto(db(), write(QStringLiteral("t.json"), withBase), options);
+    QCOMPARE(r.outcome, FileOutcome::Imported);
+    const int64_t first = kBase + 5084761990000000;
+    QStringList got;
+    for (const QString& row : rows(db(), "SELECT device, metric, labels FROM series_summary ORDER BY device, metric")) {
+        const QStringList k = row.split(QLatin1Char('|'));
+        const QStringList points =
+            rows(db(), "SELECT (ts_ns - " + std::to_string(first) +
+                           ") / 1000000, value FROM series_points WHERE "
+                           "device = '" +
+                           k[0].toStdString() + "' AND metric = '" + k[1].toStdString() + "' ORDER BY ts_ns");
+        got << row + QLatin1Char('|') + points.join(QStringLiteral(", ")).replace(QLatin1Char('|'), QLatin1Char('='));
+    }
+    QCOMPARE(got, series);
+}
+
+void TestTraceImporter::chunkBoundaries()
+{
+    // Over 4 MB of events (the parse goes in chunks of that size), names holding quotes, backslashes, brackets
+    // and "}, {" so a chunk boundary can only be found by following the strings.
+    QByteArrayList events;
+    const int n = 50000;
+    for (int i = 0; i < n; ++i)
+        events << QByteArray(R"j({"ph": "X", "cat": "cpu_op", "name": "op \"}, {\" [\\)j" + QByteArray::number(i % 7) +
+                             R"j(] \\", "pid": 1, "tid": 1, "ts": )j" + QByteArray::number(5084761990000 + i) +
+                             R"j(, "dur": 1, "args": {"Input Dims": [[2048, 4], []], "note": "}, {\"ph\": \"X\""}})j");
+    const QByteArray text = kineto(events);
+    QVERIFY(text.size() > 2 * (4 << 20));
+    QCOMPARE(importInto(db(), write(QStringLiteral("big.json"), text)).outcome, FileOutcome::Imported);
+    QCOMPARE(rows(db(), "SELECT count(*), count(DISTINCT name_id), min(ts_ns), max(ts_ns) FROM trace_slice"),
+             QStringList{QStringLiteral("%1|7|%2|%3")
+                             .arg(n)
+                             .arg(kBase + 5084761990000000)
+                             .arg(kBase + (5084761990000LL + n - 1) * 1000)});
+    QCOMPARE(rows(db(), "SELECT name FROM trace_name ORDER BY name LIMIT 1"),
+             QStringList{QStringLiteral("op \"}, {\" [\\0] \\")});
+    QCOMPARE(rows(db(), "SELECT count(*) FROM diagnostic"), QStringList{QStringLiteral("0")});
+}
+
+void TestTraceImporter::invalidJsonLeavesDatabase()
+{
+    QCOMPARE(importInto(db(), write(QStringLiteral("ok.json"), kineto({kCpuOp, kKernel}))).outcome,
+             FileOutcome::Imported);
+    const std::string counts = "SELECT (SELECT count(*) FROM trace_slice), (SELECT count(*) FROM trace_track), "
+                               "(SELECT count(*) FROM trace_name), (SELECT count(*) FROM series), "
+                               "(SELECT count(*) FROM import)";
+    const QStringList before = rows(db(), counts);
+    QByteArray broken = kineto({kThreadName, kCpuOp, kKernel});
+    broken.replace("\"dur\": 80.5", "\"dur\": 80.5,,");
+    const Imported r = importInto(db(), write(QStringLiteral("broken.json"), broken));
+    QCOMPARE(r.outcome, FileOutcome::Failed);
+    QVERIFY2(r.error.find("broken.json:") != std::string::npos && r.error.find("invalid JSON") != std::string::npos,
+             r.error.c_str());
+    QCOMPARE(rows(db(), counts), before);
+}
+
+void TestTraceImporter::reader()
+{
+    QCOMPARE(importInto(db(), write(QStringLiteral("t.json"), kineto({kThreadName, kCpuOp, kKernel}))).outcome,
+             FileOutcome::Imported);
+    {
+        auto rw = store::RunDatabase::open(db(), store::OpenMode::ReadWrite);
+        QVERIFY(rw);
+        QVERIFY(store::execSql((*rw)->handle(), "UPDATE node SET clock_offset_ns = 1000"));
+    }
+    auto opened = store::RunDatabase::open(db(), store::OpenMode::ReadOnly);
+    QVERIFY(opened);
+    store::TraceReader reader(**opened);
+    auto tracks = reader.tracks();
+    QVERIFY(tracks);
+    QCOMPARE(int(tracks->size()), 2);
+    QCOMPARE(QString::fromStdString(tracks->at(1).device), QStringLiteral("gpu:0"));
+    QCOMPARE(QString::fromStdString(tracks->at(0).name), QStringLiteral("thread 498 (python3)"));
+    const int64_t cpuStart = kBase + 5084761999000001 + 1000; // with the node's clock offset
+    auto all = reader.slices({});
+    QVERIFY(all);
+    QCOMPARE(int(all->size()), 2);
+    QCOMPARE(all->at(0).tsNs, cpuStart);
+    QCOMPARE(all->at(1).correlation.value_or(-1), 22);
+    // A window that starts inside the CPU op still finds it; one category only.
+    auto kernels = reader.slices({cpuStart + 50'000, cpuStart + 60'000}, {{store::TraceCategory::CpuOp}, 3, {}, {}});
+    QVERIFY(kernels);
+    QCOMPARE(int(kernels->size()), 1);
+    QCOMPARE(QString::fromStdString(kernels->front().name), QStringLiteral("aten::mm"));
+    auto none = reader.slices({}, {{}, 4, {}, {}});
+    QVERIFY(none && none->empty());
+    // The CPU op covers [0, 80.5 µs) of the window, the kernel [90.897, 224.953 µs).
+    auto covered = reader.coveredNs({cpuStart, cpuStart + 100'000});
+    QVERIFY(covered);
+    QCOMPARE(*covered, int64_t(80'500 + 100'000 - 90'897));
+}
+
+void TestTraceImporter::glooFixture()
+{
+    const QString root = test::fixturesDir();
+    if (root.isEmpty()) QSKIP("no fixtures folder (../shared/fixtures): real Kineto traces not tested");
+    for (int rank : {0, 1}) {
+        const QString path = root + QStringLiteral("/h200-gloo-small/kineto-rank%1-baseline.json").arg(rank);
+        QFile f(path);
+        QVERIFY(f.open(QIODevice::ReadOnly));
+        const QByteArray text = f.readAll();
+        const QJsonObject doc = QJsonDocument::fromJson(text).object();
+        // Independently: the kernels, and the profiled step (ProfilerStep#N, else the profiler's own span).
+        int kernels = 0;
+        double stepTs = -1, stepDur = 0;
+        for (const QJsonValue v : doc.value(QStringLiteral("traceEvents")).toArray()) {
+            const QJsonObject e = v.toObject();
+            const QString cat = e.value(QStringLiteral("cat")).toString().toLower();
+            if (e.value(QStringLiteral("ph")).toString() != QLatin1String("X")) continue;
+            if (cat == QLatin1String("kernel")) ++kernels;
+            const bool step = e.value(QStringLiteral("name")).toString().startsWith(QLatin1String("ProfilerStep#"));
+            if (step || (cat == QLatin1String("trace") && stepTs < 0)) {
+                stepTs = e.value(QStringLiteral("ts")).toDouble();
+                stepDur = e.value(QStringLiteral("dur")).toDouble();
+            }
+        }
+        QVERIFY(kernels > 0 && stepTs > 0 && stepDur > 0);
+        const QString base = QRegularExpression(QStringLiteral("\"baseTimeNanoseconds\":\\s*(\\d+)"))
+                                 .match(QString::fromLatin1(text.left(4096)))
+                                 .captured(1);
+        QVERIFY(!base.isEmpty());
+        const store::TimeWindow step{base.toLongLong() + llround(stepTs * 1000),
+                                     base.toLongLong() + llround((stepTs + stepDur) * 1000)};
+
+        const std::string run = m_tmp->filePath(QStringLiteral("gloo%1.runlens").arg(rank)).toStdString();
+        QCOMPARE(importInto(run, path.toStdString()).outcome, FileOutcome::Imported);
+        QCOMPARE(rows(run, "SELECT DISTINCT rank FROM trace_track"), QStringList{QString::number(rank)});
+        QCOMPARE(rows(run, "SELECT sum(slices) FROM trace_summary WHERE category IN ('kernel', 'comm_kernel')"),
+                 QStringList{QString::number(kernels)});
+        QCOMPARE(rows(run, "SELECT summary LIKE '%world size 2, backend gloo%' FROM import"),
+                 QStringList{QStringLiteral("1")});
+
+        auto opened = store::RunDatabase::open(run, store::OpenMode::ReadOnly);
+        QVERIFY(opened);
+        store::TraceReader reader(**opened);
+        auto collectives = reader.slices(step, {{store::TraceCategory::Collective}, rank, {}, {}});
+        QVERIFY(collectives);
+        // The union of the gloo:all_reduce spans, clipped to the step.
+        std::vector<std::pair<int64_t, int64_t>> spans;
+        for (const store::TraceSliceInfo& s : *collectives)
+            if (s.name == "gloo:all_reduce")
+                spans.emplace_back(std::max(s.tsNs, step.fromNs), std::min(s.tsNs + s.durNs, step.toNs));
+        QVERIFY(!spans.empty());
+        int64_t gloo = 0, end = step.fromNs;
+        for (const auto& [a, b] : spans) { // in time order
+            if (b > std::max(a, end)) gloo += b - std::max(a, end);
+            end = std::max(end, b);
+        }
+        auto kernelTime =
+            reader.coveredNs(step, {{store::TraceCategory::Kernel, store::TraceCategory::CommKernel}, rank, {}, {}});
+        QVERIFY(kernelTime);
+        const double span = double(step.toNs - step.fromNs);
+        QVERIFY2(gloo / span > 0.8, qPrintable(QStringLiteral("gloo covers %1").arg(gloo / span)));
+        QVERIFY2(*kernelTime / span < 0.2, qPrintable(QStringLiteral("kernels cover %1").arg(*kernelTime / span)));
+        // The busy series say the same, bin by bin on average.
+        const QStringList means = rows(run, "SELECT metric, avg(value) FROM series_points WHERE metric IN "
+                                            "('gpu.kernel_busy', 'trace.collective_busy') GROUP BY metric ORDER BY "
+                                            "metric");
+        QCOMPARE(means.size(), 2);
+        QVERIFY2(means[0].section(QLatin1Char('|'), 1).toDouble() < 0.2, qPrintable(means.join(QLatin1Char(' '))));
+        QVERIFY2(means[1].section(QLatin1Char('|'), 1).toDouble() > 0.8, qPrintable(means.join(QLatin1Char(' '))));
+    }
+}
+
+void TestTraceImporter::fsdpFixture()
+{
+    const QString root = test::fixturesDir();
+    if (root.isEmpty()) QSKIP("no fixtures folder (../shared/fixtures): real Kineto traces not tested");
+    for (int rank : {0, 1}) {
+        const QString path = root + QStringLiteral("/h200x2-fsdp-hang/kineto-rank%1-zero3.json").arg(rank);
+        QFile f(path);
+        QVERIFY(f.open(QIODevice::ReadOnly));
+        int kernels = 0, allGather = 0, reduceScatter = 0;
+        for (const QJsonValue v :
+             QJsonDocument::fromJson(f.readAll()).object().value(QStringLiteral("traceEvents")).toArray()) {
+            const QJsonObject e = v.toObject();
+            if (e.value(QStringLiteral("cat")).toString().toLower() != QLatin1String("kernel")) continue;
+            ++kernels;
+            const QString name = e.value(QStringLiteral("name")).toString();
+            allGather += name.startsWith(QLatin1String("ncclDevKernel_AllGather_")) ? 1 : 0;
+            reduceScatter += name.startsWith(QLatin1String("ncclDevKernel_ReduceScatter_")) ? 1 : 0;
+        }
+        QVERIFY(allGather > 0 && reduceScatter > 0);
+        const std::string run = m_tmp->filePath(QStringLiteral("fsdp%1.runlens").arg(rank)).toStdString();
+        QCOMPARE(importInto(run, path.toStdString()).outcome, FileOutcome::Imported);
+        QCOMPARE(rows(run, "SELECT DISTINCT rank FROM trace_track"), QStringList{QString::number(rank)});
+        QCOMPARE(rows(run, "SELECT sum(slices) FROM trace_summary WHERE category IN ('kernel', 'comm_kernel')"),
+                 QStringList{QString::number(kernels)});
+        const std::string byName = "SELECT s.category, count(*) FROM trace_slice s JOIN trace_name n ON n.id = "
+                                   "s.name_id WHERE n.name LIKE 'ncclDevKernel_%' GROUP BY s.category";
+        QCOMPARE(rows(run, byName), QStringList{QStringLiteral("comm_kernel|%1").arg(allGather + reduceScatter)});
+        QCOMPARE(rows(run, "SELECT count(*) FROM trace_slice s JOIN trace_name n ON n.id = s.name_id WHERE "
+                           "s.category = 'kernel' AND n.name LIKE 'nccl%'"),
+                 QStringList{QStringLiteral("0")});
+        // NCCL kernels wait on the GPU for the sockets: they cover most of the profiled step on their own.
+        const double comm =
+            rows(run, "SELECT avg(value) FROM series_points WHERE metric = 'gpu.comm_busy'").value(0).toDouble();
+        QVERIFY2(comm > 0.5, qPrintable(QString::number(comm)));
+    }
+}
+
+void TestTraceImporter::publicFixtures()
+{
+    const QString root = test::fixturesDir();
+    if (root.isEmpty()) QSKIP("no fixtures folder (../shared/fixtures): public traces not tested");
+    const QString hta = root + QStringLiteral("/public/HolisticTraceAnalysis/tests/data/");
+    const std::string run = db();
+    for (int rank : {0, 1}) {
+        const auto r =
+            importInto(run, (hta + QStringLiteral("trace_filter/sampled_rank-%1.json.gz").arg(rank)).toStdString());
+        QVERIFY2(r.outcome == FileOutcome::Imported, r.error.c_str());
+        QCOMPARE(r.importer, std::string("chrome-trace"));
+    }
+    QCOMPARE(rows(run, "SELECT DISTINCT rank FROM trace_track ORDER BY rank"),
+             (QStringList{QStringLiteral("0"), QStringLiteral("1")}));
+    QCOMPARE(rows(run, "SELECT count(DISTINCT labels) FROM series_summary WHERE metric = 'gpu.kernel_busy'"),
+             QStringList{QStringLiteral("2")});
+
+    const auto amd =
+        importInto(run, (hta + QStringLiteral("amd_trace/mi250_minitoy_train_ROCm6_2_kineto.json.gz")).toStdString());
+    QVERIFY2(amd.outcome == FileOutcome::Imported, amd.error.c_str());
+    QVERIFY(amd.rows > 0);
+    QCOMPARE(rows(run, "SELECT count(*) > 0 FROM trace_summary WHERE rank = -1 AND category = 'kernel'"),
+             QStringList{QStringLiteral("1")});
+
+    // speedscope's sample: B/E and X events with relative ts, and one X with only tdur.
+    const std::string simple =
+        (root + QStringLiteral("/public/speedscope/sample/profiles/trace-event/simple.json")).toStdString();
+    const auto refused = importInto(run, simple);
+    QCOMPARE(refused.outcome, FileOutcome::Failed);
+    QVERIFY2(refused.error.find("start=") != std::string::npos, refused.error.c_str());
+    const auto placed = importInto(run, simple, strs({"start=2026-01-01T00:00:00Z"}));
+    QVERIFY2(placed.outcome == FileOutcome::Imported, placed.error.c_str());
+    QCOMPARE(placed.importer, std::string("chrome-trace"));
+    QCOMPARE(rows(run, "SELECT n.name, s.ts_ns - 1767225600000000000, s.dur_ns FROM trace_slice s JOIN trace_name n ON "
+                       "n.id = s.name_id JOIN trace_track t ON t.id = s.track_id WHERE t.rank = -1 AND t.pid = '0' AND "
+                       "t.kind = 'cpu' "
+                       "ORDER BY s.ts_ns"),
+             strs({"alpha|0|14000", "beta|1000|12000", "gamma|2000|5000", "epsilon|7000|4000"}));
+}
+
+QTEST_GUILESS_MAIN(TestTraceImporter)
+#include "tst_importers_trace.moc"
