@@ -214,7 +214,7 @@ void TestFlame::focusAndFind()
 {
     QTemporaryDir dir;
     const std::string path =
-        test::writeFile(dir, QStringLiteral("f.folded"), "a;b;c 5\na;b;d 3\na;e 2\nx (x.py:4);y 7\n");
+        test::writeFile(dir, QStringLiteral("f.folded"), "x (x.py:4);y 7\na;e 2\na;b;d 3\na;b;c 5\n");
     Run run = importAll(dir.filePath(QStringLiteral("r.runlens")).toStdString(), {path});
     QVERIFY2(run.db, run.error.c_str());
     FlameSource source(*run.db, classifier());
@@ -222,6 +222,15 @@ void TestFlame::focusAndFind()
     QVERIFY(tree);
     const FlameTree& t = **tree;
     QCOMPARE(t.totalSamples(), int64_t{17});
+    // Siblings in label order, whatever order the stacks came in.
+    std::vector<std::string> top;
+    for (int32_t c : t.children(0))
+        top.push_back(t.label(c));
+    QCOMPARE(top, (std::vector<std::string>{"a", "x (x.py:4)"}));
+    std::vector<std::string> underA;
+    for (int32_t c : t.children(t.find({"a"})))
+        underA.push_back(t.label(c));
+    QCOMPARE(underA, (std::vector<std::string>{"b", "e"}));
     const int32_t b = t.find({"a", "b"});
     QVERIFY(b > 0);
     QCOMPARE(t.node(b).samples, int64_t{8});

@@ -117,7 +117,7 @@ class FlameTreeBuilder
 public:
     // Adds one selection of per-callsite self totals under the parent node `under` (root or a thread node).
     static void build(FlameTree& tree, const store::StackCatalog& cat, const std::vector<Phase>* phases,
-                      const std::vector<int32_t>& frameRank,
+                      const std::vector<int32_t>& preorder,
                       const std::vector<std::pair<std::vector<std::string>, const store::CallsiteSums*>>& groups)
     {
         std::map<std::pair<int32_t, std::string>, int32_t> synthetic; // (parent node, label) -> node
@@ -127,7 +127,7 @@ public:
         // Per group: totals per callsite, then nodes in depth-first order with children by label.
         std::vector<int64_t> samples(n);
         std::vector<double> weight(n);
-        std::vector<int32_t> childStart(n + 1), childList;
+        std::vector<int32_t> nodeOf; // callsite -> tree node of this group
         for (size_t g = 0; g < groups.size(); ++g) {
             const store::CallsiteSums& self = *groups[g].second;
             int32_t under = 0;
@@ -161,35 +161,6 @@ public:
                 samples[p] += samples[c];
                 weight[p] += weight[c];
             }
-            // Children lists of the callsites that have samples (counting sort by parent).
-            std::fill(childStart.begin(), childStart.end(), 0);
-            for (size_t c = 1; c < n; ++c)
-                if (samples[c] != 0 || weight[c] != 0) ++childStart[static_cast<size_t>(cat.parent[c]) + 1];
-            std::partial_sum(childStart.begin(), childStart.end(), childStart.begin());
-            childList.assign(static_cast<size_t>(childStart[n]), 0);
-            std::vector<int32_t> fill(childStart.begin(), childStart.end() - 1);
-            for (size_t c = 1; c < n; ++c)
-                if (samples[c] != 0 || weight[c] != 0)
-                    childList[static_cast<size_t>(fill[static_cast<size_t>(cat.parent[c])]++)] =
-                        static_cast<int32_t>(c);
-            const auto rankOf = [&](int32_t c) {
-                return frameRank[static_cast<size_t>(cat.frame[static_cast<size_t>(c)])];
-            };
-            tree.m_nodes.reserve(tree.m_nodes.size() + childList.size() + 1);
-            // Depth-first, iterative; children in label order.
-            struct Item
-            {
-                int32_t callsite;
-                int32_t parentNode;
-            };
-            std::vector<Item> stack;
-            const auto pushChildren = [&](int32_t callsite, int32_t parentNode) {
-                auto b = childList.begin() + childStart[static_cast<size_t>(callsite)];
-                auto e = childList.begin() + childStart[static_cast<size_t>(callsite) + 1];
-                std::sort(b, e, [&](int32_t x, int32_t y) { return rankOf(x) > rankOf(y); }); // reversed: a stack
-                for (auto it = b; it != e; ++it)
-                    stack.push_back({*it, parentNode});
-            };
             FlameTree::Node& top = tree.m_nodes[static_cast<size_t>(under)];
             top.samples += samples[0];
             top.weight += weight[0];
@@ -200,23 +171,24 @@ public:
                 tree.m_nodes[static_cast<size_t>(a)].samples += samples[0];
                 tree.m_nodes[static_cast<size_t>(a)].weight += weight[0];
             }
-            pushChildren(0, under);
-            while (!stack.empty()) {
-                const Item it = stack.back();
-                stack.pop_back();
-                const auto c = static_cast<size_t>(it.callsite);
+            // The call paths with samples, in the catalogue's depth-first order (children in label order): a
+            // path with samples has a parent with samples, so this is the depth-first order of the tree itself.
+            nodeOf.assign(n, -1);
+            nodeOf[0] = under;
+            for (const int32_t callsite : preorder) {
+                const auto c = static_cast<size_t>(callsite);
+                if (samples[c] == 0 && weight[c] == 0) continue;
                 FlameTree::Node node;
                 node.frame = cat.frame[c];
-                node.parent = it.parentNode;
-                node.depth = tree.m_nodes[static_cast<size_t>(it.parentNode)].depth + 1;
+                node.parent = nodeOf[static_cast<size_t>(cat.parent[c])];
+                node.depth = tree.m_nodes[static_cast<size_t>(node.parent)].depth + 1;
                 node.samples = samples[c];
                 node.weight = weight[c];
                 node.selfSamples = c < m ? self.samples[c] : 0;
                 node.selfWeight = c < m ? self.weight[c] : 0;
                 node.phase = phases && c < phases->size() ? (*phases)[c] : Phase::Other;
-                const auto index = static_cast<int32_t>(tree.m_nodes.size());
+                nodeOf[c] = static_cast<int32_t>(tree.m_nodes.size());
                 tree.m_nodes.push_back(node);
-                pushChildren(it.callsite, index);
             }
         }
         // Links, subtree ends and depth; nodes are in depth-first order with siblings in label order.
@@ -354,22 +326,49 @@ Expected<std::shared_ptr<const FlameTree>> FlameSource::tree(const FlameQuery& q
         refs.emplace_back(label, &totals.self);
         tree->m_untimedSamples += totals.untimedSamples;
     }
-    if (m_rankCatalog != *cat) {
-        // Frames in label order once per catalogue, so sibling order costs an integer comparison.
-        const auto& frames = (*cat)->frames;
-        std::vector<int32_t> order(frames.size());
-        std::iota(order.begin(), order.end(), 0);
-        std::sort(order.begin(), order.end(), [&](int32_t a, int32_t b) {
+    if (m_orderCatalog != *cat) {
+        // Once per catalogue: every call path in depth-first order with siblings in label order, so a tree is
+        // built by one filtered pass instead of sorting children for every window.
+        const store::StackCatalog& c = **cat;
+        const auto& frames = c.frames;
+        std::vector<int32_t> byLabel(frames.size());
+        std::iota(byLabel.begin(), byLabel.end(), 0);
+        std::sort(byLabel.begin(), byLabel.end(), [&](int32_t a, int32_t b) {
             const store::FrameInfo& x = frames[static_cast<size_t>(a)];
             const store::FrameInfo& y = frames[static_cast<size_t>(b)];
             return std::tie(x.name, x.file, x.line, x.module) < std::tie(y.name, y.file, y.line, y.module);
         });
-        m_frameRank.assign(frames.size(), 0);
-        for (size_t i = 0; i < order.size(); ++i)
-            m_frameRank[static_cast<size_t>(order[i])] = static_cast<int32_t>(i);
-        m_rankCatalog = *cat;
+        std::vector<int32_t> rank(frames.size(), 0);
+        for (size_t i = 0; i < byLabel.size(); ++i)
+            rank[static_cast<size_t>(byLabel[i])] = static_cast<int32_t>(i);
+        const size_t n = c.callsiteCount();
+        std::vector<int32_t> start(n + 1, 0);
+        for (size_t s = 1; s < n; ++s)
+            if (c.depth[s] >= 0) ++start[static_cast<size_t>(c.parent[s]) + 1];
+        std::partial_sum(start.begin(), start.end(), start.begin());
+        std::vector<int32_t> children(static_cast<size_t>(start[n])), fill(start.begin(), start.end() - 1);
+        for (size_t s = 1; s < n; ++s)
+            if (c.depth[s] >= 0)
+                children[static_cast<size_t>(fill[static_cast<size_t>(c.parent[s])]++)] = static_cast<int32_t>(s);
+        const auto rankOf = [&](int32_t s) { return rank[static_cast<size_t>(c.frame[static_cast<size_t>(s)])]; };
+        m_preorder.clear();
+        m_preorder.reserve(children.size());
+        std::vector<int32_t> todo;
+        const auto push = [&](size_t s) {
+            auto b = children.begin() + start[s], e = children.begin() + start[s + 1];
+            std::sort(b, e, [&](int32_t x, int32_t y) { return rankOf(x) > rankOf(y); }); // reversed: a stack
+            todo.insert(todo.end(), b, e);
+        };
+        push(0);
+        while (!todo.empty()) {
+            const int32_t s = todo.back();
+            todo.pop_back();
+            m_preorder.push_back(s);
+            push(static_cast<size_t>(s));
+        }
+        m_orderCatalog = *cat;
     }
-    FlameTreeBuilder::build(*tree, **cat, phases->get(), m_frameRank, refs);
+    FlameTreeBuilder::build(*tree, **cat, phases->get(), m_preorder, refs);
     return std::shared_ptr<const FlameTree>(std::move(tree));
 }
 

@@ -115,8 +115,8 @@ private:
     std::shared_ptr<const PhaseClassifier> m_classifier;
     std::shared_ptr<const store::StackCatalog> m_phaseCatalog;
     std::shared_ptr<const std::vector<Phase>> m_phases;
-    std::shared_ptr<const store::StackCatalog> m_rankCatalog;
-    std::vector<int32_t> m_frameRank; // by frame id: position in label order
+    std::shared_ptr<const store::StackCatalog> m_orderCatalog;
+    std::vector<int32_t> m_preorder; // every callsite, depth-first, siblings in label order
 };
 
 // Per-phase totals of a window (the rules use these as evidence).
