@@ -1,6 +1,7 @@
 #include "analysis/store/stack_reader.h"
 
 #include "analysis/store/run_database.h"
+#include "analysis/store/saturating.h"
 #include "analysis/store/sqlite_util.h"
 #include "analysis/store/stack_writer.h"
 
@@ -15,18 +16,6 @@ namespace {
 constexpr int64_t kMin = std::numeric_limits<int64_t>::min();
 constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
 
-int64_t saturatingSub(int64_t a, int64_t b)
-{
-    int64_t r;
-    if (__builtin_sub_overflow(a, b, &r)) return b > 0 ? kMin : kMax;
-    return r;
-}
-int64_t saturatingAdd(int64_t a, int64_t b)
-{
-    int64_t r;
-    if (__builtin_add_overflow(a, b, &r)) return b > 0 ? kMax : kMin;
-    return r;
-}
 int64_t floorTo(int64_t v, int log2)
 {
     return (v >> log2) << log2;

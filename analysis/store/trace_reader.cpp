@@ -1,23 +1,13 @@
 #include "analysis/store/trace_reader.h"
 
 #include "analysis/store/run_database.h"
+#include "analysis/store/saturating.h"
 #include "analysis/store/sqlite_util.h"
 
 #include <algorithm>
 #include <limits>
 
 namespace runlens::store {
-namespace {
-
-int64_t saturatingAdd(int64_t a, int64_t b)
-{
-    int64_t r;
-    if (__builtin_add_overflow(a, b, &r))
-        return b > 0 ? std::numeric_limits<int64_t>::max() : std::numeric_limits<int64_t>::min();
-    return r;
-}
-
-} // namespace
 
 Expected<std::vector<TraceTrackInfo>> TraceReader::tracks()
 {
