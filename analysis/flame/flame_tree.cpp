@@ -112,22 +112,34 @@ int32_t FlameTree::find(const std::vector<std::string>& path) const
 // ---------------------------------------------------------------------------------------------------------------
 // Building
 
+// The catalogue in depth-first order (siblings in label order), computed once per catalogue: a tree is then
+// built by sequential passes over these arrays instead of chasing parents by callsite id.
+struct FlameOrder
+{
+    std::vector<int32_t> callsite;  // position -> callsite id
+    std::vector<int32_t> parentPos; // position -> the parent's position, -1 under the root
+    std::vector<int32_t> posOf;     // callsite id -> position, -1 for the root and unused ids
+};
+
 class FlameTreeBuilder
 {
 public:
-    // Adds one selection of per-callsite self totals under the parent node `under` (root or a thread node).
+    // Adds each group of per-callsite self totals under its synthetic levels (none: under the root).
     static void build(FlameTree& tree, const store::StackCatalog& cat, const std::vector<Phase>* phases,
-                      const std::vector<int32_t>& preorder,
+                      const FlameOrder& order,
                       const std::vector<std::pair<std::vector<std::string>, const store::CallsiteSums*>>& groups)
     {
         std::map<std::pair<int32_t, std::string>, int32_t> synthetic; // (parent node, label) -> node
-        const size_t n = cat.callsiteCount();
+        const size_t k = order.callsite.size();
         tree.m_nodes.clear();
         tree.m_nodes.push_back({});
-        // Per group: totals per callsite, then nodes in depth-first order with children by label.
-        std::vector<int64_t> samples(n);
-        std::vector<double> weight(n);
-        std::vector<int32_t> nodeOf; // callsite -> tree node of this group
+        struct Sum
+        {
+            int64_t samples = 0;
+            double weight = 0;
+        };
+        std::vector<Sum> total, own;
+        std::vector<int32_t> nodeAt; // position -> tree node of this group
         for (size_t g = 0; g < groups.size(); ++g) {
             const store::CallsiteSums& self = *groups[g].second;
             int32_t under = 0;
@@ -149,45 +161,52 @@ public:
                 synthetic.emplace(std::make_pair(under, level), index);
                 under = index;
             }
-            std::fill(samples.begin(), samples.end(), 0);
-            std::fill(weight.begin(), weight.end(), 0.0);
-            const size_t m = std::min(n, self.samples.size());
-            for (size_t c = 0; c < m; ++c) {
-                samples[c] = self.samples[c];
-                weight[c] = self.weight[c];
+            // Self totals by position (samples sit on few call paths: only those are written).
+            total.assign(k, Sum{});
+            own.assign(k, Sum{});
+            const size_t m = std::min(self.samples.size(), order.posOf.size());
+            for (size_t c = 1; c < m; ++c) {
+                if (self.samples[c] == 0 && self.weight[c] == 0) continue;
+                const int32_t p = order.posOf[c];
+                if (p < 0) continue;
+                own[static_cast<size_t>(p)] = {self.samples[c], self.weight[c]};
+                total[static_cast<size_t>(p)] = own[static_cast<size_t>(p)];
             }
-            for (size_t c = n; c-- > 1;) {
-                const auto p = static_cast<size_t>(cat.parent[c]);
-                samples[p] += samples[c];
-                weight[p] += weight[c];
+            // Totals upwards: a parent comes before its children, so one backward pass.
+            Sum root{m > 0 ? self.samples[0] : 0, m > 0 ? self.weight[0] : 0.0};
+            const Sum rootSelf = root;
+            for (size_t p = k; p-- > 0;) {
+                const int32_t up = order.parentPos[p];
+                Sum& dst = up >= 0 ? total[static_cast<size_t>(up)] : root;
+                dst.samples += total[p].samples;
+                dst.weight += total[p].weight;
             }
-            FlameTree::Node& top = tree.m_nodes[static_cast<size_t>(under)];
-            top.samples += samples[0];
-            top.weight += weight[0];
-            top.selfSamples += m > 0 ? self.samples[0] : 0;
-            top.selfWeight += m > 0 ? self.weight[0] : 0;
-            for (int32_t a = tree.m_nodes[static_cast<size_t>(under)].parent; a >= 0;
-                 a = tree.m_nodes[static_cast<size_t>(a)].parent) {
-                tree.m_nodes[static_cast<size_t>(a)].samples += samples[0];
-                tree.m_nodes[static_cast<size_t>(a)].weight += weight[0];
+            for (int32_t a = under; a >= 0; a = tree.m_nodes[static_cast<size_t>(a)].parent) {
+                tree.m_nodes[static_cast<size_t>(a)].samples += root.samples;
+                tree.m_nodes[static_cast<size_t>(a)].weight += root.weight;
             }
-            // The call paths with samples, in the catalogue's depth-first order (children in label order): a
-            // path with samples has a parent with samples, so this is the depth-first order of the tree itself.
-            nodeOf.assign(n, -1);
-            nodeOf[0] = under;
-            for (const int32_t callsite : preorder) {
-                const auto c = static_cast<size_t>(callsite);
-                if (samples[c] == 0 && weight[c] == 0) continue;
+            tree.m_nodes[static_cast<size_t>(under)].selfSamples += rootSelf.samples;
+            tree.m_nodes[static_cast<size_t>(under)].selfWeight += rootSelf.weight;
+            // Nodes: the call paths with samples, in order (a path with samples has a parent with samples).
+            nodeAt.assign(k, -1);
+            size_t withSamples = 0;
+            for (size_t p = 0; p < k; ++p)
+                withSamples += total[p].samples != 0 || total[p].weight != 0 ? 1 : 0;
+            tree.m_nodes.reserve(tree.m_nodes.size() + withSamples);
+            for (size_t p = 0; p < k; ++p) {
+                if (total[p].samples == 0 && total[p].weight == 0) continue;
+                const auto c = static_cast<size_t>(order.callsite[p]);
+                const int32_t up = order.parentPos[p];
                 FlameTree::Node node;
                 node.frame = cat.frame[c];
-                node.parent = nodeOf[static_cast<size_t>(cat.parent[c])];
+                node.parent = up >= 0 ? nodeAt[static_cast<size_t>(up)] : under;
                 node.depth = tree.m_nodes[static_cast<size_t>(node.parent)].depth + 1;
-                node.samples = samples[c];
-                node.weight = weight[c];
-                node.selfSamples = c < m ? self.samples[c] : 0;
-                node.selfWeight = c < m ? self.weight[c] : 0;
+                node.samples = total[p].samples;
+                node.weight = total[p].weight;
+                node.selfSamples = own[p].samples;
+                node.selfWeight = own[p].weight;
                 node.phase = phases && c < phases->size() ? (*phases)[c] : Phase::Other;
-                nodeOf[c] = static_cast<int32_t>(tree.m_nodes.size());
+                nodeAt[p] = static_cast<int32_t>(tree.m_nodes.size());
                 tree.m_nodes.push_back(node);
             }
         }
@@ -351,8 +370,9 @@ Expected<std::shared_ptr<const FlameTree>> FlameSource::tree(const FlameQuery& q
             if (c.depth[s] >= 0)
                 children[static_cast<size_t>(fill[static_cast<size_t>(c.parent[s])]++)] = static_cast<int32_t>(s);
         const auto rankOf = [&](int32_t s) { return rank[static_cast<size_t>(c.frame[static_cast<size_t>(s)])]; };
-        m_preorder.clear();
-        m_preorder.reserve(children.size());
+        auto order = std::make_shared<FlameOrder>();
+        order->callsite.reserve(children.size());
+        order->posOf.assign(n, -1);
         std::vector<int32_t> todo;
         const auto push = [&](size_t s) {
             auto b = children.begin() + start[s], e = children.begin() + start[s + 1];
@@ -363,12 +383,17 @@ Expected<std::shared_ptr<const FlameTree>> FlameSource::tree(const FlameQuery& q
         while (!todo.empty()) {
             const int32_t s = todo.back();
             todo.pop_back();
-            m_preorder.push_back(s);
+            order->posOf[static_cast<size_t>(s)] = static_cast<int32_t>(order->callsite.size());
+            order->callsite.push_back(s);
             push(static_cast<size_t>(s));
         }
+        order->parentPos.resize(order->callsite.size());
+        for (size_t p = 0; p < order->callsite.size(); ++p)
+            order->parentPos[p] = order->posOf[static_cast<size_t>(c.parent[static_cast<size_t>(order->callsite[p])])];
+        m_order = std::move(order);
         m_orderCatalog = *cat;
     }
-    FlameTreeBuilder::build(*tree, **cat, phases->get(), m_preorder, refs);
+    FlameTreeBuilder::build(*tree, **cat, phases->get(), *m_order, refs);
     return std::shared_ptr<const FlameTree>(std::move(tree));
 }
 

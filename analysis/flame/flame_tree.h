@@ -38,6 +38,8 @@ struct FlameQuery
     bool windowBounded() const;
 };
 
+struct FlameOrder;
+
 class FlameTree
 {
 public:
@@ -116,7 +118,7 @@ private:
     std::shared_ptr<const store::StackCatalog> m_phaseCatalog;
     std::shared_ptr<const std::vector<Phase>> m_phases;
     std::shared_ptr<const store::StackCatalog> m_orderCatalog;
-    std::vector<int32_t> m_preorder; // every callsite, depth-first, siblings in label order
+    std::shared_ptr<const FlameOrder> m_order; // the catalogue in depth-first order
 };
 
 // Per-phase totals of a window (the rules use these as evidence).

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fmt/format.h>
 #include <random>
@@ -200,9 +201,14 @@ bool benchStacks(const std::string& dir, bool quick,
         auto totals = reader.totals({}, q.window, false);
         totalsMs.push_back(since(t1) * 1000);
         if (!totals) return false;
+        if (std::getenv("RUNLENS_BENCH_VERBOSE"))
+            fmt::print(stderr, "window {:.0f} s: totals {:.1f} ms, {} buckets, {} chunks decoded\n",
+                       (static_cast<double>(q.window.toNs) - static_cast<double>(q.window.fromNs)) / 1e9,
+                       totalsMs.back(), totals->bucketsRead, totals->chunksDecoded);
         const auto t0 = Clock::now();
         auto tree = source.tree(q);
         ms.push_back(since(t0) * 1000);
+        if (std::getenv("RUNLENS_BENCH_VERBOSE")) fmt::print(stderr, "  tree {:.1f} ms\n", ms.back());
         if (!tree) return false;
         if (k == 0) checked = (*tree)->totalSamples();
     }
