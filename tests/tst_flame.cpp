@@ -184,11 +184,31 @@ void TestFlame::windowsSelectTheirSamples()
         "startValue": 0, "endValue": 300000, "startUnixNs": {}, "samples": [{}], "weights": [{}]}}]}})",
         start, samples, weights);
     const std::string path = test::writeFile(dir, QStringLiteral("s.speedscope.json"), json);
-    Run run = importAll(dir.filePath(QStringLiteral("r.runlens")).toStdString(), {path});
+    // The same capture also kept as a folded file (untimed), as profilers often leave both.
+    const std::string folded = test::writeFile(dir, QStringLiteral("s.folded"),
+                                               "main (train.py:1);forward 2000\n"
+                                               "main (train.py:1);_next_data 1000\n");
+    Run run = importAll(dir.filePath(QStringLiteral("r.runlens")).toStdString(), {path, folded});
     QVERIFY2(run.db, run.error.c_str());
     FlameSource source(*run.db, classifier());
     auto threads = source.threads({});
-    QVERIFY(threads && threads->size() == 1);
+    QVERIFY(threads && threads->size() == 2);
+    {
+        // Without a window the untimed copy is left out by default (it would count the samples twice).
+        auto whole = source.tree({});
+        QVERIFY(whole);
+        QCOMPARE((*whole)->totalSamples(), int64_t{3000});
+        FlameQuery both;
+        both.untimed = UntimedStacks::Include;
+        auto all = source.tree(both);
+        QVERIFY(all);
+        QCOMPARE((*all)->totalSamples(), int64_t{6000});
+        QCOMPARE((*all)->untimedSamples(), int64_t{3000});
+    }
+    threads->erase(std::remove_if(threads->begin(), threads->end(),
+                                  [](const store::StackThreadInfo& t) { return t.timedSamples == 0; }),
+                   threads->end());
+    QVERIFY(threads->size() == 1);
     const int64_t first = *threads->front().firstNs; // placement as the importer decided it
     std::mt19937 rng(7);
     for (int k = 0; k < 60; ++k) {

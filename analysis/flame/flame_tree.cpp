@@ -298,8 +298,13 @@ Expected<std::shared_ptr<const FlameTree>> FlameSource::tree(const FlameQuery& q
     if (!selected) return selected.error();
     auto phases = callsitePhases();
     if (!phases) return phases.error();
+    // Auto: untimed stacks only when nothing selected has times (a capture kept both as a folded file and as a
+    // timed profile would otherwise count twice) and no window is asked for.
+    bool anyTimed = false;
+    for (const store::StackThreadInfo& t : *selected)
+        anyTimed |= t.timedSamples > 0;
     const bool untimed =
-        q.untimed == UntimedStacks::Include || (q.untimed == UntimedStacks::Auto && !q.windowBounded());
+        q.untimed == UntimedStacks::Include || (q.untimed == UntimedStacks::Auto && !q.windowBounded() && !anyTimed);
 
     auto tree = std::make_shared<FlameTree>();
     tree->m_catalog = *cat;

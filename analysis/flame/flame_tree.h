@@ -22,7 +22,8 @@ namespace runlens::analysis {
 
 enum class UntimedStacks
 {
-    Auto,    // included only when the window is unbounded (untimed stacks cannot be placed in a window)
+    Auto,    // included only when no window is given and nothing selected has timed samples (untimed stacks
+             // cannot be placed in a window, and are often the same capture as a timed profile)
     Include, // always
     Exclude, // never
 };

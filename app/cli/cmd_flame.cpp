@@ -20,7 +20,7 @@ constexpr const char* kSummary = R"(Write the flame graph of a run's stack sampl
 OUT ends in .folded (folded text: "frame;frame;leaf COUNT"), .svg (with tooltips) or .png; "-o -" writes
 folded text to stdout. Times (--from/--to): ISO 8601 (UTC unless it has Z or an offset), epoch seconds
 with a fraction, or an offset from the run start such as +90s, +1h30m. Stacks without times (folded files)
-count only when no window is given (see --untimed).)";
+count only when no window is given and nothing selected has times (see --untimed).)";
 
 std::vector<std::string> splitList(const QStringList& values)
 {
@@ -74,9 +74,11 @@ int cmdFlame(const QStringList& args)
                                    QStringLiteral("samples (default) or weight (the source's weights: seconds for "
                                                   "timed profilers, counts for folded files)."),
                                    QStringLiteral("V"), QStringLiteral("samples"));
-    const QCommandLineOption untimed(QStringLiteral("untimed"),
-                                     QStringLiteral("Untimed stacks: auto (only without a window), include, exclude."),
-                                     QStringLiteral("MODE"), QStringLiteral("auto"));
+    const QCommandLineOption untimed(
+        QStringLiteral("untimed"),
+        QStringLiteral("Untimed stacks: auto (only without a window and without timed samples in the "
+                       "selection), include, exclude."),
+        QStringLiteral("MODE"), QStringLiteral("auto"));
     const QCommandLineOption colors(QStringLiteral("colors"),
                                     QStringLiteral("Block colours of .svg/.png: phase (default) or package."),
                                     QStringLiteral("C"), QStringLiteral("phase"));
