@@ -96,4 +96,21 @@ std::string gzipCompress(const std::string& bytes)
     return out;
 }
 
+std::string rawBytes(std::initializer_list<int> bytes)
+{
+    std::string s;
+    for (int b : bytes)
+        s.push_back(static_cast<char>(b));
+    return s;
+}
+
+std::string varintBytes(uint64_t v)
+{
+    std::string s;
+    for (; v >= 0x80; v >>= 7)
+        s.push_back(static_cast<char>((v & 0x7f) | 0x80));
+    s.push_back(static_cast<char>(v));
+    return s;
+}
+
 } // namespace runlens::test

@@ -5,8 +5,16 @@
 #include <QString>
 #include <QStringList>
 #include <QTemporaryDir>
+#include <cstdint>
 #include <initializer_list>
 #include <string>
+
+// QVERIFY for an Expected/Status: on failure the message is the error.
+#define QVERIFY_OK(expr)                                                                                               \
+    do {                                                                                                               \
+        const auto& result_ = (expr);                                                                                  \
+        QVERIFY2(result_.ok(), result_.ok() ? "" : result_.error().toString().c_str());                                \
+    } while (false)
 
 namespace runlens::test {
 
@@ -33,5 +41,10 @@ std::string encode(const QByteArray& text, const QString& encoding);
 std::string zstdCompress(const std::string& bytes);
 // gzip-compresses bytes.
 std::string gzipCompress(const std::string& bytes);
+
+// Bytes written by hand, for damaged-blob inputs.
+std::string rawBytes(std::initializer_list<int> bytes);
+// An unsigned LEB128 varint, as the chunk codecs write them.
+std::string varintBytes(uint64_t v);
 
 } // namespace runlens::test

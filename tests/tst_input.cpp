@@ -16,12 +16,6 @@ using namespace runlens::importers;
 
 namespace {
 
-#define QVERIFY_OK(expr)                                                                                               \
-    do {                                                                                                               \
-        const auto& result_ = (expr);                                                                                  \
-        QVERIFY2(result_.ok(), result_.ok() ? "" : result_.error().toString().c_str());                                \
-    } while (false)
-
 constexpr qsizetype kBlock = 1 << 20; // the stream's raw block size
 
 struct RefLine
