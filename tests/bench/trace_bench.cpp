@@ -3,14 +3,13 @@
 #include "analysis/store/run_database.h"
 #include "analysis/store/sqlite_util.h"
 #include "app/demo/demo_trace.h"
+#include "tests/bench/process_run.h"
 
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <fmt/format.h>
-#include <sys/resource.h>
-#include <sys/wait.h>
 #include <unistd.h>
 #include <vector>
 
@@ -20,39 +19,6 @@ namespace runlens::bench {
 namespace {
 
 constexpr double kTargetMbPerS = 100.0;
-
-struct Timed
-{
-    double seconds = 0;
-    double peakRssMb = 0;
-    int exitCode = -1;
-};
-
-// Runs a program (no shell, output discarded); wall time and peak RSS.
-Timed runQuiet(const std::vector<std::string>& argv)
-{
-    Timed r;
-    std::fflush(stdout);
-    std::fflush(stderr);
-    const auto start = std::chrono::steady_clock::now();
-    const pid_t pid = fork();
-    if (pid == 0) {
-        std::vector<char*> args;
-        for (const std::string& a : argv)
-            args.push_back(const_cast<char*>(a.c_str()));
-        args.push_back(nullptr);
-        if (!std::freopen("/dev/null", "w", stdout) || !std::freopen("/dev/null", "w", stderr)) _exit(126);
-        execvp(args[0], args.data());
-        _exit(127);
-    }
-    int status = 0;
-    rusage usage{};
-    wait4(pid, &status, 0, &usage);
-    r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    r.peakRssMb = static_cast<double>(usage.ru_maxrss) / 1024.0;
-    r.exitCode = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-    return r;
-}
 
 // Writes a trace of `steps` steps; returns the events written (0 on failure).
 int64_t writeTrace(const std::string& path, int steps)
@@ -100,19 +66,19 @@ double benchTraceImport(const std::string& dirName, bool quick)
 
     const std::string db = (dir / "trace.runlens").string();
     const int runs = quick ? 1 : 3;
-    std::vector<Timed> all;
+    std::vector<ProcessRun> all;
     for (int i = 0; i < runs; ++i) {
         std::error_code ec;
         fs::remove(db, ec);
-        all.push_back(runQuiet({RUNLENS_BINARY, "import", "-o", db, path}));
+        all.push_back(runProcess({RUNLENS_BINARY, "import", "-o", db, path}));
         ::sync();
         if (all.back().exitCode != 0) {
             fmt::print("| chrome-trace | runlens import failed (exit {}) |\n", all.back().exitCode);
             return 0;
         }
     }
-    std::sort(all.begin(), all.end(), [](const Timed& a, const Timed& b) { return a.seconds < b.seconds; });
-    const Timed& median = all[all.size() / 2];
+    std::sort(all.begin(), all.end(), [](const ProcessRun& a, const ProcessRun& b) { return a.seconds < b.seconds; });
+    const ProcessRun& median = all[all.size() / 2];
     // The work must have been done: every event read, slices stored.
     const int64_t read = countOf(db, "SELECT rows_read FROM import"), slices = countOf(db, "SELECT count(*) FROM "
                                                                                            "trace_slice");
