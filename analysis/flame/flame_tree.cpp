@@ -405,6 +405,15 @@ Expected<std::shared_ptr<const FlameTree>> FlameSource::tree(const FlameQuery& q
 // ---------------------------------------------------------------------------------------------------------------
 // Phase shares
 
+std::array<int64_t, kPhaseCount> phaseSamples(const FlameTree& tree, int32_t under)
+{
+    std::array<int64_t, kPhaseCount> self{};
+    const int32_t end = tree.subtreeEnd(under);
+    for (int32_t i = under; i < end; ++i)
+        self[static_cast<size_t>(tree.node(i).phase)] += tree.node(i).selfSamples;
+    return self;
+}
+
 double PhaseShares::share(Phase p) const
 {
     for (const PhaseShare& s : phases)

@@ -11,6 +11,7 @@
 #include "analysis/store/run_reader.h"
 #include "analysis/store/stack_reader.h"
 
+#include <array>
 #include <atomic>
 #include <cstdint>
 #include <memory>
@@ -121,6 +122,9 @@ private:
     std::shared_ptr<const store::StackCatalog> m_orderCatalog;
     std::shared_ptr<const FlameOrder> m_order; // the catalogue in depth-first order
 };
+
+// Self samples per phase (index = Phase) of the subtree under a node (the whole tree for 0).
+std::array<int64_t, kPhaseCount> phaseSamples(const FlameTree& tree, int32_t under = 0);
 
 // Per-phase totals of a window (the rules use these as evidence).
 struct PhaseShare

@@ -1,14 +1,14 @@
 #include "importers/folded/folded_importer.h"
 
 #include "importers/common/text_fields.h"
+#include "importers/common/text_map.h"
 #include "importers/diagnostic_kinds.h"
 
 #include <QByteArrayView>
 #include <QStringDecoder>
 #include <algorithm>
-#include <cstring>
-#include <xxhash.h>
 #include <cmath>
+#include <cstring>
 #include <fmt/format.h>
 #include <functional>
 #include <limits>
@@ -216,14 +216,6 @@ struct StackTotal
     int64_t sampleCount = 0;
     double weight = 0;
 };
-
-// Lets the maps below be searched with a string_view, so a repeated stack costs no allocation.
-struct TextHash
-{
-    using is_transparent = void;
-    size_t operator()(std::string_view s) const { return XXH3_64bits(s.data(), s.size()); }
-};
-template <typename T> using TextMap = std::unordered_map<std::string, T, TextHash, std::equal_to<>>;
 
 } // namespace
 

@@ -1,6 +1,7 @@
 #include "importers/speedscope/speedscope_importer.h"
 
 #include "importers/common/text_fields.h"
+#include "importers/common/text_map.h"
 #include "importers/common/untimed.h"
 #include "importers/diagnostic_kinds.h"
 
@@ -11,8 +12,6 @@
 #include <map>
 #include <optional>
 #include <simdjson.h>
-#include <unordered_map>
-#include <xxhash.h>
 #include <string>
 #include <vector>
 
@@ -110,12 +109,6 @@ std::optional<double> number(sj::simdjson_result<dom::element> e)
     return v;
 }
 
-struct StackKeyHash
-{
-    using is_transparent = void;
-    size_t operator()(std::string_view s) const { return XXH3_64bits(s.data(), s.size()); }
-};
-
 class Reader
 {
 public:
@@ -146,7 +139,7 @@ private:
     std::vector<dom::object> m_frames;
     std::vector<int64_t> m_frameIds; // 0 = not written yet
     std::map<std::pair<int64_t, size_t>, int64_t> m_callsites;
-    std::unordered_map<std::string, int64_t, StackKeyHash, std::equal_to<>> m_stackSites; // frame indices -> leaf
+    TextMap<int64_t> m_stackSites; // frame indices -> leaf
     int64_t m_thread = 0;
     Unit m_unit{"none", 0};
     std::optional<int64_t> m_start;

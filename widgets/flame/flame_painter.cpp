@@ -167,10 +167,7 @@ void paintFlame(QPainter& p, const QRect& area, const FlameTree& tree, const Fla
     }
     // Legend: phases with their share of the samples in view.
     if (o.colors == FlameColors::Phase) {
-        std::array<int64_t, analysis::kPhaseCount> self{};
-        const int32_t end = tree.subtreeEnd(layout.focus);
-        for (int32_t i = layout.focus; i < end; ++i)
-            self[static_cast<size_t>(tree.node(i).phase)] += tree.node(i).selfSamples;
+        const auto self = analysis::phaseSamples(tree, layout.focus);
         const double total = static_cast<double>(std::max<int64_t>(tree.node(layout.focus).samples, 1));
         int x = left;
         const int ly = rowTop(layout, o, y, 0) + layout.rows * o.rowHeight + kMargin;
@@ -250,10 +247,7 @@ std::string renderFlameSvg(const FlameTree& tree, int32_t focus, int width, cons
         out += "</g>\n";
     }
     if (o.colors == FlameColors::Phase) {
-        std::array<int64_t, analysis::kPhaseCount> self{};
-        const int32_t end = tree.subtreeEnd(layout.focus);
-        for (int32_t i = layout.focus; i < end; ++i)
-            self[static_cast<size_t>(tree.node(i).phase)] += tree.node(i).selfSamples;
+        const auto self = analysis::phaseSamples(tree, layout.focus);
         const double total = static_cast<double>(std::max<int64_t>(tree.node(layout.focus).samples, 1));
         double x = kMargin;
         const int ly = y + layout.rows * o.rowHeight + kMargin;
