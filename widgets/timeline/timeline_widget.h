@@ -1,0 +1,104 @@
+#pragma once
+
+// The multi-lane timeline: one QCustomPlot per lane, stacked, all on the controller's time axis. Data comes
+// from a TimelineSource run on a worker (one fetch in flight, the newest request kept, stale frames dropped by
+// generation); the GUI thread only builds plottables from the frame and replots, one lane per event.
+//
+// Mouse: wheel zooms at the cursor, drag pans, Shift-drag (or drag on the time axis) selects a window,
+// double-click fits. Keys: W/S zoom, A/D and Left/Right pan, Up/Down zoom, Backspace/Alt+Left back,
+// Alt+Right forward, F or 0 fits, Esc clears the selection.
+
+#include "analysis/timeline/lane_catalog.h"
+#include "analysis/timeline/timeline_source.h"
+#include "widgets/timeline/timeline_controller.h"
+
+#include <QWidget>
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+class QCustomPlot;
+class QSplitter;
+class QThreadPool;
+
+namespace runlens::widgets {
+
+class TimelineLane;
+
+// A shaded interval across all lanes: a finding's episode or an import gap.
+struct TimelineSpan
+{
+    TimeRange range;
+    QString label;
+    QColor color;
+};
+
+class TimelineWidget : public QWidget
+{
+    Q_OBJECT
+public:
+    explicit TimelineWidget(TimelineController* controller, QWidget* parent = nullptr);
+    ~TimelineWidget() override;
+
+    // The source is used on the widget's worker only. Setting it (or null) drops what is shown.
+    void setSource(std::shared_ptr<timeline::TimelineSource> source, std::shared_ptr<const timeline::RunCatalog> catalog);
+
+    // The lanes, in display order; hidden lanes are kept (for the run browser and saved layouts).
+    void setLanes(const std::vector<timeline::LaneSpec>& lanes);
+    std::vector<timeline::LaneSpec> lanes() const;
+    std::vector<std::string> visibleLaneIds() const;
+    void setLaneVisible(const std::string& laneId, bool visible);
+    void moveLane(const std::string& laneId, int delta); // -1 up, +1 down
+    void setHiddenSeries(std::vector<int64_t> seriesIds);
+    void setSpans(std::vector<TimelineSpan> spans);
+
+    // Saved layout: lane order, visibility and heights.
+    QByteArray saveLayout() const;
+    bool restoreLayout(const QByteArray& state);
+
+    // Exports what is visible (every visible lane, stacked): PNG as on screen, PDF as vectors.
+    bool exportPng(const QString& path, double scale = 2.0);
+    bool exportPdf(const QString& path);
+
+    // For tests and benchmarks: the lane plots, the last frame shown, and whether a fetch is pending.
+    QCustomPlot* lanePlot(const std::string& laneId) const;
+    std::shared_ptr<const timeline::TimelineFrame> shownFrame() const { return m_shown; }
+    bool busy() const;
+
+Q_SIGNALS:
+    void frameShown(quint64 generation, double fetchMs);
+    void fetchFailed(const QString& message);
+    void lanesChanged(); // order, visibility or set
+
+protected:
+    void keyPressEvent(QKeyEvent* event) override;
+    void resizeEvent(QResizeEvent* event) override;
+
+private:
+    friend class TimelineLane;
+    void requestFetch();
+    void startFetch();
+    void showFrame(std::shared_ptr<const timeline::TimelineFrame> frame);
+    void rebuildLanes();
+    void applyRange();
+    int plotPixels() const;
+
+    TimelineController* m_controller;
+    std::shared_ptr<timeline::TimelineSource> m_source;
+    std::shared_ptr<const timeline::RunCatalog> m_catalog;
+    std::vector<timeline::LaneSpec> m_lanes;
+    std::vector<bool> m_visible;
+    std::vector<int64_t> m_hiddenSeries;
+    std::vector<TimelineSpan> m_spans;
+    std::vector<TimelineLane*> m_laneWidgets; // visible lanes, display order
+    QSplitter* m_splitter = nullptr;
+    std::unique_ptr<QThreadPool> m_pool;
+    uint64_t m_generation = 0;
+    bool m_inFlight = false;
+    bool m_pending = false;
+    std::shared_ptr<const timeline::TimelineFrame> m_shown;
+};
+
+} // namespace runlens::widgets
