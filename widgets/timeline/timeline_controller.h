@@ -35,8 +35,9 @@ public:
     // Sets the visible range (clamped, at least kMinSpanNs wide). recordHistory: the old range goes on the Back stack
     // (continuous gestures record once, at their start, with beginGesture()).
     void setRange(TimeRange range, bool recordHistory = true);
-    void zoom(double factor, std::optional<int64_t> aroundNs = std::nullopt); // factor < 1 zooms in
-    void pan(double fractionOfSpan);                                          // + moves later
+    // factor < 1 zooms in; continuous gestures (wheel, drag) pass recordHistory = false after beginGesture().
+    void zoom(double factor, std::optional<int64_t> aroundNs = std::nullopt, bool recordHistory = true);
+    void pan(double fractionOfSpan, bool recordHistory = true); // + moves later
     void fit();
     void beginGesture(); // records the current range once for a drag or a wheel burst
 
@@ -66,7 +67,6 @@ private:
     std::vector<TimeRange> m_back, m_forward;
     std::optional<TimeRange> m_selection;
     std::optional<int64_t> m_cursor;
-    bool m_gestureRecorded = false;
 };
 
 } // namespace runlens::widgets

@@ -12,6 +12,7 @@
 #include "analysis/timeline/timeline_source.h"
 #include "widgets/timeline/timeline_controller.h"
 
+#include <QColor>
 #include <QWidget>
 
 #include <memory>
@@ -78,20 +79,24 @@ protected:
 
 private:
     friend class TimelineLane;
+    struct FetchResult;
     void requestFetch();
     void startFetch();
-    void showFrame(std::shared_ptr<const timeline::TimelineFrame> frame);
+    void finishFetch(std::shared_ptr<const FetchResult> result);
     void rebuildLanes();
-    void applyRange();
+    void applyRange(TimeRange range);
+    void previewSelection(std::optional<TimeRange> range);
     int plotPixels() const;
 
     TimelineController* m_controller;
     std::shared_ptr<timeline::TimelineSource> m_source;
     std::shared_ptr<const timeline::RunCatalog> m_catalog;
+    uint64_t m_sourceEpoch = 0; // bumped by setSource: results of an older source are dropped
     std::vector<timeline::LaneSpec> m_lanes;
     std::vector<bool> m_visible;
     std::vector<int64_t> m_hiddenSeries;
     std::vector<TimelineSpan> m_spans;
+    TimelineLane* m_axis = nullptr;
     std::vector<TimelineLane*> m_laneWidgets; // visible lanes, display order
     QSplitter* m_splitter = nullptr;
     std::unique_ptr<QThreadPool> m_pool;
@@ -99,6 +104,7 @@ private:
     bool m_inFlight = false;
     bool m_pending = false;
     std::shared_ptr<const timeline::TimelineFrame> m_shown;
+    std::shared_ptr<const FetchResult> m_shownResult;
 };
 
 } // namespace runlens::widgets

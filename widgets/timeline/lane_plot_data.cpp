@@ -1,0 +1,198 @@
+#include "widgets/timeline/lane_plot_data.h"
+
+#include "widgets/common/node_colors.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace runlens::widgets {
+
+namespace {
+
+int metricIndex(const timeline::LaneSpec& lane, const std::string& metric)
+{
+    for (size_t i = 0; i < lane.metrics.size(); ++i)
+        if (lane.metrics[i].metric == metric) return static_cast<int>(i);
+    return 0;
+}
+
+QString metricLabel(const timeline::LaneSpec& lane, const std::string& metric)
+{
+    for (const auto& m : lane.metrics)
+        if (m.metric == metric) return QString::fromStdString(m.label.empty() ? m.metric : m.label);
+    return QString::fromStdString(metric);
+}
+
+QSharedPointer<QCPGraphDataContainer> container(const std::vector<double>& keys, const std::vector<double>& values)
+{
+    auto data = QSharedPointer<QCPGraphDataContainer>::create();
+    QVector<QCPGraphData> points;
+    const size_t n = std::min(keys.size(), values.size());
+    points.reserve(static_cast<qsizetype>(n));
+    for (size_t i = 0; i < n; ++i)
+        points.push_back(QCPGraphData(keys[i], values[i]));
+    data->set(points, true);
+    return data;
+}
+
+void widen(double& lo, double& hi, const std::vector<double>& values)
+{
+    for (double v : values)
+        if (std::isfinite(v)) {
+            lo = std::min(lo, v);
+            hi = std::max(hi, v);
+        }
+}
+
+// Index of the last key <= t (or the first), or -1 for no keys.
+long keyIndex(const std::vector<double>& keys, double t)
+{
+    if (keys.empty()) return -1;
+    auto it = std::upper_bound(keys.begin(), keys.end(), t);
+    if (it == keys.begin()) return 0;
+    return static_cast<long>(it - keys.begin()) - 1;
+}
+
+} // namespace
+
+LanePlotData buildLanePlot(const timeline::LaneSpec& lane, const timeline::LaneFrame& frame)
+{
+    LanePlotData out;
+    double lo = INFINITY, hi = -INFINITY;
+    for (const auto& env : frame.envelopes) {
+        const int m = metricIndex(lane, env.metric);
+        QColor c = metricColor(m);
+        LaneCurve hiCurve{container(env.keys, env.hi), QPen(c, 1.0), {}, -1, {}};
+        QColor fill = c;
+        fill.setAlpha(60);
+        LaneCurve loCurve{container(env.keys, env.lo), QPen(c, 1.0), QBrush(fill), -1, {}};
+        const int hiIndex = static_cast<int>(out.curves.size());
+        out.curves.push_back(hiCurve);
+        loCurve.fillTo = hiIndex;
+        out.curves.push_back(loCurve);
+        QPen medianPen(c.darker(130), 1.6, metricPenStyle(m));
+        out.curves.push_back({container(env.keys, env.median), medianPen, {},  -1,
+                              QStringLiteral("%1: median, min–max of %2").arg(metricLabel(lane, env.metric)).arg(env.members)});
+        widen(lo, hi, env.lo);
+        widen(lo, hi, env.hi);
+    }
+    // Series lines: one legend entry per metric (colours are the nodes').
+    std::vector<bool> named(lane.metrics.size() + 1, false);
+    for (const auto& line : frame.lines) {
+        const int m = metricIndex(lane, line.metric);
+        QPen pen(deviceColor(line.nodeIndex, line.deviceOrdinal), line.outlier ? 2.0 : 1.2, metricPenStyle(m));
+        QString name;
+        if (line.outlier) {
+            name = QStringLiteral("outlier: %1").arg(QString::fromStdString(line.label));
+        } else if (!named[static_cast<size_t>(m)]) {
+            named[static_cast<size_t>(m)] = true;
+            name = metricLabel(lane, line.metric);
+        }
+        out.curves.push_back({container(line.keys, line.values), pen, {}, -1, name});
+        widen(lo, hi, line.values);
+    }
+    out.hasData = std::isfinite(lo) && std::isfinite(hi);
+    if (!out.hasData) {
+        lo = 0;
+        hi = 1;
+    }
+    if (lane.unit == "%") {
+        out.lo = std::min(0.0, lo);
+        out.hi = std::max(100.0, hi) * 1.04;
+    } else {
+        out.lo = std::min(0.0, lo);
+        const double span = hi - out.lo;
+        out.hi = hi + (span > 0 ? span * 0.08 : std::max(1.0, std::abs(hi) * 0.1));
+    }
+    return out;
+}
+
+QString formatValue(double value, const std::string& unit)
+{
+    if (!std::isfinite(value)) return QStringLiteral("–");
+    auto scaled = [&](const char* const* prefixes, double base, const QString& suffix) {
+        double v = value;
+        int i = 0;
+        while (std::abs(v) >= base && prefixes[i + 1] != nullptr) {
+            v /= base;
+            ++i;
+        }
+        const int decimals = std::abs(v) >= 100 ? 0 : std::abs(v) >= 10 ? 1 : 2;
+        return QStringLiteral("%1 %2%3").arg(v, 0, 'f', decimals).arg(QString::fromUtf8(prefixes[i]), suffix);
+    };
+    static const char* const kDecimal[] = {"", "k", "M", "G", "T", "P", nullptr};
+    static const char* const kBinary[] = {"", "Ki", "Mi", "Gi", "Ti", "Pi", nullptr};
+    if (unit == "B/s" || unit == "bytes/s") return scaled(kDecimal, 1000, QStringLiteral("B/s"));
+    if (unit == "bytes" || unit == "B") return scaled(kBinary, 1024, QStringLiteral("B"));
+    if (unit == "Hz") return scaled(kDecimal, 1000, QStringLiteral("Hz"));
+    if (unit == "W") return QStringLiteral("%1 W").arg(value, 0, 'f', std::abs(value) >= 100 ? 0 : 1);
+    if (unit == "%") return QStringLiteral("%1 %").arg(value, 0, 'f', std::abs(value) >= 10 ? 0 : 1);
+    if (unit == "s") return formatDuration(static_cast<int64_t>(std::llround(value * 1e9)));
+    const QString u = QString::fromStdString(unit);
+    const int decimals = std::abs(value) >= 100 ? 0 : std::abs(value) >= 1 ? 2 : 3;
+    return u.isEmpty() ? QString::number(value, 'f', decimals) : QStringLiteral("%1 %2").arg(value, 0, 'f', decimals).arg(u);
+}
+
+QString formatDuration(int64_t ns)
+{
+    const double s = static_cast<double>(ns) / 1e9;
+    const double a = std::abs(s);
+    if (a >= 86400) return QStringLiteral("%1 d %2 h").arg(ns / 86'400'000'000'000).arg((ns / 3'600'000'000'000) % 24);
+    if (a >= 3600) return QStringLiteral("%1 h %2 min").arg(ns / 3'600'000'000'000).arg((ns / 60'000'000'000) % 60);
+    if (a >= 60) return QStringLiteral("%1 min %2 s").arg(ns / 60'000'000'000).arg((ns / 1'000'000'000) % 60);
+    if (a >= 1) return QStringLiteral("%1 s").arg(s, 0, 'f', a >= 10 ? 1 : 2);
+    if (a >= 1e-3) return QStringLiteral("%1 ms").arg(s * 1e3, 0, 'f', a >= 1e-2 ? 1 : 2);
+    return QStringLiteral("%1 µs").arg(s * 1e6, 0, 'f', 1);
+}
+
+QString cursorReadout(const timeline::LaneSpec& lane, const timeline::LaneFrame& frame, double keySeconds,
+                      double pixelSeconds, int maxLines)
+{
+    struct Row
+    {
+        double value;
+        QString text;
+    };
+    std::vector<Row> rows;
+    for (const auto& env : frame.envelopes) {
+        const long i = keyIndex(env.keys, keySeconds + pixelSeconds / 2);
+        if (i < 0) continue;
+        const auto u = static_cast<size_t>(i);
+        rows.push_back({INFINITY, QStringLiteral("%1 (%2): median %3, min %4, max %5")
+                                      .arg(metricLabel(lane, env.metric))
+                                      .arg(env.members)
+                                      .arg(formatValue(env.median[u], lane.unit), formatValue(env.lo[u], lane.unit),
+                                           formatValue(env.hi[u], lane.unit))});
+    }
+    for (const auto& line : frame.lines) {
+        // The values within a pixel of the cursor (a bucket's min and max), else the last value before it.
+        const auto first = std::lower_bound(line.keys.begin(), line.keys.end(), keySeconds - pixelSeconds);
+        double mn = INFINITY, mx = -INFINITY;
+        for (auto it = first; it != line.keys.end() && *it <= keySeconds + pixelSeconds; ++it) {
+            const double v = line.values[static_cast<size_t>(it - line.keys.begin())];
+            if (std::isfinite(v)) {
+                mn = std::min(mn, v);
+                mx = std::max(mx, v);
+            }
+        }
+        if (!std::isfinite(mn)) {
+            const long i = keyIndex(line.keys, keySeconds);
+            if (i < 0 || line.keys[static_cast<size_t>(i)] > keySeconds) continue;
+            mn = mx = line.values[static_cast<size_t>(i)];
+        }
+        QString text = !std::isfinite(mn) ? QStringLiteral("no data")
+                       : mn == mx         ? formatValue(mn, lane.unit)
+                                          : QStringLiteral("%1–%2").arg(formatValue(mn, lane.unit), formatValue(mx, lane.unit));
+        rows.push_back({std::isfinite(mx) ? mx : -INFINITY,
+                        QStringLiteral("%1%2: %3").arg(line.outlier ? QStringLiteral("⚠ ") : QString(),
+                                                      QString::fromStdString(line.label), text)});
+    }
+    std::stable_sort(rows.begin(), rows.end(), [](const Row& a, const Row& b) { return a.value > b.value; });
+    QStringList out;
+    for (size_t i = 0; i < rows.size() && static_cast<int>(i) < maxLines; ++i)
+        out << rows[i].text;
+    if (static_cast<int>(rows.size()) > maxLines) out << QStringLiteral("… %1 more").arg(rows.size() - static_cast<size_t>(maxLines));
+    return out.join(QLatin1Char('\n'));
+}
+
+} // namespace runlens::widgets

@@ -1,0 +1,49 @@
+#pragma once
+
+// A lane's frame turned into QCustomPlot data: curves with their pens (node colour, metric dash), envelopes
+// as a filled min-max band with a median line, outliers on top. Built on the fetch worker (plain data, no
+// QObject), so the GUI thread only hands the containers to its graphs. Shared with report rendering.
+
+#include "analysis/timeline/lane_catalog.h"
+#include "analysis/timeline/timeline_source.h"
+
+#include <QBrush>
+#include <QPen>
+#include <QSharedPointer>
+#include <QString>
+
+#include "widgets/common/qcp.h"
+
+#include <vector>
+
+namespace runlens::widgets {
+
+struct LaneCurve
+{
+    QSharedPointer<QCPGraphDataContainer> data;
+    QPen pen;
+    QBrush brush;
+    int fillTo = -1; // index of the curve this one's band is filled to (envelope lo → hi)
+    QString name;    // legend entry; empty: not in the legend
+};
+
+struct LanePlotData
+{
+    std::vector<LaneCurve> curves;
+    double lo = 0, hi = 1; // value axis range
+    bool hasData = false;
+};
+
+LanePlotData buildLanePlot(const timeline::LaneSpec& lane, const timeline::LaneFrame& frame);
+
+// The values under the cursor (epoch seconds; pixelSeconds: the width of one pixel): one text line per envelope and per shown series, the
+// largest first, at most maxLines (then "… N more").
+QString cursorReadout(const timeline::LaneSpec& lane, const timeline::LaneFrame& frame, double keySeconds,
+                      double pixelSeconds, int maxLines = 8);
+
+// "12.5 GB/s", "97 %", "1.41 GHz": a value in the lane's unit, short.
+QString formatValue(double value, const std::string& unit);
+// "2 h 14 min", "35.2 s", "120 ms".
+QString formatDuration(int64_t ns);
+
+} // namespace runlens::widgets

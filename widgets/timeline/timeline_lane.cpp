@@ -1,0 +1,407 @@
+#include "widgets/timeline/timeline_lane.h"
+
+#include "widgets/timeline/timeline_widget.h"
+
+#include <QContextMenuEvent>
+#include <QMenu>
+
+#include <cmath>
+
+namespace runlens::widgets {
+
+namespace {
+constexpr int kLeftMargin = 64;
+constexpr int kRightMargin = 14;
+constexpr int kDragThresholdPx = 3;
+
+QString dateFormatFor(int64_t spanNs)
+{
+    const int64_t s = spanNs / 1'000'000'000;
+    if (s > 4 * 86400) return QStringLiteral("MMM d\nhh:mm");
+    if (s > 6 * 3600) return QStringLiteral("MMM d hh:mm");
+    if (s > 600) return QStringLiteral("hh:mm");
+    if (s > 10) return QStringLiteral("hh:mm:ss");
+    return QStringLiteral("hh:mm:ss.zzz");
+}
+} // namespace
+
+TimelineLane::TimelineLane(TimelineWidget* owner, Kind kind, timeline::LaneSpec spec)
+    : QCustomPlot(owner), m_owner(owner), m_kind(kind), m_spec(std::move(spec))
+{
+    setFocusPolicy(Qt::ClickFocus);
+    setMouseTracking(true);
+    setInteractions({});
+    setNoAntialiasingOnDrag(true);
+    setPlottingHint(QCP::phCacheLabels, true);
+    auto* rect = axisRect();
+    rect->setAutoMargins(QCP::msNone);
+    auto ticker = QSharedPointer<QCPAxisTickerDateTime>::create();
+    ticker->setDateTimeSpec(Qt::UTC);
+    xAxis->setTicker(ticker);
+    if (m_kind == Kind::Axis) {
+        rect->setMargins(QMargins(kLeftMargin, 0, kRightMargin, 30));
+        yAxis->setVisible(false);
+        xAxis->grid()->setVisible(false);
+        yAxis->grid()->setVisible(false);
+        yAxis->setRange(0, 1);
+        setMinimumHeight(40);
+        setMaximumHeight(40);
+        xAxis->setLabel(QString());
+    } else {
+        rect->setMargins(QMargins(kLeftMargin, 2, kRightMargin, 2));
+        xAxis->setTickLabels(false);
+        xAxis->setTickLength(0, 3);
+        yAxis->ticker()->setTickCount(3);
+        setMinimumHeight(64);
+        m_title = new QCPItemText(this);
+        m_title->setClipToAxisRect(false);
+        m_title->position->setType(QCPItemPosition::ptAxisRectRatio);
+        m_title->position->setCoords(0.005, 0.02);
+        m_title->setPositionAlignment(Qt::AlignLeft | Qt::AlignTop);
+        m_title->setText(QString::fromStdString(m_spec.title));
+        QFont f = font();
+        f.setBold(true);
+        f.setPointSizeF(f.pointSizeF() * 0.9);
+        m_title->setFont(f);
+        m_title->setPadding(QMargins(3, 1, 3, 1));
+        m_title->setLayer(QStringLiteral("legend"));
+        m_note = new QCPItemText(this);
+        m_note->position->setType(QCPItemPosition::ptAxisRectRatio);
+        m_note->position->setCoords(0.5, 0.5);
+        m_note->setLayer(QStringLiteral("legend"));
+        m_note->setText(tr("loading…"));
+        legend->setVisible(true);
+        legend->setFillOrder(QCPLayoutGrid::foColumnsFirst);
+        legend->setWrap(6);
+        QFont lf = font();
+        lf.setPointSizeF(lf.pointSizeF() * 0.8);
+        legend->setFont(lf);
+        legend->setIconSize(18, 8);
+        legend->setRowSpacing(0);
+        legend->setColumnSpacing(6);
+        rect->insetLayout()->setInsetAlignment(0, Qt::AlignTop | Qt::AlignRight);
+    }
+    layer(QStringLiteral("overlay"))->setMode(QCPLayer::lmBuffered);
+    m_cursorLine = new QCPItemStraightLine(this);
+    m_cursorLine->setLayer(QStringLiteral("overlay"));
+    m_cursorLine->setVisible(false);
+    m_readout = new QCPItemText(this);
+    m_readout->setLayer(QStringLiteral("overlay"));
+    m_readout->position->setTypeX(QCPItemPosition::ptPlotCoords);
+    m_readout->position->setTypeY(QCPItemPosition::ptAxisRectRatio);
+    m_readout->setPadding(QMargins(4, 2, 4, 2));
+    m_readout->setTextAlignment(Qt::AlignLeft);
+    m_readout->setVisible(false);
+    QFont rf = font();
+    rf.setPointSizeF(rf.pointSizeF() * 0.85);
+    m_readout->setFont(rf);
+    m_selection = makeBand(QColor(), layer(QStringLiteral("grid")));
+    m_selection->setVisible(false);
+    m_selectionLabel = new QCPItemText(this);
+    m_selectionLabel->setLayer(QStringLiteral("overlay"));
+    m_selectionLabel->setVisible(false);
+    m_selectionLabel->position->setTypeX(QCPItemPosition::ptPlotCoords);
+    m_selectionLabel->position->setTypeY(QCPItemPosition::ptAxisRectRatio);
+    m_selectionLabel->setPositionAlignment(Qt::AlignHCenter | Qt::AlignTop);
+    applyPalette();
+}
+
+void TimelineLane::applyPalette()
+{
+    const QPalette pal = palette();
+    const QColor text = pal.color(QPalette::WindowText);
+    QColor grid = pal.color(QPalette::Mid);
+    grid.setAlpha(90);
+    setBackground(pal.brush(m_kind == Kind::Axis ? QPalette::Window : QPalette::Base));
+    for (QCPAxis* axis : {xAxis, yAxis}) {
+        axis->setBasePen(QPen(text, 1));
+        axis->setTickPen(QPen(text, 1));
+        axis->setSubTickPen(QPen(text, 1));
+        axis->setTickLabelColor(text);
+        axis->setLabelColor(text);
+        axis->grid()->setPen(QPen(grid, 1, Qt::DotLine));
+        axis->grid()->setZeroLinePen(Qt::NoPen);
+    }
+    if (m_title) {
+        m_title->setColor(text);
+        QColor bg = pal.color(QPalette::Base);
+        bg.setAlpha(200);
+        m_title->setBrush(bg);
+        m_note->setColor(pal.color(QPalette::PlaceholderText));
+    }
+    if (legend) {
+        QColor bg = pal.color(QPalette::Base);
+        bg.setAlpha(200);
+        legend->setBrush(bg);
+        legend->setBorderPen(Qt::NoPen);
+        legend->setTextColor(text);
+    }
+    m_cursorLine->setPen(QPen(text, 1, Qt::DashLine));
+    m_readout->setColor(pal.color(QPalette::ToolTipText));
+    QColor tip = pal.color(QPalette::ToolTipBase);
+    tip.setAlpha(230);
+    m_readout->setBrush(tip);
+    m_readout->setPen(QPen(pal.color(QPalette::Mid)));
+    QColor sel = pal.color(QPalette::Highlight);
+    sel.setAlpha(55);
+    m_selection->setBrush(sel);
+    sel.setAlpha(160);
+    m_selection->setPen(QPen(sel, 1));
+    m_selectionLabel->setColor(pal.color(QPalette::HighlightedText));
+    m_selectionLabel->setBrush(pal.color(QPalette::Highlight));
+}
+
+void TimelineLane::changeEvent(QEvent* event)
+{
+    if (event->type() == QEvent::PaletteChange) {
+        applyPalette();
+        replot(rpQueuedReplot);
+    }
+    QCustomPlot::changeEvent(event);
+}
+
+int TimelineLane::plotWidth() const
+{
+    return std::max(1, width() - kLeftMargin - kRightMargin);
+}
+
+void TimelineLane::setTimeRange(TimeRange range)
+{
+    xAxis->setRange(static_cast<double>(range.fromNs) / 1e9, static_cast<double>(range.toNs) / 1e9);
+    static_cast<QCPAxisTickerDateTime*>(xAxis->ticker().data())->setDateTimeFormat(dateFormatFor(range.span()));
+    if (m_selectionRange) setSelection(m_selectionRange);
+    updateReadout();
+}
+
+void TimelineLane::setPlotData(const LanePlotData& plot, std::shared_ptr<const timeline::TimelineFrame> frame,
+                               size_t laneIndex)
+{
+    m_frame = std::move(frame);
+    m_laneIndex = laneIndex;
+    clearGraphs();
+    for (const LaneCurve& c : plot.curves) {
+        QCPGraph* g = addGraph();
+        g->setData(c.data);
+        g->setPen(c.pen);
+        g->setAdaptiveSampling(true);
+        if (c.name.isEmpty()) g->removeFromLegend();
+        else g->setName(c.name);
+    }
+    for (size_t i = 0; i < plot.curves.size(); ++i)
+        if (plot.curves[i].fillTo >= 0) {
+            graph(static_cast<int>(i))->setBrush(plot.curves[i].brush);
+            graph(static_cast<int>(i))->setChannelFillGraph(graph(plot.curves[i].fillTo));
+        }
+    if (m_kind == Kind::Data) {
+        yAxis->setRange(plot.lo, plot.hi);
+        m_note->setVisible(!plot.hasData);
+        m_note->setText(tr("no data in this range"));
+        if (legend) legend->setVisible(legend->itemCount() > 0);
+    }
+    updateReadout();
+    replot(rpQueuedReplot);
+}
+
+QCPItemRect* TimelineLane::makeBand(const QColor& color, QCPLayer* layer)
+{
+    auto* rect = new QCPItemRect(this);
+    rect->setLayer(layer);
+    rect->topLeft->setTypeX(QCPItemPosition::ptPlotCoords);
+    rect->topLeft->setTypeY(QCPItemPosition::ptAxisRectRatio);
+    rect->bottomRight->setTypeX(QCPItemPosition::ptPlotCoords);
+    rect->bottomRight->setTypeY(QCPItemPosition::ptAxisRectRatio);
+    if (color.isValid()) {
+        QColor fill = color;
+        fill.setAlpha(45);
+        rect->setBrush(fill);
+        rect->setPen(Qt::NoPen);
+    }
+    return rect;
+}
+
+void TimelineLane::placeBand(QCPItemRect* rect, TimeRange range)
+{
+    rect->topLeft->setCoords(static_cast<double>(range.fromNs) / 1e9, 0);
+    rect->bottomRight->setCoords(static_cast<double>(range.toNs) / 1e9, 1);
+}
+
+void TimelineLane::setSelection(std::optional<TimeRange> selection)
+{
+    m_selectionRange = selection;
+    m_selection->setVisible(selection.has_value());
+    m_selectionLabel->setVisible(selection.has_value() && m_kind == Kind::Axis);
+    if (selection) {
+        placeBand(m_selection, *selection);
+        const double mid = static_cast<double>(selection->fromNs + selection->span() / 2) / 1e9;
+        m_selectionLabel->position->setCoords(mid, 0.05);
+        m_selectionLabel->setText(formatDuration(selection->span()));
+    }
+    replot(rpQueuedReplot);
+}
+
+void TimelineLane::setSpans(const std::vector<TimelineSpan>& spans)
+{
+    for (auto* s : m_spans)
+        removeItem(s);
+    m_spans.clear();
+    for (const TimelineSpan& span : spans) {
+        auto* rect = makeBand(span.color, layer(QStringLiteral("grid")));
+        placeBand(rect, span.range);
+        m_spans.push_back(rect);
+    }
+    replot(rpQueuedReplot);
+}
+
+void TimelineLane::setCursorTime(std::optional<int64_t> ns)
+{
+    m_cursorNs = ns;
+    updateReadout();
+    layer(QStringLiteral("overlay"))->replot();
+}
+
+void TimelineLane::updateReadout()
+{
+    m_cursorLine->setVisible(m_cursorNs.has_value());
+    if (!m_cursorNs) {
+        m_readout->setVisible(false);
+        return;
+    }
+    const double key = static_cast<double>(*m_cursorNs) / 1e9;
+    m_cursorLine->point1->setCoords(key, 0);
+    m_cursorLine->point2->setCoords(key, 1);
+    QString text;
+    if (m_kind == Kind::Axis) {
+        text = QDateTime::fromMSecsSinceEpoch(*m_cursorNs / 1'000'000, Qt::UTC).toString(QStringLiteral("yyyy-MM-dd hh:mm:ss.zzz 'UTC'"));
+    } else if (m_frame && m_laneIndex < m_frame->lanes.size()) {
+        const double pixel = static_cast<double>(m_frame->toNs - m_frame->fromNs) / 1e9 / std::max(1, m_frame->pixels);
+        text = cursorReadout(m_spec, m_frame->lanes[m_laneIndex], key, pixel);
+    }
+    m_readout->setText(text);
+    m_readout->setVisible(!text.isEmpty());
+    // Keep the box inside the plot: right of the cursor in the left half, left of it in the right half.
+    const double frac = (key - xAxis->range().lower) / std::max(1e-12, xAxis->range().size());
+    m_readout->setPositionAlignment((frac < 0.6 ? Qt::AlignLeft : Qt::AlignRight) | Qt::AlignTop);
+    m_readout->position->setCoords(key, m_kind == Kind::Axis ? 0.0 : 0.16);
+}
+
+QString TimelineLane::cursorText() const
+{
+    return m_readout->visible() ? m_readout->text() : QString();
+}
+
+int64_t TimelineLane::nsAt(double x) const
+{
+    return static_cast<int64_t>(std::llround(xAxis->pixelToCoord(x) * 1e9));
+}
+
+void TimelineLane::mousePressEvent(QMouseEvent* event)
+{
+    if (event->button() != Qt::LeftButton) {
+        QCustomPlot::mousePressEvent(event);
+        return;
+    }
+    setFocus(Qt::MouseFocusReason);
+    m_pressX = event->position().x();
+    m_pressNs = nsAt(m_pressX);
+    m_pressRange = m_owner->m_controller->range();
+    const bool select = m_kind == Kind::Axis || (event->modifiers() & Qt::ShiftModifier);
+    m_drag = select ? Drag::Select : Drag::Pan;
+    if (m_drag == Drag::Pan) {
+        m_owner->m_controller->beginGesture();
+        setCursor(Qt::ClosedHandCursor);
+    }
+    event->accept();
+}
+
+void TimelineLane::mouseMoveEvent(QMouseEvent* event)
+{
+    const double x = event->position().x();
+    if (m_drag == Drag::Pan) {
+        const double nsPerPx = static_cast<double>(m_pressRange.span()) / plotWidth();
+        const auto shift = static_cast<int64_t>(std::llround((x - m_pressX) * nsPerPx));
+        m_owner->m_controller->setRange({m_pressRange.fromNs - shift, m_pressRange.toNs - shift}, false);
+    } else if (m_drag == Drag::Select && std::abs(x - m_pressX) >= kDragThresholdPx) {
+        const int64_t at = nsAt(x);
+        m_owner->previewSelection(TimeRange{std::min(m_pressNs, at), std::max(m_pressNs, at)});
+    }
+    m_owner->m_controller->setCursor(nsAt(x));
+    event->accept();
+}
+
+void TimelineLane::mouseReleaseEvent(QMouseEvent* event)
+{
+    if (event->button() != Qt::LeftButton) {
+        QCustomPlot::mouseReleaseEvent(event);
+        return;
+    }
+    const double x = event->position().x();
+    if (m_drag == Drag::Select) {
+        if (std::abs(x - m_pressX) >= kDragThresholdPx) {
+            const int64_t at = nsAt(x);
+            m_owner->m_controller->setSelection(TimeRange{std::min(m_pressNs, at), std::max(m_pressNs, at)});
+        } else if (m_kind == Kind::Axis) {
+            m_owner->m_controller->setSelection(std::nullopt); // a click on the ruler clears the selection
+        }
+        m_owner->previewSelection(std::nullopt);
+    }
+    m_drag = Drag::None;
+    unsetCursor();
+    event->accept();
+}
+
+void TimelineLane::mouseDoubleClickEvent(QMouseEvent* event)
+{
+    m_drag = Drag::None;
+    m_owner->m_controller->fit();
+    event->accept();
+}
+
+void TimelineLane::wheelEvent(QWheelEvent* event)
+{
+    const double steps = event->angleDelta().y() / 120.0;
+    if (steps == 0) {
+        event->ignore();
+        return;
+    }
+    // One history entry per burst of wheel events.
+    if (!m_lastWheel.isValid() || m_lastWheel.elapsed() > 600) m_owner->m_controller->beginGesture();
+    m_lastWheel.start();
+    m_owner->m_controller->zoom(std::pow(0.8, steps), nsAt(event->position().x()), false);
+    event->accept();
+}
+
+void TimelineLane::leaveEvent(QEvent* event)
+{
+    m_owner->m_controller->setCursor(std::nullopt);
+    QCustomPlot::leaveEvent(event);
+}
+
+void TimelineLane::contextMenuEvent(QContextMenuEvent* event)
+{
+    QMenu menu(this);
+    auto* controller = m_owner->m_controller;
+    if (m_kind == Kind::Data) {
+        const std::string id = m_spec.id;
+        menu.addAction(tr("Move lane up"), this, [this, id] { m_owner->moveLane(id, -1); });
+        menu.addAction(tr("Move lane down"), this, [this, id] { m_owner->moveLane(id, +1); });
+        menu.addAction(tr("Hide lane"), this, [this, id] { m_owner->setLaneVisible(id, false); });
+    }
+    QMenu* lanes = menu.addMenu(tr("Lanes"));
+    for (const auto& lane : m_owner->lanes()) {
+        QAction* a = lanes->addAction(QString::fromStdString(lane.title));
+        a->setCheckable(true);
+        const auto visible = m_owner->visibleLaneIds();
+        a->setChecked(std::find(visible.begin(), visible.end(), lane.id) != visible.end());
+        const std::string id = lane.id;
+        connect(a, &QAction::toggled, this, [this, id](bool on) { m_owner->setLaneVisible(id, on); });
+    }
+    menu.addSeparator();
+    if (auto sel = controller->selection())
+        menu.addAction(tr("Zoom to selection"), this, [controller, r = *sel] { controller->setRange(r); });
+    menu.addAction(tr("Fit all"), controller, &TimelineController::fit);
+    menu.addAction(tr("Back"), controller, &TimelineController::back)->setEnabled(controller->canGoBack());
+    menu.addAction(tr("Forward"), controller, &TimelineController::forward)->setEnabled(controller->canGoForward());
+    menu.exec(event->globalPos());
+}
+
+} // namespace runlens::widgets
