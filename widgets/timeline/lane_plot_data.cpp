@@ -76,20 +76,21 @@ LanePlotData buildLanePlot(const timeline::LaneSpec& lane, const timeline::LaneF
         widen(lo, hi, env.lo);
         widen(lo, hi, env.hi);
     }
-    // Series lines: one legend entry per metric (colours are the nodes').
+    // Series lines take their node's colour; the legend shows each metric's dash in a neutral tone (the node key
+    // is above the lanes), and each outlier by name.
     std::vector<bool> named(lane.metrics.size() + 1, false);
     for (const auto& line : frame.lines) {
         const int m = metricIndex(lane, line.metric);
         QPen pen(deviceColor(line.nodeIndex, line.deviceOrdinal), line.outlier ? 2.0 : 1.2, metricPenStyle(m));
         QString name;
-        if (line.outlier) {
-            name = QStringLiteral("outlier: %1").arg(QString::fromStdString(line.label));
-        } else if (!named[static_cast<size_t>(m)]) {
-            named[static_cast<size_t>(m)] = true;
-            name = metricLabel(lane, line.metric);
-        }
+        if (line.outlier) name = QStringLiteral("outlier: %1").arg(QString::fromStdString(line.label));
         out.curves.push_back({container(line.keys, line.values), pen, {}, -1, name});
         widen(lo, hi, line.values);
+        if (!line.outlier && !named[static_cast<size_t>(m)]) {
+            named[static_cast<size_t>(m)] = true;
+            out.curves.push_back({QSharedPointer<QCPGraphDataContainer>::create(),
+                                  QPen(QColor(120, 120, 120), 1.4, metricPenStyle(m)), {}, -1, metricLabel(lane, line.metric)});
+        }
     }
     out.hasData = std::isfinite(lo) && std::isfinite(hi);
     if (!out.hasData) {

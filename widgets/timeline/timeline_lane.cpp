@@ -39,7 +39,7 @@ TimelineLane::TimelineLane(TimelineWidget* owner, Kind kind, timeline::LaneSpec 
     ticker->setDateTimeSpec(Qt::UTC);
     xAxis->setTicker(ticker);
     if (m_kind == Kind::Axis) {
-        rect->setMargins(QMargins(kLeftMargin, 0, kRightMargin, 30));
+        rect->setMargins(QMargins(kLeftMargin, 0, kRightMargin, 22));
         yAxis->setVisible(false);
         xAxis->grid()->setVisible(false);
         yAxis->grid()->setVisible(false);

@@ -1,11 +1,13 @@
 #include "widgets/timeline/timeline_widget.h"
 
+#include "widgets/common/node_colors.h"
 #include "widgets/timeline/timeline_lane.h"
 
 #include <QDataStream>
 #include <QFuture>
 #include <QImage>
 #include <QKeyEvent>
+#include <QLabel>
 #include <QPainter>
 #include <QPdfWriter>
 #include <QScrollArea>
@@ -42,6 +44,11 @@ TimelineWidget::TimelineWidget(TimelineController* controller, QWidget* parent)
     auto* layout = new QVBoxLayout(this);
     layout->setContentsMargins(0, 0, 0, 0);
     layout->setSpacing(0);
+    m_nodeKey = new QLabel(this);
+    m_nodeKey->setTextFormat(Qt::RichText);
+    m_nodeKey->setContentsMargins(64, 2, 8, 0);
+    m_nodeKey->setVisible(false);
+    layout->addWidget(m_nodeKey);
     m_axis = new TimelineLane(this, TimelineLane::Kind::Axis, timeline::LaneSpec{"axis", "Time", "", {}, true});
     layout->addWidget(m_axis);
     auto* scroll = new QScrollArea(this);
@@ -79,6 +86,13 @@ void TimelineWidget::setSource(std::shared_ptr<timeline::TimelineSource> source,
     m_source = std::move(source);
     m_catalog = std::move(catalog);
     ++m_sourceEpoch;
+    QStringList key;
+    if (m_catalog)
+        for (size_t i = 0; i < m_catalog->nodes.size(); ++i)
+            key << QStringLiteral("<span style=\"color:%1\">■</span>&nbsp;%2")
+                       .arg(nodeColor(static_cast<int>(i)).name(), QString::fromStdString(m_catalog->nodes[i].name).toHtmlEscaped());
+    m_nodeKey->setText(tr("Nodes: ") + key.join(QStringLiteral(" &nbsp; ")));
+    m_nodeKey->setVisible(!key.isEmpty());
     m_shown.reset();
     m_shownResult.reset();
     rebuildLanes();

@@ -21,6 +21,7 @@
 #include <vector>
 
 class QCustomPlot;
+class QLabel;
 class QSplitter;
 class QThreadPool;
 
@@ -97,6 +98,7 @@ private:
     std::vector<int64_t> m_hiddenSeries;
     std::vector<TimelineSpan> m_spans;
     TimelineLane* m_axis = nullptr;
+    QLabel* m_nodeKey = nullptr;
     std::vector<TimelineLane*> m_laneWidgets; // visible lanes, display order
     QSplitter* m_splitter = nullptr;
     std::unique_ptr<QThreadPool> m_pool;

@@ -1,0 +1,371 @@
+// The timeline widget and its controller, offscreen: one time axis for every lane, range selection, the
+// envelope of many GPUs showing a single GPU's dip, gaps drawn as gaps, exports and saved layouts.
+
+#include "analysis/store/run_database.h"
+#include "analysis/store/run_writer.h"
+#include "analysis/timeline/lane_catalog.h"
+#include "analysis/timeline/run_catalog.h"
+#include "analysis/timeline/timeline_source.h"
+#include "tests/test_support.h"
+#include "widgets/timeline/timeline_controller.h"
+#include "widgets/timeline/timeline_lane.h"
+#include "widgets/timeline/timeline_widget.h"
+#include "widgets/common/qcp.h"
+
+#include <QApplication>
+#include <QSignalSpy>
+#include <QTest>
+#include <QWheelEvent>
+
+#include <cmath>
+#include <functional>
+
+using namespace runlens;
+using namespace runlens::widgets;
+
+namespace {
+
+constexpr int64_t kStart = 1'793'606'400'000'000'000; // 2026-11-02 08:00 UTC
+constexpr int64_t kSec = 1'000'000'000;
+
+// value(node, gpu, second) -> value, NaN = no point at all, -1 = an explicit missing point.
+using ValueFn = std::function<double(int, int, int64_t)>;
+
+bool writeRun(const std::string& path, int nodes, int gpus, int64_t seconds, int64_t stepS,
+              const std::vector<std::pair<std::string, ValueFn>>& metrics)
+{
+    auto db = store::RunDatabase::open(path, store::OpenMode::Create);
+    if (!db) return false;
+    store::RunWriter w(**db);
+    if (!(*db)->begin()) return false;
+    store::ImportRecord rec;
+    rec.path = "generated";
+    rec.contentHash = "generated-" + path;
+    rec.format = "test";
+    if (!w.beginImport(rec)) return false;
+    for (int n = 0; n < nodes; ++n) {
+        auto node = w.node("node" + std::to_string(n), "option", "UTC");
+        if (!node) return false;
+        for (int g = 0; g < gpus; ++g) {
+            auto dev = w.device(*node, "gpu", std::to_string(g));
+            if (!dev) return false;
+            for (const auto& [metric, fn] : metrics) {
+                const bool ratio = metric == "gpu.sm_active";
+                auto sink = w.series(*dev, metric, ratio ? "" : "%", metric);
+                if (!sink) return false;
+                for (int64_t s = 0; s < seconds; s += stepS) {
+                    const double v = fn(n, g, s);
+                    if (std::isnan(v)) continue;
+                    if (v < 0) (*sink)->appendMissing(kStart + s * kSec, "[N/A]");
+                    else (*sink)->append(kStart + s * kSec, v);
+                    if (!w.flushIfNeeded(**sink)) return false;
+                }
+            }
+        }
+    }
+    store::ImportTotals totals;
+    totals.contentHash = rec.contentHash;
+    return w.finishImport(totals, store::Diagnostics()).ok() && (*db)->commit().ok();
+}
+
+struct Opened
+{
+    std::shared_ptr<const timeline::RunCatalog> catalog;
+    std::shared_ptr<timeline::TimelineSource> source;
+};
+
+Opened openRun(const std::string& path)
+{
+    Opened o;
+    auto catalog = timeline::loadRunCatalog(path);
+    if (!catalog) qFatal("catalog: %s", catalog.error().toString().c_str());
+    o.catalog = *catalog;
+    auto source = timeline::TimelineSource::open(path, o.catalog);
+    if (!source) qFatal("source: %s", source.error().toString().c_str());
+    o.source = std::shared_ptr<timeline::TimelineSource>(std::move(*source));
+    return o;
+}
+
+// A widget showing the run, laid out offscreen at a fixed size, with its first frame shown.
+struct Shown
+{
+    TimelineController controller;
+    TimelineWidget widget{&controller};
+    Opened run;
+    explicit Shown(const std::string& path, QSize size = {1200, 700})
+    {
+        run = openRun(path);
+        widget.resize(size);
+        widget.show();
+        QSignalSpy shown(&widget, &TimelineWidget::frameShown);
+        widget.setSource(run.source, run.catalog);
+        widget.setLanes(timeline::laneSpecs(*run.catalog));
+        controller.setFullRange({run.catalog->firstNs, run.catalog->lastNs});
+        settle();
+    }
+    // With RUNLENS_TIMELINE_SHOTS=DIR the widget is saved as DIR/name.png, for looking at it.
+    void shot(const char* name)
+    {
+        const QString dir = qEnvironmentVariable("RUNLENS_TIMELINE_SHOTS");
+        if (!dir.isEmpty()) widget.grab().save(dir + QLatin1Char('/') + QLatin1String(name) + QStringLiteral(".png"));
+    }
+    // Waits until no fetch is pending and every queued replot ran.
+    void settle()
+    {
+        QTRY_VERIFY_WITH_TIMEOUT(!widget.busy(), 20000);
+        QCoreApplication::processEvents();
+        QCoreApplication::processEvents();
+    }
+};
+
+double xRangeLower(QCustomPlot* p)
+{
+    return p->xAxis->range().lower;
+}
+
+// The lane drawn without its grid, so only data is ink.
+QImage dataImage(QCustomPlot* lane)
+{
+    lane->xAxis->grid()->setVisible(false);
+    lane->yAxis->grid()->setVisible(false);
+    return lane->toPixmap(lane->width(), lane->height(), 1.0).toImage();
+}
+
+// Column x of the lane's axis rect: does any pixel differ clearly from the background?
+int inkRows(const QImage& img, int x, int top, int bottom, QColor background)
+{
+    int n = 0;
+    for (int y = top; y < bottom; ++y) {
+        const QColor c = img.pixelColor(x, y);
+        if (std::abs(c.red() - background.red()) + std::abs(c.green() - background.green()) +
+                std::abs(c.blue() - background.blue()) >
+            90)
+            ++n;
+    }
+    return n;
+}
+
+} // namespace
+
+class TimelineWidgetTest : public QObject
+{
+    Q_OBJECT
+private Q_SLOTS:
+    void controllerZoomPanHistory();
+    void zoomOneLaneMovesEveryLane();
+    void shiftDragSelectsWindow();
+    void envelopeShowsSingleGpuDip();
+    void missingDataIsAGap();
+    void exportsAndLayout();
+
+private:
+    QTemporaryDir m_dir;
+};
+
+void TimelineWidgetTest::controllerZoomPanHistory()
+{
+    TimelineController c;
+    QSignalSpy ranges(&c, &TimelineController::rangeChanged);
+    c.setFullRange({0, 1000 * kSec});
+    QCOMPARE(c.range(), (TimeRange{0, 1000 * kSec}));
+    c.zoom(0.5, 500 * kSec);
+    QCOMPARE(c.range(), (TimeRange{250 * kSec, 750 * kSec}));
+    c.pan(0.5);
+    QCOMPARE(c.range(), (TimeRange{500 * kSec, 1000 * kSec}));
+    QVERIFY(c.canGoBack());
+    c.back();
+    QCOMPARE(c.range(), (TimeRange{250 * kSec, 750 * kSec}));
+    c.back();
+    QCOMPARE(c.range(), (TimeRange{0, 1000 * kSec}));
+    QVERIFY(!c.canGoBack());
+    c.forward();
+    QCOMPARE(c.range(), (TimeRange{250 * kSec, 750 * kSec}));
+    // Zooming in never goes below the minimum span; panning stops at the margin without shrinking.
+    c.zoom(1e-12);
+    QCOMPARE(c.range().span(), TimelineController::kMinSpanNs);
+    c.setRange({0, 100 * kSec});
+    c.pan(-100);
+    QCOMPARE(c.range(), (TimeRange{-100 * kSec, 0}));
+    QSignalSpy sel(&c, &TimelineController::selectionChanged);
+    c.setSelection(TimeRange{30 * kSec, 10 * kSec});
+    QCOMPARE(sel.count(), 1);
+    QCOMPARE(c.selection()->fromNs, 10 * kSec);
+    QVERIFY(ranges.count() >= 6);
+}
+
+void TimelineWidgetTest::zoomOneLaneMovesEveryLane()
+{
+    const std::string path = m_dir.filePath(QStringLiteral("two.runlens")).toStdString();
+    QVERIFY(writeRun(path, 2, 2, 7200, 1,
+                     {{"gpu.util", [](int, int g, int64_t s) { return 50.0 + 40 * std::sin(s / 60.0 + g); }},
+                      {"gpu.power", [](int, int, int64_t s) { return 300.0 + (s % 600); }}}));
+    Shown view(path);
+    view.shot("two-lanes");
+    QCustomPlot* util = view.widget.lanePlot("gpu_util");
+    QCustomPlot* power = view.widget.lanePlot("gpu_power");
+    QVERIFY(util && power);
+    const double before = xRangeLower(util);
+    QCOMPARE(xRangeLower(power), before);
+    // A wheel step over the utilization lane zooms every lane around the same time.
+    const QPointF at(util->width() / 2.0, util->height() / 2.0);
+    QWheelEvent wheel(at, util->mapToGlobal(at), QPoint(), QPoint(0, 120), Qt::NoButton, Qt::NoModifier,
+                      Qt::NoScrollPhase, false);
+    QCoreApplication::sendEvent(util, &wheel);
+    view.settle();
+    QVERIFY(xRangeLower(util) > before);
+    QCOMPARE(xRangeLower(power), xRangeLower(util));
+    QCOMPARE(view.widget.lanePlot("axis")->xAxis->range().upper, util->xAxis->range().upper);
+    QVERIFY(view.controller.range().span() < 7199 * kSec);
+    // The frame shown is of the new range, and every lane has data from it.
+    QCOMPARE(view.widget.shownFrame()->fromNs, view.controller.range().fromNs);
+    QVERIFY(util->graphCount() > 0 && power->graphCount() > 0);
+    // Back returns every lane to the full range; a keyboard zoom (W) moves them again.
+    view.controller.back();
+    view.settle();
+    QCOMPARE(xRangeLower(power), before);
+    QTest::keyClick(&view.widget, Qt::Key_W);
+    view.settle();
+    QVERIFY(xRangeLower(power) > before);
+    QCOMPARE(xRangeLower(util), xRangeLower(power));
+}
+
+void TimelineWidgetTest::shiftDragSelectsWindow()
+{
+    const std::string path = m_dir.filePath(QStringLiteral("sel.runlens")).toStdString();
+    QVERIFY(writeRun(path, 1, 1, 3600, 1, {{"gpu.util", [](int, int, int64_t) { return 90.0; }}}));
+    Shown view(path);
+    QCustomPlot* util = view.widget.lanePlot("gpu_util");
+    QVERIFY(util);
+    QSignalSpy sel(&view.controller, &TimelineController::selectionChanged);
+    const int y = util->height() / 2;
+    const int x0 = static_cast<int>(util->xAxis->coordToPixel(static_cast<double>(kStart + 600 * kSec) / 1e9));
+    const int x1 = static_cast<int>(util->xAxis->coordToPixel(static_cast<double>(kStart + 1800 * kSec) / 1e9));
+    const TimeRange rangeBefore = view.controller.range();
+    QTest::mousePress(util, Qt::LeftButton, Qt::ShiftModifier, QPoint(x0, y));
+    QTest::mouseMove(util, QPoint((x0 + x1) / 2, y));
+    QTest::mouseMove(util, QPoint(x1, y));
+    QTest::mouseRelease(util, Qt::LeftButton, Qt::ShiftModifier, QPoint(x1, y));
+    QCOMPARE(sel.count(), 1);
+    const auto window = view.controller.selection();
+    QVERIFY(window.has_value());
+    const int64_t pixelNs = rangeBefore.span() / util->axisRect()->width();
+    QVERIFY2(std::abs(window->fromNs - (kStart + 600 * kSec)) <= 2 * pixelNs, "selection start off by > 2 px");
+    QVERIFY2(std::abs(window->toNs - (kStart + 1800 * kSec)) <= 2 * pixelNs, "selection end off by > 2 px");
+    QCOMPARE(view.controller.range(), rangeBefore); // selecting does not pan
+    // A plain drag pans instead, and Esc clears the selection.
+    QTest::mousePress(util, Qt::LeftButton, Qt::NoModifier, QPoint(x1, y));
+    QTest::mouseMove(util, QPoint(x0, y));
+    QTest::mouseRelease(util, Qt::LeftButton, Qt::NoModifier, QPoint(x0, y));
+    QVERIFY(view.controller.range().fromNs > rangeBefore.fromNs);
+    QTest::keyClick(&view.widget, Qt::Key_Escape);
+    QVERIFY(!view.controller.selection().has_value());
+}
+
+void TimelineWidgetTest::envelopeShowsSingleGpuDip()
+{
+    // 4 nodes × 8 GPUs over 28 h; GPU 5 of node 2 drops to 0 for 5 s in the middle.
+    const std::string path = m_dir.filePath(QStringLiteral("dip.runlens")).toStdString();
+    const int64_t seconds = 28 * 3600, dipAt = 15 * 3600 + 17;
+    QVERIFY(writeRun(path, 4, 8, seconds, 1, {{"gpu.util", [&](int n, int g, int64_t s) {
+                                                  if (n == 2 && g == 5 && s >= dipAt && s < dipAt + 5) return 0.0;
+                                                  return 97.0 + (s + g) % 3;
+                                              }}}));
+    Shown view(path, {1600, 500});
+    view.controller.setCursor(kStart + (dipAt + 2) * kSec);
+    view.shot("envelope-dip");
+    view.controller.setCursor(std::nullopt);
+    auto* lane = view.widget.lanePlot("gpu_util");
+    QVERIFY(lane);
+    const auto frame = view.widget.shownFrame();
+    QVERIFY(frame);
+    QCOMPARE(frame->lanes.size(), size_t(1));
+    const auto& lf = frame->lanes[0];
+    QCOMPARE(lf.envelopes.size(), size_t(1));
+    QCOMPARE(lf.envelopes[0].members, 32);
+    // The planted GPU is drawn on its own (and no other), and the band reaches 0 at the dip.
+    QCOMPARE(lf.lines.size(), size_t(1));
+    QVERIFY(lf.lines[0].outlier);
+    QVERIFY2(QString::fromStdString(lf.lines[0].label).contains(QStringLiteral("node2")), lf.lines[0].label.c_str());
+    // Pixels: in the column of the dip something is drawn near value 0; a column far away has nothing there.
+    const QImage img = dataImage(lane);
+    const double dipKey = static_cast<double>(kStart + (dipAt + 2) * kSec) / 1e9;
+    const int xDip = static_cast<int>(lane->xAxis->coordToPixel(dipKey));
+    const int yLow = static_cast<int>(lane->yAxis->coordToPixel(0.0));
+    const int yHigh = static_cast<int>(lane->yAxis->coordToPixel(40.0));
+    const QColor bg = lane->palette().color(QPalette::Base);
+    int inkAtDip = 0;
+    for (int dx = -1; dx <= 1; ++dx)
+        inkAtDip += inkRows(img, xDip + dx, yHigh, yLow - 1, bg);
+    QVERIFY2(inkAtDip >= 10, qPrintable(QStringLiteral("only %1 drawn pixels below 40 % at the dip").arg(inkAtDip)));
+    const int xFar = static_cast<int>(lane->xAxis->coordToPixel(static_cast<double>(kStart + 5 * 3600 * kSec) / 1e9));
+    QCOMPARE(inkRows(img, xFar, yHigh, yLow - 1, bg), 0);
+    // The cursor readout over the dip names the outlier and the envelope's spread.
+    view.controller.setCursor(kStart + (dipAt + 2) * kSec);
+    const QString readout = static_cast<TimelineLane*>(lane)->cursorText();
+    QVERIFY2(readout.contains(QStringLiteral("node2")) && readout.contains(QStringLiteral("median")), qPrintable(readout));
+}
+
+void TimelineWidgetTest::missingDataIsAGap()
+{
+    // One GPU, 2 h at 1 s: no points from 40 to 50 min, explicit missing points from 80 to 85 min.
+    const std::string path = m_dir.filePath(QStringLiteral("gap.runlens")).toStdString();
+    QVERIFY(writeRun(path, 1, 1, 7200, 1, {{"gpu.util", [](int, int, int64_t s) {
+                                                if (s >= 2400 && s < 3000) return double(NAN);
+                                                if (s >= 4800 && s < 5100) return -1.0;
+                                                return 60.0 + 30 * std::sin(s / 30.0);
+                                            }}}));
+    Shown view(path, {1200, 400});
+    auto* lane = view.widget.lanePlot("gpu_util");
+    QVERIFY(lane);
+    auto checkGap = [&](int64_t gapFrom, int64_t gapTo) {
+        const QImage img = dataImage(lane);
+        const QColor bg = lane->palette().color(QPalette::Base);
+        const int top = static_cast<int>(lane->yAxis->coordToPixel(100.0)), bottom = static_cast<int>(lane->yAxis->coordToPixel(20.0));
+        const int xIn = static_cast<int>(lane->xAxis->coordToPixel(static_cast<double>(kStart + (gapFrom + gapTo) / 2 * kSec) / 1e9));
+        const int xOut = static_cast<int>(lane->xAxis->coordToPixel(static_cast<double>(kStart + (gapFrom - 200) * kSec) / 1e9));
+        QCOMPARE(inkRows(img, xIn, top, bottom, bg), 0);
+        QVERIFY(inkRows(img, xOut, top, bottom, bg) > 0);
+    };
+    view.shot("gaps");
+    checkGap(2400, 3000);
+    checkGap(4800, 5100);
+    // Zoomed into the hole, it is still a gap.
+    view.controller.setRange({kStart + 2200 * kSec, kStart + 3200 * kSec});
+    view.settle();
+    checkGap(2400, 3000);
+}
+
+void TimelineWidgetTest::exportsAndLayout()
+{
+    const std::string path = m_dir.filePath(QStringLiteral("exp.runlens")).toStdString();
+    QVERIFY(writeRun(path, 1, 2, 1800, 1,
+                     {{"gpu.util", [](int, int, int64_t s) { return double(s % 100); }},
+                      {"gpu.power", [](int, int, int64_t s) { return 200.0 + s % 50; }},
+                      {"gpu.temp", [](int, int, int64_t) { return 60.0; }}}));
+    Shown view(path, {1000, 600});
+    const QString png = m_dir.filePath(QStringLiteral("t.png")), pdf = m_dir.filePath(QStringLiteral("t.pdf"));
+    QVERIFY(view.widget.exportPng(png, 1.0));
+    const QImage img(png);
+    QCOMPARE(img.width(), view.widget.lanePlot("axis")->width());
+    QVERIFY(img.height() > 3 * 64);
+    QVERIFY(view.widget.exportPdf(pdf));
+    QFile f(pdf);
+    QVERIFY(f.open(QIODevice::ReadOnly));
+    QVERIFY(f.readAll().startsWith("%PDF"));
+    // Move the temperature lane to the top and hide power: the layout comes back in a new widget.
+    view.widget.moveLane("gpu_temp", -1);
+    view.widget.moveLane("gpu_temp", -1);
+    view.widget.setLaneVisible("gpu_power", false);
+    const std::vector<std::string> expected = {"gpu_temp", "gpu_util"};
+    QCOMPARE(view.widget.visibleLaneIds(), expected);
+    const QByteArray saved = view.widget.saveLayout();
+    TimelineController c2;
+    TimelineWidget w2(&c2);
+    w2.setLanes(timeline::laneSpecs(*view.run.catalog));
+    QVERIFY(w2.restoreLayout(saved));
+    QCOMPARE(w2.visibleLaneIds(), expected);
+    QVERIFY(!w2.restoreLayout(QByteArray("garbage")));
+}
+
+QTEST_MAIN(TimelineWidgetTest)
+#include "tst_timeline_widget.moc"
