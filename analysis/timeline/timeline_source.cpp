@@ -331,8 +331,8 @@ Expected<std::shared_ptr<const TimelineFrame>> TimelineSource::fetch(const Timel
         env.lo.assign(n, kNan);
         env.median.assign(n, kNan);
         env.hi.assign(n, kNan);
-        std::vector<double> mins, maxs, means;
-        std::vector<double> medMin(n, kNan), medMax(n, kNan), madMin(n, 0), madMax(n, 0);
+        std::vector<double> mins, maxs, means, spreads;
+        std::vector<double> medMin(n, kNan), medMax(n, kNan), madMin(n, 0), madMax(n, 0), spread(n, 0);
         double rangeLo = INFINITY, rangeHi = -INFINITY;
         for (size_t b = 0; b < n; ++b) {
             const int64_t start = shape.bucketStart(static_cast<int>(b));
@@ -341,12 +341,14 @@ Expected<std::shared_ptr<const TimelineFrame>> TimelineSource::fetch(const Timel
             mins.clear();
             maxs.clear();
             means.clear();
+            spreads.clear();
             for (size_t k : g.items) {
                 const BucketGrid& gr = items[k].grid;
                 if (gr.count[b] == 0) continue;
                 mins.push_back(gr.mn[b]);
                 maxs.push_back(gr.mx[b]);
                 means.push_back(gr.sum[b] / static_cast<double>(gr.count[b]));
+                spreads.push_back(gr.mx[b] - gr.mn[b]);
             }
             if (mins.empty()) continue;
             env.lo[b] = *std::min_element(mins.begin(), mins.end()) * g.scale;
@@ -361,8 +363,11 @@ Expected<std::shared_ptr<const TimelineFrame>> TimelineSource::fetch(const Timel
                 v = std::abs(v - medMin[b]);
             for (double& v : maxs)
                 v = std::abs(v - medMax[b]);
-            madMin[b] = 1.4826 * median(mins);
-            madMax[b] = 1.4826 * median(maxs);
+            // The yardstick: how much the members' extremes differ, or how much a member varies within the bucket
+            // (noise), whichever is larger, so a noisy metric does not make outliers of its own noise.
+            spread[b] = median(spreads);
+            madMin[b] = std::max(1.4826 * median(mins), spread[b]);
+            madMax[b] = std::max(1.4826 * median(maxs), spread[b]);
         }
         // Outliers: members whose bucket min (max) lies far below (above) the members' median min (max).
         const double floor = kOutlierFloor * std::max(1e-12, (rangeHi - rangeLo) / g.scale);

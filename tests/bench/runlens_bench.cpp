@@ -8,10 +8,13 @@
 #include "app/demo/demo_run.h"
 #include "tests/bench/format_bench.h"
 #include "tests/bench/process_run.h"
+#include "tests/bench/seed_run.h"
 #include "tests/bench/stack_bench.h"
+#include "tests/bench/timeline_widget_bench.h"
 #include "tests/bench/trace_bench.h"
 
 #include <QCoreApplication>
+#include <QDir>
 #include <QTemporaryDir>
 #include <algorithm>
 #include <chrono>
@@ -125,16 +128,40 @@ bool benchFormats(const fs::path& dir, int nodes, int gpus, double hours, int ru
     return ok;
 }
 
+// The seed-scale run written through the store, then the timeline widget driven on it.
+bool benchTimeline(bench::TimedApplication& app, const fs::path& dir, bool quick)
+{
+    bench::SeedRun seed;
+    seed.hours = quick ? 3 : 28;
+    const std::string db = (dir / "seed.runlens").string();
+    const auto t0 = std::chrono::steady_clock::now();
+    const long long points = bench::writeSeedRun(db, seed);
+    if (points < 0) return false;
+    std::error_code ec;
+    fmt::print("\nTimeline: seed run {} nodes × {} GPUs × {} h at {} ms, {} points written through the store in {:.1f} s "
+               "({:.0f} MB){}\n",
+               seed.nodes, seed.gpusPerNode, seed.hours, seed.intervalMs, points,
+               std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(),
+               static_cast<double>(fs::file_size(db, ec)) / 1e6,
+               quick ? " — quick mode: 3 h instead of 28 h" : "");
+    return bench::benchTimelineWidget(app, db, quick);
+}
+
 } // namespace
 
 int main(int argc, char** argv)
 {
-    QCoreApplication app(argc, argv);
+    // The timeline is measured offscreen, whatever display there is, so figures compare across machines.
+    qputenv("QT_QPA_PLATFORM", "offscreen");
+    if (qEnvironmentVariableIsEmpty("XDG_RUNTIME_DIR")) qputenv("XDG_RUNTIME_DIR", QDir::tempPath().toUtf8());
+    bench::TimedApplication app(argc, argv);
     bool quick = qEnvironmentVariableIntValue("RUNLENS_BENCH_QUICK") == 1;
-    bool stacksOnly = false; // --stacks: only the stack benchmarks
+    bool stacksOnly = false;   // --stacks: only the stack benchmarks
+    bool timelineOnly = false; // --timeline: only the timeline benchmarks
     for (int i = 1; i < argc; ++i) {
         if (std::strcmp(argv[i], "--quick") == 0) quick = true;
         if (std::strcmp(argv[i], "--stacks") == 0) stacksOnly = true;
+        if (std::strcmp(argv[i], "--timeline") == 0) timelineOnly = true;
     }
     const auto runBinary = [](const std::vector<std::string>& args) {
         std::vector<std::string> command{RUNLENS_BINARY};
@@ -157,6 +184,7 @@ int main(int argc, char** argv)
     }
     const fs::path dir(tmp.path().toStdString());
     if (stacksOnly) return bench::benchStacks(dir.string(), quick, runBinary) ? 0 : 1;
+    if (timelineOnly) return benchTimeline(app, dir, quick) ? 0 : 1;
     fmt::print("RunLens benchmark{}: {} nodes × {} GPUs × {} h at 1 s, nvidia-smi --query-gpu CSV\n",
                quick ? " (quick mode)" : "", spec.nodes, spec.gpusPerNode, spec.hours);
 
@@ -271,8 +299,9 @@ int main(int argc, char** argv)
     const bool formatsOk = benchFormats(dir, spec.nodes, spec.gpusPerNode, spec.hours, runs);
     const bool stacksOk = bench::benchStacks(dir.string(), quick, runBinary);
     const bool traceOk = bench::benchTraceImport(dir.string(), quick) > 0;
+    const bool timelineOk = benchTimeline(app, dir, quick);
 
     // The benchmark reports; it does not fail the build on timing (machines differ). It fails only when
     // the work itself failed.
-    return fullPoints == static_cast<size_t>(s.points) && formatsOk && stacksOk && traceOk ? 0 : 1;
+    return fullPoints == static_cast<size_t>(s.points) && formatsOk && stacksOk && traceOk && timelineOk ? 0 : 1;
 }

@@ -70,7 +70,7 @@ LanePlotData buildLanePlot(const timeline::LaneSpec& lane, const timeline::LaneF
         out.curves.push_back(hiCurve);
         loCurve.fillTo = hiIndex;
         out.curves.push_back(loCurve);
-        QPen medianPen(c.darker(130), 1.6, metricPenStyle(m));
+        QPen medianPen(c.darker(130), 1.0, metricPenStyle(m));
         out.curves.push_back({container(env.keys, env.median), medianPen, {},  -1,
                               QStringLiteral("%1: median, min–max of %2").arg(metricLabel(lane, env.metric)).arg(env.members)});
         widen(lo, hi, env.lo);
@@ -81,7 +81,7 @@ LanePlotData buildLanePlot(const timeline::LaneSpec& lane, const timeline::LaneF
     std::vector<bool> named(lane.metrics.size() + 1, false);
     for (const auto& line : frame.lines) {
         const int m = metricIndex(lane, line.metric);
-        QPen pen(deviceColor(line.nodeIndex, line.deviceOrdinal), line.outlier ? 2.0 : 1.2, metricPenStyle(m));
+        QPen pen(deviceColor(line.nodeIndex, line.deviceOrdinal), 1.0, metricPenStyle(m));
         QString name;
         if (line.outlier) name = QStringLiteral("outlier: %1").arg(QString::fromStdString(line.label));
         out.curves.push_back({container(line.keys, line.values), pen, {}, -1, name});
@@ -92,6 +92,10 @@ LanePlotData buildLanePlot(const timeline::LaneSpec& lane, const timeline::LaneF
                                   QPen(QColor(120, 120, 120), 1.4, metricPenStyle(m)), {}, -1, metricLabel(lane, line.metric)});
         }
     }
+    // Every pen is one pixel wide: thin cosmetic pens take the raster engine's fast line path; a wider pen would be stroked into polygons,
+    // which costs a hundred times more on a min/max line of a few thousand vertical segments.
+    for (LaneCurve& c : out.curves)
+        c.pen.setCosmetic(true);
     out.hasData = std::isfinite(lo) && std::isfinite(hi);
     if (!out.hasData) {
         lo = 0;

@@ -184,6 +184,10 @@ void TimelineLane::setPlotData(const LanePlotData& plot, std::shared_ptr<const t
         g->setData(c.data);
         g->setPen(c.pen);
         g->setAdaptiveSampling(true);
+        // Dense min/max lines (about a vertical stroke per pixel) gain nothing from antialiasing and cost several
+        // times more with it; sparse lines (zoomed in on raw points) are antialiased.
+        g->setAntialiased(c.data->size() * 4 < plotWidth());
+        g->setAntialiasedFill(false);
         if (c.name.isEmpty()) g->removeFromLegend();
         else g->setName(c.name);
     }

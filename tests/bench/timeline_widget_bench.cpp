@@ -1,0 +1,164 @@
+#include "tests/bench/timeline_widget_bench.h"
+
+#include "analysis/timeline/lane_catalog.h"
+#include "analysis/timeline/run_catalog.h"
+#include "analysis/timeline/timeline_source.h"
+#include "widgets/timeline/timeline_lane.h"
+#include "widgets/timeline/timeline_widget.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <random>
+#include <vector>
+
+namespace runlens::bench {
+
+namespace {
+using Clock = std::chrono::steady_clock;
+
+double msSince(Clock::time_point t0)
+{
+    return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+}
+
+// Runs the event loop until the widget has no fetch pending and its queued replots ran.
+void settle(widgets::TimelineWidget& w)
+{
+    while (w.busy())
+        QCoreApplication::processEvents(QEventLoop::WaitForMoreEvents);
+    for (int i = 0; i < 3; ++i)
+        QCoreApplication::processEvents();
+}
+} // namespace
+
+bool TimedApplication::notify(QObject* receiver, QEvent* event)
+{
+    if (!m_timing || m_depth > 0) {
+        ++m_depth;
+        const bool r = QApplication::notify(receiver, event);
+        --m_depth;
+        return r;
+    }
+    ++m_depth;
+    const auto t0 = Clock::now();
+    const bool r = QApplication::notify(receiver, event);
+    const double ms = msSince(t0);
+    --m_depth;
+    m_longestMs = std::max(m_longestMs, ms);
+    if (ms > 16) ++m_slowEvents;
+    if (ms > 16 && qEnvironmentVariableIsSet("RUNLENS_BENCH_VERBOSE")) {
+        QString what = QString::fromLatin1(receiver->metaObject()->className());
+        if (auto* lane = qobject_cast<widgets::TimelineLane*>(receiver))
+            what += QLatin1Char(' ') + QString::fromStdString(lane->spec().id) +
+                    QStringLiteral(" (%1 graphs)").arg(lane->graphCount());
+        fmt::print(stderr, "slow event: {:.1f} ms, type {}, {}\n", ms, int(event->type()), what.toStdString());
+    }
+    return r;
+}
+
+void TimedApplication::startTiming()
+{
+    m_timing = true;
+    m_longestMs = 0;
+    m_slowEvents = 0;
+}
+
+bool benchTimelineWidget(TimedApplication& app, const std::string& dbPath, bool quick)
+{
+    widgets::TimelineController controller;
+    widgets::TimelineWidget widget(&controller);
+    widget.resize(1600, 1000);
+    widget.show();
+    QCoreApplication::processEvents();
+
+    // Open: the catalog and the source on a worker (as the window does), then the first full-range frame.
+    const auto t0 = Clock::now();
+    auto catalog = timeline::loadRunCatalog(dbPath);
+    if (!catalog) {
+        fmt::print("timeline: {}\n", catalog.error().toString());
+        return false;
+    }
+    auto opened = timeline::TimelineSource::open(dbPath, *catalog);
+    if (!opened) {
+        fmt::print("timeline: {}\n", opened.error().toString());
+        return false;
+    }
+    std::shared_ptr<timeline::TimelineSource> source(std::move(*opened));
+    bool failed = false;
+    QObject::connect(&widget, &widgets::TimelineWidget::fetchFailed, [&](const QString& m) {
+        fmt::print("timeline fetch failed: {}\n", m.toStdString());
+        failed = true;
+    });
+    widget.setSource(source, *catalog);
+    widget.setLanes(timeline::laneSpecs(**catalog));
+    controller.setFullRange({(*catalog)->firstNs, (*catalog)->lastNs});
+    settle(widget);
+    const double openMs = msSince(t0);
+    if (failed || !widget.shownFrame()) return false;
+    size_t lines = 0, envelopes = 0;
+    for (const auto& lane : widget.shownFrame()->lanes) {
+        lines += lane.lines.size();
+        envelopes += lane.envelopes.size();
+    }
+
+    // Scripted steps: zoom in by 2× around random times down to ~5 minutes, pan by a quarter at each depth,
+    // then zoom back out; every step waits until every visible lane has replotted its new frame.
+    std::mt19937_64 rng(7);
+    std::vector<double> stepMs, fetchMs;
+    QObject::connect(&widget, &widgets::TimelineWidget::frameShown, [&](quint64, double ms) { fetchMs.push_back(ms); });
+    app.startTiming();
+    const widgets::TimeRange full = controller.fullRange();
+    int rounds = quick ? 1 : 3;
+    for (int round = 0; round < rounds; ++round) {
+        controller.fit();
+        settle(widget);
+        std::vector<std::pair<char, double>> steps;
+        for (int64_t span = full.span(); span > 300'000'000'000LL; span /= 2) {
+            steps.push_back({'z', 0.5});
+            steps.push_back({'p', 0.25});
+            steps.push_back({'p', -0.25});
+        }
+        for (size_t k = 0, n = steps.size() / 3; k < n; ++k)
+            steps.push_back({'z', 2.0});
+        for (auto [kind, amount] : steps) {
+            const auto s0 = Clock::now();
+            if (kind == 'z') {
+                const widgets::TimeRange r = controller.range();
+                std::uniform_int_distribution<int64_t> at(r.fromNs + r.span() / 4, r.toNs - r.span() / 4);
+                controller.zoom(amount, at(rng));
+            } else {
+                controller.pan(amount);
+            }
+            settle(widget);
+            stepMs.push_back(msSince(s0));
+            if (failed) return false;
+        }
+    }
+    const double longest = app.longestMs();
+    const int slow = app.slowEvents();
+    std::sort(stepMs.begin(), stepMs.end());
+    const double median = stepMs[stepMs.size() / 2], worst = stepMs.back();
+
+    fmt::print("\nTimeline widget, offscreen 1600×1000, {} lanes ({} lines, {} envelopes at full range):\n\n",
+               widget.visibleLaneIds().size(), lines, envelopes);
+    fmt::print("| {:<58} | {:>10} | {:<12} |\n", "measure", "RunLens", "target");
+    fmt::print("|{:-<60}|{:-<12}|{:-<14}|\n", "", "", "");
+    fmt::print("| {:<58} | {:>10.0f} | {:<12} |\n", "open + first full-range timeline shown (ms)", openMs, "≤ 1000 ms");
+    fmt::print("| {:<58} | {:>10.1f} | {:<12} |\n",
+               fmt::format("zoom/pan step, fetch + reduce + replot, median of {} (ms)", stepMs.size()), median,
+               "≤ 50 ms");
+    fmt::print("| {:<58} | {:>10.1f} | {:<12} |\n", "zoom/pan step, worst (ms)", worst, "");
+    if (!fetchMs.empty()) {
+        std::sort(fetchMs.begin(), fetchMs.end());
+        fmt::print("| {:<58} | {:>10.1f} | {:<12} |\n", "  of which fetch + reduce on the worker, median (ms)",
+                   fetchMs[fetchMs.size() / 2], "");
+    }
+    fmt::print("| {:<58} | {:>10.1f} | {:<12} |\n", "longest GUI-thread event during the steps (ms)", longest,
+               "≤ 16 ms");
+    fmt::print("| {:<58} | {:>10} | {:<12} |\n", "GUI-thread events over 16 ms", slow, "0");
+    return true;
+}
+
+} // namespace runlens::bench

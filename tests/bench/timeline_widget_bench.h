@@ -1,0 +1,33 @@
+#pragma once
+
+// The timeline widget on a seed-scale run, offscreen: opening the run and showing its first full-range
+// timeline, then scripted zoom and pan steps (fetch + reduce + replot of every visible lane), with the longest
+// time the GUI thread was busy in one event while doing it.
+
+#include <QApplication>
+
+#include <string>
+
+namespace runlens::bench {
+
+// A QApplication that can time every event it delivers from the event loop (the GUI thread's blocks).
+class TimedApplication : public QApplication
+{
+public:
+    TimedApplication(int& argc, char** argv) : QApplication(argc, argv) {}
+    bool notify(QObject* receiver, QEvent* event) override;
+    void startTiming();
+    double longestMs() const { return m_longestMs; }
+    int slowEvents() const { return m_slowEvents; } // over 16 ms
+
+private:
+    int m_depth = 0;
+    bool m_timing = false;
+    double m_longestMs = 0;
+    int m_slowEvents = 0;
+};
+
+// Prints a table; returns false when the work failed (a fetch error, nothing drawn).
+bool benchTimelineWidget(TimedApplication& app, const std::string& dbPath, bool quick);
+
+} // namespace runlens::bench
