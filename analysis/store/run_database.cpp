@@ -51,6 +51,9 @@ Status RunDatabase::initialise(bool created)
     if (Status s = execSql(m_db, "PRAGMA foreign_keys = OFF; PRAGMA cache_size = -65536; PRAGMA temp_store = MEMORY;");
         !s)
         return s;
+    // Reads map the file instead of copying each page through a read call (chunk blobs span many pages).
+    if (sqlite3_db_readonly(m_db, "main") == 1)
+        if (Status s = execSql(m_db, "PRAGMA mmap_size = 4294967296;"); !s) return s;
     auto version = Statement::prepare(m_db, "PRAGMA user_version");
     if (!version) return version.error();
     auto row = version->step();

@@ -25,26 +25,32 @@ double seconds(int64_t ns)
 }
 } // namespace
 
-BucketGrid::BucketGrid(int64_t from, int64_t to, int n)
-    : fromNs(from), toNs(to), buckets(n), mn(static_cast<size_t>(n), 0), mx(static_cast<size_t>(n), 0),
-      sum(static_cast<size_t>(n), 0), count(static_cast<size_t>(n), 0)
+std::shared_ptr<const std::vector<int64_t>> bucketBoundaries(int64_t from, int64_t to, int n)
 {
+    auto out = std::make_shared<std::vector<int64_t>>(static_cast<size_t>(n) + 1);
+    const Wide span = static_cast<Wide>(to) - from + 1;
+    for (int i = 0; i <= n; ++i)
+        (*out)[static_cast<size_t>(i)] = static_cast<int64_t>(from + span * i / n);
+    return out;
 }
 
-int64_t BucketGrid::bucketStart(int i) const
+BucketGrid::BucketGrid(int64_t from, int64_t to, int n, std::shared_ptr<const std::vector<int64_t>> boundaries)
+    : fromNs(from), toNs(to), buckets(n), mn(static_cast<size_t>(n), 0), mx(static_cast<size_t>(n), 0),
+      sum(static_cast<size_t>(n), 0), count(static_cast<size_t>(n), 0),
+      starts(boundaries ? std::move(boundaries) : bucketBoundaries(from, to, n))
 {
-    const Wide span = static_cast<Wide>(toNs) - fromNs + 1;
-    return static_cast<int64_t>(fromNs + span * i / buckets);
 }
 
 int BucketGrid::bucketOf(int64_t ts) const
 {
-    const Wide span = static_cast<Wide>(toNs) - fromNs + 1;
-    const Wide rel = static_cast<Wide>(ts) - fromNs;
-    int i = static_cast<int>(std::clamp<Wide>(rel * buckets / span, 0, buckets - 1));
-    while (i > 0 && ts < bucketStart(i))
+    // The last start <= ts: an estimate from the bucket width, corrected by a step or two.
+    const double width = (static_cast<double>(toNs) - static_cast<double>(fromNs) + 1) / buckets;
+    int i = static_cast<int>(std::clamp((static_cast<double>(ts) - static_cast<double>(fromNs)) / width, 0.0,
+                                        static_cast<double>(buckets - 1)));
+    const auto& s = *starts;
+    while (i > 0 && ts < s[static_cast<size_t>(i)])
         --i;
-    while (i + 1 < buckets && ts >= bucketStart(i + 1))
+    while (i + 1 < buckets && ts >= s[static_cast<size_t>(i) + 1])
         ++i;
     return i;
 }
@@ -81,8 +87,8 @@ std::shared_ptr<const SeriesLod> buildSeriesLod(std::vector<store::Point> points
         lod->points = std::move(points);
         return lod;
     }
-    // The finest level holds about eight points per bucket: a pixel of a window that uses it has at least that many.
-    const auto base = static_cast<int64_t>(std::bit_ceil(static_cast<uint64_t>(std::max<int64_t>(8 * intervalNs, 1 << 20))));
+    // The finest level holds about four points per bucket: a pixel of a window that uses it has at least that many.
+    const auto base = static_cast<int64_t>(std::bit_ceil(static_cast<uint64_t>(std::max<int64_t>(4 * intervalNs, 1 << 20))));
     SeriesLod::Level level;
     level.width = base;
     level.firstIndex = floorDiv(points.front().tsNs, base);
@@ -145,8 +151,15 @@ void reducePoints(const std::vector<store::Point>& points, BucketGrid& grid)
 {
     auto lo = std::lower_bound(points.begin(), points.end(), grid.fromNs,
                                [](const store::Point& p, int64_t t) { return p.tsNs < t; });
-    for (auto it = lo; it != points.end() && it->tsNs <= grid.toNs; ++it)
-        if (!it->missing) grid.add(grid.bucketOf(it->tsNs), it->value, it->value, it->value, 1);
+    if (lo == points.end() || lo->tsNs > grid.toNs) return;
+    // Points come in time order: walk the buckets along with them.
+    const auto& s = *grid.starts;
+    int b = grid.bucketOf(lo->tsNs);
+    for (auto it = lo; it != points.end() && it->tsNs <= grid.toNs; ++it) {
+        while (b + 1 < grid.buckets && it->tsNs >= s[static_cast<size_t>(b) + 1])
+            ++b;
+        if (!it->missing) grid.add(b, it->value, it->value, it->value, 1);
+    }
 }
 
 bool reduceFromLod(const SeriesLod& lod, BucketGrid& grid)
@@ -164,12 +177,16 @@ bool reduceFromLod(const SeriesLod& lod, BucketGrid& grid)
     // A level bucket goes to the grid bucket of its start (clamped to the window): at most one pixel off.
     const int64_t first = std::max(floorDiv(grid.fromNs, use->width), use->firstIndex);
     const int64_t last = std::min(floorDiv(grid.toNs, use->width), use->firstIndex + static_cast<int64_t>(use->mn.size()) - 1);
+    if (first > last) return true;
+    const auto& s = *grid.starts;
+    int b = grid.bucketOf(std::max(first * use->width, grid.fromNs));
     for (int64_t idx = first; idx <= last; ++idx) {
         const auto i = static_cast<size_t>(idx - use->firstIndex);
         if (use->count[i] == 0) continue;
         const int64_t start = std::max(idx * use->width, grid.fromNs);
-        grid.add(grid.bucketOf(start), use->mn[i], use->mx[i], static_cast<double>(use->mean[i]) * use->count[i],
-                 use->count[i]);
+        while (b + 1 < grid.buckets && start >= s[static_cast<size_t>(b) + 1])
+            ++b;
+        grid.add(b, use->mn[i], use->mx[i], static_cast<double>(use->mean[i]) * use->count[i], use->count[i]);
     }
     return true;
 }
@@ -183,7 +200,7 @@ void gridToLine(const BucketGrid& grid, double scale, int64_t gapNs, std::vector
         const auto u = static_cast<size_t>(i);
         if (grid.count[u] == 0) continue;
         const int64_t start = grid.bucketStart(i);
-        const int64_t end = i + 1 < grid.buckets ? grid.bucketStart(i + 1) : grid.toNs + 1;
+        const int64_t end = grid.bucketStart(i + 1);
         if (any && start - lastEnd > gapNs) {
             keys.push_back(seconds(lastEnd + (start - lastEnd) / 2));
             values.push_back(kNan);

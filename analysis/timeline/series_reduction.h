@@ -21,12 +21,18 @@ struct BucketGrid
     int buckets = 0;
     std::vector<double> mn, mx, sum;
     std::vector<int64_t> count;
+    // Bucket i is [starts[i], starts[i + 1]); starts[buckets] = toNs + 1. Shared by the grids of one request.
+    std::shared_ptr<const std::vector<int64_t>> starts;
 
-    explicit BucketGrid(int64_t from = 0, int64_t to = 0, int n = 0);
+    BucketGrid() = default;
+    BucketGrid(int64_t from, int64_t to, int n, std::shared_ptr<const std::vector<int64_t>> boundaries = nullptr);
     int bucketOf(int64_t ts) const; // clamped to the grid
-    int64_t bucketStart(int i) const;
+    int64_t bucketStart(int i) const { return (*starts)[static_cast<size_t>(i)]; }
     void add(int i, double lo, double hi, double s, int64_t n);
 };
+
+// The boundaries of n equal buckets over [from, to] (integer arithmetic: epoch nanoseconds exceed double precision).
+std::shared_ptr<const std::vector<int64_t>> bucketBoundaries(int64_t from, int64_t to, int n);
 
 // What is kept in memory per series: all its points when it is small, else a pyramid.
 struct SeriesLod

@@ -85,7 +85,8 @@ struct TimelineSource::Impl
     std::unordered_map<int64_t, int> ordinals;
 
     Expected<std::shared_ptr<const SeriesLod>> lod(Worker& w, const store::SeriesInfo& s);
-    Status run(Worker& w, Item& item, int64_t from, int64_t to, int pixels);
+    Status run(Worker& w, Item& item, int64_t from, int64_t to, int pixels,
+               const std::map<int, std::shared_ptr<const std::vector<int64_t>>>& boundaries);
     std::string label(const store::SeriesInfo& s, const LaneSpec& lane) const;
 };
 
@@ -105,7 +106,8 @@ Expected<std::shared_ptr<const SeriesLod>> TimelineSource::Impl::lod(Worker& w, 
 }
 
 // One series over [from, to]: a line (raw points when there are few, else per-pixel min/max) or a member grid.
-Status TimelineSource::Impl::run(Worker& w, Item& item, int64_t from, int64_t to, int pixels)
+Status TimelineSource::Impl::run(Worker& w, Item& item, int64_t from, int64_t to, int pixels,
+                                 const std::map<int, std::shared_ptr<const std::vector<int64_t>>>& boundaries)
 {
     const store::SeriesInfo& s = *item.series;
     const int64_t interval = intervalOf(s);
@@ -113,8 +115,8 @@ Status TimelineSource::Impl::run(Worker& w, Item& item, int64_t from, int64_t to
     const double expected = expectedPoints(s, from, to);
     const bool small = s.points <= kRawCachePoints;
     const int64_t bucketNs = (to - from) / std::max(1, item.buckets);
-    // The pyramid is built when it can answer (buckets of at least 8 points) or the series is small anyway.
-    const bool useLod = small || bucketNs >= 8 * interval;
+    // The pyramid is built when it can answer (buckets of at least 4 points) or the series is small anyway.
+    const bool useLod = small || bucketNs >= 4 * interval;
     std::shared_ptr<const SeriesLod> cached;
     if (useLod) {
         auto l = lod(w, s);
@@ -131,7 +133,8 @@ Status TimelineSource::Impl::run(Worker& w, Item& item, int64_t from, int64_t to
         pointsToLine(*pts, from, to, item.scale, gap, item.keys, item.values);
         return okStatus();
     }
-    item.grid = BucketGrid(from, to, item.buckets);
+    auto b = boundaries.find(item.buckets);
+    item.grid = BucketGrid(from, to, item.buckets, b != boundaries.end() ? b->second : nullptr);
     if (!cached || !reduceFromLod(*cached, item.grid)) {
         auto pts = windowPoints();
         if (!pts) return pts.error();
@@ -251,6 +254,12 @@ Expected<std::shared_ptr<const TimelineFrame>> TimelineSource::fetch(const Timel
         }
     }
 
+    // One set of bucket boundaries per grid size, shared by every grid of the request.
+    std::map<int, std::shared_ptr<const std::vector<int64_t>>> boundaries;
+    boundaries[pixels] = bucketBoundaries(request.fromNs, request.toNs, pixels);
+    for (const Item& it : items)
+        if (!boundaries.count(it.buckets)) boundaries[it.buckets] = bucketBoundaries(request.fromNs, request.toNs, it.buckets);
+
     // Run the items on the workers (this thread is worker 0).
     auto runAll = [&](std::vector<size_t> todo) -> Status {
         std::atomic<size_t> next{0};
@@ -265,7 +274,7 @@ Expected<std::shared_ptr<const TimelineFrame>> TimelineSource::fetch(const Timel
                     if (!error) error = makeError(ErrorCode::Cancelled, "cancelled");
                     return;
                 }
-                Status st = d.run(w, items[todo[k]], request.fromNs, request.toNs, pixels);
+                Status st = d.run(w, items[todo[k]], request.fromNs, request.toNs, pixels, boundaries);
                 if (!st) {
                     std::lock_guard lock(errorMutex);
                     if (!error) error = st.error();
@@ -311,16 +320,21 @@ Expected<std::shared_ptr<const TimelineFrame>> TimelineSource::fetch(const Timel
 
     std::vector<size_t> outlierItems; // items re-run as lines
     std::vector<std::pair<size_t, double>> outlierOf; // (item, score)
-    for (const Group& g : groups) {
-        const LaneSpec& lane = request.lanes[g.lane];
-        LaneFrame& lf = frame->lanes[g.lane];
-        if (!g.envelope) {
-            for (size_t k : g.items)
-                lf.lines.push_back(makeLine(items[k], lane));
-            continue;
-        }
-        const BucketGrid& shape = items[g.items.front()].grid;
+    // Envelopes are independent of each other: computed on both workers' threads.
+    struct EnvelopeResult
+    {
         TimelineEnvelope env;
+        std::vector<std::pair<double, size_t>> scored; // outlier score, item
+    };
+    std::vector<size_t> envelopeGroups;
+    for (size_t gi = 0; gi < groups.size(); ++gi)
+        if (groups[gi].envelope) envelopeGroups.push_back(gi);
+    std::vector<EnvelopeResult> results(groups.size());
+    auto computeEnvelope = [&](const Group& g, EnvelopeResult& result) {
+        const LaneSpec& lane = request.lanes[g.lane];
+        TimelineEnvelope& env = result.env;
+        std::vector<std::pair<double, size_t>>& scored = result.scored;
+        const BucketGrid& shape = items[g.items.front()].grid;
         env.metric = g.metric;
         env.members = static_cast<int>(g.items.size());
         for (const auto& m : lane.metrics)
@@ -336,7 +350,7 @@ Expected<std::shared_ptr<const TimelineFrame>> TimelineSource::fetch(const Timel
         double rangeLo = INFINITY, rangeHi = -INFINITY;
         for (size_t b = 0; b < n; ++b) {
             const int64_t start = shape.bucketStart(static_cast<int>(b));
-            const int64_t end = b + 1 < n ? shape.bucketStart(static_cast<int>(b + 1)) : shape.toNs + 1;
+            const int64_t end = shape.bucketStart(static_cast<int>(b + 1));
             env.keys[b] = static_cast<double>(start + (end - start) / 2) * 1e-9;
             mins.clear();
             maxs.clear();
@@ -359,19 +373,14 @@ Expected<std::shared_ptr<const TimelineFrame>> TimelineSource::fetch(const Timel
             if (mins.size() < 4) continue; // too few to call one of them an outlier
             medMin[b] = median(mins);
             medMax[b] = median(maxs);
-            for (double& v : mins)
-                v = std::abs(v - medMin[b]);
-            for (double& v : maxs)
-                v = std::abs(v - medMax[b]);
-            // The yardstick: how much the members' extremes differ, or how much a member varies within the bucket
-            // (noise), whichever is larger, so a noisy metric does not make outliers of its own noise.
+            // The yardstick: how much a member varies within the bucket (its noise), so a noisy metric does not make
+            // outliers of its own noise; flat data falls back to the floor below.
             spread[b] = median(spreads);
-            madMin[b] = std::max(1.4826 * median(mins), spread[b]);
-            madMax[b] = std::max(1.4826 * median(maxs), spread[b]);
+            madMin[b] = spread[b];
+            madMax[b] = spread[b];
         }
         // Outliers: members whose bucket min (max) lies far below (above) the members' median min (max).
         const double floor = kOutlierFloor * std::max(1e-12, (rangeHi - rangeLo) / g.scale);
-        std::vector<std::pair<double, size_t>> scored;
         for (size_t k : g.items) {
             const BucketGrid& gr = items[k].grid;
             double score = 0;
@@ -382,6 +391,29 @@ Expected<std::shared_ptr<const TimelineFrame>> TimelineSource::fetch(const Timel
             }
             if (score > kOutlierK) scored.push_back({score, k});
         }
+    };
+    {
+        std::atomic<size_t> next{0};
+        auto loop = [&] {
+            for (size_t k; (k = next.fetch_add(1)) < envelopeGroups.size();)
+                computeEnvelope(groups[envelopeGroups[k]], results[envelopeGroups[k]]);
+        };
+        std::thread helper;
+        if (envelopeGroups.size() > 1) helper = std::thread(loop);
+        loop();
+        if (helper.joinable()) helper.join();
+    }
+    for (size_t gi = 0; gi < groups.size(); ++gi) {
+        const Group& g = groups[gi];
+        const LaneSpec& lane = request.lanes[g.lane];
+        LaneFrame& lf = frame->lanes[g.lane];
+        if (!g.envelope) {
+            for (size_t k : g.items)
+                lf.lines.push_back(makeLine(items[k], lane));
+            continue;
+        }
+        TimelineEnvelope& env = results[gi].env;
+        std::vector<std::pair<double, size_t>>& scored = results[gi].scored;
         std::sort(scored.begin(), scored.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
         for (size_t i = 0; i < scored.size() && static_cast<int>(i) < request.maxOutliers; ++i) {
             Item& it = items[scored[i].second];
@@ -424,6 +456,7 @@ Expected<std::shared_ptr<const TimelineFrame>> TimelineSource::fetch(const Timel
         lf.hi = lf.hasData ? hi : 0;
     }
     frame->fetchMs = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+
     return std::shared_ptr<const TimelineFrame>(std::move(frame));
 }
 

@@ -133,6 +133,9 @@ bool benchTimelineWidget(TimedApplication& app, const std::string& dbPath, bool 
             }
             settle(widget);
             stepMs.push_back(msSince(s0));
+            if (qEnvironmentVariableIsSet("RUNLENS_BENCH_VERBOSE") && widget.shownFrame())
+                fmt::print(stderr, "step {} span {:.0f} s: {:.1f} ms (fetch {:.1f} ms)\n", kind,
+                           controller.range().span() / 1e9, stepMs.back(), widget.shownFrame()->fetchMs);
             if (failed) return false;
         }
     }
