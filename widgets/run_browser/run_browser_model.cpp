@@ -57,7 +57,7 @@ void RunBrowserModel::setCatalog(std::shared_ptr<const timeline::RunCatalog> cat
             Item item;
             item.kind = ItemKind::Device;
             item.parent = node->second;
-            item.label = qs(d.kind) + QLatin1Char(':') + qs(d.name);
+            item.label = d.name.empty() ? qs(d.kind) : qs(d.kind) + QLatin1Char(':') + qs(d.name);
             for (const auto& [key, value] : d.attributes)
                 item.toolTip += (item.toolTip.isEmpty() ? QString() : QStringLiteral("\n")) + qs(key) +
                                 QStringLiteral(": ") + qs(value);
