@@ -1,33 +1,94 @@
 #include "app/cli/cli.h"
+#include "app/gui/gui_main.h"
 
+#include <QApplication>
 #include <QCoreApplication>
 #include <QGuiApplication>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <fmt/format.h>
 #include <memory>
 #include <string>
 #include <sys/stat.h>
 #include <unistd.h>
 
+namespace {
+
+bool hasArg(int argc, char** argv, const char* arg)
+{
+    for (int i = 1; i < argc; ++i)
+        if (std::strcmp(argv[i], arg) == 0) return true;
+    return false;
+}
+
+bool endsWith(const char* s, const char* suffix)
+{
+    const size_t n = std::strlen(s), m = std::strlen(suffix);
+    return n >= m && std::strcmp(s + n - m, suffix) == 0;
+}
+
+void ensureRuntimeDir()
+{
+    // Qt wants a private runtime folder; without one it warns on every start.
+    if (std::getenv("XDG_RUNTIME_DIR")) return;
+    const std::string dir =
+        std::string(std::getenv("TMPDIR") ? std::getenv("TMPDIR") : "/tmp") + "/runtime-" + std::to_string(getuid());
+    if (mkdir(dir.c_str(), 0700) == 0 || errno == EEXIST) setenv("XDG_RUNTIME_DIR", dir.c_str(), 1);
+}
+
+void setIdentity()
+{
+    QCoreApplication::setApplicationName(QStringLiteral("runlens"));
+    QCoreApplication::setApplicationVersion(QStringLiteral(RUNLENS_VERSION));
+}
+
+} // namespace
+
 int main(int argc, char** argv)
 {
+    using namespace runlens::app;
+    // The window: no subcommand, `open RUN`, or a run file as the only argument.
+    const bool openCommand = argc > 1 && std::strcmp(argv[1], "open") == 0;
+    const bool runArgument = argc == 2 && argv[1][0] != '-' && endsWith(argv[1], ".runlens");
+    if (argc == 1 || openCommand || runArgument) {
+        if (openCommand && (argc != 3 || argv[2][0] == '-')) {
+            printError("open needs exactly one RUN.runlens (runlens open RUN)");
+            return kExitUsage;
+        }
+        if (!hasDisplay()) {
+            printError("no display to open the window on (DISPLAY or WAYLAND_DISPLAY is not set); the subcommands "
+                       "run headless, see runlens --help");
+            return kExitFailure;
+        }
+        ensureRuntimeDir();
+        QApplication app(argc, argv);
+        setIdentity();
+        return runMainWindow(argc > 1 ? QString::fromLocal8Bit(argv[argc - 1]) : QString());
+    }
+
+    // The demo ends in the window when there is a display, unless told not to.
+    const bool demo = std::strcmp(argv[1], "demo") == 0;
+    if (demo && hasDisplay() && !hasArg(argc, argv, "--no-gui") && !hasArg(argc, argv, "--help") &&
+        !hasArg(argc, argv, "-h")) {
+        ensureRuntimeDir();
+        QApplication app(argc, argv);
+        setIdentity();
+        return runCli(QCoreApplication::arguments(), [](const std::string& dbPath) {
+            return runMainWindow(QString::fromStdString(dbPath));
+        });
+    }
+
     // Commands that draw (flame graphs as PNG/SVG) need the GUI libraries; headless, they draw offscreen.
-    const bool draws = argc > 1 && std::strcmp(argv[1], "flame") == 0;
+    const bool draws = std::strcmp(argv[1], "flame") == 0;
     if (draws && !std::getenv("QT_QPA_PLATFORM") && !std::getenv("DISPLAY") && !std::getenv("WAYLAND_DISPLAY"))
         setenv("QT_QPA_PLATFORM", "offscreen", 1);
-    if (draws && !std::getenv("XDG_RUNTIME_DIR")) {
-        // Qt wants a private runtime folder; without one it warns on every start.
-        const std::string dir = std::string(std::getenv("TMPDIR") ? std::getenv("TMPDIR") : "/tmp") + "/runtime-" +
-                                std::to_string(getuid());
-        if (mkdir(dir.c_str(), 0700) == 0 || errno == EEXIST) setenv("XDG_RUNTIME_DIR", dir.c_str(), 1);
-    }
+    if (draws) ensureRuntimeDir();
     std::unique_ptr<QCoreApplication> app;
     if (draws)
         app = std::make_unique<QGuiApplication>(argc, argv);
     else
         app = std::make_unique<QCoreApplication>(argc, argv);
-    QCoreApplication::setApplicationName(QStringLiteral("runlens"));
-    QCoreApplication::setApplicationVersion(QStringLiteral(RUNLENS_VERSION));
-    return runlens::app::runCli(QCoreApplication::arguments());
+    setIdentity();
+    return runCli(QCoreApplication::arguments());
 }

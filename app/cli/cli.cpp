@@ -11,13 +11,16 @@ namespace {
 constexpr const char* kUsage = R"(RunLens: post-mortem workbench for distributed AI training runs.
 
 Usage: runlens <command> [options]
+       runlens [RUN.runlens]      open the main window (on a run)
+       runlens open RUN.runlens
 
 Commands (headless; no display needed):
   import   Import log files or folders into a run database (.runlens)
   info     Show the nodes, devices, series, stacks and imports of a run
   query    Run read-only SQL on a run and print CSV
   flame    Write a flame graph (folded, SVG or PNG) for a window, nodes and threads
-  demo     Write a synthetic multi-node run, import it and show it
+  demo     Write a synthetic multi-node run, import it and show it (in the window when there is a
+           display, unless --no-gui)
 
 Run "runlens <command> --help" for the options of a command.
 Exit codes: 0 ok, 1 failure, 2 usage error.
@@ -61,7 +64,7 @@ bool stderrIsTerminal()
     return isatty(STDERR_FILENO) == 1;
 }
 
-int runCli(const QStringList& args)
+int runCli(const QStringList& args, const ShowRun& showRun)
 {
     if (args.size() < 2) {
         fmt::print(stderr, "{}", kUsage);
@@ -80,7 +83,7 @@ int runCli(const QStringList& args)
     if (command == QLatin1String("import")) return cmdImport(rest);
     if (command == QLatin1String("info")) return cmdInfo(rest);
     if (command == QLatin1String("query")) return cmdQuery(rest);
-    if (command == QLatin1String("demo")) return cmdDemo(rest);
+    if (command == QLatin1String("demo")) return cmdDemo(rest, showRun);
     if (command == QLatin1String("flame")) return cmdFlame(rest);
     printError(fmt::format("unknown command \"{}\"", command.toStdString()));
     fmt::print(stderr, "{}", kUsage);

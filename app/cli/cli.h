@@ -7,6 +7,7 @@
 #include <QCommandLineParser>
 #include <QStringList>
 #include <cstdio>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -20,12 +21,16 @@ enum ExitCode
     kExitUsage = 2
 };
 
-int runCli(const QStringList& args); // args[0] is the program name
+// Shows a run in the main window and returns the exit code when the window closes; given by the GUI path of
+// main() to the subcommands that can end in the window (demo). Empty when headless.
+using ShowRun = std::function<int(const std::string& dbPath)>;
+
+int runCli(const QStringList& args, const ShowRun& showRun = {}); // args[0] is the program name
 
 int cmdImport(const QStringList& args);
 int cmdInfo(const QStringList& args);
 int cmdQuery(const QStringList& args);
-int cmdDemo(const QStringList& args);
+int cmdDemo(const QStringList& args, const ShowRun& showRun = {});
 int cmdFlame(const QStringList& args);
 
 // Parses a subcommand's arguments. Returns an exit code when the command is done (help printed: 0,

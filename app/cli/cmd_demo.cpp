@@ -8,7 +8,7 @@
 
 namespace runlens::app {
 
-int cmdDemo(const QStringList& args)
+int cmdDemo(const QStringList& args, const ShowRun& showRun)
 {
     QCommandLineParser parser;
     const QCommandLineOption nodes(QStringLiteral("nodes"), QStringLiteral("Nodes (default 2)."), QStringLiteral("N"),
@@ -27,12 +27,16 @@ int cmdDemo(const QStringList& args)
                                     QStringLiteral("Folder to write the run into (default: runlens-demo in the "
                                                    "temporary folder). Its demo.runlens is replaced."),
                                     QStringLiteral("DIR"));
-    parser.addOptions({nodes, gpus, hours, seed, stackRate, output});
+    const QCommandLineOption noGui(QStringLiteral("no-gui"),
+                                   QStringLiteral("Print the summary instead of opening the window (the default "
+                                                  "when there is no display)."));
+    parser.addOptions({nodes, gpus, hours, seed, stackRate, output, noGui});
     if (auto done = parseCommandLine(parser, args,
                                      "Write a synthetic multi-node training run in real formats (nvidia-smi CSV and "
                                      "exporter scrapes per node, py-spy speedscope stack samples and PyTorch "
                                      "profiler traces per rank), import it and show what it holds. The run is "
-                                     "communication-bound with periodic checkpoint stalls."))
+                                     "communication-bound with periodic checkpoint stalls. With a display it opens the run in the "
+                                     "window."))
         return *done;
 
     DemoSpec spec;
@@ -72,6 +76,11 @@ int cmdDemo(const QStringList& args)
     request.options.timeZone = "UTC"; // the demo writes its naive timestamps in UTC
     request.quiet = true;
     if (int rc = importPaths(request); rc != kExitOk) return rc;
+    if (showRun && !parser.isSet(noGui)) {
+        fmt::print("Opening {} in the window (runlens demo --no-gui prints its summary instead)\n", dbPath);
+        std::fflush(stdout);
+        return showRun(dbPath);
+    }
     fmt::print("\n");
     if (int rc = cmdInfo({QStringLiteral("info"), QString::fromStdString(dbPath)}); rc != kExitOk) return rc;
     fmt::print("\nNext, for example:\n"

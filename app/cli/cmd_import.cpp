@@ -1,5 +1,5 @@
-#include "analysis/store/run_database.h"
 #include "app/cli/cli.h"
+#include "app/jobs/import_job.h"
 #include "importers/import_session.h"
 
 #include <QCommandLineParser>
@@ -56,6 +56,55 @@ private:
     std::chrono::steady_clock::time_point m_last{};
 };
 
+// One file's line (quiet: only what went wrong) and its first problems, capped so a bad file does not flood the
+// terminal: those that dropped input first, then notices (unmapped names, estimated times...).
+void printFileResult(const importers::PlannedFile& file, const importers::FileResult& r, bool quiet)
+{
+    const std::string format = file.importer ? std::string(file.importer->format()) : std::string("?");
+    switch (r.outcome) {
+    case importers::FileOutcome::Imported: {
+        if (quiet) break;
+        const std::string what = r.samples > 0 ? fmt::format("{} samples", humanCount(r.samples))
+                                               : fmt::format("{} points", humanCount(r.points));
+        const int64_t lost = r.diagnostics.dataLoss(), notices = r.diagnostics.total() - lost;
+        fmt::print("{}: {} → node {} ({}): {} rows, {}, {} problem{} with data loss, {} notice{}, {:.0f} ms\n",
+                   file.displayPath, format, file.node, file.nodeSource, humanCount(r.rowsRead), what, lost,
+                   lost == 1 ? "" : "s", notices, notices == 1 ? "" : "s", r.durationMs);
+        for (size_t i = 1; i < r.notes.size(); ++i)
+            fmt::print("    {}\n", r.notes[i]);
+        break;
+    }
+    case importers::FileOutcome::AlreadyImported:
+        fmt::print("{}: already imported (import #{}, same content); nothing changed\n", file.displayPath, r.importId);
+        break;
+    case importers::FileOutcome::NotRecognised:
+        fmt::print(stderr, "{}: skipped: {}\n", file.displayPath, file.problem);
+        break;
+    case importers::FileOutcome::Cancelled:
+        fmt::print(stderr, "{}: cancelled; nothing of this file was stored\n", file.displayPath);
+        break;
+    case importers::FileOutcome::Failed:
+        fmt::print(stderr, "{}\n    nothing of this file was stored\n", r.error ? r.error->toString() : "failed");
+        break;
+    }
+    std::fflush(stdout);
+    constexpr size_t kShown = 10;
+    std::vector<const store::DiagnosticEntry*> ordered;
+    for (const store::DiagnosticEntry& e : r.diagnostics.entries())
+        ordered.push_back(&e);
+    auto lossy = [&](const store::DiagnosticEntry* e) { return r.diagnostics.counts().at(e->kind).dataLoss; };
+    std::stable_partition(ordered.begin(), ordered.end(), lossy);
+    for (size_t i = 0; i < ordered.size() && i < kShown; ++i)
+        fmt::print(stderr, "{}: {}: {}\n", ordered[i]->where.toString(), ordered[i]->kind, ordered[i]->message);
+    if (r.diagnostics.total() > static_cast<int64_t>(kShown)) {
+        std::string counts;
+        for (const auto& [kind, c] : r.diagnostics.counts())
+            counts += fmt::format("{}{} {}", counts.empty() ? "" : ", ", c.count, kind);
+        fmt::print(stderr, "    ... {} problems in all ({}); see `runlens info`\n", r.diagnostics.total(), counts);
+    }
+    std::fflush(stderr);
+}
+
 } // namespace
 
 int importPaths(const ImportRequest& request)
@@ -65,94 +114,33 @@ int importPaths(const ImportRequest& request)
         printError(plan.error().toString());
         return plan.error().code == ErrorCode::Usage ? kExitUsage : kExitFailure;
     }
-    auto db = store::RunDatabase::open(request.dbPath, store::OpenMode::Create);
-    if (!db) {
-        printError(db.error().toString());
-        return kExitFailure;
-    }
 
     g_cancel = false;
     std::signal(SIGINT, onInterrupt);
     ProgressLine progressLine(stderrIsTerminal());
-
-    int failed = 0, imported = 0, already = 0, unrecognised = 0;
-    int64_t points = 0, samples = 0, problems = 0, dataLoss = 0;
-    bool cancelled = false;
-    for (const importers::PlannedFile& file : *plan) {
-        importers::Progress progress;
-        progress.cancel = &g_cancel;
-        progress.report = [&](uint64_t done, uint64_t total) { progressLine.update(file.displayPath, done, total); };
-        importers::FileResult r = importers::importFile(**db, file, request.options, &progress);
+    ImportJobCallbacks callbacks;
+    callbacks.progress = [&](uint64_t done, uint64_t total, size_t index) {
+        if (index < plan->size()) progressLine.update((*plan)[index].displayPath, done, total);
+    };
+    callbacks.fileDone = [&](const importers::PlannedFile& file, const importers::FileResult& r) {
         progressLine.clear();
         std::fflush(stdout); // keep this file's lines together when stdout and stderr go to one place
-
-        const std::string format = file.importer ? std::string(file.importer->format()) : std::string("?");
-        switch (r.outcome) {
-        case importers::FileOutcome::Imported: {
-            ++imported;
-            points += r.points;
-            samples += r.samples;
-            problems += r.diagnostics.total();
-            dataLoss += r.diagnostics.dataLoss();
-            if (!request.quiet) {
-                const std::string what = r.samples > 0 ? fmt::format("{} samples", humanCount(r.samples))
-                                                       : fmt::format("{} points", humanCount(r.points));
-                const int64_t lost = r.diagnostics.dataLoss(), notices = r.diagnostics.total() - lost;
-                fmt::print("{}: {} → node {} ({}): {} rows, {}, {} problem{} with data loss, {} notice{}, {:.0f} ms\n",
-                           file.displayPath, format, file.node, file.nodeSource, humanCount(r.rowsRead), what, lost,
-                           lost == 1 ? "" : "s", notices, notices == 1 ? "" : "s", r.durationMs);
-                for (size_t i = 1; i < r.notes.size(); ++i)
-                    fmt::print("    {}\n", r.notes[i]);
-            }
-            break;
-        }
-        case importers::FileOutcome::AlreadyImported:
-            ++already;
-            fmt::print("{}: already imported (import #{}, same content); nothing changed\n", file.displayPath,
-                       r.importId);
-            break;
-        case importers::FileOutcome::NotRecognised:
-            ++unrecognised;
-            fmt::print(stderr, "{}: skipped: {}\n", file.displayPath, file.problem);
-            break;
-        case importers::FileOutcome::Cancelled:
-            cancelled = true;
-            fmt::print(stderr, "{}: cancelled; nothing of this file was stored\n", file.displayPath);
-            break;
-        case importers::FileOutcome::Failed:
-            ++failed;
-            fmt::print(stderr, "{}\n    nothing of this file was stored\n", r.error ? r.error->toString() : "failed");
-            break;
-        }
-        std::fflush(stdout);
-        // Problems, with their place, capped per file so a bad file does not flood the terminal: those that
-        // dropped input first, then notices (unmapped names, estimated times...).
-        constexpr size_t kShown = 10;
-        std::vector<const store::DiagnosticEntry*> ordered;
-        for (const store::DiagnosticEntry& e : r.diagnostics.entries())
-            ordered.push_back(&e);
-        auto lossy = [&](const store::DiagnosticEntry* e) { return r.diagnostics.counts().at(e->kind).dataLoss; };
-        std::stable_partition(ordered.begin(), ordered.end(), lossy);
-        for (size_t i = 0; i < ordered.size() && i < kShown; ++i)
-            fmt::print(stderr, "{}: {}: {}\n", ordered[i]->where.toString(), ordered[i]->kind, ordered[i]->message);
-        if (r.diagnostics.total() > static_cast<int64_t>(kShown)) {
-            std::string counts;
-            for (const auto& [kind, c] : r.diagnostics.counts())
-                counts += fmt::format("{}{} {}", counts.empty() ? "" : ", ", c.count, kind);
-            fmt::print(stderr, "    ... {} problems in all ({}); see `runlens info`\n", r.diagnostics.total(), counts);
-        }
-        std::fflush(stderr);
-        if (cancelled) break;
-    }
+        printFileResult(file, r, request.quiet);
+    };
+    const ImportJobResult job = runImport(request.dbPath, *plan, request.options, callbacks, &g_cancel);
     std::signal(SIGINT, SIG_DFL);
+    if (job.error) {
+        printError(job.error->toString());
+        return kExitFailure;
+    }
 
     fmt::print("{} file{}: {} imported, {} already imported, {} failed, {} not recognised; {} points, {} stack "
                "samples, {} problems ({} with data loss, {} notices) → {}\n",
-               plan->size(), plan->size() == 1 ? "" : "s", imported, already, failed, unrecognised, humanCount(points),
-               humanCount(samples), problems, dataLoss, problems - dataLoss, request.dbPath);
-    if (cancelled) return kExitFailure;
-    if (failed > 0) return kExitFailure;
-    if (request.strict && (dataLoss > 0 || unrecognised > 0)) {
+               plan->size(), plan->size() == 1 ? "" : "s", job.imported, job.alreadyImported, job.failed,
+               job.notRecognised, humanCount(job.points), humanCount(job.samples), job.problems, job.dataLoss,
+               job.problems - job.dataLoss, request.dbPath);
+    if (job.cancelled || job.failed > 0) return kExitFailure;
+    if (request.strict && (job.dataLoss > 0 || job.notRecognised > 0)) {
         printError("--strict: input was dropped (see the problems above)");
         return kExitFailure;
     }

@@ -1,0 +1,246 @@
+#include "app/gui/main_window.h"
+
+#include "analysis/timeline/lane_catalog.h"
+#include "app/gui/help_dialogs.h"
+#include "app/gui/import_dialog.h"
+#include "app/gui/recent_files.h"
+#include "app/gui/run_docks.h"
+#include "app/gui/welcome_widget.h"
+#include "widgets/problems/problems_bar.h"
+#include "widgets/run_browser/run_browser_model.h"
+#include "widgets/timeline/timeline_controller.h"
+#include "widgets/timeline/timeline_widget.h"
+
+#include <QCloseEvent>
+#include <QDir>
+#include <QDockWidget>
+#include <QFileDialog>
+#include <QFileInfo>
+#include <QLabel>
+#include <QMenuBar>
+#include <QMessageBox>
+#include <QMimeData>
+#include <QSettings>
+#include <QStackedWidget>
+#include <QStatusBar>
+#include <QVBoxLayout>
+
+namespace runlens::app {
+
+namespace {
+
+const QString kRunSuffix = QStringLiteral(".runlens");
+
+} // namespace
+
+MainWindow::MainWindow(QWidget* parent)
+    : QMainWindow(parent), m_controller(new widgets::TimelineController(this)),
+      m_timeline(new widgets::TimelineWidget(m_controller)), m_problemsBar(new widgets::ProblemsBar),
+      m_welcome(new WelcomeWidget), m_stack(new QStackedWidget(this)), m_loader(new RunLoader(this)),
+      m_recent(new RecentFiles(this)), m_status(new QLabel(this))
+{
+    setWindowTitle(tr("RunLens"));
+    setAcceptDrops(true);
+    auto* runPage = new QWidget;
+    auto* runLayout = new QVBoxLayout(runPage);
+    runLayout->setContentsMargins(0, 0, 0, 0);
+    runLayout->setSpacing(0);
+    runLayout->addWidget(m_problemsBar);
+    runLayout->addWidget(m_timeline, 1);
+    m_stack->addWidget(m_welcome);
+    m_stack->addWidget(runPage);
+    setCentralWidget(m_stack);
+    m_docks = new RunDocks(this, m_timeline, m_controller);
+    statusBar()->addWidget(m_status, 1);
+    createMenus();
+
+    connect(m_loader, &RunLoader::opened, this, &MainWindow::showOpened);
+    connect(m_loader, &RunLoader::failed, this, &MainWindow::showFailed);
+    connect(m_recent, &RecentFiles::openRequested, this, &MainWindow::openRun);
+    connect(m_recent, &RecentFiles::changed, this, [this] { m_welcome->setRecentFiles(m_recent->files()); });
+    connect(m_welcome, &WelcomeWidget::openRequested, this, &MainWindow::chooseRun);
+    connect(m_welcome, &WelcomeWidget::importRequested, this, &MainWindow::chooseImportFiles);
+    connect(m_welcome, &WelcomeWidget::openRecentRequested, this, &MainWindow::openRun);
+    connect(m_problemsBar, &widgets::ProblemsBar::showRequested, m_docks, &RunDocks::showProblems);
+    connect(m_timeline, &widgets::TimelineWidget::fetchFailed, this,
+            [this](const QString& message) { m_status->setText(tr("Timeline: %1").arg(message)); });
+    m_welcome->setRecentFiles(m_recent->files());
+
+    QSettings settings;
+    if (!restoreGeometry(settings.value(QStringLiteral("window/geometry")).toByteArray())) resize(1500, 900);
+    restoreState(settings.value(QStringLiteral("window/state")).toByteArray());
+    updateActions();
+}
+
+MainWindow::~MainWindow() = default;
+
+void MainWindow::createMenus()
+{
+    QMenu* file = menuBar()->addMenu(tr("&File"));
+    file->addAction(tr("&Open…"), QKeySequence::Open, this, &MainWindow::chooseRun);
+    m_recent->attachMenu(file->addMenu(tr("Open &Recent")));
+    file->addSeparator();
+    file->addAction(tr("&Import files…"), QKeySequence(tr("Ctrl+I")), this, &MainWindow::chooseImportFiles);
+    file->addAction(tr("Import &folder…"), QKeySequence(tr("Ctrl+Shift+I")), this, &MainWindow::chooseImportFolder);
+    file->addSeparator();
+    m_exportPng = file->addAction(tr("Export timeline as &PNG…"), QKeySequence(tr("Ctrl+E")), this,
+                                  [this] { exportTimeline(false); });
+    m_exportPdf = file->addAction(tr("Export timeline as P&DF…"), QKeySequence(tr("Ctrl+Shift+E")), this,
+                                  [this] { exportTimeline(true); });
+    file->addSeparator();
+    file->addAction(tr("&Quit"), QKeySequence::Quit, this, &QWidget::close);
+
+    QMenu* view = menuBar()->addMenu(tr("&View"));
+    int n = 1;
+    for (QDockWidget* dock : {m_docks->browserDock(), m_docks->detailsDock(), m_docks->problemsDock()}) {
+        QAction* toggle = dock->toggleViewAction();
+        toggle->setShortcut(QKeySequence(tr("Ctrl+%1").arg(n++)));
+        view->addAction(toggle);
+    }
+    view->addSeparator();
+    view->addAction(tr("&Fit the whole run"), this, [this] { m_controller->fit(); });
+
+    QMenu* help = menuBar()->addMenu(tr("&Help"));
+    help->addAction(tr("&Keyboard shortcuts"), QKeySequence::HelpContents, this, [this] { showShortcutsDialog(this); });
+    help->addAction(tr("&About RunLens"), this, [this] { showAboutDialog(this); });
+}
+
+void MainWindow::updateActions()
+{
+    const bool open = m_catalog != nullptr;
+    m_exportPng->setEnabled(open);
+    m_exportPdf->setEnabled(open);
+}
+
+bool MainWindow::loading() const
+{
+    return m_loader->busy();
+}
+
+void MainWindow::openRun(const QString& path)
+{
+    m_loadingPath = path;
+    m_status->setText(tr("Opening %1…").arg(QDir::toNativeSeparators(path)));
+    m_loader->open(path);
+}
+
+void MainWindow::showOpened(const OpenedRun& run)
+{
+    const bool reload = m_catalog && m_catalog->path == run.catalog->path;
+    m_catalog = run.catalog;
+    m_timeline->setSource(run.source, run.catalog);
+    m_timeline->setLanes(timeline::laneSpecs(*run.catalog));
+    if (!m_layoutRestored || reload) {
+        // The saved lane order and heights apply to the lanes this run has (unknown ids are skipped).
+        m_timeline->restoreLayout(QSettings().value(QStringLiteral("timeline/layout")).toByteArray());
+        m_layoutRestored = true;
+    }
+    m_docks->setCatalog(run.catalog, reload);
+    m_timeline->setHiddenSeries(m_docks->browserModel()->hiddenSeries());
+    m_controller->setFullRange({run.catalog->firstNs, run.catalog->lastNs});
+    int importsWithProblems = 0;
+    int64_t dataLoss = 0;
+    for (const timeline::ImportProblems& p : run.catalog->imports) {
+        if (p.import.diagnostics > 0) ++importsWithProblems;
+        dataLoss += p.import.dataLoss;
+    }
+    m_problemsBar->setCounts(run.catalog->problemCount(), dataLoss, importsWithProblems);
+    m_stack->setCurrentIndex(1);
+    m_recent->add(run.path);
+    setWindowTitle(tr("%1 — RunLens").arg(QFileInfo(run.path).fileName()));
+    m_status->setText(tr("%1: %2 nodes, %3 devices, %4 series, %5 stack threads (opened in %6 ms)")
+                          .arg(QDir::toNativeSeparators(run.path))
+                          .arg(run.catalog->nodes.size())
+                          .arg(run.catalog->devices.size())
+                          .arg(run.catalog->series.size())
+                          .arg(run.catalog->stackThreads.size())
+                          .arg(run.loadMs, 0, 'f', 0));
+    updateActions();
+    Q_EMIT runOpened(run.path);
+}
+
+void MainWindow::showFailed(const QString& path, const QString& message)
+{
+    m_status->setText(tr("Could not open %1").arg(QDir::toNativeSeparators(path)));
+    Q_EMIT runFailed(path, message);
+    QMessageBox::warning(this, tr("Cannot open the run"), message);
+}
+
+void MainWindow::chooseRun()
+{
+    const QString path = QFileDialog::getOpenFileName(this, tr("Open run"), QString(),
+                                                      tr("RunLens runs (*.runlens);;All files (*)"));
+    if (!path.isEmpty()) openRun(path);
+}
+
+void MainWindow::chooseImportFiles()
+{
+    const QStringList paths = QFileDialog::getOpenFileNames(this, tr("Import files"));
+    if (!paths.isEmpty()) importPaths(paths);
+}
+
+void MainWindow::chooseImportFolder()
+{
+    const QString dir = QFileDialog::getExistingDirectory(this, tr("Import folder"));
+    if (!dir.isEmpty()) importPaths({dir});
+}
+
+void MainWindow::importPaths(const QStringList& paths)
+{
+    auto* dialog = new ImportDialog(m_catalog ? QString::fromStdString(m_catalog->path) : QString(), this);
+    dialog->setAttribute(Qt::WA_DeleteOnClose);
+    connect(dialog, &ImportDialog::importFinished, this,
+            [this](const QString& dbPath, const std::shared_ptr<const ImportJobResult>&) { openRun(dbPath); });
+    dialog->addPaths(paths);
+    dialog->show();
+}
+
+void MainWindow::exportTimeline(bool pdf)
+{
+    if (!m_catalog) return;
+    const QString suggested = QFileInfo(QString::fromStdString(m_catalog->path)).completeBaseName() +
+                              (pdf ? QStringLiteral("-timeline.pdf") : QStringLiteral("-timeline.png"));
+    const QString path = QFileDialog::getSaveFileName(this, pdf ? tr("Export timeline as PDF") : tr("Export as PNG"),
+                                                      suggested, pdf ? tr("PDF (*.pdf)") : tr("PNG images (*.png)"));
+    if (path.isEmpty()) return;
+    const bool ok = pdf ? m_timeline->exportPdf(path) : m_timeline->exportPng(path);
+    if (!ok)
+        QMessageBox::warning(this, tr("Export failed"), tr("Could not write %1.").arg(QDir::toNativeSeparators(path)));
+    else
+        m_status->setText(tr("Exported the timeline to %1").arg(QDir::toNativeSeparators(path)));
+}
+
+void MainWindow::saveSettings()
+{
+    QSettings settings;
+    settings.setValue(QStringLiteral("window/geometry"), saveGeometry());
+    settings.setValue(QStringLiteral("window/state"), saveState());
+    if (m_catalog) settings.setValue(QStringLiteral("timeline/layout"), m_timeline->saveLayout());
+}
+
+void MainWindow::closeEvent(QCloseEvent* event)
+{
+    saveSettings();
+    event->accept();
+}
+
+void MainWindow::dragEnterEvent(QDragEnterEvent* event)
+{
+    if (event->mimeData()->hasUrls()) event->acceptProposedAction();
+}
+
+void MainWindow::dropEvent(QDropEvent* event)
+{
+    QStringList paths;
+    for (const QUrl& url : event->mimeData()->urls())
+        if (url.isLocalFile()) paths << url.toLocalFile();
+    if (paths.isEmpty()) return;
+    event->acceptProposedAction();
+    // One run file opens it; anything else (log files, folders) is imported.
+    if (paths.size() == 1 && paths.front().endsWith(kRunSuffix) && QFileInfo(paths.front()).isFile())
+        openRun(paths.front());
+    else
+        importPaths(paths);
+}
+
+} // namespace runlens::app

@@ -1,0 +1,83 @@
+#pragma once
+
+// The main window: wiring only. The timeline in the centre under the problems bar (or the welcome page when no
+// run is open), the docks of RunDocks around it, File/View/Help menus, drag and drop, saved geometry and layout.
+// Opening and importing run on workers (RunLoader, ImportDialog); this class only hands their values on.
+
+#include "app/gui/run_loader.h"
+
+#include <QMainWindow>
+#include <QStringList>
+
+#include <memory>
+
+class QAction;
+class QLabel;
+class QStackedWidget;
+
+namespace runlens::widgets {
+class ProblemsBar;
+class TimelineController;
+class TimelineWidget;
+} // namespace runlens::widgets
+
+namespace runlens::app {
+
+class RecentFiles;
+class RunDocks;
+class WelcomeWidget;
+
+class MainWindow : public QMainWindow
+{
+    Q_OBJECT
+public:
+    explicit MainWindow(QWidget* parent = nullptr);
+    ~MainWindow() override;
+
+    void openRun(const QString& path);
+    void importPaths(const QStringList& paths); // opens the import dialog with these inputs
+
+    // The open run (null when none), for tests and the dialogs.
+    std::shared_ptr<const timeline::RunCatalog> catalog() const { return m_catalog; }
+    widgets::TimelineWidget* timeline() const { return m_timeline; }
+    widgets::ProblemsBar* problemsBar() const { return m_problemsBar; }
+    RunDocks* docks() const { return m_docks; }
+    bool loading() const;
+
+Q_SIGNALS:
+    void runOpened(const QString& path);
+    void runFailed(const QString& path, const QString& message);
+
+protected:
+    void closeEvent(QCloseEvent* event) override;
+    void dragEnterEvent(QDragEnterEvent* event) override;
+    void dropEvent(QDropEvent* event) override;
+
+private:
+    void createMenus();
+    void showOpened(const OpenedRun& run);
+    void showFailed(const QString& path, const QString& message);
+    void chooseRun();
+    void chooseImportFiles();
+    void chooseImportFolder();
+    void exportTimeline(bool pdf);
+    void saveSettings();
+    void updateActions();
+
+    widgets::TimelineController* m_controller;
+    widgets::TimelineWidget* m_timeline;
+    widgets::ProblemsBar* m_problemsBar;
+    WelcomeWidget* m_welcome;
+    QStackedWidget* m_stack;
+    RunDocks* m_docks;
+    RunLoader* m_loader;
+    RecentFiles* m_recent;
+    QLabel* m_status;
+    QAction* m_exportPng = nullptr;
+    QAction* m_exportPdf = nullptr;
+    std::shared_ptr<const timeline::RunCatalog> m_catalog;
+    QString m_loadingPath;
+    bool m_layoutRestored = false;
+};
+
+} // namespace runlens::app
