@@ -52,9 +52,30 @@ int main(int argc, char** argv)
     const bool openCommand = argc > 1 && std::strcmp(argv[1], "open") == 0;
     const bool runArgument = argc == 2 && argv[1][0] != '-' && endsWith(argv[1], ".runlens");
     if (argc == 1 || openCommand || runArgument) {
-        if (openCommand && (argc != 3 || argv[2][0] == '-')) {
-            printError("open needs exactly one RUN.runlens (runlens open RUN)");
-            return kExitUsage;
+        InitialView view;
+        QString runPath = argc > 1 ? QString::fromLocal8Bit(argv[openCommand ? 2 : 1]) : QString();
+        if (openCommand) {
+            if (argc < 3 || argv[2][0] == '-') {
+                printError("open needs one RUN.runlens (runlens open RUN [--from T --to T] [--select-from T "
+                           "--select-to T])");
+                return kExitUsage;
+            }
+            for (int i = 3; i < argc; i += 2) {
+                const std::string opt = argv[i];
+                if (i + 1 >= argc) {
+                    printError(opt + " needs a value");
+                    return kExitUsage;
+                }
+                const QString value = QString::fromLocal8Bit(argv[i + 1]);
+                if (opt == "--from") view.from = value;
+                else if (opt == "--to") view.to = value;
+                else if (opt == "--select-from") view.selectFrom = value;
+                else if (opt == "--select-to") view.selectTo = value;
+                else {
+                    printError("unknown option for open: " + opt);
+                    return kExitUsage;
+                }
+            }
         }
         if (!hasDisplay()) {
             printError("no display to open the window on (DISPLAY or WAYLAND_DISPLAY is not set); the subcommands "
@@ -64,7 +85,7 @@ int main(int argc, char** argv)
         ensureRuntimeDir();
         QApplication app(argc, argv);
         setIdentity();
-        return runMainWindow(argc > 1 ? QString::fromLocal8Bit(argv[argc - 1]) : QString());
+        return runMainWindow(runPath, view);
     }
 
     // The demo ends in the window when there is a display, unless told not to.

@@ -215,6 +215,21 @@ void TimelineWidgetTest::zoomOneLaneMovesEveryLane()
     QVERIFY(xRangeLower(util) > before);
     QCOMPARE(xRangeLower(power), xRangeLower(util));
     QCOMPARE(view.widget.lanePlot("axis")->xAxis->range().upper, util->xAxis->range().upper);
+    // One time maps to the same horizontal position in the ruler and in every lane, also when the widget is too
+    // narrow for a lane's title and legend.
+    for (int width : {1200, 330}) {
+        view.widget.resize(width, 700);
+        view.settle();
+        QCustomPlot* ruler = view.widget.lanePlot("axis");
+        const double mid = (util->xAxis->range().lower + util->xAxis->range().upper) / 2;
+        const int want = ruler->mapTo(&view.widget, QPoint(int(ruler->xAxis->coordToPixel(mid)), 0)).x();
+        for (QCustomPlot* p : {util, power}) {
+            QCOMPARE(p->mapTo(&view.widget, QPoint(int(p->xAxis->coordToPixel(mid)), 0)).x(), want);
+            QCOMPARE(p->xAxis->axisRect()->right(), ruler->xAxis->axisRect()->right());
+        }
+    }
+    view.widget.resize(1200, 700);
+    view.settle();
     QVERIFY(view.controller.range().span() < 7199 * kSec);
     // The frame shown is of the new range, and every lane has data from it.
     QCOMPARE(view.widget.shownFrame()->fromNs, view.controller.range().fromNs);

@@ -373,11 +373,16 @@ Expected<std::shared_ptr<const TimelineFrame>> TimelineSource::fetch(const Timel
             if (mins.size() < 4) continue; // too few to call one of them an outlier
             medMin[b] = median(mins);
             medMax[b] = median(maxs);
-            // The yardstick: how much a member varies within the bucket (its noise), so a noisy metric does not make
-            // outliers of its own noise; flat data falls back to the floor below.
+            for (double& v : mins)
+                v = std::abs(v - medMin[b]);
+            for (double& v : maxs)
+                v = std::abs(v - medMax[b]);
+            // The yardstick: how much the members' extremes differ (GPUs at different steady levels are not
+            // outliers) or how much a member varies within the bucket (noise), whichever is larger; flat data falls
+            // back to the floor below.
             spread[b] = median(spreads);
-            madMin[b] = spread[b];
-            madMax[b] = spread[b];
+            madMin[b] = std::max(1.4826 * median(mins), spread[b]);
+            madMax[b] = std::max(1.4826 * median(maxs), spread[b]);
         }
         // Outliers: members whose bucket min (max) lies far below (above) the members' median min (max).
         const double floor = kOutlierFloor * std::max(1e-12, (rangeHi - rangeLo) / g.scale);

@@ -18,12 +18,13 @@ bool hasDisplay()
     return false;
 }
 
-int runMainWindow(const QString& runPath)
+int runMainWindow(const QString& runPath, const InitialView& view)
 {
     QCoreApplication::setOrganizationName(QStringLiteral("RunLens"));
     QApplication::setWindowIcon(QIcon::fromTheme(QStringLiteral("runlens")));
     MainWindow window;
     window.show();
+    if (!view.empty()) window.setInitialView(view);
     if (!runPath.isEmpty()) window.openRun(runPath);
     return QApplication::exec();
 }

@@ -9,7 +9,16 @@ namespace runlens::app {
 // DISPLAY or WAYLAND_DISPLAY is set, or Qt was told a platform (QT_QPA_PLATFORM, e.g. offscreen for tests).
 bool hasDisplay();
 
+// Where the timeline starts when a run is opened from the command line (runlens open RUN --from T --to T
+// --select-from T --select-to T); T as for the other commands (ISO 8601, epoch seconds, +offset from the run start).
+struct InitialView
+{
+    QString from, to;             // the visible range
+    QString selectFrom, selectTo; // the selected window
+    bool empty() const { return from.isEmpty() && to.isEmpty() && selectFrom.isEmpty() && selectTo.isEmpty(); }
+};
+
 // Shows the main window (on runPath when given) and runs the event loop; a QApplication must exist.
-int runMainWindow(const QString& runPath = {});
+int runMainWindow(const QString& runPath = {}, const InitialView& view = {});
 
 } // namespace runlens::app

@@ -1,5 +1,7 @@
 #include "app/gui/main_window.h"
 
+#include "app/cli/window_args.h"
+
 #include "analysis/timeline/lane_catalog.h"
 #include "app/gui/help_dialogs.h"
 #include "app/gui/import_dialog.h"
@@ -13,6 +15,8 @@
 
 #include <QCloseEvent>
 #include <QDir>
+#include <QGuiApplication>
+#include <QScreen>
 #include <QDockWidget>
 #include <QFileDialog>
 #include <QFileInfo>
@@ -67,7 +71,13 @@ MainWindow::MainWindow(QWidget* parent)
     m_welcome->setRecentFiles(m_recent->files());
 
     QSettings settings;
-    if (!restoreGeometry(settings.value(QStringLiteral("window/geometry")).toByteArray())) resize(1500, 900);
+    if (!restoreGeometry(settings.value(QStringLiteral("window/geometry")).toByteArray())) {
+        // First start: most of the screen, the timeline wants width.
+        const QRect screen = QGuiApplication::primaryScreen() ? QGuiApplication::primaryScreen()->availableGeometry()
+                                                              : QRect(0, 0, 1600, 1000);
+        resize(screen.size() * 0.96);
+        move(screen.topLeft() + QPoint(screen.width() / 50, screen.height() / 50));
+    }
     restoreState(settings.value(QStringLiteral("window/state")).toByteArray());
     updateActions();
 }
@@ -138,6 +148,7 @@ void MainWindow::showOpened(const OpenedRun& run)
     m_docks->setCatalog(run.catalog, reload);
     m_timeline->setHiddenSeries(m_docks->browserModel()->hiddenSeries());
     m_controller->setFullRange({run.catalog->firstNs, run.catalog->lastNs});
+    applyInitialView();
     int importsWithProblems = 0;
     int64_t dataLoss = 0;
     for (const timeline::ImportProblems& p : run.catalog->imports) {
@@ -157,6 +168,24 @@ void MainWindow::showOpened(const OpenedRun& run)
                           .arg(run.loadMs, 0, 'f', 0));
     updateActions();
     Q_EMIT runOpened(run.path);
+}
+
+void MainWindow::applyInitialView()
+{
+    if (m_initialView.empty() || !m_catalog) return;
+    const InitialView view = std::exchange(m_initialView, InitialView{});
+    const std::optional<int64_t> start = m_catalog->firstNs;
+    auto window = [&](const QString& from, const QString& to) -> std::optional<widgets::TimeRange> {
+        if (from.isEmpty() && to.isEmpty()) return std::nullopt;
+        auto w = parseWindow(from.toStdString(), to.toStdString(), start);
+        if (!w) {
+            QMessageBox::warning(this, tr("RunLens"), QString::fromStdString(w.error().toString()));
+            return std::nullopt;
+        }
+        return widgets::TimeRange{std::max(w->fromNs, m_catalog->firstNs), std::min(w->toNs, m_catalog->lastNs)};
+    };
+    if (auto r = window(view.from, view.to)) m_controller->setRange(*r);
+    if (auto r = window(view.selectFrom, view.selectTo)) m_controller->setSelection(*r);
 }
 
 void MainWindow::showFailed(const QString& path, const QString& message)

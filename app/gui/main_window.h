@@ -1,5 +1,7 @@
 #pragma once
 
+#include "app/gui/gui_main.h"
+
 // The main window: wiring only. The timeline in the centre under the problems bar (or the welcome page when no
 // run is open), the docks of RunDocks around it, File/View/Help menus, drag and drop, saved geometry and layout.
 // Opening and importing run on workers (RunLoader, ImportDialog); this class only hands their values on.
@@ -35,6 +37,8 @@ public:
     ~MainWindow() override;
 
     void openRun(const QString& path);
+    // Applied once, when the next run has opened.
+    void setInitialView(const InitialView& view) { m_initialView = view; }
     void importPaths(const QStringList& paths); // opens the import dialog with these inputs
 
     // The open run (null when none), for tests and the dialogs.
@@ -78,6 +82,8 @@ private:
     std::shared_ptr<const timeline::RunCatalog> m_catalog;
     QString m_loadingPath;
     bool m_layoutRestored = false;
+    InitialView m_initialView;
+    void applyInitialView();
 };
 
 } // namespace runlens::app

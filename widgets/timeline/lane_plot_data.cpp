@@ -72,18 +72,20 @@ LanePlotData buildLanePlot(const timeline::LaneSpec& lane, const timeline::LaneF
         out.curves.push_back(loCurve);
         QPen medianPen(c.darker(130), 1.0, metricPenStyle(m));
         out.curves.push_back({container(env.keys, env.median), medianPen, {},  -1,
-                              QStringLiteral("%1: median, min–max of %2").arg(metricLabel(lane, env.metric)).arg(env.members)});
+                              QStringLiteral("%1 (%2: median, range)").arg(metricLabel(lane, env.metric)).arg(env.members)});
         widen(lo, hi, env.lo);
         widen(lo, hi, env.hi);
     }
     // Series lines take their node's colour; the legend shows each metric's dash in a neutral tone (the node key
     // is above the lanes), and each outlier by name.
     std::vector<bool> named(lane.metrics.size() + 1, false);
+    int outliersNamed = 0;
     for (const auto& line : frame.lines) {
         const int m = metricIndex(lane, line.metric);
         QPen pen(deviceColor(line.nodeIndex, line.deviceOrdinal), 1.0, metricPenStyle(m));
         QString name;
-        if (line.outlier) name = QStringLiteral("outlier: %1").arg(QString::fromStdString(line.label));
+        // The first outliers are named in the legend (the cursor readout names every one).
+        if (line.outlier && outliersNamed++ < 3) name = QStringLiteral("⚠ %1").arg(QString::fromStdString(line.label));
         out.curves.push_back({container(line.keys, line.values), pen, {}, -1, name});
         widen(lo, hi, line.values);
         if (!line.outlier && !named[static_cast<size_t>(m)]) {

@@ -10,9 +10,22 @@
 namespace runlens::widgets {
 
 namespace {
-constexpr int kLeftMargin = 64;
+constexpr int kLeftMargin = 76;
 constexpr int kRightMargin = 14;
 constexpr int kDragThresholdPx = 3;
+
+// Value-axis labels in the lane's unit ("2.0 GB/s", "75 %") instead of bare numbers.
+class UnitTicker : public QCPAxisTicker
+{
+public:
+    explicit UnitTicker(std::string unit) : m_unit(std::move(unit)) {}
+
+protected:
+    QString getTickLabel(double tick, const QLocale&, QChar, int) override { return formatValue(tick, m_unit); }
+
+private:
+    std::string m_unit;
+};
 
 QString dateFormatFor(int64_t spanNs)
 {
@@ -51,20 +64,24 @@ TimelineLane::TimelineLane(TimelineWidget* owner, Kind kind, timeline::LaneSpec 
         rect->setMargins(QMargins(kLeftMargin, 2, kRightMargin, 2));
         xAxis->setTickLabels(false);
         xAxis->setTickLength(0, 3);
-        yAxis->ticker()->setTickCount(3);
         setMinimumHeight(64);
-        m_title = new QCPItemText(this);
-        m_title->setClipToAxisRect(false);
-        m_title->position->setType(QCPItemPosition::ptAxisRectRatio);
-        m_title->position->setCoords(0.005, 0.02);
-        m_title->setPositionAlignment(Qt::AlignLeft | Qt::AlignTop);
-        m_title->setText(QString::fromStdString(m_spec.title));
+        // A header row above the plot: the title on the left, the legend on the right, so neither covers data.
         QFont f = font();
         f.setBold(true);
         f.setPointSizeF(f.pointSizeF() * 0.9);
-        m_title->setFont(f);
-        m_title->setPadding(QMargins(3, 1, 3, 1));
-        m_title->setLayer(QStringLiteral("legend"));
+        m_title = new QCPTextElement(this, QString::fromStdString(m_spec.title), f);
+        m_title->setTextFlags(Qt::AlignLeft | Qt::AlignVCenter);
+        m_title->setMargins(QMargins(4, 0, 4, 0));
+        auto* header = new QCPLayoutGrid;
+        plotLayout()->insertRow(0);
+        plotLayout()->addElement(0, 0, header);
+        plotLayout()->setRowSpacing(0);
+        plotLayout()->setRowStretchFactor(0, 0.001);
+        header->setMargins(QMargins(kLeftMargin - 4, 1, kRightMargin, 0));
+        header->addElement(0, 0, m_title);
+        auto valueTicker = QSharedPointer<UnitTicker>::create(m_spec.unit);
+        valueTicker->setTickCount(3);
+        yAxis->setTicker(valueTicker);
         m_note = new QCPItemText(this);
         m_note->position->setType(QCPItemPosition::ptAxisRectRatio);
         m_note->position->setCoords(0.5, 0.5);
@@ -79,7 +96,10 @@ TimelineLane::TimelineLane(TimelineWidget* owner, Kind kind, timeline::LaneSpec 
         legend->setIconSize(18, 8);
         legend->setRowSpacing(0);
         legend->setColumnSpacing(6);
-        rect->insetLayout()->setInsetAlignment(0, Qt::AlignTop | Qt::AlignRight);
+        rect->insetLayout()->take(legend);
+        header->addElement(0, 1, legend);
+        header->setColumnStretchFactors({1.0, 0.001});
+        legend->setMargins(QMargins(2, 0, 2, 0));
     }
     layer(QStringLiteral("overlay"))->setMode(QCPLayer::lmBuffered);
     m_cursorLine = new QCPItemStraightLine(this);
@@ -123,10 +143,7 @@ void TimelineLane::applyPalette()
         axis->grid()->setZeroLinePen(Qt::NoPen);
     }
     if (m_title) {
-        m_title->setColor(text);
-        QColor bg = pal.color(QPalette::Base);
-        bg.setAlpha(200);
-        m_title->setBrush(bg);
+        m_title->setTextColor(text);
         m_note->setColor(pal.color(QPalette::PlaceholderText));
     }
     if (legend) {

@@ -43,6 +43,9 @@ public:
     void applyPalette();
     int plotWidth() const;
     QString cursorText() const; // what the readout shows (for tests)
+    // A lane never asks for more width than it is given: a long legend is cut, the time axis stays aligned.
+    QSize minimumSizeHint() const override { return {120, minimumHeight()}; }
+    QSize sizeHint() const override { return {400, 130}; }
 
 protected:
     void mousePressEvent(QMouseEvent* event) override;
@@ -65,7 +68,7 @@ private:
     timeline::LaneSpec m_spec;
     std::shared_ptr<const timeline::TimelineFrame> m_frame;
     size_t m_laneIndex = 0;
-    QCPItemText* m_title = nullptr;
+    QCPTextElement* m_title = nullptr;
     QCPItemText* m_note = nullptr;
     QCPItemStraightLine* m_cursorLine = nullptr;
     QCPItemText* m_readout = nullptr;

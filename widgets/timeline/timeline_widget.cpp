@@ -46,7 +46,7 @@ TimelineWidget::TimelineWidget(TimelineController* controller, QWidget* parent)
     layout->setSpacing(0);
     m_nodeKey = new QLabel(this);
     m_nodeKey->setTextFormat(Qt::RichText);
-    m_nodeKey->setContentsMargins(64, 2, 8, 0);
+    m_nodeKey->setContentsMargins(76, 2, 8, 0);
     m_nodeKey->setVisible(false);
     layout->addWidget(m_nodeKey);
     m_axis = new TimelineLane(this, TimelineLane::Kind::Axis, timeline::LaneSpec{"axis", "Time", "", {}, true});
