@@ -1,287 +1,482 @@
-// The timeline data layer: lanes by metric group, level-of-detail reductions that keep every spike and never
-// exceed two points per pixel, envelopes and outliers, hidden series, cancellation.
+// Timeline data: lane groups and their order, envelopes of many GPUs with a planted single-GPU dip (an outlier)
+// and a shared dip (none), missing data as gaps at every zoom, per-pixel min/max against a brute-force reduction
+// of the stored points for random windows (pyramid, chunk cache and raw points), and cancellation. Every run is
+// generated here through store::RunWriter.
 
 #include "analysis/store/run_database.h"
-#include "analysis/store/run_reader.h"
 #include "analysis/store/run_writer.h"
 #include "analysis/timeline/lane_catalog.h"
 #include "analysis/timeline/run_catalog.h"
+#include "analysis/timeline/timeline_lod.h"
 #include "analysis/timeline/timeline_source.h"
 #include "tests/test_support.h"
 
+#include <QTemporaryDir>
 #include <QTest>
-
+#include <algorithm>
 #include <cmath>
+#include <fmt/format.h>
 #include <functional>
 #include <random>
 
 using namespace runlens;
+using namespace runlens::timeline;
 
 namespace {
 
-constexpr int64_t kStart = 1'793'606'400'000'000'000;
-constexpr int64_t kSec = 1'000'000'000;
+constexpr int64_t kSecond = 1'000'000'000;
+constexpr int64_t kStart = 1'790'000'000'000'000'000;
 
-struct SeriesDef
-{
-    std::string node, kind, device, metric, unit;
-    int64_t seconds = 0, stepS = 1;
-    std::function<double(int64_t)> value;
-};
+using Fill = std::function<bool(store::RunWriter&)>;
 
-bool writeRun(const std::string& path, const std::vector<SeriesDef>& defs)
+std::string writeRun(const QTemporaryDir& dir, const std::string& name, const Fill& fill)
 {
+    const std::string path = dir.filePath(QString::fromStdString(name)).toStdString();
     auto db = store::RunDatabase::open(path, store::OpenMode::Create);
-    if (!db) return false;
+    if (!db || !(*db)->begin()) return {};
     store::RunWriter w(**db);
-    if (!(*db)->begin()) return false;
     store::ImportRecord rec;
-    rec.path = "generated";
-    rec.contentHash = "generated-" + path;
+    rec.path = name;
+    rec.contentHash = name;
     rec.format = "test";
-    if (!w.beginImport(rec)) return false;
-    for (const SeriesDef& d : defs) {
-        auto node = w.node(d.node, "option", "UTC");
-        if (!node) return false;
-        auto dev = w.device(*node, d.kind, d.device);
-        if (!dev) return false;
-        auto sink = w.series(*dev, d.metric, d.unit, d.metric);
-        if (!sink) return false;
-        for (int64_t s = 0; s < d.seconds; s += d.stepS) {
-            (*sink)->append(kStart + s * kSec, d.value(s));
-            if (!w.flushIfNeeded(**sink)) return false;
-        }
-    }
+    if (!w.beginImport(rec) || !fill(w)) return {};
     store::ImportTotals totals;
-    totals.contentHash = rec.contentHash;
-    return w.finishImport(totals, store::Diagnostics()).ok() && (*db)->commit().ok();
+    totals.contentHash = name;
+    if (!w.finishImport(totals, store::Diagnostics()) || !(*db)->commit()) return {};
+    return path;
+}
+
+// count points every step from kStart; value(i) returns NaN for a missing point.
+bool appendSeries(store::RunWriter& w, int64_t device, const char* metric, const char* unit, int64_t count,
+                  int64_t step, const std::function<double(int64_t)>& value, int64_t skipFrom = -1, int64_t skipTo = -1)
+{
+    auto sink = w.series(device, metric, unit, metric);
+    if (!sink) return false;
+    for (int64_t i = 0; i < count; ++i) {
+        const int64_t ts = kStart + i * step;
+        if (ts >= skipFrom && ts < skipTo) continue;
+        const double v = value(i);
+        if (std::isnan(v))
+            (*sink)->appendMissing(ts, "[N/A]");
+        else
+            (*sink)->append(ts, v);
+        if (!w.flushIfNeeded(**sink)) return false;
+    }
+    return true;
 }
 
 struct Opened
 {
-    std::shared_ptr<const timeline::RunCatalog> catalog;
-    std::unique_ptr<timeline::TimelineSource> source;
+    std::shared_ptr<const RunCatalog> catalog;
+    std::unique_ptr<TimelineSource> source;
 };
 
-Opened open(const std::string& path)
+Opened openRun(const std::string& path)
 {
     Opened o;
-    auto c = timeline::loadRunCatalog(path);
-    if (!c) qFatal("%s", c.error().toString().c_str());
-    o.catalog = *c;
-    auto s = timeline::TimelineSource::open(path, o.catalog);
-    if (!s) qFatal("%s", s.error().toString().c_str());
-    o.source = std::move(*s);
+    auto cat = loadRunCatalog(path);
+    if (!cat) return o;
+    o.catalog = *cat;
+    auto src = TimelineSource::open(path, o.catalog);
+    if (src) o.source = std::move(*src);
     return o;
 }
 
-const timeline::LaneSpec* lane(const std::vector<timeline::LaneSpec>& lanes, const std::string& id)
+const LaneSpec* findLane(const std::vector<LaneSpec>& lanes, const std::string& id)
 {
-    for (const auto& l : lanes)
+    for (const LaneSpec& l : lanes)
         if (l.id == id) return &l;
     return nullptr;
 }
 
-timeline::TimelineRequest request(const Opened& o, const std::vector<std::string>& laneIds, int64_t from, int64_t to,
-                                  int pixels)
+int64_t keyNs(double seconds)
 {
-    timeline::TimelineRequest r;
-    r.fromNs = from;
-    r.toNs = to;
-    r.pixels = pixels;
-    const auto all = timeline::laneSpecs(*o.catalog);
-    for (const auto& id : laneIds)
-        if (const auto* l = lane(all, id)) r.lanes.push_back(*l);
-    return r;
+    const double whole = std::floor(seconds);
+    return static_cast<int64_t>(whole) * kSecond + std::llround((seconds - whole) * 1e9);
+}
+
+// The display bucket holding time t (boundaries as timeline_lod.h), or -1 outside the window.
+int bucketOf(int64_t t, int64_t from, int64_t to, int buckets)
+{
+    if (t < from || t > to) return -1;
+    int lo = 0, hi = buckets - 1;
+    while (lo < hi) {
+        const int mid = (lo + hi + 1) / 2;
+        if (bucketBoundary(from, to, buckets, mid) <= t)
+            lo = mid;
+        else
+            hi = mid - 1;
+    }
+    return lo;
+}
+
+bool near(double a, double b)
+{
+    return std::fabs(a - b) <= 1e-6 * std::max(1.0, std::fabs(b));
 }
 
 } // namespace
 
-class TimelineTest : public QObject
+class TestTimeline : public QObject
 {
     Q_OBJECT
+
 private Q_SLOTS:
-    void lanesByMetricGroup();
-    void reductionMatchesBruteForce();
-    void spikeSurvivesEveryZoom();
+    void lanes();
     void envelopeOutliers_data();
     void envelopeOutliers();
-    void hiddenSeriesAndCancel();
+    void gaps();
+    void levelOfDetail();
+    void cancel();
 
 private:
     QTemporaryDir m_dir;
 };
 
-void TimelineTest::lanesByMetricGroup()
+void TestTimeline::lanes()
 {
-    const std::string path = m_dir.filePath(QStringLiteral("lanes.runlens")).toStdString();
-    auto flat = [](int64_t) { return 1.0; };
-    QVERIFY(writeRun(path, {{"n0", "gpu", "0", "gpu.power", "W", 10, 1, flat},
-                            {"n0", "gpu", "0", "gpu.sm_active", "ratio", 10, 1, flat},
-                            {"n0", "gpu", "0", "gpu.util", "%", 10, 1, flat},
-                            {"n0", "nic", "ib0", "net.rx", "bytes/s", 10, 1, flat},
-                            {"n0", "gpu", "0", "gpu.pcie_replay", "", 10, 1, flat},
-                            {"n0", "gpu", "0", "gpu.fan", "ratio", 10, 1, flat}}));
-    auto o = open(path);
-    const auto lanes = timeline::laneSpecs(*o.catalog);
-    QStringList ids;
-    for (const auto& l : lanes)
-        ids << QString::fromStdString(l.id);
-    // Canonical order; utilization and SM activity share a lane in percent; ungrouped metrics come last, hidden.
-    QCOMPARE(ids, test::strs({"gpu_util", "net", "gpu_power", "metric:gpu.fan", "metric:gpu.pcie_replay"}));
-    QCOMPARE(lanes[0].metrics.size(), size_t(2));
-    QCOMPARE(lanes[0].metrics[1].metric, std::string("gpu.sm_active"));
-    QCOMPARE(lanes[0].metrics[1].scale, 100.0);
-    QVERIFY(lanes[0].shownByDefault && !lanes[3].shownByDefault);
-    QCOMPARE(lanes[3].unit, std::string("%")); // a ratio shown in percent
-    QCOMPARE(timeline::laneSeries(*o.catalog, lanes[0]).size(), size_t(2));
-    QCOMPARE(o.catalog->firstNs, kStart);
-    QCOMPARE(o.catalog->lastNs, kStart + 9 * kSec);
-}
-
-void TimelineTest::reductionMatchesBruteForce()
-{
-    // 3 days at 1 s of random-walk data: wide windows come from the pyramid, narrow ones from the store.
-    const std::string path = m_dir.filePath(QStringLiteral("lod.runlens")).toStdString();
-    const int64_t seconds = 3 * 86400;
-    std::vector<double> values(static_cast<size_t>(seconds));
-    std::mt19937_64 rng(3);
-    std::normal_distribution<double> step(0, 1);
-    double v = 50;
-    for (auto& x : values)
-        x = v = std::clamp(v + step(rng), 0.0, 100.0);
-    QVERIFY(writeRun(path, {{"n0", "gpu", "0", "gpu.util", "%", seconds, 1, [&](int64_t s) { return values[static_cast<size_t>(s)]; }}}));
-    auto o = open(path);
-    std::uniform_int_distribution<int64_t> spanDist(600, seconds);
-    for (int round = 0; round < 25; ++round) {
-        const int64_t span = round == 0 ? seconds - 1 : spanDist(rng);
-        const int64_t from = std::uniform_int_distribution<int64_t>(0, seconds - span)(rng);
-        const int pixels = 800;
-        auto frame = o.source->fetch(request(o, {"gpu_util"}, kStart + from * kSec, kStart + (from + span) * kSec, pixels));
-        QVERIFY_OK(frame);
-        const auto& line = (*frame)->lanes.at(0).lines.at(0);
-        QVERIFY2(line.values.size() <= size_t(2 * pixels), "more than two points per pixel");
-        // Each drawn value is the min or max of the samples within one display bucket plus one finest-level bucket
-        // (the pyramid assigns a level bucket to the pixel of its start) of the drawn key.
-        const double pixelS = static_cast<double>(span) / pixels;
-        const double slackS = pixelS + 1;
-        for (size_t i = 0; i < line.keys.size(); ++i) {
-            if (std::isnan(line.values[i])) QFAIL("a gap in gapless data");
-            const double t = line.keys[i] - static_cast<double>(kStart) / 1e9;
-            const auto lo = static_cast<int64_t>(std::max(0.0, std::floor(t - pixelS / 2 - slackS)));
-            const auto hi = static_cast<int64_t>(std::min(double(seconds - 1), std::ceil(t + pixelS / 2 + slackS)));
-            double mn = INFINITY, mx = -INFINITY;
-            for (int64_t s = lo; s <= hi; ++s) {
-                mn = std::min(mn, values[static_cast<size_t>(s)]);
-                mx = std::max(mx, values[static_cast<size_t>(s)]);
+    const std::string path = writeRun(m_dir, "lanes.runlens", [](store::RunWriter& w) {
+        for (int n = 0; n < 2; ++n) {
+            auto node = w.node(fmt::format("node{}", n), "option", "UTC");
+            if (!node) return false;
+            for (int g = 0; g < 2; ++g) {
+                auto gpu = w.device(*node, "gpu", std::to_string(g));
+                if (!gpu) return false;
+                for (const char* m : {"gpu.sm_active", "gpu.util", "gpu.pcie_tx"})
+                    if (!appendSeries(w, *gpu, m, "%", 100, kSecond, [](int64_t i) { return double(i % 7); }))
+                        return false;
             }
-            QVERIFY2(line.values[i] >= mn - 1e-3 && line.values[i] <= mx + 1e-3,
-                     qPrintable(QStringLiteral("value %1 outside [%2, %3] near t=%4 (span %5 s)")
-                                    .arg(line.values[i]).arg(mn).arg(mx).arg(t).arg(span)));
+            auto host = w.device(*node, "host", "");
+            auto nic = w.device(*node, "net", "ib0");
+            if (!host || !nic) return false;
+            if (!appendSeries(w, *host, "cpu.util", "%", 100, kSecond, [](int64_t) { return 20.0; }) ||
+                !appendSeries(w, *nic, "net.tx", "B/s", 100, kSecond, [](int64_t) { return 1e9; }) ||
+                !appendSeries(w, *host, "custom.queue_depth", "items", 100, kSecond, [](int64_t) { return 3.0; }))
+                return false;
         }
-        // Every sample of the window is in some pixel: the drawn extremes reach the window's extremes.
-        double wmn = INFINITY, wmx = -INFINITY;
-        for (int64_t s = from; s <= from + span; ++s) {
-            wmn = std::min(wmn, values[static_cast<size_t>(s)]);
-            wmx = std::max(wmx, values[static_cast<size_t>(s)]);
-        }
-        const auto [dmn, dmx] = std::minmax_element(line.values.begin(), line.values.end());
-        QVERIFY2(*dmn <= wmn + 1e-3, "the window's minimum is not drawn");
-        QVERIFY2(*dmx >= wmx - 1e-3, "the window's maximum is not drawn");
+        return true;
+    });
+    QVERIFY(!path.empty());
+    Opened run = openRun(path);
+    QVERIFY(run.source);
+    QCOMPARE(run.catalog->nodes.size(), size_t(2));
+    QCOMPARE(run.catalog->firstNs, kStart);
+    QCOMPARE(run.catalog->lastNs, kStart + 99 * kSecond);
+
+    const auto specs = laneSpecs(*run.catalog);
+    QStringList ids;
+    for (const LaneSpec& l : specs)
+        ids << QString::fromStdString(l.id);
+    QCOMPARE(ids, test::strs({"gpu_util", "net", "cpu", "metric:custom.queue_depth", "metric:gpu.pcie_tx"}));
+    const LaneSpec& util = specs[0];
+    QCOMPARE(util.metrics.size(), size_t(2)); // gpu.gr_active is absent from this run
+    QCOMPARE(util.metrics[0].metric, std::string("gpu.util"));
+    QCOMPARE(util.metrics[1].metric, std::string("gpu.sm_active"));
+    QCOMPARE(util.metrics[1].scale, 100.0);
+    QVERIFY(util.shownByDefault);
+    const LaneSpec* custom = findLane(specs, "metric:custom.queue_depth");
+    QVERIFY(custom);
+    QVERIFY(!custom->shownByDefault);
+    QCOMPARE(custom->unit, std::string("items"));
+
+    // Node, device, then metric in the lane's order.
+    const auto ids0 = laneSeries(*run.catalog, util);
+    QCOMPARE(ids0.size(), size_t(8));
+    QStringList order;
+    for (int64_t id : ids0) {
+        const store::SeriesInfo* s = run.catalog->findSeries(id);
+        QVERIFY(s);
+        order << QString::fromStdString(fmt::format("{}/{}/{}", run.catalog->nodeIndex(s->nodeId),
+                                                    run.catalog->device(s->deviceId)->name, s->metric));
     }
+    QCOMPARE(order, test::strs({"0/0/gpu.util", "0/0/gpu.sm_active", "0/1/gpu.util", "0/1/gpu.sm_active",
+                                "1/0/gpu.util", "1/0/gpu.sm_active", "1/1/gpu.util", "1/1/gpu.sm_active"}));
+
+    TimelineRequest req;
+    req.fromNs = run.catalog->firstNs;
+    req.toNs = run.catalog->lastNs;
+    req.pixels = 400;
+    req.lanes = {util};
+    req.hiddenSeries = {ids0[3]};
+    auto frame = run.source->fetch(req);
+    QVERIFY_OK(frame);
+    QCOMPARE((*frame)->lanes.size(), size_t(1));
+    const LaneFrame& lf = (*frame)->lanes[0];
+    QCOMPARE(lf.lines.size(), size_t(7));
+    QVERIFY(lf.envelopes.empty());
+    for (const TimelineLine& l : lf.lines)
+        QVERIFY(l.seriesId != ids0[3]);
+    // Lines by metric (the lane's order), each in node and device order.
+    QCOMPARE(lf.lines[0].label, std::string("node0 gpu0 GPU utilization"));
+    QCOMPARE(lf.lines[1].deviceOrdinal, 1);
+    QCOMPARE(lf.lines[2].nodeIndex, 1);
+    QCOMPARE(lf.lines[4].label, std::string("node0 gpu0 SM active"));
+    QCOMPARE(lf.lines[5].label, std::string("node1 gpu0 SM active"));
+    QVERIFY(lf.lines[4].raw);
+    QCOMPARE(lf.lines[4].values[3], 300.0); // 3 × 100 (ratio as percent)
+    QCOMPARE(lf.hi, 600.0);
 }
 
-void TimelineTest::spikeSurvivesEveryZoom()
-{
-    const std::string path = m_dir.filePath(QStringLiteral("spike.runlens")).toStdString();
-    const int64_t seconds = 2 * 86400, spikeAt = 86400 + 777;
-    QVERIFY(writeRun(path, {{"n0", "gpu", "0", "gpu.power", "W", seconds, 1,
-                             [&](int64_t s) { return s == spikeAt ? 900.0 : 300.0; }}}));
-    auto o = open(path);
-    for (int64_t span = seconds; span >= 60; span /= 3) {
-        const int64_t from = std::max<int64_t>(0, spikeAt - span / 3);
-        auto frame = o.source->fetch(request(o, {"gpu_power"}, kStart + from * kSec, kStart + (from + span) * kSec, 1200));
-        QVERIFY_OK(frame);
-        const auto& vals = (*frame)->lanes.at(0).lines.at(0).values;
-        QVERIFY2(std::find(vals.begin(), vals.end(), 900.0) != vals.end(), qPrintable(QStringLiteral("spike lost at span %1 s").arg(span)));
-        QVERIFY(vals.size() <= 2400);
-    }
-}
-
-void TimelineTest::envelopeOutliers_data()
+void TestTimeline::envelopeOutliers_data()
 {
     QTest::addColumn<bool>("allDip");
     QTest::newRow("one GPU dips") << false;
-    QTest::newRow("all GPUs dip together") << true;
+    QTest::newRow("every GPU dips (a checkpoint)") << true;
 }
 
-void TimelineTest::envelopeOutliers()
+void TestTimeline::envelopeOutliers()
 {
     QFETCH(bool, allDip);
-    const std::string path = m_dir.filePath(QStringLiteral("env%1.runlens").arg(allDip)).toStdString();
-    const int64_t seconds = 28 * 3600, dipAt = 9 * 3600 + 5;
-    std::vector<SeriesDef> defs;
-    for (int n = 0; n < 4; ++n)
-        for (int g = 0; g < 8; ++g)
-            defs.push_back({"node" + std::to_string(n), "gpu", std::to_string(g), "gpu.util", "%", seconds, 5,
-                            [=](int64_t s) {
-                                const bool dips = allDip || (n == 1 && g == 6);
-                                return dips && s >= dipAt && s < dipAt + 5 ? 0.0 : 98.0 + (s / 5 + g) % 2;
-                            }});
-    QVERIFY(writeRun(path, defs));
-    auto o = open(path);
-    auto frame = o.source->fetch(request(o, {"gpu_util"}, o.catalog->firstNs, o.catalog->lastNs, 1600));
+    const int64_t step = 5 * kSecond, count = 28 * 3600 / 5;
+    const int64_t dipAt = kStart + 13 * 3600 * kSecond + 7 * step; // one sample: 5 s at 0
+    const std::string name = allDip ? "envelope-all.runlens" : "envelope-one.runlens";
+    int64_t dipSeriesDevice = -1;
+    const std::string path = writeRun(m_dir, name, [&](store::RunWriter& w) {
+        for (int n = 0; n < 4; ++n) {
+            auto node = w.node(fmt::format("node{}", n), "option", "UTC");
+            if (!node) return false;
+            for (int g = 0; g < 8; ++g) {
+                auto gpu = w.device(*node, "gpu", std::to_string(g));
+                if (!gpu) return false;
+                const bool dips = allDip || (n == 2 && g == 5);
+                if (n == 2 && g == 5) dipSeriesDevice = *gpu;
+                if (!appendSeries(w, *gpu, "gpu.util", "%", count, step,
+                                  [&](int64_t i) { return dips && kStart + i * step == dipAt ? 0.0 : 100.0; }))
+                    return false;
+            }
+        }
+        return true;
+    });
+    QVERIFY(!path.empty());
+    Opened run = openRun(path);
+    QVERIFY(run.source);
+    TimelineRequest req;
+    req.fromNs = run.catalog->firstNs;
+    req.toNs = run.catalog->lastNs;
+    req.pixels = 1600;
+    req.lanes = laneSpecs(*run.catalog);
+    QCOMPARE(req.lanes.size(), size_t(1));
+    auto frame = run.source->fetch(req);
     QVERIFY_OK(frame);
-    const auto& lf = (*frame)->lanes.at(0);
+    const LaneFrame& lf = (*frame)->lanes[0];
     QCOMPARE(lf.envelopes.size(), size_t(1));
-    const auto& env = lf.envelopes[0];
+    const TimelineEnvelope& env = lf.envelopes[0];
     QCOMPARE(env.members, 32);
-    QVERIFY(env.keys.size() <= 1600);
-    const double dipKey = static_cast<double>(kStart + dipAt * kSec) / 1e9;
-    const auto b = static_cast<size_t>(std::lower_bound(env.keys.begin(), env.keys.end(), dipKey) - env.keys.begin());
-    double lowest = INFINITY;
-    for (size_t k = b > 0 ? b - 1 : 0; k <= std::min(b + 1, env.keys.size() - 1); ++k)
-        lowest = std::min(lowest, env.lo[k]);
-    QCOMPARE(lowest, 0.0);
-    QVERIFY(env.median[b] > 90 || allDip);
+    QCOMPARE(env.label, std::string("GPU utilization, 32 GPUs"));
+    QCOMPARE(env.keys.size(), size_t(1600));
+
+    // The dip lands in its bucket, or the one before when the level bucket holding it starts there.
+    const int b = bucketOf(dipAt, req.fromNs, req.toNs, req.pixels);
+    QVERIFY(b > 0);
+    QVERIFY2(std::min(env.lo[b], env.lo[b - 1]) < 1e-6, qPrintable(QString::number(env.lo[b])));
+    int lowBuckets = 0;
+    for (double lo : env.lo)
+        lowBuckets += lo < 99 ? 1 : 0;
+    QCOMPARE(lowBuckets, 1);
     if (allDip) {
-        QVERIFY2(lf.lines.empty(), "GPUs dipping together are not outliers");
+        QVERIFY(lf.lines.empty()); // a shared dip moves the median: nobody stands out
     } else {
+        QVERIFY(env.median[b] > 99.9 && env.median[b - 1] > 99.9);
         QCOMPARE(lf.lines.size(), size_t(1));
-        QVERIFY(lf.lines[0].outlier);
-        QCOMPARE(lf.lines[0].label, std::string("node1 gpu6 GPU util"));
-        QCOMPARE(lf.lines[0].nodeIndex, 1);
-        QVERIFY(*std::min_element(lf.lines[0].values.begin(), lf.lines[0].values.end()) == 0.0);
+        const TimelineLine& line = lf.lines[0];
+        QVERIFY(line.outlier);
+        QVERIFY(line.outlierScore > 6);
+        QCOMPARE(run.catalog->findSeries(line.seriesId)->deviceId, dipSeriesDevice);
+        QCOMPARE(line.label, std::string("node2 gpu5 GPU utilization"));
+        QVERIFY(line.keys.size() <= size_t(3200));
+        QCOMPARE(*std::min_element(line.values.begin(), line.values.end()), 0.0);
     }
-    // At or below the threshold, every series is its own line.
-    auto r = request(o, {"gpu_util"}, o.catalog->firstNs, o.catalog->lastNs, 1600);
-    r.envelopeAbove = 32;
-    auto lines = o.source->fetch(r);
-    QVERIFY_OK(lines);
-    QCOMPARE((*lines)->lanes[0].lines.size(), size_t(32));
-    QVERIFY((*lines)->lanes[0].envelopes.empty());
+    // Flat identical data everywhere else: the median is the value itself.
+    QCOMPARE(env.median[10], 100.0);
+    QCOMPARE(env.hi[10], 100.0);
 }
 
-void TimelineTest::hiddenSeriesAndCancel()
+void TestTimeline::gaps()
 {
-    const std::string path = m_dir.filePath(QStringLiteral("hidden.runlens")).toStdString();
-    auto flat = [](int64_t s) { return double(s % 7); };
-    QVERIFY(writeRun(path, {{"n0", "gpu", "0", "gpu.util", "%", 600, 1, flat}, {"n1", "gpu", "0", "gpu.util", "%", 600, 1, flat}}));
-    auto o = open(path);
-    auto r = request(o, {"gpu_util"}, o.catalog->firstNs, o.catalog->lastNs, 400);
-    auto both = o.source->fetch(r);
-    QVERIFY_OK(both);
-    QCOMPARE((*both)->lanes[0].lines.size(), size_t(2));
-    r.hiddenSeries = {(*both)->lanes[0].lines[0].seriesId};
-    auto one = o.source->fetch(r);
-    QVERIFY_OK(one);
-    QCOMPARE((*one)->lanes[0].lines.size(), size_t(1));
-    QCOMPARE((*one)->lanes[0].lines[0].seriesId, (*both)->lanes[0].lines[1].seriesId);
-    std::atomic<bool> cancel{true};
-    auto cancelled = o.source->fetch(r, &cancel);
-    QVERIFY(!cancelled);
-    QCOMPARE(cancelled.error().code, ErrorCode::Cancelled);
+    // 28 h at 1 s with a 10-minute hole (no points) at 10 h and 2 minutes of explicit missing points at 20 h.
+    const int64_t count = 28 * 3600;
+    const int64_t holeFrom = kStart + 10 * 3600 * kSecond, holeTo = holeFrom + 600 * kSecond;
+    const int64_t missFrom = kStart + 20 * 3600 * kSecond, missTo = missFrom + 120 * kSecond;
+    const std::string path = writeRun(m_dir, "gaps.runlens", [&](store::RunWriter& w) {
+        auto node = w.node("node0", "option", "UTC");
+        auto gpu = node ? w.device(*node, "gpu", "0") : node;
+        if (!gpu) return false;
+        return appendSeries(
+            w, *gpu, "gpu.power", "W", count, kSecond,
+            [&](int64_t i) {
+                const int64_t ts = kStart + i * kSecond;
+                return ts >= missFrom && ts < missTo ? std::nan("") : 300.0 + double(i % 50);
+            },
+            holeFrom, holeTo);
+    });
+    QVERIFY(!path.empty());
+    Opened run = openRun(path);
+    QVERIFY(run.source);
+    TimelineRequest req;
+    req.pixels = 1600;
+    req.lanes = laneSpecs(*run.catalog);
+    struct Window
+    {
+        int64_t from, to, gapFrom, gapTo;
+        const char* what;
+    };
+    const std::vector<Window> windows{
+        {run.catalog->firstNs, run.catalog->lastNs, holeFrom, holeTo, "hole, whole run"},
+        {run.catalog->firstNs, run.catalog->lastNs, missFrom, missTo, "missing points, whole run"},
+        {holeFrom - 3600 * kSecond, holeTo + 3600 * kSecond, holeFrom, holeTo, "hole, 2 h"},
+        {holeFrom - 300 * kSecond, holeTo + 300 * kSecond, holeFrom, holeTo, "hole, 20 min"},
+        {missFrom - 600 * kSecond, missTo + 600 * kSecond, missFrom, missTo, "missing points, 22 min"},
+        {missFrom - 60 * kSecond, missTo + 60 * kSecond, missFrom, missTo, "missing points, 4 min"},
+    };
+    for (const Window& win : windows) {
+        req.fromNs = win.from;
+        req.toNs = win.to;
+        auto frame = run.source->fetch(req);
+        QVERIFY_OK(frame);
+        QCOMPARE((*frame)->lanes[0].lines.size(), size_t(1));
+        const TimelineLine& line = (*frame)->lanes[0].lines[0];
+        // A finite value may sit inside the gap by at most one display bucket plus the level misalignment.
+        const int64_t margin = (win.to - win.from) / req.pixels + line.lodNs + kSecond;
+        bool nanInside = false;
+        for (size_t i = 0; i < line.keys.size(); ++i) {
+            const int64_t k = keyNs(line.keys[i]);
+            if (k < win.gapFrom - margin || k > win.gapTo + margin) continue;
+            if (std::isnan(line.values[i])) {
+                nanInside = true;
+                continue;
+            }
+            QVERIFY2(k <= win.gapFrom + margin || k >= win.gapTo - margin, win.what);
+            QVERIFY2(line.values[i] >= 300 && line.values[i] <= 349, win.what); // never an interpolated value
+        }
+        QVERIFY2(nanInside, win.what);
+        QVERIFY2(line.keys.size() <= size_t(2 * req.pixels), win.what);
+    }
 }
 
-QTEST_APPLESS_MAIN(TimelineTest)
+void TestTimeline::levelOfDetail()
+{
+    // Noise in [0, 100] at 1 s for 28 h with one sample of 1000.
+    const int64_t count = 28 * 3600;
+    const int64_t spikeAt = kStart + 47'123 * kSecond;
+    const std::string path = writeRun(m_dir, "lod.runlens", [&](store::RunWriter& w) {
+        auto node = w.node("node0", "option", "UTC");
+        auto gpu = node ? w.device(*node, "gpu", "0") : node;
+        if (!gpu) return false;
+        std::mt19937_64 rng(3);
+        return appendSeries(w, *gpu, "gpu.temp", "°C", count, kSecond, [&](int64_t i) {
+            return kStart + i * kSecond == spikeAt ? 1000.0 : double(rng() % 1001) / 10.0;
+        });
+    });
+    QVERIFY(!path.empty());
+    Opened run = openRun(path);
+    QVERIFY(run.source);
+    auto db = store::RunDatabase::open(path, store::OpenMode::ReadOnly);
+    QVERIFY_OK(db);
+    store::RunReader reader(**db);
+    const int64_t id = run.catalog->series[0].id;
+
+    std::mt19937_64 rng(11);
+    const int64_t first = run.catalog->firstNs, last = run.catalog->lastNs;
+    int raws = 0, fromPoints = 0, levels = 0, coarser = 0;
+    for (int k = 0; k < 40; ++k) {
+        TimelineRequest req;
+        req.lanes = laneSpecs(*run.catalog);
+        req.pixels = 100 + static_cast<int>(rng() % 1900);
+        const int64_t span =
+            std::max<int64_t>(60 * kSecond, static_cast<int64_t>(rng() % uint64_t(last - first)) >> (rng() % 10));
+        // Half the windows hold the spike.
+        const int64_t from = k % 2 ? spikeAt - static_cast<int64_t>(rng() % uint64_t(span))
+                                   : first + static_cast<int64_t>(rng() % uint64_t(last - first));
+        req.fromNs = from;
+        req.toNs = from + span;
+        auto frame = run.source->fetch(req);
+        QVERIFY_OK(frame);
+        const TimelineLine& line = (*frame)->lanes[0].lines[0];
+        const std::string what =
+            fmt::format("window {} s at {} px, level {} s", span / kSecond, req.pixels, line.lodNs / kSecond);
+        QVERIFY2(line.keys.size() <= size_t(2 * req.pixels), what.c_str());
+        auto points = reader.readPoints(id, {req.fromNs, req.toNs});
+        QVERIFY_OK(points);
+        const bool spikeShown = spikeAt >= req.fromNs + line.lodNs && spikeAt <= req.toNs;
+        const double shownMax = [&] {
+            double m = -1;
+            for (double v : line.values)
+                if (!std::isnan(v)) m = std::max(m, v);
+            return m;
+        }();
+        if (spikeShown) QVERIFY2(near(shownMax, 1000.0), what.c_str());
+        if (line.raw) {
+            ++raws;
+            QCOMPARE(line.keys.size(), points->size());
+            for (size_t i = 0; i < points->size(); ++i)
+                QVERIFY(near(line.values[i], (*points)[i].value));
+            continue;
+        }
+        (line.lodNs > 0 ? levels : fromPoints) += 1;
+        coarser += line.buckets < req.pixels ? 1 : 0;
+        // Brute force: a point at t counts in the display bucket holding floor(t / w) · w (w = the level width;
+        // t itself when the line came from the points), so it may move up to one level width earlier (and points up
+        // to w after the window's end may count in its last bucket): the tolerance of the pyramid's aligned
+        // buckets. Values compare within 1e-6 relative (the pyramid keeps floats).
+        auto brute = reader.readPoints(id, {req.fromNs - line.lodNs, req.toNs + line.lodNs});
+        QVERIFY_OK(brute);
+        const int grid = line.buckets; // pixels, or fewer when the finest level is up to two pixels wide
+        QVERIFY2(grid > 0 && grid <= req.pixels && grid * 2 >= req.pixels - 1, what.c_str());
+        std::vector<double> mn(size_t(grid), INFINITY), mx(size_t(grid), -INFINITY);
+        for (const store::Point& p : *brute) {
+            const int64_t t = line.lodNs > 0 ? p.tsNs / line.lodNs * line.lodNs : p.tsNs;
+            const int b = bucketOf(t, req.fromNs, req.toNs, grid);
+            if (b < 0) continue;
+            mn[size_t(b)] = std::min(mn[size_t(b)], p.value);
+            mx[size_t(b)] = std::max(mx[size_t(b)], p.value);
+        }
+        std::vector<double> smn(size_t(grid), INFINITY), smx(size_t(grid), -INFINITY);
+        for (size_t i = 0; i < line.keys.size(); ++i) {
+            if (std::isnan(line.values[i])) continue;
+            const int b = bucketOf(keyNs(line.keys[i]), req.fromNs, req.toNs, grid);
+            QVERIFY2(b >= 0, what.c_str());
+            smn[size_t(b)] = std::min(smn[size_t(b)], line.values[i]);
+            smx[size_t(b)] = std::max(smx[size_t(b)], line.values[i]);
+        }
+        for (int b = 0; b < grid; ++b) {
+            if (std::isinf(mn[size_t(b)])) {
+                QVERIFY2(std::isinf(smn[size_t(b)]), what.c_str());
+                continue;
+            }
+            QVERIFY2(near(smn[size_t(b)], mn[size_t(b)]) && near(smx[size_t(b)], mx[size_t(b)]),
+                     (what + fmt::format(", bucket {}: {}..{} shown, {}..{} stored", b, smn[size_t(b)], smx[size_t(b)],
+                                         mn[size_t(b)], mx[size_t(b)]))
+                         .c_str());
+        }
+    }
+    // Every path was taken: raw points, per-pixel buckets of the points, pyramid levels.
+    QVERIFY(raws >= 3);
+    QVERIFY(fromPoints >= 3);
+    QVERIFY(levels >= 3);
+    QVERIFY(coarser >= 1);
+}
+
+void TestTimeline::cancel()
+{
+    const std::string path = writeRun(m_dir, "cancel.runlens", [](store::RunWriter& w) {
+        auto node = w.node("node0", "option", "UTC");
+        auto gpu = node ? w.device(*node, "gpu", "0") : node;
+        return gpu && appendSeries(w, *gpu, "gpu.util", "%", 1000, kSecond, [](int64_t) { return 50.0; });
+    });
+    QVERIFY(!path.empty());
+    Opened run = openRun(path);
+    QVERIFY(run.source);
+    TimelineRequest req;
+    req.fromNs = run.catalog->firstNs;
+    req.toNs = run.catalog->lastNs;
+    req.lanes = laneSpecs(*run.catalog);
+    std::atomic<bool> cancelled{true};
+    auto frame = run.source->fetch(req, &cancelled);
+    QVERIFY(!frame.ok());
+    QCOMPARE(frame.error().code, ErrorCode::Cancelled);
+    cancelled = false;
+    QVERIFY_OK(run.source->fetch(req, &cancelled));
+}
+
+QTEST_GUILESS_MAIN(TestTimeline)
 #include "tst_timeline.moc"

@@ -285,4 +285,55 @@ Expected<std::vector<EnvelopeBucket>> RunReader::readEnvelope(int64_t seriesId, 
     return out;
 }
 
+Expected<std::vector<ChunkRef>> RunReader::chunkRefs(int64_t seriesId, TimeWindow window)
+{
+    auto offset = clockOffset(seriesId);
+    if (!offset) return offset.error();
+    auto st = Statement::prepare(m_db.handle(), "SELECT first_ns, last_ns, import_id, chunk_seq, count, missing "
+                                                "FROM point_chunk WHERE series_id = ? AND first_ns <= ? "
+                                                "AND last_ns >= ? ORDER BY first_ns, import_id, chunk_seq");
+    if (!st) return st.error();
+    st->bind(1, seriesId).bind(2, saturatingAdd(window.toNs, -*offset)).bind(3, saturatingAdd(window.fromNs, -*offset));
+    std::vector<ChunkRef> out;
+    for (;;) {
+        auto row = st->step();
+        if (!row) return row.error();
+        if (!*row) break;
+        out.push_back(
+            {st->int64(0) + *offset, st->int64(1) + *offset, st->int64(2), st->int64(3), st->int64(4), st->int64(5)});
+    }
+    return out;
+}
+
+struct RunReader::Statements
+{
+    Statement readChunk;
+};
+
+Expected<std::vector<Point>> RunReader::readChunk(int64_t seriesId, const ChunkRef& chunk)
+{
+    auto offset = clockOffset(seriesId);
+    if (!offset) return offset.error();
+    if (!m_st) {
+        auto st = Statement::prepare(m_db.handle(), "SELECT data FROM point_chunk WHERE series_id = ? AND "
+                                                    "first_ns = ? AND import_id = ? AND chunk_seq = ?");
+        if (!st) return st.error();
+        m_st = std::make_shared<Statements>();
+        m_st->readChunk = std::move(*st);
+    }
+    Statement& st = m_st->readChunk;
+    st.reset();
+    st.bind(1, seriesId).bind(2, chunk.firstNs - *offset).bind(3, chunk.importId).bind(4, chunk.chunkSeq);
+    auto row = st.step();
+    if (!row) return row.error();
+    if (!*row) return makeError(ErrorCode::Database, "point chunk not found");
+    auto decoded = decodeChunk(st.blob(0), st.blobSize(0));
+    st.reset(); // releases the read
+    if (!decoded) return decoded.error();
+    if (*offset != 0)
+        for (Point& p : decoded->points)
+            p.tsNs += *offset;
+    return std::move(decoded->points);
+}
+
 } // namespace runlens::store

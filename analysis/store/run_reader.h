@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <limits>
+#include <memory>
 #include <optional>
 #include <string>
 #include <unordered_map>
@@ -63,6 +64,17 @@ struct EnvelopeBucket
     double minValue = 0;
     double maxValue = 0;
     double sum = 0;
+};
+
+// One stored chunk of a series' points, for readers that cache decoded chunks (times with the offset applied).
+struct ChunkRef
+{
+    int64_t firstNs = 0;
+    int64_t lastNs = 0;
+    int64_t importId = 0;
+    int64_t chunkSeq = 0;
+    int64_t count = 0; // points, missing ones included
+    int64_t missing = 0;
 };
 
 struct ThreadStacks
@@ -128,11 +140,16 @@ public:
     // buckets equal-width buckets over the window; a chunk that lies inside one bucket is summarised from its
     // stored min/max/sum without being decoded, so a full-range read of a long series stays cheap.
     Expected<std::vector<EnvelopeBucket>> readEnvelope(int64_t seriesId, TimeWindow window, int buckets);
+    // The chunks with points in the window, in first-time order, without decoding them; readChunk decodes one.
+    Expected<std::vector<ChunkRef>> chunkRefs(int64_t seriesId, TimeWindow window);
+    Expected<std::vector<Point>> readChunk(int64_t seriesId, const ChunkRef& chunk);
 
 private:
     Expected<int64_t> clockOffset(int64_t seriesId);
     RunDatabase& m_db;
     std::unordered_map<int64_t, int64_t> m_offsets;
+    struct Statements; // prepared once, for the reads repeated per chunk
+    std::shared_ptr<Statements> m_st;
 };
 
 } // namespace runlens::store

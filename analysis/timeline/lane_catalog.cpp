@@ -3,73 +3,80 @@
 #include <algorithm>
 #include <map>
 #include <set>
+#include <tuple>
 
 namespace runlens::timeline {
-
 namespace {
 
-struct Group
+// The canonical lane groups, in display order. Ratios (0-1) are scaled to percent beside percentages.
+std::vector<LaneSpec> canonicalLanes()
 {
-    const char* id;
-    const char* title;
-    const char* unit;
-    std::vector<LaneMetric> metrics;
-};
-
-// The canonical lanes, in display order (DESIGN.md §4 names).
-const std::vector<Group>& groups()
-{
-    static const std::vector<Group> kGroups = {
-        {"gpu_util", "GPU utilization vs SM activity", "%",
-         {{"gpu.util", 1, "GPU util"}, {"gpu.sm_active", 100, "SM active"}, {"gpu.gr_active", 100, "graphics active"}}},
-        {"gpu_activity", "Tensor / DRAM activity, SM occupancy", "%",
-         {{"gpu.tensor_active", 100, "tensor active"},
+    return {
+        {"gpu_util",
+         "GPU utilization vs SM activity",
+         "%",
+         {{"gpu.util", 1, "GPU utilization"}, {"gpu.sm_active", 100, "SM active"}, {"gpu.gr_active", 100, "GR active"}},
+         true},
+        {"gpu_activity",
+         "Tensor / DRAM activity",
+         "%",
+         {{"gpu.tensor_active", 100, "Tensor active"},
           {"gpu.dram_active", 100, "DRAM active"},
-          {"gpu.sm_occupancy", 100, "SM occupancy"}}},
-        {"trace_busy", "Profiled kernels / communication busy", "%",
-         {{"gpu.kernel_busy", 100, "kernels"},
-          {"gpu.comm_busy", 100, "comm kernels"},
-          {"trace.collective_busy", 100, "collectives (host)"}}},
-        {"net", "Network", "B/s", {{"net.tx", 1, "tx"}, {"net.rx", 1, "rx"}}},
-        {"gpu_link", "GPU links (NVLink, PCIe)", "B/s",
-         {{"gpu.nvlink_tx", 1, "NVLink tx"},
-          {"gpu.nvlink_rx", 1, "NVLink rx"},
-          {"gpu.pcie_tx", 1, "PCIe tx"},
-          {"gpu.pcie_rx", 1, "PCIe rx"}}},
-        {"storage", "Storage", "B/s", {{"disk.write", 1, "write"}, {"disk.read", 1, "read"}}},
-        {"cpu", "CPU", "%", {{"cpu.util", 1, "CPU util"}}},
-        {"host_mem", "Host memory", "bytes",
-         {{"host.mem_available", 1, "available"}, {"host.mem_dirty", 1, "dirty"}}},
-        {"gpu_mem", "GPU memory used", "bytes", {{"gpu.mem_used", 1, "used"}}},
-        {"gpu_power", "GPU power", "W", {{"gpu.power", 1, "power"}}},
-        {"gpu_clock", "GPU clocks", "Hz", {{"gpu.sm_clock", 1, "SM clock"}, {"gpu.mem_clock", 1, "memory clock"}}},
-        {"gpu_temp", "GPU temperature", "°C", {{"gpu.temp", 1, "GPU"}, {"gpu.mem_temp", 1, "memory"}}},
-        {"step_time", "Step time", "s", {{"train.step_time", 1, "step time"}}},
-        {"loss", "Loss", "", {{"train.loss", 1, "loss"}}},
-        {"tokens", "Throughput", "tokens/s", {{"train.tokens_per_s", 1, "tokens/s"}}},
+          {"gpu.sm_occupancy", 100, "SM occupancy"}},
+         true},
+        {"trace_busy",
+         "Kernel / communication busy",
+         "%",
+         {{"gpu.kernel_busy", 100, "Kernel busy"},
+          {"gpu.comm_busy", 100, "Communication busy"},
+          {"trace.collective_busy", 100, "Collective busy"}},
+         true},
+        {"net", "Network", "B/s", {{"net.tx", 1, "Send"}, {"net.rx", 1, "Receive"}}, true},
+        {"storage", "Storage", "B/s", {{"disk.read", 1, "Read"}, {"disk.write", 1, "Write"}}, true},
+        {"cpu", "CPU", "%", {{"cpu.util", 1, "CPU utilization"}}, true},
+        {"host_mem",
+         "Host memory",
+         "bytes",
+         {{"host.mem_available", 1, "Available"}, {"host.mem_used", 1, "Used"}},
+         true},
+        {"gpu_mem", "GPU memory used", "bytes", {{"gpu.mem_used", 1, "Memory used"}}, true},
+        {"gpu_power", "GPU power", "W", {{"gpu.power", 1, "Power"}}, true},
+        {"gpu_clock", "GPU clock", "Hz", {{"gpu.sm_clock", 1, "SM clock"}, {"gpu.mem_clock", 1, "Memory clock"}}, true},
+        {"gpu_temp",
+         "GPU temperature",
+         "°C",
+         {{"gpu.temp", 1, "Temperature"}, {"gpu.mem_temp", 1, "Memory temperature"}},
+         true},
+        {"step_time", "Step time", "s", {{"train.step_time", 1, "Step time"}}, true},
+        {"loss", "Loss", "", {{"train.loss", 1, "Loss"}}, true},
+        {"tokens", "Throughput", "tokens/s", {{"train.tokens_per_s", 1, "Tokens/s"}}, true},
     };
-    return kGroups;
 }
 
 } // namespace
 
 std::vector<LaneSpec> laneSpecs(const RunCatalog& catalog)
 {
-    std::map<std::string, std::string> units; // metric → unit of its first series
-    for (const auto& s : catalog.series)
-        units.emplace(s.metric, s.unit);
+    std::map<std::string, std::string> metricUnit; // metric → unit of its first series
+    for (const store::SeriesInfo& s : catalog.series)
+        metricUnit.emplace(s.metric, s.unit);
+
     std::vector<LaneSpec> out;
     std::set<std::string> grouped;
-    for (const Group& g : groups()) {
-        LaneSpec lane{g.id, g.title, g.unit, {}, true};
-        for (const LaneMetric& m : g.metrics) {
+    for (LaneSpec& lane : canonicalLanes()) {
+        bool present = false;
+        for (const LaneMetric& m : lane.metrics) {
             grouped.insert(m.metric);
-            if (units.count(m.metric)) lane.metrics.push_back(m);
+            present |= metricUnit.count(m.metric) > 0;
         }
-        if (!lane.metrics.empty()) out.push_back(std::move(lane));
+        if (!present) continue;
+        // Only the metrics the run has: legends and envelopes then name nothing that is absent.
+        std::erase_if(lane.metrics, [&](const LaneMetric& m) { return metricUnit.count(m.metric) == 0; });
+        out.push_back(std::move(lane));
     }
-    for (const auto& [metric, unit] : units) {
+    for (const auto& [metric, unit] : metricUnit) {
         if (grouped.count(metric)) continue;
+        // A 0-1 ratio is shown in percent, like the grouped ratios.
         const bool ratio = unit == "ratio";
         out.push_back({"metric:" + metric, metric, ratio ? "%" : unit, {{metric, ratio ? 100.0 : 1.0, metric}}, false});
     }
@@ -78,25 +85,26 @@ std::vector<LaneSpec> laneSpecs(const RunCatalog& catalog)
 
 std::vector<int64_t> laneSeries(const RunCatalog& catalog, const LaneSpec& lane)
 {
-    std::vector<const store::SeriesInfo*> found;
-    for (const auto& s : catalog.series)
-        for (const auto& m : lane.metrics)
-            if (m.metric == s.metric) found.push_back(&s);
-    auto metricRank = [&](const std::string& metric) {
-        for (size_t i = 0; i < lane.metrics.size(); ++i)
-            if (lane.metrics[i].metric == metric) return i;
-        return lane.metrics.size();
-    };
-    std::stable_sort(found.begin(), found.end(), [&](const store::SeriesInfo* a, const store::SeriesInfo* b) {
-        const int na = catalog.nodeIndex(a->nodeId), nb = catalog.nodeIndex(b->nodeId);
-        if (na != nb) return na < nb;
-        if (a->deviceId != b->deviceId) return a->deviceId < b->deviceId;
-        return metricRank(a->metric) < metricRank(b->metric);
-    });
-    std::vector<int64_t> ids;
-    for (const auto* s : found)
-        ids.push_back(s->id);
-    return ids;
+    // Node by the catalogue's node order, then device kind and name in the catalogue's device order, then metric
+    // in the lane's order.
+    std::map<int64_t, size_t> devicePos;
+    for (size_t i = 0; i < catalog.devices.size(); ++i)
+        devicePos[catalog.devices[i].id] = i;
+    std::vector<std::tuple<int, size_t, size_t, int64_t>> keyed;
+    for (const store::SeriesInfo& s : catalog.series) {
+        const auto it = std::find_if(lane.metrics.begin(), lane.metrics.end(),
+                                     [&](const LaneMetric& m) { return m.metric == s.metric; });
+        if (it == lane.metrics.end()) continue;
+        const auto dev = devicePos.find(s.deviceId);
+        keyed.emplace_back(catalog.nodeIndex(s.nodeId), dev == devicePos.end() ? SIZE_MAX : dev->second,
+                           static_cast<size_t>(it - lane.metrics.begin()), s.id);
+    }
+    std::sort(keyed.begin(), keyed.end());
+    std::vector<int64_t> out;
+    out.reserve(keyed.size());
+    for (const auto& k : keyed)
+        out.push_back(std::get<3>(k));
+    return out;
 }
 
 } // namespace runlens::timeline

@@ -16,14 +16,15 @@ int RunCatalog::nodeIndex(int64_t nodeId) const
 
 const store::DeviceInfo* RunCatalog::device(int64_t deviceId) const
 {
-    for (const auto& d : devices)
+    for (const store::DeviceInfo& d : devices)
         if (d.id == deviceId) return &d;
     return nullptr;
 }
 
 const store::SeriesInfo* RunCatalog::findSeries(int64_t seriesId) const
 {
-    for (const auto& s : series)
+    // series() is ordered by node, device and metric, not by id: a linear scan (a few hundred entries).
+    for (const store::SeriesInfo& s : series)
         if (s.id == seriesId) return &s;
     return nullptr;
 }
@@ -31,8 +32,8 @@ const store::SeriesInfo* RunCatalog::findSeries(int64_t seriesId) const
 int64_t RunCatalog::problemCount() const
 {
     int64_t n = 0;
-    for (const auto& i : imports)
-        n += i.import.diagnostics;
+    for (const ImportProblems& p : imports)
+        n += p.import.diagnostics;
     return n;
 }
 
@@ -41,53 +42,58 @@ Expected<std::shared_ptr<const RunCatalog>> loadRunCatalog(const std::string& pa
     auto db = store::RunDatabase::open(path, store::OpenMode::ReadOnly);
     if (!db) return db.error();
     store::RunReader reader(**db);
-    auto out = std::make_shared<RunCatalog>();
-    out->path = path;
+    auto cat = std::make_shared<RunCatalog>();
+    cat->path = path;
+
     auto nodes = reader.nodes();
     if (!nodes) return nodes.error();
-    out->nodes = std::move(*nodes);
+    cat->nodes = std::move(*nodes);
     auto devices = reader.devices();
     if (!devices) return devices.error();
-    out->devices = std::move(*devices);
+    cat->devices = std::move(*devices);
     auto series = reader.series();
     if (!series) return series.error();
-    out->series = std::move(*series);
+    cat->series = std::move(*series);
     auto threads = reader.stackThreads();
     if (!threads) return threads.error();
-    out->stackThreads = std::move(*threads);
+    cat->stackThreads = std::move(*threads);
+
     auto imports = reader.imports();
     if (!imports) return imports.error();
     for (store::ImportInfo& info : *imports) {
         ImportProblems p;
-        if (info.diagnostics > 0) {
-            auto counts = reader.diagnosticCounts(info.id);
+        p.import = std::move(info);
+        if (p.import.diagnostics > 0) {
+            auto counts = reader.diagnosticCounts(p.import.id);
             if (!counts) return counts.error();
             p.counts = std::move(*counts);
-            auto first = reader.diagnostics(info.id, diagnosticsPerImport);
+            auto first = reader.diagnostics(p.import.id, std::max(0, diagnosticsPerImport));
             if (!first) return first.error();
             p.first = std::move(*first);
         }
-        p.import = std::move(info);
-        out->imports.push_back(std::move(p));
+        cat->imports.push_back(std::move(p));
     }
 
     int64_t first = std::numeric_limits<int64_t>::max(), last = std::numeric_limits<int64_t>::min();
-    for (const auto& s : out->series) {
-        if (s.firstNs) first = std::min(first, *s.firstNs);
-        if (s.lastNs) last = std::max(last, *s.lastNs);
-    }
-    store::StackReader stacks(**db);
-    auto timed = stacks.threads();
-    if (!timed) return timed.error();
-    for (const auto& t : *timed) {
-        if (t.firstNs) first = std::min(first, *t.firstNs);
-        if (t.lastNs) last = std::max(last, *t.lastNs);
+    auto extend = [&](const std::optional<int64_t>& a, const std::optional<int64_t>& b) {
+        if (a) first = std::min(first, *a);
+        if (b) last = std::max(last, *b);
+    };
+    for (const store::SeriesInfo& s : cat->series)
+        extend(s.firstNs, s.lastNs);
+    if (!cat->stackThreads.empty()) {
+        // The per-thread time ranges of timed samples (offsets applied) come from the stack reader.
+        store::StackReader stacks(**db);
+        auto timed = stacks.threads();
+        if (!timed) return timed.error();
+        for (const store::StackThreadInfo& t : *timed)
+            extend(t.firstNs, t.lastNs);
     }
     if (first <= last) {
-        out->firstNs = first;
-        out->lastNs = last;
+        cat->firstNs = first;
+        cat->lastNs = last;
     }
-    return std::shared_ptr<const RunCatalog>(std::move(out));
+    return std::shared_ptr<const RunCatalog>(std::move(cat));
 }
 
 } // namespace runlens::timeline

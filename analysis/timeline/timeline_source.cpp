@@ -1,465 +1,409 @@
 #include "analysis/timeline/timeline_source.h"
 
 #include "analysis/store/run_database.h"
-#include "analysis/timeline/series_reduction.h"
+#include "analysis/store/run_reader.h"
+#include "analysis/timeline/chunk_cache.h"
+#include "analysis/timeline/timeline_envelope.h"
+#include "analysis/timeline/timeline_lod.h"
 
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <fmt/format.h>
 #include <map>
 #include <mutex>
 #include <thread>
 #include <unordered_map>
+#include <unordered_set>
 
 namespace runlens::timeline {
-
 namespace {
 
-constexpr double kNan = std::numeric_limits<double>::quiet_NaN();
-constexpr int kWorkers = 2;        // database connections, one thread each
-constexpr double kOutlierK = 6;    // robust deviations from the median that make a member an outlier
-constexpr double kOutlierFloor = 0.03; // of the envelope's value range: the smallest deviation that counts
+constexpr int kConnections = 2;
+constexpr size_t kChunkCacheBytes = size_t{64} << 20;
 
-struct Worker
+struct Connection
 {
     std::unique_ptr<store::RunDatabase> db;
     std::unique_ptr<store::RunReader> reader;
 };
 
-int64_t intervalOf(const store::SeriesInfo& s)
+// One series of the request, reduced.
+struct SeriesJob
 {
-    if (s.points < 2 || !s.firstNs || !s.lastNs || *s.lastNs <= *s.firstNs) return 1'000'000'000;
-    return std::max<int64_t>(1, (*s.lastNs - *s.firstNs) / (s.points - 1));
-}
-
-// Points of the series expected in [from, to], from its density.
-double expectedPoints(const store::SeriesInfo& s, int64_t from, int64_t to)
-{
-    if (!s.firstNs || !s.lastNs) return 0;
-    const int64_t lo = std::max(from, *s.firstNs), hi = std::min(to, *s.lastNs);
-    if (hi < lo) return 0;
-    if (*s.lastNs == *s.firstNs) return static_cast<double>(s.points);
-    return static_cast<double>(s.points) * static_cast<double>(hi - lo) / static_cast<double>(*s.lastNs - *s.firstNs);
-}
-
-enum class ItemKind
-{
-    Line,    // a drawn line at the request's pixels
-    Member   // an envelope member: a bucket grid only
-};
-
-struct Item
-{
-    ItemKind kind = ItemKind::Line;
     const store::SeriesInfo* series = nullptr;
     double scale = 1;
-    int buckets = 0;
-    // results
+    bool envelopeMember = false;
+    // Results
+    std::vector<ReducedBucket> buckets; // envelope members only
     std::vector<double> keys, values;
-    BucketGrid grid;
+    int64_t lodNs = 0;
+    int lineBuckets = 0;
+    bool raw = false;
 };
 
-// The upper median (for an even count the larger middle value): enough for drawing and outlier tests, and one
-// partial sort instead of two.
-double median(std::vector<double>& v)
+// Buckets of a coarser grid over the same window, on the grid of `buckets`: each takes the coarse bucket its start
+// falls in.
+std::vector<ReducedBucket> regrid(const std::vector<ReducedBucket>& coarse, int64_t fromNs, int64_t toNs, int buckets)
 {
-    const size_t mid = v.size() / 2;
-    std::nth_element(v.begin(), v.begin() + static_cast<long>(mid), v.end());
-    return v[mid];
+    std::vector<ReducedBucket> out(static_cast<size_t>(buckets));
+    const int n = static_cast<int>(coarse.size());
+    int j = 0;
+    for (int i = 0; i < buckets; ++i) {
+        const int64_t start = bucketBoundary(fromNs, toNs, buckets, i);
+        while (j + 1 < n && bucketBoundary(fromNs, toNs, n, j + 1) <= start)
+            ++j;
+        out[static_cast<size_t>(i)] = coarse[static_cast<size_t>(j)];
+    }
+    return out;
+}
+
+std::string deviceLabel(const store::DeviceInfo* d)
+{
+    if (!d) return "?";
+    if (d->name.empty()) return d->kind;
+    const bool numeric =
+        !d->name.empty() && std::all_of(d->name.begin(), d->name.end(), [](char c) { return c >= '0' && c <= '9'; });
+    return numeric ? d->kind + d->name : d->name;
 }
 
 } // namespace
 
 struct TimelineSource::Impl
 {
-    std::string path;
     std::shared_ptr<const RunCatalog> catalog;
-    std::vector<Worker> workers;
-    std::mutex mutex;
-    std::unordered_map<int64_t, std::shared_ptr<const SeriesLod>> cache;
-    std::unordered_map<int64_t, const store::SeriesInfo*> series;
-    std::unordered_map<int64_t, std::string> labels;
-    std::unordered_map<int64_t, int> ordinals;
+    Connection connections[kConnections];
+    std::unordered_map<int64_t, const store::SeriesInfo*> seriesById;
+    std::unordered_map<int64_t, int> deviceOrdinal;
 
-    Expected<std::shared_ptr<const SeriesLod>> lod(Worker& w, const store::SeriesInfo& s);
-    Status run(Worker& w, Item& item, int64_t from, int64_t to, int pixels,
-               const std::map<int, std::shared_ptr<const std::vector<int64_t>>>& boundaries);
-    std::string label(const store::SeriesInfo& s, const LaneSpec& lane) const;
+    std::mutex cacheMutex;
+    std::unordered_map<int64_t, std::shared_ptr<const SeriesPyramid>> pyramids;
+    ChunkCache chunks{kChunkCacheBytes};
+
+    Expected<std::shared_ptr<const SeriesPyramid>> pyramid(store::RunReader& reader, const store::SeriesInfo& s,
+                                                           bool& built);
+    Status reduce(store::RunReader& reader, SeriesJob& job, const TimelineRequest& r, bool& built);
 };
 
-Expected<std::shared_ptr<const SeriesLod>> TimelineSource::Impl::lod(Worker& w, const store::SeriesInfo& s)
+Expected<std::shared_ptr<const SeriesPyramid>> TimelineSource::Impl::pyramid(store::RunReader& reader,
+                                                                             const store::SeriesInfo& s, bool& built)
 {
     {
-        std::lock_guard lock(mutex);
-        auto it = cache.find(s.id);
-        if (it != cache.end()) return it->second;
+        std::lock_guard<std::mutex> lock(cacheMutex);
+        if (auto it = pyramids.find(s.id); it != pyramids.end()) return it->second;
     }
-    auto points = w.reader->readPoints(s.id, store::TimeWindow{});
-    if (!points) return points.error();
-    auto built = buildSeriesLod(std::move(*points), intervalOf(s));
-    std::lock_guard lock(mutex);
-    cache[s.id] = built;
-    return built;
+    // Built outside the lock: the other connection goes on with its own series meanwhile.
+    // One chunk at a time (the chunk list is kept for the later reads of windows).
+    auto refs = chunks.refs(reader, s.id);
+    if (!refs) return refs.error();
+    PyramidBuilder builder(typicalIntervalNs(s.points, s.firstNs.value_or(0), s.lastNs.value_or(0)),
+                           s.firstNs.value_or(0), s.lastNs.value_or(-1));
+    for (const store::ChunkRef& ref : **refs) {
+        if (ref.count == ref.missing) continue;
+        auto points = reader.readChunk(s.id, ref);
+        if (!points) return points.error();
+        builder.add(*points);
+    }
+    auto p = std::make_shared<const SeriesPyramid>(builder.finish());
+    built = true;
+    std::lock_guard<std::mutex> lock(cacheMutex);
+    return pyramids.emplace(s.id, std::move(p)).first->second;
 }
 
-// One series over [from, to]: a line (raw points when there are few, else per-pixel min/max) or a member grid.
-Status TimelineSource::Impl::run(Worker& w, Item& item, int64_t from, int64_t to, int pixels,
-                                 const std::map<int, std::shared_ptr<const std::vector<int64_t>>>& boundaries)
+Status TimelineSource::Impl::reduce(store::RunReader& reader, SeriesJob& job, const TimelineRequest& r, bool& built)
 {
-    const store::SeriesInfo& s = *item.series;
-    const int64_t interval = intervalOf(s);
-    const int64_t gap = 3 * interval;
-    const double expected = expectedPoints(s, from, to);
-    const bool small = s.points <= kRawCachePoints;
-    const int64_t bucketNs = (to - from) / std::max(1, item.buckets);
-    // The pyramid is built when it can answer (buckets of at least 4 points) or the series is small anyway.
-    const bool useLod = small || bucketNs >= 4 * interval;
-    std::shared_ptr<const SeriesLod> cached;
-    if (useLod) {
-        auto l = lod(w, s);
-        if (!l) return l.error();
-        cached = *l;
-    }
-    auto windowPoints = [&]() -> Expected<std::vector<store::Point>> {
-        if (cached && cached->raw) return cached->points; // a copy of a small vector
-        return w.reader->readPoints(s.id, store::TimeWindow{from, to});
-    };
-    if (item.kind == ItemKind::Line && expected <= 2.0 * pixels) {
-        auto pts = windowPoints();
-        if (!pts) return pts.error();
-        pointsToLine(*pts, from, to, item.scale, gap, item.keys, item.values);
+    const store::SeriesInfo& s = *job.series;
+    if (!s.firstNs || !s.lastNs || *s.lastNs < r.fromNs || *s.firstNs > r.toNs) {
+        if (job.envelopeMember) job.buckets.assign(static_cast<size_t>(r.pixels), ReducedBucket{});
         return okStatus();
     }
-    auto b = boundaries.find(item.buckets);
-    item.grid = BucketGrid(from, to, item.buckets, b != boundaries.end() ? b->second : nullptr);
-    if (!cached || !reduceFromLod(*cached, item.grid)) {
-        auto pts = windowPoints();
-        if (!pts) return pts.error();
-        reducePoints(*pts, item.grid);
+    const int64_t interval = typicalIntervalNs(s.points, *s.firstNs, *s.lastNs);
+    const int64_t displayWidth = (r.toNs - r.fromNs + 1) / r.pixels;
+    // Points expected in the window, from the series' density (a regular series: exact to a point or two).
+    const double span = static_cast<double>(*s.lastNs - *s.firstNs) + static_cast<double>(interval);
+    const double overlap = static_cast<double>(std::min(r.toNs, *s.lastNs) - std::max(r.fromNs, *s.firstNs)) +
+                           static_cast<double>(interval);
+    const double estimate = static_cast<double>(s.points) * std::clamp(overlap / span, 0.0, 1.0);
+    const size_t rawLimit = 2 * static_cast<size_t>(r.pixels);
+
+    // The pyramid only once a window is wide enough for it (a run of a few hours may never need one).
+    if (estimate > static_cast<double>(rawLimit) && pyramidBaseWidthNs(interval) <= 2 * displayWidth) {
+        auto p = pyramid(reader, s, built);
+        if (!p) return p.error();
+        if (const PyramidLevel* level = (*p)->levelFor(displayWidth)) {
+            job.buckets = reduceLevel(*level, r.fromNs, r.toNs, r.pixels);
+            job.lodNs = level->widthNs;
+            job.lineBuckets = r.pixels;
+            appendBucketLine(job.buckets, r.fromNs, r.toNs, job.scale, job.keys, job.values);
+            if (!job.envelopeMember) job.buckets.clear();
+            return okStatus();
+        }
+        // The finest level is up to twice a pixel wide: still better than decoding every point of the window. The
+        // line gets one bucket per level width (fewer than pixels, so none is without a level bucket); an envelope
+        // member's pixels take the bucket they start in.
+        if (!(*p)->levels.empty() && (*p)->levels.front().widthNs <= 2 * displayWidth) {
+            const PyramidLevel& finest = (*p)->levels.front();
+            const int coarse = static_cast<int>(std::max<int64_t>(1, (r.toNs - r.fromNs + 1) / finest.widthNs));
+            const std::vector<ReducedBucket> buckets = reduceLevel(finest, r.fromNs, r.toNs, coarse);
+            job.lodNs = finest.widthNs;
+            job.lineBuckets = coarse;
+            appendBucketLine(buckets, r.fromNs, r.toNs, job.scale, job.keys, job.values);
+            if (job.envelopeMember) job.buckets = regrid(buckets, r.fromNs, r.toNs, r.pixels);
+            return okStatus();
+        }
     }
-    if (item.kind == ItemKind::Line) gridToLine(item.grid, item.scale, gap, item.keys, item.values);
+    // Few points, or a window narrower than the finest level: from the points themselves.
+    auto window = chunks.window(reader, s.id, {r.fromNs, r.toNs});
+    if (!window) return window.error();
+    job.lineBuckets = r.pixels;
+    if (window->count() <= rawLimit || !window->inOrder) {
+        const std::vector<store::Point> points = window->points();
+        if (points.size() <= rawLimit) {
+            job.raw = true;
+            appendRawLine(points, interval, job.scale, job.keys, job.values);
+            if (job.envelopeMember) job.buckets = reducePoints(points, r.fromNs, r.toNs, r.pixels);
+            return okStatus();
+        }
+        job.buckets = reducePoints(points, r.fromNs, r.toNs, r.pixels);
+    } else {
+        job.buckets = reduceSpans(window->spans, r.fromNs, r.toNs, r.pixels);
+    }
+    appendBucketLine(job.buckets, r.fromNs, r.toNs, job.scale, job.keys, job.values);
+    if (!job.envelopeMember) job.buckets.clear();
     return okStatus();
 }
 
-std::string TimelineSource::Impl::label(const store::SeriesInfo& s, const LaneSpec& lane) const
-{
-    std::string metric = s.metric;
-    for (const auto& m : lane.metrics)
-        if (m.metric == s.metric && !m.label.empty()) metric = m.label;
-    auto it = labels.find(s.id);
-    std::string out = (it != labels.end() ? it->second : std::string()) + " " + metric;
-    if (!s.labels.empty()) out += " {" + s.labels + "}";
-    // The same metric of one device from two sources (a 250 ms query log beside a 1 s dmon log) is told apart.
-    for (const auto& other : catalog->series)
-        if (other.id != s.id && other.deviceId == s.deviceId && other.metric == s.metric && other.labels == s.labels) {
-            out += " [" + s.source + "]";
-            break;
-        }
-    return out;
-}
-
 TimelineSource::TimelineSource(std::unique_ptr<Impl> impl) : m_impl(std::move(impl)) {}
+
 TimelineSource::~TimelineSource() = default;
+
+Expected<std::unique_ptr<TimelineSource>> TimelineSource::open(const std::string& path,
+                                                               std::shared_ptr<const RunCatalog> catalog)
+{
+    if (!catalog) return makeError(ErrorCode::Usage, "a timeline source needs the run catalogue");
+    auto impl = std::make_unique<Impl>();
+    for (Connection& c : impl->connections) {
+        auto db = store::RunDatabase::open(path, store::OpenMode::ReadOnly);
+        if (!db) return db.error();
+        c.db = std::move(*db);
+        c.reader = std::make_unique<store::RunReader>(*c.db);
+    }
+    for (const store::SeriesInfo& s : catalog->series)
+        impl->seriesById[s.id] = &s;
+    // Ordinal of each device among its node's devices of the same kind, in the catalogue's device order.
+    std::map<std::pair<int64_t, std::string>, int> next;
+    for (const store::DeviceInfo& d : catalog->devices)
+        impl->deviceOrdinal[d.id] = next[{d.nodeId, d.kind}]++;
+    impl->catalog = std::move(catalog);
+    return std::unique_ptr<TimelineSource>(new TimelineSource(std::move(impl)));
+}
 
 const RunCatalog& TimelineSource::catalog() const
 {
     return *m_impl->catalog;
 }
 
-Expected<std::unique_ptr<TimelineSource>> TimelineSource::open(const std::string& path,
-                                                               std::shared_ptr<const RunCatalog> catalog)
+size_t TimelineSource::cacheBytes() const
 {
-    auto impl = std::make_unique<Impl>();
-    impl->path = path;
-    impl->catalog = std::move(catalog);
-    for (int i = 0; i < kWorkers; ++i) {
-        auto db = store::RunDatabase::open(path, store::OpenMode::ReadOnly);
-        if (!db) return db.error();
-        Worker w;
-        w.db = std::move(*db);
-        w.reader = std::make_unique<store::RunReader>(*w.db);
-        impl->workers.push_back(std::move(w));
-    }
-    const RunCatalog& c = *impl->catalog;
-    for (const auto& s : c.series)
-        impl->series[s.id] = &s;
-    std::map<std::pair<int64_t, std::string>, int> perKind;
-    for (const auto& d : c.devices) {
-        impl->ordinals[d.id] = perKind[{d.nodeId, d.kind}]++;
-    }
-    for (const auto& s : c.series) {
-        const int n = c.nodeIndex(s.nodeId);
-        std::string name = n >= 0 ? c.nodes[static_cast<size_t>(n)].name : std::string("?");
-        if (const store::DeviceInfo* d = c.device(s.deviceId)) {
-            if (d->kind == "gpu") name += " gpu" + d->name;
-            else if (!d->name.empty()) name += " " + d->name;
-            else if (d->kind != "host") name += " " + d->kind;
-        }
-        impl->labels[s.id] = name;
-    }
-    return std::unique_ptr<TimelineSource>(new TimelineSource(std::move(impl)));
+    std::lock_guard<std::mutex> lock(m_impl->cacheMutex);
+    size_t n = 0;
+    for (const auto& [id, p] : m_impl->pyramids)
+        n += p->bytes();
+    return n + m_impl->chunks.bytes();
 }
 
 Expected<std::shared_ptr<const TimelineFrame>> TimelineSource::fetch(const TimelineRequest& request,
-                                                                      const std::atomic<bool>* cancel)
+                                                                     const std::atomic<bool>* cancel)
 {
     const auto t0 = std::chrono::steady_clock::now();
+    if (request.pixels <= 0) return makeError(ErrorCode::Usage, "a timeline fetch needs at least one pixel");
     if (request.toNs < request.fromNs) return makeError(ErrorCode::Usage, "empty time window");
-    const int pixels = std::max(1, request.pixels);
     Impl& d = *m_impl;
-    const RunCatalog& catalog = *d.catalog;
-    std::vector<int64_t> hidden = request.hiddenSeries;
-    std::sort(hidden.begin(), hidden.end());
+    const RunCatalog& cat = *d.catalog;
+    auto cancelled = [&] { return cancel && cancel->load(std::memory_order_relaxed); };
 
-    // Plan: per lane and metric, lines or an envelope of members.
-    struct Group
+    // Which series each lane shows, and which metric groups become envelopes.
+    const std::unordered_set<int64_t> hidden(request.hiddenSeries.begin(), request.hiddenSeries.end());
+    std::vector<SeriesJob> jobs;
+    struct LaneJobs
     {
-        size_t lane;
-        std::string metric;
-        double scale;
-        std::vector<size_t> items;
-        bool envelope;
+        std::vector<std::pair<std::string, std::vector<size_t>>> byMetric; // lane metric order
     };
-    std::vector<Item> items;
-    std::vector<Group> groups;
+    std::vector<LaneJobs> lanes(request.lanes.size());
     for (size_t li = 0; li < request.lanes.size(); ++li) {
         const LaneSpec& lane = request.lanes[li];
-        const std::vector<int64_t> ids = laneSeries(catalog, lane);
-        for (const LaneMetric& m : lane.metrics) {
-            std::vector<const store::SeriesInfo*> members;
-            for (int64_t id : ids) {
-                const store::SeriesInfo* s = d.series.at(id);
-                if (s->metric == m.metric && !std::binary_search(hidden.begin(), hidden.end(), id)) members.push_back(s);
+        for (const LaneMetric& m : lane.metrics)
+            lanes[li].byMetric.emplace_back(m.metric, std::vector<size_t>());
+        for (int64_t id : laneSeries(cat, lane)) {
+            if (hidden.count(id)) continue;
+            const auto it = d.seriesById.find(id);
+            if (it == d.seriesById.end()) continue;
+            for (size_t mi = 0; mi < lane.metrics.size(); ++mi) {
+                if (lane.metrics[mi].metric != it->second->metric) continue;
+                lanes[li].byMetric[mi].second.push_back(jobs.size());
+                SeriesJob job;
+                job.series = it->second;
+                job.scale = lane.metrics[mi].scale;
+                jobs.push_back(std::move(job));
+                break;
             }
-            if (members.empty()) continue;
-            Group g{li, m.metric, m.scale, {}, static_cast<int>(members.size()) > request.envelopeAbove};
-            double densest = 0;
-            for (const auto* s : members)
-                densest = std::max(densest, expectedPoints(*s, request.fromNs, request.toNs));
-            // Envelope buckets: two pixels each (a band needs no finer steps, and its min and max keep every dip),
-            // fewer when the members have fewer points than that.
-            const int envelopeBuckets = std::clamp(static_cast<int>(densest / 2), 1, std::max(1, pixels / 2));
-            for (const auto* s : members) {
-                Item it;
-                it.kind = g.envelope ? ItemKind::Member : ItemKind::Line;
-                it.series = s;
-                it.scale = m.scale;
-                it.buckets = g.envelope ? envelopeBuckets : pixels;
-                g.items.push_back(items.size());
-                items.push_back(std::move(it));
-            }
-            groups.push_back(std::move(g));
         }
+        for (auto& [metric, members] : lanes[li].byMetric)
+            if (static_cast<int>(members.size()) > request.envelopeAbove)
+                for (size_t j : members)
+                    jobs[j].envelopeMember = true;
     }
 
-    // One set of bucket boundaries per grid size, shared by every grid of the request.
-    std::map<int, std::shared_ptr<const std::vector<int64_t>>> boundaries;
-    boundaries[pixels] = bucketBoundaries(request.fromNs, request.toNs, pixels);
-    for (const Item& it : items)
-        if (!boundaries.count(it.buckets)) boundaries[it.buckets] = bucketBoundaries(request.fromNs, request.toNs, it.buckets);
-
-    // Run the items on the workers (this thread is worker 0).
-    auto runAll = [&](std::vector<size_t> todo) -> Status {
-        std::atomic<size_t> next{0};
-        std::mutex errorMutex;
-        std::optional<Error> error;
-        auto loop = [&](Worker& w) {
-            for (;;) {
-                const size_t k = next.fetch_add(1);
-                if (k >= todo.size()) return;
-                if (cancel && cancel->load()) {
-                    std::lock_guard lock(errorMutex);
-                    if (!error) error = makeError(ErrorCode::Cancelled, "cancelled");
-                    return;
-                }
-                Status st = d.run(w, items[todo[k]], request.fromNs, request.toNs, pixels, boundaries);
-                if (!st) {
-                    std::lock_guard lock(errorMutex);
-                    if (!error) error = st.error();
-                    return;
-                }
+    // Reduce every series, on each connection's own thread, series taken in turn.
+    std::atomic<size_t> nextJob{0};
+    std::atomic<bool> failed{false};
+    std::atomic<int> built{0};
+    std::optional<Error> errors[kConnections];
+    auto work = [&](int c) {
+        store::RunReader& reader = *d.connections[c].reader;
+        for (;;) {
+            if (failed.load() || cancelled()) return;
+            const size_t j = nextJob.fetch_add(1);
+            if (j >= jobs.size()) return;
+            bool b = false;
+            Status st = d.reduce(reader, jobs[j], request, b);
+            if (b) built.fetch_add(1);
+            if (!st) {
+                errors[c] = st.error();
+                failed.store(true);
+                return;
             }
-        };
-        std::vector<std::thread> threads;
-        for (size_t i = 1; i < d.workers.size() && todo.size() > 1; ++i)
-            threads.emplace_back(loop, std::ref(d.workers[i]));
-        loop(d.workers[0]);
-        for (auto& t : threads)
-            t.join();
-        if (error) return *error;
-        return okStatus();
+        }
     };
-    std::vector<size_t> all(items.size());
-    for (size_t i = 0; i < items.size(); ++i)
-        all[i] = i;
-    if (Status st = runAll(all); !st) return st.error();
+    if (jobs.size() > 1) {
+        std::thread helper(work, 1);
+        work(0);
+        helper.join();
+    } else {
+        work(0);
+    }
+    if (cancelled()) return makeError(ErrorCode::Cancelled, "timeline fetch cancelled");
+    for (const auto& e : errors)
+        if (e) return *e;
+
+    // Envelopes, in lane and metric order, computed on both threads.
+    std::vector<EnvelopeInput> envelopeInputs;
+    for (size_t li = 0; li < request.lanes.size(); ++li) {
+        for (size_t mi = 0; mi < lanes[li].byMetric.size(); ++mi) {
+            const auto& members = lanes[li].byMetric[mi].second;
+            if (static_cast<int>(members.size()) <= request.envelopeAbove) continue;
+            EnvelopeInput in;
+            in.fromNs = request.fromNs;
+            in.toNs = request.toNs;
+            in.scale = request.lanes[li].metrics[mi].scale;
+            for (size_t j : members) {
+                const store::SeriesInfo& s = *jobs[j].series;
+                in.members.push_back(&jobs[j].buckets);
+                if (s.minValue) in.valueLo = std::min(in.valueLo, *s.minValue * in.scale);
+                if (s.maxValue) in.valueHi = std::max(in.valueHi, *s.maxValue * in.scale);
+            }
+            envelopeInputs.push_back(std::move(in));
+        }
+    }
+    // Each envelope in two halves of its buckets, so both threads have the same work.
+    std::vector<EnvelopeResult> envelopeResults;
+    for (const EnvelopeInput& in : envelopeInputs)
+        envelopeResults.push_back(prepareEnvelope(in));
+    constexpr size_t kParts = 2;
+    std::vector<std::vector<std::vector<double>>> partScores(envelopeInputs.size(),
+                                                             std::vector<std::vector<double>>(kParts));
+    std::atomic<size_t> nextPart{0};
+    auto envelopeWork = [&] {
+        for (size_t t = nextPart.fetch_add(1); t < envelopeInputs.size() * kParts; t = nextPart.fetch_add(1)) {
+            const size_t e = t / kParts, part = t % kParts;
+            const size_t buckets = envelopeResults[e].envelope.keys.size();
+            computeEnvelopePart(envelopeInputs[e], buckets * part / kParts, buckets * (part + 1) / kParts,
+                                envelopeResults[e].envelope, partScores[e][part]);
+        }
+    };
+    if (!envelopeInputs.empty()) {
+        std::thread helper(envelopeWork);
+        envelopeWork();
+        helper.join();
+    }
+    for (size_t e = 0; e < envelopeResults.size(); ++e)
+        finishEnvelope(envelopeResults[e], partScores[e]);
+    size_t nextEnvelope = 0;
 
     auto frame = std::make_shared<TimelineFrame>();
     frame->generation = request.generation;
     frame->fromNs = request.fromNs;
     frame->toNs = request.toNs;
-    frame->pixels = pixels;
-    frame->lanes.resize(request.lanes.size());
-    for (size_t li = 0; li < request.lanes.size(); ++li)
-        frame->lanes[li].laneId = request.lanes[li].id;
-
-    auto makeLine = [&](const Item& it, const LaneSpec& lane) {
-        TimelineLine line;
-        line.seriesId = it.series->id;
-        line.nodeIndex = catalog.nodeIndex(it.series->nodeId);
-        auto o = d.ordinals.find(it.series->deviceId);
-        line.deviceOrdinal = o != d.ordinals.end() ? o->second : 0;
-        line.label = d.label(*it.series, lane);
-        line.metric = it.series->metric;
-        line.keys = it.keys;
-        line.values = it.values;
-        return line;
-    };
-
-    std::vector<size_t> outlierItems; // items re-run as lines
-    std::vector<std::pair<size_t, double>> outlierOf; // (item, score)
-    // Envelopes are independent of each other: computed on both workers' threads.
-    struct EnvelopeResult
-    {
-        TimelineEnvelope env;
-        std::vector<std::pair<double, size_t>> scored; // outlier score, item
-    };
-    std::vector<size_t> envelopeGroups;
-    for (size_t gi = 0; gi < groups.size(); ++gi)
-        if (groups[gi].envelope) envelopeGroups.push_back(gi);
-    std::vector<EnvelopeResult> results(groups.size());
-    auto computeEnvelope = [&](const Group& g, EnvelopeResult& result) {
-        const LaneSpec& lane = request.lanes[g.lane];
-        TimelineEnvelope& env = result.env;
-        std::vector<std::pair<double, size_t>>& scored = result.scored;
-        const BucketGrid& shape = items[g.items.front()].grid;
-        env.metric = g.metric;
-        env.members = static_cast<int>(g.items.size());
-        for (const auto& m : lane.metrics)
-            if (m.metric == g.metric) env.label = m.label;
-        env.label += ", " + std::to_string(env.members) + " series";
-        const auto n = static_cast<size_t>(shape.buckets);
-        env.keys.resize(n);
-        env.lo.assign(n, kNan);
-        env.median.assign(n, kNan);
-        env.hi.assign(n, kNan);
-        std::vector<double> mins, maxs, means, spreads;
-        std::vector<double> medMin(n, kNan), medMax(n, kNan), madMin(n, 0), madMax(n, 0), spread(n, 0);
-        double rangeLo = INFINITY, rangeHi = -INFINITY;
-        for (size_t b = 0; b < n; ++b) {
-            const int64_t start = shape.bucketStart(static_cast<int>(b));
-            const int64_t end = shape.bucketStart(static_cast<int>(b + 1));
-            env.keys[b] = static_cast<double>(start + (end - start) / 2) * 1e-9;
-            mins.clear();
-            maxs.clear();
-            means.clear();
-            spreads.clear();
-            for (size_t k : g.items) {
-                const BucketGrid& gr = items[k].grid;
-                if (gr.count[b] == 0) continue;
-                mins.push_back(gr.mn[b]);
-                maxs.push_back(gr.mx[b]);
-                means.push_back(gr.sum[b] / static_cast<double>(gr.count[b]));
-                spreads.push_back(gr.mx[b] - gr.mn[b]);
-            }
-            if (mins.empty()) continue;
-            env.lo[b] = *std::min_element(mins.begin(), mins.end()) * g.scale;
-            env.hi[b] = *std::max_element(maxs.begin(), maxs.end()) * g.scale;
-            env.median[b] = median(means) * g.scale;
-            rangeLo = std::min(rangeLo, env.lo[b]);
-            rangeHi = std::max(rangeHi, env.hi[b]);
-            if (mins.size() < 4) continue; // too few to call one of them an outlier
-            medMin[b] = median(mins);
-            medMax[b] = median(maxs);
-            for (double& v : mins)
-                v = std::abs(v - medMin[b]);
-            for (double& v : maxs)
-                v = std::abs(v - medMax[b]);
-            // The yardstick: how much the members' extremes differ (GPUs at different steady levels are not
-            // outliers) or how much a member varies within the bucket (noise), whichever is larger; flat data falls
-            // back to the floor below.
-            spread[b] = median(spreads);
-            madMin[b] = std::max(1.4826 * median(mins), spread[b]);
-            madMax[b] = std::max(1.4826 * median(maxs), spread[b]);
-        }
-        // Outliers: members whose bucket min (max) lies far below (above) the members' median min (max).
-        const double floor = kOutlierFloor * std::max(1e-12, (rangeHi - rangeLo) / g.scale);
-        for (size_t k : g.items) {
-            const BucketGrid& gr = items[k].grid;
-            double score = 0;
-            for (size_t b = 0; b < n; ++b) {
-                if (gr.count[b] == 0 || std::isnan(medMin[b])) continue;
-                score = std::max(score, (medMin[b] - gr.mn[b]) / std::max(madMin[b], floor));
-                score = std::max(score, (gr.mx[b] - medMax[b]) / std::max(madMax[b], floor));
-            }
-            if (score > kOutlierK) scored.push_back({score, k});
-        }
-    };
-    {
-        std::atomic<size_t> next{0};
-        auto loop = [&] {
-            for (size_t k; (k = next.fetch_add(1)) < envelopeGroups.size();)
-                computeEnvelope(groups[envelopeGroups[k]], results[envelopeGroups[k]]);
+    frame->pixels = request.pixels;
+    frame->seriesRead = static_cast<int>(jobs.size());
+    frame->pyramidsBuilt = built.load();
+    for (size_t li = 0; li < request.lanes.size(); ++li) {
+        const LaneSpec& lane = request.lanes[li];
+        LaneFrame lf;
+        lf.laneId = lane.id;
+        auto makeLine = [&](SeriesJob& job, size_t mi) {
+            TimelineLine line;
+            const store::SeriesInfo& s = *job.series;
+            line.seriesId = s.id;
+            line.nodeIndex = cat.nodeIndex(s.nodeId);
+            if (auto it = d.deviceOrdinal.find(s.deviceId); it != d.deviceOrdinal.end())
+                line.deviceOrdinal = it->second;
+            const std::string node = line.nodeIndex >= 0 ? cat.nodes[static_cast<size_t>(line.nodeIndex)].name : "?";
+            line.label = fmt::format("{} {} {}", node, deviceLabel(cat.device(s.deviceId)), lane.metrics[mi].label);
+            line.metric = s.metric;
+            line.keys = std::move(job.keys);
+            line.values = std::move(job.values);
+            line.lodNs = job.lodNs;
+            line.buckets = job.lineBuckets;
+            line.raw = job.raw;
+            return line;
         };
-        std::thread helper;
-        if (envelopeGroups.size() > 1) helper = std::thread(loop);
-        loop();
-        if (helper.joinable()) helper.join();
-    }
-    for (size_t gi = 0; gi < groups.size(); ++gi) {
-        const Group& g = groups[gi];
-        const LaneSpec& lane = request.lanes[g.lane];
-        LaneFrame& lf = frame->lanes[g.lane];
-        if (!g.envelope) {
-            for (size_t k : g.items)
-                lf.lines.push_back(makeLine(items[k], lane));
-            continue;
+        for (size_t mi = 0; mi < lanes[li].byMetric.size(); ++mi) {
+            const auto& members = lanes[li].byMetric[mi].second;
+            if (members.empty()) continue;
+            if (static_cast<int>(members.size()) <= request.envelopeAbove) {
+                for (size_t j : members)
+                    lf.lines.push_back(makeLine(jobs[j], mi));
+                continue;
+            }
+            EnvelopeResult& env = envelopeResults[nextEnvelope++];
+            const store::DeviceInfo* dev = cat.device(jobs[members.front()].series->deviceId);
+            const std::string kind = dev && dev->kind == "gpu" ? "GPUs" : dev ? dev->kind + " devices" : "series";
+            env.envelope.metric = lanes[li].byMetric[mi].first;
+            env.envelope.label = fmt::format("{}, {} {}", lane.metrics[mi].label, members.size(), kind);
+            lf.envelopes.push_back(std::move(env.envelope));
+            int taken = 0;
+            for (const auto& [member, score] : env.outliers) {
+                if (taken++ >= request.maxOutliers) break;
+                TimelineLine line = makeLine(jobs[members[member]], mi);
+                line.outlier = true;
+                line.outlierScore = score;
+                lf.lines.push_back(std::move(line));
+            }
         }
-        TimelineEnvelope& env = results[gi].env;
-        std::vector<std::pair<double, size_t>>& scored = results[gi].scored;
-        std::sort(scored.begin(), scored.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
-        for (size_t i = 0; i < scored.size() && static_cast<int>(i) < request.maxOutliers; ++i) {
-            Item& it = items[scored[i].second];
-            it.kind = ItemKind::Line;
-            it.buckets = pixels;
-            outlierItems.push_back(scored[i].second);
-            outlierOf.push_back({scored[i].second, scored[i].first});
-        }
-        lf.envelopes.push_back(std::move(env));
-    }
-    if (!outlierItems.empty()) {
-        if (Status st = runAll(outlierItems); !st) return st.error();
-        for (const Group& g : groups)
-            for (size_t k : g.items)
-                for (const auto& [item, score] : outlierOf)
-                    if (item == k) {
-                        TimelineLine line = makeLine(items[k], request.lanes[g.lane]);
-                        line.outlier = true;
-                        line.outlierScore = score;
-                        frame->lanes[g.lane].lines.push_back(std::move(line));
-                    }
-    }
-    for (LaneFrame& lf : frame->lanes) {
-        double lo = INFINITY, hi = -INFINITY;
-        auto widen = [&](const std::vector<double>& v) {
+        // The value range of what is shown.
+        double lo = std::numeric_limits<double>::infinity(), hi = -lo;
+        auto extend = [&](const std::vector<double>& v) {
             for (double x : v)
                 if (std::isfinite(x)) {
                     lo = std::min(lo, x);
                     hi = std::max(hi, x);
                 }
         };
-        for (const auto& l : lf.lines)
-            widen(l.values);
-        for (const auto& e : lf.envelopes) {
-            widen(e.lo);
-            widen(e.hi);
+        for (const TimelineLine& l : lf.lines)
+            extend(l.values);
+        for (const TimelineEnvelope& e : lf.envelopes) {
+            extend(e.lo);
+            extend(e.hi);
         }
         lf.hasData = lo <= hi;
-        lf.lo = lf.hasData ? lo : 0;
-        lf.hi = lf.hasData ? hi : 0;
+        if (lf.hasData) {
+            lf.lo = lo;
+            lf.hi = hi;
+        }
+        frame->lanes.push_back(std::move(lf));
     }
     frame->fetchMs = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-
     return std::shared_ptr<const TimelineFrame>(std::move(frame));
 }
 

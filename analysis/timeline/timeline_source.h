@@ -25,7 +25,7 @@ struct TimelineRequest
 {
     uint64_t generation = 0; // echoed in the frame, so stale results can be dropped
     int64_t fromNs = 0;
-    int64_t toNs = 0; // inclusive
+    int64_t toNs = 0;  // inclusive
     int pixels = 1000; // plot width; buckets = pixels
     std::vector<LaneSpec> lanes;
     std::vector<int64_t> hiddenSeries; // series unchecked in the run browser
@@ -36,14 +36,18 @@ struct TimelineRequest
 struct TimelineLine
 {
     int64_t seriesId = 0;
-    int nodeIndex = -1;  // RunCatalog::nodes index: the colour
+    int nodeIndex = -1;    // RunCatalog::nodes index: the colour
     int deviceOrdinal = 0; // position of the device among its node's devices of the same kind (lightness)
-    std::string label;   // "node1 gpu3 SM active"
+    std::string label;     // "node1 gpu3 SM active"
     std::string metric;
     std::vector<double> keys;   // epoch seconds
     std::vector<double> values; // shown values (scaled); NaN = gap
     bool outlier = false;       // drawn on top of an envelope
-    double outlierScore = 0;
+    double outlierScore = 0;    // the largest deviation from the members' median in robust units (MAD)
+    int64_t lodNs = 0;          // width of the cached level the line was reduced from; 0: exact (from the points)
+    bool raw = false;           // the points themselves (few enough in the window), not per-pixel min/max
+    int buckets = 0; // when not raw: the equal buckets over the window the line has min/max of (pixels, or fewer
+                     // when the finest cached level is up to 2 pixels wide)
 };
 
 struct TimelineEnvelope
@@ -51,7 +55,7 @@ struct TimelineEnvelope
     std::string metric;
     std::string label; // "GPU utilization, 32 GPUs"
     int members = 0;
-    std::vector<double> keys; // bucket centres, epoch seconds
+    std::vector<double> keys;           // bucket centres, epoch seconds
     std::vector<double> lo, median, hi; // NaN where no member has data
 };
 
@@ -71,6 +75,8 @@ struct TimelineFrame
     int pixels = 0;
     std::vector<LaneFrame> lanes; // in request order
     double fetchMs = 0;
+    int seriesRead = 0;    // series reduced for this frame
+    int pyramidsBuilt = 0; // level-of-detail caches built by this fetch
 };
 
 class TimelineSource
@@ -83,6 +89,7 @@ public:
     Expected<std::shared_ptr<const TimelineFrame>> fetch(const TimelineRequest& request,
                                                          const std::atomic<bool>* cancel = nullptr);
     const RunCatalog& catalog() const;
+    size_t cacheBytes() const; // the level-of-detail pyramids and decoded chunks held (at most 64 MB of chunks)
 
 private:
     struct Impl;

@@ -211,9 +211,12 @@ void TimelineWidget::applyRange(TimeRange range)
 {
     m_axis->setTimeRange(range);
     m_axis->replot(QCustomPlot::rpQueuedReplot);
+    // When idle, the lanes wait for the fetch this starts (a few tens of ms) and replot once with its data; while a
+    // fetch is running (a drag), they replot at once with what they hold, so the gesture never stalls.
+    const bool replotNow = m_inFlight || !m_source;
     for (auto* lane : m_laneWidgets) {
         lane->setTimeRange(range);
-        lane->replot(QCustomPlot::rpQueuedReplot);
+        if (replotNow) lane->replot(QCustomPlot::rpQueuedReplot);
     }
     requestFetch();
 }
