@@ -314,6 +314,19 @@ void TimelineWidgetTest::envelopeShowsSingleGpuDip()
     QVERIFY2(inkAtDip >= 10, qPrintable(QStringLiteral("only %1 drawn pixels below 40 % at the dip").arg(inkAtDip)));
     const int xFar = static_cast<int>(lane->xAxis->coordToPixel(static_cast<double>(kStart + 5 * 3600 * kSec) / 1e9));
     QCOMPARE(inkRows(img, xFar, yHigh, yLow - 1, bg), 0);
+    // Zoomed in to fewer samples than pixels, the band is still continuous (no pixel without a value) and still
+    // reaches 0 at the dip.
+    view.controller.setRange({kStart + (dipAt - 90) * kSec, kStart + (dipAt + 90) * kSec});
+    view.settle();
+    {
+        const auto& env = view.widget.shownFrame()->lanes.at(0).envelopes.at(0);
+        QVERIFY(!env.median.empty());
+        QVERIFY2(std::none_of(env.median.begin(), env.median.end(), [](double v) { return std::isnan(v); }),
+                 "the envelope has holes where there is data");
+        QCOMPARE(*std::min_element(env.lo.begin(), env.lo.end()), 0.0);
+    }
+    view.controller.fit();
+    view.settle();
     // The cursor readout over the dip names the outlier and the envelope's spread.
     view.controller.setCursor(kStart + (dipAt + 2) * kSec);
     const QString readout = static_cast<TimelineLane*>(lane)->cursorText();

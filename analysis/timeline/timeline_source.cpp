@@ -161,7 +161,13 @@ Status TimelineSource::Impl::reduce(store::RunReader& reader, SeriesJob& job, co
         if (points.size() <= rawLimit) {
             job.raw = true;
             appendRawLine(points, interval, job.scale, job.keys, job.values);
-            if (job.envelopeMember) job.buckets = reducePoints(points, r.fromNs, r.toNs, r.pixels);
+            // Fewer points than pixels: an envelope member's pixels would mostly be empty (drawn as gaps), so its
+            // values go into buckets of about two points each, which the pixels then take.
+            if (job.envelopeMember) {
+                const int coarse =
+                    static_cast<int>(std::clamp<size_t>(points.size() / 2, 1, static_cast<size_t>(r.pixels)));
+                job.buckets = regrid(reducePoints(points, r.fromNs, r.toNs, coarse), r.fromNs, r.toNs, r.pixels);
+            }
             return okStatus();
         }
         job.buckets = reducePoints(points, r.fromNs, r.toNs, r.pixels);
