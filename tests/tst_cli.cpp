@@ -180,7 +180,11 @@ private Q_SLOTS:
             return s;
         };
         // Without a command the window opens; `open` needs its run.
-        QTest::newRow("open without RUN") << l({"open"}) << QStringLiteral("open needs exactly one RUN");
+        QTest::newRow("open without RUN") << l({"open"}) << QStringLiteral("open needs one RUN");
+        QTest::newRow("open, unknown option") << l({"open", "x.runlens", "--zoom", "2"})
+                                              << QStringLiteral("unknown option for open: --zoom");
+        QTest::newRow("open, option without value") << l({"open", "x.runlens", "--from"})
+                                                    << QStringLiteral("--from needs a value");
         QTest::newRow("unknown command") << l({"bogus"}) << QStringLiteral("unknown command \"bogus\"");
         QTest::newRow("info without RUN") << l({"info"}) << QStringLiteral("info needs exactly one RUN");
         QTest::newRow("query without SQL") << l({"query", "x.runlens"}) << QStringLiteral("query needs RUN and SQL");
