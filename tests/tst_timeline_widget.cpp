@@ -13,6 +13,8 @@
 #include "widgets/common/qcp.h"
 
 #include <QApplication>
+#include <QScrollArea>
+#include <QScrollBar>
 #include <QSignalSpy>
 #include <QTest>
 #include <QWheelEvent>
@@ -157,6 +159,7 @@ private Q_SLOTS:
     void envelopeShowsSingleGpuDip();
     void missingDataIsAGap();
     void exportsAndLayout();
+    void laneOutOfViewRedrawsWhenShown();
 
 private:
     QTemporaryDir m_dir;
@@ -393,6 +396,46 @@ void TimelineWidgetTest::exportsAndLayout()
     QVERIFY(w2.restoreLayout(saved));
     QCOMPARE(w2.visibleLaneIds(), expected);
     QVERIFY(!w2.restoreLayout(QByteArray("garbage")));
+}
+
+void TimelineWidgetTest::laneOutOfViewRedrawsWhenShown()
+{
+    const std::string path = m_dir.filePath(QStringLiteral("scroll.runlens")).toStdString();
+    QVERIFY(writeRun(path, 1, 2, 3600, 1,
+                     {{"gpu.util", [](int, int, int64_t s) { return double(s % 100); }},
+                      {"gpu.power", [](int, int, int64_t s) { return 200.0 + s % 300; }},
+                      {"gpu.temp", [](int, int, int64_t s) { return 40.0 + (s / 60) % 30; }}}));
+    Shown view(path, {900, 150}); // room for about one lane: the others are scrolled out of view
+    auto* temp = view.widget.lanePlot("gpu_temp");
+    QVERIFY(temp && temp->visibleRegion().isEmpty());
+    view.controller.zoom(0.25);
+    view.settle();
+    auto* scroll = view.widget.findChild<QScrollArea*>();
+    QVERIFY(scroll);
+    scroll->verticalScrollBar()->setValue(scroll->verticalScrollBar()->maximum());
+    view.settle();
+    QVERIFY2(!temp->visibleRegion().isEmpty(), qPrintable(QStringLiteral("scroll range %1, lane at %2")
+                                                              .arg(scroll->verticalScrollBar()->maximum())
+                                                              .arg(temp->mapTo(scroll->widget(), QPoint()).y())));
+    // What the lane shows on screen now is its drawing of the zoomed frame: it matches a fresh rendering as closely
+    // as the lane that was in view all along does.
+    auto mismatch = [](QCustomPlot* lane) {
+        const QImage a = lane->grab().toImage().convertToFormat(QImage::Format_RGB32);
+        const QImage b = lane->toPixmap(lane->width(), lane->height(), 1.0).toImage().convertToFormat(QImage::Format_RGB32);
+        if (a.size() != b.size()) return 1.0;
+        int64_t differ = 0;
+        for (int y = 0; y < a.height(); ++y)
+            for (int x = 0; x < a.width(); ++x)
+                differ += a.pixel(x, y) != b.pixel(x, y);
+        return double(differ) / (double(a.width()) * a.height());
+    };
+    const double shownLate = mismatch(temp);
+    scroll->verticalScrollBar()->setValue(0);
+    view.settle();
+    const double alwaysShown = mismatch(view.widget.lanePlot("gpu_util"));
+    QVERIFY2(shownLate <= alwaysShown + 0.002,
+             qPrintable(QStringLiteral("lane scrolled into view differs from a fresh drawing in %1 of its pixels (%2 for "
+                                       "a lane in view)").arg(shownLate).arg(alwaysShown)));
 }
 
 QTEST_MAIN(TimelineWidgetTest)

@@ -220,7 +220,22 @@ void TimelineLane::setPlotData(const LanePlotData& plot, std::shared_ptr<const t
         if (legend) legend->setVisible(legend->itemCount() > 0);
     }
     updateReadout();
+    // A lane scrolled out of view is drawn when it comes back into view, not now (ten lanes' replots are most of
+    // a zoom step's cost on the GUI thread).
+    if (visibleRegion().isEmpty()) {
+        m_stale = true;
+        return;
+    }
     replot(rpQueuedReplot);
+}
+
+void TimelineLane::paintEvent(QPaintEvent* event)
+{
+    if (m_stale) {
+        m_stale = false;
+        replot(rpQueuedReplot); // the next event draws the new data; this paint shows the last drawing
+    }
+    QCustomPlot::paintEvent(event);
 }
 
 QCPItemRect* TimelineLane::makeBand(const QColor& color, QCPLayer* layer)

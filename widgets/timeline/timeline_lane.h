@@ -56,6 +56,7 @@ protected:
     void leaveEvent(QEvent* event) override;
     void contextMenuEvent(QContextMenuEvent* event) override;
     void changeEvent(QEvent* event) override;
+    void paintEvent(QPaintEvent* event) override;
 
 private:
     int64_t nsAt(double x) const;
@@ -89,6 +90,7 @@ private:
     TimeRange m_pressRange;
     int64_t m_pressNs = 0;
     QElapsedTimer m_lastWheel;
+    bool m_stale = false; // new data arrived while scrolled out of view: replot when shown
 };
 
 } // namespace runlens::widgets

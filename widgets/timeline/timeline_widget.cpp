@@ -181,7 +181,6 @@ void TimelineWidget::rebuildLanes()
         lane->setParent(nullptr);
     m_laneWidgets.clear();
     QList<int> newSizes;
-    int total = 0;
     for (size_t i = 0; i < m_lanes.size(); ++i) {
         if (!m_visible[i]) continue;
         auto* lane = new TimelineLane(this, TimelineLane::Kind::Data, m_lanes[i]);
@@ -192,9 +191,7 @@ void TimelineWidget::rebuildLanes()
         lane->setSpans(m_spans);
         const auto h = heights.find(m_lanes[i].id);
         newSizes << (h != heights.end() ? h->second : kDefaultLaneHeight);
-        total += newSizes.back() + m_splitter->handleWidth();
     }
-    m_splitter->setMinimumHeight(std::max(0, total - 400));
     m_splitter->setSizes(newSizes);
     // What is already fetched is shown at once; the new lanes fill in when the fetch comes back.
     if (m_shownResult) {
