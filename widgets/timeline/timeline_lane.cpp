@@ -186,7 +186,7 @@ void TimelineLane::setTimeRange(TimeRange range)
 {
     xAxis->setRange(static_cast<double>(range.fromNs) / 1e9, static_cast<double>(range.toNs) / 1e9);
     static_cast<QCPAxisTickerDateTime*>(xAxis->ticker().data())->setDateTimeFormat(dateFormatFor(range.span()));
-    if (m_selectionRange) setSelection(m_selectionRange);
+    // The selection band and its label are in plot coordinates: they follow the axis without being placed again.
     updateReadout();
 }
 
