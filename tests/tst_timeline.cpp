@@ -7,6 +7,7 @@
 #include "analysis/store/run_writer.h"
 #include "analysis/timeline/lane_catalog.h"
 #include "analysis/timeline/run_catalog.h"
+#include "analysis/timeline/timeline_envelope.h"
 #include "analysis/timeline/timeline_lod.h"
 #include "analysis/timeline/timeline_source.h"
 #include "tests/test_support.h"
@@ -115,6 +116,47 @@ bool near(double a, double b)
     return std::fabs(a - b) <= 1e-6 * std::max(1.0, std::fabs(b));
 }
 
+// The envelope's outliers as the definition in timeline_envelope.h states them, computed plainly: per bucket the
+// median and MAD of the members' mins (maxes) by sorting, every member's deviation, the largest per member.
+std::vector<std::pair<size_t, double>> referenceOutliers(const EnvelopeInput& in)
+{
+    const size_t members = in.members.size(), buckets = in.members.front()->size();
+    const double range = in.valueHi > in.valueLo ? in.valueHi - in.valueLo : 0.0;
+    const double floor = std::max(kSpreadFloor * range, 1e-12);
+    std::vector<double> score(members, 0.0);
+    for (size_t i = 0; i < buckets; ++i) {
+        std::vector<size_t> present;
+        std::vector<double> mins, maxs;
+        for (size_t m = 0; m < members; ++m) {
+            const ReducedBucket& b = (*in.members[m])[i];
+            if (b.count == 0) continue;
+            present.push_back(m);
+            mins.push_back(b.minValue * in.scale);
+            maxs.push_back(b.maxValue * in.scale);
+        }
+        if (static_cast<int>(present.size()) < kOutlierMinMembers) continue;
+        auto medianOf = [](std::vector<double> v) {
+            std::sort(v.begin(), v.end());
+            const size_t n = v.size();
+            return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+        };
+        for (const auto& [values, sign] : {std::pair{&mins, -1.0}, std::pair{&maxs, 1.0}}) {
+            const double med = medianOf(*values);
+            std::vector<double> dev;
+            for (double v : *values)
+                dev.push_back(std::fabs(v - med));
+            const double spread = std::max(1.4826 * medianOf(dev), floor);
+            for (size_t k = 0; k < present.size(); ++k)
+                score[present[k]] = std::max(score[present[k]], sign * ((*values)[k] - med) / spread);
+        }
+    }
+    std::vector<std::pair<size_t, double>> out;
+    for (size_t m = 0; m < members; ++m)
+        if (score[m] > kOutlierK) out.emplace_back(m, score[m]);
+    std::stable_sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
+    return out;
+}
+
 } // namespace
 
 class TestTimeline : public QObject
@@ -125,6 +167,7 @@ private Q_SLOTS:
     void lanes();
     void envelopeOutliers_data();
     void envelopeOutliers();
+    void envelopeAgainstReference();
     void gaps();
     void levelOfDetail();
     void cancel();
@@ -289,6 +332,52 @@ void TestTimeline::envelopeOutliers()
     // Flat identical data everywhere else: the median is the value itself.
     QCOMPARE(env.median[10], 100.0);
     QCOMPARE(env.hi[10], 100.0);
+}
+
+void TestTimeline::envelopeAgainstReference()
+{
+    // Random envelopes of 5 to 40 members: noise of several widths, a few members dipping or spiking in places,
+    // buckets where members have no data. The outliers and their scores equal the plain computation's.
+    std::mt19937_64 rng(11);
+    int withOutliers = 0;
+    for (int round = 0; round < 60; ++round) {
+        const int members = std::uniform_int_distribution<int>(5, 40)(rng);
+        const int buckets = std::uniform_int_distribution<int>(50, 400)(rng);
+        const double noise = std::vector<double>{0.1, 1, 5, 20}[static_cast<size_t>(round % 4)];
+        std::normal_distribution<double> jitter(0, noise);
+        std::uniform_real_distribution<double> u(0, 1);
+        std::vector<std::vector<ReducedBucket>> data(static_cast<size_t>(members), std::vector<ReducedBucket>(static_cast<size_t>(buckets)));
+        EnvelopeInput in;
+        in.fromNs = kStart;
+        in.toNs = kStart + 3600 * kSecond;
+        in.scale = round % 3 == 0 ? 100.0 : 1.0;
+        for (int m = 0; m < members; ++m) {
+            const bool odd = u(rng) < 0.15;
+            for (int i = 0; i < buckets; ++i) {
+                if (u(rng) < 0.03) continue; // no data here
+                double a = 50 + jitter(rng), b = 50 + jitter(rng);
+                if (odd && u(rng) < 0.05) (u(rng) < 0.5 ? a : b) = u(rng) < 0.5 ? 0.0 : 100.0;
+                ReducedBucket& rb = data[static_cast<size_t>(m)][static_cast<size_t>(i)];
+                rb.count = 2;
+                rb.minValue = std::min(a, b);
+                rb.maxValue = std::max(a, b);
+                rb.sum = a + b;
+                in.valueLo = std::min(in.valueLo, rb.minValue * in.scale);
+                in.valueHi = std::max(in.valueHi, rb.maxValue * in.scale);
+            }
+        }
+        for (const auto& d : data)
+            in.members.push_back(&d);
+        const EnvelopeResult got = computeEnvelope(in);
+        const auto want = referenceOutliers(in);
+        QCOMPARE(got.outliers.size(), want.size());
+        withOutliers += want.empty() ? 0 : 1;
+        for (size_t k = 0; k < want.size(); ++k) {
+            QCOMPARE(got.outliers[k].first, want[k].first);
+            QVERIFY(near(got.outliers[k].second, want[k].second));
+        }
+    }
+    QVERIFY2(withOutliers > 10 && withOutliers < 60, qPrintable(QString::number(withOutliers))); // both kinds occur
 }
 
 void TestTimeline::gaps()

@@ -76,9 +76,9 @@ void computeEnvelopePart(const EnvelopeInput& input, size_t firstBucket, size_t 
     const double floor = std::max(kSpreadFloor * range, 1e-12);
     std::vector<size_t> present;
     std::vector<double> mins, maxs, means, sorted;
+    const std::vector<int64_t>& bounds = bucketBoundaries(input.fromNs, input.toNs, n);
     for (size_t i = firstBucket; i < endBucket; ++i) {
-        const int64_t start = bucketBoundary(input.fromNs, input.toNs, n, static_cast<int>(i));
-        const int64_t end = bucketBoundary(input.fromNs, input.toNs, n, static_cast<int>(i) + 1);
+        const int64_t start = bounds[i], end = bounds[i + 1];
         env.keys[i] = toSeconds(start + (end - start) / 2);
         present.clear();
         mins.clear();
@@ -102,19 +102,33 @@ void computeEnvelopePart(const EnvelopeInput& input, size_t firstBucket, size_t 
         if (static_cast<int>(present.size()) < kOutlierMinMembers) continue;
 
         // Downward deviations of the mins, upward deviations of the maxes, in robust units. No deviation can exceed
-        // the spread of the values, and the unit is at least the floor: most buckets need no median at all.
-        auto judge = [&](const std::vector<double>& values, double sign) {
+        // the spread of the values, and the unit is at least the floor: most buckets need no median at all. Past
+        // the median, only members further from it than kOutlierK floors can score above kOutlierK (the only
+        // scores that count), so the MAD is computed only when there is such a candidate.
+        auto judge = [&](const std::vector<double>& values, double sign, double extreme) {
+            // The median is more than kOutlierK floors from the extreme value only if at least half the values
+            // are: a count settles most buckets without selecting the median.
+            const double t = extreme - sign * kOutlierK * floor;
+            size_t beyond = 0;
+            for (double v : values)
+                beyond += sign * (t - v) > 0 ? 1 : 0;
+            if (2 * beyond < values.size()) return;
             sorted.assign(values.begin(), values.end());
+            const double med = median(sorted);
+            bool candidate = false;
+            for (double v : values)
+                candidate = candidate || sign * (v - med) > kOutlierK * floor;
+            if (!candidate) return;
             std::sort(sorted.begin(), sorted.end());
-            const auto [med, mad] = medianAndMad(sorted);
+            const double mad = medianAndMad(sorted).second;
             const double spread = std::max(kMadToSigma * mad, floor);
             for (size_t k = 0; k < present.size(); ++k) {
                 const double d = sign * (values[k] - med) / spread;
                 score[present[k]] = std::max(score[present[k]], d);
             }
         };
-        if (judgeMins) judge(mins, -1.0);
-        if (judgeMaxs) judge(maxs, 1.0);
+        if (judgeMins) judge(mins, -1.0, *minLo);
+        if (judgeMaxs) judge(maxs, 1.0, *maxHi);
     }
 }
 

@@ -177,8 +177,36 @@ SeriesPyramid buildPyramid(const std::vector<store::Point>& points, int64_t inte
 
 int64_t bucketBoundary(int64_t fromNs, int64_t toNs, int buckets, int i)
 {
+    // 64-bit arithmetic when span × buckets fits (any window shorter than ~13 days at 8192 pixels), else 128-bit.
+    const uint64_t span64 = static_cast<uint64_t>(toNs) - static_cast<uint64_t>(fromNs) + 1;
+    if (buckets > 0 && i >= 0 && i <= buckets && toNs >= fromNs &&
+        span64 <= static_cast<uint64_t>(std::numeric_limits<int64_t>::max()) / static_cast<uint64_t>(buckets))
+        return fromNs + static_cast<int64_t>(span64 * static_cast<uint64_t>(i) / static_cast<uint64_t>(buckets));
     const Wide span = static_cast<Wide>(toNs) - static_cast<Wide>(fromNs) + 1;
     return static_cast<int64_t>(static_cast<Wide>(fromNs) + span * i / buckets);
+}
+
+const std::vector<int64_t>& bucketBoundaries(int64_t fromNs, int64_t toNs, int buckets)
+{
+    struct Grid
+    {
+        int64_t fromNs = 0, toNs = -1;
+        int buckets = -1;
+        std::vector<int64_t> bounds;
+    };
+    thread_local Grid grids[2];
+    thread_local int nextSlot = 0;
+    for (const Grid& g : grids)
+        if (g.fromNs == fromNs && g.toNs == toNs && g.buckets == buckets) return g.bounds;
+    Grid& g = grids[nextSlot];
+    nextSlot = 1 - nextSlot;
+    g.fromNs = fromNs;
+    g.toNs = toNs;
+    g.buckets = buckets;
+    g.bounds.resize(static_cast<size_t>(std::max(buckets, 0)) + 1);
+    for (int i = 0; i <= buckets; ++i)
+        g.bounds[static_cast<size_t>(i)] = bucketBoundary(fromNs, toNs, buckets, i);
+    return g.bounds;
 }
 
 std::vector<ReducedBucket> reducePoints(const std::vector<store::Point>& points, int64_t fromNs, int64_t toNs,
@@ -186,13 +214,14 @@ std::vector<ReducedBucket> reducePoints(const std::vector<store::Point>& points,
 {
     std::vector<ReducedBucket> out(static_cast<size_t>(std::max(buckets, 0)));
     if (buckets <= 0 || toNs < fromNs) return out;
+    const std::vector<int64_t>& bounds = bucketBoundaries(fromNs, toNs, buckets);
     int i = 0;
-    int64_t next = bucketBoundary(fromNs, toNs, buckets, 1);
+    int64_t next = bounds[1];
     for (const store::Point& pt : points) {
         if (pt.tsNs < fromNs || pt.tsNs > toNs || pt.missing || std::isnan(pt.value)) continue;
         while (i + 1 < buckets && pt.tsNs >= next) {
             ++i;
-            next = bucketBoundary(fromNs, toNs, buckets, i + 1);
+            next = bounds[static_cast<size_t>(i) + 1];
         }
         addValue(out[static_cast<size_t>(i)], pt.value);
     }
@@ -203,8 +232,9 @@ std::vector<ReducedBucket> reduceSpans(const std::vector<PointSpan>& spans, int6
 {
     std::vector<ReducedBucket> out(static_cast<size_t>(std::max(buckets, 0)));
     if (buckets <= 0 || toNs < fromNs) return out;
+    const std::vector<int64_t>& bounds = bucketBoundaries(fromNs, toNs, buckets);
     int i = 0;
-    int64_t next = bucketBoundary(fromNs, toNs, buckets, 1);
+    int64_t next = bounds[1];
     for (const PointSpan& span : spans) {
         for (size_t k = 0; k < span.count; ++k) {
             const int64_t ts = span.ts[k];
@@ -212,7 +242,7 @@ std::vector<ReducedBucket> reduceSpans(const std::vector<PointSpan>& spans, int6
             if (ts < fromNs || ts > toNs || std::isnan(v)) continue;
             while (i + 1 < buckets && ts >= next) {
                 ++i;
-                next = bucketBoundary(fromNs, toNs, buckets, i + 1);
+                next = bounds[static_cast<size_t>(i) + 1];
             }
             addValue(out[static_cast<size_t>(i)], static_cast<double>(v));
         }
@@ -228,15 +258,16 @@ std::vector<ReducedBucket> reduceLevel(const PyramidLevel& level, int64_t fromNs
     // Level buckets whose start k·w lies in [fromNs, toNs].
     const int64_t kFrom = std::max(level.firstIndex, floorDiv(fromNs, w) + (floorDiv(fromNs, w) * w < fromNs ? 1 : 0));
     const int64_t kTo = std::min(level.firstIndex + static_cast<int64_t>(level.buckets.size()) - 1, floorDiv(toNs, w));
+    const std::vector<int64_t>& bounds = bucketBoundaries(fromNs, toNs, buckets);
     int i = 0;
-    int64_t next = bucketBoundary(fromNs, toNs, buckets, 1);
+    int64_t next = bounds[1];
     for (int64_t k = kFrom; k <= kTo; ++k) {
         const PyramidBucket& b = level.buckets[static_cast<size_t>(k - level.firstIndex)];
         if (b.count() == 0) continue;
         const int64_t start = k * w;
         while (i + 1 < buckets && start >= next) {
             ++i;
-            next = bucketBoundary(fromNs, toNs, buckets, i + 1);
+            next = bounds[static_cast<size_t>(i) + 1];
         }
         mergeLater(out[static_cast<size_t>(i)], fromPyramid(b));
     }
@@ -253,10 +284,11 @@ void appendBucketLine(const std::vector<ReducedBucket>& buckets, int64_t fromNs,
                       std::vector<double>& keys, std::vector<double>& values)
 {
     const int n = static_cast<int>(buckets.size());
+    const std::vector<int64_t>& bounds = bucketBoundaries(fromNs, toNs, n);
     bool inGap = false;
     for (int i = 0; i < n; ++i) {
         const ReducedBucket& b = buckets[static_cast<size_t>(i)];
-        const int64_t start = bucketBoundary(fromNs, toNs, n, i), end = bucketBoundary(fromNs, toNs, n, i + 1);
+        const int64_t start = bounds[static_cast<size_t>(i)], end = bounds[static_cast<size_t>(i) + 1];
         const int64_t width = end - start;
         if (b.count == 0) {
             if (!inGap) {

@@ -84,6 +84,9 @@ private:
 // Display bucket i of `buckets` equal buckets over [fromNs, toNs] starts at bucketBoundary(fromNs, toNs, buckets, i)
 // (integer arithmetic, as store::RunReader::readEnvelope).
 int64_t bucketBoundary(int64_t fromNs, int64_t toNs, int buckets, int i);
+// All buckets + 1 boundaries at once (the last is toNs + 1). Computed once per window and thread: the reductions of
+// one fetch share them (a reference valid until this thread asks for two other grids).
+const std::vector<int64_t>& bucketBoundaries(int64_t fromNs, int64_t toNs, int buckets);
 
 // Exact reduction of points (time order) into display buckets.
 std::vector<ReducedBucket> reducePoints(const std::vector<store::Point>& points, int64_t fromNs, int64_t toNs,

@@ -48,10 +48,12 @@ std::vector<ReducedBucket> regrid(const std::vector<ReducedBucket>& coarse, int6
 {
     std::vector<ReducedBucket> out(static_cast<size_t>(buckets));
     const int n = static_cast<int>(coarse.size());
+    const std::vector<int64_t>& fine = bucketBoundaries(fromNs, toNs, buckets); // both stay valid: two grids
+    const std::vector<int64_t>& coarseBounds = bucketBoundaries(fromNs, toNs, n);
     int j = 0;
     for (int i = 0; i < buckets; ++i) {
-        const int64_t start = bucketBoundary(fromNs, toNs, buckets, i);
-        while (j + 1 < n && bucketBoundary(fromNs, toNs, n, j + 1) <= start)
+        const int64_t start = fine[static_cast<size_t>(i)];
+        while (j + 1 < n && coarseBounds[static_cast<size_t>(j) + 1] <= start)
             ++j;
         out[static_cast<size_t>(i)] = coarse[static_cast<size_t>(j)];
     }

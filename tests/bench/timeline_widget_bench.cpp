@@ -47,6 +47,7 @@ bool TimedApplication::notify(QObject* receiver, QEvent* event)
     const double ms = msSince(t0);
     --m_depth;
     m_longestMs = std::max(m_longestMs, ms);
+    m_busyMs += ms;
     if (ms > 16) ++m_slowEvents;
     if (ms > 16 && qEnvironmentVariableIsSet("RUNLENS_BENCH_VERBOSE")) {
         QString what = QString::fromLatin1(receiver->metaObject()->className());
@@ -63,6 +64,7 @@ void TimedApplication::startTiming()
     m_timing = true;
     m_longestMs = 0;
     m_slowEvents = 0;
+    m_busyMs = 0;
 }
 
 bool benchTimelineWidget(TimedApplication& app, const std::string& dbPath, bool quick)
@@ -124,6 +126,7 @@ bool benchTimelineWidget(TimedApplication& app, const std::string& dbPath, bool 
             steps.push_back({'z', 2.0});
         for (auto [kind, amount] : steps) {
             const auto s0 = Clock::now();
+            const double busy0 = app.busyMs();
             if (kind == 'z') {
                 const widgets::TimeRange r = controller.range();
                 std::uniform_int_distribution<int64_t> at(r.fromNs + r.span() / 4, r.toNs - r.span() / 4);
@@ -134,8 +137,9 @@ bool benchTimelineWidget(TimedApplication& app, const std::string& dbPath, bool 
             settle(widget);
             stepMs.push_back(msSince(s0));
             if (qEnvironmentVariableIsSet("RUNLENS_BENCH_VERBOSE") && widget.shownFrame())
-                fmt::print(stderr, "step {} span {:.0f} s: {:.1f} ms (fetch {:.1f} ms)\n", kind,
-                           controller.range().span() / 1e9, stepMs.back(), widget.shownFrame()->fetchMs);
+                fmt::print(stderr, "step {} span {:.0f} s: {:.1f} ms (fetch {:.1f} ms, GUI thread busy {:.1f} ms)\n", kind,
+                           controller.range().span() / 1e9, stepMs.back(), widget.shownFrame()->fetchMs,
+                           app.busyMs() - busy0);
             if (failed) return false;
         }
     }

@@ -19,12 +19,14 @@ public:
     void startTiming();
     double longestMs() const { return m_longestMs; }
     int slowEvents() const { return m_slowEvents; } // over 16 ms
+    double busyMs() const { return m_busyMs; }       // all events' time since startTiming
 
 private:
     int m_depth = 0;
     bool m_timing = false;
     double m_longestMs = 0;
     int m_slowEvents = 0;
+    double m_busyMs = 0;
 };
 
 // Prints a table; returns false when the work failed (a fetch error, nothing drawn).

@@ -62,16 +62,11 @@ LanePlotData buildLanePlot(const timeline::LaneSpec& lane, const timeline::LaneF
     for (const auto& env : frame.envelopes) {
         const int m = metricIndex(lane, env.metric);
         QColor c = metricColor(m);
-        LaneCurve hiCurve{container(env.keys, env.hi), QPen(c, 1.0), {}, -1, {}};
         QColor fill = c;
-        fill.setAlpha(60);
-        LaneCurve loCurve{container(env.keys, env.lo), QPen(c, 1.0), QBrush(fill), -1, {}};
-        const int hiIndex = static_cast<int>(out.curves.size());
-        out.curves.push_back(hiCurve);
-        loCurve.fillTo = hiIndex;
-        out.curves.push_back(loCurve);
+        fill.setAlpha(80);
+        out.bands.push_back({std::make_shared<const BandData>(BandData{env.keys, env.lo, env.hi}), fill});
         QPen medianPen(c.darker(130), 1.0, metricPenStyle(m));
-        out.curves.push_back({container(env.keys, env.median), medianPen, {},  -1,
+        out.curves.push_back({container(env.keys, env.median), medianPen,
                               QStringLiteral("%1 (%2: median, range)").arg(metricLabel(lane, env.metric)).arg(env.members)});
         widen(lo, hi, env.lo);
         widen(lo, hi, env.hi);
@@ -86,12 +81,12 @@ LanePlotData buildLanePlot(const timeline::LaneSpec& lane, const timeline::LaneF
         QString name;
         // The first outliers are named in the legend (the cursor readout names every one).
         if (line.outlier && outliersNamed++ < 3) name = QStringLiteral("⚠ %1").arg(QString::fromStdString(line.label));
-        out.curves.push_back({container(line.keys, line.values), pen, {}, -1, name});
+        out.curves.push_back({container(line.keys, line.values), pen, name});
         widen(lo, hi, line.values);
         if (!line.outlier && !named[static_cast<size_t>(m)]) {
             named[static_cast<size_t>(m)] = true;
             out.curves.push_back({QSharedPointer<QCPGraphDataContainer>::create(),
-                                  QPen(QColor(120, 120, 120), 1.4, metricPenStyle(m)), {}, -1, metricLabel(lane, line.metric)});
+                                  QPen(QColor(120, 120, 120), 1.4, metricPenStyle(m)), metricLabel(lane, line.metric)});
         }
     }
     // Every pen is one pixel wide: thin cosmetic pens take the raster engine's fast line path; a wider pen would be stroked into polygons,

@@ -1,7 +1,7 @@
 #pragma once
 
 // A lane's frame turned into QCustomPlot data: curves with their pens (node colour, metric dash), envelopes
-// as a filled min-max band with a median line, outliers on top. Built on the fetch worker (plain data, no
+// as a filled min-max band (EnvelopeBand) with a median line, outliers on top. Built on the fetch worker (plain data, no
 // QObject), so the GUI thread only hands the containers to its graphs. Shared with report rendering.
 
 #include "analysis/timeline/lane_catalog.h"
@@ -13,7 +13,9 @@
 #include <QString>
 
 #include "widgets/common/qcp.h"
+#include "widgets/timeline/envelope_band.h"
 
+#include <memory>
 #include <vector>
 
 namespace runlens::widgets {
@@ -22,13 +24,18 @@ struct LaneCurve
 {
     QSharedPointer<QCPGraphDataContainer> data;
     QPen pen;
-    QBrush brush;
-    int fillTo = -1; // index of the curve this one's band is filled to (envelope lo → hi)
-    QString name;    // legend entry; empty: not in the legend
+    QString name; // legend entry; empty: not in the legend
+};
+
+struct LaneBand
+{
+    std::shared_ptr<const BandData> data; // an envelope's min-max band
+    QColor fill;
 };
 
 struct LanePlotData
 {
+    std::vector<LaneBand> bands;   // drawn first, under every curve
     std::vector<LaneCurve> curves;
     double lo = 0, hi = 1; // value axis range
     bool hasData = false;

@@ -195,7 +195,9 @@ void TimelineLane::setPlotData(const LanePlotData& plot, std::shared_ptr<const t
 {
     m_frame = std::move(frame);
     m_laneIndex = laneIndex;
-    clearGraphs();
+    clearPlottables();
+    for (const LaneBand& b : plot.bands)
+        (new EnvelopeBand(xAxis, yAxis, b.data, b.fill))->removeFromLegend(); // owned by the plot
     for (const LaneCurve& c : plot.curves) {
         QCPGraph* g = addGraph();
         g->setData(c.data);
@@ -204,15 +206,9 @@ void TimelineLane::setPlotData(const LanePlotData& plot, std::shared_ptr<const t
         // Dense min/max lines (about a vertical stroke per pixel) gain nothing from antialiasing and cost several
         // times more with it; sparse lines (zoomed in on raw points) are antialiased.
         g->setAntialiased(c.data->size() * 4 < plotWidth());
-        g->setAntialiasedFill(false);
         if (c.name.isEmpty()) g->removeFromLegend();
         else g->setName(c.name);
     }
-    for (size_t i = 0; i < plot.curves.size(); ++i)
-        if (plot.curves[i].fillTo >= 0) {
-            graph(static_cast<int>(i))->setBrush(plot.curves[i].brush);
-            graph(static_cast<int>(i))->setChannelFillGraph(graph(plot.curves[i].fillTo));
-        }
     if (m_kind == Kind::Data) {
         yAxis->setRange(plot.lo, plot.hi);
         m_note->setVisible(!plot.hasData);
