@@ -7,6 +7,7 @@
 #include "analysis/timeline/run_catalog.h"
 #include "analysis/timeline/timeline_source.h"
 #include "tests/test_support.h"
+#include "widgets/timeline/envelope_band.h"
 #include "widgets/timeline/timeline_controller.h"
 #include "widgets/timeline/timeline_lane.h"
 #include "widgets/timeline/timeline_widget.h"
@@ -105,11 +106,15 @@ struct Shown
         controller.setFullRange({run.catalog->firstNs, run.catalog->lastNs});
         settle();
     }
-    // With RUNLENS_TIMELINE_SHOTS=DIR the widget is saved as DIR/name.png, for looking at it.
+    // With RUNLENS_TIMELINE_SHOTS=DIR the widget is saved as DIR/name.png and exported as DIR/name.pdf, for looking
+    // at both.
     void shot(const char* name)
     {
         const QString dir = qEnvironmentVariable("RUNLENS_TIMELINE_SHOTS");
-        if (!dir.isEmpty()) widget.grab().save(dir + QLatin1Char('/') + QLatin1String(name) + QStringLiteral(".png"));
+        if (dir.isEmpty()) return;
+        const QString base = dir + QLatin1Char('/') + QLatin1String(name);
+        widget.grab().save(base + QStringLiteral(".png"));
+        widget.exportPdf(base + QStringLiteral(".pdf"));
     }
     // Waits until no fetch is pending and every queued replot ran.
     void settle()
@@ -157,6 +162,8 @@ private Q_SLOTS:
     void zoomOneLaneMovesEveryLane();
     void shiftDragSelectsWindow();
     void envelopeShowsSingleGpuDip();
+    void envelopeBandCoversItsColumns_data();
+    void envelopeBandCoversItsColumns();
     void missingDataIsAGap();
     void exportsAndLayout();
     void laneOutOfViewRedrawsWhenShown();
@@ -328,12 +335,74 @@ void TimelineWidgetTest::envelopeShowsSingleGpuDip()
                  "the envelope has holes where there is data");
         QCOMPARE(*std::min_element(env.lo.begin(), env.lo.end()), 0.0);
     }
+    view.shot("envelope-zoomed");
     view.controller.fit();
     view.settle();
     // The cursor readout over the dip names the outlier and the envelope's spread.
     view.controller.setCursor(kStart + (dipAt + 2) * kSec);
     const QString readout = static_cast<TimelineLane*>(lane)->cursorText();
     QVERIFY2(readout.contains(QStringLiteral("node2")) && readout.contains(QStringLiteral("median")), qPrintable(readout));
+}
+
+void TimelineWidgetTest::envelopeBandCoversItsColumns_data()
+{
+    QTest::addColumn<double>("keysPerPixel");
+    QTest::newRow("a key per pixel column (strokes)") << 1.0;
+    QTest::newRow("two keys per column (strokes)") << 2.0;
+    QTest::newRow("a key every 1.7 columns (strokes, joined)") << 1 / 1.7;
+    QTest::newRow("a key every 6 columns (polygons)") << 1 / 6.0;
+}
+
+void TimelineWidgetTest::envelopeBandCoversItsColumns()
+{
+    // A band from 40 to 60 over [0, 1000] with no data in [400, 500]: every column outside the hole is painted
+    // between 40 and 60 and nothing above or below it; the hole stays empty.
+    QFETCH(double, keysPerPixel);
+    QCustomPlot plot;
+    plot.resize(900, 240);
+    plot.axisRect()->setAutoMargins(QCP::msNone);
+    plot.axisRect()->setMargins(QMargins(50, 20, 50, 20));
+    plot.xAxis->setRange(0, 1000);
+    plot.yAxis->setRange(0, 100);
+    for (QCPAxis* axis : {plot.xAxis, plot.yAxis}) {
+        axis->grid()->setVisible(false);
+        axis->setTicks(false); // no tick marks inside the rect
+    }
+    plot.replot();
+    const int columns = plot.axisRect()->width();
+    auto data = std::make_shared<BandData>();
+    const int n = static_cast<int>(std::lround(columns * keysPerPixel));
+    for (int i = 0; i < n; ++i) {
+        const double key = (i + 0.5) * 1000.0 / n;
+        data->keys.push_back(key);
+        const bool hole = key > 400 && key < 500;
+        data->lo.push_back(hole ? NAN : 40.0);
+        data->hi.push_back(hole ? NAN : 60.0);
+    }
+    auto* band = new EnvelopeBand(plot.xAxis, plot.yAxis, data, QColor(40, 80, 200, 120));
+    band->removeFromLegend();
+    plot.replot();
+    const QImage img = plot.toPixmap(plot.width(), plot.height(), 1.0).toImage();
+    if (const QString dir = qEnvironmentVariable("RUNLENS_TIMELINE_SHOTS"); !dir.isEmpty())
+        img.save(dir + QStringLiteral("/band-%1.png").arg(QLatin1String(QTest::currentDataTag())).replace(QLatin1Char(' '), QLatin1Char('-')));
+    const QColor bg(Qt::white);
+    const int yTop = static_cast<int>(plot.yAxis->coordToPixel(58)), yBottom = static_cast<int>(plot.yAxis->coordToPixel(42));
+    const int yAbove = static_cast<int>(plot.yAxis->coordToPixel(63)), yBelow = static_cast<int>(plot.yAxis->coordToPixel(37));
+    const double firstKey = data->keys.front(), lastKey = data->keys.back();
+    int holes = 0, spills = 0, inGap = 0;
+    for (int x = plot.axisRect()->left() + 1; x < plot.axisRect()->right() - 1; ++x) {
+        const double key = plot.xAxis->pixelToCoord(x);
+        if (key < firstKey + 2 || key > lastKey - 2) continue; // before the first and after the last key
+        spills += inkRows(img, x, plot.axisRect()->top() + 1, yAbove, bg) + inkRows(img, x, yBelow, plot.axisRect()->bottom() - 1, bg);
+        const int ink = inkRows(img, x, yTop, yBottom, bg);
+        // Columns within a key spacing of the hole's edges may go either way.
+        const double edge = 1000.0 / n + 2;
+        if (key > 400 + edge && key < 500 - edge) inGap += ink;
+        else if (key < 400 - edge || key > 500 + edge) holes += ink == 0 ? 1 : 0;
+    }
+    QCOMPARE(holes, 0);
+    QCOMPARE(spills, 0);
+    QCOMPARE(inGap, 0);
 }
 
 void TimelineWidgetTest::missingDataIsAGap()
