@@ -18,6 +18,7 @@
 #include <cmath>
 #include <fmt/format.h>
 #include <functional>
+#include <mutex>
 #include <random>
 
 using namespace runlens;
@@ -168,6 +169,7 @@ private Q_SLOTS:
     void envelopeOutliers_data();
     void envelopeOutliers();
     void envelopeAgainstReference();
+    void lanesHandedOverWhenReady();
     void gaps();
     void levelOfDetail();
     void cancel();
@@ -378,6 +380,68 @@ void TestTimeline::envelopeAgainstReference()
         }
     }
     QVERIFY2(withOutliers > 10 && withOutliers < 60, qPrintable(QString::number(withOutliers))); // both kinds occur
+}
+
+void TestTimeline::lanesHandedOverWhenReady()
+{
+    // Four lanes, two of them envelopes: each lane is handed to the callback once, before fetch returns, equal to
+    // the lane in the returned frame.
+    const std::string path = writeRun(m_dir, "ready.runlens", [](store::RunWriter& w) {
+        for (int n = 0; n < 4; ++n) {
+            auto node = w.node(fmt::format("node{}", n), "option", "UTC");
+            if (!node) return false;
+            for (int g = 0; g < 12; ++g) {
+                auto gpu = w.device(*node, "gpu", std::to_string(g));
+                if (!gpu) return false;
+                if (!appendSeries(w, *gpu, "gpu.util", "%", 3000, kSecond, [&](int64_t i) { return double((i + g) % 90); }) ||
+                    !appendSeries(w, *gpu, "gpu.power", "W", 3000, kSecond, [&](int64_t i) { return 300.0 + (i * n) % 40; }))
+                    return false;
+            }
+            auto host = w.device(*node, "host", "");
+            if (!host || !appendSeries(w, *host, "cpu.util", "%", 3000, kSecond, [&](int64_t i) { return double(i % 50); }))
+                return false;
+        }
+        return true;
+    });
+    QVERIFY(!path.empty());
+    Opened run = openRun(path);
+    QVERIFY(run.source);
+    TimelineRequest req;
+    req.fromNs = run.catalog->firstNs;
+    req.toNs = run.catalog->lastNs;
+    req.pixels = 700;
+    req.lanes = laneSpecs(*run.catalog);
+    QCOMPARE(req.lanes.size(), size_t(3));
+    std::mutex mutex;
+    std::vector<std::pair<size_t, LaneFrame>> handed;
+    auto frame = run.source->fetch(req, nullptr, [&](size_t li, const LaneFrame& lf) {
+        std::lock_guard<std::mutex> lock(mutex);
+        handed.emplace_back(li, lf);
+    });
+    QVERIFY_OK(frame);
+    QCOMPARE(handed.size(), req.lanes.size());
+    std::sort(handed.begin(), handed.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+    int envelopes = 0;
+    for (size_t li = 0; li < handed.size(); ++li) {
+        QCOMPARE(handed[li].first, li);
+        const LaneFrame& a = handed[li].second;
+        const LaneFrame& b = (*frame)->lanes[li];
+        QCOMPARE(a.laneId, req.lanes[li].id);
+        QCOMPARE(a.laneId, b.laneId);
+        QCOMPARE(a.lines.size(), b.lines.size());
+        for (size_t k = 0; k < a.lines.size(); ++k) {
+            QCOMPARE(a.lines[k].seriesId, b.lines[k].seriesId);
+            QCOMPARE(a.lines[k].keys.size(), b.lines[k].keys.size());
+        }
+        QCOMPARE(a.envelopes.size(), b.envelopes.size());
+        for (size_t e = 0; e < a.envelopes.size(); ++e) {
+            QCOMPARE(a.envelopes[e].members, 48);
+            QVERIFY(a.envelopes[e].lo == b.envelopes[e].lo && a.envelopes[e].hi == b.envelopes[e].hi);
+            ++envelopes;
+        }
+        QVERIFY(a.hasData);
+    }
+    QCOMPARE(envelopes, 2);
 }
 
 void TestTimeline::gaps()

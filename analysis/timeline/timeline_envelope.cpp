@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 
 namespace runlens::timeline {
 namespace {
@@ -53,12 +54,11 @@ std::pair<double, double> medianAndMad(const std::vector<double>& sorted)
 
 } // namespace
 
-EnvelopeResult prepareEnvelope(const EnvelopeInput& input)
+EnvelopeResult prepareEnvelope(const EnvelopeInput& input, size_t buckets)
 {
     EnvelopeResult out;
     TimelineEnvelope& env = out.envelope;
     env.members = static_cast<int>(input.members.size());
-    const size_t buckets = input.members.empty() ? 0 : input.members.front()->size();
     env.keys.assign(buckets, kNaN);
     env.lo.assign(buckets, kNaN);
     env.median.assign(buckets, kNaN);
@@ -71,64 +71,80 @@ void computeEnvelopePart(const EnvelopeInput& input, size_t firstBucket, size_t 
 {
     score.assign(input.members.size(), 0.0);
     if (input.members.empty()) return;
+    const size_t members = input.members.size();
     const int n = static_cast<int>(input.members.front()->size());
     const double range = input.valueHi > input.valueLo ? input.valueHi - input.valueLo : 0.0;
     const double floor = std::max(kSpreadFloor * range, 1e-12);
-    std::vector<size_t> present;
-    std::vector<double> mins, maxs, means, sorted;
     const std::vector<int64_t>& bounds = bucketBoundaries(input.fromNs, input.toNs, n);
-    for (size_t i = firstBucket; i < endBucket; ++i) {
-        const int64_t start = bounds[i], end = bounds[i + 1];
-        env.keys[i] = toSeconds(start + (end - start) / 2);
-        present.clear();
-        mins.clear();
-        maxs.clear();
-        means.clear();
-        for (size_t m = 0; m < input.members.size(); ++m) {
-            const ReducedBucket& b = (*input.members[m])[i];
-            if (b.count == 0) continue;
-            present.push_back(m);
-            mins.push_back(b.minValue * input.scale);
-            maxs.push_back(b.maxValue * input.scale);
-            means.push_back(b.sum / static_cast<double>(b.count) * input.scale);
-        }
-        if (present.empty()) continue;
-        const auto [minLo, minHi] = std::minmax_element(mins.begin(), mins.end());
-        const auto [maxLo, maxHi] = std::minmax_element(maxs.begin(), maxs.end());
-        env.lo[i] = *minLo;
-        env.hi[i] = *maxHi;
-        const bool judgeMins = *minHi - *minLo > kOutlierK * floor, judgeMaxs = *maxHi - *maxLo > kOutlierK * floor;
-        env.median[i] = median(means);
-        if (static_cast<int>(present.size()) < kOutlierMinMembers) continue;
 
-        // Downward deviations of the mins, upward deviations of the maxes, in robust units. No deviation can exceed
-        // the spread of the values, and the unit is at least the floor: most buckets need no median at all. Past
-        // the median, only members further from it than kOutlierK floors can score above kOutlierK (the only
-        // scores that count), so the MAD is computed only when there is such a candidate.
-        auto judge = [&](const std::vector<double>& values, double sign, double extreme) {
-            // The median is more than kOutlierK floors from the extreme value only if at least half the values
-            // are: a count settles most buckets without selecting the median.
-            const double t = extreme - sign * kOutlierK * floor;
-            size_t beyond = 0;
-            for (double v : values)
-                beyond += sign * (t - v) > 0 ? 1 : 0;
-            if (2 * beyond < values.size()) return;
-            sorted.assign(values.begin(), values.end());
-            const double med = median(sorted);
-            bool candidate = false;
-            for (double v : values)
-                candidate = candidate || sign * (v - med) > kOutlierK * floor;
-            if (!candidate) return;
-            std::sort(sorted.begin(), sorted.end());
-            const double mad = medianAndMad(sorted).second;
-            const double spread = std::max(kMadToSigma * mad, floor);
-            for (size_t k = 0; k < present.size(); ++k) {
-                const double d = sign * (values[k] - med) / spread;
-                score[present[k]] = std::max(score[present[k]], d);
+    // Tiles of buckets: each member's buckets of the tile are read in one sequential pass into bucket-major rows
+    // (the members' values of one bucket side by side), which a per-bucket loop over 32 separate arrays is not.
+    constexpr size_t kTile = 128;
+    const size_t tile = std::min(kTile, std::max<size_t>(endBucket - firstBucket, 1));
+    std::vector<double> mins(tile * members), maxs(tile * members), means(tile * members), sorted;
+    std::vector<uint32_t> present(tile * members);
+    std::vector<uint32_t> count(tile);
+
+    // Downward deviations of the mins, upward deviations of the maxes, in robust units. No deviation can exceed
+    // the spread of the values, and the unit is at least the floor: most buckets need no median at all. Past
+    // the median, only members further from it than kOutlierK floors can score above kOutlierK (the only
+    // scores that count), so the MAD is computed only when there is such a candidate.
+    auto judge = [&](const double* values, const uint32_t* who, size_t k, double sign, double extreme) {
+        // The median is more than kOutlierK floors from the extreme value only if at least half the values
+        // are: a count settles most buckets without selecting the median.
+        const double t = extreme - sign * kOutlierK * floor;
+        size_t beyond = 0;
+        for (size_t j = 0; j < k; ++j)
+            beyond += sign * (t - values[j]) > 0 ? 1 : 0;
+        if (2 * beyond < k) return;
+        sorted.assign(values, values + k);
+        const double med = median(sorted);
+        bool candidate = false;
+        for (size_t j = 0; j < k; ++j)
+            candidate = candidate || sign * (values[j] - med) > kOutlierK * floor;
+        if (!candidate) return;
+        std::sort(sorted.begin(), sorted.end());
+        const double mad = medianAndMad(sorted).second;
+        const double spread = std::max(kMadToSigma * mad, floor);
+        for (size_t j = 0; j < k; ++j) {
+            const double d = sign * (values[j] - med) / spread;
+            score[who[j]] = std::max(score[who[j]], d);
+        }
+    };
+
+    for (size_t t0 = firstBucket; t0 < endBucket; t0 += tile) {
+        const size_t t1 = std::min(endBucket, t0 + tile);
+        std::fill(count.begin(), count.end(), 0);
+        for (size_t m = 0; m < members; ++m) {
+            const ReducedBucket* b = input.members[m]->data();
+            for (size_t i = t0; i < t1; ++i) {
+                if (b[i].count == 0) continue;
+                const size_t row = i - t0, at = row * members + count[row]++;
+                present[at] = static_cast<uint32_t>(m);
+                mins[at] = b[i].minValue * input.scale;
+                maxs[at] = b[i].maxValue * input.scale;
+                means[at] = b[i].sum / static_cast<double>(b[i].count) * input.scale;
             }
-        };
-        if (judgeMins) judge(mins, -1.0, *minLo);
-        if (judgeMaxs) judge(maxs, 1.0, *maxHi);
+        }
+        for (size_t i = t0; i < t1; ++i) {
+            const size_t row = i - t0, k = count[row];
+            env.keys[i] = toSeconds(bounds[i] + (bounds[i + 1] - bounds[i]) / 2);
+            if (k == 0) continue;
+            double* rowMins = mins.data() + row * members;
+            double* rowMaxs = maxs.data() + row * members;
+            const auto [minLo, minHi] = std::minmax_element(rowMins, rowMins + k);
+            const auto [maxLo, maxHi] = std::minmax_element(rowMaxs, rowMaxs + k);
+            env.lo[i] = *minLo;
+            env.hi[i] = *maxHi;
+            const bool judgeMins = *minHi - *minLo > kOutlierK * floor;
+            const bool judgeMaxs = *maxHi - *maxLo > kOutlierK * floor;
+            sorted.assign(means.data() + row * members, means.data() + row * members + k);
+            env.median[i] = median(sorted);
+            if (static_cast<int>(k) < kOutlierMinMembers) continue;
+            const uint32_t* who = present.data() + row * members;
+            if (judgeMins) judge(rowMins, who, k, -1.0, *minLo);
+            if (judgeMaxs) judge(rowMaxs, who, k, 1.0, *maxHi);
+        }
     }
 }
 
@@ -148,7 +164,7 @@ void finishEnvelope(EnvelopeResult& out, const std::vector<std::vector<double>>&
 
 EnvelopeResult computeEnvelope(const EnvelopeInput& input)
 {
-    EnvelopeResult out = prepareEnvelope(input);
+    EnvelopeResult out = prepareEnvelope(input, input.members.empty() ? 0 : input.members.front()->size());
     std::vector<std::vector<double>> scores(1);
     computeEnvelopePart(input, 0, out.envelope.keys.size(), out.envelope, scores[0]);
     finishEnvelope(out, scores);

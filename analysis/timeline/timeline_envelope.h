@@ -43,7 +43,7 @@ EnvelopeResult computeEnvelope(const EnvelopeInput& input);
 
 // The same in parts, for several threads: prepareEnvelope sizes the result, computeEnvelopePart fills buckets
 // [firstBucket, endBucket) and raises scores (one per member, its own per part), finishEnvelope picks the outliers.
-EnvelopeResult prepareEnvelope(const EnvelopeInput& input);
+EnvelopeResult prepareEnvelope(const EnvelopeInput& input, size_t buckets); // each member has `buckets` buckets
 void computeEnvelopePart(const EnvelopeInput& input, size_t firstBucket, size_t endBucket, TimelineEnvelope& envelope,
                          std::vector<double>& scores);
 void finishEnvelope(EnvelopeResult& result, const std::vector<std::vector<double>>& partScores);

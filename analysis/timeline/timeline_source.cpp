@@ -221,7 +221,8 @@ size_t TimelineSource::cacheBytes() const
 }
 
 Expected<std::shared_ptr<const TimelineFrame>> TimelineSource::fetch(const TimelineRequest& request,
-                                                                     const std::atomic<bool>* cancel)
+                                                                     const std::atomic<bool>* cancel,
+                                                                     const LaneReady& laneReady)
 {
     const auto t0 = std::chrono::steady_clock::now();
     if (request.pixels <= 0) return makeError(ErrorCode::Usage, "a timeline fetch needs at least one pixel");
@@ -262,81 +263,57 @@ Expected<std::shared_ptr<const TimelineFrame>> TimelineSource::fetch(const Timel
                     jobs[j].envelopeMember = true;
     }
 
-    // Reduce every series, on each connection's own thread, series taken in turn.
-    std::atomic<size_t> nextJob{0};
-    std::atomic<bool> failed{false};
-    std::atomic<int> built{0};
-    std::optional<Error> errors[kConnections];
-    auto work = [&](int c) {
-        store::RunReader& reader = *d.connections[c].reader;
-        for (;;) {
-            if (failed.load() || cancelled()) return;
-            const size_t j = nextJob.fetch_add(1);
-            if (j >= jobs.size()) return;
-            bool b = false;
-            Status st = d.reduce(reader, jobs[j], request, b);
-            if (b) built.fetch_add(1);
-            if (!st) {
-                errors[c] = st.error();
-                failed.store(true);
-                return;
-            }
-        }
+    // Tasks in lane order: a lane's series reductions, then its envelopes in two halves each. Both threads (one
+    // per connection) take tasks in turn; a lane is assembled, and handed to `laneReady`, by the thread that
+    // finishes its last task, so the caller can draw the first lanes while the later ones are still reduced.
+    constexpr size_t kParts = 2;
+    struct LaneEnvelope
+    {
+        size_t metric = 0; // index into lanes[li].byMetric
+        EnvelopeInput input;
+        EnvelopeResult result;
+        std::vector<std::vector<double>> partScores = std::vector<std::vector<double>>(kParts);
     };
-    if (jobs.size() > 1) {
-        std::thread helper(work, 1);
-        work(0);
-        helper.join();
-    } else {
-        work(0);
-    }
-    if (cancelled()) return makeError(ErrorCode::Cancelled, "timeline fetch cancelled");
-    for (const auto& e : errors)
-        if (e) return *e;
-
-    // Envelopes, in lane and metric order, computed on both threads.
-    std::vector<EnvelopeInput> envelopeInputs;
+    struct LaneWork
+    {
+        std::vector<LaneEnvelope> envelopes;
+        std::atomic<size_t> seriesLeft{0}, partsLeft{0};
+    };
+    std::vector<LaneWork> work(request.lanes.size());
+    struct Task
+    {
+        size_t lane = 0;
+        bool envelope = false;
+        size_t index = 0; // series job, or envelope × kParts + part
+    };
+    std::vector<Task> tasks;
     for (size_t li = 0; li < request.lanes.size(); ++li) {
+        size_t series = 0;
         for (size_t mi = 0; mi < lanes[li].byMetric.size(); ++mi) {
             const auto& members = lanes[li].byMetric[mi].second;
+            for (size_t j : members)
+                tasks.push_back({li, false, j});
+            series += members.size();
             if (static_cast<int>(members.size()) <= request.envelopeAbove) continue;
-            EnvelopeInput in;
-            in.fromNs = request.fromNs;
-            in.toNs = request.toNs;
-            in.scale = request.lanes[li].metrics[mi].scale;
+            LaneEnvelope le;
+            le.metric = mi;
+            le.input.fromNs = request.fromNs;
+            le.input.toNs = request.toNs;
+            le.input.scale = request.lanes[li].metrics[mi].scale;
             for (size_t j : members) {
                 const store::SeriesInfo& s = *jobs[j].series;
-                in.members.push_back(&jobs[j].buckets);
-                if (s.minValue) in.valueLo = std::min(in.valueLo, *s.minValue * in.scale);
-                if (s.maxValue) in.valueHi = std::max(in.valueHi, *s.maxValue * in.scale);
+                le.input.members.push_back(&jobs[j].buckets);
+                if (s.minValue) le.input.valueLo = std::min(le.input.valueLo, *s.minValue * le.input.scale);
+                if (s.maxValue) le.input.valueHi = std::max(le.input.valueHi, *s.maxValue * le.input.scale);
             }
-            envelopeInputs.push_back(std::move(in));
+            le.result = prepareEnvelope(le.input, static_cast<size_t>(request.pixels)); // every member has `pixels` buckets
+            work[li].envelopes.push_back(std::move(le));
         }
+        work[li].seriesLeft = series;
+        work[li].partsLeft = work[li].envelopes.size() * kParts;
+        for (size_t e = 0; e < work[li].envelopes.size() * kParts; ++e)
+            tasks.push_back({li, true, e});
     }
-    // Each envelope in two halves of its buckets, so both threads have the same work.
-    std::vector<EnvelopeResult> envelopeResults;
-    for (const EnvelopeInput& in : envelopeInputs)
-        envelopeResults.push_back(prepareEnvelope(in));
-    constexpr size_t kParts = 2;
-    std::vector<std::vector<std::vector<double>>> partScores(envelopeInputs.size(),
-                                                             std::vector<std::vector<double>>(kParts));
-    std::atomic<size_t> nextPart{0};
-    auto envelopeWork = [&] {
-        for (size_t t = nextPart.fetch_add(1); t < envelopeInputs.size() * kParts; t = nextPart.fetch_add(1)) {
-            const size_t e = t / kParts, part = t % kParts;
-            const size_t buckets = envelopeResults[e].envelope.keys.size();
-            computeEnvelopePart(envelopeInputs[e], buckets * part / kParts, buckets * (part + 1) / kParts,
-                                envelopeResults[e].envelope, partScores[e][part]);
-        }
-    };
-    if (!envelopeInputs.empty()) {
-        std::thread helper(envelopeWork);
-        envelopeWork();
-        helper.join();
-    }
-    for (size_t e = 0; e < envelopeResults.size(); ++e)
-        finishEnvelope(envelopeResults[e], partScores[e]);
-    size_t nextEnvelope = 0;
 
     auto frame = std::make_shared<TimelineFrame>();
     frame->generation = request.generation;
@@ -344,10 +321,11 @@ Expected<std::shared_ptr<const TimelineFrame>> TimelineSource::fetch(const Timel
     frame->toNs = request.toNs;
     frame->pixels = request.pixels;
     frame->seriesRead = static_cast<int>(jobs.size());
-    frame->pyramidsBuilt = built.load();
-    for (size_t li = 0; li < request.lanes.size(); ++li) {
+    frame->lanes.resize(request.lanes.size());
+
+    auto assemble = [&](size_t li) {
         const LaneSpec& lane = request.lanes[li];
-        LaneFrame lf;
+        LaneFrame& lf = frame->lanes[li];
         lf.laneId = lane.id;
         auto makeLine = [&](SeriesJob& job, size_t mi) {
             TimelineLine line;
@@ -366,6 +344,7 @@ Expected<std::shared_ptr<const TimelineFrame>> TimelineSource::fetch(const Timel
             line.raw = job.raw;
             return line;
         };
+        size_t nextEnvelope = 0;
         for (size_t mi = 0; mi < lanes[li].byMetric.size(); ++mi) {
             const auto& members = lanes[li].byMetric[mi].second;
             if (members.empty()) continue;
@@ -374,7 +353,9 @@ Expected<std::shared_ptr<const TimelineFrame>> TimelineSource::fetch(const Timel
                     lf.lines.push_back(makeLine(jobs[j], mi));
                 continue;
             }
-            EnvelopeResult& env = envelopeResults[nextEnvelope++];
+            LaneEnvelope& le = work[li].envelopes[nextEnvelope++];
+            finishEnvelope(le.result, le.partScores);
+            EnvelopeResult& env = le.result;
             const store::DeviceInfo* dev = cat.device(jobs[members.front()].series->deviceId);
             const std::string kind = dev && dev->kind == "gpu" ? "GPUs" : dev ? dev->kind + " devices" : "series";
             env.envelope.metric = lanes[li].byMetric[mi].first;
@@ -409,8 +390,61 @@ Expected<std::shared_ptr<const TimelineFrame>> TimelineSource::fetch(const Timel
             lf.lo = lo;
             lf.hi = hi;
         }
-        frame->lanes.push_back(std::move(lf));
+        if (laneReady) laneReady(li, lf);
+    };
+
+    std::atomic<size_t> nextTask{0};
+    std::atomic<bool> failed{false};
+    std::atomic<int> built{0};
+    std::optional<Error> errors[kConnections];
+    auto run = [&](int c) {
+        store::RunReader& reader = *d.connections[c].reader;
+        for (;;) {
+            if (failed.load() || cancelled()) return;
+            const size_t t = nextTask.fetch_add(1);
+            if (t >= tasks.size()) return;
+            const Task& task = tasks[t];
+            LaneWork& lw = work[task.lane];
+            if (!task.envelope) {
+                bool b = false;
+                Status st = d.reduce(reader, jobs[task.index], request, b);
+                if (b) built.fetch_add(1);
+                if (!st) {
+                    errors[c] = st.error();
+                    failed.store(true);
+                    return;
+                }
+                if (lw.seriesLeft.fetch_sub(1) == 1 && lw.envelopes.empty()) assemble(task.lane);
+                continue;
+            }
+            // An envelope needs every member reduced: the other thread may still be on the lane's last series.
+            while (lw.seriesLeft.load() > 0) {
+                if (failed.load() || cancelled()) return;
+                std::this_thread::yield();
+            }
+            LaneEnvelope& le = lw.envelopes[task.index / kParts];
+            const size_t part = task.index % kParts;
+            const size_t buckets = le.result.envelope.keys.size();
+            computeEnvelopePart(le.input, buckets * part / kParts, buckets * (part + 1) / kParts, le.result.envelope,
+                                le.partScores[part]);
+            if (lw.partsLeft.fetch_sub(1) == 1) assemble(task.lane);
+        }
+    };
+    if (tasks.size() > 1) {
+        std::thread helper(run, 1);
+        run(0);
+        helper.join();
+    } else {
+        run(0);
     }
+    if (cancelled()) return makeError(ErrorCode::Cancelled, "timeline fetch cancelled");
+    for (const auto& e : errors)
+        if (e) return *e;
+    // Lanes without any series (nothing to reduce) are assembled here.
+    for (size_t li = 0; li < request.lanes.size(); ++li)
+        if (work[li].seriesLeft.load() == 0 && work[li].envelopes.empty() && frame->lanes[li].laneId.empty())
+            assemble(li);
+    frame->pyramidsBuilt = built.load();
     frame->fetchMs = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
     return std::shared_ptr<const TimelineFrame>(std::move(frame));
 }

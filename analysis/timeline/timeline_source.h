@@ -15,6 +15,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -86,8 +87,12 @@ public:
     static Expected<std::unique_ptr<TimelineSource>> open(const std::string& path,
                                                           std::shared_ptr<const RunCatalog> catalog);
 
+    // Called on a fetch thread as soon as each lane is complete (lanes come roughly in request order), before
+    // fetch returns the whole frame: the caller can draw the first lanes while the others are reduced.
+    using LaneReady = std::function<void(size_t laneIndex, const LaneFrame& lane)>;
     Expected<std::shared_ptr<const TimelineFrame>> fetch(const TimelineRequest& request,
-                                                         const std::atomic<bool>* cancel = nullptr);
+                                                         const std::atomic<bool>* cancel = nullptr,
+                                                         const LaneReady& laneReady = {});
     const RunCatalog& catalog() const;
     size_t cacheBytes() const; // the level-of-detail pyramids and decoded chunks held (at most 64 MB of chunks)
 

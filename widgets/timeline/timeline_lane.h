@@ -37,6 +37,7 @@ public:
     void setTimeRange(TimeRange range);
     // The lane's part of a frame (null: no data yet). Keeps the frame for the cursor readout.
     void setPlotData(const LanePlotData& plot, std::shared_ptr<const timeline::TimelineFrame> frame, size_t laneIndex);
+    uint64_t shownGeneration() const { return m_frame ? m_frame->generation : 0; } // of the data drawn
     void setSelection(std::optional<TimeRange> selection);
     void setCursorTime(std::optional<int64_t> ns);
     void setSpans(const std::vector<TimelineSpan>& spans);

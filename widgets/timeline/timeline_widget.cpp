@@ -25,7 +25,7 @@ struct TimelineWidget::FetchResult
 {
     uint64_t sourceEpoch = 0;
     std::shared_ptr<const timeline::TimelineFrame> frame;
-    std::vector<LanePlotData> plots; // per frame lane
+    std::vector<std::shared_ptr<const LanePlotData>> plots; // per frame lane
     std::string error;
     bool cancelled = false;
 };
@@ -198,8 +198,8 @@ void TimelineWidget::rebuildLanes()
         auto result = m_shownResult;
         for (auto* lane : m_laneWidgets)
             for (size_t k = 0; k < result->frame->lanes.size(); ++k)
-                if (result->frame->lanes[k].laneId == lane->spec().id)
-                    lane->setPlotData(result->plots[k], result->frame, k);
+                if (result->frame->lanes[k].laneId == lane->spec().id && result->plots[k])
+                    lane->setPlotData(*result->plots[k], result->frame, k);
     }
     requestFetch();
 }
@@ -261,20 +261,45 @@ void TimelineWidget::startFetch()
     m_pending = false;
     auto source = m_source;
     const uint64_t epoch = m_sourceEpoch;
-    QtConcurrent::run(m_pool.get(), [source, request, epoch]() -> std::shared_ptr<const FetchResult> {
+    QtConcurrent::run(m_pool.get(), [this, source, request, epoch]() -> std::shared_ptr<const FetchResult> {
         auto result = std::make_shared<FetchResult>();
         result->sourceEpoch = epoch;
-        auto frame = source->fetch(request);
+        // Each lane is handed to the GUI thread as soon as it is complete, so the first lanes are drawn while the
+        // later ones are reduced. (`this` outlives the fetch: the destructor waits for the pool.)
+        std::vector<std::shared_ptr<const LanePlotData>> plots(request.lanes.size());
+        auto laneReady = [&](size_t li, const timeline::LaneFrame& lf) {
+            auto one = std::make_shared<timeline::TimelineFrame>();
+            one->generation = request.generation;
+            one->fromNs = request.fromNs;
+            one->toNs = request.toNs;
+            one->pixels = request.pixels;
+            one->lanes.push_back(lf);
+            auto plot = std::make_shared<const LanePlotData>(buildLanePlot(request.lanes[li], lf));
+            plots[li] = plot;
+            QMetaObject::invokeMethod(
+                this, [this, epoch, one = std::shared_ptr<const timeline::TimelineFrame>(std::move(one)), plot] {
+                    showLane(epoch, one, *plot);
+                }, Qt::QueuedConnection);
+        };
+        auto frame = source->fetch(request, nullptr, laneReady);
         if (!frame) {
             result->cancelled = frame.error().code == ErrorCode::Cancelled;
             result->error = frame.error().toString();
             return result;
         }
         result->frame = *frame;
-        for (size_t i = 0; i < result->frame->lanes.size(); ++i)
-            result->plots.push_back(buildLanePlot(request.lanes[i], result->frame->lanes[i]));
+        result->plots = std::move(plots);
         return result;
     }).then(this, [this](std::shared_ptr<const FetchResult> result) { finishFetch(std::move(result)); });
+}
+
+void TimelineWidget::showLane(uint64_t sourceEpoch, std::shared_ptr<const timeline::TimelineFrame> frame,
+                              const LanePlotData& plot)
+{
+    if (sourceEpoch != m_sourceEpoch) return;
+    for (auto* lane : m_laneWidgets)
+        if (lane->spec().id == frame->lanes.front().laneId && frame->generation > lane->shownGeneration())
+            lane->setPlotData(plot, frame, 0);
 }
 
 void TimelineWidget::finishFetch(std::shared_ptr<const FetchResult> result)
@@ -287,9 +312,12 @@ void TimelineWidget::finishFetch(std::shared_ptr<const FetchResult> result)
     if (current && result->frame && (!m_shown || result->frame->generation > m_shown->generation)) {
         m_shown = result->frame;
         m_shownResult = result;
+        // Lanes already drawn from this fetch as they came are left alone.
         for (auto* lane : m_laneWidgets)
             for (size_t k = 0; k < result->frame->lanes.size(); ++k)
-                if (result->frame->lanes[k].laneId == lane->spec().id) lane->setPlotData(result->plots[k], result->frame, k);
+                if (result->frame->lanes[k].laneId == lane->spec().id && result->plots[k] &&
+                    result->frame->generation > lane->shownGeneration())
+                    lane->setPlotData(*result->plots[k], result->frame, k);
         Q_EMIT frameShown(result->frame->generation, result->frame->fetchMs);
     }
     if (m_pending || !current) startFetch();

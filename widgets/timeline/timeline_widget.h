@@ -28,6 +28,7 @@ class QThreadPool;
 namespace runlens::widgets {
 
 class TimelineLane;
+struct LanePlotData;
 
 // A shaded interval across all lanes: a finding's episode or an import gap.
 struct TimelineSpan
@@ -84,6 +85,7 @@ private:
     void requestFetch();
     void startFetch();
     void finishFetch(std::shared_ptr<const FetchResult> result);
+    void showLane(uint64_t sourceEpoch, std::shared_ptr<const timeline::TimelineFrame> frame, const LanePlotData& plot);
     void rebuildLanes();
     void applyRange(TimeRange range);
     void previewSelection(std::optional<TimeRange> range);
