@@ -4,6 +4,7 @@
 #include "analysis/flame/flame_diff.h"
 #include "analysis/flame/flame_export.h"
 #include "analysis/flame/flame_layout.h"
+#include "analysis/flame/flame_search.h"
 #include "analysis/flame/flame_tree.h"
 #include "analysis/store/run_database.h"
 #include "importers/import_session.h"
@@ -109,6 +110,25 @@ std::string randomFolded(uint32_t seed, std::map<std::string, int64_t>& expected
 
 } // namespace
 
+// A hand-made tree (35 samples): b under a, under c, under a under c, and in itself; main holds all but idle.
+std::shared_ptr<const FlameTree> knownTree()
+{
+    auto stack = [](std::initializer_list<const char*> names, int64_t n) {
+        FlameTree::Stack st;
+        for (const char* name : names) {
+            store::FrameInfo f;
+            f.name = name;
+            f.file = "train.py";
+            st.frames.push_back(f);
+        }
+        st.samples = n;
+        st.weight = static_cast<double>(n) * 0.01;
+        return st;
+    };
+    return FlameTree::fromStacks({stack({"main", "a", "b"}, 10), stack({"main", "a"}, 5), stack({"main", "c", "b"}, 7),
+                                  stack({"main", "c", "a", "b"}, 3), stack({"main", "b", "b"}, 4), stack({"idle"}, 6)});
+}
+
 class TestFlame : public QObject
 {
     Q_OBJECT
@@ -120,6 +140,9 @@ private Q_SLOTS:
     void focusAndFind();
     void phaseFilterAndShares();
     void diffOfItselfIsNeutral();
+    void searchCountsNestedMatchesOnce_data();
+    void searchCountsNestedMatchesOnce();
+    void functionTotalsAndSandwich();
     void layoutKeepsNarrowBlocks();
     void fixtureTotalsRoundTrip();
     void fixtureInputStallAndCheckpoints();
@@ -318,6 +341,76 @@ void TestFlame::diffOfItselfIsNeutral()
     auto d = diffTree(**tree, **comm);
     const int32_t ar = d->find({"train (train.py:10)", "all_reduce (torch/distributed/distributed_c10d.py:2500)"});
     if (ar >= 0) QVERIFY(d->node(ar).delta() > 0);
+}
+
+void TestFlame::searchCountsNestedMatchesOnce_data()
+{
+    QTest::addColumn<QString>("pattern");
+    QTest::addColumn<bool>("regex");
+    QTest::addColumn<int>("samples"); // by hand from knownTree()
+    QTest::addColumn<int>("matches");
+    QTest::newRow("b: nested in a, c and itself") << "b" << false << 24 << 5;
+    QTest::newRow("^a$: a, and a under c") << "^a$" << true << 18 << 2;
+    QTest::newRow("substring of main: everything under main once") << "mai" << false << 29 << 1;
+    QTest::newRow("case-insensitive") << "MAIN" << false << 0 << 0;
+    QTest::newRow("file name") << "train\\.py" << true << 35 << 10;
+    QTest::newRow("nothing") << "zzz" << false << 0 << 0;
+}
+
+void TestFlame::searchCountsNestedMatchesOnce()
+{
+    QFETCH(QString, pattern);
+    QFETCH(bool, regex);
+    QFETCH(int, samples);
+    QFETCH(int, matches);
+    auto tree = knownTree();
+    QCOMPARE(tree->totalSamples(), int64_t(35));
+    auto found = searchFlame(*tree, pattern.toStdString(), regex);
+    QVERIFY_OK(found);
+    QCOMPARE(found->matchedSamples, int64_t(samples));
+    QCOMPARE(static_cast<int>(found->matches.size()), matches);
+    QVERIFY(std::abs(found->share - samples / 35.0) < 1e-12);
+    // A match, the path to it and everything below it are relevant; idle is not (unless it matches).
+    for (int32_t m : found->matches) {
+        for (int32_t a = m; a >= 0; a = tree->node(a).parent)
+            QVERIFY(found->relevant[static_cast<size_t>(a)]);
+    }
+    const int32_t idle = tree->find({"idle (train.py)"});
+    QVERIFY(idle > 0);
+    QCOMPARE(bool(found->relevant[static_cast<size_t>(idle)]), samples == 35);
+    QVERIFY(!searchFlame(*tree, "a(", true)); // a bad regular expression is an error
+}
+
+void TestFlame::functionTotalsAndSandwich()
+{
+    auto tree = knownTree();
+    std::map<std::string, std::pair<int64_t, int64_t>> totals; // name -> self, total
+    for (const FunctionTotal& f : functionTotals(*tree))
+        totals[f.name] = {f.selfSamples, f.samples};
+    QCOMPARE(totals["b"], std::make_pair(int64_t(24), int64_t(24)));
+    QCOMPARE(totals["a"], std::make_pair(int64_t(5), int64_t(18)));
+    QCOMPARE(totals["main"], std::make_pair(int64_t(0), int64_t(29)));
+    QCOMPARE(totals["idle"], std::make_pair(int64_t(6), int64_t(6)));
+    QCOMPARE(functionTotals(*tree).front().name, std::string("b")); // the largest self first
+
+    const int32_t b = tree->find({"main (train.py)", "a (train.py)", "b (train.py)"});
+    QVERIFY(b > 0);
+    const Sandwich sw = sandwichOf(*tree, b);
+    QCOMPARE(sw.name, std::string("b"));
+    QCOMPARE(sw.samples, int64_t(24)); // the function's total
+    QCOMPARE(sw.callers->totalSamples(), int64_t(24));
+    QCOMPARE(sw.callees->totalSamples(), int64_t(24));
+    const int32_t cb = sw.callers->find({"b (train.py)"});
+    QVERIFY(cb > 0);
+    QCOMPARE(sw.callers->node(cb).samples, int64_t(24));
+    std::map<std::string, int64_t> callers;
+    for (int32_t c : sw.callers->children(cb))
+        callers[std::string(sw.callers->name(c))] = sw.callers->node(c).samples;
+    QCOMPARE(callers, (std::map<std::string, int64_t>{{"a", 13}, {"c", 7}, {"main", 4}}));
+    const int32_t bb = sw.callees->find({"b (train.py)", "b (train.py)"});
+    QVERIFY(bb > 0);
+    QCOMPARE(sw.callees->node(bb).samples, int64_t(4));
+    QCOMPARE(sw.callees->node(sw.callees->find({"b (train.py)"})).selfSamples, int64_t(20));
 }
 
 void TestFlame::layoutKeepsNarrowBlocks()

@@ -52,19 +52,22 @@ std::string_view FlameTree::name(int32_t i) const
 std::string_view FlameTree::file(int32_t i) const
 {
     const int32_t f = node(i).frame;
-    if (f < 0 || i == 0) return {};
+    if (f < 0) return m_synthetic[static_cast<size_t>(-1 - f)].file;
+    if (i == 0) return {};
     return m_catalog->frames[static_cast<size_t>(f)].file;
 }
 int64_t FlameTree::line(int32_t i) const
 {
     const int32_t f = node(i).frame;
-    if (f < 0 || i == 0) return 0;
+    if (f < 0) return m_synthetic[static_cast<size_t>(-1 - f)].line;
+    if (i == 0) return 0;
     return m_catalog->frames[static_cast<size_t>(f)].line;
 }
 std::string_view FlameTree::module(int32_t i) const
 {
     const int32_t f = node(i).frame;
-    if (f < 0 || i == 0) return {};
+    if (f < 0) return m_synthetic[static_cast<size_t>(-1 - f)].module;
+    if (i == 0) return {};
     return m_catalog->frames[static_cast<size_t>(f)].module;
 }
 
@@ -111,6 +114,86 @@ int32_t FlameTree::find(const std::vector<std::string>& path) const
 
 // ---------------------------------------------------------------------------------------------------------------
 // Building
+
+std::shared_ptr<const FlameTree> FlameTree::fromStacks(const std::vector<Stack>& stacks, std::string rootName)
+{
+    // A trie of labels, then emitted depth first with siblings in label order (as store-built trees are).
+    struct Trie
+    {
+        int32_t frame = 0; // index into synthetic
+        int64_t samples = 0, self = 0;
+        double weight = 0, selfWeight = 0;
+        Phase phase = Phase::Other;
+        std::map<std::string, size_t> children; // label -> trie index
+    };
+    auto tree = std::make_shared<FlameTree>();
+    std::vector<Trie> trie(1);
+    store::FrameInfo root;
+    root.name = std::move(rootName);
+    tree->m_synthetic.push_back(root);
+    for (const Stack& st : stacks) {
+        size_t at = 0;
+        trie[0].samples += st.samples;
+        trie[0].weight += st.weight;
+        for (const store::FrameInfo& f : st.frames) {
+            const std::string key = f.line > 0 ? fmt::format("{} ({}:{})", f.name, f.file, f.line)
+                                               : f.file.empty() ? f.name : fmt::format("{} ({})", f.name, f.file);
+            auto it = trie[at].children.find(key);
+            if (it == trie[at].children.end()) {
+                tree->m_synthetic.push_back(f);
+                Trie t;
+                t.frame = static_cast<int32_t>(tree->m_synthetic.size()) - 1;
+                t.phase = st.phase;
+                trie.push_back(std::move(t));
+                it = trie[at].children.emplace(key, trie.size() - 1).first;
+            }
+            at = it->second;
+            trie[at].samples += st.samples;
+            trie[at].weight += st.weight;
+        }
+        trie[at].self += st.samples;
+        trie[at].selfWeight += st.weight;
+        if (!st.frames.empty() && st.samples > 0) trie[at].phase = st.phase;
+    }
+    std::vector<std::pair<size_t, int32_t>> todo{{0, -1}}; // trie index, parent node
+    while (!todo.empty()) {
+        const auto [t, parent] = todo.back();
+        todo.pop_back();
+        const Trie& tr = trie[t];
+        Node n;
+        n.frame = -1 - tr.frame;
+        n.parent = parent;
+        n.depth = parent < 0 ? 0 : tree->m_nodes[static_cast<size_t>(parent)].depth + 1;
+        n.samples = tr.samples;
+        n.selfSamples = tr.self;
+        n.weight = tr.weight;
+        n.selfWeight = tr.selfWeight;
+        n.phase = tr.phase;
+        const auto index = static_cast<int32_t>(tree->m_nodes.size());
+        tree->m_nodes.push_back(n);
+        for (auto it = tr.children.rbegin(); it != tr.children.rend(); ++it)
+            todo.push_back({it->second, index});
+    }
+    // Links and subtree ends, as the store builder makes them.
+    const auto count = static_cast<int32_t>(tree->m_nodes.size());
+    tree->m_subtreeEnd.assign(static_cast<size_t>(count), count);
+    std::vector<int32_t> lastChild(static_cast<size_t>(count), -1);
+    std::vector<int32_t> open;
+    for (int32_t i = 1; i < count; ++i) {
+        Node& nd = tree->m_nodes[static_cast<size_t>(i)];
+        Node& p = tree->m_nodes[static_cast<size_t>(nd.parent)];
+        if (lastChild[static_cast<size_t>(nd.parent)] < 0) p.firstChild = i;
+        else tree->m_nodes[static_cast<size_t>(lastChild[static_cast<size_t>(nd.parent)])].nextSibling = i;
+        lastChild[static_cast<size_t>(nd.parent)] = i;
+        tree->m_maxDepth = std::max(tree->m_maxDepth, nd.depth);
+        while (!open.empty() && open.back() != nd.parent) {
+            tree->m_subtreeEnd[static_cast<size_t>(open.back())] = i;
+            open.pop_back();
+        }
+        open.push_back(i);
+    }
+    return tree;
+}
 
 // The catalogue in depth-first order (siblings in label order), computed once per catalogue: a tree is then
 // built by sequential passes over these arrays instead of chasing parents by callsite id.

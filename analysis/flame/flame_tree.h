@@ -80,6 +80,17 @@ public:
     int32_t find(const std::vector<std::string>& path) const;
     std::vector<int32_t> children(int32_t i) const;
 
+    // A tree from whole stacks (frames root → leaf, each with its sample count and weight; phase per stack, of the
+    // leaf's call path): sandwich views and tests build trees that do not come from a store.
+    struct Stack
+    {
+        std::vector<store::FrameInfo> frames;
+        int64_t samples = 0;
+        double weight = 0;
+        Phase phase = Phase::Other;
+    };
+    static std::shared_ptr<const FlameTree> fromStacks(const std::vector<Stack>& stacks, std::string rootName = "all");
+
     // What the tree was built from.
     const FlameQuery& query() const { return m_query; }
     int64_t untimedSamples() const { return m_untimedSamples; }
