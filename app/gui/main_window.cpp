@@ -6,6 +6,7 @@
 #include "app/gui/help_dialogs.h"
 #include "app/gui/import_dialog.h"
 #include "app/gui/recent_files.h"
+#include "app/gui/flame_dock.h"
 #include "app/gui/run_docks.h"
 #include "app/gui/welcome_widget.h"
 #include "widgets/problems/problems_bar.h"
@@ -55,6 +56,8 @@ MainWindow::MainWindow(QWidget* parent)
     m_stack->addWidget(runPage);
     setCentralWidget(m_stack);
     m_docks = new RunDocks(this, m_timeline, m_controller);
+    m_flame = new FlameDock(this, m_controller);
+    resizeDocks({m_flame->dock()}, {360}, Qt::Vertical);
     statusBar()->addWidget(m_status, 1);
     createMenus();
 
@@ -102,7 +105,7 @@ void MainWindow::createMenus()
 
     QMenu* view = menuBar()->addMenu(tr("&View"));
     int n = 1;
-    for (QDockWidget* dock : {m_docks->browserDock(), m_docks->detailsDock(), m_docks->problemsDock()}) {
+    for (QDockWidget* dock : {m_docks->browserDock(), m_docks->detailsDock(), m_docks->problemsDock(), m_flame->dock()}) {
         QAction* toggle = dock->toggleViewAction();
         toggle->setShortcut(QKeySequence(tr("Ctrl+%1").arg(n++)));
         view->addAction(toggle);
@@ -146,6 +149,7 @@ void MainWindow::showOpened(const OpenedRun& run)
         m_layoutRestored = true;
     }
     m_docks->setCatalog(run.catalog, reload);
+    m_flame->setRun(run.catalog);
     m_timeline->setHiddenSeries(m_docks->browserModel()->hiddenSeries());
     m_controller->setFullRange({run.catalog->firstNs, run.catalog->lastNs});
     applyInitialView();

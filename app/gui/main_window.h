@@ -25,6 +25,7 @@ class TimelineWidget;
 
 namespace runlens::app {
 
+class FlameDock;
 class RecentFiles;
 class RunDocks;
 class WelcomeWidget;
@@ -46,6 +47,7 @@ public:
     widgets::TimelineWidget* timeline() const { return m_timeline; }
     widgets::ProblemsBar* problemsBar() const { return m_problemsBar; }
     RunDocks* docks() const { return m_docks; }
+    FlameDock* flame() const { return m_flame; }
     bool loading() const;
 
 Q_SIGNALS:
@@ -74,6 +76,7 @@ private:
     WelcomeWidget* m_welcome;
     QStackedWidget* m_stack;
     RunDocks* m_docks;
+    FlameDock* m_flame;
     RunLoader* m_loader;
     RecentFiles* m_recent;
     QLabel* m_status;

@@ -54,25 +54,30 @@ QString blockText(const FlameTree& tree, const FlameRect& r)
     return QString::fromStdString(std::string(tree.name(r.node)));
 }
 
-QString tooltip(const FlameTree& tree, const FlameRect& r)
+QString percent(double part, double whole)
+{
+    return QString::number(whole > 0 ? 100.0 * part / whole : 0.0, 'f', 2) + QStringLiteral(" %");
+}
+
+QString tooltip(const FlameTree& tree, const FlameRect& r, int32_t focus)
 {
     const double total = static_cast<double>(std::max<int64_t>(tree.totalSamples(), 1));
     if (r.node < 0)
-        return QStringLiteral("%1 frames under %2 px wide, together %3 samples (%4 % of total)")
+        return QStringLiteral("%1 frames narrower than a pixel, together %2 samples (%3 of total)")
             .arg(r.merged)
-            .arg(1)
             .arg(r.samples)
-            .arg(100.0 * static_cast<double>(r.samples) / total, 0, 'f', 2);
+            .arg(percent(static_cast<double>(r.samples), total));
     const FlameTree::Node& n = tree.node(r.node);
     QString text = QString::fromStdString(tree.label(r.node));
-    text += QStringLiteral("\n%1 samples (%2 % of total), self %3")
-                .arg(n.samples)
-                .arg(100.0 * static_cast<double>(n.samples) / total, 0, 'f', 2)
-                .arg(n.selfSamples);
-    if (n.parent >= 0 && tree.node(n.parent).samples > 0)
-        text += QStringLiteral(", %1 % of parent")
-                    .arg(100.0 * static_cast<double>(n.samples) / static_cast<double>(tree.node(n.parent).samples), 0,
-                         'f', 1);
+    text += QStringLiteral("\ntotal %1 samples, self %2").arg(n.samples).arg(n.selfSamples);
+    // Timed profilers weigh samples in seconds.
+    if (tree.untimedSamples() < tree.totalSamples() && n.weight > 0)
+        text += QStringLiteral(" (%1 s, self %2 s)").arg(n.weight, 0, 'g', 4).arg(n.selfWeight, 0, 'g', 4);
+    text += QStringLiteral("\n%1 of total").arg(percent(static_cast<double>(n.samples), total));
+    if (n.parent >= 0)
+        text += QStringLiteral(", %1 of parent").arg(percent(static_cast<double>(n.samples), static_cast<double>(tree.node(n.parent).samples)));
+    if (focus > 0 && !r.ancestor)
+        text += QStringLiteral(", %1 of focus").arg(percent(static_cast<double>(n.samples), static_cast<double>(tree.node(focus).samples)));
     text += QStringLiteral("\nphase: %1").arg(QString::fromUtf8(analysis::phaseName(n.phase).data()));
     return text;
 }
@@ -126,7 +131,29 @@ QColor blockColor(const FlameTree& tree, int32_t node, FlameColors colors)
 
 int flameHeight(const FlameLayout& layout, const FlamePaintOptions& o)
 {
-    return kMargin + captionHeight(o) + layout.rows * o.rowHeight + kMargin + kLegendHeight + kMargin;
+    return kMargin + captionHeight(o) + layout.rows * o.rowHeight + kMargin + (o.legend ? kLegendHeight + kMargin : 0);
+}
+
+double flameMinWidth(int width)
+{
+    return 1.0 / std::max(1, width - 2 * kMargin);
+}
+
+QRect flameBlockRect(const QRect& area, const FlameLayout& layout, size_t index, const FlamePaintOptions& o)
+{
+    if (index >= layout.rects.size()) return {};
+    const FlameRect& r = layout.rects[index];
+    const int y = area.top() + kMargin + captionHeight(o);
+    const int left = area.left() + kMargin;
+    const double width = area.width() - 2 * kMargin;
+    const int x0 = left + static_cast<int>(r.x * width);
+    const int x1 = left + static_cast<int>((r.x + r.width) * width);
+    return QRect(x0, rowTop(layout, o, y, r.row), std::max(1, x1 - x0), o.rowHeight - 1);
+}
+
+QString flameTooltip(const FlameTree& tree, const FlameLayout& layout, size_t index)
+{
+    return index < layout.rects.size() ? tooltip(tree, layout.rects[index], layout.focus) : QString();
 }
 
 void paintFlame(QPainter& p, const QRect& area, const FlameTree& tree, const FlameLayout& layout,
@@ -148,12 +175,26 @@ void paintFlame(QPainter& p, const QRect& area, const FlameTree& tree, const Fla
     if (!o.caption.isEmpty()) y += 4;
     const int left = area.left() + kMargin;
     const double width = area.width() - 2 * kMargin;
-    for (const FlameRect& r : layout.rects) {
+    const analysis::FlameSearch* search = o.search && !o.search->matches.empty() ? o.search : nullptr;
+    for (size_t k = 0; k < layout.rects.size(); ++k) {
+        const FlameRect& r = layout.rects[k];
         const int x0 = left + static_cast<int>(r.x * width);
         const int x1 = left + static_cast<int>((r.x + r.width) * width);
         const QRect box(x0, rowTop(layout, o, y, r.row), std::max(1, x1 - x0), o.rowHeight - 1);
+        if (!o.clip.isNull() && !o.clip.intersects(box)) continue;
         QColor c = blockColor(tree, r.node, o.colors);
         if (r.ancestor) c = c.lighter(135);
+        QColor ink = r.ancestor ? QColor(0x55, 0x55, 0x55) : QColor(0x10, 0x10, 0x10);
+        if (search) {
+            const size_t node = static_cast<size_t>(r.node >= 0 ? r.node : r.parent);
+            if (r.node >= 0 && search->matched[node]) {
+                c = QColor(0xe8, 0x3e, 0x8c); // matches: one strong colour, whatever the phase
+                ink = Qt::white;
+            } else if (r.node < 0 || !search->relevant[node]) {
+                c = QColor::fromHsv(c.hsvHue(), c.hsvSaturation() / 5, 235);
+                ink = QColor(0x9a, 0x9a, 0x9a);
+            }
+        }
         p.fillRect(box, c);
         if (box.width() > 1) {
             p.setPen(QColor(255, 255, 255, 160));
@@ -161,12 +202,18 @@ void paintFlame(QPainter& p, const QRect& area, const FlameTree& tree, const Fla
         }
         const QString text = elided(fm, blockText(tree, r), box.width() - 6);
         if (!text.isEmpty()) {
-            p.setPen(r.ancestor ? QColor(0x55, 0x55, 0x55) : QColor(0x10, 0x10, 0x10));
+            p.setPen(ink);
             p.drawText(box.adjusted(3, 0, -3, 0), Qt::AlignLeft | Qt::AlignVCenter, text);
+        }
+        if (static_cast<int32_t>(k) == o.hover || static_cast<int32_t>(k) == o.current) {
+            p.setPen(QPen(static_cast<int32_t>(k) == o.current ? QColor(0x10, 0x10, 0x10) : QColor(0x30, 0x30, 0x30, 170),
+                          static_cast<int32_t>(k) == o.current ? 2 : 1));
+            p.setBrush(Qt::NoBrush);
+            p.drawRect(box.adjusted(0, 0, -1, -1));
         }
     }
     // Legend: phases with their share of the samples in view.
-    if (o.colors == FlameColors::Phase) {
+    if (o.colors == FlameColors::Phase && o.legend) {
         const auto self = analysis::phaseSamples(tree, layout.focus);
         const double total = static_cast<double>(std::max<int64_t>(tree.node(layout.focus).samples, 1));
         int x = left;
@@ -236,7 +283,7 @@ std::string renderFlameSvg(const FlameTree& tree, int32_t focus, int width, cons
         if (r.ancestor) c = c.lighter(135);
         out += fmt::format("<g><title>{}</title><rect x=\"{:.2f}\" y=\"{}\" width=\"{:.2f}\" height=\"{}\" "
                            "fill=\"{}\"/>",
-                           xmlEscape(tooltip(tree, r)), x0, top, bw, o.rowHeight - 1, hex(c));
+                           xmlEscape(tooltip(tree, r, layout.focus)), x0, top, bw, o.rowHeight - 1, hex(c));
         const QString text = blockText(tree, r);
         const auto fits = static_cast<qsizetype>((bw - 6) / charWidth);
         if (fits >= 3) {

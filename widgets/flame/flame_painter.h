@@ -6,6 +6,7 @@
 // the on-screen view and reports; the SVG export writes the same blocks with tooltips.
 
 #include "analysis/flame/flame_layout.h"
+#include "analysis/flame/flame_search.h"
 #include "analysis/flame/flame_tree.h"
 
 #include <QColor>
@@ -30,6 +31,13 @@ struct FlamePaintOptions
     QStringList caption; // lines drawn above the graph (run, window, nodes, threads, focus)
     int rowHeight = 17;
     int pointSize = 8;
+    bool legend = true;
+    // On screen: a search's matches highlighted and the rest dimmed; the hovered and the current (keyboard)
+    // block outlined; only blocks meeting `clip` drawn (a null rect: all).
+    const analysis::FlameSearch* search = nullptr;
+    int32_t hover = -1;   // layout rect index
+    int32_t current = -1; // layout rect index
+    QRect clip;
 };
 
 QColor phaseColor(analysis::Phase phase);
@@ -39,6 +47,13 @@ QColor blockColor(const analysis::FlameTree& tree, int32_t node, FlameColors col
 int flameHeight(const analysis::FlameLayout& layout, const FlamePaintOptions& options);
 void paintFlame(QPainter& painter, const QRect& area, const analysis::FlameTree& tree,
                 const analysis::FlameLayout& layout, const FlamePaintOptions& options);
+// The narrowest block a drawing `width` pixels wide shows on its own (one pixel), as a fraction of the width.
+double flameMinWidth(int width);
+// Where rect `index` of the layout is drawn in `area` (the same arithmetic as paintFlame), for hit tests.
+QRect flameBlockRect(const QRect& area, const analysis::FlameLayout& layout, size_t index,
+                     const FlamePaintOptions& options);
+// The tooltip text of a block: label, samples and time, shares of total, parent and focus, phase.
+QString flameTooltip(const analysis::FlameTree& tree, const analysis::FlameLayout& layout, size_t index);
 
 QImage renderFlameImage(const analysis::FlameTree& tree, int32_t focus, int width, const FlamePaintOptions& options);
 std::string renderFlameSvg(const analysis::FlameTree& tree, int32_t focus, int width, const FlamePaintOptions& options);
