@@ -42,6 +42,13 @@ std::string_view packageOf(const FlameTree& t, int32_t node)
     return name.substr(0, name.find('.'));
 }
 
+// Ancestors of the focus: the block's colour mixed with white (lighter() would turn light greys white).
+QColor towardsWhite(const QColor& c, double amount)
+{
+    auto mix = [amount](int v) { return static_cast<int>(v + (255 - v) * amount); };
+    return QColor(mix(c.red()), mix(c.green()), mix(c.blue()));
+}
+
 QString elided(const QFontMetrics& fm, const QString& text, int width)
 {
     if (width < fm.horizontalAdvance(QStringLiteral("W.."))) return {};
@@ -183,7 +190,7 @@ void paintFlame(QPainter& p, const QRect& area, const FlameTree& tree, const Fla
         const QRect box(x0, rowTop(layout, o, y, r.row), std::max(1, x1 - x0), o.rowHeight - 1);
         if (!o.clip.isNull() && !o.clip.intersects(box)) continue;
         QColor c = blockColor(tree, r.node, o.colors);
-        if (r.ancestor) c = c.lighter(135);
+        if (r.ancestor) c = towardsWhite(c, 0.45);
         QColor ink = r.ancestor ? QColor(0x55, 0x55, 0x55) : QColor(0x10, 0x10, 0x10);
         if (search) {
             const size_t node = static_cast<size_t>(r.node >= 0 ? r.node : r.parent);
@@ -280,7 +287,7 @@ std::string renderFlameSvg(const FlameTree& tree, int32_t focus, int width, cons
         const double bw = std::max(1.0, r.width * w);
         const int top = rowTop(layout, o, y, r.row);
         QColor c = blockColor(tree, r.node, o.colors);
-        if (r.ancestor) c = c.lighter(135);
+        if (r.ancestor) c = towardsWhite(c, 0.45);
         out += fmt::format("<g><title>{}</title><rect x=\"{:.2f}\" y=\"{}\" width=\"{:.2f}\" height=\"{}\" "
                            "fill=\"{}\"/>",
                            xmlEscape(tooltip(tree, r, layout.focus)), x0, top, bw, o.rowHeight - 1, hex(c));

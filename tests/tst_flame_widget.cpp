@@ -1,0 +1,286 @@
+// The flame graph widget and panel, offscreen, on hand-made trees: Focus Block spans the width and keeps its
+// ancestors painted, shares of the total do not change under focus, the search's matched share equals the one
+// counted by hand (nested matches once), the sandwich's totals equal the function's, the focus survives a new
+// tree that has its call path and is dropped with a message when it does not, history and keyboard.
+
+#include "analysis/flame/flame_tree.h"
+#include "widgets/flame/flame_graph_widget.h"
+#include "widgets/flame/flame_panel.h"
+
+#include <QApplication>
+#include <QCheckBox>
+#include <QLineEdit>
+#include <QSignalSpy>
+#include <QTableWidget>
+#include <QTest>
+
+using namespace runlens;
+using namespace runlens::analysis;
+using namespace runlens::widgets;
+
+namespace {
+
+FlameTree::Stack stack(std::initializer_list<const char*> names, int64_t n)
+{
+    FlameTree::Stack st;
+    for (const char* name : names) {
+        store::FrameInfo f;
+        f.name = name;
+        f.file = "train.py";
+        st.frames.push_back(f);
+    }
+    st.samples = n;
+    st.weight = static_cast<double>(n) * 0.01;
+    return st;
+}
+
+// 35 samples: b under a, under c, under a under c, and in itself; idle beside main.
+std::shared_ptr<const FlameTree> knownTree(int64_t extraA = 0)
+{
+    return FlameTree::fromStacks({stack({"main", "a", "b"}, 10), stack({"main", "a"}, 5 + extraA),
+                                  stack({"main", "c", "b"}, 7), stack({"main", "c", "a", "b"}, 3),
+                                  stack({"main", "b", "b"}, 4), stack({"idle"}, 6)});
+}
+
+const std::vector<std::string> kMain{"main (train.py)"};
+const std::vector<std::string> kMainA{"main (train.py)", "a (train.py)"};
+
+void waitShown(FlameGraphWidget& w)
+{
+    QTRY_VERIFY_WITH_TIMEOUT(!w.busy() && w.shownLayout(), 10000);
+    QCoreApplication::processEvents();
+}
+
+bool painted(const QImage& img, const QRect& r)
+{
+    // The middle of a block is not the white background.
+    const QColor c = img.pixelColor(r.center());
+    return c != QColor(Qt::white);
+}
+
+double percentOfTotal(const QString& tooltip)
+{
+    // "... \n12.34 % of total, ..."
+    const qsizetype at = tooltip.indexOf(QStringLiteral(" % of total"));
+    if (at < 0) return -1;
+    qsizetype start = at;
+    while (start > 0 && (tooltip[start - 1].isDigit() || tooltip[start - 1] == QLatin1Char('.')))
+        --start;
+    return tooltip.mid(start, at - start).toDouble();
+}
+
+} // namespace
+
+class FlameWidgetTest : public QObject
+{
+    Q_OBJECT
+
+private Q_SLOTS:
+    void focusSpansTheWidthAndKeepsAncestors();
+    void sharesOfTotalUnchangedUnderFocus();
+    void focusSurvivesANewTreeWithItsPath();
+    void historyAndKeyboard();
+    void searchMatchedShare();
+    void sandwichTotals();
+};
+
+void FlameWidgetTest::focusSpansTheWidthAndKeepsAncestors()
+{
+    FlameGraphWidget w;
+    w.resize(900, 300);
+    w.show();
+    auto tree = knownTree();
+    w.setTree(tree);
+    waitShown(w);
+    const int32_t main = tree->find(kMain), a = tree->find(kMainA);
+    QVERIFY(main > 0 && a > 0);
+    const QRect rootBox = w.blockRect(0);
+    QVERIFY(!rootBox.isNull());
+    const QRect aBefore = w.blockRect(a);
+    QVERIFY(aBefore.width() < rootBox.width() / 2); // 15 of 35 samples
+    // The hit test finds the block under its centre.
+    QCOMPARE(w.nodeAt(aBefore.center()), a);
+
+    QSignalSpy focused(&w, &FlameGraphWidget::focusChanged);
+    QTest::mouseDClick(&w, Qt::LeftButton, Qt::NoModifier, aBefore.center());
+    waitShown(w);
+    QCOMPARE(w.focus(), a);
+    QCOMPARE(focused.count(), 1);
+    const QRect aAfter = w.blockRect(a);
+    QVERIFY2(std::abs(aAfter.width() - rootBox.width()) <= 1, "the focused block spans the width");
+    // Its descendants rescale: b under a had 10 of 15 samples.
+    const int32_t b = tree->find({"main (train.py)", "a (train.py)", "b (train.py)"});
+    QVERIFY(std::abs(w.blockRect(b).width() - rootBox.width() * 10 / 15) <= 2);
+    // Its ancestors stay, above it, full width and painted; blocks outside the focus (idle) are gone.
+    const QImage img = w.grab().toImage();
+    for (int32_t anc : {0, main}) {
+        const QRect r = w.blockRect(anc);
+        QVERIFY(!r.isNull());
+        QVERIFY(r.bottom() < aAfter.top());
+        QVERIFY(std::abs(r.width() - rootBox.width()) <= 1);
+        QVERIFY(painted(img, r));
+    }
+    QVERIFY(w.blockRect(tree->find({"idle (train.py)"})).isNull());
+    // Double-clicking an ancestor focuses back out to it.
+    QTest::mouseDClick(&w, Qt::LeftButton, Qt::NoModifier, w.blockRect(0).center());
+    waitShown(w);
+    QCOMPARE(w.focus(), 0);
+}
+
+void FlameWidgetTest::sharesOfTotalUnchangedUnderFocus()
+{
+    FlameGraphWidget w;
+    w.resize(900, 300);
+    w.show();
+    auto tree = knownTree();
+    w.setTree(tree);
+    waitShown(w);
+    const int32_t b = tree->find({"main (train.py)", "a (train.py)", "b (train.py)"});
+    const QString before = w.tooltipFor(b);
+    QCOMPARE(percentOfTotal(before), 28.57); // 10 of 35
+    QVERIFY(!before.contains(QStringLiteral("of focus")));
+    w.focusNode(tree->find(kMainA));
+    waitShown(w);
+    const QString after = w.tooltipFor(b);
+    QCOMPARE(percentOfTotal(after), 28.57);
+    QVERIFY2(after.contains(QStringLiteral("66.67 % of focus")), qPrintable(after)); // 10 of 15
+    QVERIFY(after.contains(QStringLiteral("train.py")));
+}
+
+void FlameWidgetTest::focusSurvivesANewTreeWithItsPath()
+{
+    FlameGraphWidget w;
+    w.resize(900, 300);
+    w.show();
+    w.setTree(knownTree());
+    waitShown(w);
+    w.focusNode(w.tree()->find(kMainA));
+    waitShown(w);
+    // Another window: the same call path with other counts. The focus moves to it.
+    QSignalSpy lost(&w, &FlameGraphWidget::focusLost);
+    auto other = knownTree(20);
+    w.setTree(other);
+    waitShown(w);
+    QCOMPARE(w.focus(), other->find(kMainA));
+    QCOMPARE(other->node(w.focus()).samples, int64_t(35));
+    QCOMPARE(lost.count(), 0);
+    QVERIFY(std::abs(w.blockRect(w.focus()).width() - w.blockRect(0).width()) <= 1);
+    // A window without it: the focus is dropped, and the widget says why.
+    w.setTree(FlameTree::fromStacks({stack({"main", "c"}, 9), stack({"idle"}, 2)}));
+    waitShown(w);
+    QCOMPARE(w.focus(), 0);
+    QCOMPARE(lost.count(), 1);
+    QVERIFY(lost.at(0).at(0).toString().contains(QStringLiteral("a (train.py)")));
+}
+
+void FlameWidgetTest::historyAndKeyboard()
+{
+    FlameGraphWidget w;
+    w.resize(900, 300);
+    w.show();
+    auto tree = knownTree();
+    w.setTree(tree);
+    waitShown(w);
+    const int32_t main = tree->find(kMain), a = tree->find(kMainA);
+    w.focusNode(main);
+    waitShown(w);
+    w.focusNode(a);
+    waitShown(w);
+    QVERIFY(w.canGoBack());
+    QTest::keyClick(&w, Qt::Key_Backspace);
+    waitShown(w);
+    QCOMPARE(w.focus(), main);
+    QTest::keyClick(&w, Qt::Key_Right, Qt::AltModifier);
+    waitShown(w);
+    QCOMPARE(w.focus(), a);
+    QTest::keyClick(&w, Qt::Key_Escape);
+    waitShown(w);
+    QCOMPARE(w.focus(), 0);
+    // Arrows: from the root down to main (the widest child), left to idle (siblings in name order), back up to
+    // the root, down twice to main's widest child; Enter focuses it.
+    QCOMPARE(w.currentNode(), 0);
+    QTest::keyClick(&w, Qt::Key_Down);
+    QCOMPARE(w.currentNode(), main);
+    QTest::keyClick(&w, Qt::Key_Left);
+    const int32_t idle = tree->find({"idle (train.py)"});
+    QCOMPARE(w.currentNode(), idle);
+    QTest::keyClick(&w, Qt::Key_Right);
+    QCOMPARE(w.currentNode(), main);
+    QTest::keyClick(&w, Qt::Key_Up);
+    QCOMPARE(w.currentNode(), 0);
+    QTest::keyClick(&w, Qt::Key_Down);
+    QTest::keyClick(&w, Qt::Key_Down);
+    QCOMPARE(w.currentNode(), a); // main's widest child: a (15) over c (10) and b (4)
+    QTest::keyClick(&w, Qt::Key_Return);
+    waitShown(w);
+    QCOMPARE(w.focus(), a);
+}
+
+void FlameWidgetTest::searchMatchedShare()
+{
+    FlamePanel panel;
+    panel.resize(1000, 400);
+    panel.show();
+    auto tree = knownTree();
+    panel.setTree(tree);
+    waitShown(*panel.graph());
+    QSignalSpy changed(panel.graph(), &FlameGraphWidget::searchChanged);
+    panel.searchField()->setText(QStringLiteral("b"));
+    QTRY_VERIFY_WITH_TIMEOUT(changed.count() > 0, 5000);
+    waitShown(*panel.graph());
+    // b: 10 + 7 + 3 + 4 (the b inside b counted once) = 24 of 35 = 68.6 %, in 5 blocks.
+    QCOMPARE(panel.matchedText(), QStringLiteral("matched: 68.6 % of total (5)"));
+    const FlameSearch* s = panel.graph()->search();
+    QVERIFY(s);
+    QCOMPARE(s->matchedSamples, int64_t(24));
+    // Matches are painted in the match colour, idle (no match on its path) dimmed.
+    const QImage img = panel.graph()->grab().toImage();
+    const int32_t b = tree->find({"main (train.py)", "a (train.py)", "b (train.py)"});
+    QCOMPARE(img.pixelColor(panel.graph()->blockRect(b).center() + QPoint(0, 4)), QColor(0xe8, 0x3e, 0x8c));
+    const QColor idle = img.pixelColor(panel.graph()->blockRect(tree->find({"idle (train.py)"})).center() + QPoint(0, 4));
+    QVERIFY2(idle.hsvSaturation() < 60, qPrintable(idle.name()));
+    // Next match walks the matches in depth-first order.
+    panel.graph()->nextMatch();
+    QCOMPARE(panel.graph()->currentNode(), s->matches.front());
+    // A bad regular expression says so instead of matching.
+    auto* regex = panel.findChild<QCheckBox*>();
+    QVERIFY(regex);
+    regex->setChecked(true);
+    panel.searchField()->setText(QStringLiteral("b("));
+    QTRY_COMPARE_WITH_TIMEOUT(panel.matchedText(), QStringLiteral("bad pattern"), 5000);
+    QVERIFY(panel.graph()->search()->matches.empty());
+}
+
+void FlameWidgetTest::sandwichTotals()
+{
+    FlamePanel panel;
+    panel.resize(1000, 500);
+    panel.show();
+    auto tree = knownTree();
+    panel.setTree(tree);
+    waitShown(*panel.graph());
+    const int32_t b = tree->find({"main (train.py)", "c (train.py)", "b (train.py)"});
+    panel.showSandwich(b);
+    QVERIFY(panel.sandwichShown());
+    QTRY_VERIFY_WITH_TIMEOUT(panel.sandwichCallers()->tree() && panel.sandwichCallees()->tree(), 5000);
+    QCOMPARE(panel.sandwichCallers()->tree()->totalSamples(), int64_t(24));
+    QCOMPARE(panel.sandwichCallees()->tree()->totalSamples(), int64_t(24));
+    waitShown(*panel.sandwichCallers());
+    // The callers are drawn root-down (the function at the bottom, its callers above it).
+    const auto callers = panel.sandwichCallers()->tree();
+    const int32_t fn = callers->find({"b (train.py)"});
+    const int32_t viaA = callers->find({"b (train.py)", "a (train.py)"});
+    QVERIFY(fn > 0 && viaA > 0);
+    QVERIFY(panel.sandwichCallers()->blockRect(viaA).bottom() < panel.sandwichCallers()->blockRect(fn).top());
+    // The function table lists b first (the largest self), with its self and total.
+    QTableWidget* table = panel.functionTable();
+    QVERIFY(table->rowCount() >= 4);
+    QCOMPARE(table->item(0, 0)->text(), QStringLiteral("b"));
+    QCOMPARE(table->item(0, 1)->data(Qt::DisplayRole).toLongLong(), 24LL);
+    QCOMPARE(table->item(0, 2)->data(Qt::DisplayRole).toLongLong(), 24LL);
+    panel.showGraph();
+    QVERIFY(!panel.sandwichShown());
+}
+
+QTEST_MAIN(FlameWidgetTest)
+#include "tst_flame_widget.moc"
