@@ -1,17 +1,26 @@
 // The main window offscreen: it opens a run on a worker, fills the run browser and shows the imports' problems
 // in the bar above the timeline and in the problems list; a run that cannot be opened says why.
 
+#include "analysis/flame/flame_search.h"
+#include "app/gui/flame_dock.h"
 #include "app/gui/main_window.h"
 #include "app/gui/run_docks.h"
 #include "app/jobs/import_job.h"
 #include "tests/test_support.h"
+#include "widgets/flame/flame_graph_widget.h"
+#include "widgets/flame/flame_painter.h"
+#include "widgets/flame/flame_panel.h"
 #include "widgets/problems/problems_bar.h"
+#include "widgets/timeline/timeline_controller.h"
 #include "widgets/problems/problems_view.h"
 #include "widgets/run_browser/run_browser_model.h"
 
 #include <QAbstractButton>
 #include <QApplication>
 #include <QDockWidget>
+#include <QFile>
+#include <QJsonDocument>
+#include <QJsonObject>
 #include <QMessageBox>
 #include <QSignalSpy>
 #include <QStandardPaths>
@@ -19,9 +28,39 @@
 #include <QTimer>
 #include <QTreeWidget>
 
+#include <map>
+
 using namespace runlens;
 
 namespace {
+
+// The windows of each phase of a fixture run from its ground truth (read by the test only): from the end of the
+// phase's first step to the end of its last.
+std::map<QString, widgets::TimeRange> phaseWindows(const QString& truthFile)
+{
+    std::map<QString, widgets::TimeRange> out;
+    QFile f(truthFile);
+    if (!f.open(QIODevice::ReadOnly)) return out;
+    for (const QByteArray& line : f.readAll().split('\n')) {
+        const QJsonObject o = QJsonDocument::fromJson(line).object();
+        if (o.value(QStringLiteral("event")).toString() != QLatin1String("step")) continue;
+        const QString phase = o.value(QStringLiteral("phase")).toString();
+        const auto ts = static_cast<int64_t>(o.value(QStringLiteral("ts_ns")).toDouble());
+        auto it = out.find(phase);
+        if (it == out.end()) out.emplace(phase, widgets::TimeRange{ts, ts});
+        else it->second.toNs = std::max(it->second.toNs, ts);
+    }
+    return out;
+}
+
+// The node of a tree named `name` with the most samples (-1: none).
+int32_t largest(const analysis::FlameTree& t, std::string_view name)
+{
+    int32_t best = -1;
+    for (int32_t i = 1; i < static_cast<int32_t>(t.nodes().size()); ++i)
+        if (t.name(i) == name && (best < 0 || t.node(i).samples > t.node(best).samples)) best = i;
+    return best;
+}
 
 // An nvidia-smi CSV of two GPUs with two bad numbers.
 std::string csvWithProblems(const QTemporaryDir& dir)
@@ -83,6 +122,77 @@ private Q_SLOTS:
         QCOMPARE(kind->childCount(), 3);
         QVERIFY2(kind->child(0)->text(0).contains(QStringLiteral("gpu.csv:12:4: expected a number")),
                  qPrintable(kind->child(0)->text(0)));
+    }
+
+    void flameFollowsSelectionOnFixture()
+    {
+        const QString fixtures = test::fixturesDir();
+        if (fixtures.isEmpty()) QSKIP("../shared/fixtures is absent");
+        const QString base = fixtures + QStringLiteral("/h200-gloo-small/");
+        const auto phases = phaseWindows(base + QStringLiteral("truth/events-rank0.jsonl"));
+        QVERIFY(phases.count(QStringLiteral("inputstall")) && phases.count(QStringLiteral("accum")));
+        QTemporaryDir dir;
+        const std::string db = dir.filePath(QStringLiteral("h200.runlens")).toStdString();
+        importers::ImportOptions options;
+        auto plan = importers::planImport({(base + QStringLiteral("stacks-rank0.speedscope.json")).toStdString(),
+                                           (base + QStringLiteral("stacks-rank1.speedscope.json")).toStdString()},
+                                          options);
+        QVERIFY_OK(plan);
+        QCOMPARE(app::runImport(db, plan.value(), options).imported, 2);
+
+        app::MainWindow window;
+        window.resize(1600, 1000);
+        window.show();
+        QSignalSpy opened(&window, &app::MainWindow::runOpened);
+        window.openRun(QString::fromStdString(db));
+        QTRY_COMPARE_WITH_TIMEOUT(opened.count(), 1, 10000);
+        app::FlameDock* flame = window.flame();
+        widgets::FlamePanel* panel = flame->panel();
+        QVERIFY(flame->dock()->isVisible());
+        auto settle = [&] {
+            QTRY_VERIFY_WITH_TIMEOUT(!flame->busy(), 20000);
+            QTest::qWait(150); // the debounce, then the tree
+            QTRY_VERIFY_WITH_TIMEOUT(!flame->busy() && !panel->graph()->busy(), 20000);
+        };
+        settle();
+
+        // The inputstall phase selected on the timeline: heavy_input_prep is a major block.
+        window.controller()->setSelection(phases.at(QStringLiteral("inputstall")));
+        settle();
+        auto stall = panel->graph()->tree();
+        QVERIFY(stall);
+        const int32_t prep = largest(*stall, "heavy_input_prep");
+        QVERIFY(prep > 0);
+        const double share = static_cast<double>(stall->node(prep).samples) / static_cast<double>(stall->totalSamples());
+        QVERIFY2(share > 0.2, qPrintable(QString::number(share)));
+        QVERIFY(panel->graph()->blockRect(prep).width() > panel->graph()->width() / 6);
+
+        // The accum phase as baseline A, then inputstall as B: heavy_input_prep grew, and is drawn red.
+        window.controller()->setSelection(phases.at(QStringLiteral("accum")));
+        settle();
+        QVERIFY(largest(*panel->graph()->tree(), "heavy_input_prep") < 0 ||
+                panel->graph()->tree()->node(largest(*panel->graph()->tree(), "heavy_input_prep")).samples * 20 <
+                    panel->graph()->tree()->totalSamples());
+        panel->pinBaseline();
+        window.controller()->setSelection(phases.at(QStringLiteral("inputstall")));
+        settle();
+        panel->setDiffShown(true);
+        QTRY_VERIFY_WITH_TIMEOUT(panel->graph()->diff() && !panel->graph()->busy(), 10000);
+        const analysis::DiffTree* diff = panel->graph()->diff();
+        int32_t grown = -1;
+        for (int32_t i = 1; i < static_cast<int32_t>(diff->nodes().size()); ++i)
+            if (diff->node(i).name == "heavy_input_prep" && (grown < 0 || diff->node(i).samplesB > diff->node(grown).samplesB))
+                grown = i;
+        QVERIFY(grown > 0);
+        QVERIFY2(diff->node(grown).delta() > 0.2, qPrintable(QString::number(diff->node(grown).delta())));
+        const QColor c = widgets::diffColor(diff->node(grown));
+        QVERIFY(c.red() > 200 && c.blue() < 80);
+        const QRect box = panel->graph()->blockRect(grown);
+        QVERIFY(!box.isNull());
+        const QColor drawn = panel->graph()->grab().toImage().pixelColor(box.left() + 1, box.top() + 2); // left of the label
+        QVERIFY2(drawn.red() > 150 && drawn.red() > drawn.blue() + 60, qPrintable(drawn.name()));
+        if (const QString shots = qEnvironmentVariable("RUNLENS_FLAME_SHOTS"); !shots.isEmpty())
+            window.grab().save(shots + QStringLiteral("/diff-inputstall-vs-accum.png"));
     }
 
     void failureIsShown()

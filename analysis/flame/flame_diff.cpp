@@ -1,5 +1,7 @@
 #include "analysis/flame/flame_diff.h"
 
+#include <algorithm>
+#include <cmath>
 #include <fmt/format.h>
 #include <map>
 #include <tuple>
@@ -95,6 +97,47 @@ std::shared_ptr<const DiffTree> diffTree(const FlameTree& a, const FlameTree& b)
     Merger m{a, b, tree->m_nodes, static_cast<double>(a.totalSamples()), static_cast<double>(b.totalSamples())};
     m.add(0, 0, -1, 0);
     tree->m_nodes[0].name = "all";
+    return tree;
+}
+
+std::shared_ptr<const FlameTree> diffAsFlameTree(const DiffTree& diff)
+{
+    auto tree = std::make_shared<FlameTree>();
+    const auto& nodes = diff.nodes();
+    tree->m_nodes.resize(nodes.size());
+    tree->m_subtreeEnd.assign(nodes.size(), static_cast<int32_t>(nodes.size()));
+    auto scaled = [](double share) { return static_cast<int64_t>(std::llround(share * static_cast<double>(kDiffScale))); };
+    for (size_t i = 0; i < nodes.size(); ++i) {
+        const DiffNode& d = nodes[i];
+        store::FrameInfo f;
+        f.name = d.name;
+        f.file = d.file;
+        f.line = d.line;
+        f.module = d.module;
+        tree->m_synthetic.push_back(std::move(f));
+        FlameTree::Node& n = tree->m_nodes[i];
+        n.frame = -static_cast<int32_t>(i) - 1;
+        n.parent = d.parent;
+        n.firstChild = d.firstChild;
+        n.nextSibling = d.nextSibling;
+        n.depth = d.depth;
+        n.samples = scaled((d.shareA + d.shareB) / 2);
+        const double selfA = diff.totalA() > 0 ? static_cast<double>(d.selfA) / static_cast<double>(diff.totalA()) : 0;
+        const double selfB = diff.totalB() > 0 ? static_cast<double>(d.selfB) / static_cast<double>(diff.totalB()) : 0;
+        n.selfSamples = scaled((selfA + selfB) / 2);
+        n.weight = static_cast<double>(n.samples);
+        n.selfWeight = static_cast<double>(n.selfSamples);
+        tree->m_maxDepth = std::max(tree->m_maxDepth, d.depth);
+    }
+    // Subtree ends: depth-first order, so a subtree ends where the next node not below it starts.
+    std::vector<int32_t> open;
+    for (int32_t i = 0; i < static_cast<int32_t>(nodes.size()); ++i) {
+        while (!open.empty() && open.back() != nodes[static_cast<size_t>(i)].parent) {
+            tree->m_subtreeEnd[static_cast<size_t>(open.back())] = i;
+            open.pop_back();
+        }
+        open.push_back(i);
+    }
     return tree;
 }
 

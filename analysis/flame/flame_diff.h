@@ -41,4 +41,10 @@ private:
 
 std::shared_ptr<const DiffTree> diffTree(const FlameTree& a, const FlameTree& b);
 
+// The diff as a flame tree for layout and drawing: the same nodes in the same order (node i of one is node i of
+// the other), each sized by the mean of its two normalised shares, so a frame of either side is visible and
+// children never outgrow their parent. Samples are shares scaled to kDiffScale; phases are Other.
+inline constexpr int64_t kDiffScale = 1'000'000'000;
+std::shared_ptr<const FlameTree> diffAsFlameTree(const DiffTree& diff);
+
 } // namespace runlens::analysis

@@ -41,6 +41,9 @@ struct FlameQuery
 };
 
 struct FlameOrder;
+class DiffTree;
+class FlameTree;
+std::shared_ptr<const FlameTree> diffAsFlameTree(const DiffTree& diff);
 
 class FlameTree
 {
@@ -98,6 +101,7 @@ public:
 
 private:
     friend class FlameTreeBuilder;
+    friend std::shared_ptr<const FlameTree> diffAsFlameTree(const DiffTree& diff);
     friend class FlameSource;
     std::vector<Node> m_nodes;
     std::vector<int32_t> m_subtreeEnd;

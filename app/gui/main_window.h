@@ -45,6 +45,7 @@ public:
     // The open run (null when none), for tests and the dialogs.
     std::shared_ptr<const timeline::RunCatalog> catalog() const { return m_catalog; }
     widgets::TimelineWidget* timeline() const { return m_timeline; }
+    widgets::TimelineController* controller() const { return m_controller; }
     widgets::ProblemsBar* problemsBar() const { return m_problemsBar; }
     RunDocks* docks() const { return m_docks; }
     FlameDock* flame() const { return m_flame; }

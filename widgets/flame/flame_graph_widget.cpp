@@ -24,6 +24,7 @@ struct FlameGraphWidget::Result
 {
     uint64_t generation = 0;
     std::shared_ptr<const FlameTree> tree;
+    std::shared_ptr<const analysis::DiffTree> diff;
     std::shared_ptr<const FlameLayout> layout;
     std::shared_ptr<const FlameSearch> search; // null: keep the one shown
     QString searchError;
@@ -45,9 +46,22 @@ FlameGraphWidget::~FlameGraphWidget()
     m_pool->waitForDone();
 }
 
+void FlameGraphWidget::setDiff(std::shared_ptr<const analysis::DiffTree> diff, const QString& legend)
+{
+    m_options.diffLegend = legend;
+    auto tree = diff ? analysis::diffAsFlameTree(*diff) : nullptr;
+    showTree(std::move(tree), std::move(diff));
+}
+
 void FlameGraphWidget::setTree(std::shared_ptr<const FlameTree> tree)
 {
+    showTree(std::move(tree), nullptr);
+}
+
+void FlameGraphWidget::showTree(std::shared_ptr<const FlameTree> tree, std::shared_ptr<const analysis::DiffTree> diff)
+{
     m_tree = std::move(tree);
+    m_diff = std::move(diff);
     m_searchDirty = true;
     int32_t focus = 0;
     if (m_tree && !m_focusPath.empty()) {
@@ -182,6 +196,7 @@ void FlameGraphWidget::startLayout()
     m_pending = false;
     const uint64_t generation = ++m_generation;
     auto tree = m_tree;
+    auto diff = m_diff;
     const int32_t focus = m_focus;
     const int drawWidth = std::max(QWidget::width(), 100);
     const bool doSearch = m_searchDirty;
@@ -193,6 +208,7 @@ void FlameGraphWidget::startLayout()
         auto r = std::make_shared<Result>();
         r->generation = generation;
         r->tree = tree;
+        r->diff = diff;
         auto layout = std::make_shared<FlameLayout>(analysis::layoutFlame(*tree, focus, flameMinWidth(drawWidth)));
         // Rows of rect indices by x, for hit tests and arrow keys.
         r->rows.resize(static_cast<size_t>(std::max(layout->rows, 0)));
@@ -229,6 +245,7 @@ void FlameGraphWidget::finishLayout(std::shared_ptr<const Result> result)
     }
     const bool treeChanged = m_layoutTree != result->tree;
     m_layoutTree = result->tree;
+    m_layoutDiff = result->diff;
     m_layout = result->layout;
     m_rows = result->rows;
     if (result->search) {
@@ -294,7 +311,8 @@ int32_t FlameGraphWidget::currentNode() const
 QString FlameGraphWidget::tooltipFor(int32_t node) const
 {
     const int k = rectIndexOf(node);
-    return k < 0 || !m_layoutTree ? QString() : flameTooltip(*m_layoutTree, *m_layout, static_cast<size_t>(k));
+    return k < 0 || !m_layoutTree ? QString()
+                                  : flameTooltip(*m_layoutTree, *m_layout, static_cast<size_t>(k), m_layoutDiff.get());
 }
 
 void FlameGraphWidget::setHoverRect(int index)
@@ -331,6 +349,7 @@ void FlameGraphWidget::paintEvent(QPaintEvent* event)
     o.current = m_current;
     o.clip = event->rect();
     o.search = m_search.get();
+    o.diff = m_layoutDiff.get();
     paintFlame(p, drawArea(), *m_layoutTree, *m_layout, o);
 }
 
@@ -373,7 +392,8 @@ bool FlameGraphWidget::event(QEvent* event)
         auto* help = static_cast<QHelpEvent*>(event);
         const int k = rectAt(help->pos());
         if (k >= 0 && m_layoutTree)
-            QToolTip::showText(help->globalPos(), flameTooltip(*m_layoutTree, *m_layout, static_cast<size_t>(k)), this,
+            QToolTip::showText(help->globalPos(),
+                               flameTooltip(*m_layoutTree, *m_layout, static_cast<size_t>(k), m_layoutDiff.get()), this,
                                flameBlockRect(drawArea(), *m_layout, static_cast<size_t>(k), m_options));
         else
             QToolTip::hideText();

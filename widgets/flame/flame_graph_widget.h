@@ -32,6 +32,10 @@ public:
     ~FlameGraphWidget() override;
 
     void setTree(std::shared_ptr<const analysis::FlameTree> tree);
+    // A differential graph (null: back to a plain tree with setTree): drawn from diffAsFlameTree(*diff), coloured
+    // by the change of each frame's share; `legend` names the two sides.
+    void setDiff(std::shared_ptr<const analysis::DiffTree> diff, const QString& legend);
+    const analysis::DiffTree* diff() const { return m_layoutDiff.get(); }
     std::shared_ptr<const analysis::FlameTree> tree() const { return m_tree; }
 
     // Focus Block on a node of the current tree (0: the root, no focus); a new history entry.
@@ -91,6 +95,7 @@ protected:
 
 private:
     struct Result;
+    void showTree(std::shared_ptr<const analysis::FlameTree> tree, std::shared_ptr<const analysis::DiffTree> diff);
     void applyFocus(int32_t node, bool record);
     void requestLayout();
     void startLayout();
@@ -102,6 +107,7 @@ private:
     QRect drawArea() const;
 
     std::shared_ptr<const analysis::FlameTree> m_tree;
+    std::shared_ptr<const analysis::DiffTree> m_diff; // of m_tree, when it is a diff
     int32_t m_focus = 0;
     std::vector<std::string> m_focusPath;
     std::vector<std::vector<std::string>> m_history{{}};
@@ -113,6 +119,7 @@ private:
 
     // What is drawn: a layout with the tree and search it belongs to.
     std::shared_ptr<const analysis::FlameTree> m_layoutTree;
+    std::shared_ptr<const analysis::DiffTree> m_layoutDiff;
     std::shared_ptr<const analysis::FlameLayout> m_layout;
     std::shared_ptr<const analysis::FlameSearch> m_search;
     std::vector<std::vector<int>> m_rows; // per row, rect indices by x

@@ -66,6 +66,20 @@ QString percent(double part, double whole)
     return QString::number(whole > 0 ? 100.0 * part / whole : 0.0, 'f', 2) + QStringLiteral(" %");
 }
 
+QString diffTooltip(const analysis::DiffTree& diff, const FlameRect& r)
+{
+    if (r.node < 0) return QStringLiteral("%1 frames narrower than a pixel").arg(r.merged);
+    const analysis::DiffNode& n = diff.node(r.node);
+    QString text = QString::fromStdString(diff.label(r.node));
+    text += QStringLiteral("\nA: %1 samples, %2 of total").arg(n.samplesA).arg(percent(n.shareA, 1.0));
+    text += QStringLiteral("\nB: %1 samples, %2 of total").arg(n.samplesB).arg(percent(n.shareB, 1.0));
+    const double d = 100.0 * n.delta();
+    text += QStringLiteral("\nchange: %1%2 points of total").arg(d >= 0 ? QStringLiteral("+") : QString()).arg(d, 0, 'f', 2);
+    if (n.onlyInA()) text += QStringLiteral(" (only in A)");
+    if (n.onlyInB()) text += QStringLiteral(" (only in B)");
+    return text;
+}
+
 QString tooltip(const FlameTree& tree, const FlameRect& r, int32_t focus)
 {
     const double total = static_cast<double>(std::max<int64_t>(tree.totalSamples(), 1));
@@ -158,9 +172,20 @@ QRect flameBlockRect(const QRect& area, const FlameLayout& layout, size_t index,
     return QRect(x0, rowTop(layout, o, y, r.row), std::max(1, x1 - x0), o.rowHeight - 1);
 }
 
-QString flameTooltip(const FlameTree& tree, const FlameLayout& layout, size_t index)
+QString flameTooltip(const FlameTree& tree, const FlameLayout& layout, size_t index, const analysis::DiffTree* diff)
 {
-    return index < layout.rects.size() ? tooltip(tree, layout.rects[index], layout.focus) : QString();
+    if (index >= layout.rects.size()) return {};
+    return diff ? diffTooltip(*diff, layout.rects[index]) : tooltip(tree, layout.rects[index], layout.focus);
+}
+
+QColor diffColor(const analysis::DiffNode& node)
+{
+    const QColor neutral(0xdc, 0xdc, 0xdc), grew(0xd7, 0x30, 0x27), shrank(0x31, 0x6a, 0xd9);
+    const double d = node.delta();
+    const double s = std::clamp(std::abs(d) / 0.05, 0.0, 1.0);
+    const QColor& to = d > 0 ? grew : shrank;
+    auto mix = [s](int a, int b) { return static_cast<int>(a + (b - a) * s); };
+    return QColor(mix(neutral.red(), to.red()), mix(neutral.green(), to.green()), mix(neutral.blue(), to.blue()));
 }
 
 void paintFlame(QPainter& p, const QRect& area, const FlameTree& tree, const FlameLayout& layout,
@@ -189,9 +214,10 @@ void paintFlame(QPainter& p, const QRect& area, const FlameTree& tree, const Fla
         const int x1 = left + static_cast<int>((r.x + r.width) * width);
         const QRect box(x0, rowTop(layout, o, y, r.row), std::max(1, x1 - x0), o.rowHeight - 1);
         if (!o.clip.isNull() && !o.clip.intersects(box)) continue;
-        QColor c = blockColor(tree, r.node, o.colors);
+        QColor c = o.diff && r.node >= 0 ? diffColor(o.diff->node(r.node)) : blockColor(tree, r.node, o.colors);
         if (r.ancestor) c = towardsWhite(c, 0.45);
         QColor ink = r.ancestor ? QColor(0x55, 0x55, 0x55) : QColor(0x10, 0x10, 0x10);
+        const bool oneSide = o.diff && r.node > 0 && (o.diff->node(r.node).onlyInA() || o.diff->node(r.node).onlyInB());
         if (search) {
             const size_t node = static_cast<size_t>(r.node >= 0 ? r.node : r.parent);
             if (r.node >= 0 && search->matched[node]) {
@@ -203,6 +229,7 @@ void paintFlame(QPainter& p, const QRect& area, const FlameTree& tree, const Fla
             }
         }
         p.fillRect(box, c);
+        if (oneSide) p.fillRect(box, QBrush(c.darker(150), Qt::BDiagPattern)); // new in B, or gone from A
         if (box.width() > 1) {
             p.setPen(QColor(255, 255, 255, 160));
             p.drawLine(box.topRight(), box.bottomRight());
@@ -219,8 +246,36 @@ void paintFlame(QPainter& p, const QRect& area, const FlameTree& tree, const Fla
             p.drawRect(box.adjusted(0, 0, -1, -1));
         }
     }
+    if (o.diff && o.legend) {
+        const int ly = rowTop(layout, o, y, 0) + layout.rows * o.rowHeight + kMargin;
+        int x = left;
+        const struct
+        {
+            double delta;
+            QString text;
+        } keys[] = {{0.05, QStringLiteral("grew (share of total, A → B)")},
+                    {-0.05, QStringLiteral("shrank")},
+                    {0.0, QStringLiteral("unchanged")}};
+        for (const auto& k : keys) {
+            analysis::DiffNode n;
+            n.shareB = std::max(0.0, k.delta);
+            n.shareA = std::max(0.0, -k.delta);
+            p.fillRect(QRect(x, ly + 4, 12, 12), diffColor(n));
+            p.setPen(QColor(0x20, 0x20, 0x20));
+            p.drawText(QRect(x + 16, ly, fm.horizontalAdvance(k.text) + 4, 20), Qt::AlignLeft | Qt::AlignVCenter, k.text);
+            x += 16 + fm.horizontalAdvance(k.text) + 16;
+        }
+        p.fillRect(QRect(x, ly + 4, 12, 12), QColor(0xdc, 0xdc, 0xdc));
+        p.fillRect(QRect(x, ly + 4, 12, 12), QBrush(QColor(0x90, 0x90, 0x90), Qt::BDiagPattern));
+        const QString only = QStringLiteral("only in one side");
+        p.drawText(QRect(x + 16, ly, fm.horizontalAdvance(only) + 4, 20), Qt::AlignLeft | Qt::AlignVCenter, only);
+        x += 16 + fm.horizontalAdvance(only) + 24;
+        if (!o.diffLegend.isEmpty())
+            p.drawText(QRect(x, ly, area.right() - x - kMargin, 20), Qt::AlignLeft | Qt::AlignVCenter,
+                       elided(fm, o.diffLegend, area.right() - x - kMargin));
+    }
     // Legend: phases with their share of the samples in view.
-    if (o.colors == FlameColors::Phase && o.legend) {
+    if (o.colors == FlameColors::Phase && o.legend && !o.diff) {
         const auto self = analysis::phaseSamples(tree, layout.focus);
         const double total = static_cast<double>(std::max<int64_t>(tree.node(layout.focus).samples, 1));
         int x = left;
@@ -286,11 +341,12 @@ std::string renderFlameSvg(const FlameTree& tree, int32_t focus, int width, cons
         const double x0 = kMargin + r.x * w;
         const double bw = std::max(1.0, r.width * w);
         const int top = rowTop(layout, o, y, r.row);
-        QColor c = blockColor(tree, r.node, o.colors);
+        QColor c = o.diff && r.node >= 0 ? diffColor(o.diff->node(r.node)) : blockColor(tree, r.node, o.colors);
         if (r.ancestor) c = towardsWhite(c, 0.45);
         out += fmt::format("<g><title>{}</title><rect x=\"{:.2f}\" y=\"{}\" width=\"{:.2f}\" height=\"{}\" "
                            "fill=\"{}\"/>",
-                           xmlEscape(tooltip(tree, r, layout.focus)), x0, top, bw, o.rowHeight - 1, hex(c));
+                           xmlEscape(o.diff ? diffTooltip(*o.diff, r) : tooltip(tree, r, layout.focus)), x0, top, bw,
+                           o.rowHeight - 1, hex(c));
         const QString text = blockText(tree, r);
         const auto fits = static_cast<qsizetype>((bw - 6) / charWidth);
         if (fits >= 3) {
@@ -300,7 +356,7 @@ std::string renderFlameSvg(const FlameTree& tree, int32_t focus, int width, cons
         }
         out += "</g>\n";
     }
-    if (o.colors == FlameColors::Phase) {
+    if (o.colors == FlameColors::Phase && !o.diff) {
         const auto self = analysis::phaseSamples(tree, layout.focus);
         const double total = static_cast<double>(std::max<int64_t>(tree.node(layout.focus).samples, 1));
         double x = kMargin;

@@ -5,6 +5,7 @@
 // the view state and a legend with the per-phase shares. The same drawing serves the PNG export and, later,
 // the on-screen view and reports; the SVG export writes the same blocks with tooltips.
 
+#include "analysis/flame/flame_diff.h"
 #include "analysis/flame/flame_layout.h"
 #include "analysis/flame/flame_search.h"
 #include "analysis/flame/flame_tree.h"
@@ -35,6 +36,10 @@ struct FlamePaintOptions
     // On screen: a search's matches highlighted and the rest dimmed; the hovered and the current (keyboard)
     // block outlined; only blocks meeting `clip` drawn (a null rect: all).
     const analysis::FlameSearch* search = nullptr;
+    // A differential graph: the tree is diffAsFlameTree(*diff); blocks are coloured by the change of their share
+    // of the total from side A to side B (red grew, blue shrank), hatched when only one side has them.
+    const analysis::DiffTree* diff = nullptr;
+    QString diffLegend; // names the sides: "B: this selection vs A: baseline …"
     int32_t hover = -1;   // layout rect index
     int32_t current = -1; // layout rect index
     QRect clip;
@@ -53,7 +58,11 @@ double flameMinWidth(int width);
 QRect flameBlockRect(const QRect& area, const analysis::FlameLayout& layout, size_t index,
                      const FlamePaintOptions& options);
 // The tooltip text of a block: label, samples and time, shares of total, parent and focus, phase.
-QString flameTooltip(const analysis::FlameTree& tree, const analysis::FlameLayout& layout, size_t index);
+QString flameTooltip(const analysis::FlameTree& tree, const analysis::FlameLayout& layout, size_t index,
+                     const analysis::DiffTree* diff = nullptr);
+// The colour of a node of a diff: neutral grey for no change, towards red as its share grew, blue as it shrank
+// (full colour at 5 points of the total).
+QColor diffColor(const analysis::DiffNode& node);
 
 QImage renderFlameImage(const analysis::FlameTree& tree, int32_t focus, int width, const FlamePaintOptions& options);
 std::string renderFlameSvg(const analysis::FlameTree& tree, int32_t focus, int width, const FlamePaintOptions& options);

@@ -3,6 +3,8 @@
 #include "widgets/flame/flame_graph_widget.h"
 #include "widgets/flame/flame_painter.h"
 
+#include "analysis/flame/flame_diff.h"
+
 #include <QCheckBox>
 #include <QComboBox>
 #include <QFile>
@@ -11,6 +13,7 @@
 #include <QHeaderView>
 #include <QLabel>
 #include <QLineEdit>
+#include <QMenu>
 #include <QRegularExpression>
 #include <QScrollArea>
 #include <QShortcut>
@@ -82,6 +85,16 @@ FlamePanel::FlamePanel(QWidget* parent)
     m_flip = toolButton(tr("Flame"), tr("Root at the bottom (flame) instead of the top (icicle)"));
     m_flip->setCheckable(true);
     auto* exportButton = toolButton(tr("Export…"), tr("Save the flame graph as PNG or SVG, with the view in the caption"));
+    m_compare = toolButton(tr("Compare"), tr("Pin this flame graph as side A, then select another window or node set "
+                                             "and compare (differential flame graph)"));
+    m_compare->setPopupMode(QToolButton::InstantPopup);
+    auto* compareMenu = new QMenu(m_compare);
+    compareMenu->addAction(tr("Pin this selection as baseline (A)"), this, &FlamePanel::pinBaseline);
+    compareMenu->addAction(tr("Clear the baseline"), this, &FlamePanel::clearBaseline);
+    m_compare->setMenu(compareMenu);
+    m_diff = new QCheckBox(tr("Diff vs A"));
+    m_diff->setEnabled(false);
+    m_diff->setToolTip(tr("Red: grew from A to this selection (B), blue: shrank, as shares of each side's total"));
 
     auto* bar = new QHBoxLayout;
     bar->setContentsMargins(4, 2, 4, 2);
@@ -95,6 +108,8 @@ FlamePanel::FlamePanel(QWidget* parent)
     bar->addWidget(m_matched);
     bar->addWidget(m_colors);
     bar->addWidget(m_flip);
+    bar->addWidget(m_compare);
+    bar->addWidget(m_diff);
     bar->addWidget(exportButton);
 
     // Sandwich: callers above the function (drawn root-down so the function sits at the bottom), callees below,
@@ -190,6 +205,7 @@ FlamePanel::FlamePanel(QWidget* parent)
     });
     connect(m_flip, &QToolButton::toggled, this, [this](bool flame) { m_graph->setIcicle(!flame); });
     connect(backToGraph, &QToolButton::clicked, this, &FlamePanel::showGraph);
+    connect(m_diff, &QCheckBox::toggled, this, &FlamePanel::showCurrent);
     connect(exportButton, &QToolButton::clicked, this, &FlamePanel::chooseExport);
     connect(m_functions, &QTableWidget::cellDoubleClicked, this, [this](int row, int) {
         if (!m_tree || row < 0 || row >= static_cast<int>(m_totals.size())) return;
@@ -210,10 +226,55 @@ FlamePanel::~FlamePanel()
 
 void FlamePanel::setTree(std::shared_ptr<const analysis::FlameTree> tree)
 {
-    m_tree = tree;
+    m_tree = std::move(tree);
     m_message->clear();
-    m_graph->setTree(std::move(tree));
+    showCurrent();
     if (sandwichShown()) showGraph(); // the sandwich was of the previous tree
+}
+
+void FlamePanel::showCurrent()
+{
+    const uint64_t generation = ++m_diffGeneration;
+    if (!diffShown() || !m_tree) {
+        m_graph->setTree(m_tree);
+        return;
+    }
+    const QString legend = tr("A: %1   B: %2").arg(m_baselineCaption.mid(1).join(QStringLiteral(", ")),
+                                                  m_caption.mid(1).join(QStringLiteral(", ")));
+    auto a = m_baseline, b = m_tree;
+    QtConcurrent::run(m_pool.get(), [a, b] { return analysis::diffTree(*a, *b); })
+        .then(this, [this, generation, legend](std::shared_ptr<const analysis::DiffTree> diff) {
+            if (generation != m_diffGeneration) return; // a newer tree or the diff switched off
+            m_graph->setDiff(std::move(diff), legend);
+        });
+}
+
+void FlamePanel::pinBaseline()
+{
+    if (!m_tree) return;
+    m_baseline = m_tree;
+    m_baselineCaption = m_caption;
+    m_diff->setEnabled(true);
+    m_compare->setToolTip(tr("Baseline A: %1").arg(m_caption.join(QStringLiteral(", "))));
+    setMessage(tr("Baseline pinned: select another window or node set, then Diff vs A"));
+}
+
+void FlamePanel::clearBaseline()
+{
+    m_baseline.reset();
+    m_diff->setChecked(false);
+    m_diff->setEnabled(false);
+    showCurrent();
+}
+
+void FlamePanel::setDiffShown(bool on)
+{
+    m_diff->setChecked(on && m_baseline);
+}
+
+bool FlamePanel::diffShown() const
+{
+    return m_diff->isChecked() && m_baseline;
 }
 
 void FlamePanel::setCaption(const QStringList& lines)
@@ -335,6 +396,7 @@ bool FlamePanel::exportTo(const QString& path)
     FlamePaintOptions o = m_graph->paintOptions();
     o.caption = exportCaption();
     o.search = m_graph->search();
+    o.diff = m_graph->diff();
     o.hover = o.current = -1;
     o.clip = QRect();
     const int width = std::max(m_graph->width(), 800);

@@ -48,6 +48,14 @@ public:
     FlameGraphWidget* sandwichCallees() const { return m_callees; }
     QTableWidget* functionTable() const { return m_functions; }
 
+    // Differential view: the tree shown now is pinned as side A; later trees (another window, node or thread set)
+    // are drawn as B against it while the diff is on.
+    void pinBaseline();
+    void clearBaseline();
+    void setDiffShown(bool on);
+    bool diffShown() const;
+    bool hasBaseline() const { return m_baseline != nullptr; }
+
     void showSandwich(int32_t node); // of the function of a node of the current tree
     void showGraph();
     // The export caption: the given lines plus focus and search.
@@ -56,6 +64,7 @@ public:
 
 private:
     void updateBreadcrumb(const QStringList& path);
+    void showCurrent(); // the plain tree, or its diff against the baseline
     void applySearch();
     void fillFunctionTable();
     void chooseExport();
@@ -74,11 +83,16 @@ private:
     QLabel* m_matched;
     QComboBox* m_colors;
     QToolButton* m_flip;
+    QToolButton* m_compare;
+    QCheckBox* m_diff;
     QLabel* m_captionLabel;
     QLabel* m_message;
     QLabel* m_sandwichTitle;
     QStringList m_caption;
     std::shared_ptr<const analysis::FlameTree> m_tree;
+    std::shared_ptr<const analysis::FlameTree> m_baseline;
+    QStringList m_baselineCaption;
+    uint64_t m_diffGeneration = 0;
     std::vector<analysis::FunctionTotal> m_totals;
     std::unique_ptr<QThreadPool> m_pool;
     uint64_t m_sandwichGeneration = 0;
