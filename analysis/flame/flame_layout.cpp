@@ -61,6 +61,7 @@ FlameLayout layoutFlame(const FlameTree& tree, int32_t focus, double minWidth)
                 ++other.merged;
             } else {
                 if (other.merged > 0) { // a run of narrow blocks ends: keep it where it was
+                    out.rows = std::max(out.rows, other.row + 1);
                     out.rects.push_back(other);
                     other = FlameRect{};
                 }
@@ -68,7 +69,10 @@ FlameLayout layoutFlame(const FlameTree& tree, int32_t focus, double minWidth)
             }
             x += w;
         }
-        if (other.merged > 0) out.rects.push_back(other);
+        if (other.merged > 0) {
+            out.rows = std::max(out.rows, other.row + 1); // "other" blocks have a row too
+            out.rects.push_back(other);
+        }
     }
     return out;
 }

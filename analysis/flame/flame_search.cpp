@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <fmt/format.h>
 #include <unordered_map>
+#include <vector>
 
 namespace runlens::analysis {
 
@@ -101,21 +102,26 @@ Expected<FlameSearch> searchFlame(const FlameTree& tree, const std::string& patt
         if (caseSensitive) return label.find(pattern) != std::string::npos;
         return containsFolded(label, lower);
     };
-    // Each distinct frame is tested once.
-    std::unordered_map<int32_t, bool> byFrame;
+    // Each distinct frame is tested once (frames are shared by every call path through them).
+    std::vector<int8_t> storeFrames, syntheticFrames; // -1 untested, 0 no, 1 match
     for (size_t i = 1; i < n; ++i) {
         const auto node = static_cast<int32_t>(i);
         const int32_t frame = tree.node(node).frame;
-        auto it = byFrame.find(frame);
-        if (it == byFrame.end()) it = byFrame.emplace(frame, test(node)).first;
-        out.matched[i] = it->second ? 1 : 0;
+        std::vector<int8_t>& cache = frame >= 0 ? storeFrames : syntheticFrames;
+        const auto slot = static_cast<size_t>(frame >= 0 ? frame : -1 - frame);
+        if (slot >= cache.size()) cache.resize(std::max(slot + 1, cache.size() * 2), -1);
+        if (cache[slot] < 0) cache[slot] = test(node) ? 1 : 0;
+        out.matched[i] = static_cast<uint8_t>(cache[slot]);
     }
+    // Relevant: every match with its subtree (marked once, for the outermost match) and its ancestors.
+    int32_t coveredUntil = 0;
     for (size_t i = 1; i < n; ++i) {
         if (!out.matched[i]) continue;
         const auto node = static_cast<int32_t>(i);
         out.matches.push_back(node);
-        for (int32_t j = node; j < tree.subtreeEnd(node); ++j)
-            out.relevant[static_cast<size_t>(j)] = 1;
+        if (node < coveredUntil) continue; // inside a marked subtree
+        coveredUntil = tree.subtreeEnd(node);
+        std::fill(out.relevant.begin() + node, out.relevant.begin() + coveredUntil, uint8_t{1});
         for (int32_t a = tree.node(node).parent; a >= 0 && !out.relevant[static_cast<size_t>(a)]; a = tree.node(a).parent)
             out.relevant[static_cast<size_t>(a)] = 1;
         out.relevant[0] = 1;

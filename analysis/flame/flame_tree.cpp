@@ -7,6 +7,7 @@
 #include <limits>
 #include <map>
 #include <numeric>
+#include <tuple>
 #include <unordered_map>
 
 namespace runlens::analysis {
@@ -131,6 +132,7 @@ std::shared_ptr<const FlameTree> FlameTree::fromStacks(const std::vector<Stack>&
     store::FrameInfo root;
     root.name = std::move(rootName);
     tree->m_synthetic.push_back(root);
+    std::map<std::tuple<std::string, std::string, int64_t, std::string>, int32_t> frameIndex; // one frame per function line
     for (const Stack& st : stacks) {
         size_t at = 0;
         trie[0].samples += st.samples;
@@ -140,9 +142,11 @@ std::shared_ptr<const FlameTree> FlameTree::fromStacks(const std::vector<Stack>&
                                                : f.file.empty() ? f.name : fmt::format("{} ({})", f.name, f.file);
             auto it = trie[at].children.find(key);
             if (it == trie[at].children.end()) {
-                tree->m_synthetic.push_back(f);
+                auto [fi, added] = frameIndex.emplace(std::make_tuple(f.name, f.file, f.line, f.module),
+                                                      static_cast<int32_t>(tree->m_synthetic.size()));
+                if (added) tree->m_synthetic.push_back(f);
                 Trie t;
-                t.frame = static_cast<int32_t>(tree->m_synthetic.size()) - 1;
+                t.frame = fi->second;
                 t.phase = st.phase;
                 trie.push_back(std::move(t));
                 it = trie[at].children.emplace(key, trie.size() - 1).first;

@@ -10,6 +10,7 @@
 #include "tests/bench/process_run.h"
 #include "tests/bench/seed_run.h"
 #include "tests/bench/stack_bench.h"
+#include "tests/bench/flame_widget_bench.h"
 #include "tests/bench/timeline_widget_bench.h"
 #include "tests/bench/trace_bench.h"
 
@@ -160,14 +161,21 @@ int main(int argc, char** argv)
         QFile::setPermissions(runtime, QFileDevice::ReadOwner | QFileDevice::WriteOwner | QFileDevice::ExeOwner);
         qputenv("XDG_RUNTIME_DIR", runtime.toUtf8());
     }
+    // The offscreen platform says this whenever a widget's minimum size changes (the flame graph's height).
+    qInstallMessageHandler([](QtMsgType type, const QMessageLogContext& context, const QString& message) {
+        if (message.contains(QLatin1String("propagateSizeHints"))) return;
+        fmt::print(stderr, "{}\n", qFormatLogMessage(type, context, message).toStdString());
+    });
     bench::TimedApplication app(argc, argv);
     bool quick = qEnvironmentVariableIntValue("RUNLENS_BENCH_QUICK") == 1;
     bool stacksOnly = false;   // --stacks: only the stack benchmarks
     bool timelineOnly = false; // --timeline: only the timeline benchmarks
+    bool flameOnly = false;    // --flame: only the flame graph widget
     for (int i = 1; i < argc; ++i) {
         if (std::strcmp(argv[i], "--quick") == 0) quick = true;
         if (std::strcmp(argv[i], "--stacks") == 0) stacksOnly = true;
         if (std::strcmp(argv[i], "--timeline") == 0) timelineOnly = true;
+        if (std::strcmp(argv[i], "--flame") == 0) flameOnly = true;
     }
     const auto runBinary = [](const std::vector<std::string>& args) {
         std::vector<std::string> command{RUNLENS_BINARY};
@@ -191,6 +199,7 @@ int main(int argc, char** argv)
     const fs::path dir(tmp.path().toStdString());
     if (stacksOnly) return bench::benchStacks(dir.string(), quick, runBinary) ? 0 : 1;
     if (timelineOnly) return benchTimeline(app, dir, quick) ? 0 : 1;
+    if (flameOnly) return bench::benchFlameWidget(quick) ? 0 : 1;
     fmt::print("RunLens benchmark{}: {} nodes × {} GPUs × {} h at 1 s, nvidia-smi --query-gpu CSV\n",
                quick ? " (quick mode)" : "", spec.nodes, spec.gpusPerNode, spec.hours);
 
@@ -306,8 +315,9 @@ int main(int argc, char** argv)
     const bool stacksOk = bench::benchStacks(dir.string(), quick, runBinary);
     const bool traceOk = bench::benchTraceImport(dir.string(), quick) > 0;
     const bool timelineOk = benchTimeline(app, dir, quick);
+    const bool flameOk = bench::benchFlameWidget(quick);
 
     // The benchmark reports; it does not fail the build on timing (machines differ). It fails only when
     // the work itself failed.
-    return fullPoints == static_cast<size_t>(s.points) && formatsOk && stacksOk && traceOk && timelineOk ? 0 : 1;
+    return fullPoints == static_cast<size_t>(s.points) && formatsOk && stacksOk && traceOk && timelineOk && flameOk ? 0 : 1;
 }
