@@ -57,7 +57,8 @@ int main(int argc, char** argv)
         if (openCommand) {
             if (argc < 3 || argv[2][0] == '-') {
                 printError("open needs one RUN.runlens (runlens open RUN [--from T --to T] [--select-from T "
-                           "--select-to T])");
+                           "--select-to T] [--focus PATH] [--search TEXT | --regex PATTERN] [--sandwich NAME] "
+                           "[--compare-from T --compare-to T])");
                 return kExitUsage;
             }
             for (int i = 3; i < argc; i += 2) {
@@ -71,6 +72,14 @@ int main(int argc, char** argv)
                 else if (opt == "--to") view.to = value;
                 else if (opt == "--select-from") view.selectFrom = value;
                 else if (opt == "--select-to") view.selectTo = value;
+                else if (opt == "--focus") view.focus = value;
+                else if (opt == "--search") view.search = value;
+                else if (opt == "--regex") {
+                    view.search = value;
+                    view.searchRegex = true;
+                } else if (opt == "--sandwich") view.sandwich = value;
+                else if (opt == "--compare-from") view.compareFrom = value;
+                else if (opt == "--compare-to") view.compareTo = value;
                 else {
                     printError("unknown option for open: " + opt);
                     return kExitUsage;

@@ -3,7 +3,9 @@
 // counted by hand (nested matches once), the sandwich's totals equal the function's, the focus survives a new
 // tree that has its call path and is dropped with a message when it does not, history and keyboard.
 
+#include "analysis/flame/flame_diff.h"
 #include "analysis/flame/flame_tree.h"
+#include "widgets/flame/flame_painter.h"
 #include "widgets/flame/flame_graph_widget.h"
 #include "widgets/flame/flame_panel.h"
 
@@ -12,6 +14,7 @@
 #include <QLineEdit>
 #include <QSignalSpy>
 #include <QTableWidget>
+#include <QTemporaryDir>
 #include <QTest>
 
 using namespace runlens;
@@ -82,6 +85,8 @@ private Q_SLOTS:
     void historyAndKeyboard();
     void searchMatchedShare();
     void sandwichTotals();
+    void diffOfItselfIsNeutralOnScreen();
+    void exportsCarryTheView();
 };
 
 void FlameWidgetTest::focusSpansTheWidthAndKeepsAncestors()
@@ -280,6 +285,60 @@ void FlameWidgetTest::sandwichTotals()
     QCOMPARE(table->item(0, 2)->data(Qt::DisplayRole).toLongLong(), 24LL);
     panel.showGraph();
     QVERIFY(!panel.sandwichShown());
+}
+
+void FlameWidgetTest::diffOfItselfIsNeutralOnScreen()
+{
+    FlamePanel panel;
+    panel.resize(1000, 400);
+    panel.show();
+    auto tree = knownTree();
+    panel.setTree(tree);
+    waitShown(*panel.graph());
+    panel.pinBaseline();
+    panel.setTree(knownTree()); // the same samples again, as another window would bring them
+    panel.setDiffShown(true);
+    QTRY_VERIFY_WITH_TIMEOUT(panel.graph()->diff() && !panel.graph()->busy(), 5000);
+    const analysis::DiffTree* diff = panel.graph()->diff();
+    const QImage img = panel.graph()->grab().toImage();
+    for (int32_t i = 1; i < static_cast<int32_t>(diff->nodes().size()); ++i) {
+        QCOMPARE(diff->node(i).delta(), 0.0);
+        QCOMPARE(diffColor(diff->node(i)), QColor(0xdc, 0xdc, 0xdc));
+        const QRect box = panel.graph()->blockRect(i);
+        QVERIFY(!box.isNull());
+        QCOMPARE(img.pixelColor(box.left() + 1, box.top() + 2), QColor(0xdc, 0xdc, 0xdc));
+    }
+    // Sizes follow the mean of both normalised sides: here, the tree's own shares.
+    const int32_t a = panel.graph()->tree()->find(kMainA);
+    QVERIFY(std::abs(panel.graph()->blockRect(a).width() - panel.graph()->blockRect(0).width() * 15 / 35) <= 2);
+    QVERIFY(panel.graph()->tooltipFor(a).contains(QStringLiteral("change: +0.00 points")));
+}
+
+void FlameWidgetTest::exportsCarryTheView()
+{
+    QTemporaryDir dir;
+    FlamePanel panel;
+    panel.resize(1000, 400);
+    panel.show();
+    auto tree = knownTree();
+    panel.setTree(tree);
+    panel.setCaption({QStringLiteral("run.runlens"), QStringLiteral("window 08:00 → 08:10 UTC (10 min)"),
+                      QStringLiteral("nodes: node0"), QStringLiteral("threads: ^pt_autograd_\\d+$")});
+    waitShown(*panel.graph());
+    panel.graph()->focusNode(tree->find(kMainA));
+    panel.setSearchText(QStringLiteral("b"), false);
+    QTRY_VERIFY_WITH_TIMEOUT(!panel.graph()->busy() && panel.graph()->search() && !panel.graph()->search()->matches.empty(), 5000);
+    const QString svg = dir.filePath(QStringLiteral("f.svg")), png = dir.filePath(QStringLiteral("f.png"));
+    QVERIFY(panel.exportTo(svg));
+    QVERIFY(panel.exportTo(png));
+    QFile f(svg);
+    QVERIFY(f.open(QIODevice::ReadOnly));
+    const QString text = QString::fromUtf8(f.readAll());
+    for (const QString& want : {QStringLiteral("window 08:00"), QStringLiteral("nodes: node0"), QStringLiteral("pt_autograd"),
+                                QStringLiteral("focus: a (train.py)"), QStringLiteral("search: b")})
+        QVERIFY2(text.contains(want), qPrintable(want));
+    const QImage img(png);
+    QVERIFY(img.width() >= 800 && img.height() > 100);
 }
 
 QTEST_MAIN(FlameWidgetTest)

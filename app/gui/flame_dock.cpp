@@ -2,6 +2,7 @@
 
 #include "analysis/flame/flame_tree.h"
 #include "analysis/store/run_database.h"
+#include "widgets/flame/flame_graph_widget.h"
 #include "widgets/flame/flame_panel.h"
 #include "widgets/timeline/lane_plot_data.h"
 
@@ -42,13 +43,31 @@ std::vector<std::pair<std::string, int>> threadPatterns(const std::vector<store:
 }
 
 // The worker's connection and flame source, created on first use by the worker (never touched elsewhere).
-struct FlameDock::Backend
+struct FlameDockBackend
 {
     std::string path;
     std::unique_ptr<store::RunDatabase> db;
     std::unique_ptr<analysis::FlameSource> source;
-    std::string error;
 };
+struct FlameDock::Backend : FlameDockBackend
+{
+};
+
+namespace {
+Expected<std::shared_ptr<const analysis::FlameTree>> buildTree(FlameDockBackend& backend, const analysis::FlameQuery& q)
+{
+    if (!backend.source) {
+        auto db = store::RunDatabase::open(backend.path, store::OpenMode::ReadOnly);
+        if (!db) return db.error();
+        auto classifier = analysis::PhaseClassifier::builtIn();
+        if (!classifier) return classifier.error();
+        backend.db = std::move(*db);
+        backend.source = std::make_unique<analysis::FlameSource>(
+            *backend.db, std::make_shared<analysis::PhaseClassifier>(std::move(*classifier)));
+    }
+    return backend.source->tree(q);
+}
+} // namespace
 
 struct FlameDock::Request
 {
@@ -180,45 +199,41 @@ QStringList FlameDock::caption(const Request& r) const
     return lines;
 }
 
+FlameDock::Request FlameDock::makeRequest(std::optional<widgets::TimeRange> window) const
+{
+    Request r;
+    r.window = window;
+    if (r.window) r.query.window = {r.window->fromNs, r.window->toNs};
+    for (QAction* a : m_nodesMenu->actions())
+        if (a->isChecked()) r.query.nodes.push_back(a->text().toStdString());
+    if (r.query.nodes.size() == static_cast<size_t>(m_nodesMenu->actions().size())) r.query.nodes.clear();
+    r.query.threadPattern = m_threads->currentText().toStdString();
+    if (!m_idle->isChecked())
+        for (int p = 0; p < analysis::kPhaseCount; ++p)
+            if (static_cast<analysis::Phase>(p) != analysis::Phase::Idle) r.query.phases.push_back(static_cast<analysis::Phase>(p));
+    return r;
+}
+
 void FlameDock::startTree()
 {
     m_inFlight = true;
     m_pending = false;
-    Request r;
+    Request r = makeRequest(m_controller->selection());
     r.generation = ++m_generation;
-    r.window = m_controller->selection();
-    if (r.window) r.query.window = {r.window->fromNs, r.window->toNs};
-    bool all = true;
-    for (QAction* a : m_nodesMenu->actions()) {
-        if (a->isChecked()) r.query.nodes.push_back(a->text().toStdString());
-        else all = false;
-    }
-    if (all) r.query.nodes.clear();
-    if (!all && r.query.nodes.empty()) {
+    const QList<QAction*> nodeActions = m_nodesMenu->actions();
+    const bool none = std::none_of(nodeActions.begin(), nodeActions.end(), [](QAction* a) { return a->isChecked(); });
+    if (none && !nodeActions.isEmpty()) {
         m_inFlight = false;
         m_panel->setTree(nullptr);
         m_panel->setMessage(tr("No node is selected (Nodes menu)."));
         return;
     }
-    r.query.threadPattern = m_threads->currentText().toStdString();
-    if (!m_idle->isChecked())
-        for (int p = 0; p < analysis::kPhaseCount; ++p)
-            if (static_cast<analysis::Phase>(p) != analysis::Phase::Idle) r.query.phases.push_back(static_cast<analysis::Phase>(p));
     m_panel->setCaption(caption(r));
     m_panel->setMessage(tr("building…"));
     auto backend = m_backend;
     QtConcurrent::run(m_pool.get(), [backend, r]() -> std::pair<uint64_t, Expected<std::shared_ptr<const analysis::FlameTree>>> {
-        if (!backend->source) {
-            auto db = store::RunDatabase::open(backend->path, store::OpenMode::ReadOnly);
-            if (!db) return {r.generation, db.error()};
-            auto classifier = analysis::PhaseClassifier::builtIn();
-            if (!classifier) return {r.generation, classifier.error()};
-            backend->db = std::move(*db);
-            backend->source = std::make_unique<analysis::FlameSource>(
-                *backend->db, std::make_shared<analysis::PhaseClassifier>(std::move(*classifier)));
-        }
-        return {r.generation, backend->source->tree(r.query)};
-    }).then(this, [this, backend](std::pair<uint64_t, Expected<std::shared_ptr<const analysis::FlameTree>>> result) {
+        return {r.generation, buildTree(*backend, r.query)};
+    }).then(this, [this, backend, window = r.window](std::pair<uint64_t, Expected<std::shared_ptr<const analysis::FlameTree>>> result) {
         m_inFlight = false;
         if (backend != m_backend) { // another run meanwhile
             if (m_catalog) startTree();
@@ -236,7 +251,62 @@ void FlameDock::startTree()
         m_panel->setTree(*result.second);
         if ((*result.second)->totalSamples() == 0) m_panel->setMessage(tr("No stack samples in this window and selection."));
         Q_EMIT treeShown(result.first);
+        // A view from the command line applies to the tree of the selection it came with, not to an earlier one.
+        if (m_view && window == m_controller->selection() && !m_debounce->isActive()) applyView();
     });
+}
+
+void FlameDock::applyView()
+{
+    const View v = *std::exchange(m_view, std::nullopt);
+    if (!v.compare) {
+        m_pending = false;
+        applyViewToGraph(v);
+        return;
+    }
+    // The baseline's tree with the same filters, built on the worker; then the diff, then the rest.
+    const Request base = makeRequest(v.compare);
+    const QStringList baseCaption = caption(base);
+    auto backend = m_backend;
+    m_inFlight = true;
+    QtConcurrent::run(m_pool.get(), [backend, base] { return buildTree(*backend, base.query); })
+        .then(this, [this, v, baseCaption, backend](Expected<std::shared_ptr<const analysis::FlameTree>> tree) {
+            m_inFlight = false;
+            if (backend != m_backend) return;
+            if (!tree) {
+                m_panel->setMessage(QString::fromStdString(tree.error().toString()));
+                return;
+            }
+            m_panel->setBaseline(*tree, baseCaption);
+            auto* graph = m_panel->graph();
+            auto connection = std::make_shared<QMetaObject::Connection>();
+            *connection = connect(graph, &widgets::FlameGraphWidget::layoutShown, this, [this, v, graph, connection] {
+                if (!graph->diff()) return;
+                disconnect(*connection);
+                applyViewToGraph(v);
+            });
+            m_panel->setDiffShown(true);
+            if (m_pending) startTree();
+        });
+}
+
+void FlameDock::applyViewToGraph(const View& v)
+{
+    widgets::FlameGraphWidget* graph = m_panel->graph();
+    if (!v.focus.isEmpty() && graph->tree()) {
+        const int32_t node = graph->tree()->find(analysis::splitFramePath(v.focus.toStdString()));
+        if (node > 0) graph->focusNode(node);
+        else m_panel->setMessage(tr("--focus: no call path %1 in this selection").arg(v.focus));
+    }
+    if (!v.search.isEmpty()) m_panel->setSearchText(v.search, v.regex);
+    if (!v.sandwich.isEmpty() && m_panel->tree()) {
+        const auto& t = *m_panel->tree();
+        int32_t best = -1;
+        for (int32_t i = 1; i < static_cast<int32_t>(t.nodes().size()); ++i)
+            if (t.name(i) == v.sandwich.toStdString() && (best < 0 || t.node(i).samples > t.node(best).samples)) best = i;
+        if (best > 0) m_panel->showSandwich(best);
+        else m_panel->setMessage(tr("--sandwich: no function %1 in this selection").arg(v.sandwich));
+    }
 }
 
 } // namespace runlens::app

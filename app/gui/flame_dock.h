@@ -43,6 +43,15 @@ public:
     ~FlameDock() override;
 
     void setRun(std::shared_ptr<const timeline::RunCatalog> catalog);
+    // Applied once the next tree is shown (from the command line): a baseline window to compare the selection
+    // with, then focus (a call path 'a;b;c'), search and sandwich (a function name).
+    struct View
+    {
+        std::optional<widgets::TimeRange> compare;
+        QString focus, search, sandwich;
+        bool regex = false;
+    };
+    void setInitialView(const View& view) { m_view = view; }
     void clear();
 
     QDockWidget* dock() const { return m_dock; }
@@ -59,6 +68,9 @@ private:
     struct Request;
     void requestTree();
     void startTree();
+    void applyView();
+    void applyViewToGraph(const View& view);
+    Request makeRequest(std::optional<widgets::TimeRange> window) const;
     QStringList caption(const Request& r) const;
 
     widgets::TimelineController* m_controller;
@@ -75,6 +87,7 @@ private:
     uint64_t m_generation = 0;
     bool m_inFlight = false;
     bool m_pending = false;
+    std::optional<View> m_view;
 };
 
 } // namespace runlens::app

@@ -11,11 +11,21 @@ bool hasDisplay();
 
 // Where the timeline starts when a run is opened from the command line (runlens open RUN --from T --to T
 // --select-from T --select-to T); T as for the other commands (ISO 8601, epoch seconds, +offset from the run start).
+// The flame graph too: --focus 'a;b;c' (a call path from the root), --search TEXT or --regex PATTERN, --sandwich
+// NAME (a function), and --compare-from T --compare-to T (a baseline window: the flame graph shows the selected
+// window against it).
 struct InitialView
 {
     QString from, to;             // the visible range
     QString selectFrom, selectTo; // the selected window
-    bool empty() const { return from.isEmpty() && to.isEmpty() && selectFrom.isEmpty() && selectTo.isEmpty(); }
+    QString focus, search, sandwich;
+    bool searchRegex = false;
+    QString compareFrom, compareTo;
+    bool empty() const
+    {
+        return from.isEmpty() && to.isEmpty() && selectFrom.isEmpty() && selectTo.isEmpty() && focus.isEmpty() &&
+               search.isEmpty() && sandwich.isEmpty() && compareFrom.isEmpty() && compareTo.isEmpty();
+    }
 };
 
 // Shows the main window (on runPath when given) and runs the event loop; a QApplication must exist.

@@ -189,6 +189,14 @@ void MainWindow::applyInitialView()
         return widgets::TimeRange{std::max(w->fromNs, m_catalog->firstNs), std::min(w->toNs, m_catalog->lastNs)};
     };
     if (auto r = window(view.from, view.to)) m_controller->setRange(*r);
+    FlameDock::View flame;
+    flame.compare = window(view.compareFrom, view.compareTo);
+    flame.focus = view.focus;
+    flame.search = view.search;
+    flame.regex = view.searchRegex;
+    flame.sandwich = view.sandwich;
+    if (flame.compare || !flame.focus.isEmpty() || !flame.search.isEmpty() || !flame.sandwich.isEmpty())
+        m_flame->setInitialView(flame);
     if (auto r = window(view.selectFrom, view.selectTo)) m_controller->setSelection(*r);
 }
 

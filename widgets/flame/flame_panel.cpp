@@ -16,6 +16,7 @@
 #include <QMenu>
 #include <QRegularExpression>
 #include <QScrollArea>
+#include <QScrollBar>
 #include <QShortcut>
 #include <QSplitter>
 #include <QStackedWidget>
@@ -122,7 +123,14 @@ FlamePanel::FlamePanel(QWidget* parent)
     sandwichBar->addWidget(backToGraph);
     sandwichBar->addWidget(m_sandwichTitle, 1);
     auto* halves = new QSplitter(Qt::Vertical);
-    halves->addWidget(scrolled(m_callers));
+    QScrollArea* callersArea = scrolled(m_callers);
+    halves->addWidget(callersArea);
+    // The callers end at the function, at the bottom of their pane, next to its callees: keep that end in view.
+    connect(m_callers, &FlameGraphWidget::layoutShown, callersArea, [callersArea] {
+        QTimer::singleShot(0, callersArea, [callersArea] {
+            callersArea->verticalScrollBar()->setValue(callersArea->verticalScrollBar()->maximum());
+        });
+    });
     halves->addWidget(scrolled(m_callees));
     m_functions->setColumnCount(3);
     m_functions->setHorizontalHeaderLabels({tr("Function"), tr("Self"), tr("Total")});
@@ -135,6 +143,7 @@ FlamePanel::FlamePanel(QWidget* parent)
     sides->addWidget(m_functions);
     sides->setStretchFactor(0, 3);
     sides->setStretchFactor(1, 1);
+    m_sides = sides;
     auto* sandwichPage = new QWidget;
     auto* sl = new QVBoxLayout(sandwichPage);
     sl->setContentsMargins(0, 0, 0, 0);
@@ -251,12 +260,24 @@ void FlamePanel::showCurrent()
 
 void FlamePanel::pinBaseline()
 {
-    if (!m_tree) return;
-    m_baseline = m_tree;
-    m_baselineCaption = m_caption;
+    setBaseline(m_tree, m_caption);
+    if (m_baseline) setMessage(tr("Baseline pinned: select another window or node set, then Diff vs A"));
+}
+
+void FlamePanel::setSearchText(const QString& text, bool regex)
+{
+    m_regex->setChecked(regex);
+    m_search->setText(text);
+    applySearch();
+}
+
+void FlamePanel::setBaseline(std::shared_ptr<const analysis::FlameTree> tree, const QStringList& caption)
+{
+    if (!tree) return;
+    m_baseline = std::move(tree);
+    m_baselineCaption = caption;
     m_diff->setEnabled(true);
-    m_compare->setToolTip(tr("Baseline A: %1").arg(m_caption.join(QStringLiteral(", "))));
-    setMessage(tr("Baseline pinned: select another window or node set, then Diff vs A"));
+    m_compare->setToolTip(tr("Baseline A: %1").arg(caption.join(QStringLiteral(", "))));
 }
 
 void FlamePanel::clearBaseline()
@@ -336,6 +357,11 @@ void FlamePanel::showGraph()
 void FlamePanel::showSandwich(int32_t node)
 {
     if (!m_tree || node <= 0) return;
+    if (m_stack->currentIndex() != 1) {
+        // The graphs take three quarters of the width, the function table the rest.
+        const int w = std::max(width(), 400);
+        m_sides->setSizes({w * 3 / 4, w / 4});
+    }
     m_stack->setCurrentIndex(1);
     m_sandwichTitle->setText(tr("Sandwich of %1: computing…").arg(QString::fromUtf8(m_tree->name(node).data(),
                                                                                       static_cast<qsizetype>(m_tree->name(node).size()))));

@@ -18,6 +18,7 @@ class QCheckBox;
 class QComboBox;
 class QLabel;
 class QLineEdit;
+class QSplitter;
 class QStackedWidget;
 class QTableWidget;
 class QThreadPool;
@@ -51,6 +52,9 @@ public:
     // Differential view: the tree shown now is pinned as side A; later trees (another window, node or thread set)
     // are drawn as B against it while the diff is on.
     void pinBaseline();
+    void setBaseline(std::shared_ptr<const analysis::FlameTree> tree, const QStringList& caption);
+    void setSearchText(const QString& text, bool regex);
+    std::shared_ptr<const analysis::FlameTree> tree() const { return m_tree; }
     void clearBaseline();
     void setDiffShown(bool on);
     bool diffShown() const;
@@ -74,6 +78,7 @@ private:
     FlameGraphWidget* m_callees;
     QTableWidget* m_functions;
     QStackedWidget* m_stack;
+    QSplitter* m_sides = nullptr;
     QToolButton* m_back;
     QToolButton* m_forward;
     QToolButton* m_reset;
