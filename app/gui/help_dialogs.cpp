@@ -18,7 +18,8 @@ struct Shortcut
     const char* what;
 };
 
-// The window's menu shortcuts and the timeline's keys and mouse (widgets/timeline/timeline_widget.h).
+// The window's menu shortcuts, the timeline's keys and mouse (widgets/timeline/timeline_widget.h) and the flame
+// graph's (widgets/flame/flame_graph_widget.h).
 constexpr Shortcut kShortcuts[] = {
     {"File", "Ctrl+O", "Open a run"},
     {"File", "Ctrl+I", "Import files"},
@@ -29,6 +30,7 @@ constexpr Shortcut kShortcuts[] = {
     {"View", "Ctrl+1", "Show or hide the run browser"},
     {"View", "Ctrl+2", "Show or hide the details"},
     {"View", "Ctrl+3", "Show or hide the problems"},
+    {"View", "Ctrl+4", "Show or hide the flame graph"},
     {"Help", "F1", "This list"},
     {"Timeline", "W / S, Up / Down", "Zoom in / out"},
     {"Timeline", "A / D, Left / Right", "Pan earlier / later"},
@@ -40,6 +42,15 @@ constexpr Shortcut kShortcuts[] = {
     {"Timeline", "Drag", "Pan"},
     {"Timeline", "Shift+drag, drag on the time axis", "Select a window"},
     {"Timeline", "Double-click", "Fit the whole run"},
+    {"Flame graph", "Double-click, Enter", "Focus Block"},
+    {"Flame graph", "Backspace, Alt+Left", "Back in the focus history"},
+    {"Flame graph", "Alt+Right", "Forward"},
+    {"Flame graph", "Esc", "Reset the focus (the whole tree)"},
+    {"Flame graph", "Left / Right", "The previous / next block in the row"},
+    {"Flame graph", "Up / Down", "The parent / the widest child"},
+    {"Flame graph", "/", "Search"},
+    {"Flame graph", "F3, Shift+F3", "Next / previous match"},
+    {"Flame graph", "Right-click", "Focus, copy name or stack, sandwich, search for the frame"},
 };
 
 } // namespace
