@@ -49,11 +49,28 @@ QColor towardsWhite(const QColor& c, double amount)
     return QColor(mix(c.red()), mix(c.green()), mix(c.blue()));
 }
 
-QString elided(const QFontMetrics& fm, const QString& text, int width)
+// Labels elided to a width. Measuring text shapes it, the costliest part of drawing thousands of blocks: the
+// narrowest useful label ("W..") and the widest character are measured once per drawing, and a label certainly
+// narrower than its block is drawn without being measured.
+class LabelFitter
 {
-    if (width < fm.horizontalAdvance(QStringLiteral("W.."))) return {};
-    return fm.elidedText(text, Qt::ElideRight, width);
-}
+public:
+    explicit LabelFitter(const QFontMetrics& fm)
+        : m_fm(fm), m_narrowest(fm.horizontalAdvance(QStringLiteral("W.."))), m_widestChar(fm.maxWidth())
+    {
+    }
+    QString operator()(const QString& text, int width) const
+    {
+        if (width < m_narrowest) return {};
+        if (static_cast<qint64>(text.size()) * m_widestChar <= width) return text;
+        return m_fm.elidedText(text, Qt::ElideRight, width);
+    }
+
+private:
+    const QFontMetrics& m_fm;
+    int m_narrowest;
+    int m_widestChar;
+};
 
 QString blockText(const FlameTree& tree, const FlameRect& r)
 {
@@ -197,11 +214,12 @@ void paintFlame(QPainter& p, const QRect& area, const FlameTree& tree, const Fla
     font.setPointSize(o.pointSize);
     p.setFont(font);
     const QFontMetrics fm(font);
+    const LabelFitter elided(fm);
     int y = area.top() + kMargin;
     p.setPen(QColor(0x20, 0x20, 0x20));
     for (const QString& line : o.caption) {
         p.drawText(QRect(area.left() + kMargin, y, area.width() - 2 * kMargin, o.pointSize + 7),
-                   Qt::AlignLeft | Qt::AlignVCenter, elided(fm, line, area.width() - 2 * kMargin));
+                   Qt::AlignLeft | Qt::AlignVCenter, elided(line, area.width() - 2 * kMargin));
         y += o.pointSize + 7;
     }
     if (!o.caption.isEmpty()) y += 4;
@@ -234,7 +252,7 @@ void paintFlame(QPainter& p, const QRect& area, const FlameTree& tree, const Fla
             p.setPen(QColor(255, 255, 255, 160));
             p.drawLine(box.topRight(), box.bottomRight());
         }
-        const QString text = elided(fm, blockText(tree, r), box.width() - 6);
+        const QString text = elided(blockText(tree, r), box.width() - 6);
         if (!text.isEmpty()) {
             p.setPen(ink);
             p.drawText(box.adjusted(3, 0, -3, 0), Qt::AlignLeft | Qt::AlignVCenter, text);
@@ -272,7 +290,7 @@ void paintFlame(QPainter& p, const QRect& area, const FlameTree& tree, const Fla
         x += 16 + fm.horizontalAdvance(only) + 24;
         if (!o.diffLegend.isEmpty())
             p.drawText(QRect(x, ly, area.right() - x - kMargin, 20), Qt::AlignLeft | Qt::AlignVCenter,
-                       elided(fm, o.diffLegend, area.right() - x - kMargin));
+                       elided(o.diffLegend, area.right() - x - kMargin));
     }
     // Legend: phases with their share of the samples in view.
     if (o.colors == FlameColors::Phase && o.legend && !o.diff) {
