@@ -1,0 +1,83 @@
+#include "analysis/rules/episodes.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+namespace runlens::analysis {
+
+size_t TimeGrid::slotOf(int64_t ts) const
+{
+    if (ts < startNs || stepNs <= 0) return size;
+    const auto i = static_cast<size_t>((ts - startNs) / stepNs);
+    return i < size ? i : size;
+}
+
+void accumulate(const std::vector<store::Point>& points, const TimeGrid& grid, std::vector<double>& sum,
+                std::vector<int>& count)
+{
+    sum.resize(grid.size, 0.0);
+    count.resize(grid.size, 0);
+    for (const store::Point& p : points) {
+        if (p.missing || !std::isfinite(p.value)) continue;
+        const size_t i = grid.slotOf(p.tsNs);
+        if (i >= grid.size) continue;
+        sum[i] += p.value;
+        ++count[i];
+    }
+}
+
+std::vector<double> means(const std::vector<double>& sum, const std::vector<int>& count)
+{
+    std::vector<double> out(sum.size(), std::numeric_limits<double>::quiet_NaN());
+    for (size_t i = 0; i < sum.size(); ++i)
+        if (i < count.size() && count[i] > 0) out[i] = sum[i] / count[i];
+    return out;
+}
+
+std::vector<Episode> episodesOf(const std::vector<uint8_t>& flagged, const TimeGrid& grid, int maxGap)
+{
+    std::vector<Episode> out;
+    const size_t n = std::min(flagged.size(), grid.size);
+    size_t i = 0;
+    while (i < n) {
+        if (!flagged[i]) {
+            ++i;
+            continue;
+        }
+        Episode e;
+        e.first = e.last = i;
+        size_t j = i + 1;
+        while (j < n) {
+            if (flagged[j]) {
+                e.last = j++;
+                continue;
+            }
+            // A gap: joined when the next flagged slot comes within maxGap slots.
+            size_t k = j;
+            while (k < n && !flagged[k] && k - j < static_cast<size_t>(std::max(maxGap, 0)))
+                ++k;
+            if (k < n && flagged[k]) {
+                j = k;
+                continue;
+            }
+            break;
+        }
+        e.startNs = grid.slotStart(e.first);
+        e.endNs = grid.slotStart(e.last + 1);
+        out.push_back(e);
+        i = e.last + 1;
+    }
+    return out;
+}
+
+double quantile(std::vector<double> values, double q)
+{
+    values.erase(std::remove_if(values.begin(), values.end(), [](double v) { return !std::isfinite(v); }), values.end());
+    if (values.empty()) return std::numeric_limits<double>::quiet_NaN();
+    const auto k = static_cast<size_t>(std::clamp(q, 0.0, 1.0) * static_cast<double>(values.size() - 1));
+    std::nth_element(values.begin(), values.begin() + static_cast<std::ptrdiff_t>(k), values.end());
+    return values[k];
+}
+
+} // namespace runlens::analysis

@@ -1,0 +1,42 @@
+#pragma once
+
+// Metrics on one time grid, and episodes: the shared vocabulary of the rules. A grid is equal slots from a start;
+// a series resampled onto it holds the mean of its present samples per slot (NaN where it has none). An episode
+// is a maximal run of flagged slots, joined across gaps of at most `maxGap` unflagged or unknown slots.
+
+#include "analysis/store/chunk_codec.h"
+
+#include <cstdint>
+#include <vector>
+
+namespace runlens::analysis {
+
+struct TimeGrid
+{
+    int64_t startNs = 0;
+    int64_t stepNs = 1'000'000'000;
+    size_t size = 0;
+    int64_t slotStart(size_t i) const { return startNs + static_cast<int64_t>(i) * stepNs; }
+    // The slot holding ts, or size when outside.
+    size_t slotOf(int64_t ts) const;
+};
+
+// Adds the points' present values into per-slot sums and counts (several series of one metric and device add up).
+void accumulate(const std::vector<store::Point>& points, const TimeGrid& grid, std::vector<double>& sum,
+                std::vector<int>& count);
+// sum / count per slot, NaN where count is 0.
+std::vector<double> means(const std::vector<double>& sum, const std::vector<int>& count);
+
+struct Episode
+{
+    size_t first = 0, last = 0; // slots, inclusive
+    int64_t startNs = 0, endNs = 0; // [start of the first slot, end of the last)
+    double seconds() const { return static_cast<double>(endNs - startNs) / 1e9; }
+};
+
+std::vector<Episode> episodesOf(const std::vector<uint8_t>& flagged, const TimeGrid& grid, int maxGap);
+
+// The q-quantile (0..1) of the finite values, NaN when there are none.
+double quantile(std::vector<double> values, double q);
+
+} // namespace runlens::analysis

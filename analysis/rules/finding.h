@@ -1,0 +1,36 @@
+#pragma once
+
+// A finding: what a rule concluded, where and when, what it costs, the numbers behind it and what to change.
+// The GUI, `runlens analyze` and the report show the same values.
+
+#include <QJsonObject>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace runlens::analysis {
+
+struct FindingEpisode
+{
+    int64_t startNs = 0, endNs = 0;
+};
+
+struct Finding
+{
+    std::string rule;     // COMM_BOUND, CKPT_GAP, INPUT_STALL, STRAGGLER, LOW_SM_EFF, HANG, THROTTLE
+    std::string severity; // info, warn, critical
+    double confidence = 1; // 0–1, lower when inputs are missing
+    bool primary = true;   // the cause covers ≥ 80 % of the episodes; false: "mixed"
+    std::string title;     // one line
+    std::vector<std::string> nodes, gpus;
+    std::vector<FindingEpisode> episodes;
+    double impact = 0;  // fraction of the wall time
+    double savingS = 0; // seconds removing it would save
+    QJsonObject evidence;
+    std::string recommendation;
+};
+
+QJsonObject toJson(const Finding& f);
+
+} // namespace runlens::analysis
