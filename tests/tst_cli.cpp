@@ -5,6 +5,9 @@
 
 #include <QDir>
 #include <QFile>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
 #include <QProcess>
 #include <QRegularExpression>
 #include <QTemporaryDir>
@@ -150,7 +153,7 @@ private Q_SLOTS:
         QTest::newRow("--help") << QStringList{QStringLiteral("--help")} << QStringLiteral("runlens <command>");
         QTest::newRow("-h") << QStringList{QStringLiteral("-h")} << QStringLiteral("runlens <command>");
         QTest::newRow("help") << QStringList{QStringLiteral("help")} << QStringLiteral("runlens <command>");
-        for (const char* cmd : {"import", "info", "query", "demo", "flame"}) {
+        for (const char* cmd : {"import", "info", "query", "demo", "flame", "analyze"}) {
             const QString c = QString::fromLatin1(cmd);
             QTest::newRow(qPrintable(c + QStringLiteral(" --help")))
                 << QStringList{c, QStringLiteral("--help")} << QStringLiteral("runlens ") + c;
@@ -194,6 +197,11 @@ private Q_SLOTS:
         // The hint should be a command line the user can run.
         QTest::newRow("-o without value") << l({"import", "-o"}) << QStringLiteral("Run \"runlens import --help\"");
         QTest::newRow("demo --nodes 0") << l({"demo", "--no-gui", "--nodes", "0"}) << QStringLiteral("need positive numbers");
+        QTest::newRow("analyze without RUN") << l({"analyze"}) << QStringLiteral("analyze needs exactly one RUN");
+        QTest::newRow("analyze, unknown parameter") << l({"analyze", "x.runlens", "--param", "ckpt_gap.overlapp=1"})
+                                                    << QStringLiteral("no rule parameter \"ckpt_gap.overlapp\"");
+        QTest::newRow("analyze, parameter not a number") << l({"analyze", "x.runlens", "--param", "ckpt_gap.overlap=x"})
+                                                         << QStringLiteral("\"x\" is not a number");
     }
     void usageErrors()
     {
@@ -240,6 +248,29 @@ private Q_SLOTS:
         EXPECT_MATCH(info.out, QStringLiteral("^  gpu-host-7 +gpu:1 +gpu\\.mem_used +bytes +10 "));
         EXPECT_MATCH(info.out, QStringLiteral("^Imports \\(1\\)\n  #1 .*nvsmi\\.csv\n +nvidia-smi-query-csv → node "
                                               "gpu-host-7: 20 rows, 40 points"));
+    }
+
+    void analyzeJson()
+    {
+        // A run without checkpoints: no findings, exit 0, the documented JSON shape; --list-params lists them.
+        QTemporaryDir dir;
+        const QString csv = qs(writeFile(dir, QStringLiteral("node1/nvsmi.csv"), nvsmiCsv(2, 30)));
+        const QString db = dir.filePath(QStringLiteral("run.runlens"));
+        EXPECT_EXIT(cli(importArgs(db, {csv})), 0);
+        const Run r = cli({QStringLiteral("analyze"), db, QStringLiteral("--json"), QStringLiteral("--param"),
+                           QStringLiteral("ckpt_gap.overlap=0.6")});
+        EXPECT_EXIT(r, 0);
+        const QJsonObject o = QJsonDocument::fromJson(r.out.toUtf8()).object();
+        QVERIFY2(o.value(QStringLiteral("findings")).isArray(), qPrintable(r.describe()));
+        QCOMPARE(o.value(QStringLiteral("findings")).toArray().size(), 0);
+        QCOMPARE(o.value(QStringLiteral("params")).toObject().value(QStringLiteral("ckpt_gap.overlap")).toDouble(), 0.6);
+        QVERIFY(o.value(QStringLiteral("rules")).toArray().contains(QStringLiteral("CKPT_GAP")));
+        const Run table = cli({QStringLiteral("analyze"), db});
+        EXPECT_EXIT(table, 0);
+        EXPECT_MATCH(table.out, QStringLiteral("^No findings\\."));
+        const Run params = cli({QStringLiteral("analyze"), QStringLiteral("--list-params")});
+        EXPECT_EXIT(params, 0);
+        EXPECT_MATCH(params.out, QStringLiteral("^ckpt_gap\\.overlap +0\\.5 "));
     }
 
     void nodeName_data()

@@ -19,6 +19,7 @@ Commands (headless; no display needed):
   info     Show the nodes, devices, series, stacks and imports of a run
   query    Run read-only SQL on a run and print CSV
   flame    Write a flame graph (folded, SVG or PNG) for a window, nodes and threads
+  analyze  Run the diagnosis rules and print the findings (a table, or --json)
   demo     Write a synthetic multi-node run, import it and show it (in the window when there is a
            display, unless --no-gui)
 
@@ -85,6 +86,7 @@ int runCli(const QStringList& args, const ShowRun& showRun)
     if (command == QLatin1String("query")) return cmdQuery(rest);
     if (command == QLatin1String("demo")) return cmdDemo(rest, showRun);
     if (command == QLatin1String("flame")) return cmdFlame(rest);
+    if (command == QLatin1String("analyze")) return cmdAnalyze(rest);
     printError(fmt::format("unknown command \"{}\"", command.toStdString()));
     fmt::print(stderr, "{}", kUsage);
     return kExitUsage;

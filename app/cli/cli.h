@@ -32,6 +32,7 @@ int cmdInfo(const QStringList& args);
 int cmdQuery(const QStringList& args);
 int cmdDemo(const QStringList& args, const ShowRun& showRun = {});
 int cmdFlame(const QStringList& args);
+int cmdAnalyze(const QStringList& args);
 
 // Parses a subcommand's arguments. Returns an exit code when the command is done (help printed: 0,
 // bad arguments: 2), or nullopt to go on.
