@@ -3,12 +3,15 @@
 // checkpoint gaps) and on the real h200-gloo-small run against its ground truth.
 
 #include "analysis/rules/ckpt_gap_rule.h"
+#include "analysis/rules/hang_rule.h"
 #include "analysis/store/run_database.h"
 #include "analysis/store/run_writer.h"
 #include "importers/import_session.h"
 #include "tests/test_support.h"
 
+#include <QDateTime>
 #include <QFile>
+#include <QRegularExpression>
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QTemporaryDir>
@@ -73,11 +76,35 @@ std::unique_ptr<store::RunDatabase> writeRun(const QTemporaryDir& dir, const Syn
     return std::move(*db);
 }
 
-std::vector<Finding> ckptGaps(store::RunDatabase& db, const RuleParams& p = RuleParams::defaults())
+using Rule = std::vector<Finding> (*)(const RunMetrics&, const RuleParams&);
+
+std::vector<Finding> runRule(store::RunDatabase& db, Rule rule, const RuleParams& p = RuleParams::defaults())
 {
     auto m = loadRunMetrics(db, static_cast<int64_t>(p.get("rules.grid_s") * 1e9));
     if (!m) return {};
-    return checkpointGapRule(*m, p);
+    return rule(*m, p);
+}
+
+std::vector<Finding> ckptGaps(store::RunDatabase& db, const RuleParams& p = RuleParams::defaults())
+{
+    return runRule(db, &checkpointGapRule, p);
+}
+
+// Imports the given files of a fixture run into a temporary database.
+std::unique_ptr<store::RunDatabase> importFixture(const QTemporaryDir& dir, const QString& base,
+                                                  std::initializer_list<const char*> files)
+{
+    std::vector<std::string> inputs;
+    for (const char* f : files)
+        inputs.push_back((base + QLatin1String(f)).toStdString());
+    importers::ImportOptions options;
+    auto plan = importers::planImport(inputs, options);
+    if (!plan) return nullptr;
+    auto db = store::RunDatabase::open(dir.filePath(QStringLiteral("f.runlens")).toStdString(), store::OpenMode::Create);
+    if (!db) return nullptr;
+    for (const auto& f : *plan)
+        if (importers::importFile(**db, f, options).outcome != importers::FileOutcome::Imported) return nullptr;
+    return std::move(*db);
 }
 
 } // namespace
@@ -93,6 +120,9 @@ private Q_SLOTS:
     void noCheckpointGapWithoutBoth_data();
     void noCheckpointGapWithoutBoth();
     void fixtureCheckpoints();
+    void hangFound_data();
+    void hangFound();
+    void fixtureHang();
 };
 
 void TestRules::episodesJoinShortGaps()
@@ -195,19 +225,9 @@ void TestRules::fixtureCheckpoints()
     if (fixtures.isEmpty()) QSKIP("../shared/fixtures is absent");
     const QString base = fixtures + QStringLiteral("/h200-gloo-small/");
     // The metrics only (no stacks): the checkpoints come from GPU stalls and disk writes.
-    std::vector<std::string> inputs;
-    for (const char* f : {"nvidia-smi-query.csv", "nvidia-smi-dmon.txt", "nvidia-smi-dmon-gpm.txt", "prometheus"})
-        inputs.push_back((base + QLatin1String(f)).toStdString());
-    importers::ImportOptions options;
-    auto plan = importers::planImport(inputs, options);
-    QVERIFY_OK(plan);
     QTemporaryDir dir;
-    auto db = store::RunDatabase::open(dir.filePath(QStringLiteral("h.runlens")).toStdString(), store::OpenMode::Create);
-    QVERIFY_OK(db);
-    for (const auto& f : *plan) {
-        const auto r = importers::importFile(**db, f, options);
-        QVERIFY2(r.outcome == importers::FileOutcome::Imported, f.path.c_str());
-    }
+    auto db = importFixture(dir, base, {"nvidia-smi-query.csv", "nvidia-smi-dmon.txt", "nvidia-smi-dmon-gpm.txt", "prometheus"});
+    QVERIFY(db);
     // Ground truth, read by the test only.
     std::vector<std::pair<int64_t, int64_t>> truth;
     QFile t(base + QStringLiteral("truth/events-rank0.jsonl"));
@@ -219,7 +239,7 @@ void TestRules::fixtureCheckpoints()
                                static_cast<int64_t>(o.value(QStringLiteral("end_ns")).toDouble()));
     }
     QCOMPARE(truth.size(), size_t(3));
-    const auto found = ckptGaps(**db);
+    const auto found = ckptGaps(*db);
     QCOMPARE(found.size(), size_t(1));
     const Finding& f = found[0];
     // Exactly the three checkpoints, each boundary within 2 s; nothing claimed elsewhere.
@@ -239,6 +259,83 @@ void TestRules::fixtureCheckpoints()
         const double gb = e.toObject().value(QStringLiteral("bytes_written")).toDouble() / 1e9;
         QVERIFY2(gb > 1.2 && gb < 2.5, qPrintable(QString::number(gb)));
     }
+}
+
+void TestRules::hangFound_data()
+{
+    QTest::addColumn<double>("spinSm");    // SM activity while "spinning"
+    QTest::addColumn<int>("spinSeconds");  // how long
+    QTest::addColumn<int>("expected");     // findings
+    QTest::newRow("60 s at 100 % with SM 0: a hang") << 0.0 << 60 << 1;
+    QTest::newRow("busy: 100 % with SM 0.5") << 0.5 << 60 << 0;
+    QTest::newRow("a 10 s spin: a slow collective, not a hang") << 0.0 << 10 << 0;
+}
+
+void TestRules::hangFound()
+{
+    QFETCH(double, spinSm);
+    QFETCH(int, spinSeconds);
+    QFETCH(int, expected);
+    // 10 min of SM activity 0.45 at 99 %; from 500 s both GPUs spin (GPU 1 joins 2 s later) until the end.
+    Synthetic run;
+    run.seconds = 500 + spinSeconds;
+    run.sm = [&](int g, int64_t s) { return s >= 500 + 2 * g ? spinSm : 0.45; };
+    run.util = [](int, int64_t) { return 100.0; };
+    run.write = [](int64_t) { return 1e6; };
+    QTemporaryDir dir;
+    auto db = writeRun(dir, run);
+    QVERIFY(db);
+    const auto found = runRule(*db, &hangRule);
+    QCOMPARE(static_cast<int>(found.size()), expected);
+    if (!expected) return;
+    const Finding& f = found[0];
+    QCOMPARE(f.rule, std::string("HANG"));
+    QCOMPARE(f.severity, std::string("critical"));
+    QCOMPARE(f.gpus, (std::vector<std::string>{"node0:gpu0", "node0:gpu1"}));
+    QCOMPARE(f.episodes.size(), size_t(1));
+    QCOMPARE(f.episodes[0].startNs, kStart + 500 * kSecond);
+    QCOMPARE(f.episodes[0].endNs, kStart + (500 + spinSeconds) * kSecond);
+    QCOMPARE(f.evidence.value(QStringLiteral("gpus")).toArray().size(), 2);
+}
+
+void TestRules::fixtureHang()
+{
+    const QString fixtures = test::fixturesDir();
+    if (fixtures.isEmpty()) QSKIP("../shared/fixtures is absent");
+    const QString base = fixtures + QStringLiteral("/h200x2-fsdp-hang/");
+    QTemporaryDir dir;
+    auto db = importFixture(dir, base, {"nvidia-smi-query.csv", "nvidia-smi-dmon.txt", "nvidia-smi-dmon-gpm.txt", "prometheus"});
+    QVERIFY(db);
+    // The NCCL error time from the job's own error output (ground truth, read by the test only): "[2026-11-29 09:34:49]".
+    // The abort: the watchdog "taking the entire process down" ("[E1129 09:35:49.347...").
+    QFile err(base + QStringLiteral("truth/train-stderr.txt"));
+    QVERIFY(err.open(QIODevice::ReadOnly));
+    const QString stderrText = QString::fromUtf8(err.readAll());
+    const QRegularExpressionMatch m =
+        QRegularExpression(QStringLiteral("\\[(\\d{4}-\\d\\d-\\d\\d) (\\d\\d:\\d\\d:\\d\\d)\\][^\\n]*NCCL WARN")).match(stderrText);
+    const QRegularExpressionMatch down =
+        QRegularExpression(QStringLiteral("\\[E\\d{4} (\\d\\d:\\d\\d:\\d\\d)[^\\n]*taking the entire process down")).match(stderrText);
+    QVERIFY(m.hasMatch() && down.hasMatch());
+    auto utcNs = [&](const QString& time) {
+        QDateTime at = QDateTime::fromString(m.captured(1) + QLatin1Char(' ') + time, QStringLiteral("yyyy-MM-dd hh:mm:ss"));
+        at.setTimeSpec(Qt::UTC);
+        return at.toMSecsSinceEpoch() * 1'000'000;
+    };
+    const int64_t errorNs = utcNs(m.captured(2)), abortNs = utcNs(down.captured(1));
+    const auto found = runRule(*db, &hangRule);
+    QCOMPARE(found.size(), size_t(1));
+    const Finding& f = found[0];
+    QCOMPARE(f.gpus.size(), size_t(2)); // both GPUs
+    const double startOff = std::abs(static_cast<double>(f.episodes[0].startNs - errorNs)) / 1e9;
+    QVERIFY2(startOff <= 5, qPrintable(QStringLiteral("the hang starts %1 s from the NCCL error").arg(startOff)));
+    // It lasts the final minute, until the watchdog aborts the job.
+    const double seconds = static_cast<double>(f.episodes[0].endNs - f.episodes[0].startNs) / 1e9;
+    QVERIFY2(seconds >= 50 && seconds <= 70, qPrintable(QString::number(seconds)));
+    const double endOff = std::abs(static_cast<double>(f.episodes[0].endNs - abortNs)) / 1e9;
+    QVERIFY2(endOff <= 5, qPrintable(QStringLiteral("the hang ends %1 s from the abort").arg(endOff)));
+    // No hang claimed in the healthy, communication-bound phases before it (one finding only, checked above),
+    // and the checkpoints of this run are found as checkpoint gaps, not hangs.
+    QCOMPARE(ckptGaps(*db).size(), size_t(1));
 }
 
 QTEST_MAIN(TestRules)

@@ -88,7 +88,7 @@ std::vector<Finding> checkpointGapRule(const RunMetrics& m, const RuleParams& p)
                 std::fill(gap.begin() + static_cast<std::ptrdiff_t>(s.first), gap.begin() + static_cast<std::ptrdiff_t>(s.last) + 1, 1);
                 any = true;
             }
-            if (any) gpus.push_back(g.gpu);
+            if (any) gpus.push_back(fmt::format("{}:gpu{}", g.node, g.gpu));
         }
         const std::vector<Episode> gaps = episodesOf(gap, grid, 0);
         if (gaps.empty()) continue;

@@ -32,6 +32,9 @@ RuleParams RuleParams::defaults()
     p.add("ckpt_gap.periodic_max_cv", 0.2, "", "... whose intervals vary by at most this coefficient of variation");
     p.add("ckpt_gap.warn", 0.02, "", "warn when the gaps cost at least this fraction of the wall time");
     p.add("ckpt_gap.critical", 0.05, "", "critical from this fraction");
+    p.add("hang.util_min", 90, "%", "a hung GPU: utilization at least this ...");
+    p.add("hang.sm_max", 0.02, "", "... with SM activity at most this ...");
+    p.add("hang.min_s", 30, "s", "... for at least this long");
     return p;
 }
 

@@ -1,4 +1,5 @@
 #include "analysis/rules/ckpt_gap_rule.h"
+#include "analysis/rules/hang_rule.h"
 #include "analysis/store/run_database.h"
 #include "app/cli/cli.h"
 
@@ -21,7 +22,7 @@ each finding with rule, severity, confidence, primary, title, nodes, gpus, episo
 impact, saving_s, evidence and recommendation. The exit code is 0 whether or not something was found.)";
 
 // The rules this build runs, in report order.
-const std::vector<std::string> kRules{"CKPT_GAP"};
+const std::vector<std::string> kRules{"HANG", "CKPT_GAP"};
 
 std::string clock(int64_t ns)
 {
@@ -69,7 +70,9 @@ int cmdAnalyze(const QStringList& args)
         printError(metrics.error().toString());
         return kExitFailure;
     }
-    std::vector<analysis::Finding> findings = analysis::checkpointGapRule(*metrics, params);
+    std::vector<analysis::Finding> findings = analysis::hangRule(*metrics, params);
+    for (auto& f : analysis::checkpointGapRule(*metrics, params))
+        findings.push_back(std::move(f));
     const auto rank = [](const std::string& s) { return s == "critical" ? 0 : s == "warn" ? 1 : 2; };
     std::stable_sort(findings.begin(), findings.end(), [&](const auto& a, const auto& b) {
         return rank(a.severity) != rank(b.severity) ? rank(a.severity) < rank(b.severity) : a.impact > b.impact;
@@ -111,10 +114,14 @@ int cmdAnalyze(const QStringList& args)
             when.push_back(fmt::format("{}–{} UTC ({:.1f} s)", clock(e.startNs), clock(e.endNs),
                                        static_cast<double>(e.endNs - e.startNs) / 1e9));
         fmt::print("  when: {}\n", fmt::format("{}", fmt::join(when, "; ")));
-        for (auto it = f.evidence.begin(); it != f.evidence.end(); ++it)
-            if (it.value().isDouble() || it.value().isBool())
-                fmt::print("  {}: {}\n", it.key().toStdString(),
-                           it.value().isBool() ? (it.value().toBool() ? "yes" : "no") : fmt::format("{:.4g}", it.value().toDouble()));
+        // The evidence's numbers (times as clock times); lists are in --json.
+        for (auto it = f.evidence.begin(); it != f.evidence.end(); ++it) {
+            const std::string key = it.key().toStdString();
+            if (it.value().isBool()) fmt::print("  {}: {}\n", key, it.value().toBool() ? "yes" : "no");
+            else if (it.value().isDouble() && key.ends_with("_ns"))
+                fmt::print("  {}: {} UTC\n", key.substr(0, key.size() - 3), clock(it.value().toInteger()));
+            else if (it.value().isDouble()) fmt::print("  {}: {:.4g}\n", key, it.value().toDouble());
+        }
         fmt::print("  what to change: {}\n", f.recommendation);
     }
     return kExitOk;
