@@ -4,6 +4,7 @@
 
 #include "analysis/rules/ckpt_gap_rule.h"
 #include "analysis/rules/hang_rule.h"
+#include "analysis/rules/input_stall_rule.h"
 #include "analysis/store/run_database.h"
 #include "analysis/store/run_writer.h"
 #include "importers/import_session.h"
@@ -19,6 +20,7 @@
 #include <cmath>
 #include <fmt/format.h>
 #include <functional>
+#include <map>
 #include <random>
 
 using namespace runlens;
@@ -38,6 +40,8 @@ struct Synthetic
     std::function<double(int gpu, int64_t s)> sm;
     std::function<double(int gpu, int64_t s)> util;
     std::function<double(int64_t s)> write;
+    // Optional stack samples at 10 Hz on the node's training thread: the call path (root first) of sample k.
+    std::function<std::vector<std::pair<std::string, std::string>>(int64_t k)> stack;
 };
 
 std::unique_ptr<store::RunDatabase> writeRun(const QTemporaryDir& dir, const Synthetic& run)
@@ -70,6 +74,21 @@ std::unique_ptr<store::RunDatabase> writeRun(const QTemporaryDir& dir, const Syn
     }
     auto disk = w.device(*node, "disk", "nvme0n1");
     if (!disk || !series(*disk, "disk.write", "bytes/s", run.write)) return nullptr;
+    if (run.stack) {
+        auto thread = w.thread(*node, "python train.py", 100, "MainThread", 100);
+        if (!thread) return nullptr;
+        for (int64_t k = 0; k < run.seconds * 10; ++k) {
+            int64_t callsite = 0;
+            for (const auto& [name, file] : run.stack(k)) {
+                auto f = w.frame(name, file, 0, {});
+                if (!f) return nullptr;
+                auto c = w.callsite(callsite, *f);
+                if (!c) return nullptr;
+                callsite = *c;
+            }
+            if (!w.stackSample(*thread, callsite, kStart + k * kSecond / 10, 1, 0.1)) return nullptr;
+        }
+    }
     store::ImportTotals totals;
     totals.contentHash = rec.contentHash;
     if (!w.finishImport(totals, store::Diagnostics()) || !(*db)->commit()) return nullptr;
@@ -88,6 +107,16 @@ std::vector<Finding> runRule(store::RunDatabase& db, Rule rule, const RuleParams
 std::vector<Finding> ckptGaps(store::RunDatabase& db, const RuleParams& p = RuleParams::defaults())
 {
     return runRule(db, &checkpointGapRule, p);
+}
+
+std::vector<Finding> inputStalls(store::RunDatabase& db, const RuleParams& p = RuleParams::defaults())
+{
+    auto m = loadRunMetrics(db, static_cast<int64_t>(p.get("rules.grid_s") * 1e9));
+    auto classifier = PhaseClassifier::builtIn();
+    if (!m || !classifier) return {};
+    FlameSource stacks(db, std::make_shared<PhaseClassifier>(std::move(*classifier)));
+    auto found = inputStallRule(*m, stacks, p);
+    return found ? *found : std::vector<Finding>{};
 }
 
 // Imports the given files of a fixture run into a temporary database.
@@ -123,6 +152,8 @@ private Q_SLOTS:
     void hangFound_data();
     void hangFound();
     void fixtureHang();
+    void inputStallFromHostWork();
+    void fixtureInputStall();
 };
 
 void TestRules::episodesJoinShortGaps()
@@ -336,6 +367,91 @@ void TestRules::fixtureHang()
     // No hang claimed in the healthy, communication-bound phases before it (one finding only, checked above),
     // and the checkpoints of this run are found as checkpoint gaps, not hangs.
     QCOMPARE(ckptGaps(*db).size(), size_t(1));
+}
+
+void TestRules::inputStallFromHostWork()
+{
+    // 10 min, SM activity 0.2 throughout. The first 5 min the training thread spends 60 % of its samples in its
+    // own preprocessing, the last 5 min 70 % in all_reduce (communication): only the first half is an input stall,
+    // and it names the preprocessing.
+    Synthetic run;
+    run.seconds = 600;
+    run.gpus = 1;
+    run.sm = [](int, int64_t) { return 0.2; };
+    run.util = [](int, int64_t) { return 95.0; };
+    run.write = [](int64_t) { return 1e6; };
+    run.stack = [](int64_t k) -> std::vector<std::pair<std::string, std::string>> {
+        const bool first = k < 3000;
+        const bool own = k % 10 < (first ? 6 : 0), comm = !first && k % 10 < 7;
+        std::vector<std::pair<std::string, std::string>> st{{"main", "train.py"}, {"train_step", "train.py"}};
+        if (own) st.push_back({"tokenize_and_pack", "prep.py"});
+        else if (comm) st.push_back({"all_reduce", "torch/distributed/distributed_c10d.py"});
+        else st.push_back({"_engine_run_backward", "torch/autograd/graph.py"});
+        return st;
+    };
+    QTemporaryDir dir;
+    auto db = writeRun(dir, run);
+    QVERIFY(db);
+    const auto found = inputStalls(*db);
+    QCOMPARE(found.size(), size_t(1));
+    const Finding& f = found[0];
+    QCOMPARE(f.rule, std::string("INPUT_STALL"));
+    QCOMPARE(f.episodes.size(), size_t(1));
+    QCOMPARE(f.episodes[0].startNs, kStart);
+    QVERIFY(std::abs(static_cast<double>(f.episodes[0].endNs - (kStart + 300 * kSecond))) <= 2e9);
+    QCOMPARE(f.evidence.value(QStringLiteral("sub_cause")).toString(), QStringLiteral("host_compute"));
+    const QJsonArray top = f.evidence.value(QStringLiteral("top_frames")).toArray();
+    QVERIFY(!top.isEmpty());
+    QCOMPARE(top[0].toObject().value(QStringLiteral("frame")).toString(), QStringLiteral("tokenize_and_pack"));
+    QVERIFY(std::abs(f.evidence.value(QStringLiteral("host_compute_share")).toDouble() - 0.6) < 0.02);
+    QVERIFY(f.primary);
+    QVERIFY(f.recommendation.find("tokenize_and_pack") != std::string::npos);
+    // Well-used GPUs (SM activity 0.7) are no input stall, whatever the host does.
+    run.sm = [](int, int64_t) { return 0.7; };
+    QTemporaryDir dir2;
+    auto busy = writeRun(dir2, run);
+    QVERIFY(busy);
+    QCOMPARE(inputStalls(*busy).size(), size_t(0));
+}
+
+void TestRules::fixtureInputStall()
+{
+    const QString fixtures = test::fixturesDir();
+    if (fixtures.isEmpty()) QSKIP("../shared/fixtures is absent");
+    const QString base = fixtures + QStringLiteral("/h200-gloo-small/");
+    QTemporaryDir dir;
+    auto db = importFixture(dir, base, {"nvidia-smi-query.csv", "nvidia-smi-dmon.txt", "nvidia-smi-dmon-gpm.txt", "prometheus",
+                                        "stacks-rank0.speedscope.json", "stacks-rank1.speedscope.json"});
+    QVERIFY(db);
+    // The phases from the ground truth's steps (read by the test only).
+    std::map<QString, std::pair<int64_t, int64_t>> phases;
+    QFile t(base + QStringLiteral("truth/events-rank0.jsonl"));
+    QVERIFY(t.open(QIODevice::ReadOnly));
+    for (const QByteArray& line : t.readAll().split('\n')) {
+        const QJsonObject o = QJsonDocument::fromJson(line).object();
+        if (o.value(QStringLiteral("event")).toString() != QLatin1String("step")) continue;
+        const auto ts = static_cast<int64_t>(o.value(QStringLiteral("ts_ns")).toDouble());
+        const auto start = ts - static_cast<int64_t>(o.value(QStringLiteral("seconds")).toDouble() * 1e9);
+        auto [it, added] = phases.emplace(o.value(QStringLiteral("phase")).toString(), std::make_pair(start, ts));
+        if (!added) it->second.second = ts;
+    }
+    const auto found = inputStalls(*db);
+    QVERIFY(!found.empty());
+    auto covered = [&](const std::pair<int64_t, int64_t>& w) {
+        int64_t ns = 0;
+        for (const Finding& f : found)
+            for (const FindingEpisode& e : f.episodes)
+                ns += std::max<int64_t>(0, std::min(e.endNs, w.second) - std::max(e.startNs, w.first));
+        return static_cast<double>(ns) / static_cast<double>(w.second - w.first);
+    };
+    const auto stall = phases.at(QStringLiteral("inputstall"));
+    QVERIFY2(covered(stall) >= 0.8, qPrintable(QString::number(covered(stall))));
+    QVERIFY2(covered(phases.at(QStringLiteral("baseline"))) < 0.1, qPrintable(QString::number(covered(phases.at(QStringLiteral("baseline"))))));
+    QVERIFY2(covered(phases.at(QStringLiteral("accum"))) < 0.1, qPrintable(QString::number(covered(phases.at(QStringLiteral("accum"))))));
+    const Finding& f = found[0];
+    QCOMPARE(f.evidence.value(QStringLiteral("sub_cause")).toString(), QStringLiteral("host_compute"));
+    QCOMPARE(f.evidence.value(QStringLiteral("top_frames")).toArray()[0].toObject().value(QStringLiteral("frame")).toString(),
+             QStringLiteral("heavy_input_prep"));
 }
 
 QTEST_MAIN(TestRules)

@@ -32,6 +32,13 @@ RuleParams RuleParams::defaults()
     p.add("ckpt_gap.periodic_max_cv", 0.2, "", "... whose intervals vary by at most this coefficient of variation");
     p.add("ckpt_gap.warn", 0.02, "", "warn when the gaps cost at least this fraction of the wall time");
     p.add("ckpt_gap.critical", 0.05, "", "critical from this fraction");
+    p.add("rules.evidence_s", 2, "s", "causes are read from the stack samples of slices this long");
+    p.add("input_stall.sm_max", 0.5, "", "under-used GPUs: SM activity below this (NVIDIA: < 0.5 is likely ineffective use)");
+    p.add("input_stall.util_max", 50, "%", "without SM activity: utilization below this");
+    p.add("input_stall.host_share", 0.3, "",
+          "an input stall when DataLoader waits and host work are at least this share of the busy samples (as for "
+          "COMM_BOUND's communication share)");
+    p.add("input_stall.cpu_bound_pct", 90, "%", "cpu_bound when the node's CPU utilization is at least this");
     p.add("hang.util_min", 90, "%", "a hung GPU: utilization at least this ...");
     p.add("hang.sm_max", 0.02, "", "... with SM activity at most this ...");
     p.add("hang.min_s", 30, "s", "... for at least this long");

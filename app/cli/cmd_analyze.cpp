@@ -1,5 +1,6 @@
 #include "analysis/rules/ckpt_gap_rule.h"
 #include "analysis/rules/hang_rule.h"
+#include "analysis/rules/input_stall_rule.h"
 #include "analysis/store/run_database.h"
 #include "app/cli/cli.h"
 
@@ -22,7 +23,7 @@ each finding with rule, severity, confidence, primary, title, nodes, gpus, episo
 impact, saving_s, evidence and recommendation. The exit code is 0 whether or not something was found.)";
 
 // The rules this build runs, in report order.
-const std::vector<std::string> kRules{"HANG", "CKPT_GAP"};
+const std::vector<std::string> kRules{"HANG", "INPUT_STALL", "CKPT_GAP"};
 
 std::string clock(int64_t ns)
 {
@@ -71,6 +72,21 @@ int cmdAnalyze(const QStringList& args)
         return kExitFailure;
     }
     std::vector<analysis::Finding> findings = analysis::hangRule(*metrics, params);
+    {
+        auto classifier = analysis::PhaseClassifier::builtIn();
+        if (!classifier) {
+            printError(classifier.error().toString());
+            return kExitFailure;
+        }
+        analysis::FlameSource stacks(**db, std::make_shared<analysis::PhaseClassifier>(std::move(*classifier)));
+        auto input = analysis::inputStallRule(*metrics, stacks, params);
+        if (!input) {
+            printError(input.error().toString());
+            return kExitFailure;
+        }
+        for (auto& f : *input)
+            findings.push_back(std::move(f));
+    }
     for (auto& f : analysis::checkpointGapRule(*metrics, params))
         findings.push_back(std::move(f));
     const auto rank = [](const std::string& s) { return s == "critical" ? 0 : s == "warn" ? 1 : 2; };
