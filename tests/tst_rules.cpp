@@ -3,6 +3,7 @@
 // checkpoint gaps) and on the real h200-gloo-small run against its ground truth.
 
 #include "analysis/rules/ckpt_gap_rule.h"
+#include "analysis/rules/comm_bound_rule.h"
 #include "analysis/rules/hang_rule.h"
 #include "analysis/rules/input_stall_rule.h"
 #include "analysis/store/run_database.h"
@@ -20,6 +21,7 @@
 #include <cmath>
 #include <fmt/format.h>
 #include <functional>
+#include <limits>
 #include <map>
 #include <random>
 
@@ -109,6 +111,17 @@ std::vector<Finding> ckptGaps(store::RunDatabase& db, const RuleParams& p = Rule
     return runRule(db, &checkpointGapRule, p);
 }
 
+std::vector<Finding> commBound(store::RunDatabase& db, const RuleParams& p = RuleParams::defaults())
+{
+    auto m = loadRunMetrics(db, static_cast<int64_t>(p.get("rules.grid_s") * 1e9));
+    auto classifier = PhaseClassifier::builtIn();
+    if (!m || !classifier) return {};
+    FlameSource stacks(db, std::make_shared<PhaseClassifier>(std::move(*classifier)));
+    store::TraceReader traces(db);
+    auto found = commBoundRule(*m, stacks, &traces, p, hangRule(*m, p));
+    return found ? *found : std::vector<Finding>{};
+}
+
 std::vector<Finding> inputStalls(store::RunDatabase& db, const RuleParams& p = RuleParams::defaults())
 {
     auto m = loadRunMetrics(db, static_cast<int64_t>(p.get("rules.grid_s") * 1e9));
@@ -154,6 +167,8 @@ private Q_SLOTS:
     void fixtureHang();
     void inputStallFromHostWork();
     void fixtureInputStall();
+    void commBoundFromTheIllusion();
+    void fixtureCommBound();
 };
 
 void TestRules::episodesJoinShortGaps()
@@ -452,6 +467,84 @@ void TestRules::fixtureInputStall()
     QCOMPARE(f.evidence.value(QStringLiteral("sub_cause")).toString(), QStringLiteral("host_compute"));
     QCOMPARE(f.evidence.value(QStringLiteral("top_frames")).toArray()[0].toObject().value(QStringLiteral("frame")).toString(),
              QStringLiteral("heavy_input_prep"));
+}
+
+void TestRules::commBoundFromTheIllusion()
+{
+    // 10 min at 99 % utilization: SM activity 0.2 for the first 6 min (the illusion: kernels resident and
+    // waiting), then 0.75 (real work). Only the first 6 min are communication-bound.
+    Synthetic run;
+    run.seconds = 600;
+    run.sm = [](int, int64_t s) { return s < 360 ? 0.2 : 0.75; };
+    run.util = [](int, int64_t) { return 99.0; };
+    run.write = [](int64_t) { return 1e6; };
+    QTemporaryDir dir;
+    auto db = writeRun(dir, run);
+    QVERIFY(db);
+    const auto found = commBound(*db);
+    QCOMPARE(found.size(), size_t(1));
+    const Finding& f = found[0];
+    QCOMPARE(f.rule, std::string("COMM_BOUND"));
+    QCOMPARE(f.episodes.size(), size_t(1));
+    QCOMPARE(f.episodes[0].startNs, kStart);
+    QVERIFY(std::abs(static_cast<double>(f.episodes[0].endNs - (kStart + 360 * kSecond))) <= 2e9);
+    QVERIFY(f.primary);
+    QCOMPARE(f.evidence.value(QStringLiteral("median_sm_active")).toDouble(), 0.2);
+    QVERIFY(f.evidence.value(QStringLiteral("illusion_share")).toDouble() > 0.99);
+    QVERIFY(f.recommendation.find("stage3_prefetch_bucket_size") != std::string::npos);
+    // Under-used GPUs without any sign of communication (no illusion, no stacks, no traces): not this rule.
+    run.util = [](int, int64_t) { return 40.0; };
+    QTemporaryDir dir2;
+    auto quiet = writeRun(dir2, run);
+    QVERIFY(quiet);
+    QCOMPARE(commBound(*quiet).size(), size_t(0));
+}
+
+void TestRules::fixtureCommBound()
+{
+    const QString fixtures = test::fixturesDir();
+    if (fixtures.isEmpty()) QSKIP("../shared/fixtures is absent");
+    const QString base = fixtures + QStringLiteral("/h200x2-fsdp-hang/");
+    QTemporaryDir dir;
+    auto db = importFixture(dir, base, {"nvidia-smi-query.csv", "nvidia-smi-dmon.txt", "nvidia-smi-dmon-gpm.txt", "prometheus",
+                                        "kineto-rank0-zero3.json", "kineto-rank1-zero3.json"});
+    QVERIFY(db);
+    // The zero3 phase from the ground truth's steps (read by the test only).
+    int64_t from = std::numeric_limits<int64_t>::max(), to = 0;
+    QFile t(base + QStringLiteral("truth/events-rank0.jsonl"));
+    QVERIFY(t.open(QIODevice::ReadOnly));
+    for (const QByteArray& line : t.readAll().split('\n')) {
+        const QJsonObject o = QJsonDocument::fromJson(line).object();
+        if (o.value(QStringLiteral("event")).toString() != QLatin1String("step") ||
+            o.value(QStringLiteral("phase")).toString() != QLatin1String("zero3"))
+            continue;
+        const auto ts = static_cast<int64_t>(o.value(QStringLiteral("ts_ns")).toDouble());
+        from = std::min(from, ts);
+        to = std::max(to, ts);
+    }
+    QVERIFY(to > from);
+    const auto found = commBound(*db);
+    QCOMPARE(found.size(), size_t(1));
+    const Finding& f = found[0];
+    QVERIFY(f.primary);
+    QCOMPARE(f.gpus.size(), size_t(2));
+    int64_t covered = 0;
+    for (const FindingEpisode& e : f.episodes)
+        covered += std::max<int64_t>(0, std::min(e.endNs, to) - std::max(e.startNs, from));
+    QVERIFY2(static_cast<double>(covered) >= 0.8 * static_cast<double>(to - from),
+             qPrintable(QString::number(static_cast<double>(covered) / static_cast<double>(to - from))));
+    // The profiled step's NCCL kernels are its evidence.
+    bool nccl = false;
+    for (const auto& k : f.evidence.value(QStringLiteral("top_comm_kernels")).toArray())
+        nccl = nccl || k.toObject().value(QStringLiteral("name")).toString().startsWith(QLatin1String("ncclDevKernel_"));
+    QVERIFY(nccl);
+    // The hang is not counted as communication-bound time: it is the HANG rule's.
+    auto m = loadRunMetrics(*db, kSecond);
+    QVERIFY_OK(m);
+    const auto hangs = hangRule(*m, RuleParams::defaults());
+    QCOMPARE(hangs.size(), size_t(1));
+    for (const FindingEpisode& e : f.episodes)
+        QVERIFY(e.endNs <= hangs[0].episodes[0].startNs || e.startNs >= hangs[0].episodes[0].endNs);
 }
 
 QTEST_MAIN(TestRules)

@@ -39,6 +39,8 @@ RuleParams RuleParams::defaults()
           "an input stall when DataLoader waits and host work are at least this share of the busy samples (as for "
           "COMM_BOUND's communication share)");
     p.add("input_stall.cpu_bound_pct", 90, "%", "cpu_bound when the node's CPU utilization is at least this");
+    p.add("comm_bound.sm_max", 0.5, "", "under-used GPUs: SM activity below this");
+    p.add("comm_bound.share", 0.3, "", "communication evidence: frames, kernels or collective spans at least this share");
     p.add("hang.util_min", 90, "%", "a hung GPU: utilization at least this ...");
     p.add("hang.sm_max", 0.02, "", "... with SM activity at most this ...");
     p.add("hang.min_s", 30, "s", "... for at least this long");

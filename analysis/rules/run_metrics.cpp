@@ -50,9 +50,9 @@ Expected<RunMetrics> loadRunMetrics(store::RunDatabase& db, int64_t gridNs)
         std::vector<double> sum;
         std::vector<int> count;
     };
-    std::map<int64_t, Acc> util, sm;                                  // by GPU device
+    std::map<int64_t, Acc> util, sm, comm;                            // by GPU device
     std::map<std::pair<int64_t, int>, std::map<int64_t, Acc>> nodeAcc; // (node, metric) -> device -> acc
-    enum { DiskWrite, DiskRead, NetTx, NetRx, Cpu };
+    enum { DiskWrite, DiskRead, NetTx, NetRx, Cpu, Collective };
     for (const auto& s : *series) {
         const store::DeviceInfo* d = device.count(s.deviceId) ? device[s.deviceId] : nullptr;
         if (!d) continue;
@@ -60,6 +60,8 @@ Expected<RunMetrics> loadRunMetrics(store::RunDatabase& db, int64_t gridNs)
         int metric = -1;
         if (d->kind == "gpu" && isMetric(s.metric, "gpu.util")) target = &util;
         else if (d->kind == "gpu" && isMetric(s.metric, "gpu.sm_active")) target = &sm;
+        else if (d->kind == "gpu" && isMetric(s.metric, "gpu.comm_busy")) target = &comm;
+        else if (isMetric(s.metric, "trace.collective_busy")) metric = Collective;
         else if (isMetric(s.metric, "disk.write")) metric = DiskWrite;
         else if (isMetric(s.metric, "disk.read")) metric = DiskRead;
         else if (isMetric(s.metric, "net.tx") && d->kind != "ib") metric = NetTx;
@@ -78,6 +80,7 @@ Expected<RunMetrics> loadRunMetrics(store::RunDatabase& db, int64_t gridNs)
         g.gpu = d.name;
         g.util = means(util[d.id].sum, util[d.id].count);
         if (sm.count(d.id)) g.smActive = means(sm[d.id].sum, sm[d.id].count);
+        if (comm.count(d.id)) g.commBusy = means(comm[d.id].sum, comm[d.id].count); // ranks sharing a GPU: their mean
         out.gpus.push_back(std::move(g));
     }
     for (const auto& n : *nodes) {
@@ -101,6 +104,7 @@ Expected<RunMetrics> loadRunMetrics(store::RunDatabase& db, int64_t gridNs)
         m.netTx = total(NetTx);
         m.netRx = total(NetRx);
         m.cpuUtil = total(Cpu);
+        m.collectiveBusy = total(Collective);
         out.nodes.push_back(std::move(m));
     }
     return out;

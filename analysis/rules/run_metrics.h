@@ -18,6 +18,7 @@ struct GpuMetrics
     std::string node, gpu; // names
     std::vector<double> util;      // %, NaN: no sample
     std::vector<double> smActive;  // 0–1; empty when the run has no SM activity for this GPU
+    std::vector<double> commBusy;  // 0–1 from profiler traces (NCCL kernels' share of time); empty when untraced
 };
 
 struct NodeMetrics
@@ -26,6 +27,7 @@ struct NodeMetrics
     std::vector<double> diskWrite, diskRead; // B/s over every disk; empty when none
     std::vector<double> netTx, netRx;        // B/s over every NIC
     std::vector<double> cpuUtil;             // %
+    std::vector<double> collectiveBusy;      // 0–1 from traces (CPU-side collective spans, e.g. gloo:all_reduce)
 };
 
 struct RunMetrics

@@ -1,4 +1,5 @@
 #include "analysis/rules/ckpt_gap_rule.h"
+#include "analysis/rules/comm_bound_rule.h"
 #include "analysis/rules/hang_rule.h"
 #include "analysis/rules/input_stall_rule.h"
 #include "analysis/store/run_database.h"
@@ -23,7 +24,7 @@ each finding with rule, severity, confidence, primary, title, nodes, gpus, episo
 impact, saving_s, evidence and recommendation. The exit code is 0 whether or not something was found.)";
 
 // The rules this build runs, in report order.
-const std::vector<std::string> kRules{"HANG", "INPUT_STALL", "CKPT_GAP"};
+const std::vector<std::string> kRules{"HANG", "COMM_BOUND", "INPUT_STALL", "CKPT_GAP"};
 
 std::string clock(int64_t ns)
 {
@@ -79,11 +80,19 @@ int cmdAnalyze(const QStringList& args)
             return kExitFailure;
         }
         analysis::FlameSource stacks(**db, std::make_shared<analysis::PhaseClassifier>(std::move(*classifier)));
+        store::TraceReader traces(**db);
+        auto comm = analysis::commBoundRule(*metrics, stacks, &traces, params, findings);
+        if (!comm) {
+            printError(comm.error().toString());
+            return kExitFailure;
+        }
         auto input = analysis::inputStallRule(*metrics, stacks, params);
         if (!input) {
             printError(input.error().toString());
             return kExitFailure;
         }
+        for (auto& f : *comm)
+            findings.push_back(std::move(f));
         for (auto& f : *input)
             findings.push_back(std::move(f));
     }

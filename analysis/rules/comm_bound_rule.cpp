@@ -1,0 +1,228 @@
+#include "analysis/rules/comm_bound_rule.h"
+
+#include "analysis/flame/flame_search.h"
+
+#include <QJsonArray>
+#include <algorithm>
+#include <cmath>
+#include <fmt/format.h>
+#include <map>
+
+namespace runlens::analysis {
+
+namespace {
+
+double meanOf(const std::vector<double>& v, size_t a, size_t b)
+{
+    double sum = 0;
+    int n = 0;
+    for (size_t i = a; i < b && i < v.size(); ++i)
+        if (std::isfinite(v[i])) {
+            sum += v[i];
+            ++n;
+        }
+    return n ? sum / n : std::nan("");
+}
+
+struct Slice
+{
+    bool flagged = false;
+    double illusion = 0;   // fraction of slots
+    double commShare = 0;  // of busy stack samples
+    double traceShare = 0; // communication kernels / collective spans
+    bool hasStacks = false;
+};
+
+} // namespace
+
+Expected<std::vector<Finding>> commBoundRule(const RunMetrics& m, FlameSource& stacks, store::TraceReader* traces,
+                                             const RuleParams& p, const std::vector<Finding>& hangs)
+{
+    std::vector<store::TraceTrackInfo> tracks;
+    if (traces) {
+        auto t = traces->tracks();
+        if (!t) return t.error();
+        tracks = std::move(*t);
+    }
+    std::vector<Finding> out;
+    const TimeGrid& grid = m.grid;
+    if (grid.size == 0) return out;
+    const auto sliceSlots = static_cast<size_t>(std::max(1.0, std::round(p.get("rules.evidence_s") * 1e9 / static_cast<double>(grid.stepNs))));
+    const size_t slices = (grid.size + sliceSlots - 1) / sliceSlots;
+    const double wall = static_cast<double>(grid.size) * static_cast<double>(grid.stepNs) / 1e9;
+    const double share = p.get("comm_bound.share");
+    for (const NodeMetrics& node : m.nodes) {
+        std::vector<const GpuMetrics*> gpus;
+        for (const GpuMetrics& g : m.gpus)
+            if (g.node == node.node) gpus.push_back(&g);
+        if (gpus.empty()) continue;
+        const bool haveSm = std::all_of(gpus.begin(), gpus.end(), [](const GpuMetrics* g) { return !g->smActive.empty(); });
+        if (!haveSm) continue; // neither the illusion nor under-use can be told from utilization alone here
+        std::vector<Slice> ev(slices);
+        for (size_t s = 0; s < slices; ++s) {
+            const size_t a = s * sliceSlots, b = std::min(grid.size, a + sliceSlots);
+            const int64_t from = grid.slotStart(a), to = grid.slotStart(b);
+            const bool inHang = std::any_of(hangs.begin(), hangs.end(), [&](const Finding& h) {
+                return std::any_of(h.episodes.begin(), h.episodes.end(),
+                                   [&](const FindingEpisode& e) { return e.startNs < to && e.endNs > from; });
+            });
+            if (inHang) continue;
+            size_t known = 0, under = 0, illusion = 0;
+            for (size_t i = a; i < b; ++i)
+                for (const GpuMetrics* g : gpus) {
+                    const double u = g->util[i], sm = g->smActive[i];
+                    if (!std::isfinite(u) || !std::isfinite(sm)) continue;
+                    ++known;
+                    under += sm < p.get("comm_bound.sm_max") ? 1 : 0;
+                    illusion += u >= 90 && sm <= 0.5 && u / 100 - sm >= 0.5 ? 1 : 0;
+                }
+            if (known == 0 || under * 2 < known) continue;
+            Slice& sl = ev[s];
+            sl.illusion = static_cast<double>(illusion) / static_cast<double>(known);
+            double trace = meanOf(node.collectiveBusy, a, b);
+            for (const GpuMetrics* g : gpus)
+                if (const double c = meanOf(g->commBusy, a, b); std::isfinite(c)) trace = std::isfinite(trace) ? std::max(trace, c) : c;
+            sl.traceShare = std::isfinite(trace) ? trace : 0;
+            FlameQuery q;
+            q.window = {from, to - 1};
+            q.nodes = {node.node};
+            q.untimed = UntimedStacks::Exclude;
+            auto shares = phaseShares(stacks, q);
+            if (!shares) return shares.error();
+            const double idle = shares->share(Phase::Idle);
+            if (shares->samples > 0 && idle < 1) {
+                sl.hasStacks = true;
+                sl.commShare = shares->share(Phase::Comm) / (1 - idle);
+            }
+            sl.flagged = sl.illusion >= 0.5 || sl.commShare >= share || sl.traceShare >= share;
+        }
+        // Episodes of flagged slices, joined across short gaps; one finding per node.
+        const auto maxGap = static_cast<size_t>(std::max(0.0, p.get("rules.episode_gap_samples")));
+        Finding f;
+        double flaggedSlices = 0, spannedSlices = 0, illusion = 0, comm = 0, trace = 0, waitS = 0;
+        int withStacks = 0;
+        for (size_t s = 0; s < slices;) {
+            if (!ev[s].flagged) {
+                ++s;
+                continue;
+            }
+            size_t t = s;
+            for (size_t next = t + 1; next < slices && next <= t + 1 + maxGap; ++next)
+                if (ev[next].flagged) t = next;
+            const int64_t start = grid.slotStart(s * sliceSlots), end = grid.slotStart(std::min(grid.size, (t + 1) * sliceSlots));
+            f.episodes.push_back({start, end});
+            spannedSlices += static_cast<double>(t - s + 1);
+            for (size_t k = s; k <= t; ++k) {
+                if (!ev[k].flagged) continue;
+                ++flaggedSlices;
+                illusion += ev[k].illusion;
+                comm += ev[k].commShare;
+                trace += ev[k].traceShare;
+                withStacks += ev[k].hasStacks ? 1 : 0;
+                // The time the GPUs wait on communication in this slice: the strongest evidence of it.
+                const double sliceS = static_cast<double>(grid.stepNs) * static_cast<double>(sliceSlots) / 1e9;
+                waitS += sliceS * std::clamp(std::max({ev[k].illusion, ev[k].commShare, ev[k].traceShare}), 0.0, 1.0);
+            }
+            s = t + 1;
+        }
+        if (f.episodes.empty()) continue;
+        double seconds = 0;
+        for (const FindingEpisode& e : f.episodes)
+            seconds += static_cast<double>(e.endNs - e.startNs) / 1e9;
+        const double n = std::max(flaggedSlices, 1.0);
+        // Medians of the GPUs over the episodes, and the link load when a capacity is known.
+        std::vector<double> util, sm, net;
+        for (const FindingEpisode& e : f.episodes)
+            for (size_t i = grid.slotOf(e.startNs); i < grid.size && grid.slotStart(i) < e.endNs; ++i) {
+                for (const GpuMetrics* g : gpus) {
+                    util.push_back(g->util[i]);
+                    sm.push_back(g->smActive[i]);
+                }
+                const double tx = i < node.netTx.size() ? node.netTx[i] : std::nan("");
+                const double rx = i < node.netRx.size() ? node.netRx[i] : std::nan("");
+                if (std::isfinite(tx) || std::isfinite(rx)) net.push_back((std::isfinite(tx) ? tx : 0) + (std::isfinite(rx) ? rx : 0));
+            }
+        f.rule = "COMM_BOUND";
+        f.nodes = {node.node};
+        for (const GpuMetrics* g : gpus)
+            f.gpus.push_back(fmt::format("{}:gpu{}", g->node, g->gpu));
+        f.impact = wall > 0 ? seconds / wall : 0;
+        f.savingS = waitS;
+        f.severity = f.impact >= 0.2 ? "critical" : f.impact >= 0.1 ? "warn" : "info";
+        f.primary = flaggedSlices >= 0.8 * spannedSlices;
+        // Link capacity is not known from these metrics: the bandwidth/latency sub-type stays open.
+        f.confidence = withStacks > 0 ? 0.8 : 0.65;
+        const double medUtil = quantile(util, 0.5), medSm = quantile(sm, 0.5);
+        const std::string evidenceKind = illusion / n >= 0.5 ? "utilization illusion (communication kernels resident and waiting)"
+                                         : comm / n >= share ? "communication frames in the stack samples"
+                                                             : "profiled collectives";
+        f.title = fmt::format("Communication-bound on {}: GPU utilization {:.0f} % but SM activity {:.2f} for {:.0f} s ({})",
+                              node.node, medUtil, medSm, seconds, evidenceKind);
+        // The top communication frames of the episodes.
+        QJsonArray top;
+        if (withStacks > 0) {
+            FlameQuery q;
+            q.window = {f.episodes.front().startNs, f.episodes.back().endNs - 1};
+            q.nodes = {node.node};
+            q.untimed = UntimedStacks::Exclude;
+            auto tree = stacks.tree(q);
+            if (!tree) return tree.error();
+            const double total = static_cast<double>(std::max<int64_t>((*tree)->totalSamples(), 1));
+            std::vector<std::pair<int64_t, int32_t>> commNodes; // samples, node: outermost comm frames
+            for (int32_t i = 1; i < static_cast<int32_t>((*tree)->nodes().size());) {
+                if ((*tree)->node(i).phase == Phase::Comm) {
+                    commNodes.emplace_back((*tree)->node(i).samples, i);
+                    i = (*tree)->subtreeEnd(i);
+                } else {
+                    ++i;
+                }
+            }
+            std::sort(commNodes.rbegin(), commNodes.rend());
+            for (size_t k = 0; k < commNodes.size() && k < 5; ++k)
+                top.append(QJsonObject{{QStringLiteral("frame"), QString::fromStdString((*tree)->label(commNodes[k].second))},
+                                       {QStringLiteral("share"), static_cast<double>(commNodes[k].first) / total}});
+        }
+        // The communication kernels and collective spans profiled in the episodes, by total time.
+        QJsonArray kernels;
+        if (traces) {
+            std::map<std::string, int64_t> byName;
+            for (const FindingEpisode& e : f.episodes) {
+                store::TraceFilter filter;
+                filter.categories = {store::TraceCategory::CommKernel, store::TraceCategory::Collective};
+                auto found = traces->slices({e.startNs, e.endNs}, filter);
+                if (!found) return found.error();
+                for (const store::TraceSliceInfo& sl : *found) {
+                    const auto track = std::find_if(tracks.begin(), tracks.end(), [&](const auto& tr) { return tr.id == sl.trackId; });
+                    if (track != tracks.end() && track->node != node.node) continue;
+                    byName[sl.name] += sl.durNs;
+                }
+            }
+            std::vector<std::pair<int64_t, std::string>> ranked;
+            for (const auto& [name, ns] : byName)
+                ranked.emplace_back(ns, name);
+            std::sort(ranked.rbegin(), ranked.rend());
+            for (size_t k = 0; k < ranked.size() && k < 5; ++k)
+                kernels.append(QJsonObject{{QStringLiteral("name"), QString::fromStdString(ranked[k].second)},
+                                           {QStringLiteral("total_s"), static_cast<double>(ranked[k].first) / 1e9}});
+        }
+        f.evidence = QJsonObject{{QStringLiteral("median_gpu_util_pct"), medUtil},
+                                 {QStringLiteral("top_comm_kernels"), kernels},
+                                 {QStringLiteral("median_sm_active"), medSm},
+                                 {QStringLiteral("illusion_share"), illusion / n},
+                                 {QStringLiteral("comm_frame_share"), comm / n},
+                                 {QStringLiteral("trace_comm_share"), trace / n},
+                                 {QStringLiteral("median_network_bytes_per_s"), quantile(net, 0.5)},
+                                 {QStringLiteral("link_load"), QStringLiteral("unknown: no link capacity in the run")},
+                                 {QStringLiteral("top_comm_frames"), top}};
+        f.recommendation =
+            "Overlap and shrink the communication: ZeRO-3 stage3_prefetch_bucket_size, reduce_bucket_size, "
+            "stage3_param_persistence_threshold, stage3_max_live_parameters, overlap_comm=true; FSDP: "
+            "reshard_after_forward=False for the layers that fit, forward/backward prefetch; gradient accumulation to "
+            "all-reduce less often; hierarchical (intra-node first) collectives; a TP/PP/DP layout that keeps the "
+            "heavy collectives inside a node.";
+        out.push_back(std::move(f));
+    }
+    return out;
+}
+
+} // namespace runlens::analysis
