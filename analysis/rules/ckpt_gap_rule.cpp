@@ -44,7 +44,7 @@ std::vector<Finding> checkpointGapRule(const RunMetrics& m, const RuleParams& p)
     std::vector<Finding> out;
     const TimeGrid& grid = m.grid;
     const int maxGap = static_cast<int>(p.get("rules.episode_gap_samples"));
-    const double wall = static_cast<double>(grid.size) * static_cast<double>(grid.stepNs) / 1e9;
+    const double wall = grid.seconds();
     for (const NodeMetrics& node : m.nodes) {
         if (node.diskWrite.empty()) continue;
         // Write bursts.

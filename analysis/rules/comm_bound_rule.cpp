@@ -47,9 +47,9 @@ Expected<std::vector<Finding>> commBoundRule(const RunMetrics& m, FlameSource& s
     std::vector<Finding> out;
     const TimeGrid& grid = m.grid;
     if (grid.size == 0) return out;
-    const auto sliceSlots = static_cast<size_t>(std::max(1.0, std::round(p.get("rules.evidence_s") * 1e9 / static_cast<double>(grid.stepNs))));
-    const size_t slices = (grid.size + sliceSlots - 1) / sliceSlots;
-    const double wall = static_cast<double>(grid.size) * static_cast<double>(grid.stepNs) / 1e9;
+    const size_t sliceSlots = grid.slotsPerSlice(p.get("rules.evidence_s"));
+    const size_t slices = grid.sliceCount(p.get("rules.evidence_s"));
+    const double wall = grid.seconds();
     const double share = p.get("comm_bound.share");
     for (const NodeMetrics& node : m.nodes) {
         std::vector<const GpuMetrics*> gpus;

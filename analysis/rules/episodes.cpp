@@ -13,6 +13,17 @@ size_t TimeGrid::slotOf(int64_t ts) const
     return i < size ? i : size;
 }
 
+size_t TimeGrid::slotsPerSlice(double seconds) const
+{
+    return static_cast<size_t>(std::max(1.0, std::round(seconds * 1e9 / static_cast<double>(std::max<int64_t>(stepNs, 1)))));
+}
+
+size_t TimeGrid::sliceCount(double seconds) const
+{
+    const size_t per = slotsPerSlice(seconds);
+    return (size + per - 1) / per;
+}
+
 void accumulate(const std::vector<store::Point>& points, const TimeGrid& grid, std::vector<double>& sum,
                 std::vector<int>& count)
 {

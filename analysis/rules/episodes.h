@@ -19,6 +19,10 @@ struct TimeGrid
     int64_t slotStart(size_t i) const { return startNs + static_cast<int64_t>(i) * stepNs; }
     // The slot holding ts, or size when outside.
     size_t slotOf(int64_t ts) const;
+    double seconds() const { return static_cast<double>(size) * static_cast<double>(stepNs) / 1e9; }
+    // Evidence slices of about `seconds` each: how many slots one holds (at least 1), and how many slices.
+    size_t slotsPerSlice(double seconds) const;
+    size_t sliceCount(double seconds) const;
 };
 
 // Adds the points' present values into per-slot sums and counts (several series of one metric and device add up).

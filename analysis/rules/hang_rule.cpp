@@ -33,7 +33,7 @@ std::vector<Finding> hangRule(const RunMetrics& m, const RuleParams& p)
     }
     std::sort(hangs.begin(), hangs.end(), [](const GpuHang& a, const GpuHang& b) { return a.episode.startNs < b.episode.startNs; });
     std::vector<Finding> out;
-    const double wall = static_cast<double>(grid.size) * static_cast<double>(grid.stepNs) / 1e9;
+    const double wall = grid.seconds();
     for (size_t k = 0; k < hangs.size();) {
         // GPUs whose hangs overlap: one stuck collective.
         size_t j = k + 1;
