@@ -6,6 +6,7 @@
 #include "analysis/rules/comm_bound_rule.h"
 #include "analysis/rules/hang_rule.h"
 #include "analysis/rules/input_stall_rule.h"
+#include "analysis/rules/low_sm_eff_rule.h"
 #include "analysis/store/run_database.h"
 #include "analysis/store/run_writer.h"
 #include "importers/import_session.h"
@@ -169,6 +170,8 @@ private Q_SLOTS:
     void fixtureInputStall();
     void commBoundFromTheIllusion();
     void fixtureCommBound();
+    void lowSmEfficiency();
+    void fixtureBaselineIsFlagged();
 };
 
 void TestRules::episodesJoinShortGaps()
@@ -545,6 +548,97 @@ void TestRules::fixtureCommBound()
     QCOMPARE(hangs.size(), size_t(1));
     for (const FindingEpisode& e : f.episodes)
         QVERIFY(e.endNs <= hangs[0].episodes[0].startNs || e.startNs >= hangs[0].episodes[0].endNs);
+}
+
+void TestRules::lowSmEfficiency()
+{
+    // 10 min of busy GPUs (80 % utilization): SM activity 0.25 for 4 min, then 0.7.
+    Synthetic run;
+    run.seconds = 600;
+    run.sm = [](int, int64_t s) { return s < 240 ? 0.25 : 0.7; };
+    run.util = [](int, int64_t) { return 80.0; };
+    run.write = [](int64_t) { return 1e6; };
+    QTemporaryDir dir;
+    auto db = writeRun(dir, run);
+    QVERIFY(db);
+    auto m = loadRunMetrics(*db, kSecond);
+    QVERIFY_OK(m);
+    const RuleParams p = RuleParams::defaults();
+    auto found = lowSmEfficiencyRule(*m, p, {});
+    QCOMPARE(found.size(), size_t(1));
+    QCOMPARE(found[0].severity, std::string("critical")); // 0.25 < 0.3
+    QVERIFY(found[0].primary);
+    QCOMPARE(found[0].episodes.size(), size_t(1));
+    QCOMPARE(found[0].episodes[0].endNs, kStart + 240 * kSecond);
+    QVERIFY(std::abs(found[0].evidence.value(QStringLiteral("mean_sm_active")).toDouble() - 0.25) < 1e-9);
+    // Explained by another finding over the same time: contributing only, and it says so.
+    Finding comm;
+    comm.rule = "COMM_BOUND";
+    comm.nodes = {"node0"};
+    comm.episodes = {{kStart, kStart + 240 * kSecond}};
+    found = lowSmEfficiencyRule(*m, p, {comm});
+    QCOMPARE(found.size(), size_t(1));
+    QVERIFY(!found[0].primary);
+    QCOMPARE(found[0].evidence.value(QStringLiteral("explained_share")).toDouble(), 1.0);
+    QCOMPARE(found[0].savingS, 0.0);
+    // Well-used GPUs: nothing.
+    run.sm = [](int, int64_t) { return 0.7; };
+    QTemporaryDir dir2;
+    auto good = writeRun(dir2, run);
+    QVERIFY(good);
+    auto m2 = loadRunMetrics(*good, kSecond);
+    QVERIFY_OK(m2);
+    QCOMPARE(lowSmEfficiencyRule(*m2, p, {}).size(), size_t(0));
+}
+
+void TestRules::fixtureBaselineIsFlagged()
+{
+    // h200-gloo-small: the baseline phase (gloo all-reduce after every step) is flagged as communication-bound or
+    // as low SM efficiency over ≥ 80 % of it, from the metrics, the stacks and the Kineto trace.
+    const QString fixtures = test::fixturesDir();
+    if (fixtures.isEmpty()) QSKIP("../shared/fixtures is absent");
+    const QString base = fixtures + QStringLiteral("/h200-gloo-small/");
+    QTemporaryDir dir;
+    auto db = importFixture(dir, base, {"nvidia-smi-query.csv", "nvidia-smi-dmon.txt", "nvidia-smi-dmon-gpm.txt", "prometheus",
+                                        "stacks-rank0.speedscope.json", "stacks-rank1.speedscope.json",
+                                        "kineto-rank0-baseline.json", "kineto-rank1-baseline.json"});
+    QVERIFY(db);
+    int64_t from = std::numeric_limits<int64_t>::max(), to = 0;
+    QFile t(base + QStringLiteral("truth/events-rank0.jsonl"));
+    QVERIFY(t.open(QIODevice::ReadOnly));
+    for (const QByteArray& line : t.readAll().split('\n')) {
+        const QJsonObject o = QJsonDocument::fromJson(line).object();
+        if (o.value(QStringLiteral("event")).toString() != QLatin1String("step") ||
+            o.value(QStringLiteral("phase")).toString() != QLatin1String("baseline"))
+            continue;
+        const auto ts = static_cast<int64_t>(o.value(QStringLiteral("ts_ns")).toDouble());
+        from = std::min(from, ts);
+        to = std::max(to, ts);
+    }
+    QVERIFY(to > from);
+    auto m = loadRunMetrics(*db, kSecond);
+    QVERIFY_OK(m);
+    const RuleParams p = RuleParams::defaults();
+    std::vector<Finding> all = commBound(*db);
+    for (auto& f : ckptGaps(*db))
+        all.push_back(f);
+    for (auto& f : inputStalls(*db))
+        all.push_back(f);
+    std::vector<uint8_t> flagged(m->grid.size, 0);
+    for (const Finding& f : lowSmEfficiencyRule(*m, p, all))
+        all.push_back(f);
+    for (const Finding& f : all)
+        if (f.rule == "COMM_BOUND" || f.rule == "LOW_SM_EFF")
+            for (const FindingEpisode& e : f.episodes)
+                for (size_t i = m->grid.slotOf(e.startNs); i < m->grid.size && m->grid.slotStart(i) < e.endNs; ++i)
+                    flagged[i] = 1;
+    size_t in = 0, total = 0;
+    for (size_t i = m->grid.slotOf(from); i < m->grid.size && m->grid.slotStart(i) < to; ++i) {
+        ++total;
+        in += flagged[i];
+    }
+    QVERIFY(total > 30);
+    QVERIFY2(in >= 0.8 * static_cast<double>(total), qPrintable(QStringLiteral("%1 of %2 s").arg(in).arg(total)));
 }
 
 QTEST_MAIN(TestRules)

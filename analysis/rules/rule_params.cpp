@@ -41,6 +41,10 @@ RuleParams RuleParams::defaults()
     p.add("input_stall.cpu_bound_pct", 90, "%", "cpu_bound when the node's CPU utilization is at least this");
     p.add("comm_bound.sm_max", 0.5, "", "under-used GPUs: SM activity below this");
     p.add("comm_bound.share", 0.3, "", "communication evidence: frames, kernels or collective spans at least this share");
+    p.add("low_sm.util_min", 20, "%", "low SM efficiency is judged on busy GPUs: utilization at least this");
+    p.add("low_sm.warn_sm", 0.5, "", "warn below this mean SM activity (NVIDIA: < 0.5 likely ineffective use)");
+    p.add("low_sm.critical_sm", 0.3, "", "critical below this");
+    p.add("low_sm.min_s", 10, "s", "episodes shorter than this are not reported");
     p.add("hang.util_min", 90, "%", "a hung GPU: utilization at least this ...");
     p.add("hang.sm_max", 0.02, "", "... with SM activity at most this ...");
     p.add("hang.min_s", 30, "s", "... for at least this long");

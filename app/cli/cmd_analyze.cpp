@@ -2,6 +2,7 @@
 #include "analysis/rules/comm_bound_rule.h"
 #include "analysis/rules/hang_rule.h"
 #include "analysis/rules/input_stall_rule.h"
+#include "analysis/rules/low_sm_eff_rule.h"
 #include "analysis/store/run_database.h"
 #include "app/cli/cli.h"
 
@@ -24,7 +25,7 @@ each finding with rule, severity, confidence, primary, title, nodes, gpus, episo
 impact, saving_s, evidence and recommendation. The exit code is 0 whether or not something was found.)";
 
 // The rules this build runs, in report order.
-const std::vector<std::string> kRules{"HANG", "COMM_BOUND", "INPUT_STALL", "CKPT_GAP"};
+const std::vector<std::string> kRules{"HANG", "COMM_BOUND", "INPUT_STALL", "CKPT_GAP", "LOW_SM_EFF"};
 
 std::string clock(int64_t ns)
 {
@@ -98,8 +99,12 @@ int cmdAnalyze(const QStringList& args)
     }
     for (auto& f : analysis::checkpointGapRule(*metrics, params))
         findings.push_back(std::move(f));
+    for (auto& f : analysis::lowSmEfficiencyRule(*metrics, params, findings)) // last: it needs the others
+        findings.push_back(std::move(f));
     const auto rank = [](const std::string& s) { return s == "critical" ? 0 : s == "warn" ? 1 : 2; };
+    // Primary findings first (a contributing one is explained by another), then by severity and impact.
     std::stable_sort(findings.begin(), findings.end(), [&](const auto& a, const auto& b) {
+        if (a.primary != b.primary) return a.primary;
         return rank(a.severity) != rank(b.severity) ? rank(a.severity) < rank(b.severity) : a.impact > b.impact;
     });
 
@@ -128,8 +133,8 @@ int cmdAnalyze(const QStringList& args)
     }
     fmt::print("{:<9} {:<11} {:>7} {:>9} {:>5}  {}\n", "SEVERITY", "RULE", "IMPACT", "SAVING", "CONF", "FINDING");
     for (const auto& f : findings)
-        fmt::print("{:<9} {:<11} {:>6.1f}% {:>8.1f}s {:>5.2f}  {}\n", f.severity, f.rule, 100 * f.impact, f.savingS,
-                   f.confidence, f.title);
+        fmt::print("{:<9} {:<11} {:>6.1f}% {:>8.1f}s {:>5.2f}  {}{}\n", f.severity, f.rule, 100 * f.impact, f.savingS,
+                   f.confidence, f.primary ? "" : "(contributing) ", f.title);
     for (const auto& f : findings) {
         fmt::print("\n{} — {}\n", f.rule, f.title);
         fmt::print("  where: nodes {}; GPUs {}\n", fmt::format("{}", fmt::join(f.nodes, ", ")),

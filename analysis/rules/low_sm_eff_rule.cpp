@@ -1,0 +1,92 @@
+#include "analysis/rules/low_sm_eff_rule.h"
+
+#include <algorithm>
+#include <cmath>
+#include <fmt/format.h>
+
+namespace runlens::analysis {
+
+std::vector<Finding> lowSmEfficiencyRule(const RunMetrics& m, const RuleParams& p, const std::vector<Finding>& explained)
+{
+    std::vector<Finding> out;
+    const TimeGrid& grid = m.grid;
+    const int maxGap = static_cast<int>(p.get("rules.episode_gap_samples"));
+    const double wall = grid.seconds();
+    for (const NodeMetrics& node : m.nodes) {
+        std::vector<const GpuMetrics*> gpus;
+        for (const GpuMetrics& g : m.gpus)
+            if (g.node == node.node && !g.smActive.empty()) gpus.push_back(&g);
+        if (gpus.empty()) continue;
+        // Per slot, the node's busy GPUs: their mean SM activity.
+        std::vector<uint8_t> low(grid.size, 0);
+        std::vector<double> sm(grid.size, std::nan("")), util(grid.size, std::nan(""));
+        for (size_t i = 0; i < grid.size; ++i) {
+            double s = 0, u = 0;
+            int n = 0;
+            for (const GpuMetrics* g : gpus)
+                if (std::isfinite(g->util[i]) && std::isfinite(g->smActive[i]) && g->util[i] >= p.get("low_sm.util_min")) {
+                    s += g->smActive[i];
+                    u += g->util[i];
+                    ++n;
+                }
+            if (n == 0) continue;
+            sm[i] = s / n;
+            util[i] = u / n;
+            low[i] = sm[i] < p.get("low_sm.warn_sm") ? 1 : 0;
+        }
+        // The time other rules explain on this node.
+        std::vector<uint8_t> known(grid.size, 0);
+        for (const Finding& f : explained) {
+            if (std::find(f.nodes.begin(), f.nodes.end(), node.node) == f.nodes.end()) continue;
+            for (const FindingEpisode& e : f.episodes)
+                for (size_t i = grid.slotOf(std::max(e.startNs, grid.startNs)); i < grid.size && grid.slotStart(i) < e.endNs; ++i)
+                    known[i] = 1;
+        }
+        Finding f;
+        double slots = 0, explainedSlots = 0, smSum = 0, utilSum = 0, illusion = 0;
+        for (const Episode& e : episodesOf(low, grid, maxGap)) {
+            if (e.seconds() < p.get("low_sm.min_s")) continue;
+            f.episodes.push_back({e.startNs, e.endNs});
+            for (size_t i = e.first; i <= e.last; ++i) {
+                if (!std::isfinite(sm[i])) continue;
+                ++slots;
+                explainedSlots += known[i];
+                smSum += sm[i];
+                utilSum += util[i];
+                illusion += util[i] >= 90 ? 1 : 0;
+            }
+        }
+        if (f.episodes.empty() || slots == 0) continue;
+        double seconds = 0;
+        for (const FindingEpisode& e : f.episodes)
+            seconds += static_cast<double>(e.endNs - e.startNs) / 1e9;
+        const double meanSm = smSum / slots, meanUtil = utilSum / slots, unexplained = 1 - explainedSlots / slots;
+        f.rule = "LOW_SM_EFF";
+        f.nodes = {node.node};
+        for (const GpuMetrics* g : gpus)
+            f.gpus.push_back(fmt::format("{}:gpu{}", g->node, g->gpu));
+        f.severity = meanSm < p.get("low_sm.critical_sm") ? "critical" : "warn";
+        f.primary = unexplained >= 0.5;
+        f.confidence = 0.7;
+        f.impact = wall > 0 ? seconds / wall : 0;
+        // Reaching the "good use" level (0.8, NVIDIA) from the mean would take this share of the time.
+        f.savingS = seconds * std::clamp(1 - meanSm / 0.8, 0.0, 1.0) * unexplained;
+        const bool isIllusion = illusion / slots >= 0.5;
+        f.title = fmt::format("Low SM efficiency on {}: SM activity {:.2f} while the GPUs are busy ({:.0f} % utilization){} for {:.0f} s",
+                              node.node, meanSm, meanUtil, isIllusion ? ", the utilization illusion" : "", seconds);
+        if (!f.primary) f.title += fmt::format(" — {:.0f} % of it explained by other findings", 100 * (1 - unexplained));
+        f.evidence = QJsonObject{{QStringLiteral("mean_sm_active"), meanSm},
+                                 {QStringLiteral("mean_gpu_util_pct"), meanUtil},
+                                 {QStringLiteral("illusion_share"), illusion / slots},
+                                 {QStringLiteral("explained_share"), 1 - unexplained},
+                                 {QStringLiteral("good_use_sm"), 0.8}};
+        f.recommendation =
+            "The GPUs run kernels that keep few SMs busy: larger micro-batches or sequence packing, fused kernels "
+            "(torch.compile, FlashAttention), bf16/fp8 matmuls that use the tensor cores, and fewer small kernel "
+            "launches (CUDA graphs); profile one step (PyTorch profiler) to see which kernels are small.";
+        out.push_back(std::move(f));
+    }
+    return out;
+}
+
+} // namespace runlens::analysis
