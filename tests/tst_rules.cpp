@@ -43,6 +43,7 @@ struct Synthetic
     std::function<double(int gpu, int64_t s)> sm;
     std::function<double(int gpu, int64_t s)> util;
     std::function<double(int64_t s)> write;
+    int64_t offsetNs = 0; // every timestamp moved by this
     // Optional stack samples at 10 Hz on the node's training thread: the call path (root first) of sample k.
     std::function<std::vector<std::pair<std::string, std::string>>(int64_t k)> stack;
 };
@@ -64,7 +65,7 @@ std::unique_ptr<store::RunDatabase> writeRun(const QTemporaryDir& dir, const Syn
         auto sink = w.series(device, metric, unit, metric);
         if (!sink) return false;
         for (int64_t s = 0; s < run.seconds; ++s) {
-            (*sink)->append(kStart + s * kSecond, f(s));
+            (*sink)->append(kStart + run.offsetNs + s * kSecond, f(s));
             if (!w.flushIfNeeded(**sink)) return false;
         }
         return true;
@@ -89,7 +90,7 @@ std::unique_ptr<store::RunDatabase> writeRun(const QTemporaryDir& dir, const Syn
                 if (!c) return nullptr;
                 callsite = *c;
             }
-            if (!w.stackSample(*thread, callsite, kStart + k * kSecond / 10, 1, 0.1)) return nullptr;
+            if (!w.stackSample(*thread, callsite, kStart + run.offsetNs + k * kSecond / 10, 1, 0.1)) return nullptr;
         }
     }
     store::ImportTotals totals;
@@ -171,6 +172,7 @@ private Q_SLOTS:
     void commBoundFromTheIllusion();
     void fixtureCommBound();
     void lowSmEfficiency();
+    void shiftAndResample();
     void fixtureBaselineIsFlagged();
 };
 
@@ -639,6 +641,55 @@ void TestRules::fixtureBaselineIsFlagged()
     }
     QVERIFY(total > 30);
     QVERIFY2(in >= 0.8 * static_cast<double>(total), qPrintable(QStringLiteral("%1 of %2 s").arg(in).arg(total)));
+}
+
+void TestRules::shiftAndResample()
+{
+    // Periodic checkpoints and a communication-bound stretch with low SM activity. Moving every timestamp by a
+    // constant moves the findings by it and changes nothing else; resampling 1 s → 2 s moves episode boundaries
+    // by at most one sample (2 s).
+    auto ckpt = [](int64_t s) { return s >= 150 && (s - 150) % 300 < 20; };
+    Synthetic run;
+    run.seconds = 1800;
+    run.sm = [&](int, int64_t s) { return ckpt(s) ? 0.0 : s < 900 ? 0.2 : 0.6; };
+    run.util = [&](int, int64_t s) { return ckpt(s) ? 0.0 : 99.0; };
+    run.write = [&](int64_t s) { return ckpt(s) ? 1.5e9 : 2e6; };
+    auto analyze = [&](const Synthetic& r, double gridS) {
+        QTemporaryDir dir;
+        auto db = writeRun(dir, r);
+        RuleParams p = RuleParams::defaults();
+        (void)p.set(fmt::format("rules.grid_s={}", gridS));
+        std::vector<Finding> all = commBound(*db, p);
+        for (auto& f : ckptGaps(*db, p))
+            all.push_back(f);
+        return all;
+    };
+    const auto base = analyze(run, 1);
+    QCOMPARE(base.size(), size_t(2)); // COMM_BOUND (the first 15 min, checkpoints aside) and CKPT_GAP
+    Synthetic shifted = run;
+    shifted.offsetNs = 4321 * kSecond + 123'456'789;
+    const auto moved = analyze(shifted, 1);
+    QCOMPARE(moved.size(), base.size());
+    for (size_t k = 0; k < base.size(); ++k) {
+        QCOMPARE(moved[k].rule, base[k].rule);
+        QCOMPARE(moved[k].severity, base[k].severity);
+        QCOMPARE(moved[k].savingS, base[k].savingS);
+        QCOMPARE(moved[k].episodes.size(), base[k].episodes.size());
+        for (size_t e = 0; e < base[k].episodes.size(); ++e) {
+            QCOMPARE(moved[k].episodes[e].startNs - shifted.offsetNs, base[k].episodes[e].startNs);
+            QCOMPARE(moved[k].episodes[e].endNs - shifted.offsetNs, base[k].episodes[e].endNs);
+        }
+    }
+    const auto coarse = analyze(run, 2);
+    QCOMPARE(coarse.size(), base.size());
+    for (size_t k = 0; k < base.size(); ++k) {
+        QCOMPARE(coarse[k].rule, base[k].rule);
+        QCOMPARE(coarse[k].episodes.size(), base[k].episodes.size());
+        for (size_t e = 0; e < base[k].episodes.size(); ++e) {
+            QVERIFY(std::abs(coarse[k].episodes[e].startNs - base[k].episodes[e].startNs) <= 2 * kSecond);
+            QVERIFY(std::abs(coarse[k].episodes[e].endNs - base[k].episodes[e].endNs) <= 2 * kSecond);
+        }
+    }
 }
 
 QTEST_MAIN(TestRules)
