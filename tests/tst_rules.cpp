@@ -206,6 +206,17 @@ void TestRules::parameters()
     QVERIFY(!p.set("ckpt_gap.overlap"));
     for (const RuleParam& rp : p.all())
         QVERIFY2(!rp.doc.empty() && rp.name.find('.') != std::string::npos, rp.name.c_str()); // documented, rule.name
+    // Every parameter the rules read is in resources/rules/defaults.params.
+    for (const char* name : {"ckpt_gap.align_slack_samples", "ckpt_gap.burst_factor", "ckpt_gap.burst_min_bytes",
+                             "ckpt_gap.burst_min_samples", "ckpt_gap.critical", "ckpt_gap.overlap", "ckpt_gap.periodic_max_cv",
+                             "ckpt_gap.periodic_min_events", "ckpt_gap.warn", "comm_bound.share", "comm_bound.sm_max",
+                             "hang.min_s", "hang.sm_max", "hang.util_min", "input_stall.cpu_bound_pct",
+                             "input_stall.host_share", "input_stall.sm_max", "input_stall.util_max", "low_sm.critical_sm",
+                             "low_sm.min_s", "low_sm.util_min", "low_sm.warn_sm", "rules.episode_gap_samples",
+                             "rules.evidence_s", "rules.grid_s", "stall.baseline_quantile", "stall.sm_fraction",
+                             "stall.util_max"})
+        QVERIFY2(std::any_of(p.all().begin(), p.all().end(), [&](const RuleParam& rp) { return rp.name == name; }), name);
+    QCOMPARE(RuleParams::defaults().get("ckpt_gap.burst_min_bytes"), 100e6);
 }
 
 void TestRules::checkpointGapsPeriodic()

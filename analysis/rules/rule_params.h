@@ -1,8 +1,8 @@
 #pragma once
 
 // The named parameters of the diagnosis rules (DESIGN.md §5): every threshold has a name ("ckpt_gap.overlap"),
-// a default, a unit and a sentence saying what it does, and can be overridden per run or from the command line
-// ("ckpt_gap.overlap=0.6"). The findings record the values they were computed with.
+// a default, a unit and a sentence saying what it does (all in resources/rules/defaults.params, compiled in), and
+// can be overridden per run or from the command line ("ckpt_gap.overlap=0.6").
 
 #include "analysis/store/error.h"
 
@@ -24,7 +24,7 @@ struct RuleParam
 class RuleParams
 {
 public:
-    // Every rule's parameters at their defaults.
+    // Every rule's parameters at their defaults (resources/rules/defaults.params).
     static RuleParams defaults();
 
     double get(const std::string& name) const; // Q_ASSERTs a known name; 0 for unknown ones in release builds
