@@ -8,6 +8,7 @@
 #include "analysis/flame/flame_tree.h"
 #include "analysis/store/run_database.h"
 #include "importers/import_session.h"
+#include "tests/flame_support.h"
 #include "tests/test_support.h"
 
 #include <QDir>
@@ -109,25 +110,6 @@ std::string randomFolded(uint32_t seed, std::map<std::string, int64_t>& expected
 }
 
 } // namespace
-
-// A hand-made tree (35 samples): b under a, under c, under a under c, and in itself; main holds all but idle.
-std::shared_ptr<const FlameTree> knownTree()
-{
-    auto stack = [](std::initializer_list<const char*> names, int64_t n) {
-        FlameTree::Stack st;
-        for (const char* name : names) {
-            store::FrameInfo f;
-            f.name = name;
-            f.file = "train.py";
-            st.frames.push_back(f);
-        }
-        st.samples = n;
-        st.weight = static_cast<double>(n) * 0.01;
-        return st;
-    };
-    return FlameTree::fromStacks({stack({"main", "a", "b"}, 10), stack({"main", "a"}, 5), stack({"main", "c", "b"}, 7),
-                                  stack({"main", "c", "a", "b"}, 3), stack({"main", "b", "b"}, 4), stack({"idle"}, 6)});
-}
 
 class TestFlame : public QObject
 {
@@ -347,7 +329,7 @@ void TestFlame::searchCountsNestedMatchesOnce_data()
 {
     QTest::addColumn<QString>("pattern");
     QTest::addColumn<bool>("regex");
-    QTest::addColumn<int>("samples"); // by hand from knownTree()
+    QTest::addColumn<int>("samples"); // by hand from test::knownFlameTree()
     QTest::addColumn<int>("matches");
     QTest::newRow("b: nested in a, c and itself") << "b" << false << 24 << 5;
     QTest::newRow("^a$: a, and a under c") << "^a$" << true << 18 << 2;
@@ -363,7 +345,7 @@ void TestFlame::searchCountsNestedMatchesOnce()
     QFETCH(bool, regex);
     QFETCH(int, samples);
     QFETCH(int, matches);
-    auto tree = knownTree();
+    auto tree = test::knownFlameTree();
     QCOMPARE(tree->totalSamples(), int64_t(35));
     auto found = searchFlame(*tree, pattern.toStdString(), regex);
     QVERIFY_OK(found);
@@ -383,7 +365,7 @@ void TestFlame::searchCountsNestedMatchesOnce()
 
 void TestFlame::functionTotalsAndSandwich()
 {
-    auto tree = knownTree();
+    auto tree = test::knownFlameTree();
     std::map<std::string, std::pair<int64_t, int64_t>> totals; // name -> self, total
     for (const FunctionTotal& f : functionTotals(*tree))
         totals[f.name] = {f.selfSamples, f.samples};

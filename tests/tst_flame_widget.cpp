@@ -6,6 +6,7 @@
 #include "analysis/flame/flame_diff.h"
 #include "analysis/flame/flame_tree.h"
 #include "widgets/flame/flame_painter.h"
+#include "tests/flame_support.h"
 #include "widgets/flame/flame_graph_widget.h"
 #include "widgets/flame/flame_panel.h"
 
@@ -22,28 +23,6 @@ using namespace runlens::analysis;
 using namespace runlens::widgets;
 
 namespace {
-
-FlameTree::Stack stack(std::initializer_list<const char*> names, int64_t n)
-{
-    FlameTree::Stack st;
-    for (const char* name : names) {
-        store::FrameInfo f;
-        f.name = name;
-        f.file = "train.py";
-        st.frames.push_back(f);
-    }
-    st.samples = n;
-    st.weight = static_cast<double>(n) * 0.01;
-    return st;
-}
-
-// 35 samples: b under a, under c, under a under c, and in itself; idle beside main.
-std::shared_ptr<const FlameTree> knownTree(int64_t extraA = 0)
-{
-    return FlameTree::fromStacks({stack({"main", "a", "b"}, 10), stack({"main", "a"}, 5 + extraA),
-                                  stack({"main", "c", "b"}, 7), stack({"main", "c", "a", "b"}, 3),
-                                  stack({"main", "b", "b"}, 4), stack({"idle"}, 6)});
-}
 
 const std::vector<std::string> kMain{"main (train.py)"};
 const std::vector<std::string> kMainA{"main (train.py)", "a (train.py)"};
@@ -94,7 +73,7 @@ void FlameWidgetTest::focusSpansTheWidthAndKeepsAncestors()
     FlameGraphWidget w;
     w.resize(900, 300);
     w.show();
-    auto tree = knownTree();
+    auto tree = test::knownFlameTree();
     w.setTree(tree);
     waitShown(w);
     const int32_t main = tree->find(kMain), a = tree->find(kMainA);
@@ -137,7 +116,7 @@ void FlameWidgetTest::sharesOfTotalUnchangedUnderFocus()
     FlameGraphWidget w;
     w.resize(900, 300);
     w.show();
-    auto tree = knownTree();
+    auto tree = test::knownFlameTree();
     w.setTree(tree);
     waitShown(w);
     const int32_t b = tree->find({"main (train.py)", "a (train.py)", "b (train.py)"});
@@ -157,13 +136,13 @@ void FlameWidgetTest::focusSurvivesANewTreeWithItsPath()
     FlameGraphWidget w;
     w.resize(900, 300);
     w.show();
-    w.setTree(knownTree());
+    w.setTree(test::knownFlameTree());
     waitShown(w);
     w.focusNode(w.tree()->find(kMainA));
     waitShown(w);
     // Another window: the same call path with other counts. The focus moves to it.
     QSignalSpy lost(&w, &FlameGraphWidget::focusLost);
-    auto other = knownTree(20);
+    auto other = test::knownFlameTree(20);
     w.setTree(other);
     waitShown(w);
     QCOMPARE(w.focus(), other->find(kMainA));
@@ -171,7 +150,7 @@ void FlameWidgetTest::focusSurvivesANewTreeWithItsPath()
     QCOMPARE(lost.count(), 0);
     QVERIFY(std::abs(w.blockRect(w.focus()).width() - w.blockRect(0).width()) <= 1);
     // A window without it: the focus is dropped, and the widget says why.
-    w.setTree(FlameTree::fromStacks({stack({"main", "c"}, 9), stack({"idle"}, 2)}));
+    w.setTree(FlameTree::fromStacks({test::flameStack({"main", "c"}, 9), test::flameStack({"idle"}, 2)}));
     waitShown(w);
     QCOMPARE(w.focus(), 0);
     QCOMPARE(lost.count(), 1);
@@ -183,7 +162,7 @@ void FlameWidgetTest::historyAndKeyboard()
     FlameGraphWidget w;
     w.resize(900, 300);
     w.show();
-    auto tree = knownTree();
+    auto tree = test::knownFlameTree();
     w.setTree(tree);
     waitShown(w);
     const int32_t main = tree->find(kMain), a = tree->find(kMainA);
@@ -226,7 +205,7 @@ void FlameWidgetTest::searchMatchedShare()
     FlamePanel panel;
     panel.resize(1000, 400);
     panel.show();
-    auto tree = knownTree();
+    auto tree = test::knownFlameTree();
     panel.setTree(tree);
     waitShown(*panel.graph());
     QSignalSpy changed(panel.graph(), &FlameGraphWidget::searchChanged);
@@ -261,7 +240,7 @@ void FlameWidgetTest::sandwichTotals()
     FlamePanel panel;
     panel.resize(1000, 500);
     panel.show();
-    auto tree = knownTree();
+    auto tree = test::knownFlameTree();
     panel.setTree(tree);
     waitShown(*panel.graph());
     const int32_t b = tree->find({"main (train.py)", "c (train.py)", "b (train.py)"});
@@ -292,11 +271,11 @@ void FlameWidgetTest::diffOfItselfIsNeutralOnScreen()
     FlamePanel panel;
     panel.resize(1000, 400);
     panel.show();
-    auto tree = knownTree();
+    auto tree = test::knownFlameTree();
     panel.setTree(tree);
     waitShown(*panel.graph());
     panel.pinBaseline();
-    panel.setTree(knownTree()); // the same samples again, as another window would bring them
+    panel.setTree(test::knownFlameTree()); // the same samples again, as another window would bring them
     panel.setDiffShown(true);
     QTRY_VERIFY_WITH_TIMEOUT(panel.graph()->diff() && !panel.graph()->busy(), 5000);
     const analysis::DiffTree* diff = panel.graph()->diff();
@@ -320,7 +299,7 @@ void FlameWidgetTest::exportsCarryTheView()
     FlamePanel panel;
     panel.resize(1000, 400);
     panel.show();
-    auto tree = knownTree();
+    auto tree = test::knownFlameTree();
     panel.setTree(tree);
     panel.setCaption({QStringLiteral("run.runlens"), QStringLiteral("window 08:00 → 08:10 UTC (10 min)"),
                       QStringLiteral("nodes: node0"), QStringLiteral("threads: ^pt_autograd_\\d+$")});
