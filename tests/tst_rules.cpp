@@ -120,7 +120,9 @@ std::vector<Finding> commBound(store::RunDatabase& db, const RuleParams& p = Rul
     if (!m || !classifier) return {};
     FlameSource stacks(db, std::make_shared<PhaseClassifier>(std::move(*classifier)));
     store::TraceReader traces(db);
-    auto found = commBoundRule(*m, stacks, &traces, p, hangRule(*m, p));
+    auto phases = phaseSlices(stacks, m->grid, m->grid.slotsPerSlice(p.get("rules.evidence_s")));
+    if (!phases) return {};
+    auto found = commBoundRule(*m, stacks, *phases, &traces, p, hangRule(*m, p));
     return found ? *found : std::vector<Finding>{};
 }
 
@@ -130,7 +132,9 @@ std::vector<Finding> inputStalls(store::RunDatabase& db, const RuleParams& p = R
     auto classifier = PhaseClassifier::builtIn();
     if (!m || !classifier) return {};
     FlameSource stacks(db, std::make_shared<PhaseClassifier>(std::move(*classifier)));
-    auto found = inputStallRule(*m, stacks, p);
+    auto phases = phaseSlices(stacks, m->grid, m->grid.slotsPerSlice(p.get("rules.evidence_s")));
+    if (!phases) return {};
+    auto found = inputStallRule(*m, stacks, *phases, p);
     return found ? *found : std::vector<Finding>{};
 }
 

@@ -126,6 +126,11 @@ public:
     // Threads the query selects (node and thread filters only).
     Expected<std::vector<store::StackThreadInfo>> threads(const FlameQuery& query);
     Expected<std::shared_ptr<const store::StackCatalog>> catalog() { return m_reader.catalog(); }
+    // One thread's timed samples in the window, in time order.
+    Expected<std::vector<store::StackSample>> samples(int64_t threadId, store::TimeWindow window)
+    {
+        return m_reader.samples(threadId, window);
+    }
     // The phase of every callsite (index = callsite id) under the classifier.
     Expected<std::shared_ptr<const std::vector<Phase>>> callsitePhases();
 

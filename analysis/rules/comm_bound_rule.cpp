@@ -35,8 +35,9 @@ struct Slice
 
 } // namespace
 
-Expected<std::vector<Finding>> commBoundRule(const RunMetrics& m, FlameSource& stacks, store::TraceReader* traces,
-                                             const RuleParams& p, const std::vector<Finding>& hangs)
+Expected<std::vector<Finding>> commBoundRule(const RunMetrics& m, FlameSource& stacks, const PhaseSlices& phases,
+                                             store::TraceReader* traces, const RuleParams& p,
+                                             const std::vector<Finding>& hangs)
 {
     std::vector<store::TraceTrackInfo> tracks;
     if (traces) {
@@ -83,16 +84,10 @@ Expected<std::vector<Finding>> commBoundRule(const RunMetrics& m, FlameSource& s
             for (const GpuMetrics* g : gpus)
                 if (const double c = meanOf(g->commBusy, a, b); std::isfinite(c)) trace = std::isfinite(trace) ? std::max(trace, c) : c;
             sl.traceShare = std::isfinite(trace) ? trace : 0;
-            FlameQuery q;
-            q.window = {from, to - 1};
-            q.nodes = {node.node};
-            q.untimed = UntimedStacks::Exclude;
-            auto shares = phaseShares(stacks, q);
-            if (!shares) return shares.error();
-            const double idle = shares->share(Phase::Idle);
-            if (shares->samples > 0 && idle < 1) {
+            const SliceShares shares = phases.at(node.node, s);
+            if (shares.hasBusy()) {
                 sl.hasStacks = true;
-                sl.commShare = shares->share(Phase::Comm) / (1 - idle);
+                sl.commShare = shares.share(Phase::Comm);
             }
             sl.flagged = sl.illusion >= 0.5 || sl.commShare >= share || sl.traceShare >= share;
         }

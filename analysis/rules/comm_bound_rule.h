@@ -11,6 +11,7 @@
 
 #include "analysis/flame/flame_tree.h"
 #include "analysis/rules/finding.h"
+#include "analysis/rules/phase_slices.h"
 #include "analysis/rules/rule_params.h"
 #include "analysis/rules/run_metrics.h"
 #include "analysis/store/trace_reader.h"
@@ -19,9 +20,11 @@
 
 namespace runlens::analysis {
 
+// phases: the stack samples per slice (phaseSlices with rules.evidence_s); stacks gives the episodes' top frames.
 // traces may be null; with them the evidence lists the communication kernels and collectives profiled in the
 // episodes.
-Expected<std::vector<Finding>> commBoundRule(const RunMetrics& metrics, FlameSource& stacks, store::TraceReader* traces,
-                                             const RuleParams& params, const std::vector<Finding>& hangs);
+Expected<std::vector<Finding>> commBoundRule(const RunMetrics& metrics, FlameSource& stacks, const PhaseSlices& phases,
+                                             store::TraceReader* traces, const RuleParams& params,
+                                             const std::vector<Finding>& hangs);
 
 } // namespace runlens::analysis

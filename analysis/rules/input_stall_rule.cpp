@@ -27,7 +27,8 @@ struct SliceEvidence
 
 } // namespace
 
-Expected<std::vector<Finding>> inputStallRule(const RunMetrics& m, FlameSource& stacks, const RuleParams& p)
+Expected<std::vector<Finding>> inputStallRule(const RunMetrics& m, FlameSource& stacks, const PhaseSlices& phases,
+                                              const RuleParams& p)
 {
     std::vector<Finding> out;
     const TimeGrid& grid = m.grid;
@@ -65,22 +66,15 @@ Expected<std::vector<Finding>> inputStallRule(const RunMetrics& m, FlameSource& 
                     under += useSum[i] / useCount[i] < limit ? 1 : 0;
                 }
             if (known == 0 || under * 2 < known) continue; // the slice is mostly well used
-            FlameQuery q;
-            q.window = {grid.slotStart(a), grid.slotStart(b) - 1};
-            q.nodes = {node.node};
-            q.untimed = UntimedStacks::Exclude;
-            auto shares = phaseShares(stacks, q);
-            if (!shares) return shares.error();
+            const SliceShares shares = phases.at(node.node, s);
             SliceEvidence& e = evidence[s];
-            const double idle = shares->share(Phase::Idle);
-            e.samples = shares->samples;
-            if (e.samples == 0 || idle >= 1) continue;
-            const auto busy = [&](Phase ph) { return shares->share(ph) / (1 - idle); };
-            e.input = busy(Phase::Input);
-            e.host = busy(Phase::Other) + busy(Phase::Compute);
-            e.comm = busy(Phase::Comm);
-            e.checkpoint = busy(Phase::Checkpoint);
-            e.gpuWait = busy(Phase::GpuWait);
+            e.samples = shares.samples;
+            if (!shares.hasBusy()) continue;
+            e.input = shares.share(Phase::Input);
+            e.host = shares.share(Phase::Other) + shares.share(Phase::Compute);
+            e.comm = shares.share(Phase::Comm);
+            e.checkpoint = shares.share(Phase::Checkpoint);
+            e.gpuWait = shares.share(Phase::GpuWait);
             if (e.input >= p.get("input_stall.host_share")) cause[s] = Cause::Input;
             else if (e.input + e.host >= p.get("input_stall.host_share")) cause[s] = Cause::Host;
         }

@@ -10,6 +10,7 @@
 
 #include "analysis/flame/flame_tree.h"
 #include "analysis/rules/finding.h"
+#include "analysis/rules/phase_slices.h"
 #include "analysis/rules/rule_params.h"
 #include "analysis/rules/run_metrics.h"
 
@@ -17,6 +18,8 @@
 
 namespace runlens::analysis {
 
-Expected<std::vector<Finding>> inputStallRule(const RunMetrics& metrics, FlameSource& stacks, const RuleParams& params);
+// phases: the stack samples per slice (phaseSlices with rules.evidence_s); stacks gives the episodes' top frames.
+Expected<std::vector<Finding>> inputStallRule(const RunMetrics& metrics, FlameSource& stacks, const PhaseSlices& phases,
+                                              const RuleParams& params);
 
 } // namespace runlens::analysis

@@ -1,8 +1,4 @@
-#include "analysis/rules/ckpt_gap_rule.h"
-#include "analysis/rules/comm_bound_rule.h"
-#include "analysis/rules/hang_rule.h"
-#include "analysis/rules/input_stall_rule.h"
-#include "analysis/rules/low_sm_eff_rule.h"
+#include "analysis/rules/run_analysis.h"
 #include "analysis/store/run_database.h"
 #include "app/cli/cli.h"
 
@@ -23,9 +19,6 @@ episodes, its impact (the fraction of the wall time it costs) and the seconds re
 evidence behind it and what to change. --json prints one object: {"run", "rules", "params", "findings": [...]},
 each finding with rule, severity, confidence, primary, title, nodes, gpus, episodes [{start_ns, end_ns}],
 impact, saving_s, evidence and recommendation. The exit code is 0 whether or not something was found.)";
-
-// The rules this build runs, in report order.
-const std::vector<std::string> kRules{"HANG", "COMM_BOUND", "INPUT_STALL", "CKPT_GAP", "LOW_SM_EFF"};
 
 std::string clock(int64_t ns)
 {
@@ -68,51 +61,18 @@ int cmdAnalyze(const QStringList& args)
         printError(db.error().toString());
         return kExitFailure;
     }
-    auto metrics = analysis::loadRunMetrics(**db, static_cast<int64_t>(params.get("rules.grid_s") * 1e9));
-    if (!metrics) {
-        printError(metrics.error().toString());
+    auto analysis = analysis::analyzeRun(**db, params);
+    if (!analysis) {
+        printError(analysis.error().toString());
         return kExitFailure;
     }
-    std::vector<analysis::Finding> findings = analysis::hangRule(*metrics, params);
-    {
-        auto classifier = analysis::PhaseClassifier::builtIn();
-        if (!classifier) {
-            printError(classifier.error().toString());
-            return kExitFailure;
-        }
-        analysis::FlameSource stacks(**db, std::make_shared<analysis::PhaseClassifier>(std::move(*classifier)));
-        store::TraceReader traces(**db);
-        auto comm = analysis::commBoundRule(*metrics, stacks, &traces, params, findings);
-        if (!comm) {
-            printError(comm.error().toString());
-            return kExitFailure;
-        }
-        auto input = analysis::inputStallRule(*metrics, stacks, params);
-        if (!input) {
-            printError(input.error().toString());
-            return kExitFailure;
-        }
-        for (auto& f : *comm)
-            findings.push_back(std::move(f));
-        for (auto& f : *input)
-            findings.push_back(std::move(f));
-    }
-    for (auto& f : analysis::checkpointGapRule(*metrics, params))
-        findings.push_back(std::move(f));
-    for (auto& f : analysis::lowSmEfficiencyRule(*metrics, params, findings)) // last: it needs the others
-        findings.push_back(std::move(f));
-    const auto rank = [](const std::string& s) { return s == "critical" ? 0 : s == "warn" ? 1 : 2; };
-    // Primary findings first (a contributing one is explained by another), then by severity and impact.
-    std::stable_sort(findings.begin(), findings.end(), [&](const auto& a, const auto& b) {
-        if (a.primary != b.primary) return a.primary;
-        return rank(a.severity) != rank(b.severity) ? rank(a.severity) < rank(b.severity) : a.impact > b.impact;
-    });
+    const std::vector<analysis::Finding>& findings = analysis->findings;
 
     if (parser.isSet(json)) {
         QJsonArray items, rules;
         for (const auto& f : findings)
             items.append(analysis::toJson(f));
-        for (const auto& r : kRules)
+        for (const auto& r : analysis->rules)
             rules.append(QString::fromStdString(r));
         QJsonObject values;
         for (const analysis::RuleParam& p : params.all())
@@ -124,9 +84,11 @@ int cmdAnalyze(const QStringList& args)
         fmt::print("{}", QJsonDocument(out).toJson(QJsonDocument::Indented).toStdString());
         return kExitOk;
     }
-    const double wall = static_cast<double>(metrics->grid.size) * static_cast<double>(metrics->grid.stepNs) / 1e9;
-    fmt::print("Run {}: {:.0f} s of metrics, {} GPUs on {} nodes; rules run: {}\n\n", path, wall, metrics->gpus.size(),
-               metrics->nodes.size(), fmt::format("{}", fmt::join(kRules, ", ")));
+    fmt::print("Run {}: {:.0f} s of metrics, {} GPUs on {} nodes; rules run: {}\n", path, analysis->wallS, analysis->gpus,
+               analysis->nodes, fmt::format("{}", fmt::join(analysis->rules, ", ")));
+    for (const std::string& m : analysis->missing)
+        fmt::print("Missing: {}\n", m);
+    fmt::print("\n");
     if (findings.empty()) {
         fmt::print("No findings.\n");
         return kExitOk;

@@ -1,0 +1,38 @@
+#pragma once
+
+// The diagnosis of a run: every rule over the store, in order (HANG first: the others leave its time alone;
+// LOW_SM_EFF last: it is contributing where another rule explains the same time), the findings sorted primary
+// first, then by severity and impact. The GUI, `runlens analyze` and the report all call this.
+
+#include "analysis/rules/finding.h"
+#include "analysis/rules/rule_params.h"
+#include "analysis/rules/run_metrics.h"
+#include "analysis/store/run_database.h"
+
+#include <atomic>
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace runlens::analysis {
+
+struct RunAnalysis
+{
+    std::vector<std::string> rules; // the rules run, in order
+    RuleParams params;
+    std::vector<Finding> findings;
+    double wallS = 0; // the metrics' time range
+    int64_t startNs = 0, endNs = 0;
+    size_t gpus = 0, nodes = 0;
+    std::vector<std::string> missing; // inputs the rules would have used and the run lacks ("no stack samples", …)
+};
+
+// progress(done, total, rule) is called between rules; cancel stops between and inside them.
+using AnalysisProgress = std::function<void(int done, int total, const std::string& rule)>;
+Expected<RunAnalysis> analyzeRun(store::RunDatabase& db, const RuleParams& params,
+                                 const AnalysisProgress& progress = {}, const std::atomic<bool>* cancel = nullptr);
+
+// "critical" 0, "warn" 1, "info" 2.
+int severityRank(const std::string& severity);
+
+} // namespace runlens::analysis
