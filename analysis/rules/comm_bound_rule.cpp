@@ -133,10 +133,31 @@ Expected<std::vector<Finding>> commBoundRule(const RunMetrics& m, FlameSource& s
                     util.push_back(g->util[i]);
                     sm.push_back(g->smActive[i]);
                 }
-                const double tx = i < node.netTx.size() ? node.netTx[i] : std::nan("");
-                const double rx = i < node.netRx.size() ? node.netRx[i] : std::nan("");
-                if (std::isfinite(tx) || std::isfinite(rx)) net.push_back((std::isfinite(tx) ? tx : 0) + (std::isfinite(rx) ? rx : 0));
+                const double tx = i < node.linkTx.size() ? node.linkTx[i] : std::nan("");
+                const double rx = i < node.linkRx.size() ? node.linkRx[i] : std::nan("");
+                if (std::isfinite(tx) || std::isfinite(rx)) net.push_back(std::max(std::isfinite(tx) ? tx : 0, std::isfinite(rx) ? rx : 0));
             }
+        // Link load L = the busier direction's rate / the capacity per direction. Without a known capacity, the
+        // run's peak rate stands in for it (an estimate: a run that never fills its links reads as loaded).
+        double capacity = node.linkCapacity;
+        std::string capacitySource = node.linkCapacitySource;
+        if (!std::isfinite(capacity) && !node.linkTx.empty()) {
+            std::vector<double> all;
+            for (size_t i = 0; i < grid.size; ++i) {
+                const double tx = i < node.linkTx.size() ? node.linkTx[i] : std::nan("");
+                const double rx = i < node.linkRx.size() ? node.linkRx[i] : std::nan("");
+                if (std::isfinite(tx) || std::isfinite(rx)) all.push_back(std::max(std::isfinite(tx) ? tx : 0, std::isfinite(rx) ? rx : 0));
+            }
+            capacity = quantile(all, 0.999);
+            capacitySource = "estimated: the run's peak rate (no capacity recorded; import with --option link_capacity=4x200Gb/s)";
+        }
+        const double medNet = quantile(net, 0.5);
+        const double load = std::isfinite(capacity) && capacity > 0 && std::isfinite(medNet) ? medNet / capacity : std::nan("");
+        const std::string subType = !std::isfinite(load)                           ? "unknown"
+                                    : load <= p.get("comm_bound.latency_load")     ? "latency"
+                                    : load >= p.get("comm_bound.bandwidth_load")   ? "bandwidth"
+                                                                                   : "latency_and_bandwidth";
+        const bool estimated = capacitySource.rfind("estimated", 0) == 0;
         f.rule = "COMM_BOUND";
         f.nodes = {node.node};
         for (const GpuMetrics* g : gpus)
@@ -145,14 +166,20 @@ Expected<std::vector<Finding>> commBoundRule(const RunMetrics& m, FlameSource& s
         f.savingS = waitS;
         f.severity = f.impact >= 0.2 ? "critical" : f.impact >= 0.1 ? "warn" : "info";
         f.primary = flaggedSlices >= 0.8 * spannedSlices;
-        // Link capacity is not known from these metrics: the bandwidth/latency sub-type stays open.
-        f.confidence = withStacks > 0 ? 0.8 : 0.65;
+        // Lower without stack samples (the cause is then read from metrics and traces only) and when the link
+        // capacity is unknown or estimated (the sub-type is then uncertain).
+        f.confidence = (withStacks > 0 ? 0.85 : 0.7) - (subType == "unknown" ? 0.1 : estimated ? 0.05 : 0);
         const double medUtil = quantile(util, 0.5), medSm = quantile(sm, 0.5);
         const std::string evidenceKind = illusion / n >= 0.5 ? "utilization illusion (communication kernels resident and waiting)"
                                          : comm / n >= share ? "communication frames in the stack samples"
                                                              : "profiled collectives";
-        f.title = fmt::format("Communication-bound on {}: GPU utilization {:.0f} % but SM activity {:.2f} for {:.0f} s ({})",
-                              node.node, medUtil, medSm, seconds, evidenceKind);
+        const std::string kind = subType == "latency"     ? "latency/sync-bound"
+                                 : subType == "bandwidth" ? "bandwidth-bound"
+                                 : subType == "unknown"   ? "link load unknown"
+                                                          : "between latency- and bandwidth-bound";
+        f.title = fmt::format("Communication-bound on {} ({}{}): GPU utilization {:.0f} % but SM activity {:.2f} for {:.0f} s ({})",
+                              node.node, kind, std::isfinite(load) ? fmt::format(", link load {:.2f}", load) : std::string(),
+                              medUtil, medSm, seconds, evidenceKind);
         // The top communication frames of the episodes.
         QJsonArray top;
         if (withStacks > 0) {
@@ -206,15 +233,27 @@ Expected<std::vector<Finding>> commBoundRule(const RunMetrics& m, FlameSource& s
                                  {QStringLiteral("illusion_share"), illusion / n},
                                  {QStringLiteral("comm_frame_share"), comm / n},
                                  {QStringLiteral("trace_comm_share"), trace / n},
-                                 {QStringLiteral("median_network_bytes_per_s"), quantile(net, 0.5)},
-                                 {QStringLiteral("link_load"), QStringLiteral("unknown: no link capacity in the run")},
+                                 {QStringLiteral("median_link_bytes_per_s"), medNet},
+                                 {QStringLiteral("link_capacity_bytes_per_s"), capacity},
+                                 {QStringLiteral("link_capacity_source"), QString::fromStdString(capacitySource)},
+                                 {QStringLiteral("link_load"), load},
+                                 {QStringLiteral("sub_type"), QString::fromStdString(subType)},
                                  {QStringLiteral("top_comm_frames"), top}};
+        const std::string knobs =
+            "ZeRO-3: stage3_prefetch_bucket_size, reduce_bucket_size, stage3_param_persistence_threshold, "
+            "stage3_max_live_parameters, stage3_max_reuse_distance, sub_group_size, overlap_comm=true; FSDP: "
+            "forward/backward prefetch, reshard_after_forward=False for the layers that fit";
         f.recommendation =
-            "Overlap and shrink the communication: ZeRO-3 stage3_prefetch_bucket_size, reduce_bucket_size, "
-            "stage3_param_persistence_threshold, stage3_max_live_parameters, overlap_comm=true; FSDP: "
-            "reshard_after_forward=False for the layers that fit, forward/backward prefetch; gradient accumulation to "
-            "all-reduce less often; hierarchical (intra-node first) collectives; a TP/PP/DP layout that keeps the "
-            "heavy collectives inside a node.";
+            subType == "bandwidth"
+                ? fmt::format("The links are near their capacity: send less or spread it. A TP/PP/DP layout that keeps "
+                              "the heavy collectives inside a node (NVLink), hierarchical collectives, gradient "
+                              "accumulation to reduce less often, lower-precision communication (bf16/fp8 gradients); then "
+                              "overlap what remains ({}).",
+                              knobs)
+                : fmt::format("The links are far from full{}: the time goes to many small, unoverlapped collectives "
+                              "(latency and synchronisation), not to bandwidth. Fewer, larger and earlier collectives: {}; "
+                              "gradient accumulation; check that no rank arrives late at the collectives.",
+                              std::isfinite(load) ? fmt::format(" (link load {:.2f})", load) : std::string(), knobs);
         out.push_back(std::move(f));
     }
     return out;

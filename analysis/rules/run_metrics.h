@@ -2,12 +2,16 @@
 
 // The metrics the rules read, resampled onto one grid over the run: per GPU its utilization and SM activity,
 // per node its disk and network rates (summed over devices) and CPU utilization. Several series of one metric
-// on one device (nvidia-smi query and dmon both give utilization) are averaged per slot.
+// on one device (nvidia-smi query and dmon both give utilization) are averaged per slot. Clock-event reasons are
+// bit masks (NVML's clocks_event_reasons): OR-ed per slot, the per-reason booleans of nvidia-smi folded into them.
+// The trainer's step times and losses stay the points they are (one per logged step), not resampled.
 
 #include "analysis/rules/episodes.h"
 #include "analysis/store/run_database.h"
 #include "analysis/store/run_reader.h"
 
+#include <cstdint>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -19,15 +23,40 @@ struct GpuMetrics
     std::vector<double> util;      // %, NaN: no sample
     std::vector<double> smActive;  // 0–1; empty when the run has no SM activity for this GPU
     std::vector<double> commBusy;  // 0–1 from profiler traces (NCCL kernels' share of time); empty when untraced
+    // Each empty when the run does not have it for this GPU.
+    std::vector<double> smClock;           // Hz
+    std::vector<double> power;             // W
+    std::vector<double> powerLimit;        // W, the enforced limit when recorded, else the configured one
+    std::vector<double> temp;              // °C
+    std::vector<double> clockEventReasons; // NVML clock-event reason bits (kClockEvent…), NaN: unknown
 };
+
+// NVML clock-event reason bits (nvmlClocksEventReason…).
+inline constexpr uint64_t kClockEventGpuIdle = 0x1;
+inline constexpr uint64_t kClockEventAppClocks = 0x2;
+inline constexpr uint64_t kClockEventSwPowerCap = 0x4;
+inline constexpr uint64_t kClockEventHwSlowdown = 0x8;
+inline constexpr uint64_t kClockEventSyncBoost = 0x10;
+inline constexpr uint64_t kClockEventSwThermal = 0x20;
+inline constexpr uint64_t kClockEventHwThermal = 0x40;
+inline constexpr uint64_t kClockEventHwPowerBrake = 0x80;
 
 struct NodeMetrics
 {
     std::string node;
     std::vector<double> diskWrite, diskRead; // B/s over every disk; empty when none
     std::vector<double> netTx, netRx;        // B/s over every NIC
+    // The interconnect: InfiniBand ports when the node has them, else its NICs. Rates per direction (B/s), and
+    // the capacity per direction (NaN when unknown) with where it came from: the link_capacity import option,
+    // ib.capacity (node_exporter's InfiniBand rate) or net.capacity (the NICs' speed).
+    std::vector<double> linkTx, linkRx;
+    double linkCapacity = std::numeric_limits<double>::quiet_NaN();
+    std::string linkCapacitySource;
     std::vector<double> cpuUtil;             // %
     std::vector<double> collectiveBusy;      // 0–1 from traces (CPU-side collective spans, e.g. gloo:all_reduce)
+    // The trainer log: of the node's train.step_time (s) and train.loss series, the one with the most present points
+    // (the ranks of a node step together), in time order, missing points left out; empty when the run has none.
+    std::vector<store::Point> stepTimes, losses;
 };
 
 struct RunMetrics
