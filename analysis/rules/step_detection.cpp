@@ -1,0 +1,293 @@
+#include "analysis/rules/step_detection.h"
+
+#include <algorithm>
+#include <cmath>
+#include <deque>
+#include <limits>
+
+namespace runlens::analysis {
+
+namespace {
+
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+// The minimum (or maximum) of the finite values in [i - before, i + after] for every i; NaN counts as absent.
+std::vector<double> slidingExtreme(const std::vector<double>& v, size_t before, size_t after, bool minimum)
+{
+    const size_t n = v.size();
+    std::vector<double> out(n, kNaN);
+    std::deque<size_t> window; // indices of finite values, their values monotone
+    auto worse = [&](double a, double b) { return minimum ? a >= b : a <= b; };
+    size_t next = 0; // the next index to enter the window
+    for (size_t i = 0; i < n; ++i) {
+        const size_t last = std::min(n - 1, i + after);
+        for (; next <= last; ++next) {
+            if (!std::isfinite(v[next])) continue;
+            while (!window.empty() && worse(v[window.back()], v[next]))
+                window.pop_back();
+            window.push_back(next);
+        }
+        while (!window.empty() && window.front() + before < i)
+            window.pop_front();
+        if (!window.empty()) out[i] = v[window.front()];
+    }
+    return out;
+}
+
+// The vertex of the parabola through (l-1, a), (l, b), (l+1, c), as an offset from l in (-0.5, 0.5).
+double parabolicOffset(double a, double b, double c)
+{
+    const double den = a - 2 * b + c;
+    if (!(std::abs(den) > 1e-12)) return 0;
+    return std::clamp(0.5 * (a - c) / den, -0.5, 0.5);
+}
+
+StepTimes fromTrainerLog(const NodeMetrics& node, const RuleParams& p)
+{
+    StepTimes out;
+    out.node = node.node;
+    const auto minSteps = static_cast<size_t>(std::max(2.0, p.get("steps.min_logged")));
+    if (node.stepTimes.size() >= minSteps) {
+        // A point at the end of each step, holding its duration.
+        std::vector<double> seconds;
+        for (const store::Point& pt : node.stepTimes) {
+            if (!(pt.value > 0)) continue;
+            seconds.push_back(pt.value);
+            out.startsNs.push_back(pt.tsNs - std::llround(pt.value * 1e9));
+        }
+        if (seconds.size() < minSteps) return {};
+        std::sort(out.startsNs.begin(), out.startsNs.end());
+        out.medianStepS = quantile(seconds, 0.5);
+        out.source = "trainer_log";
+        out.confidence = 0.95;
+        return out;
+    }
+    if (node.losses.size() >= minSteps) {
+        // Only the times the loss was logged: one step ends at each (a trainer that logs every N steps makes
+        // these N-step spans, hence the lower confidence).
+        std::vector<double> intervals;
+        for (size_t k = 1; k < node.losses.size(); ++k)
+            intervals.push_back(static_cast<double>(node.losses[k].tsNs - node.losses[k - 1].tsNs) / 1e9);
+        const double median = quantile(intervals, 0.5);
+        if (!(median > 0)) return {};
+        out.startsNs.push_back(node.losses.front().tsNs - std::llround(median * 1e9));
+        for (size_t k = 0; k + 1 < node.losses.size(); ++k)
+            out.startsNs.push_back(node.losses[k].tsNs);
+        out.medianStepS = median;
+        out.source = "trainer_log";
+        out.confidence = 0.7;
+        return out;
+    }
+    return {};
+}
+
+} // namespace
+
+StepTimes stepTimesFromActivity(const std::vector<double>& x, const TimeGrid& grid, const RuleParams& p)
+{
+    StepTimes none;
+    const size_t n = std::min(x.size(), grid.size);
+    const double stepS = static_cast<double>(grid.stepNs) / 1e9;
+    // The busy part of the run: from the first to the last slot above the idle level.
+    const double idle = p.get("steps.idle_level");
+    size_t a = n, b = 0;
+    for (size_t i = 0; i < n; ++i)
+        if (std::isfinite(x[i]) && x[i] > idle) {
+            a = std::min(a, i);
+            b = i;
+        }
+    if (a >= n) return none;
+    const size_t len = b - a + 1;
+    const std::vector<double> w(x.begin() + static_cast<std::ptrdiff_t>(a), x.begin() + static_cast<std::ptrdiff_t>(b) + 1);
+    const double high = quantile(w, 0.9), low = quantile(w, 0.1);
+    if (!(high - low >= p.get("steps.min_contrast"))) return none;
+
+    // Autocorrelation of the mean-free signal (unknown slots count as the mean), unbiased per lag.
+    double mean = 0;
+    size_t present = 0;
+    for (double v : w)
+        if (std::isfinite(v)) {
+            mean += v;
+            ++present;
+        }
+    mean /= static_cast<double>(present);
+    std::vector<double> y(len, 0.0);
+    double var = 0;
+    for (size_t i = 0; i < len; ++i) {
+        y[i] = std::isfinite(w[i]) ? w[i] - mean : 0.0;
+        var += y[i] * y[i];
+    }
+    var /= static_cast<double>(len);
+    if (!(var > 0)) return none;
+    auto acf = [&](size_t lag) {
+        if (lag >= len) return 0.0;
+        double s = 0;
+        for (size_t i = 0; i + lag < len; ++i)
+            s += y[i] * y[i + lag];
+        return s / static_cast<double>(len - lag) / var;
+    };
+    const auto minLag = static_cast<size_t>(std::max(2.0, std::ceil(p.get("steps.min_period_s") / stepS)));
+    const double minCycles = std::max(2.0, p.get("steps.min_cycles"));
+    const auto maxLag = static_cast<size_t>(
+        std::min(std::floor(p.get("steps.max_period_s") / stepS), std::floor(static_cast<double>(len) / minCycles)));
+    if (maxLag <= minLag) return none;
+    std::vector<double> r(maxLag + 2, 1.0);
+    for (size_t lag = 1; lag <= maxLag + 1; ++lag)
+        r[lag] = acf(lag);
+    // The first clear peak: a local maximum high enough, close to the highest (not one of its multiples), and
+    // rising out of a trough (not a wiggle on the slope of a slow signal).
+    std::vector<size_t> peaks;
+    for (size_t lag = minLag; lag <= maxLag; ++lag)
+        if (r[lag] >= r[lag - 1] && r[lag] > r[lag + 1]) peaks.push_back(lag);
+    double best = -1;
+    for (size_t lag : peaks)
+        best = std::max(best, r[lag]);
+    size_t lag = 0;
+    double trough = 1;
+    size_t scanned = 1;
+    for (size_t k : peaks) {
+        for (; scanned <= k; ++scanned)
+            trough = std::min(trough, r[scanned]);
+        if (r[k] >= p.get("steps.min_acf") && r[k] >= p.get("steps.peak_share") * best &&
+            r[k] - trough >= p.get("steps.min_prominence")) {
+            lag = k;
+            break;
+        }
+    }
+    if (lag == 0) return none;
+    double peakAcf = r[lag];
+    double period = static_cast<double>(lag) + parabolicOffset(r[lag - 1], r[lag], r[lag + 1]); // slots
+    // A period that is not a whole number of slots peaks lower at the slots either side of it than at a multiple
+    // that is: the peak found may be k periods. A fraction of it with a peak of its own is the period.
+    for (int k = 4; k >= 2; --k) {
+        const double part = period / k;
+        if (part < static_cast<double>(minLag) - 0.5) continue;
+        const auto from = static_cast<size_t>(std::max<double>(static_cast<double>(minLag), std::floor(part - 1)));
+        const auto to = static_cast<size_t>(std::ceil(part + 1));
+        double top = -2;
+        for (size_t l = from; l <= to && l <= maxLag; ++l)
+            if (r[l] >= r[l - 1] && r[l] >= r[l + 1]) top = std::max(top, r[l]);
+        if (top >= p.get("steps.min_acf") && top >= 0.5 * peakAcf) {
+            period = part;
+            peakAcf = top;
+            break;
+        }
+    }
+    // A later multiple of the period pins it down more finely (the error divides by the multiple).
+    for (int k = 8; k >= 2; --k) {
+        const double at = k * period;
+        if (at + k + 1 >= static_cast<double>(len) / 2) continue;
+        const auto from = static_cast<size_t>(std::max(1.0, std::floor(at - k / 2.0)));
+        const auto to = static_cast<size_t>(std::ceil(at + k / 2.0));
+        size_t top = from;
+        double topR = -2;
+        for (size_t l = from; l <= to; ++l)
+            if (const double v = acf(l); v > topR) {
+                topR = v;
+                top = l;
+            }
+        if (top == from || top == to || topR < p.get("steps.min_acf")) continue;
+        const double refined = (static_cast<double>(top) + parabolicOffset(acf(top - 1), topR, acf(top + 1))) / k;
+        if (std::abs(refined - period) <= 0.5) {
+            period = refined;
+            break;
+        }
+    }
+
+    // The recurring dips: slots lowest within half a period either side that the GPUs rise out of within a period;
+    // dips closer than half a period are one (the lowest, the later on ties: a stall ends at its last low slot).
+    const auto half = static_cast<size_t>(std::max(1.0, std::floor(period / 2)));
+    const auto whole = static_cast<size_t>(std::max(1.0, std::ceil(period)));
+    const std::vector<double> lowest = slidingExtreme(w, half, half, true);
+    const std::vector<double> ahead = slidingExtreme(w, 0, whole, false);
+    const double depth = p.get("steps.min_dip_depth") * (high - low);
+    std::vector<size_t> dips;
+    for (size_t i = 0; i < len; ++i) {
+        if (!std::isfinite(w[i]) || w[i] > lowest[i] || !(ahead[i] - w[i] >= depth)) continue;
+        if (!dips.empty() && static_cast<double>(i - dips.back()) < period / 2) {
+            if (w[i] <= w[dips.back()]) dips.back() = i;
+            continue;
+        }
+        dips.push_back(i);
+    }
+    // Each step starts where the GPUs cross halfway out of the dip, placed within the slot by the slot's mean
+    // (a slot half busy started half way through).
+    auto busyShare = [&](size_t i) { return std::isfinite(w[i]) ? std::clamp((w[i] - low) / (high - low), 0.0, 1.0) : 0.0; };
+    StepTimes out;
+    // The first step starts as the GPUs leave idle (the slot before the busy part is known and idle).
+    if (a > 0 && std::isfinite(x[a - 1])) {
+        const size_t end = dips.empty() ? len : dips.front();
+        size_t j = 0;
+        while (j < end && !(std::isfinite(w[j]) && w[j] >= low + 0.5 * (high - low)))
+            ++j;
+        if (j < end) {
+            const double before = j > 0 ? busyShare(j - 1) : 0.0;
+            out.startsNs.push_back(grid.slotStart(a + j) +
+                                   std::llround(((1 - busyShare(j)) - before) * static_cast<double>(grid.stepNs)));
+        }
+    }
+    for (size_t k = 0; k < dips.size(); ++k) {
+        const size_t d = dips[k], end = k + 1 < dips.size() ? dips[k + 1] : len;
+        const double level = w[d] + 0.5 * (high - w[d]);
+        size_t j = d + 1;
+        while (j < end && !(std::isfinite(w[j]) && w[j] >= level))
+            ++j;
+        if (j >= end) continue;
+        const double before = j - 1 > d ? busyShare(j - 1) : 0.0;
+        const double offset = (1 - busyShare(j)) - before;
+        const int64_t ts = grid.slotStart(a + j) + std::llround(offset * static_cast<double>(grid.stepNs));
+        if (out.startsNs.empty() || ts > out.startsNs.back()) out.startsNs.push_back(ts);
+    }
+    if (static_cast<double>(out.startsNs.size()) < minCycles) return none;
+    // Regular: the intervals within a quarter of the period (a checkpoint stall makes one long interval).
+    std::vector<double> regular;
+    for (size_t k = 1; k < out.startsNs.size(); ++k) {
+        const double s = static_cast<double>(out.startsNs[k] - out.startsNs[k - 1]) / 1e9;
+        if (std::abs(s - period * stepS) <= 0.25 * period * stepS) regular.push_back(s);
+    }
+    const double regularity = static_cast<double>(regular.size()) / static_cast<double>(out.startsNs.size() - 1);
+    if (regularity < p.get("steps.min_regular")) return none;
+    out.medianStepS = quantile(regular, 0.5);
+    out.confidence = std::clamp(peakAcf, 0.0, 1.0) * regularity;
+    return out;
+}
+
+std::vector<StepTimes> computeStepTimes(const RunMetrics& m, const RuleParams& p)
+{
+    std::vector<StepTimes> out;
+    for (const NodeMetrics& node : m.nodes) {
+        StepTimes steps = fromTrainerLog(node, p);
+        if (steps.startsNs.empty()) {
+            // The node's GPUs: their mean SM activity, else their mean utilization (as a fraction).
+            std::vector<const GpuMetrics*> gpus;
+            bool haveSm = false;
+            for (const GpuMetrics& g : m.gpus)
+                if (g.node == node.node) {
+                    gpus.push_back(&g);
+                    haveSm = haveSm || std::any_of(g.smActive.begin(), g.smActive.end(), [](double v) { return std::isfinite(v); });
+                }
+            if (gpus.empty()) continue;
+            std::vector<double> activity(m.grid.size, kNaN);
+            for (size_t i = 0; i < m.grid.size; ++i) {
+                double sum = 0;
+                int count = 0;
+                for (const GpuMetrics* g : gpus) {
+                    const std::vector<double>& v = haveSm ? g->smActive : g->util;
+                    if (i < v.size() && std::isfinite(v[i])) {
+                        sum += haveSm ? v[i] : v[i] / 100;
+                        ++count;
+                    }
+                }
+                if (count > 0) activity[i] = sum / count;
+            }
+            steps = stepTimesFromActivity(activity, m.grid, p);
+            steps.node = node.node;
+            steps.source = haveSm ? "sm_periodicity" : "utilization_periodicity";
+            if (!haveSm) steps.confidence *= 0.8; // a spinning communication kernel reads as busy
+        }
+        if (!steps.startsNs.empty()) out.push_back(std::move(steps));
+    }
+    return out;
+}
+
+} // namespace runlens::analysis

@@ -1,0 +1,258 @@
+#include "analysis/rules/throttle_rule.h"
+
+#include <QJsonArray>
+#include <algorithm>
+#include <cmath>
+#include <fmt/format.h>
+#include <limits>
+
+namespace runlens::analysis {
+
+namespace {
+
+constexpr uint64_t kThermal = kClockEventSwThermal | kClockEventHwThermal;
+constexpr uint64_t kHwSlowdown = kClockEventHwSlowdown | kClockEventHwPowerBrake;
+
+double at(const std::vector<double>& v, size_t i)
+{
+    return i < v.size() ? v[i] : std::numeric_limits<double>::quiet_NaN();
+}
+
+bool anyFinite(const std::vector<double>& v)
+{
+    return std::any_of(v.begin(), v.end(), [](double x) { return std::isfinite(x); });
+}
+
+// One GPU's throttled slots and what they showed.
+struct GpuThrottle
+{
+    const GpuMetrics* gpu = nullptr;
+    std::vector<uint8_t> flagged;
+    std::vector<double> deficit; // 1 - clock / reference per throttled slot (0 elsewhere and when unknown)
+    std::vector<double> peerClock; // the peers' median SM clock per slot, NaN without peers
+    int powerCap = 0, thermal = 0, hwSlowdown = 0; // flagged slots with each reason bit
+    int atPowerLimit = 0, hot = 0;                 // flagged slots with the power at its limit, hot
+    bool limitRecorded = false;
+    double maxPower = std::numeric_limits<double>::quiet_NaN();
+};
+
+} // namespace
+
+std::vector<Finding> throttleRule(const RunMetrics& m, const RuleParams& p)
+{
+    const TimeGrid& grid = m.grid;
+    const int maxGap = static_cast<int>(p.get("rules.episode_gap_samples"));
+    const double wall = grid.seconds(), stepS = static_cast<double>(grid.stepNs) / 1e9;
+    const double busyUtil = p.get("throttle.busy_util"), ratio = p.get("throttle.clock_ratio");
+    auto busy = [&](const GpuMetrics& g, size_t i) {
+        const double u = at(g.util, i);
+        return !std::isfinite(u) || u >= busyUtil;
+    };
+
+    std::vector<GpuThrottle> throttled;
+    for (const GpuMetrics& g : m.gpus) {
+        GpuThrottle t;
+        t.gpu = &g;
+        t.flagged.assign(grid.size, 0);
+        t.deficit.assign(grid.size, 0.0);
+        t.peerClock.assign(grid.size, std::numeric_limits<double>::quiet_NaN());
+        t.limitRecorded = anyFinite(g.powerLimit);
+        for (double w : g.power)
+            if (std::isfinite(w) && !(w <= t.maxPower)) t.maxPower = w;
+        // Its own busy clock: the reference when no peer has a clock.
+        std::vector<double> busyClock;
+        for (size_t i = 0; i < g.smClock.size(); ++i)
+            if (busy(g, i)) busyClock.push_back(g.smClock[i]);
+        const double ownClock = quantile(busyClock, p.get("throttle.own_clock_quantile"));
+        std::vector<double> peers;
+        for (size_t i = 0; i < grid.size; ++i) {
+            if (!busy(g, i)) continue;
+            peers.clear();
+            for (const GpuMetrics& o : m.gpus)
+                if (&o != &g && busy(o, i) && std::isfinite(at(o.smClock, i))) peers.push_back(o.smClock[i]);
+            const double peer = quantile(peers, 0.5);
+            t.peerClock[i] = peer;
+            const double clock = at(g.smClock, i), reference = std::isfinite(peer) ? peer : ownClock;
+            const bool low = std::isfinite(clock) && std::isfinite(reference) && clock < ratio * reference;
+            const double mask = at(g.clockEventReasons, i);
+            const uint64_t bits = std::isfinite(mask) ? static_cast<uint64_t>(mask) : 0;
+            const double limit = std::isfinite(at(g.powerLimit, i)) ? g.powerLimit[i] : t.maxPower;
+            const double power = at(g.power, i);
+            const bool atLimit = std::isfinite(power) && std::isfinite(limit) && limit > 0 &&
+                                 power >= p.get("throttle.power_at_limit") * limit;
+            const bool hot = std::isfinite(at(g.temp, i)) && g.temp[i] >= p.get("throttle.temp_hot_c");
+            const bool byReason = (bits & (kThermal | kHwSlowdown)) != 0 ||
+                                  ((bits & kClockEventSwPowerCap) != 0 && (low || !std::isfinite(clock)));
+            const bool byClock = low && std::isfinite(peer) && (atLimit || hot);
+            if (std::isfinite(clock) && std::isfinite(reference) && reference > 0)
+                t.deficit[i] = std::clamp(1 - clock / reference, 0.0, 1.0);
+            t.flagged[i] = byReason || byClock ? 1 : 0;
+        }
+        // Episodes long enough (their short gaps included); the counts over them.
+        std::vector<uint8_t> kept(grid.size, 0);
+        bool any = false;
+        for (const Episode& e : episodesOf(t.flagged, grid, maxGap)) {
+            if (e.seconds() < p.get("throttle.min_s")) continue;
+            std::fill(kept.begin() + static_cast<std::ptrdiff_t>(e.first), kept.begin() + static_cast<std::ptrdiff_t>(e.last) + 1, 1);
+            any = true;
+        }
+        if (!any) continue;
+        t.flagged = std::move(kept);
+        for (size_t i = 0; i < grid.size; ++i) {
+            if (!t.flagged[i]) {
+                t.deficit[i] = 0;
+                continue;
+            }
+            const double mask = at(g.clockEventReasons, i);
+            const uint64_t bits = std::isfinite(mask) ? static_cast<uint64_t>(mask) : 0;
+            t.powerCap += (bits & kClockEventSwPowerCap) ? 1 : 0;
+            t.thermal += (bits & kThermal) ? 1 : 0;
+            t.hwSlowdown += (bits & kHwSlowdown) ? 1 : 0;
+            const double limit = std::isfinite(at(g.powerLimit, i)) ? g.powerLimit[i] : t.maxPower;
+            t.atPowerLimit += std::isfinite(at(g.power, i)) && limit > 0 && g.power[i] >= p.get("throttle.power_at_limit") * limit ? 1 : 0;
+            t.hot += std::isfinite(at(g.temp, i)) && g.temp[i] >= p.get("throttle.temp_hot_c") ? 1 : 0;
+        }
+        throttled.push_back(std::move(t));
+    }
+
+    std::vector<Finding> out;
+    for (const NodeMetrics& node : m.nodes) {
+        std::vector<const GpuThrottle*> gpus;
+        for (const GpuThrottle& t : throttled)
+            if (t.gpu->node == node.node) gpus.push_back(&t);
+        if (gpus.empty()) continue;
+        Finding f;
+        f.rule = "THROTTLE";
+        f.nodes = {node.node};
+        std::vector<uint8_t> any(grid.size, 0);
+        double savingS = 0;
+        for (size_t i = 0; i < grid.size; ++i) {
+            double worst = 0;
+            for (const GpuThrottle* t : gpus) {
+                any[i] = any[i] || t->flagged[i];
+                worst = std::max(worst, t->deficit[i]);
+            }
+            savingS += worst * stepS; // the node's steps wait for its slowest GPU
+        }
+        double seconds = 0;
+        for (const Episode& e : episodesOf(any, grid, 0)) {
+            f.episodes.push_back({e.startNs, e.endNs});
+            seconds += e.seconds();
+        }
+        QJsonArray evidence;
+        int powerCap = 0, thermal = 0, hwSlowdown = 0, atLimit = 0, hot = 0, slots = 0;
+        bool reasonsKnown = false, limitsRecorded = true;
+        std::vector<double> ratios;
+        for (const GpuThrottle* t : gpus) {
+            const GpuMetrics& g = *t->gpu;
+            f.gpus.push_back(fmt::format("{}:gpu{}", g.node, g.gpu));
+            std::vector<double> clock, peer, power, limit, temp;
+            int n = 0;
+            for (size_t i = 0; i < grid.size; ++i) {
+                if (!t->flagged[i]) continue;
+                ++n;
+                clock.push_back(at(g.smClock, i));
+                peer.push_back(t->peerClock[i]);
+                power.push_back(at(g.power, i));
+                limit.push_back(std::isfinite(at(g.powerLimit, i)) ? g.powerLimit[i] : t->maxPower);
+                temp.push_back(at(g.temp, i));
+            }
+            const double medClock = quantile(clock, 0.5), medPeer = quantile(peer, 0.5);
+            if (std::isfinite(medClock) && std::isfinite(medPeer) && medPeer > 0) ratios.push_back(medClock / medPeer);
+            auto mhz = [](double hz) { return hz / 1e6; }; // NaN stays NaN
+            QJsonObject o{{QStringLiteral("gpu"), QString::fromStdString(f.gpus.back())},
+                          {QStringLiteral("throttled_s"), n * stepS},
+                          {QStringLiteral("reasons"),
+                           QJsonObject{{QStringLiteral("sw_power_cap"), n ? static_cast<double>(t->powerCap) / n : 0.0},
+                                       {QStringLiteral("thermal"), n ? static_cast<double>(t->thermal) / n : 0.0},
+                                       {QStringLiteral("hw_slowdown"), n ? static_cast<double>(t->hwSlowdown) / n : 0.0}}},
+                          {QStringLiteral("at_power_limit_share"), n ? static_cast<double>(t->atPowerLimit) / n : 0.0},
+                          {QStringLiteral("hot_share"), n ? static_cast<double>(t->hot) / n : 0.0},
+                          {QStringLiteral("power_limit_source"), t->limitRecorded ? QStringLiteral("recorded") : QStringLiteral("max_seen")}};
+            // Absent numbers are left out rather than written as 0.
+            auto put = [&o](const char* key, double v) {
+                if (std::isfinite(v)) o.insert(QLatin1String(key), v);
+            };
+            put("median_sm_clock_mhz", mhz(medClock));
+            put("peers_median_sm_clock_mhz", mhz(medPeer));
+            put("clock_ratio", std::isfinite(medClock) && medPeer > 0 ? medClock / medPeer : std::nan(""));
+            put("median_power_w", quantile(power, 0.5));
+            put("power_limit_w", quantile(limit, 0.5));
+            put("median_temp_c", quantile(temp, 0.5));
+            evidence.append(o);
+            powerCap += t->powerCap;
+            thermal += t->thermal;
+            hwSlowdown += t->hwSlowdown;
+            atLimit += t->atPowerLimit;
+            hot += t->hot;
+            slots += n;
+            reasonsKnown = reasonsKnown || anyFinite(g.clockEventReasons);
+            limitsRecorded = limitsRecorded && t->limitRecorded;
+        }
+        // The cause: the reason bits when recorded, else what the clock drop came with.
+        const int powerSlots = reasonsKnown ? powerCap : atLimit, thermalSlots = reasonsKnown ? thermal : hot;
+        std::vector<std::string> causes;
+        if (hwSlowdown > 0) causes.push_back("hw_slowdown");
+        if (thermalSlots > 0) causes.push_back("thermal");
+        if (powerSlots > 0) causes.push_back("power_cap");
+        std::sort(causes.begin(), causes.end(), [&](const std::string& a, const std::string& b) {
+            auto count = [&](const std::string& c) { return c == "hw_slowdown" ? hwSlowdown : c == "thermal" ? thermalSlots : powerSlots; };
+            return count(a) > count(b);
+        });
+        const std::string cause = causes.empty() ? "clock" : causes.front();
+        f.impact = wall > 0 ? seconds / wall : 0;
+        f.savingS = savingS;
+        f.severity = f.impact >= p.get("throttle.critical") ? "critical" : f.impact >= p.get("throttle.warn") ? "warn" : "info";
+        f.confidence = reasonsKnown ? 0.9 : limitsRecorded ? 0.75 : 0.6;
+        const double share = slots > 0 ? static_cast<double>(std::max({powerSlots, thermalSlots, hwSlowdown})) / slots : 0;
+        f.primary = causes.size() <= 1 || share >= 0.8;
+        const std::string what = cause == "hw_slowdown" ? "hardware slowdown"
+                                 : cause == "thermal"   ? "thermal slowdown"
+                                 : cause == "power_cap" ? "the power limit"
+                                                        : "low clocks";
+        const double medianRatio = quantile(ratios, 0.5);
+        f.title = std::isfinite(medianRatio)
+                      ? fmt::format("GPU throttling on {} ({}): {} at {:.0f} % of the peers' SM clock for {:.0f} s ({:.0f} % of the run)",
+                                    node.node, what, fmt::join(f.gpus, ", "), 100 * medianRatio, seconds, 100 * f.impact)
+                      : fmt::format("GPU throttling on {} ({}): {} for {:.0f} s ({:.0f} % of the run)", node.node, what,
+                                    fmt::join(f.gpus, ", "), seconds, 100 * f.impact);
+        if (!f.primary) f.title += " — mixed causes";
+        f.evidence = QJsonObject{{QStringLiteral("gpus"), evidence},
+                                 {QStringLiteral("cause"), QString::fromStdString(cause)},
+                                 {QStringLiteral("causes"), [&] {
+                                      QJsonArray a;
+                                      for (const std::string& c : causes)
+                                          a.append(QString::fromStdString(c));
+                                      return a;
+                                  }()},
+                                 {QStringLiteral("reason_bits_recorded"), reasonsKnown},
+                                 {QStringLiteral("throttled_s"), seconds},
+                                 {QStringLiteral("clock_deficit_s"), savingS}};
+        if (std::isfinite(medianRatio)) f.evidence.insert(QStringLiteral("median_clock_ratio"), medianRatio);
+        std::string rec;
+        for (const std::string& c : causes) {
+            if (c == "thermal")
+                rec += fmt::format("Thermal slowdown: check {}'s fans, airflow and inlet (ambient) temperature, the "
+                                   "heat sinks and the data-centre cooling (nvidia-smi -q -d TEMPERATURE,PERFORMANCE). ",
+                                   node.node);
+            else if (c == "power_cap")
+                rec += "Power cap: compare the power limits (nvidia-smi -q -d POWER; raise a lowered one with "
+                       "sudo nvidia-smi -pl <watts> up to the default), check the node's power supply and the "
+                       "rack's power budget, or lock the clocks (nvidia-smi -lgc) so all GPUs run alike. ";
+            else if (c == "hw_slowdown")
+                rec += "Hardware slowdown (HW_SLOWDOWN / power brake): a failing GPU, power supply or an "
+                       "external brake signal; check nvidia-smi -q -d PERFORMANCE and dmesg for Xid errors, "
+                       "reseat or replace the GPU (or take the node out of the job). ";
+        }
+        if (rec.empty())
+            rec = fmt::format("The GPUs on {} run slower clocks than their peers: compare nvidia-smi -q -d "
+                              "CLOCK,POWER,TEMPERATURE,PERFORMANCE across nodes, check cooling and power limits. ",
+                              node.node);
+        rec += "Every rank waits for the slowest GPU at each collective, so one throttled GPU slows the whole job.";
+        f.recommendation = rec;
+        out.push_back(std::move(f));
+    }
+    return out;
+}
+
+} // namespace runlens::analysis
