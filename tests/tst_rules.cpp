@@ -406,14 +406,14 @@ void TestRules::fixtureHang()
 
 void TestRules::inputStallFromHostWork()
 {
-    // 10 min, SM activity 0.2 throughout. The first 5 min the training thread spends 60 % of its samples in its
-    // own preprocessing, the last 5 min 70 % in all_reduce (communication): only the first half is an input stall,
-    // and it names the preprocessing.
+    // 10 min, SM activity 0.2 and utilization 40 % throughout (the GPU idles between kernels). The first 5 min
+    // the training thread spends 60 % of its samples in its own preprocessing, the last 5 min 70 % in all_reduce
+    // (communication): only the first half is an input stall, and it names the preprocessing.
     Synthetic run;
     run.seconds = 600;
     run.gpus = 1;
     run.sm = [](int, int64_t) { return 0.2; };
-    run.util = [](int, int64_t) { return 95.0; };
+    run.util = [](int, int64_t) { return 40.0; };
     run.write = [](int64_t) { return 1e6; };
     run.stack = [](int64_t k) -> std::vector<std::pair<std::string, std::string>> {
         const bool first = k < 3000;
@@ -447,6 +447,22 @@ void TestRules::inputStallFromHostWork()
     auto busy = writeRun(dir2, run);
     QVERIFY(busy);
     QCOMPARE(inputStalls(*busy).size(), size_t(0));
+    // Nor are GPUs that always have a kernel resident (utilization 95 %): the host work overlaps them.
+    run.sm = [](int, int64_t) { return 0.2; };
+    run.util = [](int, int64_t) { return 95.0; };
+    QTemporaryDir dir3;
+    auto queued = writeRun(dir3, run);
+    QVERIFY(queued);
+    QCOMPARE(inputStalls(*queued).size(), size_t(0));
+    // A start-up before the GPUs first work (idle for 2 min while the host loads the model) is not judged.
+    run.util = [](int, int64_t s) { return s < 120 ? 0.0 : 40.0; };
+    run.sm = [](int, int64_t s) { return s < 120 ? 0.0 : 0.2; };
+    QTemporaryDir dir4;
+    auto startup = writeRun(dir4, run);
+    QVERIFY(startup);
+    const auto late = inputStalls(*startup);
+    QCOMPARE(late.size(), size_t(1));
+    QVERIFY(std::abs(static_cast<double>(late[0].episodes[0].startNs - (kStart + 120 * kSecond))) <= 2e9);
 }
 
 void TestRules::fixtureInputStall()

@@ -129,7 +129,7 @@ private Q_SLOTS:
         auto rw = RunDatabase::open(file, OpenMode::ReadWrite);
         QVERIFY_OK(rw);
         RunDatabase& db = **rw;
-        QCOMPARE(queryInt(db, "PRAGMA user_version"), int64_t(2));
+        QCOMPARE(queryInt(db, "PRAGMA user_version"), int64_t(kSchemaVersion));
         QCOMPARE(queryInt(db, "SELECT count(*) FROM stack_sample"), int64_t(7)); // the untimed rows stay
         QCOMPARE(queryInt(db, "SELECT count(*) FROM stack_sample WHERE ts_ns IS NOT NULL"), int64_t(0));
         QVERIFY(queryInt(db, "SELECT count(*) FROM stack_chunk") >= 6); // 3 threads x 5000 samples

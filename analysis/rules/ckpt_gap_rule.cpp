@@ -135,7 +135,8 @@ std::vector<Finding> checkpointGapRule(const RunMetrics& m, const RuleParams& p)
                            : 0.7; // stalls from utilization alone are coarser
         const double meanStall = stallS / static_cast<double>(gaps.size());
         f.title = periodic ? fmt::format("Checkpoint writes stall the GPUs on {} every {:.0f} s for {:.1f} s", node.node, period, meanStall)
-                           : fmt::format("Checkpoint writes stall the GPUs on {}: {} times, {:.1f} s each", node.node, gaps.size(), meanStall);
+                           : (gaps.size() == 1 ? fmt::format("Checkpoint writes stall the GPUs on {} once, for {:.1f} s", node.node, meanStall)
+                                              : fmt::format("Checkpoint writes stall the GPUs on {} {} times, {:.1f} s each", node.node, gaps.size(), meanStall));
         f.evidence = QJsonObject{{QStringLiteral("events"), events},
                                  {QStringLiteral("bursts"), jsonTimes(bursts)},
                                  {QStringLiteral("write_burst_threshold_bytes_per_s"), threshold},

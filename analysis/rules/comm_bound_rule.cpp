@@ -1,6 +1,7 @@
 #include "analysis/rules/comm_bound_rule.h"
 
 #include "analysis/flame/flame_search.h"
+#include "analysis/rules/steady_state.h"
 
 #include <QJsonArray>
 #include <algorithm>
@@ -60,7 +61,8 @@ Expected<std::vector<Finding>> commBoundRule(const RunMetrics& m, FlameSource& s
         const bool haveSm = std::all_of(gpus.begin(), gpus.end(), [](const GpuMetrics* g) { return !g->smActive.empty(); });
         if (!haveSm) continue; // neither the illusion nor under-use can be told from utilization alone here
         std::vector<Slice> ev(slices);
-        for (size_t s = 0; s < slices; ++s) {
+        // Start-up (before the GPUs first work) is not judged.
+        for (size_t s = steadyStartSlot(m, node.node, p) / sliceSlots; s < slices; ++s) {
             const size_t a = s * sliceSlots, b = std::min(grid.size, a + sliceSlots);
             const int64_t from = grid.slotStart(a), to = grid.slotStart(b);
             const bool inHang = std::any_of(hangs.begin(), hangs.end(), [&](const Finding& h) {
@@ -114,9 +116,12 @@ Expected<std::vector<Finding>> commBoundRule(const RunMetrics& m, FlameSource& s
                 comm += ev[k].commShare;
                 trace += ev[k].traceShare;
                 withStacks += ev[k].hasStacks ? 1 : 0;
-                // The time the GPUs wait on communication in this slice: the strongest evidence of it.
+                // The time the training waits on communication in this slice (what overlapping it perfectly would
+                // save, an upper bound): the training threads' share in communication frames when sampled, else
+                // the profiled collectives' share, else half the slice for the illusion alone.
                 const double sliceS = static_cast<double>(grid.stepNs) * static_cast<double>(sliceSlots) / 1e9;
-                waitS += sliceS * std::clamp(std::max({ev[k].illusion, ev[k].commShare, ev[k].traceShare}), 0.0, 1.0);
+                const double wait = ev[k].hasStacks ? ev[k].commShare : ev[k].traceShare > 0 ? ev[k].traceShare : 0.5 * ev[k].illusion;
+                waitS += sliceS * std::clamp(wait, 0.0, 1.0);
             }
             s = t + 1;
         }
@@ -189,20 +194,27 @@ Expected<std::vector<Finding>> commBoundRule(const RunMetrics& m, FlameSource& s
             q.untimed = UntimedStacks::Exclude;
             auto tree = stacks.tree(q);
             if (!tree) return tree.error();
-            const double total = static_cast<double>(std::max<int64_t>((*tree)->totalSamples(), 1));
-            std::vector<std::pair<int64_t, int32_t>> commNodes; // samples, node: outermost comm frames
+            // Shares of the busy (non-idle) samples; one function reached along several call paths counts once
+            // per outermost occurrence, summed.
+            const auto byPhase = phaseSamples(**tree);
+            const double busy = static_cast<double>(std::max<int64_t>(
+                (*tree)->totalSamples() - byPhase[static_cast<size_t>(Phase::Idle)], 1));
+            std::map<std::string, int64_t> commFrames; // label -> samples under its outermost comm occurrences
             for (int32_t i = 1; i < static_cast<int32_t>((*tree)->nodes().size());) {
                 if ((*tree)->node(i).phase == Phase::Comm) {
-                    commNodes.emplace_back((*tree)->node(i).samples, i);
+                    commFrames[std::string((*tree)->label(i))] += (*tree)->node(i).samples;
                     i = (*tree)->subtreeEnd(i);
                 } else {
                     ++i;
                 }
             }
-            std::sort(commNodes.rbegin(), commNodes.rend());
-            for (size_t k = 0; k < commNodes.size() && k < 5; ++k)
-                top.append(QJsonObject{{QStringLiteral("frame"), QString::fromStdString((*tree)->label(commNodes[k].second))},
-                                       {QStringLiteral("share"), static_cast<double>(commNodes[k].first) / total}});
+            std::vector<std::pair<int64_t, std::string>> ranked;
+            for (const auto& [label, samples] : commFrames)
+                ranked.emplace_back(samples, label);
+            std::sort(ranked.rbegin(), ranked.rend());
+            for (size_t k = 0; k < ranked.size() && k < 5; ++k)
+                top.append(QJsonObject{{QStringLiteral("frame"), QString::fromStdString(ranked[k].second)},
+                                       {QStringLiteral("share"), static_cast<double>(ranked[k].first) / busy}});
         }
         // The communication kernels and collective spans profiled in the episodes, by total time.
         QJsonArray kernels;

@@ -30,4 +30,30 @@ QJsonObject toJson(const Finding& f)
                        {QStringLiteral("recommendation"), QString::fromStdString(f.recommendation)}};
 }
 
+Finding findingFromJson(const QJsonObject& o)
+{
+    auto strings = [&](const char* key) {
+        std::vector<std::string> v;
+        for (const QJsonValue& x : o.value(QLatin1String(key)).toArray())
+            v.push_back(x.toString().toStdString());
+        return v;
+    };
+    Finding f;
+    f.rule = o.value(QStringLiteral("rule")).toString().toStdString();
+    f.severity = o.value(QStringLiteral("severity")).toString().toStdString();
+    f.confidence = o.value(QStringLiteral("confidence")).toDouble();
+    f.primary = o.value(QStringLiteral("primary")).toBool(true);
+    f.title = o.value(QStringLiteral("title")).toString().toStdString();
+    f.nodes = strings("nodes");
+    f.gpus = strings("gpus");
+    for (const QJsonValue& e : o.value(QStringLiteral("episodes")).toArray())
+        f.episodes.push_back({e.toObject().value(QStringLiteral("start_ns")).toInteger(),
+                              e.toObject().value(QStringLiteral("end_ns")).toInteger()});
+    f.impact = o.value(QStringLiteral("impact")).toDouble();
+    f.savingS = o.value(QStringLiteral("saving_s")).toDouble();
+    f.evidence = o.value(QStringLiteral("evidence")).toObject();
+    f.recommendation = o.value(QStringLiteral("recommendation")).toString().toStdString();
+    return f;
+}
+
 } // namespace runlens::analysis

@@ -32,5 +32,7 @@ struct Finding
 };
 
 QJsonObject toJson(const Finding& f);
+// The inverse of toJson (missing fields keep their defaults).
+Finding findingFromJson(const QJsonObject& o);
 
 } // namespace runlens::analysis

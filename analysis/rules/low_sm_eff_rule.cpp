@@ -1,5 +1,7 @@
 #include "analysis/rules/low_sm_eff_rule.h"
 
+#include "analysis/rules/steady_state.h"
+
 #include <algorithm>
 #include <cmath>
 #include <fmt/format.h>
@@ -20,7 +22,7 @@ std::vector<Finding> lowSmEfficiencyRule(const RunMetrics& m, const RuleParams& 
         // Per slot, the node's busy GPUs: their mean SM activity.
         std::vector<uint8_t> low(grid.size, 0);
         std::vector<double> sm(grid.size, std::nan("")), util(grid.size, std::nan(""));
-        for (size_t i = 0; i < grid.size; ++i) {
+        for (size_t i = steadyStartSlot(m, node.node, p); i < grid.size; ++i) {
             double s = 0, u = 0;
             int n = 0;
             for (const GpuMetrics* g : gpus)

@@ -6,11 +6,102 @@
 #include "analysis/rules/input_stall_rule.h"
 #include "analysis/rules/low_sm_eff_rule.h"
 #include "analysis/rules/phase_slices.h"
+#include "analysis/rules/step_detection.h"
+#include "analysis/rules/straggler_rule.h"
+#include "analysis/rules/throttle_rule.h"
+#include "analysis/store/finding_store.h"
 #include "analysis/store/trace_reader.h"
 
+#include <QDateTime>
+#include <QJsonDocument>
+#include <QJsonObject>
+
 #include <algorithm>
+#include <QJsonArray>
+#include <fmt/format.h>
+#include <fmt/ranges.h>
 
 namespace runlens::analysis {
+
+namespace {
+
+// The episodes' union, in time order.
+std::vector<FindingEpisode> unionOf(std::vector<FindingEpisode> e)
+{
+    std::sort(e.begin(), e.end(), [](const auto& a, const auto& b) { return a.startNs < b.startNs; });
+    std::vector<FindingEpisode> out;
+    for (const FindingEpisode& x : e) {
+        if (!out.empty() && x.startNs <= out.back().endNs) out.back().endNs = std::max(out.back().endNs, x.endNs);
+        else out.push_back(x);
+    }
+    return out;
+}
+
+// Findings of one rule with the same character (sub-type or sub-cause) on several nodes are one finding: data-
+// parallel ranks wait together, and "communication-bound on 4 nodes" is the diagnosis, not four of them. The
+// strongest node's finding speaks for the group; its scope, episodes and impact become the group's, the saving
+// the largest of the nodes' (they wait at the same time, so their savings do not add up), and the evidence keeps
+// each node's impact and saving.
+std::vector<Finding> mergeAcrossNodes(std::vector<Finding> findings, double wallS, size_t nodeCount)
+{
+    const auto character = [](const Finding& f) {
+        for (const char* key : {"sub_type", "sub_cause"})
+            if (f.evidence.contains(QString::fromLatin1(key))) return f.evidence.value(QString::fromLatin1(key)).toString().toStdString();
+        return std::string();
+    };
+    std::vector<Finding> out;
+    std::vector<bool> used(findings.size(), false);
+    for (size_t i = 0; i < findings.size(); ++i) {
+        if (used[i]) continue;
+        std::vector<size_t> group{i};
+        for (size_t j = i + 1; j < findings.size(); ++j)
+            if (!used[j] && findings[j].rule == findings[i].rule && findings[j].primary == findings[i].primary &&
+                character(findings[j]) == character(findings[i]) && findings[j].nodes.size() == 1 && findings[i].nodes.size() == 1)
+                group.push_back(j);
+        for (size_t k : group)
+            used[k] = true;
+        if (group.size() == 1) {
+            out.push_back(std::move(findings[i]));
+            continue;
+        }
+        const size_t lead = *std::max_element(group.begin(), group.end(), [&](size_t a, size_t b) { return findings[a].impact < findings[b].impact; });
+        Finding f = findings[lead];
+        std::vector<FindingEpisode> all;
+        QJsonArray perNode;
+        f.nodes.clear();
+        f.gpus.clear();
+        for (size_t k : group) {
+            const Finding& g = findings[k];
+            f.nodes.insert(f.nodes.end(), g.nodes.begin(), g.nodes.end());
+            f.gpus.insert(f.gpus.end(), g.gpus.begin(), g.gpus.end());
+            all.insert(all.end(), g.episodes.begin(), g.episodes.end());
+            f.savingS = std::max(f.savingS, g.savingS);
+            f.confidence = std::min(f.confidence, g.confidence);
+            if (severityRank(g.severity) < severityRank(f.severity)) f.severity = g.severity;
+            perNode.append(QJsonObject{{QStringLiteral("node"), QString::fromStdString(g.nodes.front())},
+                                       {QStringLiteral("impact"), g.impact},
+                                       {QStringLiteral("saving_s"), g.savingS}});
+        }
+        std::sort(f.nodes.begin(), f.nodes.end());
+        std::sort(f.gpus.begin(), f.gpus.end());
+        f.episodes = unionOf(std::move(all));
+        double seconds = 0;
+        for (const FindingEpisode& e : f.episodes)
+            seconds += static_cast<double>(e.endNs - e.startNs) / 1e9;
+        f.impact = wallS > 0 ? std::min(1.0, seconds / wallS) : 0;
+        const std::string leadNode = findings[lead].nodes.front();
+        const std::string scope = f.nodes.size() == nodeCount ? fmt::format("all {} nodes", nodeCount)
+                                                              : fmt::format("nodes {}", fmt::join(f.nodes, ", "));
+        if (const size_t at = f.title.find("on " + leadNode); at != std::string::npos)
+            f.title.replace(at + 3, leadNode.size(), scope);
+        f.evidence.insert(QStringLiteral("per_node"), perNode);
+        f.evidence.insert(QStringLiteral("shown_node"), QString::fromStdString(leadNode));
+        out.push_back(std::move(f));
+    }
+    return out;
+}
+
+} // namespace
 
 int severityRank(const std::string& severity)
 {
@@ -22,7 +113,7 @@ Expected<RunAnalysis> analyzeRun(store::RunDatabase& db, const RuleParams& param
 {
     RunAnalysis out;
     out.params = params;
-    out.rules = {"HANG", "COMM_BOUND", "INPUT_STALL", "CKPT_GAP", "LOW_SM_EFF"};
+    out.rules = {"HANG", "COMM_BOUND", "INPUT_STALL", "CKPT_GAP", "STRAGGLER", "THROTTLE", "LOW_SM_EFF"};
     const int total = static_cast<int>(out.rules.size()) + 1;
     int done = 0;
     const auto step = [&](const std::string& what) -> Status {
@@ -71,11 +162,22 @@ Expected<RunAnalysis> analyzeRun(store::RunDatabase& db, const RuleParams& param
     if (Status s = step("CKPT_GAP"); !s) return s.error();
     for (auto& f : checkpointGapRule(*metrics, params))
         findings.push_back(std::move(f));
+    if (Status s = step("STRAGGLER"); !s) return s.error();
+    out.steps = computeStepTimes(*metrics, params);
+    for (auto& f : stragglerRule(*metrics, out.steps, params))
+        findings.push_back(std::move(f));
+    if (Status s = step("THROTTLE"); !s) return s.error();
+    for (auto& f : throttleRule(*metrics, params))
+        findings.push_back(std::move(f));
     if (Status s = step("LOW_SM_EFF"); !s) return s.error();
     for (auto& f : lowSmEfficiencyRule(*metrics, params, findings)) // last: it needs the others
         findings.push_back(std::move(f));
     if (progress) progress(total, total, "done");
 
+    size_t gpuNodes = 0;
+    for (const NodeMetrics& n : metrics->nodes)
+        gpuNodes += std::any_of(metrics->gpus.begin(), metrics->gpus.end(), [&](const GpuMetrics& g) { return g.node == n.node; }) ? 1 : 0;
+    findings = mergeAcrossNodes(std::move(findings), out.wallS, gpuNodes);
     // Primary findings first (a contributing one is explained by another), then by severity and impact.
     std::stable_sort(findings.begin(), findings.end(), [](const Finding& a, const Finding& b) {
         if (a.primary != b.primary) return a.primary;
@@ -84,6 +186,113 @@ Expected<RunAnalysis> analyzeRun(store::RunDatabase& db, const RuleParams& param
     });
     out.findings = std::move(findings);
     return out;
+}
+
+namespace {
+
+QJsonObject summaryOf(const RunAnalysis& a)
+{
+    QJsonArray missing;
+    for (const std::string& m : a.missing)
+        missing.append(QString::fromStdString(m));
+    QJsonArray steps;
+    for (const StepTimes& st : a.steps)
+        steps.append(QJsonObject{{QStringLiteral("node"), QString::fromStdString(st.node)},
+                                 {QStringLiteral("source"), QString::fromStdString(st.source)},
+                                 {QStringLiteral("median_step_s"), st.medianStepS},
+                                 {QStringLiteral("steps"), static_cast<qint64>(st.startsNs.size())},
+                                 {QStringLiteral("confidence"), st.confidence}});
+    return QJsonObject{{QStringLiteral("steps"), steps},
+                       {QStringLiteral("wall_s"), a.wallS},
+                       {QStringLiteral("start_ns"), static_cast<qint64>(a.startNs)},
+                       {QStringLiteral("end_ns"), static_cast<qint64>(a.endNs)},
+                       {QStringLiteral("gpus"), static_cast<qint64>(a.gpus)},
+                       {QStringLiteral("nodes"), static_cast<qint64>(a.nodes)},
+                       {QStringLiteral("missing"), missing}};
+}
+
+std::string compact(const QJsonValue& v)
+{
+    if (v.isArray()) return QJsonDocument(v.toArray()).toJson(QJsonDocument::Compact).toStdString();
+    return QJsonDocument(v.toObject()).toJson(QJsonDocument::Compact).toStdString();
+}
+
+} // namespace
+
+Status storeAnalysis(store::RunDatabase& db, const RunAnalysis& a, const std::map<std::string, double>& overrides)
+{
+    store::StoredAnalysis s;
+    s.ranAtNs = QDateTime::currentMSecsSinceEpoch() * 1'000'000;
+    s.programVersion = RUNLENS_VERSION;
+    QJsonArray rules;
+    for (const std::string& r : a.rules)
+        rules.append(QString::fromStdString(r));
+    s.rulesJson = compact(rules);
+    QJsonObject values, set;
+    for (const RuleParam& p : a.params.all())
+        values.insert(QString::fromStdString(p.name), p.value);
+    for (const auto& [name, value] : overrides)
+        set.insert(QString::fromStdString(name), value);
+    s.parametersJson = compact(values);
+    s.overridesJson = compact(set);
+    s.summaryJson = compact(summaryOf(a));
+    for (const Finding& f : a.findings) {
+        store::StoredFinding sf;
+        sf.rule = f.rule;
+        sf.severity = f.severity;
+        sf.title = f.title;
+        sf.confidence = f.confidence;
+        sf.impact = f.impact;
+        sf.savingS = f.savingS;
+        sf.primary = f.primary;
+        if (!f.episodes.empty()) {
+            sf.startNs = f.episodes.front().startNs;
+            sf.endNs = f.episodes.back().endNs;
+        }
+        sf.json = compact(toJson(f));
+        s.findings.push_back(std::move(sf));
+    }
+    return store::replaceAnalysis(db, s);
+}
+
+Expected<std::optional<StoredRunAnalysis>> loadStoredAnalysis(store::RunDatabase& db)
+{
+    auto stored = store::loadAnalysis(db);
+    if (!stored) return stored.error();
+    if (!*stored) return std::optional<StoredRunAnalysis>{};
+    const store::StoredAnalysis& s = **stored;
+    StoredRunAnalysis out;
+    out.ranAtNs = s.ranAtNs;
+    out.programVersion = s.programVersion;
+    RunAnalysis& a = out.analysis;
+    a.params = RuleParams::defaults();
+    const QJsonObject set = QJsonDocument::fromJson(QByteArray::fromStdString(s.overridesJson)).object();
+    for (auto it = set.begin(); it != set.end(); ++it) {
+        // A parameter this version no longer knows is dropped, not an error.
+        if (a.params.set(fmt::format("{}={}", it.key().toStdString(), it.value().toDouble()))) out.overrides[it.key().toStdString()] = it.value().toDouble();
+    }
+    for (const QJsonValue& r : QJsonDocument::fromJson(QByteArray::fromStdString(s.rulesJson)).array())
+        a.rules.push_back(r.toString().toStdString());
+    const QJsonObject summary = QJsonDocument::fromJson(QByteArray::fromStdString(s.summaryJson)).object();
+    a.wallS = summary.value(QStringLiteral("wall_s")).toDouble();
+    a.startNs = summary.value(QStringLiteral("start_ns")).toInteger();
+    a.endNs = summary.value(QStringLiteral("end_ns")).toInteger();
+    a.gpus = static_cast<size_t>(summary.value(QStringLiteral("gpus")).toInteger());
+    a.nodes = static_cast<size_t>(summary.value(QStringLiteral("nodes")).toInteger());
+    for (const QJsonValue& v : summary.value(QStringLiteral("steps")).toArray()) {
+        StepTimes st;
+        const QJsonObject o = v.toObject();
+        st.node = o.value(QStringLiteral("node")).toString().toStdString();
+        st.source = o.value(QStringLiteral("source")).toString().toStdString();
+        st.medianStepS = o.value(QStringLiteral("median_step_s")).toDouble();
+        st.confidence = o.value(QStringLiteral("confidence")).toDouble();
+        a.steps.push_back(std::move(st)); // the count is in the summary; the step starts are not kept
+    }
+    for (const QJsonValue& m : summary.value(QStringLiteral("missing")).toArray())
+        a.missing.push_back(m.toString().toStdString());
+    for (const store::StoredFinding& f : s.findings)
+        a.findings.push_back(findingFromJson(QJsonDocument::fromJson(QByteArray::fromStdString(f.json)).object()));
+    return std::optional<StoredRunAnalysis>{std::move(out)};
 }
 
 } // namespace runlens::analysis

@@ -7,10 +7,13 @@
 #include "analysis/rules/finding.h"
 #include "analysis/rules/rule_params.h"
 #include "analysis/rules/run_metrics.h"
+#include "analysis/rules/step_detection.h"
 #include "analysis/store/run_database.h"
 
 #include <atomic>
 #include <functional>
+#include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -24,6 +27,7 @@ struct RunAnalysis
     double wallS = 0; // the metrics' time range
     int64_t startNs = 0, endNs = 0;
     size_t gpus = 0, nodes = 0;
+    std::vector<StepTimes> steps;     // per node, when detected (trainer log or periodicity)
     std::vector<std::string> missing; // inputs the rules would have used and the run lacks ("no stack samples", …)
 };
 
@@ -31,6 +35,19 @@ struct RunAnalysis
 using AnalysisProgress = std::function<void(int done, int total, const std::string& rule)>;
 Expected<RunAnalysis> analyzeRun(store::RunDatabase& db, const RuleParams& params,
                                  const AnalysisProgress& progress = {}, const std::atomic<bool>* cancel = nullptr);
+
+// Keeps the analysis in the run database (replacing the previous one), with the parameters set for this run
+// (overrides: "name" -> value), which the next analysis of the run starts from.
+Status storeAnalysis(store::RunDatabase& db, const RunAnalysis& analysis, const std::map<std::string, double>& overrides);
+// The run's stored analysis (findings, parameters, when it ran), or nullopt when it has none.
+struct StoredRunAnalysis
+{
+    RunAnalysis analysis;
+    std::map<std::string, double> overrides;
+    int64_t ranAtNs = 0;
+    std::string programVersion;
+};
+Expected<std::optional<StoredRunAnalysis>> loadStoredAnalysis(store::RunDatabase& db);
 
 // "critical" 0, "warn" 1, "info" 2.
 int severityRank(const std::string& severity);

@@ -63,6 +63,9 @@ Status RunDatabase::initialise(bool created)
     if (!appIdStmt) return appIdStmt.error();
     if (auto r = appIdStmt->step(); !r) return r.error();
     const int appId = static_cast<int>(appIdStmt->int64(0));
+    // No statement may be left running: an upgrade can drop tables.
+    version->reset();
+    appIdStmt->reset();
 
     if (userVersion > kSchemaVersion)
         return makeError(ErrorCode::Unsupported,

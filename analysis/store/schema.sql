@@ -179,21 +179,32 @@ CREATE TABLE stack_bucket (
     PRIMARY KEY (thread_id, width_log2, start_ns)
 ) WITHOUT ROWID;
 
+-- The last analysis of the run (runlens analyze, the GUI): when it ran, the rules and every parameter's value,
+-- the overrides the run keeps (reused by the next analysis), and its findings in report order, each the object
+-- `runlens analyze --json` prints. An analysis replaces the previous one as a whole.
+CREATE TABLE analysis (
+    id INTEGER PRIMARY KEY CHECK (id = 1),
+    ran_at_ns INTEGER NOT NULL,
+    program_version TEXT NOT NULL,
+    rules TEXT NOT NULL,                  -- JSON array
+    parameters TEXT NOT NULL,             -- JSON object: every parameter's value
+    overrides TEXT NOT NULL DEFAULT '{}', -- JSON object: the parameters set for this run
+    summary TEXT NOT NULL DEFAULT '{}'    -- JSON object
+);
+
 CREATE TABLE finding (
     id INTEGER PRIMARY KEY,
+    ord INTEGER NOT NULL, -- report order
     rule TEXT NOT NULL,
     severity TEXT NOT NULL,
     confidence REAL NOT NULL,
+    is_primary INTEGER NOT NULL,
     title TEXT NOT NULL,
-    node_id INTEGER REFERENCES node(id),
-    device_id INTEGER REFERENCES device(id),
-    start_ns INTEGER,
+    start_ns INTEGER, -- the first episode's start and the last one's end
     end_ns INTEGER,
-    impact REAL,
-    saving_s REAL,
-    evidence TEXT NOT NULL DEFAULT '{}',  -- JSON
-    recommendation TEXT NOT NULL DEFAULT '',
-    parameters TEXT NOT NULL DEFAULT '{}' -- JSON
+    impact REAL NOT NULL,
+    saving_s REAL NOT NULL,
+    finding TEXT NOT NULL -- JSON: the whole finding
 );
 
 -- ---------------------------------------------------------------------------------------------

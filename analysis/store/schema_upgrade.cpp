@@ -88,6 +88,9 @@ Status upgradeSchema(sqlite3* db, int fromVersion)
         execSql(db, "ROLLBACK");
         return s;
     };
+    // Version 3 replaced the finding table (one window per row) with whole findings; nothing wrote the old one.
+    if (fromVersion < 3)
+        if (Status s = execSql(db, "DROP TABLE IF EXISTS finding"); !s) return fail(s);
     const std::vector<std::string> statements = schemaStatements();
     std::vector<std::string> views;
     for (const std::string& stmt : statements) {

@@ -7,6 +7,8 @@
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <map>
 
 namespace runlens::app {
 
@@ -36,7 +38,13 @@ int cmdAnalyze(const QStringList& args)
                                    QStringLiteral("Override a rule parameter, e.g. ckpt_gap.overlap=0.6 (repeat)."),
                                    QStringLiteral("NAME=VALUE"));
     const QCommandLineOption list(QStringLiteral("list-params"), QStringLiteral("List the rule parameters and exit."));
-    for (const auto* o : {&json, &param, &list})
+    const QCommandLineOption noStore(QStringLiteral("no-store"),
+                                     QStringLiteral("Do not keep the findings in the run (by default they replace the "
+                                                    "run's previous ones, with the parameters used)."));
+    const QCommandLineOption reset(QStringLiteral("reset-params"),
+                                   QStringLiteral("Forget the parameters set for this run by earlier --param (start from "
+                                                  "the defaults)."));
+    for (const auto* o : {&json, &param, &list, &noStore, &reset})
         parser.addOption(*o);
     parser.addPositionalArgument(QStringLiteral("run"), QStringLiteral("Run database (.runlens)."), QStringLiteral("RUN"));
     if (auto done = parseCommandLine(parser, args, kSummary)) return *done;
@@ -46,8 +54,8 @@ int cmdAnalyze(const QStringList& args)
             fmt::print("{:<32} {:>12g} {:<8} {}\n", p.name, p.defaultValue, p.unit, p.doc);
         return kExitOk;
     }
-    for (const QString& assignment : parser.values(param))
-        if (Status s = params.set(assignment.toStdString()); !s) {
+    for (const QString& assignment : parser.values(param)) // checked before the run is opened
+        if (Status s = analysis::RuleParams::defaults().set(assignment.toStdString()); !s) {
             printError(s.error().message);
             return kExitUsage;
         }
@@ -56,17 +64,60 @@ int cmdAnalyze(const QStringList& args)
         return kExitUsage;
     }
     const std::string path = parser.positionalArguments().front().toStdString();
-    auto db = store::RunDatabase::open(path, store::OpenMode::ReadOnly);
+    // Read-write to keep the findings; a run we may not write is analysed all the same.
+    const bool keep = !parser.isSet(noStore);
+    auto db = store::RunDatabase::open(path, keep ? store::OpenMode::ReadWrite : store::OpenMode::ReadOnly);
+    const bool canStore = keep && static_cast<bool>(db);
+    std::string whyNotKept;
+    if (!db && keep) {
+        whyNotKept = db.error().message;
+        fmt::print(stderr, "runlens: cannot write {} ({}); analysing it read-only\n", path, whyNotKept);
+        db = store::RunDatabase::open(path, store::OpenMode::ReadOnly);
+    }
     if (!db) {
         printError(db.error().toString());
         return kExitFailure;
     }
+    // The parameters set for this run earlier, then this command's.
+    std::map<std::string, double> overrides;
+    if (!parser.isSet(reset)) {
+        auto stored = analysis::loadStoredAnalysis(**db);
+        if (!stored) {
+            printError(stored.error().toString());
+            return kExitFailure;
+        }
+        if (*stored) overrides = (*stored)->overrides;
+    }
+    for (const QString& assignment : parser.values(param)) {
+        const std::string a = assignment.toStdString();
+        if (Status s = params.set(a); !s) {
+            printError(s.error().message);
+            return kExitUsage;
+        }
+        const std::string name = a.substr(0, a.find('='));
+        overrides[name] = params.get(name);
+    }
+    for (const auto& [name, value] : overrides)
+        (void)params.set(fmt::format("{}={}", name, value)); // known names: checked when they were set
     auto analysis = analysis::analyzeRun(**db, params);
     if (!analysis) {
         printError(analysis.error().toString());
         return kExitFailure;
     }
     const std::vector<analysis::Finding>& findings = analysis->findings;
+    std::string stored;
+    if (canStore) {
+        if (Status st = analysis::storeAnalysis(**db, *analysis, overrides); !st) {
+            printError(st.error().toString());
+            return kExitFailure;
+        }
+        stored = "kept in the run";
+    } else {
+        stored = keep ? "not kept (" + whyNotKept + ")" : "not kept (--no-store)";
+    }
+    std::vector<std::string> setHere;
+    for (const auto& [name, value] : overrides)
+        setHere.push_back(fmt::format("{}={}", name, value));
 
     if (parser.isSet(json)) {
         QJsonArray items, rules;
@@ -77,7 +128,12 @@ int cmdAnalyze(const QStringList& args)
         QJsonObject values;
         for (const analysis::RuleParam& p : params.all())
             values.insert(QString::fromStdString(p.name), p.value);
+        QJsonObject set;
+        for (const auto& [name, value] : overrides)
+            set.insert(QString::fromStdString(name), value);
         const QJsonObject out{{QStringLiteral("run"), QString::fromStdString(path)},
+                              {QStringLiteral("overrides"), set},
+                              {QStringLiteral("stored"), canStore},
                               {QStringLiteral("rules"), rules},
                               {QStringLiteral("params"), values},
                               {QStringLiteral("findings"), items}};
@@ -88,6 +144,11 @@ int cmdAnalyze(const QStringList& args)
                analysis->nodes, fmt::format("{}", fmt::join(analysis->rules, ", ")));
     for (const std::string& m : analysis->missing)
         fmt::print("Missing: {}\n", m);
+    for (const analysis::StepTimes& st : analysis->steps)
+        fmt::print("Steps on {}: {} × {:.3g} s (median), from {}\n", st.node, st.startsNs.size(), st.medianStepS,
+                   st.source == "trainer_log" ? "the trainer log" : st.source == "sm_periodicity" ? "the periodicity of SM activity" : "the periodicity of GPU utilization");
+    fmt::print("Findings {}; parameters set for this run: {}\n", stored,
+               setHere.empty() ? std::string("none (defaults)") : fmt::format("{}", fmt::join(setHere, ", ")));
     fmt::print("\n");
     if (findings.empty()) {
         fmt::print("No findings.\n");
@@ -99,8 +160,9 @@ int cmdAnalyze(const QStringList& args)
                    f.confidence, f.primary ? "" : "(contributing) ", f.title);
     for (const auto& f : findings) {
         fmt::print("\n{} — {}\n", f.rule, f.title);
-        fmt::print("  where: nodes {}; GPUs {}\n", fmt::format("{}", fmt::join(f.nodes, ", ")),
-                   f.gpus.empty() ? std::string("-") : fmt::format("{}", fmt::join(f.gpus, ", ")));
+        std::string gpus = f.gpus.empty() ? std::string("-") : fmt::format("{}", fmt::join(f.gpus, ", "));
+        if (f.gpus.size() > 8) gpus = fmt::format("{} GPUs ({} … {})", f.gpus.size(), f.gpus.front(), f.gpus.back());
+        fmt::print("  where: nodes {}; GPUs {}\n", fmt::format("{}", fmt::join(f.nodes, ", ")), gpus);
         std::vector<std::string> when;
         for (const auto& e : f.episodes)
             when.push_back(fmt::format("{}–{} UTC ({:.1f} s)", clock(e.startNs), clock(e.endNs),
@@ -113,6 +175,22 @@ int cmdAnalyze(const QStringList& args)
             else if (it.value().isDouble() && key.ends_with("_ns"))
                 fmt::print("  {}: {} UTC\n", key.substr(0, key.size() - 3), clock(it.value().toInteger()));
             else if (it.value().isDouble()) fmt::print("  {}: {:.4g}\n", key, it.value().toDouble());
+            else if (it.value().isString()) fmt::print("  {}: {}\n", key, it.value().toString().toStdString());
+            else if (it.value().isArray() && key != "per_node") {
+                // Frames and kernels with their shares or times.
+                std::vector<std::string> items;
+                for (const QJsonValue& v : it.value().toArray()) {
+                    const QJsonObject o = v.toObject();
+                    const QString name = o.contains(QStringLiteral("frame")) ? o.value(QStringLiteral("frame")).toString()
+                                                                           : o.value(QStringLiteral("name")).toString();
+                    if (name.isEmpty()) continue;
+                    if (o.contains(QStringLiteral("share"))) items.push_back(fmt::format("{} {:.0f} %", name.toStdString(), 100 * o.value(QStringLiteral("share")).toDouble()));
+                    else if (o.contains(QStringLiteral("self_share"))) items.push_back(fmt::format("{} {:.0f} % self", name.toStdString(), 100 * o.value(QStringLiteral("self_share")).toDouble()));
+                    else if (o.contains(QStringLiteral("total_s"))) items.push_back(fmt::format("{} {:.2f} s", name.toStdString(), o.value(QStringLiteral("total_s")).toDouble()));
+                    else items.push_back(name.toStdString());
+                }
+                if (!items.empty()) fmt::print("  {}: {}\n", key, fmt::format("{}", fmt::join(items, "; ")));
+            }
         }
         fmt::print("  what to change: {}\n", f.recommendation);
     }

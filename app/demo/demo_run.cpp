@@ -61,7 +61,14 @@ Phase phaseAt(const DemoSpec& spec, double t, double sampleS)
 {
     const double inPeriod = std::fmod(t, spec.checkpointEveryS);
     const bool warmup = t < 60.0;
-    return {warmup, !warmup && inPeriod >= spec.checkpointEveryS - spec.checkpointStallS, std::fmod(t, 10.6) < sampleS};
+    return {warmup, !warmup && inPeriod >= spec.checkpointEveryS - spec.checkpointStallS, std::fmod(t, spec.stepS) < sampleS};
+}
+
+// The GPUs' share of their working level during warm-up: idle while the model is loaded and sharded (the
+// stacks' set-up, 20 s), then rising to their working level within 10 s.
+double rampUp(double t)
+{
+    return std::clamp((t - 20.0) / 10.0, 0.0, 1.0);
 }
 
 Status writeAll(std::string& buf, std::FILE* out)
@@ -73,6 +80,34 @@ Status writeAll(std::string& buf, std::FILE* out)
 }
 
 } // namespace
+
+const char* const kDemoScenarios = "default, zero3, zero3-tuned";
+
+Expected<DemoSpec> demoScenario(const std::string& name)
+{
+    DemoSpec spec;
+    spec.scenario = name;
+    if (name == "default") return spec;
+    if (name != "zero3" && name != "zero3-tuned")
+        return makeError(ErrorCode::Usage, fmt::format("unknown scenario \"{}\" (known: {})", name, kDemoScenarios));
+    spec.nodes = 4;
+    spec.gpusPerNode = 8;
+    spec.checkpointEveryS = 7200;
+    spec.checkpointStallS = 120;
+    spec.stackRateHz = 1; // 28 h of 32 ranks: py-spy at 1 Hz still gives ~50 samples a step
+    if (name == "zero3") {
+        spec.hours = 28;
+        spec.stepS = 50;
+        spec.smActive = 0.213;
+        spec.ibBytesPerS = 4 * 6.0e9;
+    } else {
+        spec.hours = 22.4; // the same 3 epochs at 40 s a step
+        spec.stepS = 40;
+        spec.smActive = 0.28;
+        spec.ibBytesPerS = 4 * 7.5 * 1073741824.0;
+    }
+    return spec;
+}
 
 const char* const kDemoNvsmiHeader =
     "timestamp, index, name, pci.bus_id, utilization.gpu [%], utilization.memory [%], memory.used [MiB], "
@@ -104,7 +139,7 @@ Expected<int64_t> writeDemoNvsmiCsv(const DemoSpec& spec, int node, std::FILE* o
         for (int g = 0; g < gpus; ++g) {
             double util, memUtil, power;
             if (warmup) {
-                util = std::clamp(t / 60.0 * 95.0 + rng.normal(3.0), 0.0, 100.0);
+                util = std::clamp(rampUp(t) * 95.0 + rng.normal(3.0), 0.0, 100.0);
                 memUtil = util / 8.0;
                 power = 90.0 + util * 2.5;
                 memMiB[g] = std::min(72000.0, memMiB[g] + 1200.0);
@@ -169,9 +204,12 @@ Expected<int64_t> writeDemoDcgmExporter(const DemoSpec& spec, int node, std::FIL
             for (int g = 0; g < spec.gpusPerNode; ++g) {
                 double v;
                 // Communication-bound: kernels resident (util ~99 %) but the SMs mostly wait (activity ~0.2).
-                const double sm = warmup ? 0.3 * t / 60.0 : stall ? 0.0 : std::clamp(0.21 + rng.normal(0.02), 0.0, 1.0);
+                // At each step boundary the GPUs briefly idle (the optimizer step, the next batch).
+                const double sm = warmup ? 0.3 * rampUp(t)
+                                  : stall ? 0.0
+                                          : std::clamp(spec.smActive * (stepEdge ? 0.3 : 1.0) + rng.normal(0.02), 0.0, 1.0);
                 if (std::strcmp(f.name, "DCGM_FI_DEV_GPU_UTIL") == 0)
-                    v = std::round(warmup  ? t / 60.0 * 95.0
+                    v = std::round(warmup  ? rampUp(t) * 95.0
                                    : stall ? rng.uniform() * 3.0
                                            : std::clamp(99.3 + rng.normal(0.8) - (stepEdge ? 14.0 : 0.0), 0.0, 100.0));
                 else if (std::strcmp(f.name, "DCGM_FI_PROF_SM_ACTIVE") == 0)
@@ -181,7 +219,7 @@ Expected<int64_t> writeDemoDcgmExporter(const DemoSpec& spec, int node, std::FIL
                 else if (std::strcmp(f.name, "DCGM_FI_PROF_DRAM_ACTIVE") == 0)
                     v = stall ? 0.0 : std::clamp(0.12 + rng.normal(0.02), 0.0, 1.0);
                 else
-                    v = stall ? 112.0 + rng.normal(4.0) : 90.0 + (warmup ? t / 60.0 * 300.0 : 295.0 + rng.normal(22.0));
+                    v = stall ? 112.0 + rng.normal(4.0) : 90.0 + (warmup ? rampUp(t) * 300.0 : 295.0 + rng.normal(22.0));
                 fmt::format_to(std::back_inserter(buf),
                                "{}{{gpu=\"{}\",UUID=\"GPU-{:08x}-0000-4000-8000-{:012x}\",device=\"nvidia{}\","
                                "modelName=\"NVIDIA H100 80GB HBM3\",Hostname=\"node{}\"}} {:.4g} {}\n",
@@ -214,8 +252,8 @@ Expected<int64_t> writeDemoNodeExporter(const DemoSpec& spec, int node, std::FIL
         const double t = static_cast<double>(i * kScrapeS);
         const auto [warmup, stall, stepEdge] = phaseAt(spec, t, kScrapeS);
         const int64_t stampMs = spec.startUnixS * 1000 + i * kScrapeS * 1000 + 500;
-        // ZeRO-3 traffic: ~6 GB/s per node over 25 GB/s of capacity; checkpoints write ~2 GB/s to local NVMe.
-        const double ibRate = warmup || stall ? 0.05e9 : 6.0e9 + rng.normal(0.4e9);
+        // ZeRO-3 traffic (spec.ibBytesPerS over 4 × 25 GB/s); checkpoints write ~2 GB/s to local NVMe.
+        const double ibRate = warmup || stall ? 0.05e9 : spec.ibBytesPerS * (1 + rng.normal(0.065));
         ibTx += ibRate * kScrapeS;
         ibRx += std::max(0.0, ibRate + rng.normal(0.1e9)) * kScrapeS; // counters never go down
         diskWritten += (stall ? 2.1e9 + rng.normal(0.1e9) : 2e6) * kScrapeS;

@@ -17,6 +17,10 @@ namespace runlens::app {
 
 struct DemoSpec
 {
+    std::string scenario = "default"; // demoScenario() names
+    double stepS = 10.6;              // seconds per training step (the GPUs dip at each step boundary)
+    double smActive = 0.21;           // SM activity in the steady state (utilization stays ~99 %)
+    double ibBytesPerS = 6.0e9;       // InfiniBand traffic per node and direction, over 4 × 200 Gb/s ports
     int nodes = 2;
     int gpusPerNode = 8;
     double hours = 0.5;
@@ -30,6 +34,13 @@ struct DemoSpec
     int autogradThreads = 1; // pt_autograd_0..N-1 beside MainThread
     bool exporters = true;   // dcgm-exporter and node_exporter scrapes (Prometheus text) per node
 };
+
+// The runs `runlens demo --scenario` knows: "default" (2 nodes, 30 min, 10.6 s steps), "zero3" (the reference case:
+// 4 nodes × 8 GPUs, 28 h, 50 s steps, SM activity 0.21, 6 GB/s per InfiniBand port of 25 GB/s, a 2 min checkpoint
+// every 2 h, stacks at 1 Hz) and "zero3-tuned" (the same model after tuning ZeRO-3: 40 s steps, SM activity 0.28,
+// 7.5 GiB/s per port, 22.4 h). Unknown names are a usage error.
+Expected<DemoSpec> demoScenario(const std::string& name);
+extern const char* const kDemoScenarios; // "default, zero3, zero3-tuned"
 
 // The nvidia-smi properties written, as in the header of a real capture.
 extern const char* const kDemoNvsmiHeader;

@@ -262,10 +262,10 @@ class Timeline
 public:
     Timeline(const DemoSpec& spec, int rank) : m_spec(spec), m_rank(rank) {}
 
-    static constexpr double kStepS = 10.6; // as the metrics' step dips
     static constexpr double kSetupS = 20.0;
-    static constexpr double kForwardS = 3.4;
-    static constexpr double kBackwardS = 6.2;
+    // Forward and backward as shares of a step (3.4 s and 6.2 s of 10.6 s); the step is the metrics' (spec.stepS).
+    static constexpr double kForward = 3.4 / 10.6;
+    static constexpr double kBackward = 6.2 / 10.6;
 
     Activity at(double t) const
     {
@@ -277,14 +277,15 @@ public:
                                                                          : Activity::CheckpointWait;
         }
         if (t < kSetupS) return Activity::Setup;
-        const auto step = static_cast<uint64_t>(t / kStepS);
-        const double u = t - static_cast<double>(step) * kStepS;
+        const double stepS = m_spec.stepS;
+        const auto step = static_cast<uint64_t>(t / stepS);
+        const double u = t - static_cast<double>(step) * stepS;
         // Each rank waits briefly for its next batch; about one step in ten the workers fall behind.
         const uint64_t h = mix(m_spec.seed ^ mix(static_cast<uint64_t>(m_rank) * 7919u + step));
         const double input = (h % 10 == 0 ? 0.9 : 0.12) + static_cast<double>(h >> 40 & 0xff) / 255.0 * 0.08;
         if (u < input) return Activity::Input;
-        if (u < input + kForwardS) return Activity::Forward;
-        if (u < input + kForwardS + kBackwardS) return Activity::Backward;
+        if (u < input + kForward * stepS) return Activity::Forward;
+        if (u < input + (kForward + kBackward) * stepS) return Activity::Backward;
         return Activity::OptimizerStep;
     }
 

@@ -17,7 +17,6 @@ constexpr int64_t kMs = 1'000'000;
 constexpr int kBlocks = 12;       // transformer blocks, each sharded: all-gathered before use
 constexpr int kComputeStream = 7; // PyTorch's default stream as CUPTI numbers it
 constexpr int kNcclStream = 22;   // the NCCL communicator's stream
-constexpr double kStepS = 10.6;   // nominal step time of the demo run (demo_run.cpp)
 constexpr int64_t kQuarterNs = 91LL * 86400 * 1'000'000'000; // Kineto's baseTimeNanoseconds granularity
 
 // splitmix64, as in demo_run.cpp: the same numbers on every platform.
@@ -269,12 +268,12 @@ Expected<int64_t> writeDemoKinetoTrace(const DemoSpec& spec, int globalRank, int
 Status writeDemoTraces(const DemoSpec& spec, int node, const std::string& nodeDir, std::vector<std::string>& files)
 {
     // Two steps a fifth of the way into the run, after warm-up (60 s), moved past a checkpoint stall they meet.
-    const double runS = spec.hours * 3600.0, windowS = 2.2 * kStepS;
+    const double runS = spec.hours * 3600.0, windowS = 2.2 * spec.stepS;
     double t0 = std::max(0.0, std::min(60.0 + 0.2 * std::max(0.0, runS - 60.0), runS - windowS));
     const double period = spec.checkpointEveryS;
     const double stallStart = std::floor((t0 + windowS) / period) * period - spec.checkpointStallS;
     if (t0 + windowS > stallStart && t0 < stallStart + spec.checkpointStallS) t0 = stallStart + spec.checkpointStallS;
-    const int firstStep = static_cast<int>(t0 / kStepS) + 1;
+    const int firstStep = static_cast<int>(t0 / spec.stepS) + 1;
     for (int g = 0; g < spec.gpusPerNode; ++g) {
         const int rank = node * spec.gpusPerNode + g;
         const fs::path path = fs::path(nodeDir) / fmt::format("kineto-rank{}.json", rank);

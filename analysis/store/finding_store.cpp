@@ -1,0 +1,87 @@
+#include "analysis/store/finding_store.h"
+
+#include "analysis/store/run_database.h"
+#include "analysis/store/sqlite_util.h"
+
+namespace runlens::store {
+
+Status replaceAnalysis(RunDatabase& db, const StoredAnalysis& a)
+{
+    if (Status s = db.begin(); !s) return s;
+    auto fail = [&](Status s) {
+        db.rollback();
+        return s;
+    };
+    sqlite3* h = db.handle();
+    if (Status s = execSql(h, "DELETE FROM finding; DELETE FROM analysis;"); !s) return fail(s);
+    auto head = Statement::prepare(h, "INSERT INTO analysis (id, ran_at_ns, program_version, rules, parameters, overrides, "
+                                      "summary) VALUES (1, ?, ?, ?, ?, ?, ?)");
+    if (!head) return fail(head.error());
+    head->bind(1, a.ranAtNs)
+        .bind(2, std::string_view(a.programVersion))
+        .bind(3, std::string_view(a.rulesJson))
+        .bind(4, std::string_view(a.parametersJson))
+        .bind(5, std::string_view(a.overridesJson))
+        .bind(6, std::string_view(a.summaryJson));
+    if (auto r = head->step(); !r) return fail(r.error());
+    auto row = Statement::prepare(h, "INSERT INTO finding (ord, rule, severity, confidence, is_primary, title, start_ns, "
+                                     "end_ns, impact, saving_s, finding) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+    if (!row) return fail(row.error());
+    for (size_t i = 0; i < a.findings.size(); ++i) {
+        const StoredFinding& f = a.findings[i];
+        row->bind(1, static_cast<int64_t>(i))
+            .bind(2, std::string_view(f.rule))
+            .bind(3, std::string_view(f.severity))
+            .bind(4, f.confidence)
+            .bind(5, f.primary ? 1 : 0)
+            .bind(6, std::string_view(f.title));
+        if (f.startNs) row->bind(7, *f.startNs);
+        else row->bindNull(7);
+        if (f.endNs) row->bind(8, *f.endNs);
+        else row->bindNull(8);
+        row->bind(9, f.impact).bind(10, f.savingS).bind(11, std::string_view(f.json));
+        if (auto r = row->step(); !r) return fail(r.error());
+        row->reset();
+    }
+    return db.commit();
+}
+
+Expected<std::optional<StoredAnalysis>> loadAnalysis(RunDatabase& db)
+{
+    sqlite3* h = db.handle();
+    auto head = Statement::prepare(h, "SELECT ran_at_ns, program_version, rules, parameters, overrides, summary FROM analysis");
+    if (!head) return head.error();
+    auto found = head->step();
+    if (!found) return found.error();
+    if (!*found) return std::optional<StoredAnalysis>{};
+    StoredAnalysis a;
+    a.ranAtNs = head->int64(0);
+    a.programVersion = head->text(1);
+    a.rulesJson = head->text(2);
+    a.parametersJson = head->text(3);
+    a.overridesJson = head->text(4);
+    a.summaryJson = head->text(5);
+    auto rows = Statement::prepare(h, "SELECT rule, severity, confidence, is_primary, title, start_ns, end_ns, impact, "
+                                      "saving_s, finding FROM finding ORDER BY ord");
+    if (!rows) return rows.error();
+    for (;;) {
+        auto r = rows->step();
+        if (!r) return r.error();
+        if (!*r) break;
+        StoredFinding f;
+        f.rule = rows->text(0);
+        f.severity = rows->text(1);
+        f.confidence = rows->real(2);
+        f.primary = rows->int64(3) != 0;
+        f.title = rows->text(4);
+        if (!rows->isNull(5)) f.startNs = rows->int64(5);
+        if (!rows->isNull(6)) f.endNs = rows->int64(6);
+        f.impact = rows->real(7);
+        f.savingS = rows->real(8);
+        f.json = rows->text(9);
+        a.findings.push_back(std::move(f));
+    }
+    return std::optional<StoredAnalysis>{std::move(a)};
+}
+
+} // namespace runlens::store
