@@ -64,4 +64,11 @@ inline constexpr DiagnosticKind kTruncatedTrace{"truncated_trace", true,
 inline constexpr DiagnosticKind kThreadDuration{"thread_duration", false,
                                                 "a complete event without dur: its thread duration (tdur) used"};
 
+// Trainer logs.
+inline constexpr DiagnosticKind kInconsistentThroughput{
+    "inconsistent_throughput", false,
+    "a trainer log throughput that agrees neither with its elapsed time nor its token count; elapsed_time used"};
+inline constexpr DiagnosticKind kRepeatedStep{"repeated_step", true,
+                                              "a step number not after the previous one (a run appended?); dropped"};
+
 } // namespace runlens::importers::diag

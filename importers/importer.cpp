@@ -13,6 +13,9 @@
 #include "importers/sysstat/sadf_importer.h"
 #include "importers/sysstat/sar_text_importer.h"
 #include "importers/trace/chrome_trace_importer.h"
+#include "importers/trainer/hf_trainer_state_importer.h"
+#include "importers/trainer/llamafactory_log_importer.h"
+#include "importers/trainer/megatron_deepspeed_log_importer.h"
 
 #include <QJsonDocument>
 #include <QJsonObject>
@@ -79,9 +82,13 @@ const std::vector<const Importer*>& allImporters()
     static const PerfScriptImporter perfScript;
     static const FoldedImporter folded;
     static const WideCsvImporter wideCsv;
-    static const std::vector<const Importer*> all{&nvsmiQuery, &nvsmiDmon, &dcgmiDmon, &promText,   &promJson,
-                                                  &sadf,       &sarText,   &generic,   &speedscope, &chromeTrace,
-                                                  &perfScript, &folded,    &wideCsv};
+    static const LlamaFactoryLogImporter llamaFactoryLog;
+    static const HfTrainerStateImporter hfTrainerState;
+    static const MegatronDeepSpeedLogImporter megatronDeepSpeedLog;
+    static const std::vector<const Importer*> all{
+        &nvsmiQuery,     &nvsmiDmon,           &dcgmiDmon,   &promText,   &promJson, &sadf,    &sarText,
+        &generic,        &speedscope,          &chromeTrace, &perfScript, &folded,   &wideCsv, &llamaFactoryLog,
+        &hfTrainerState, &megatronDeepSpeedLog};
     return all;
 }
 
