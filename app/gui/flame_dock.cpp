@@ -309,4 +309,12 @@ void FlameDock::applyViewToGraph(const View& v)
     }
 }
 
+void FlameDock::setNodes(const std::vector<std::string>& nodes)
+{
+    for (QAction* a : m_nodesMenu->actions()) {
+        const bool on = nodes.empty() || std::find(nodes.begin(), nodes.end(), a->text().toStdString()) != nodes.end();
+        if (a->isChecked() != on) a->setChecked(on); // toggled: the label and a new tree follow
+    }
+}
+
 } // namespace runlens::app

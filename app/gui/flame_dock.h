@@ -58,6 +58,8 @@ public:
     widgets::FlamePanel* panel() const { return m_panel; }
     // For tests: the thread filter, and whether a tree is being built.
     void setThreadPattern(const QString& pattern);
+    // The node filter: these nodes only (all when empty), as the Nodes menu sets it.
+    void setNodes(const std::vector<std::string>& nodes);
     bool busy() const { return m_inFlight || m_pending; }
 
 Q_SIGNALS:

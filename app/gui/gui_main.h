@@ -21,9 +21,10 @@ struct InitialView
     QString focus, search, sandwich;
     bool searchRegex = false;
     QString compareFrom, compareTo;
+    int finding = 0; // select the N-th finding (1-based) once the findings are shown
     bool empty() const
     {
-        return from.isEmpty() && to.isEmpty() && selectFrom.isEmpty() && selectTo.isEmpty() && focus.isEmpty() &&
+        return finding == 0 && from.isEmpty() && to.isEmpty() && selectFrom.isEmpty() && selectTo.isEmpty() && focus.isEmpty() &&
                search.isEmpty() && sandwich.isEmpty() && compareFrom.isEmpty() && compareTo.isEmpty();
     }
 };

@@ -6,6 +6,7 @@
 #include "app/gui/help_dialogs.h"
 #include "app/gui/import_dialog.h"
 #include "app/gui/recent_files.h"
+#include "app/gui/findings_dock.h"
 #include "app/gui/flame_dock.h"
 #include "app/gui/run_docks.h"
 #include "app/gui/welcome_widget.h"
@@ -58,6 +59,9 @@ MainWindow::MainWindow(QWidget* parent)
     m_docks = new RunDocks(this, m_timeline, m_controller);
     m_flame = new FlameDock(this, m_controller);
     resizeDocks({m_flame->dock()}, {360}, Qt::Vertical);
+    m_findings = new FindingsDock(this, m_controller, m_timeline, m_flame);
+    tabifyDockWidget(m_docks->detailsDock(), m_findings->dock());
+    m_findings->dock()->raise();
     statusBar()->addWidget(m_status, 1);
     createMenus();
 
@@ -105,7 +109,8 @@ void MainWindow::createMenus()
 
     QMenu* view = menuBar()->addMenu(tr("&View"));
     int n = 1;
-    for (QDockWidget* dock : {m_docks->browserDock(), m_docks->detailsDock(), m_docks->problemsDock(), m_flame->dock()}) {
+    for (QDockWidget* dock : {m_docks->browserDock(), m_docks->detailsDock(), m_docks->problemsDock(), m_flame->dock(),
+                              m_findings->dock()}) {
         QAction* toggle = dock->toggleViewAction();
         toggle->setShortcut(QKeySequence(tr("Ctrl+%1").arg(n++)));
         view->addAction(toggle);
@@ -150,6 +155,7 @@ void MainWindow::showOpened(const OpenedRun& run)
     }
     m_docks->setCatalog(run.catalog, reload);
     m_flame->setRun(run.catalog);
+    m_findings->setRun(run.catalog);
     m_timeline->setHiddenSeries(m_docks->browserModel()->hiddenSeries());
     m_controller->setFullRange({run.catalog->firstNs, run.catalog->lastNs});
     applyInitialView();
@@ -178,6 +184,7 @@ void MainWindow::applyInitialView()
 {
     if (m_initialView.empty() || !m_catalog) return;
     const InitialView view = std::exchange(m_initialView, InitialView{});
+    if (view.finding > 0) m_findings->setInitialFinding(view.finding - 1);
     const std::optional<int64_t> start = m_catalog->firstNs;
     auto window = [&](const QString& from, const QString& to) -> std::optional<widgets::TimeRange> {
         if (from.isEmpty() && to.isEmpty()) return std::nullopt;

@@ -25,6 +25,7 @@ class TimelineWidget;
 
 namespace runlens::app {
 
+class FindingsDock;
 class FlameDock;
 class RecentFiles;
 class RunDocks;
@@ -49,6 +50,7 @@ public:
     widgets::ProblemsBar* problemsBar() const { return m_problemsBar; }
     RunDocks* docks() const { return m_docks; }
     FlameDock* flame() const { return m_flame; }
+    FindingsDock* findings() const { return m_findings; }
     bool loading() const;
 
 Q_SIGNALS:
@@ -78,6 +80,7 @@ private:
     QStackedWidget* m_stack;
     RunDocks* m_docks;
     FlameDock* m_flame;
+    FindingsDock* m_findings;
     RunLoader* m_loader;
     RecentFiles* m_recent;
     QLabel* m_status;

@@ -1,0 +1,181 @@
+#include "app/gui/findings_dock.h"
+
+#include "analysis/rules/run_analysis.h"
+#include "analysis/store/run_database.h"
+#include "app/gui/flame_dock.h"
+#include "widgets/findings/findings_panel.h"
+#include "widgets/flame/flame_panel.h"
+#include "widgets/timeline/timeline_controller.h"
+#include "widgets/timeline/timeline_widget.h"
+
+#include <QDateTime>
+#include <QDockWidget>
+#include <QJsonArray>
+#include <QMainWindow>
+#include <QtConcurrent>
+#include <algorithm>
+#include <utility>
+
+namespace runlens::app {
+
+namespace {
+
+struct Loaded
+{
+    uint64_t generation = 0;
+    std::vector<analysis::Finding> findings;
+    QString status;
+    QString error;
+};
+
+// On a worker, with its own connection: the stored analysis, or a new one (kept when the run can be written).
+Loaded loadFindings(const std::string& path, bool rerun, uint64_t generation)
+{
+    Loaded out;
+    out.generation = generation;
+    auto db = store::RunDatabase::open(path, store::OpenMode::ReadWrite);
+    const bool writable = static_cast<bool>(db);
+    if (!db) db = store::RunDatabase::open(path, store::OpenMode::ReadOnly);
+    if (!db) {
+        out.error = QString::fromStdString(db.error().toString());
+        return out;
+    }
+    auto stored = analysis::loadStoredAnalysis(**db);
+    if (!stored) {
+        out.error = QString::fromStdString(stored.error().toString());
+        return out;
+    }
+    if (*stored && !rerun) {
+        out.findings = (*stored)->analysis.findings;
+        out.status = QObject::tr("%1 findings from the analysis of %2 (kept in the run).")
+                         .arg(out.findings.size())
+                         .arg(QDateTime::fromMSecsSinceEpoch((*stored)->ranAtNs / 1'000'000).toString(QStringLiteral("yyyy-MM-dd HH:mm")));
+        return out;
+    }
+    analysis::RuleParams params = analysis::RuleParams::defaults();
+    std::map<std::string, double> overrides;
+    if (*stored) overrides = (*stored)->overrides; // the parameters set for this run
+    for (const auto& [name, value] : overrides)
+        (void)params.set(name + "=" + QString::number(value, 'g', 17).toStdString());
+    auto analysis = analysis::analyzeRun(**db, params);
+    if (!analysis) {
+        out.error = QString::fromStdString(analysis.error().toString());
+        return out;
+    }
+    out.findings = analysis->findings;
+    QString kept = QObject::tr("not kept: the run is read-only");
+    if (writable) {
+        if (Status s = analysis::storeAnalysis(**db, *analysis, overrides); s) kept = QObject::tr("kept in the run");
+        else kept = QObject::tr("not kept: %1").arg(QString::fromStdString(s.error().message));
+    }
+    QStringList missing;
+    for (const std::string& m : analysis->missing)
+        missing << QString::fromStdString(m);
+    out.status = QObject::tr("%1 findings (%2).%3")
+                     .arg(out.findings.size())
+                     .arg(kept)
+                     .arg(missing.isEmpty() ? QString() : QStringLiteral(" ") + missing.join(QStringLiteral("; ")));
+    return out;
+}
+
+} // namespace
+
+FindingsDock::FindingsDock(QMainWindow* window, widgets::TimelineController* controller,
+                           widgets::TimelineWidget* timeline, FlameDock* flame)
+    : QObject(window), m_controller(controller), m_timeline(timeline), m_flame(flame)
+{
+    m_panel = new widgets::FindingsPanel;
+    m_dock = new QDockWidget(tr("Findings"), window);
+    m_dock->setObjectName(QStringLiteral("findingsDock"));
+    m_dock->setWidget(m_panel);
+    window->addDockWidget(Qt::RightDockWidgetArea, m_dock);
+    connect(m_panel, &widgets::FindingsPanel::findingSelected, this, &FindingsDock::show);
+    connect(m_panel, &widgets::FindingsPanel::analyzeRequested, this, &FindingsDock::analyze);
+}
+
+void FindingsDock::setRun(std::shared_ptr<const timeline::RunCatalog> catalog)
+{
+    m_catalog = std::move(catalog);
+    load(false);
+}
+
+void FindingsDock::analyze()
+{
+    load(true);
+}
+
+void FindingsDock::clear()
+{
+    m_catalog.reset();
+    ++m_generation;
+    m_panel->setFindings({}, QString());
+    m_timeline->setSpans({});
+}
+
+void FindingsDock::load(bool rerun)
+{
+    if (!m_catalog) return;
+    const uint64_t generation = ++m_generation;
+    m_busy = true;
+    m_panel->setStatus(rerun ? tr("Analysing the run…") : tr("Reading the findings…"));
+    const std::string path = m_catalog->path;
+    QtConcurrent::run([path, rerun, generation] { return loadFindings(path, rerun, generation); })
+        .then(this, [this](Loaded loaded) {
+            if (loaded.generation != m_generation) return; // another run or a newer analysis meanwhile
+            m_busy = false;
+            if (!loaded.error.isEmpty()) {
+                m_panel->setFindings({}, tr("The analysis failed: %1").arg(loaded.error));
+                Q_EMIT findingsShown();
+                return;
+            }
+            // The primary findings' episodes as spans on the timeline (the longest few hundred).
+            std::vector<widgets::TimelineSpan> spans;
+            for (const analysis::Finding& f : loaded.findings) {
+                if (!f.primary) continue;
+                QColor c = widgets::severityColor(f.severity);
+                c.setAlpha(60);
+                for (const analysis::FindingEpisode& e : f.episodes)
+                    spans.push_back({{e.startNs, e.endNs}, QString::fromStdString(f.rule), c});
+            }
+            std::sort(spans.begin(), spans.end(), [](const auto& a, const auto& b) {
+                return a.range.toNs - a.range.fromNs > b.range.toNs - b.range.fromNs;
+            });
+            if (spans.size() > 400) spans.resize(400);
+            m_timeline->setSpans(std::move(spans));
+            m_panel->setFindings(std::move(loaded.findings), loaded.status);
+            if (m_initialFinding >= 0) m_panel->select(std::exchange(m_initialFinding, -1));
+            Q_EMIT findingsShown();
+        });
+}
+
+QString FindingsDock::evidenceFrame(const analysis::Finding& f)
+{
+    for (const char* key : {"top_comm_frames", "top_frames", "frames_in_flight"}) {
+        const QJsonArray a = f.evidence.value(QLatin1String(key)).toArray();
+        if (a.isEmpty()) continue;
+        QString frame = a.first().toObject().value(QStringLiteral("frame")).toString();
+        // "name (file:line)" → the function name: the search then finds every call line of it.
+        if (const qsizetype paren = frame.indexOf(QStringLiteral(" (")); paren > 0) frame.truncate(paren);
+        if (!frame.isEmpty()) return frame;
+    }
+    return {};
+}
+
+void FindingsDock::show(int index)
+{
+    const auto& findings = m_panel->findings();
+    if (index < 0 || index >= static_cast<int>(findings.size())) return;
+    const analysis::Finding& f = findings[static_cast<size_t>(index)];
+    if (f.episodes.empty()) return;
+    // The first episode, with a margin of a quarter of it on each side (at least 5 s).
+    const analysis::FindingEpisode& e = f.episodes.front();
+    const int64_t margin = std::max<int64_t>((e.endNs - e.startNs) / 4, 5'000'000'000);
+    m_controller->setRange({e.startNs - margin, e.endNs + margin});
+    m_controller->setSelection(widgets::TimeRange{e.startNs, e.endNs});
+    if (m_flame) {
+        m_flame->setNodes(f.nodes);
+        m_flame->panel()->setSearchText(evidenceFrame(f), false);
+    }
+}
+
+} // namespace runlens::app

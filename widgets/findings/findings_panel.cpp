@@ -1,0 +1,204 @@
+#include "widgets/findings/findings_panel.h"
+
+#include <QHeaderView>
+#include <QJsonArray>
+#include <QLabel>
+#include <QPushButton>
+#include <QSplitter>
+#include <QTextBrowser>
+#include <QTreeWidget>
+#include <QVBoxLayout>
+#include <cmath>
+
+namespace runlens::widgets {
+
+namespace {
+
+QString clockTime(int64_t ns)
+{
+    const int64_t s = ns / 1'000'000'000;
+    return QStringLiteral("%1:%2:%3")
+        .arg(s / 3600 % 24, 2, 10, QLatin1Char('0'))
+        .arg(s / 60 % 60, 2, 10, QLatin1Char('0'))
+        .arg(s % 60, 2, 10, QLatin1Char('0'));
+}
+
+QString number(double v)
+{
+    if (!std::isfinite(v)) return QStringLiteral("–");
+    if (std::abs(v) >= 1e9) return QStringLiteral("%1 G").arg(v / 1e9, 0, 'g', 3);
+    if (std::abs(v) >= 1e6) return QStringLiteral("%1 M").arg(v / 1e6, 0, 'g', 3);
+    return QString::number(v, 'g', 3);
+}
+
+// An evidence value as text: numbers, yes/no, and lists of frames or kernels with their shares.
+QString evidenceText(const QString& key, const QJsonValue& v)
+{
+    if (v.isBool()) return v.toBool() ? QObject::tr("yes") : QObject::tr("no");
+    if (v.isDouble() && key.endsWith(QLatin1String("_ns"))) return clockTime(v.toInteger()) + QStringLiteral(" UTC");
+    if (v.isDouble()) return number(v.toDouble());
+    if (v.isString()) return v.toString().toHtmlEscaped();
+    if (v.isArray()) {
+        QStringList items;
+        for (const QJsonValue& x : v.toArray()) {
+            const QJsonObject o = x.toObject();
+            QString name = o.value(QStringLiteral("frame")).toString();
+            if (name.isEmpty()) name = o.value(QStringLiteral("name")).toString();
+            if (name.isEmpty()) name = o.value(QStringLiteral("node")).toString();
+            QString value;
+            if (o.contains(QStringLiteral("share"))) value = QStringLiteral("%1 %").arg(100 * o.value(QStringLiteral("share")).toDouble(), 0, 'f', 0);
+            else if (o.contains(QStringLiteral("self_share")))
+                value = QObject::tr("%1 % self").arg(100 * o.value(QStringLiteral("self_share")).toDouble(), 0, 'f', 0);
+            else if (o.contains(QStringLiteral("total_s"))) value = QStringLiteral("%1 s").arg(o.value(QStringLiteral("total_s")).toDouble(), 0, 'f', 2);
+            else if (o.contains(QStringLiteral("impact")))
+                value = QObject::tr("%1 % of the time").arg(100 * o.value(QStringLiteral("impact")).toDouble(), 0, 'f', 1);
+            if (!name.isEmpty()) items << QStringLiteral("<tt>%1</tt> %2").arg(name.toHtmlEscaped(), value);
+        }
+        return items.join(QStringLiteral("<br>"));
+    }
+    return {};
+}
+
+} // namespace
+
+QColor severityColor(const std::string& severity)
+{
+    if (severity == "critical") return QColor(0xd6, 0x27, 0x28);
+    if (severity == "warn") return QColor(0xf2, 0x8e, 0x2b);
+    return QColor(0x4e, 0x79, 0xa7);
+}
+
+FindingsPanel::FindingsPanel(QWidget* parent) : QWidget(parent)
+{
+    m_list = new QTreeWidget;
+    m_list->setRootIsDecorated(false);
+    m_list->setUniformRowHeights(true);
+    m_list->setAlternatingRowColors(true);
+    m_list->setHeaderLabels({tr("Severity"), tr("Rule"), tr("Impact"), tr("Saving"), tr("Conf."), tr("Finding")});
+    m_list->header()->setStretchLastSection(true);
+    m_list->setToolTip(tr("Findings, primary first. Select one to show its episode on the timeline, its nodes and "
+                          "evidence frames in the flame graph (Enter or double-click: zoom to it)."));
+    m_details = new QTextBrowser;
+    m_details->setOpenExternalLinks(false);
+    m_status = new QLabel;
+    m_status->setWordWrap(true);
+    auto* analyze = new QPushButton(tr("Analyze again"));
+    analyze->setToolTip(tr("Run every rule over the run again and keep the findings in it"));
+    connect(analyze, &QPushButton::clicked, this, &FindingsPanel::analyzeRequested);
+    auto* top = new QHBoxLayout;
+    top->addWidget(m_status, 1);
+    top->addWidget(analyze);
+    auto* split = new QSplitter(Qt::Vertical);
+    split->addWidget(m_list);
+    split->addWidget(m_details);
+    split->setStretchFactor(0, 1);
+    split->setStretchFactor(1, 2);
+    auto* layout = new QVBoxLayout(this);
+    layout->setContentsMargins(2, 2, 2, 2);
+    layout->addLayout(top);
+    layout->addWidget(split, 1);
+    connect(m_list, &QTreeWidget::currentItemChanged, this, [this] {
+        const int i = current();
+        showDetails(i);
+        if (i >= 0) Q_EMIT findingSelected(i);
+    });
+    connect(m_list, &QTreeWidget::itemActivated, this, [this] {
+        if (current() >= 0) Q_EMIT findingSelected(current());
+    });
+}
+
+void FindingsPanel::setStatus(const QString& status)
+{
+    m_status->setText(status);
+}
+
+void FindingsPanel::setFindings(std::vector<analysis::Finding> findings, const QString& status)
+{
+    m_findings = std::move(findings);
+    m_status->setText(status);
+    const QSignalBlocker block(m_list);
+    m_list->clear();
+    for (size_t i = 0; i < m_findings.size(); ++i) {
+        const analysis::Finding& f = m_findings[i];
+        auto* item = new QTreeWidgetItem(m_list);
+        item->setText(0, QString::fromStdString(f.severity));
+        item->setForeground(0, severityColor(f.severity));
+        QFont bold = item->font(0);
+        bold.setBold(f.primary);
+        item->setFont(0, bold);
+        item->setText(1, QString::fromStdString(f.rule));
+        item->setText(2, QStringLiteral("%1 %").arg(100 * f.impact, 0, 'f', 1));
+        item->setTextAlignment(2, Qt::AlignRight | Qt::AlignVCenter);
+        item->setText(3, QStringLiteral("%1 s").arg(f.savingS, 0, 'f', 0));
+        item->setTextAlignment(3, Qt::AlignRight | Qt::AlignVCenter);
+        item->setText(4, QString::number(f.confidence, 'f', 2));
+        item->setText(5, (f.primary ? QString() : tr("(contributing) ")) + QString::fromStdString(f.title));
+        item->setToolTip(5, QString::fromStdString(f.title));
+        item->setData(0, Qt::UserRole, static_cast<int>(i));
+    }
+    for (int c = 0; c < 5; ++c)
+        m_list->resizeColumnToContents(c);
+    showDetails(-1);
+    if (m_findings.empty()) m_details->setHtml(tr("<p>No findings: no rule saw a problem in this run.</p>"));
+}
+
+int FindingsPanel::current() const
+{
+    const QTreeWidgetItem* item = m_list->currentItem();
+    return item ? item->data(0, Qt::UserRole).toInt() : -1;
+}
+
+void FindingsPanel::select(int index)
+{
+    if (index >= 0 && index < m_list->topLevelItemCount()) m_list->setCurrentItem(m_list->topLevelItem(index));
+}
+
+QString FindingsPanel::detailsText() const
+{
+    return m_details->toPlainText();
+}
+
+void FindingsPanel::showDetails(int index)
+{
+    if (index < 0 || index >= static_cast<int>(m_findings.size())) {
+        m_details->clear();
+        return;
+    }
+    const analysis::Finding& f = m_findings[static_cast<size_t>(index)];
+    QString html = QStringLiteral("<h3 style='color:%1'>%2 · %3</h3><p><b>%4</b></p>")
+                       .arg(severityColor(f.severity).name(), QString::fromStdString(f.severity),
+                            QString::fromStdString(f.rule), QString::fromStdString(f.title).toHtmlEscaped());
+    QStringList nodes;
+    for (const std::string& n : f.nodes)
+        nodes << QString::fromStdString(n);
+    QStringList when;
+    double seconds = 0;
+    for (const analysis::FindingEpisode& e : f.episodes)
+        seconds += static_cast<double>(e.endNs - e.startNs) / 1e9;
+    for (size_t i = 0; i < f.episodes.size() && i < 6; ++i)
+        when << QStringLiteral("%1–%2").arg(clockTime(f.episodes[i].startNs), clockTime(f.episodes[i].endNs));
+    if (f.episodes.size() > 6) when << tr("… %1 episodes in all").arg(f.episodes.size());
+    html += tr("<p><b>Where:</b> %1 (%2 GPUs)<br><b>When:</b> %3 UTC (%4 s)<br><b>Impact:</b> %5 % of the wall time; "
+               "removing it would save up to %6 s<br><b>Confidence:</b> %7%8</p>")
+                .arg(nodes.join(QStringLiteral(", ")))
+                .arg(f.gpus.size())
+                .arg(when.join(QStringLiteral("; ")))
+                .arg(seconds, 0, 'f', 0)
+                .arg(100 * f.impact, 0, 'f', 1)
+                .arg(f.savingS, 0, 'f', 0)
+                .arg(f.confidence, 0, 'f', 2)
+                .arg(f.primary ? QString() : tr(" — contributing: another finding explains this time"));
+    html += tr("<p><b>Evidence</b></p><table cellspacing='2'>");
+    for (auto it = f.evidence.begin(); it != f.evidence.end(); ++it) {
+        const QString text = evidenceText(it.key(), it.value());
+        if (text.isEmpty()) continue;
+        QString key = it.key();
+        key.replace(QLatin1Char('_'), QLatin1Char(' '));
+        html += QStringLiteral("<tr><td valign='top'>%1</td><td>%2</td></tr>").arg(key.toHtmlEscaped(), text);
+    }
+    html += QStringLiteral("</table>");
+    html += tr("<p><b>What to change</b><br>%1</p>").arg(QString::fromStdString(f.recommendation).toHtmlEscaped());
+    m_details->setHtml(html);
+}
+
+} // namespace runlens::widgets
