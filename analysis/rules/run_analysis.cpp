@@ -6,6 +6,7 @@
 #include "analysis/rules/input_stall_rule.h"
 #include "analysis/rules/low_sm_eff_rule.h"
 #include "analysis/rules/phase_slices.h"
+#include "analysis/rules/steady_state.h"
 #include "analysis/rules/step_detection.h"
 #include "analysis/rules/straggler_rule.h"
 #include "analysis/rules/throttle_rule.h"
@@ -17,6 +18,7 @@
 #include <QJsonObject>
 
 #include <algorithm>
+#include <cmath>
 #include <QJsonArray>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -101,6 +103,67 @@ std::vector<Finding> mergeAcrossNodes(std::vector<Finding> findings, double wall
     return out;
 }
 
+// The goodput waterfall of each node with GPUs, from the per-node findings (before they are merged).
+std::vector<TimeBudget> budgetsOf(const RunMetrics& m, const std::vector<Finding>& findings, const RuleParams& p)
+{
+    std::vector<TimeBudget> out;
+    const TimeGrid& grid = m.grid;
+    const double slotS = static_cast<double>(grid.stepNs) / 1e9;
+    for (const NodeMetrics& node : m.nodes) {
+        std::vector<const GpuMetrics*> gpus;
+        for (const GpuMetrics& g : m.gpus)
+            if (g.node == node.node) gpus.push_back(&g);
+        if (gpus.empty()) continue;
+        TimeBudget b;
+        b.node = node.node;
+        b.wallS = grid.seconds();
+        const size_t start = steadyStartSlot(m, node.node, p);
+        b.startupS = static_cast<double>(start) * slotS;
+        // Slots a stall-type finding covers (hang, checkpoint) are not counted again as idle.
+        std::vector<uint8_t> covered(grid.size, 0);
+        const auto on = [&](const Finding& f) { return std::find(f.nodes.begin(), f.nodes.end(), node.node) != f.nodes.end(); };
+        for (const Finding& f : findings) {
+            if (!on(f)) continue;
+            if (f.rule == "HANG" || f.rule == "CKPT_GAP") {
+                double seconds = 0;
+                for (const FindingEpisode& e : f.episodes)
+                    for (size_t i = grid.slotOf(std::max(e.startNs, grid.startNs)); i < grid.size && grid.slotStart(i) < e.endNs; ++i)
+                        if (i >= start && !covered[i]) {
+                            covered[i] = 1;
+                            seconds += slotS;
+                        }
+                (f.rule == "HANG" ? b.hangS : b.checkpointS) += seconds;
+            } else if (f.rule == "INPUT_STALL") {
+                b.inputS += f.savingS;
+            } else if (f.rule == "COMM_BOUND") {
+                b.commWaitS += f.savingS;
+            }
+        }
+        for (size_t i = start; i < grid.size; ++i) {
+            if (covered[i]) continue;
+            double sum = 0;
+            int n = 0;
+            for (const GpuMetrics* g : gpus)
+                if (std::isfinite(g->util[i])) {
+                    sum += g->util[i];
+                    ++n;
+                }
+            if (n == 0 || sum / n <= p.get("stall.util_max")) b.idleS += slotS; // no data counts as idle too
+        }
+        const double accounted = b.startupS + b.hangS + b.checkpointS + b.inputS + b.commWaitS + b.idleS;
+        if (accounted > b.wallS) { // the estimates overlap: scale the waits down to fit
+            const double waits = b.inputS + b.commWaitS, room = std::max(0.0, b.wallS - (accounted - waits));
+            if (waits > 0) {
+                b.inputS *= room / waits;
+                b.commWaitS *= room / waits;
+            }
+        }
+        b.computeS = std::max(0.0, b.wallS - (b.startupS + b.hangS + b.checkpointS + b.inputS + b.commWaitS + b.idleS));
+        out.push_back(b);
+    }
+    return out;
+}
+
 } // namespace
 
 int severityRank(const std::string& severity)
@@ -174,6 +237,7 @@ Expected<RunAnalysis> analyzeRun(store::RunDatabase& db, const RuleParams& param
         findings.push_back(std::move(f));
     if (progress) progress(total, total, "done");
 
+    out.budgets = budgetsOf(*metrics, findings, params);
     size_t gpuNodes = 0;
     for (const NodeMetrics& n : metrics->nodes)
         gpuNodes += std::any_of(metrics->gpus.begin(), metrics->gpus.end(), [&](const GpuMetrics& g) { return g.node == n.node; }) ? 1 : 0;
@@ -202,7 +266,19 @@ QJsonObject summaryOf(const RunAnalysis& a)
                                  {QStringLiteral("median_step_s"), st.medianStepS},
                                  {QStringLiteral("steps"), static_cast<qint64>(st.startsNs.size())},
                                  {QStringLiteral("confidence"), st.confidence}});
+    QJsonArray budgets;
+    for (const TimeBudget& b : a.budgets)
+        budgets.append(QJsonObject{{QStringLiteral("node"), QString::fromStdString(b.node)},
+                                   {QStringLiteral("wall_s"), b.wallS},
+                                   {QStringLiteral("startup_s"), b.startupS},
+                                   {QStringLiteral("hang_s"), b.hangS},
+                                   {QStringLiteral("checkpoint_s"), b.checkpointS},
+                                   {QStringLiteral("input_s"), b.inputS},
+                                   {QStringLiteral("comm_wait_s"), b.commWaitS},
+                                   {QStringLiteral("idle_s"), b.idleS},
+                                   {QStringLiteral("compute_s"), b.computeS}});
     return QJsonObject{{QStringLiteral("steps"), steps},
+                       {QStringLiteral("time_budget"), budgets},
                        {QStringLiteral("wall_s"), a.wallS},
                        {QStringLiteral("start_ns"), static_cast<qint64>(a.startNs)},
                        {QStringLiteral("end_ns"), static_cast<qint64>(a.endNs)},
@@ -287,6 +363,20 @@ Expected<std::optional<StoredRunAnalysis>> loadStoredAnalysis(store::RunDatabase
         st.medianStepS = o.value(QStringLiteral("median_step_s")).toDouble();
         st.confidence = o.value(QStringLiteral("confidence")).toDouble();
         a.steps.push_back(std::move(st)); // the count is in the summary; the step starts are not kept
+    }
+    for (const QJsonValue& v : summary.value(QStringLiteral("time_budget")).toArray()) {
+        const QJsonObject o = v.toObject();
+        TimeBudget b;
+        b.node = o.value(QStringLiteral("node")).toString().toStdString();
+        b.wallS = o.value(QStringLiteral("wall_s")).toDouble();
+        b.startupS = o.value(QStringLiteral("startup_s")).toDouble();
+        b.hangS = o.value(QStringLiteral("hang_s")).toDouble();
+        b.checkpointS = o.value(QStringLiteral("checkpoint_s")).toDouble();
+        b.inputS = o.value(QStringLiteral("input_s")).toDouble();
+        b.commWaitS = o.value(QStringLiteral("comm_wait_s")).toDouble();
+        b.idleS = o.value(QStringLiteral("idle_s")).toDouble();
+        b.computeS = o.value(QStringLiteral("compute_s")).toDouble();
+        a.budgets.push_back(std::move(b));
     }
     for (const QJsonValue& m : summary.value(QStringLiteral("missing")).toArray())
         a.missing.push_back(m.toString().toStdString());

@@ -19,6 +19,15 @@
 
 namespace runlens::analysis {
 
+// Where a node's wall time went (the goodput waterfall), in seconds: start-up before its GPUs first worked,
+// hung collectives, checkpoint stalls, waiting for input or the host, waiting on communication (the findings'
+// estimates), other idle GPU time, and the rest: compute. The parts add up to the wall time.
+struct TimeBudget
+{
+    std::string node;
+    double wallS = 0, startupS = 0, hangS = 0, checkpointS = 0, inputS = 0, commWaitS = 0, idleS = 0, computeS = 0;
+};
+
 struct RunAnalysis
 {
     std::vector<std::string> rules; // the rules run, in order
@@ -27,6 +36,7 @@ struct RunAnalysis
     double wallS = 0; // the metrics' time range
     int64_t startNs = 0, endNs = 0;
     size_t gpus = 0, nodes = 0;
+    std::vector<TimeBudget> budgets;  // per node with GPUs
     std::vector<StepTimes> steps;     // per node, when detected (trainer log or periodicity)
     std::vector<std::string> missing; // inputs the rules would have used and the run lacks ("no stack samples", …)
 };

@@ -32,6 +32,12 @@ std::vector<LaneSpec> canonicalLanes()
           {"trace.collective_busy", 100, "Collective busy"}},
          true},
         {"net", "Network", "B/s", {{"net.tx", 1, "Send"}, {"net.rx", 1, "Receive"}}, true},
+        // Per port, against the port's rate: the link load the COMM_BOUND sub-type is judged on.
+        {"ib",
+         "InfiniBand",
+         "B/s",
+         {{"ib.tx", 1, "Send"}, {"ib.rx", 1, "Receive"}, {"ib.capacity", 1, "Port capacity"}},
+         true},
         {"storage", "Storage", "B/s", {{"disk.read", 1, "Read"}, {"disk.write", 1, "Write"}}, true},
         {"cpu", "CPU", "%", {{"cpu.util", 1, "CPU utilization"}}, true},
         {"host_mem",

@@ -131,7 +131,19 @@ int cmdAnalyze(const QStringList& args)
         QJsonObject set;
         for (const auto& [name, value] : overrides)
             set.insert(QString::fromStdString(name), value);
+        QJsonArray budgets;
+        for (const analysis::TimeBudget& b : analysis->budgets)
+            budgets.append(QJsonObject{{QStringLiteral("node"), QString::fromStdString(b.node)},
+                                       {QStringLiteral("wall_s"), b.wallS},
+                                       {QStringLiteral("compute_s"), b.computeS},
+                                       {QStringLiteral("comm_wait_s"), b.commWaitS},
+                                       {QStringLiteral("input_s"), b.inputS},
+                                       {QStringLiteral("checkpoint_s"), b.checkpointS},
+                                       {QStringLiteral("hang_s"), b.hangS},
+                                       {QStringLiteral("idle_s"), b.idleS},
+                                       {QStringLiteral("startup_s"), b.startupS}});
         const QJsonObject out{{QStringLiteral("run"), QString::fromStdString(path)},
+                              {QStringLiteral("time_budget"), budgets},
                               {QStringLiteral("overrides"), set},
                               {QStringLiteral("stored"), canStore},
                               {QStringLiteral("rules"), rules},
@@ -150,6 +162,18 @@ int cmdAnalyze(const QStringList& args)
     fmt::print("Findings {}; parameters set for this run: {}\n", stored,
                setHere.empty() ? std::string("none (defaults)") : fmt::format("{}", fmt::join(setHere, ", ")));
     fmt::print("\n");
+    if (!analysis->budgets.empty()) {
+        // The goodput waterfall: where each node's wall time went.
+        fmt::print("Where the time went (% of the wall time; waits are the findings' estimates):\n");
+        fmt::print("  {:<12} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8}\n", "NODE", "COMPUTE", "COMM", "INPUT", "CKPT", "HANG",
+                   "IDLE", "STARTUP");
+        for (const analysis::TimeBudget& b : analysis->budgets) {
+            const auto pct = [&](double s) { return b.wallS > 0 ? 100 * s / b.wallS : 0.0; };
+            fmt::print("  {:<12} {:>7.1f}% {:>7.1f}% {:>7.1f}% {:>7.1f}% {:>7.1f}% {:>7.1f}% {:>7.1f}%\n", b.node, pct(b.computeS),
+                       pct(b.commWaitS), pct(b.inputS), pct(b.checkpointS), pct(b.hangS), pct(b.idleS), pct(b.startupS));
+        }
+        fmt::print("\n");
+    }
     if (findings.empty()) {
         fmt::print("No findings.\n");
         return kExitOk;
