@@ -30,6 +30,7 @@ struct Slice
     bool flagged = false;
     double illusion = 0;   // fraction of slots
     double commShare = 0;  // of busy stack samples
+    double input = 0, host = 0, checkpoint = 0, gpuWait = 0; // the other causes' shares of busy samples
     double traceShare = 0; // communication kernels / collective spans
     bool hasStacks = false;
 };
@@ -90,6 +91,10 @@ Expected<std::vector<Finding>> commBoundRule(const RunMetrics& m, FlameSource& s
             if (shares.hasBusy()) {
                 sl.hasStacks = true;
                 sl.commShare = shares.share(Phase::Comm);
+                sl.input = shares.share(Phase::Input);
+                sl.host = shares.share(Phase::Other) + shares.share(Phase::Compute);
+                sl.checkpoint = shares.share(Phase::Checkpoint);
+                sl.gpuWait = shares.share(Phase::GpuWait);
             }
             sl.flagged = sl.illusion >= 0.5 || sl.commShare >= share || sl.traceShare >= share;
         }
@@ -97,6 +102,7 @@ Expected<std::vector<Finding>> commBoundRule(const RunMetrics& m, FlameSource& s
         const auto maxGap = static_cast<size_t>(std::max(0.0, p.get("rules.episode_gap_samples")));
         Finding f;
         double flaggedSlices = 0, spannedSlices = 0, illusion = 0, comm = 0, trace = 0, waitS = 0;
+        double otherInput = 0, otherHost = 0, otherCheckpoint = 0, otherGpuWait = 0;
         int withStacks = 0;
         for (size_t s = 0; s < slices;) {
             if (!ev[s].flagged) {
@@ -114,6 +120,10 @@ Expected<std::vector<Finding>> commBoundRule(const RunMetrics& m, FlameSource& s
                 ++flaggedSlices;
                 illusion += ev[k].illusion;
                 comm += ev[k].commShare;
+                otherInput += ev[k].input;
+                otherHost += ev[k].host;
+                otherCheckpoint += ev[k].checkpoint;
+                otherGpuWait += ev[k].gpuWait;
                 trace += ev[k].traceShare;
                 withStacks += ev[k].hasStacks ? 1 : 0;
                 // The time the training waits on communication in this slice (what overlapping it perfectly would
@@ -251,6 +261,15 @@ Expected<std::vector<Finding>> commBoundRule(const RunMetrics& m, FlameSource& s
                                  {QStringLiteral("link_load"), load},
                                  {QStringLiteral("sub_type"), QString::fromStdString(subType)},
                                  {QStringLiteral("top_comm_frames"), top}};
+        // The causes the stack samples show in the episodes (shares of the busy samples): a finding that is not
+        // primary is "mixed", and these say with what.
+        if (withStacks > 0)
+            f.evidence.insert(QStringLiteral("cause_shares"),
+                              QJsonObject{{QStringLiteral("communication"), comm / n},
+                                          {QStringLiteral("input"), otherInput / n},
+                                          {QStringLiteral("host_compute"), otherHost / n},
+                                          {QStringLiteral("checkpoint"), otherCheckpoint / n},
+                                          {QStringLiteral("gpu_wait"), otherGpuWait / n}});
         const std::string knobs =
             "ZeRO-3: stage3_prefetch_bucket_size, reduce_bucket_size, stage3_param_persistence_threshold, "
             "stage3_max_live_parameters, stage3_max_reuse_distance, sub_group_size, overlap_comm=true; FSDP: "

@@ -1,8 +1,32 @@
 #include "analysis/rules/finding.h"
 
 #include <QJsonArray>
+#include <algorithm>
+#include <fmt/format.h>
 
 namespace runlens::analysis {
+
+std::string roleOf(const Finding& f)
+{
+    if (f.primary) return "primary";
+    return f.rule == "LOW_SM_EFF" ? "contributing" : "mixed";
+}
+
+std::string rolePrefix(const Finding& f)
+{
+    const std::string role = roleOf(f);
+    if (role == "primary") return {};
+    if (role == "contributing") return "(contributing) ";
+    std::vector<std::pair<double, std::string>> shares;
+    const QJsonObject c = f.evidence.value(QStringLiteral("cause_shares")).toObject();
+    for (auto it = c.begin(); it != c.end(); ++it)
+        if (it.value().toDouble() >= 0.05) shares.emplace_back(it.value().toDouble(), it.key().toStdString());
+    std::sort(shares.rbegin(), shares.rend());
+    std::string out = "(mixed";
+    for (size_t i = 0; i < shares.size() && i < 3; ++i)
+        out += fmt::format("{}{} {:.0f} %", i == 0 ? ": " : ", ", shares[i].second, 100 * shares[i].first);
+    return out + ") ";
+}
 
 QJsonObject toJson(const Finding& f)
 {
@@ -20,6 +44,7 @@ QJsonObject toJson(const Finding& f)
                        {QStringLiteral("severity"), QString::fromStdString(f.severity)},
                        {QStringLiteral("confidence"), f.confidence},
                        {QStringLiteral("primary"), f.primary},
+                       {QStringLiteral("role"), QString::fromStdString(roleOf(f))},
                        {QStringLiteral("title"), QString::fromStdString(f.title)},
                        {QStringLiteral("nodes"), strings(f.nodes)},
                        {QStringLiteral("gpus"), strings(f.gpus)},

@@ -31,6 +31,12 @@ struct Finding
     std::string recommendation;
 };
 
+// How a finding stands: "primary" (its cause covers ≥ 80 % of its episodes), "contributing" (LOW_SM_EFF where
+// other findings explain the time) or "mixed" (the cause covers less; evidence.cause_shares lists the causes).
+std::string roleOf(const Finding& f);
+// "(contributing) " / "(mixed: communication 55 %, host_compute 30 %) " / "" for primary.
+std::string rolePrefix(const Finding& f);
+
 QJsonObject toJson(const Finding& f);
 // The inverse of toJson (missing fields keep their defaults).
 Finding findingFromJson(const QJsonObject& o);

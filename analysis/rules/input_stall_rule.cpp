@@ -222,7 +222,11 @@ Expected<std::vector<Finding>> inputStallRule(const RunMetrics& m, FlameSource& 
                                      {QStringLiteral("comm_share"), g.comm / n},
                                      {QStringLiteral("top_frames"), top},
                                      {QStringLiteral("cpu_util_pct"), cpuN ? cpuSum / cpuN : std::nan("")},
-                                     {QStringLiteral("gpu_use_limit"), limit}};
+                                     {QStringLiteral("gpu_use_limit"), limit},
+                                     {QStringLiteral("cause_shares"),
+                                      QJsonObject{{QStringLiteral("input"), g.input / n},
+                                                  {QStringLiteral("host_compute"), g.host / n},
+                                                  {QStringLiteral("communication"), g.comm / n}}}};
             f.recommendation =
                 sub == "host_compute" || sub == "cpu_bound"
                     ? fmt::format("Move {} off the training thread: into DataLoader workers (num_workers, "

@@ -181,7 +181,7 @@ int cmdAnalyze(const QStringList& args)
     fmt::print("{:<9} {:<11} {:>7} {:>9} {:>5}  {}\n", "SEVERITY", "RULE", "IMPACT", "SAVING", "CONF", "FINDING");
     for (const auto& f : findings)
         fmt::print("{:<9} {:<11} {:>6.1f}% {:>8.1f}s {:>5.2f}  {}{}\n", f.severity, f.rule, 100 * f.impact, f.savingS,
-                   f.confidence, f.primary ? "" : "(contributing) ", f.title);
+                   f.confidence, analysis::rolePrefix(f), f.title);
     for (const auto& f : findings) {
         fmt::print("\n{} — {}\n", f.rule, f.title);
         std::string gpus = f.gpus.empty() ? std::string("-") : fmt::format("{}", fmt::join(f.gpus, ", "));
@@ -200,7 +200,13 @@ int cmdAnalyze(const QStringList& args)
                 fmt::print("  {}: {} UTC\n", key.substr(0, key.size() - 3), clock(it.value().toInteger()));
             else if (it.value().isDouble()) fmt::print("  {}: {:.4g}\n", key, it.value().toDouble());
             else if (it.value().isString()) fmt::print("  {}: {}\n", key, it.value().toString().toStdString());
-            else if (it.value().isArray() && key != "per_node") {
+            else if (it.value().isObject()) { // shares, as percentages
+                std::vector<std::string> items;
+                const QJsonObject o = it.value().toObject();
+                for (auto x = o.begin(); x != o.end(); ++x)
+                    if (x.value().isDouble()) items.push_back(fmt::format("{} {:.0f} %", x.key().toStdString(), 100 * x.value().toDouble()));
+                if (!items.empty()) fmt::print("  {}: {}\n", key, fmt::format("{}", fmt::join(items, ", ")));
+            } else if (it.value().isArray() && key != "per_node") {
                 // Frames and kernels with their shares or times.
                 std::vector<std::string> items;
                 for (const QJsonValue& v : it.value().toArray()) {

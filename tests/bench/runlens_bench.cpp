@@ -9,6 +9,7 @@
 #include "tests/bench/format_bench.h"
 #include "tests/bench/process_run.h"
 #include "tests/bench/seed_run.h"
+#include "tests/bench/rules_bench.h"
 #include "tests/bench/stack_bench.h"
 #include "tests/bench/flame_widget_bench.h"
 #include "tests/bench/timeline_widget_bench.h"
@@ -171,11 +172,13 @@ int main(int argc, char** argv)
     bool stacksOnly = false;   // --stacks: only the stack benchmarks
     bool timelineOnly = false; // --timeline: only the timeline benchmarks
     bool flameOnly = false;    // --flame: only the flame graph widget
+    bool rulesOnly = false;    // --rules: only the diagnosis rules
     for (int i = 1; i < argc; ++i) {
         if (std::strcmp(argv[i], "--quick") == 0) quick = true;
         if (std::strcmp(argv[i], "--stacks") == 0) stacksOnly = true;
         if (std::strcmp(argv[i], "--timeline") == 0) timelineOnly = true;
         if (std::strcmp(argv[i], "--flame") == 0) flameOnly = true;
+        if (std::strcmp(argv[i], "--rules") == 0) rulesOnly = true;
     }
     const auto runBinary = [](const std::vector<std::string>& args) {
         std::vector<std::string> command{RUNLENS_BINARY};
@@ -200,6 +203,7 @@ int main(int argc, char** argv)
     if (stacksOnly) return bench::benchStacks(dir.string(), quick, runBinary) ? 0 : 1;
     if (timelineOnly) return benchTimeline(app, dir, quick) ? 0 : 1;
     if (flameOnly) return bench::benchFlameWidget(quick) ? 0 : 1;
+    if (rulesOnly) return bench::benchRules(dir.string(), quick) ? 0 : 1;
     fmt::print("RunLens benchmark{}: {} nodes × {} GPUs × {} h at 1 s, nvidia-smi --query-gpu CSV\n",
                quick ? " (quick mode)" : "", spec.nodes, spec.gpusPerNode, spec.hours);
 
@@ -316,8 +320,9 @@ int main(int argc, char** argv)
     const bool traceOk = bench::benchTraceImport(dir.string(), quick) > 0;
     const bool timelineOk = benchTimeline(app, dir, quick);
     const bool flameOk = bench::benchFlameWidget(quick);
+    const bool rulesOk = bench::benchRules(dir.string(), quick);
 
     // The benchmark reports; it does not fail the build on timing (machines differ). It fails only when
     // the work itself failed.
-    return fullPoints == static_cast<size_t>(s.points) && formatsOk && stacksOk && traceOk && timelineOk && flameOk ? 0 : 1;
+    return fullPoints == static_cast<size_t>(s.points) && formatsOk && stacksOk && traceOk && timelineOk && flameOk && rulesOk ? 0 : 1;
 }

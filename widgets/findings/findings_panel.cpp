@@ -38,6 +38,13 @@ QString evidenceText(const QString& key, const QJsonValue& v)
     if (v.isDouble() && key.endsWith(QLatin1String("_ns"))) return clockTime(v.toInteger()) + QStringLiteral(" UTC");
     if (v.isDouble()) return number(v.toDouble());
     if (v.isString()) return v.toString().toHtmlEscaped();
+    if (v.isObject()) { // shares
+        QStringList items;
+        const QJsonObject o = v.toObject();
+        for (auto it = o.begin(); it != o.end(); ++it)
+            if (it.value().isDouble()) items << QStringLiteral("%1 %2 %").arg(it.key()).arg(100 * it.value().toDouble(), 0, 'f', 0);
+        return items.join(QStringLiteral(", ")).toHtmlEscaped();
+    }
     if (v.isArray()) {
         QStringList items;
         for (const QJsonValue& x : v.toArray()) {
@@ -132,7 +139,7 @@ void FindingsPanel::setFindings(std::vector<analysis::Finding> findings, const Q
         item->setText(3, QStringLiteral("%1 s").arg(f.savingS, 0, 'f', 0));
         item->setTextAlignment(3, Qt::AlignRight | Qt::AlignVCenter);
         item->setText(4, QString::number(f.confidence, 'f', 2));
-        item->setText(5, (f.primary ? QString() : tr("(contributing) ")) + QString::fromStdString(f.title));
+        item->setText(5, QString::fromStdString(analysis::rolePrefix(f) + f.title));
         item->setToolTip(5, QString::fromStdString(f.title));
         item->setData(0, Qt::UserRole, static_cast<int>(i));
     }
@@ -187,7 +194,9 @@ void FindingsPanel::showDetails(int index)
                 .arg(100 * f.impact, 0, 'f', 1)
                 .arg(f.savingS, 0, 'f', 0)
                 .arg(f.confidence, 0, 'f', 2)
-                .arg(f.primary ? QString() : tr(" — contributing: another finding explains this time"));
+                .arg(analysis::roleOf(f) == "contributing" ? tr(" — contributing: another finding explains this time")
+                     : analysis::roleOf(f) == "mixed"      ? tr(" — mixed: the cause covers less than 80 % of the episodes (see cause shares)")
+                                                           : QString());
     html += tr("<p><b>Evidence</b></p><table cellspacing='2'>");
     for (auto it = f.evidence.begin(); it != f.evidence.end(); ++it) {
         const QString text = evidenceText(it.key(), it.value());
