@@ -9,6 +9,7 @@
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QProcess>
+#include <cmath>
 #include <QRegularExpression>
 #include <QTemporaryDir>
 #include <QTest>
@@ -268,6 +269,15 @@ private Q_SLOTS:
         const Run table = cli({QStringLiteral("analyze"), db});
         EXPECT_EXIT(table, 0);
         EXPECT_MATCH(table.out, QStringLiteral("^No findings\\."));
+        // The parameter set above is kept for the run and used again, until --reset-params.
+        EXPECT_MATCH(table.out, QStringLiteral("parameters set for this run: ckpt_gap\\.overlap=0\\.6"));
+        const Run again = cli({QStringLiteral("analyze"), db, QStringLiteral("--json")});
+        QCOMPARE(QJsonDocument::fromJson(again.out.toUtf8()).object().value(QStringLiteral("params")).toObject()
+                     .value(QStringLiteral("ckpt_gap.overlap")).toDouble(), 0.6);
+        const Run reset = cli({QStringLiteral("analyze"), db, QStringLiteral("--reset-params"), QStringLiteral("--json")});
+        QCOMPARE(QJsonDocument::fromJson(reset.out.toUtf8()).object().value(QStringLiteral("params")).toObject()
+                     .value(QStringLiteral("ckpt_gap.overlap")).toDouble(), 0.5);
+        QCOMPARE(query(db, QStringLiteral("SELECT count(*) AS n FROM analysis")), QStringLiteral("n\n1\n"));
         const Run params = cli({QStringLiteral("analyze"), QStringLiteral("--list-params")});
         EXPECT_EXIT(params, 0);
         EXPECT_MATCH(params.out, QStringLiteral("^ckpt_gap\\.overlap +0\\.5 "));
@@ -498,6 +508,51 @@ private Q_SLOTS:
         EXPECT_EXIT(r, 1);
         EXPECT_MATCH(r.err, QRegularExpression::escape(message));
         QVERIFY(fileBytes(path) == bytes);
+    }
+
+    void zero3Scenario()
+    {
+        // The reference case (DESIGN §1), 2 h of it on 4 nodes × 2 GPUs: communication-bound and latency-bound
+        // (link load ≈ 0.24) as the primary finding, with the illusion's numbers and the two DeepSpeed frames;
+        // the checkpoint at the end real but small.
+        QTemporaryDir dir;
+        const QString out = dir.filePath(QStringLiteral("z3"));
+        EXPECT_EXIT(cli({QStringLiteral("demo"), QStringLiteral("--scenario"), QStringLiteral("zero3"), QStringLiteral("--gpus"),
+                         QStringLiteral("2"), QStringLiteral("--hours"), QStringLiteral("2"), QStringLiteral("--no-gui"),
+                         QStringLiteral("-o"), out}),
+                    0);
+        const Run r = cli({QStringLiteral("analyze"), out + QStringLiteral("/demo.runlens"), QStringLiteral("--json")});
+        EXPECT_EXIT(r, 0);
+        const QJsonArray findings = QJsonDocument::fromJson(r.out.toUtf8()).object().value(QStringLiteral("findings")).toArray();
+        QVERIFY2(!findings.isEmpty(), qPrintable(r.describe()));
+        const QJsonObject first = findings[0].toObject();
+        QCOMPARE(first.value(QStringLiteral("rule")).toString(), QStringLiteral("COMM_BOUND"));
+        QVERIFY(first.value(QStringLiteral("primary")).toBool());
+        QCOMPARE(first.value(QStringLiteral("nodes")).toArray().size(), qsizetype(4));
+        const QJsonObject ev = first.value(QStringLiteral("evidence")).toObject();
+        QCOMPARE(ev.value(QStringLiteral("sub_type")).toString(), QStringLiteral("latency"));
+        QVERIFY(std::abs(ev.value(QStringLiteral("link_load")).toDouble() - 0.24) < 0.03);
+        QVERIFY(ev.value(QStringLiteral("median_gpu_util_pct")).toDouble() >= 95);
+        QVERIFY(std::abs(ev.value(QStringLiteral("median_sm_active")).toDouble() - 0.21) < 0.03);
+        QStringList frames;
+        for (const QJsonValue& v : ev.value(QStringLiteral("top_comm_frames")).toArray())
+            frames << v.toObject().value(QStringLiteral("frame")).toString();
+        QVERIFY2(frames.size() >= 2 && frames[0].startsWith(QStringLiteral("fetch_sub_module")) &&
+                     frames[1].contains(QStringLiteral("reduce_and_partition_ipg_grads")),
+                 qPrintable(frames.join(QLatin1Char('\n'))));
+        QVERIFY(first.value(QStringLiteral("recommendation")).toString().contains(QStringLiteral("stage3_prefetch_bucket_size")));
+        bool checkpoint = false;
+        for (const QJsonValue& v : findings) {
+            const QJsonObject f = v.toObject();
+            if (f.value(QStringLiteral("rule")).toString() != QStringLiteral("CKPT_GAP")) continue;
+            checkpoint = true;
+            QVERIFY(f.value(QStringLiteral("impact")).toDouble() < 0.05); // real but small
+            QVERIFY(f.value(QStringLiteral("impact")).toDouble() > 0.005);
+        }
+        QVERIFY(checkpoint);
+        for (const QJsonValue& v : findings) // nothing that is not in the run
+            QVERIFY(v.toObject().value(QStringLiteral("rule")).toString() != QStringLiteral("HANG") &&
+                    v.toObject().value(QStringLiteral("rule")).toString() != QStringLiteral("THROTTLE"));
     }
 
     void demo()
