@@ -2,12 +2,17 @@
 // in the bar above the timeline and in the problems list; a run that cannot be opened says why.
 
 #include "analysis/flame/flame_search.h"
+#include "app/demo/demo_run.h"
+#include "app/gui/findings_dock.h"
 #include "app/gui/flame_dock.h"
 #include "app/gui/main_window.h"
 #include "app/gui/run_docks.h"
+#include "analysis/rules/run_analysis.h"
 #include "app/jobs/import_job.h"
 #include "tests/test_support.h"
+#include "widgets/findings/findings_panel.h"
 #include "widgets/flame/flame_graph_widget.h"
+#include "widgets/timeline/timeline_widget.h"
 #include "widgets/flame/flame_painter.h"
 #include "widgets/flame/flame_panel.h"
 #include "widgets/problems/problems_bar.h"
@@ -20,6 +25,7 @@
 #include <QDockWidget>
 #include <QFile>
 #include <QJsonDocument>
+#include <QLineEdit>
 #include <QJsonObject>
 #include <QMessageBox>
 #include <QSignalSpy>
@@ -193,6 +199,61 @@ private Q_SLOTS:
         QVERIFY2(drawn.red() > 150 && drawn.red() > drawn.blue() + 60, qPrintable(drawn.name()));
         if (const QString shots = qEnvironmentVariable("RUNLENS_FLAME_SHOTS"); !shots.isEmpty())
             window.grab().save(shots + QStringLiteral("/diff-inputstall-vs-accum.png"));
+    }
+
+    void findingsClickThrough()
+    {
+        // A demo run (communication-bound, a checkpoint stall every 6 min): opening it analyses it on a worker and
+        // keeps the findings in the run; selecting a finding sets the timeline to its episode and the flame graph to
+        // its nodes and evidence frame; the primary findings are spans on the timeline.
+        QTemporaryDir dir;
+        app::DemoSpec spec;
+        spec.nodes = 2;
+        spec.gpusPerNode = 2;
+        spec.hours = 0.2;
+        auto files = app::writeDemoRun(spec, dir.filePath(QStringLiteral("inputs")).toStdString());
+        QVERIFY_OK(files);
+        const std::string db = dir.filePath(QStringLiteral("demo.runlens")).toStdString();
+        importers::ImportOptions options;
+        options.timeZone = "UTC";
+        auto plan = importers::planImport({dir.filePath(QStringLiteral("inputs")).toStdString()}, options);
+        QVERIFY_OK(plan);
+        QVERIFY(app::runImport(db, plan.value(), options).imported > 0);
+
+        app::MainWindow window;
+        window.show();
+        QSignalSpy opened(&window, &app::MainWindow::runOpened);
+        window.openRun(QString::fromStdString(db));
+        QTRY_COMPARE_WITH_TIMEOUT(opened.count(), 1, 10000);
+        app::FindingsDock* findings = window.findings();
+        QTRY_VERIFY_WITH_TIMEOUT(!findings->busy() && !findings->panel()->findings().empty(), 30000);
+        const auto& list = findings->panel()->findings();
+        QCOMPARE(list.front().rule, std::string("COMM_BOUND"));
+        QVERIFY(findings->panel()->findChild<QTreeWidget*>()->topLevelItem(0)->text(5).contains(QStringLiteral("all 2 nodes")));
+        QVERIFY(!window.timeline()->spans().empty());
+        {
+            auto kept = store::RunDatabase::open(db, store::OpenMode::ReadOnly);
+            QVERIFY_OK(kept);
+            auto stored = analysis::loadStoredAnalysis(**kept);
+            QVERIFY(stored && *stored);
+            QCOMPARE((*stored)->analysis.findings.size(), list.size());
+        }
+        findings->panel()->select(0);
+        const analysis::FindingEpisode e = list.front().episodes.front();
+        QCOMPARE(window.controller()->selection(), std::optional<widgets::TimeRange>(widgets::TimeRange{e.startNs, e.endNs}));
+        QVERIFY(window.controller()->range().fromNs < e.startNs && window.controller()->range().toNs > e.endNs);
+        QCOMPARE(window.flame()->panel()->searchField()->text(), QStringLiteral("fetch_sub_module"));
+        QVERIFY(findings->panel()->detailsText().contains(QStringLiteral("What to change")));
+        QVERIFY(findings->panel()->detailsText().contains(QStringLiteral("stage3_prefetch_bucket_size")));
+        // The checkpoint finding: its first stall (335–360 s of the run) becomes the window.
+        int ckpt = -1;
+        for (size_t i = 0; i < list.size(); ++i)
+            if (list[i].rule == "CKPT_GAP") ckpt = static_cast<int>(i);
+        QVERIFY(ckpt >= 0);
+        findings->panel()->select(ckpt);
+        const analysis::FindingEpisode c = list[static_cast<size_t>(ckpt)].episodes.front();
+        QCOMPARE(window.controller()->selection(), std::optional<widgets::TimeRange>(widgets::TimeRange{c.startNs, c.endNs}));
+        QVERIFY(c.endNs - c.startNs >= 20'000'000'000 && c.endNs - c.startNs <= 30'000'000'000);
     }
 
     void failureIsShown()

@@ -56,6 +56,7 @@ public:
     void moveLane(const std::string& laneId, int delta); // -1 up, +1 down
     void setHiddenSeries(std::vector<int64_t> seriesIds);
     void setSpans(std::vector<TimelineSpan> spans);
+    const std::vector<TimelineSpan>& spans() const { return m_spans; }
 
     // Saved layout: lane order, visibility and heights.
     QByteArray saveLayout() const;
