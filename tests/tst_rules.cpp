@@ -832,6 +832,9 @@ void TestRules::analysisKeptInTheRun()
     QCOMPARE((*stored)->overrides.at("ckpt_gap.overlap"), 0.6);
     QCOMPARE(back.params.get("ckpt_gap.overlap"), 0.6);
     QCOMPARE(back.budgets.size(), first->budgets.size());
+    QCOMPARE(back.steps.size(), first->steps.size());
+    for (size_t i = 0; i < back.steps.size(); ++i)
+        QCOMPARE(back.steps[i].startsNs, first->steps[i].startsNs);
     // The time budget of the node adds up to its wall time, and the checkpoints are in it.
     QCOMPARE(first->budgets.size(), size_t(1));
     const TimeBudget& b = first->budgets[0];

@@ -328,6 +328,11 @@ Status storeAnalysis(store::RunDatabase& db, const RunAnalysis& a, const std::ma
         sf.json = compact(toJson(f));
         s.findings.push_back(std::move(sf));
     }
+    for (const StepTimes& st : a.steps)
+        for (size_t i = 0; i < st.startsNs.size(); ++i) {
+            const double seconds = i + 1 < st.startsNs.size() ? static_cast<double>(st.startsNs[i + 1] - st.startsNs[i]) / 1e9 : st.medianStepS;
+            s.steps.push_back({st.node, st.source, st.startsNs[i], seconds});
+        }
     return store::replaceAnalysis(db, s);
 }
 
@@ -362,7 +367,9 @@ Expected<std::optional<StoredRunAnalysis>> loadStoredAnalysis(store::RunDatabase
         st.source = o.value(QStringLiteral("source")).toString().toStdString();
         st.medianStepS = o.value(QStringLiteral("median_step_s")).toDouble();
         st.confidence = o.value(QStringLiteral("confidence")).toDouble();
-        a.steps.push_back(std::move(st)); // the count is in the summary; the step starts are not kept
+        for (const store::StoredStep& kept : s.steps)
+            if (kept.node == st.node) st.startsNs.push_back(kept.startNs);
+        a.steps.push_back(std::move(st));
     }
     for (const QJsonValue& v : summary.value(QStringLiteral("time_budget")).toArray()) {
         const QJsonObject o = v.toObject();

@@ -13,7 +13,7 @@ Status replaceAnalysis(RunDatabase& db, const StoredAnalysis& a)
         return s;
     };
     sqlite3* h = db.handle();
-    if (Status s = execSql(h, "DELETE FROM finding; DELETE FROM analysis;"); !s) return fail(s);
+    if (Status s = execSql(h, "DELETE FROM finding; DELETE FROM analysis; DELETE FROM detected_step;"); !s) return fail(s);
     auto head = Statement::prepare(h, "INSERT INTO analysis (id, ran_at_ns, program_version, rules, parameters, overrides, "
                                       "summary) VALUES (1, ?, ?, ?, ?, ?, ?)");
     if (!head) return fail(head.error());
@@ -42,6 +42,13 @@ Status replaceAnalysis(RunDatabase& db, const StoredAnalysis& a)
         row->bind(9, f.impact).bind(10, f.savingS).bind(11, std::string_view(f.json));
         if (auto r = row->step(); !r) return fail(r.error());
         row->reset();
+    }
+    auto step = Statement::prepare(h, "INSERT OR REPLACE INTO detected_step (node, start_ns, seconds, source) VALUES (?, ?, ?, ?)");
+    if (!step) return fail(step.error());
+    for (const StoredStep& st : a.steps) {
+        step->bind(1, std::string_view(st.node)).bind(2, st.startNs).bind(3, st.seconds).bind(4, std::string_view(st.source));
+        if (auto r = step->step(); !r) return fail(r.error());
+        step->reset();
     }
     return db.commit();
 }
@@ -80,6 +87,14 @@ Expected<std::optional<StoredAnalysis>> loadAnalysis(RunDatabase& db)
         f.savingS = rows->real(8);
         f.json = rows->text(9);
         a.findings.push_back(std::move(f));
+    }
+    auto steps = Statement::prepare(h, "SELECT node, start_ns, seconds, source FROM detected_step ORDER BY node, start_ns");
+    if (!steps) return steps.error();
+    for (;;) {
+        auto r = steps->step();
+        if (!r) return r.error();
+        if (!*r) break;
+        a.steps.push_back({steps->text(0), steps->text(3), steps->int64(1), steps->real(2)});
     }
     return std::optional<StoredAnalysis>{std::move(a)};
 }

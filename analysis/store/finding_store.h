@@ -24,12 +24,20 @@ struct StoredFinding
     std::string json; // the whole finding
 };
 
+struct StoredStep
+{
+    std::string node, source;
+    int64_t startNs = 0;
+    double seconds = 0;
+};
+
 struct StoredAnalysis
 {
     int64_t ranAtNs = 0;
     std::string programVersion;
     std::string rulesJson = "[]", parametersJson = "{}", overridesJson = "{}", summaryJson = "{}";
     std::vector<StoredFinding> findings; // in report order
+    std::vector<StoredStep> steps;       // by node, in time order
 };
 
 // Replaces the stored analysis in one transaction.

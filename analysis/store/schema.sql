@@ -207,6 +207,16 @@ CREATE TABLE finding (
     finding TEXT NOT NULL -- JSON: the whole finding
 );
 
+-- The training steps the last analysis detected per node (from the trainer log or the GPUs' periodicity): each
+-- step's start and its length (to the next start; the last step's length is the median).
+CREATE TABLE detected_step (
+    node TEXT NOT NULL,
+    start_ns INTEGER NOT NULL,
+    seconds REAL NOT NULL,
+    source TEXT NOT NULL, -- trainer_log, sm_periodicity, utilization_periodicity
+    PRIMARY KEY (node, start_ns)
+) WITHOUT ROWID;
+
 -- ---------------------------------------------------------------------------------------------
 -- Trace events (Chrome Trace Event format, PyTorch profiler / Kineto): one track per rank and
 -- process/thread (CPU) or device/stream (GPU), interned slice names, and slices with their canonical
