@@ -62,6 +62,7 @@ MainWindow::MainWindow(QWidget* parent)
     m_findings = new FindingsDock(this, m_controller, m_timeline, m_flame);
     tabifyDockWidget(m_docks->detailsDock(), m_findings->dock());
     m_findings->dock()->raise();
+    resizeDocks({m_findings->dock()}, {520}, Qt::Horizontal);
     statusBar()->addWidget(m_status, 1);
     createMenus();
 

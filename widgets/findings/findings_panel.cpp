@@ -28,6 +28,7 @@ QString number(double v)
     if (!std::isfinite(v)) return QStringLiteral("–");
     if (std::abs(v) >= 1e9) return QStringLiteral("%1 G").arg(v / 1e9, 0, 'g', 3);
     if (std::abs(v) >= 1e6) return QStringLiteral("%1 M").arg(v / 1e6, 0, 'g', 3);
+    if (std::abs(v) >= 1000) return QString::number(v, 'f', 0);
     return QString::number(v, 'g', 3);
 }
 
