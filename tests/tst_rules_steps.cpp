@@ -261,6 +261,8 @@ private Q_SLOTS:
     void stepsFromTrainerLogAndSm_data();
     void stepsFromTrainerLogAndSm();
     void stepsFromUtilization();
+    void stepsFromNarrowDips_data();
+    void stepsFromNarrowDips();
     void noStepsWithoutPeriod_data();
     void noStepsWithoutPeriod();
     void throttleAtPowerLimit_data();
@@ -283,7 +285,7 @@ void TestRulesSteps::parameters()
     for (const char* name :
          {"steps.min_logged", "steps.idle_level", "steps.min_contrast", "steps.min_period_s", "steps.max_period_s",
           "steps.min_cycles", "steps.min_acf", "steps.peak_share", "steps.min_prominence", "steps.min_dip_depth",
-          "steps.min_regular", "throttle.busy_util", "throttle.clock_ratio", "throttle.own_clock_quantile",
+          "steps.min_regular", "steps.dip_noise_z", "steps.min_dip_area", "steps.max_dip_share", "throttle.busy_util", "throttle.clock_ratio", "throttle.own_clock_quantile",
           "throttle.power_at_limit", "throttle.temp_hot_c", "throttle.min_s", "throttle.warn", "throttle.critical",
           "straggler.max_step_factor", "straggler.min_step_samples", "straggler.min_steps", "straggler.scale_floor",
           "straggler.z", "straggler.persistent", "straggler.intermittent", "straggler.dominance", "straggler.min_lag",
@@ -392,6 +394,73 @@ void TestRulesSteps::stepsFromUtilization()
     QVERIFY2(std::abs(steps[0].medianStepS - 12) <= 1.0, qPrintable(QString::number(steps[0].medianStepS)));
 }
 
+void TestRulesSteps::stepsFromNarrowDips_data()
+{
+    QTest::addColumn<int>("period"); // s
+    QTest::addColumn<QString>("stall"); // a 120 s checkpoint stall: "none", "mid" (steps resume after it), "end"
+    QTest::newRow("50 s steps") << 50 << "none";
+    QTest::newRow("37 s steps") << 37 << "none";
+    QTest::newRow("50 s steps, a 120 s stall mid-run") << 50 << "mid";
+    QTest::newRow("37 s steps, a 120 s stall mid-run") << 37 << "mid";
+    QTest::newRow("50 s steps, a 120 s stall at the end") << 50 << "end";
+}
+
+void TestRulesSteps::stepsFromNarrowDips()
+{
+    QFETCH(int, period);
+    QFETCH(QString, stall);
+    // ZeRO-3 at 1 s sampling: SM activity 0.21 but for a one-sample dip to 0.06 at the end of each step (the wait at
+    // its collective), noise sd 0.02 (one GPU), after 30 s of idle start-up; the stall's GPUs are idle (0).
+    constexpr int64_t kSeconds = 1800, kStartUp = 30, kStallS = 120;
+    std::vector<double> level(kSeconds, 0.0); // the noise-free activity per second
+    std::vector<int64_t> starts;
+    bool stalled = false;
+    for (int64_t t = kStartUp; t + period <= kSeconds - (stall == QLatin1String("end") ? kStallS : 0);) {
+        if (stall == QLatin1String("mid") && !stalled && t >= kSeconds / 2) {
+            stalled = true;
+            t += kStallS;
+            continue;
+        }
+        starts.push_back(t);
+        for (int64_t i = t; i < t + period; ++i)
+            level[static_cast<size_t>(i)] = i == t + period - 1 ? 0.06 : 0.21;
+        t += period;
+    }
+    Synthetic run;
+    run.gpus = 1;
+    run.seconds = kSeconds;
+    run.series = {{"gpu.util", "%", [](int, int, int64_t) { return 99.0; }},
+                  {"gpu.sm_active", "ratio", [&](int, int g, int64_t s) {
+                       const double v = level[static_cast<size_t>(s)];
+                       return v > 0 ? std::max(0.0, v + 0.02 * gauss(100 + g, s)) : 0.0;
+                   }}};
+    QTemporaryDir dir;
+    auto db = writeRun(dir, run);
+    QVERIFY(db);
+    auto m = metricsOf(*db);
+    QVERIFY_OK(m);
+    const auto steps = computeStepTimes(*m, RuleParams::defaults());
+    QCOMPARE(steps.size(), size_t(1));
+    QCOMPARE(steps[0].source, std::string("sm_periodicity"));
+    QVERIFY2(std::abs(steps[0].medianStepS - period) <= 1.0, qPrintable(QString::number(steps[0].medianStepS)));
+    QVERIFY2(steps[0].confidence > 0.8 && steps[0].confidence <= 1, qPrintable(QString::number(steps[0].confidence)));
+    // The true step starts (the first as the GPUs leave idle, the one after the stall where it ends) are found
+    // within one sample, but for a dip the noise fills in (one in ~150 at 2.5 sd), and nothing else is.
+    auto near = [](const std::vector<int64_t>& in, int64_t ts) {
+        return std::any_of(in.begin(), in.end(), [&](int64_t f) { return std::abs(f - ts) <= kSecond; });
+    };
+    std::vector<int64_t> truth;
+    for (int64_t t : starts)
+        truth.push_back(kStart + t * kSecond);
+    size_t matched = 0;
+    for (int64_t ts : truth)
+        matched += near(steps[0].startsNs, ts);
+    QVERIFY2(static_cast<double>(matched) >= 0.95 * static_cast<double>(truth.size()),
+             qPrintable(QStringLiteral("%1 of %2 starts").arg(matched).arg(truth.size())));
+    for (int64_t f : steps[0].startsNs)
+        QVERIFY2(near(truth, f), qPrintable(QStringLiteral("a start at %1 s").arg(static_cast<double>(f - kStart) / 1e9)));
+}
+
 void TestRulesSteps::noStepsWithoutPeriod_data()
 {
     QTest::addColumn<int>("kind");
@@ -399,6 +468,7 @@ void TestRulesSteps::noStepsWithoutPeriod_data()
     QTest::newRow("flat busy GPUs") << 1;
     QTest::newRow("random busy and idle stretches") << 2;
     QTest::newRow("one 10-minute busy stretch") << 3;
+    QTest::newRow("one-sample dips in a flat level at random times") << 4;
 }
 
 void TestRulesSteps::noStepsWithoutPeriod()
@@ -412,10 +482,17 @@ void TestRulesSteps::noStepsWithoutPeriod()
             busy[static_cast<size_t>(i)] = k % 2;
         s += len;
     }
+    // Random dips: 5–95 s apart (uniform).
+    std::vector<uint8_t> dip(1800, 0);
+    for (int64_t s = 0, k = 0; s < 1800; ++k) {
+        dip[static_cast<size_t>(s)] = 1;
+        s += 5 + static_cast<int64_t>(std::erfc(-gauss(8, static_cast<uint64_t>(k)) / std::sqrt(2.0)) / 2 * 90);
+    }
     Synthetic run;
     run.series = {{"gpu.util", "%", [](int, int, int64_t) { return 99.0; }},
                   {"gpu.sm_active", "ratio", [&](int, int g, int64_t s) {
                        switch (kind) {
+                       case 4: return (dip[static_cast<size_t>(s)] ? 0.06 : 0.21) + 0.02 * gauss(g, s);
                        case 0: return std::clamp(0.5 + 0.2 * gauss(g, s), 0.0, 1.0);
                        case 1: return 0.7;
                        case 2: return busy[static_cast<size_t>(s)] ? 0.7 + 0.02 * gauss(g, s) : 0.1;

@@ -81,22 +81,29 @@ StepTimes fromTrainerLog(const NodeMetrics& node, const RuleParams& p)
     return {};
 }
 
-} // namespace
+// Steps whose starts repeat at the period (seconds): at least steps.min_cycles of them, and steps.min_regular of
+// their intervals within a quarter of the period (a checkpoint stall makes one long interval); the median step is
+// that of the regular intervals. Empty when not; *regularity is the share of regular intervals.
+StepTimes keepRegular(StepTimes out, double periodS, const RuleParams& p, double* regularity)
+{
+    if (static_cast<double>(out.startsNs.size()) < std::max(2.0, p.get("steps.min_cycles"))) return {};
+    std::vector<double> regular;
+    for (size_t k = 1; k < out.startsNs.size(); ++k) {
+        const double s = static_cast<double>(out.startsNs[k] - out.startsNs[k - 1]) / 1e9;
+        if (std::abs(s - periodS) <= 0.25 * periodS) regular.push_back(s);
+    }
+    *regularity = static_cast<double>(regular.size()) / static_cast<double>(out.startsNs.size() - 1);
+    if (*regularity < p.get("steps.min_regular")) return {};
+    out.medianStepS = quantile(regular, 0.5);
+    return out;
+}
 
-StepTimes stepTimesFromActivity(const std::vector<double>& x, const TimeGrid& grid, const RuleParams& p)
+// The period from the autocorrelation of the busy part x[a..b] (a signal that spends a fair share of each step low),
+// and the steps from its recurring dips.
+StepTimes fromAutocorrelation(const std::vector<double>& x, size_t a, size_t b, const TimeGrid& grid, const RuleParams& p)
 {
     StepTimes none;
-    const size_t n = std::min(x.size(), grid.size);
     const double stepS = static_cast<double>(grid.stepNs) / 1e9;
-    // The busy part of the run: from the first to the last slot above the idle level.
-    const double idle = p.get("steps.idle_level");
-    size_t a = n, b = 0;
-    for (size_t i = 0; i < n; ++i)
-        if (std::isfinite(x[i]) && x[i] > idle) {
-            a = std::min(a, i);
-            b = i;
-        }
-    if (a >= n) return none;
     const size_t len = b - a + 1;
     const std::vector<double> w(x.begin() + static_cast<std::ptrdiff_t>(a), x.begin() + static_cast<std::ptrdiff_t>(b) + 1);
     const double high = quantile(w, 0.9), low = quantile(w, 0.1);
@@ -238,18 +245,102 @@ StepTimes stepTimesFromActivity(const std::vector<double>& x, const TimeGrid& gr
         const int64_t ts = grid.slotStart(a + j) + std::llround(offset * static_cast<double>(grid.stepNs));
         if (out.startsNs.empty() || ts > out.startsNs.back()) out.startsNs.push_back(ts);
     }
-    if (static_cast<double>(out.startsNs.size()) < minCycles) return none;
-    // Regular: the intervals within a quarter of the period (a checkpoint stall makes one long interval).
-    std::vector<double> regular;
-    for (size_t k = 1; k < out.startsNs.size(); ++k) {
-        const double s = static_cast<double>(out.startsNs[k] - out.startsNs[k - 1]) / 1e9;
-        if (std::abs(s - period * stepS) <= 0.25 * period * stepS) regular.push_back(s);
-    }
-    const double regularity = static_cast<double>(regular.size()) / static_cast<double>(out.startsNs.size() - 1);
-    if (regularity < p.get("steps.min_regular")) return none;
-    out.medianStepS = quantile(regular, 0.5);
+    double regularity = 0;
+    out = keepRegular(std::move(out), period * stepS, p, &regularity);
+    if (out.startsNs.empty()) return none;
     out.confidence = std::clamp(peakAcf, 0.0, 1.0) * regularity;
     return out;
+}
+
+// Narrow dips in a flat level, as the one-sample wait at each step's collective of a ZeRO-3 run at 1 s sampling:
+// too few slots for the percentiles' contrast and too little variance for the autocorrelation (and split over two
+// lags when the period is not a whole number of slots), so they are found by their own statistic. The level is the
+// busy part's median, its noise the robust standard deviation (1.4826 MAD); a dip is a run of slots more than
+// steps.dip_noise_z noise below the level that takes at least steps.min_dip_area (activity × slots) out of it. A dip
+// is read as the rectangle as deep as its deepest slot with the run's area and centroid: the step after it starts at
+// the rectangle's end (right for a dip split across two slots, for a wait of several slots and for a checkpoint
+// stall). The period is the median interval between the starts; the dips must be narrow, their median width at most
+// steps.max_dip_share of it (wider dips are the autocorrelation's, and random busy and idle stretches are wide).
+StepTimes fromNarrowDips(const std::vector<double>& x, size_t a, size_t b, const TimeGrid& grid, const RuleParams& p)
+{
+    const double stepS = static_cast<double>(grid.stepNs) / 1e9;
+    const std::vector<double> w(x.begin() + static_cast<std::ptrdiff_t>(a), x.begin() + static_cast<std::ptrdiff_t>(b) + 1);
+    const double level = quantile(w, 0.5);
+    std::vector<double> spread;
+    spread.reserve(w.size());
+    for (double v : w)
+        if (std::isfinite(v)) spread.push_back(std::abs(v - level));
+    const double noise = 1.4826 * quantile(spread, 0.5);
+    const double threshold = p.get("steps.dip_noise_z") * noise, minArea = p.get("steps.min_dip_area");
+    // From the idle slot before the busy part when it is known: the first step starts as the GPUs leave it.
+    const size_t from = a > 0 && std::isfinite(x[a - 1]) ? a - 1 : a;
+    auto low = [&](size_t i) { return std::isfinite(x[i]) && level - x[i] > threshold; };
+    StepTimes out;
+    std::vector<double> widths; // slots
+    for (size_t i = from; i <= b;) {
+        if (!low(i)) {
+            ++i;
+            continue;
+        }
+        size_t j = i;
+        double area = 0, moment = 0, deepest = 0;
+        for (; j <= b && low(j); ++j) {
+            const double depth = level - x[j];
+            area += depth;
+            moment += depth * (static_cast<double>(j - i) + 0.5);
+            deepest = std::max(deepest, depth);
+        }
+        // A dip the GPUs do not visibly rise out of (the end of the busy part, an unknown slot) starts no step.
+        const bool risen = j <= b && std::isfinite(x[j]);
+        if (risen && area >= minArea) {
+            const double width = area / deepest;
+            const double end = moment / area + width / 2; // slots from i
+            widths.push_back(width);
+            const int64_t ts = grid.slotStart(i) + std::llround(end * static_cast<double>(grid.stepNs));
+            if (out.startsNs.empty() || ts > out.startsNs.back()) out.startsNs.push_back(ts);
+        }
+        i = j;
+    }
+    if (out.startsNs.size() < 2) return {};
+    std::vector<double> intervals;
+    for (size_t k = 1; k < out.startsNs.size(); ++k)
+        intervals.push_back(static_cast<double>(out.startsNs[k] - out.startsNs[k - 1]) / 1e9);
+    const double periodS = quantile(intervals, 0.5);
+    const double busyS = static_cast<double>(b - a + 1) * stepS;
+    if (!(periodS >= p.get("steps.min_period_s") && periodS <= p.get("steps.max_period_s")) ||
+        busyS < std::max(2.0, p.get("steps.min_cycles")) * periodS ||
+        quantile(widths, 0.5) * stepS > p.get("steps.max_dip_share") * periodS)
+        return {};
+    double regularity = 0;
+    out = keepRegular(std::move(out), periodS, p, &regularity);
+    if (out.startsNs.empty()) return {};
+    // Confidence: regular, and a dip at (nearly) every boundary the busy part has room for.
+    const double found = std::min(1.0, static_cast<double>(out.startsNs.size()) * periodS / busyS);
+    out.confidence = regularity * found;
+    return out;
+}
+
+} // namespace
+
+StepTimes stepTimesFromActivity(const std::vector<double>& x, const TimeGrid& grid, const RuleParams& p)
+{
+    const size_t n = std::min(x.size(), grid.size);
+    // The busy part of the run: from the first to the last slot above the idle level.
+    const double idle = p.get("steps.idle_level");
+    size_t a = n, b = 0;
+    for (size_t i = 0; i < n; ++i)
+        if (std::isfinite(x[i]) && x[i] > idle) {
+            a = std::min(a, i);
+            b = i;
+        }
+    if (a >= n) return {};
+    // Both: regular checkpoint stalls every N steps of narrow dips give the autocorrelation their period, and the
+    // steps are the finer one (a period well below it: the same period stays the autocorrelation's).
+    StepTimes steps = fromAutocorrelation(x, a, b, grid, p);
+    StepTimes dips = fromNarrowDips(x, a, b, grid, p);
+    if (!dips.startsNs.empty() && (steps.startsNs.empty() || dips.medianStepS < 0.75 * steps.medianStepS))
+        return dips;
+    return steps;
 }
 
 std::vector<StepTimes> computeStepTimes(const RunMetrics& m, const RuleParams& p)

@@ -6,7 +6,11 @@
 // run has no SM activity), whose autocorrelation over the busy part of the run has its first clear peak at the step
 // period (between steps.min_period_s and steps.max_period_s, at least steps.min_cycles periods long). A step then
 // starts where the GPUs rise out of each recurring dip (the wait at the step's collective); a checkpoint stall is a
-// long dip, and the step after it starts where it ends. A node without a clear period has no steps (no guess).
+// long dip, and the step after it starts where it ends. A signal that is flat but for narrow dips (a one-sample wait
+// at each step's collective, as ZeRO-3 shows at 1 s sampling) has too little variance for that: its dips are found as
+// runs well below the level (the median, beyond its robust noise), and the period is the median interval between
+// the steps that start as the GPUs rise out of them; when both find a period, the finer is the step (checkpoint
+// stalls every N steps make the coarser). A node without a clear period has no steps (no guess).
 
 #include "analysis/rules/rule_params.h"
 #include "analysis/rules/run_metrics.h"
