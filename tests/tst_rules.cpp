@@ -759,7 +759,7 @@ void TestRules::commBoundSubTypeFromLinkLoad()
 {
     // The illusion for 10 min, the port carrying 6 GB/s of 25 GB/s (load 0.24): latency/sync-bound, and the
     // recommendation is about fewer, larger, earlier collectives. At 23 GB/s (0.92): bandwidth-bound. Without a
-    // capacity, the peak rate stands in and the confidence drops.
+    // capacity the sub-type stays open (steady traffic is not a full link) and the confidence drops.
     Synthetic run;
     run.seconds = 600;
     run.sm = [](int, int64_t) { return 0.2; };
@@ -794,7 +794,8 @@ void TestRules::commBoundSubTypeFromLinkLoad()
     QVERIFY(unknown);
     auto estimated = commBound(*unknown);
     QCOMPARE(estimated.size(), size_t(1));
-    QVERIFY(estimated[0].evidence.value(QStringLiteral("link_capacity_source")).toString().startsWith(QStringLiteral("estimated")));
+    QCOMPARE(estimated[0].evidence.value(QStringLiteral("sub_type")).toString(), QStringLiteral("unknown"));
+    QVERIFY(estimated[0].evidence.value(QStringLiteral("link_capacity_source")).toString().startsWith(QStringLiteral("unknown")));
     QVERIFY(estimated[0].confidence < latency[0].confidence);
 }
 

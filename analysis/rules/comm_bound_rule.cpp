@@ -152,27 +152,19 @@ Expected<std::vector<Finding>> commBoundRule(const RunMetrics& m, FlameSource& s
                 const double rx = i < node.linkRx.size() ? node.linkRx[i] : std::nan("");
                 if (std::isfinite(tx) || std::isfinite(rx)) net.push_back(std::max(std::isfinite(tx) ? tx : 0, std::isfinite(rx) ? rx : 0));
             }
-        // Link load L = the busier direction's rate / the capacity per direction. Without a known capacity, the
-        // run's peak rate stands in for it (an estimate: a run that never fills its links reads as loaded).
-        double capacity = node.linkCapacity;
-        std::string capacitySource = node.linkCapacitySource;
-        if (!std::isfinite(capacity) && !node.linkTx.empty()) {
-            std::vector<double> all;
-            for (size_t i = 0; i < grid.size; ++i) {
-                const double tx = i < node.linkTx.size() ? node.linkTx[i] : std::nan("");
-                const double rx = i < node.linkRx.size() ? node.linkRx[i] : std::nan("");
-                if (std::isfinite(tx) || std::isfinite(rx)) all.push_back(std::max(std::isfinite(tx) ? tx : 0, std::isfinite(rx) ? rx : 0));
-            }
-            capacity = quantile(all, 0.999);
-            capacitySource = "estimated: the run's peak rate (no capacity recorded; import with --option link_capacity=4x200Gb/s)";
-        }
+        // Link load L = the busier direction's rate / the capacity per direction. Without a recorded capacity the
+        // sub-type stays open: the run's own peak would make any steady traffic look like a full link.
+        const double capacity = node.linkCapacity;
+        const std::string capacitySource =
+            std::isfinite(capacity) ? node.linkCapacitySource
+                                    : std::string("unknown: no link capacity in the run (import with the link_capacity "
+                                                  "option, e.g. 4x200Gb/s)");
         const double medNet = quantile(net, 0.5);
         const double load = std::isfinite(capacity) && capacity > 0 && std::isfinite(medNet) ? medNet / capacity : std::nan("");
         const std::string subType = !std::isfinite(load)                           ? "unknown"
                                     : load <= p.get("comm_bound.latency_load")     ? "latency"
                                     : load >= p.get("comm_bound.bandwidth_load")   ? "bandwidth"
                                                                                    : "latency_and_bandwidth";
-        const bool estimated = capacitySource.rfind("estimated", 0) == 0;
         f.rule = "COMM_BOUND";
         f.nodes = {node.node};
         for (const GpuMetrics* g : gpus)
@@ -183,14 +175,14 @@ Expected<std::vector<Finding>> commBoundRule(const RunMetrics& m, FlameSource& s
         f.primary = flaggedSlices >= 0.8 * spannedSlices;
         // Lower without stack samples (the cause is then read from metrics and traces only) and when the link
         // capacity is unknown or estimated (the sub-type is then uncertain).
-        f.confidence = (withStacks > 0 ? 0.85 : 0.7) - (subType == "unknown" ? 0.1 : estimated ? 0.05 : 0);
+        f.confidence = (withStacks > 0 ? 0.85 : 0.7) - (subType == "unknown" ? 0.1 : 0);
         const double medUtil = quantile(util, 0.5), medSm = quantile(sm, 0.5);
         const std::string evidenceKind = illusion / n >= 0.5 ? "utilization illusion (communication kernels resident and waiting)"
                                          : comm / n >= share ? "communication frames in the stack samples"
                                                              : "profiled collectives";
         const std::string kind = subType == "latency"     ? "latency/sync-bound"
                                  : subType == "bandwidth" ? "bandwidth-bound"
-                                 : subType == "unknown"   ? "link load unknown"
+                                 : subType == "unknown"   ? "link capacity unknown"
                                                           : "between latency- and bandwidth-bound";
         f.title = fmt::format("Communication-bound on {} ({}{}): GPU utilization {:.0f} % but SM activity {:.2f} for {:.0f} s ({})",
                               node.node, kind, std::isfinite(load) ? fmt::format(", link load {:.2f}", load) : std::string(),

@@ -71,6 +71,17 @@ std::vector<Finding> hangRule(const RunMetrics& m, const RuleParams& p)
         f.evidence = QJsonObject{{QStringLiteral("gpus"), gpus},
                                  {QStringLiteral("began_ns"), static_cast<qint64>(start)},
                                  {QStringLiteral("duration_s"), seconds}};
+        // The last step the trainer logged before the hang began (its log time is the step's end): what ran last.
+        for (const NodeMetrics& n : m.nodes) {
+            if (std::find(f.nodes.begin(), f.nodes.end(), n.node) == f.nodes.end() || n.stepTimes.empty()) continue;
+            const auto last = std::find_if(n.stepTimes.rbegin(), n.stepTimes.rend(), [&](const store::Point& pt) { return pt.tsNs <= start; });
+            if (last == n.stepTimes.rend()) continue;
+            const auto logged = static_cast<qint64>(std::distance(last, n.stepTimes.rend()));
+            f.evidence.insert(QStringLiteral("last_step_logged_ns"), static_cast<qint64>(last->tsNs));
+            f.evidence.insert(QStringLiteral("steps_logged_before"), logged);
+            f.evidence.insert(QStringLiteral("no_step_for_s"), static_cast<double>(end - last->tsNs) / 1e9);
+            break;
+        }
         f.recommendation =
             "A collective some rank never joined: check that every rank runs the same collectives in the same order "
             "(the same stop condition and step count, no rank-dependent branches around all_reduce / reduce_scatter); "

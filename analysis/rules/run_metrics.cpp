@@ -51,6 +51,12 @@ void orReasons(const std::vector<store::Point>& points, const TimeGrid& grid, ui
     }
 }
 
+bool isVirtual(const store::DeviceInfo& d)
+{
+    return std::any_of(d.attributes.begin(), d.attributes.end(),
+                       [](const auto& kv) { return kv.first == "virtual" && kv.second == "1"; });
+}
+
 } // namespace
 
 Expected<RunMetrics> loadRunMetrics(store::RunDatabase& db, int64_t gridNs)
@@ -105,8 +111,10 @@ Expected<RunMetrics> loadRunMetrics(store::RunDatabase& db, int64_t gridNs)
         else if (isMetric(s.metric, "trace.collective_busy")) metric = Collective;
         else if (isMetric(s.metric, "disk.write")) metric = DiskWrite;
         else if (isMetric(s.metric, "disk.read")) metric = DiskRead;
-        else if (isMetric(s.metric, "net.tx") && d->kind != "ib") metric = NetTx;
-        else if (isMetric(s.metric, "net.rx") && d->kind != "ib") metric = NetRx;
+        // Virtual interfaces (loopback, bridges, veth: marked by the importers) carry a host's traffic to itself,
+        // not the interconnect's.
+        else if (isMetric(s.metric, "net.tx") && d->kind != "ib" && !isVirtual(*d)) metric = NetTx;
+        else if (isMetric(s.metric, "net.rx") && d->kind != "ib" && !isVirtual(*d)) metric = NetRx;
         else if (isMetric(s.metric, "cpu.util")) metric = Cpu;
         else if (d->kind == "gpu" && isMetric(s.metric, "gpu.sm_clock")) target = &clock;
         else if (d->kind == "gpu" && isMetric(s.metric, "gpu.power")) target = &power;

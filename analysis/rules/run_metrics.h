@@ -45,7 +45,7 @@ struct NodeMetrics
 {
     std::string node;
     std::vector<double> diskWrite, diskRead; // B/s over every disk; empty when none
-    std::vector<double> netTx, netRx;        // B/s over every NIC
+    std::vector<double> netTx, netRx;        // B/s over every NIC (virtual interfaces left out)
     // The interconnect: InfiniBand ports when the node has them, else its NICs. Rates per direction (B/s), and
     // the capacity per direction (NaN when unknown) with where it came from: the link_capacity import option,
     // ib.capacity (node_exporter's InfiniBand rate) or net.capacity (the NICs' speed).
