@@ -25,6 +25,7 @@
 #include <QDockWidget>
 #include <QFile>
 #include <QJsonDocument>
+#include <QLabel>
 #include <QLineEdit>
 #include <QJsonObject>
 #include <QMessageBox>
@@ -235,7 +236,7 @@ private Q_SLOTS:
             auto kept = store::RunDatabase::open(db, store::OpenMode::ReadOnly);
             QVERIFY_OK(kept);
             auto stored = analysis::loadStoredAnalysis(**kept);
-            QVERIFY(stored && *stored);
+            QVERIFY2(stored && *stored, qPrintable(findings->panel()->findChild<QLabel*>()->text()));
             QCOMPARE((*stored)->analysis.findings.size(), list.size());
         }
         findings->panel()->select(0);

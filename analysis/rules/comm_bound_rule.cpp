@@ -273,10 +273,15 @@ Expected<std::vector<Finding>> commBoundRule(const RunMetrics& m, FlameSource& s
                               "accumulation to reduce less often, lower-precision communication (bf16/fp8 gradients); then "
                               "overlap what remains ({}).",
                               knobs)
-                : fmt::format("The links are far from full{}: the time goes to many small, unoverlapped collectives "
-                              "(latency and synchronisation), not to bandwidth. Fewer, larger and earlier collectives: {}; "
-                              "gradient accumulation; check that no rank arrives late at the collectives.",
-                              std::isfinite(load) ? fmt::format(" (link load {:.2f})", load) : std::string(), knobs);
+            : subType == "unknown"
+                ? fmt::format("Overlap and batch the collectives: {}; gradient accumulation to synchronise less often. "
+                              "The link load is unknown (no capacity recorded), so latency and bandwidth cannot be told "
+                              "apart: import with the link_capacity option (e.g. 4x200Gb/s) and analyze again.",
+                              knobs)
+                : fmt::format("The links are far from full (link load {:.2f}): the time goes to many small, unoverlapped "
+                              "collectives (latency and synchronisation), not to bandwidth. Fewer, larger and earlier "
+                              "collectives: {}; gradient accumulation; check that no rank arrives late at the collectives.",
+                              load, knobs);
         out.push_back(std::move(f));
     }
     return out;

@@ -17,7 +17,8 @@ constexpr double kQuartileToSigma = 1 / 0.3186;
 constexpr double kMadToSigma = 1.4826;
 
 // One GPU's activity (SM activity, else utilization as a fraction) scaled to its busy share: 0 at its low level
-// (10th percentile), 1 at its busy level (90th); empty when the two are too close to tell compute from waiting.
+// (1st percentile: a run that waits one sample a step, as ZeRO-3 does at 1 s, has its waits in the lowest
+// percents only), 1 at its busy level (90th); empty when the two are too close to tell compute from waiting.
 std::vector<double> busyShares(const GpuMetrics& g, const RuleParams& p)
 {
     const bool haveSm = std::any_of(g.smActive.begin(), g.smActive.end(), [](double v) { return std::isfinite(v); });
@@ -25,7 +26,7 @@ std::vector<double> busyShares(const GpuMetrics& g, const RuleParams& p)
     if (!haveSm)
         for (double& x : v)
             x /= 100;
-    const double high = quantile(v, 0.9), low = quantile(v, 0.1);
+    const double high = quantile(v, 0.9), low = quantile(v, 0.01);
     if (!(high - low >= p.get("steps.min_contrast"))) return {};
     for (double& x : v)
         x = std::isfinite(x) ? std::clamp((x - low) / (high - low), 0.0, 1.0) : kNaN;

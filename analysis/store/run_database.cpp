@@ -30,6 +30,9 @@ Expected<std::unique_ptr<RunDatabase>> RunDatabase::open(const std::string& path
     }
     std::unique_ptr<RunDatabase> db(new RunDatabase(raw, path));
     sqlite3_extended_result_codes(raw, 1);
+    // Several connections share a run (the window's readers, the analysis keeping its findings): a lock held for
+    // a moment by one waits rather than fails the other.
+    sqlite3_busy_timeout(raw, 10000);
     sqlite3_db_config(raw, SQLITE_DBCONFIG_ENABLE_LOAD_EXTENSION, 0, nullptr);
     if (Status s = registerSeriesPoints(raw); !s) return s.error();
     if (Status s = registerStackSamples(raw); !s) return s.error();

@@ -6,6 +6,7 @@
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
+#include <cmath>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 #include <map>
@@ -198,7 +199,8 @@ int cmdAnalyze(const QStringList& args)
             if (it.value().isBool()) fmt::print("  {}: {}\n", key, it.value().toBool() ? "yes" : "no");
             else if (it.value().isDouble() && key.ends_with("_ns"))
                 fmt::print("  {}: {} UTC\n", key.substr(0, key.size() - 3), clock(it.value().toInteger()));
-            else if (it.value().isDouble()) fmt::print("  {}: {:.4g}\n", key, it.value().toDouble());
+            else if (it.value().isDouble() && std::isfinite(it.value().toDouble())) fmt::print("  {}: {:.4g}\n", key, it.value().toDouble());
+            else if (it.value().isDouble() || it.value().isNull()) continue; // not known: said elsewhere
             else if (it.value().isString()) fmt::print("  {}: {}\n", key, it.value().toString().toStdString());
             else if (it.value().isObject()) { // shares, as percentages
                 std::vector<std::string> items;

@@ -35,6 +35,7 @@ QString number(double v)
 // An evidence value as text: numbers, yes/no, and lists of frames or kernels with their shares.
 QString evidenceText(const QString& key, const QJsonValue& v)
 {
+    if (v.isNull() || (v.isDouble() && !std::isfinite(v.toDouble()))) return {}; // not known: the row is left out
     if (v.isBool()) return v.toBool() ? QObject::tr("yes") : QObject::tr("no");
     if (v.isDouble() && key.endsWith(QLatin1String("_ns"))) return clockTime(v.toInteger()) + QStringLiteral(" UTC");
     if (v.isDouble()) return number(v.toDouble());
