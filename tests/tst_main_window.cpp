@@ -244,6 +244,16 @@ private Q_SLOTS:
         QCOMPARE(window.controller()->selection(), std::optional<widgets::TimeRange>(widgets::TimeRange{e.startNs, e.endNs}));
         QVERIFY(window.controller()->range().fromNs < e.startNs && window.controller()->range().toNs > e.endNs);
         QCOMPARE(window.flame()->panel()->searchField()->text(), QStringLiteral("fetch_sub_module"));
+        QVERIFY(window.docks()->browserModel()->hiddenSeries().empty()); // the finding covers both nodes
+        // A finding on one node shows that node's series only.
+        Q_EMIT findings->scopeSelected({"node1"});
+        const std::vector<int64_t> hidden = window.docks()->browserModel()->hiddenSeries();
+        QVERIFY(!hidden.empty());
+        for (const store::SeriesInfo& si : window.catalog()->series) {
+            const bool isHidden = std::binary_search(hidden.begin(), hidden.end(), si.id);
+            QCOMPARE(isHidden, window.catalog()->nodes[static_cast<size_t>(window.catalog()->nodeIndex(si.nodeId))].name != "node1");
+        }
+
         QVERIFY(findings->panel()->detailsText().contains(QStringLiteral("What to change")));
         QVERIFY(findings->panel()->detailsText().contains(QStringLiteral("stage3_prefetch_bucket_size")));
         // The checkpoint finding: its first stall (335–360 s of the run) becomes the window.
@@ -255,6 +265,7 @@ private Q_SLOTS:
         const analysis::FindingEpisode c = list[static_cast<size_t>(ckpt)].episodes.front();
         QCOMPARE(window.controller()->selection(), std::optional<widgets::TimeRange>(widgets::TimeRange{c.startNs, c.endNs}));
         QVERIFY(c.endNs - c.startNs >= 20'000'000'000 && c.endNs - c.startNs <= 30'000'000'000);
+        QVERIFY(window.docks()->browserModel()->hiddenSeries().empty()); // both nodes again
     }
 
     void failureIsShown()

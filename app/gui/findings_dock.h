@@ -47,6 +47,8 @@ public:
 
 Q_SIGNALS:
     void findingsShown();
+    // A finding was selected: the nodes it concerns (the window shows their series only).
+    void scopeSelected(const std::vector<std::string>& nodes);
 
 private:
     void load(bool rerun);

@@ -60,6 +60,26 @@ MainWindow::MainWindow(QWidget* parent)
     m_flame = new FlameDock(this, m_controller);
     resizeDocks({m_flame->dock()}, {360}, Qt::Vertical);
     m_findings = new FindingsDock(this, m_controller, m_timeline, m_flame);
+    // A finding's scope: the series of its nodes only (the run browser shows what is hidden; check a node to show
+    // it again).
+    connect(m_findings, &FindingsDock::scopeSelected, this, [this](const std::vector<std::string>& nodes) {
+        if (!m_catalog) return;
+        std::vector<int64_t> hidden;
+        for (const store::SeriesInfo& s : m_catalog->series) {
+            const int n = m_catalog->nodeIndex(s.nodeId);
+            if (n >= 0 && std::find(nodes.begin(), nodes.end(), m_catalog->nodes[static_cast<size_t>(n)].name) == nodes.end())
+                hidden.push_back(s.id);
+        }
+        std::sort(hidden.begin(), hidden.end());
+        m_docks->browserModel()->setHiddenSeries(hidden);
+        m_timeline->setHiddenSeries(hidden);
+        QStringList names;
+        for (const std::string& n : nodes)
+            names << QString::fromStdString(n);
+        if (!hidden.empty())
+            m_status->setText(tr("Showing the finding's nodes (%1); check the others in the run browser to show them")
+                                  .arg(names.join(QStringLiteral(", "))));
+    });
     tabifyDockWidget(m_docks->detailsDock(), m_findings->dock());
     m_findings->dock()->raise();
     resizeDocks({m_findings->dock()}, {520}, Qt::Horizontal);
