@@ -266,6 +266,10 @@ private Q_SLOTS:
         QCOMPARE(window.controller()->selection(), std::optional<widgets::TimeRange>(widgets::TimeRange{c.startNs, c.endNs}));
         QVERIFY(c.endNs - c.startNs >= 20'000'000'000 && c.endNs - c.startNs <= 30'000'000'000);
         QVERIFY(window.docks()->browserModel()->hiddenSeries().empty()); // both nodes again
+        // Its evidence names the checkpoint frames the stalls were spent in, and the flame graph searches them.
+        const QString frame = app::FindingsDock::evidenceFrame(list[static_cast<size_t>(ckpt)]);
+        QVERIFY2(frame.contains(QStringLiteral("save")), qPrintable(frame));
+        QCOMPARE(window.flame()->panel()->searchField()->text(), frame);
     }
 
     void failureIsShown()

@@ -18,6 +18,7 @@
 #include <QJsonObject>
 
 #include <algorithm>
+#include <map>
 #include <cmath>
 #include <QJsonArray>
 #include <fmt/format.h>
@@ -100,6 +101,41 @@ std::vector<Finding> mergeAcrossNodes(std::vector<Finding> findings, double wall
         f.evidence.insert(QStringLiteral("shown_node"), QString::fromStdString(leadNode));
         out.push_back(std::move(f));
     }
+    return out;
+}
+
+// The checkpoint frames the stack samples show in a checkpoint gap's episodes (the first 20; shares of their busy
+// samples): what wrote the checkpoint, e.g. save_checkpoint → torch.save. Empty without stacks.
+Expected<QJsonArray> checkpointFrames(FlameSource& stacks, const Finding& f)
+{
+    std::map<std::string, int64_t> samples;
+    int64_t busy = 0;
+    for (size_t k = 0; k < f.episodes.size() && k < 20; ++k) {
+        FlameQuery q;
+        q.window = {f.episodes[k].startNs, f.episodes[k].endNs - 1};
+        q.nodes = f.nodes;
+        q.untimed = UntimedStacks::Exclude;
+        auto tree = stacks.tree(q);
+        if (!tree) return tree.error();
+        const auto byPhase = phaseSamples(**tree);
+        busy += (*tree)->totalSamples() - byPhase[static_cast<size_t>(Phase::Idle)];
+        for (int32_t i = 1; i < static_cast<int32_t>((*tree)->nodes().size());) {
+            if ((*tree)->node(i).phase == Phase::Checkpoint) { // the outermost checkpoint frame of each path
+                samples[std::string((*tree)->label(i))] += (*tree)->node(i).samples;
+                i = (*tree)->subtreeEnd(i);
+            } else {
+                ++i;
+            }
+        }
+    }
+    std::vector<std::pair<int64_t, std::string>> ranked;
+    for (const auto& [label, n] : samples)
+        ranked.emplace_back(n, label);
+    std::sort(ranked.rbegin(), ranked.rend());
+    QJsonArray out;
+    for (size_t k = 0; k < ranked.size() && k < 5 && busy > 0; ++k)
+        out.append(QJsonObject{{QStringLiteral("frame"), QString::fromStdString(ranked[k].second)},
+                               {QStringLiteral("share"), static_cast<double>(ranked[k].first) / static_cast<double>(busy)}});
     return out;
 }
 
@@ -223,8 +259,12 @@ Expected<RunAnalysis> analyzeRun(store::RunDatabase& db, const RuleParams& param
     for (auto& f : *input)
         findings.push_back(std::move(f));
     if (Status s = step("CKPT_GAP"); !s) return s.error();
-    for (auto& f : checkpointGapRule(*metrics, params))
+    for (auto& f : checkpointGapRule(*metrics, params)) {
+        auto frames = checkpointFrames(stacks, f);
+        if (!frames) return frames.error();
+        if (!frames->isEmpty()) f.evidence.insert(QStringLiteral("top_checkpoint_frames"), *frames);
         findings.push_back(std::move(f));
+    }
     if (Status s = step("STRAGGLER"); !s) return s.error();
     out.steps = computeStepTimes(*metrics, params);
     for (auto& f : stragglerRule(*metrics, out.steps, params))

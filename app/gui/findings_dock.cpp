@@ -150,7 +150,7 @@ void FindingsDock::load(bool rerun)
 
 QString FindingsDock::evidenceFrame(const analysis::Finding& f)
 {
-    for (const char* key : {"top_comm_frames", "top_frames", "frames_in_flight"}) {
+    for (const char* key : {"top_comm_frames", "top_frames", "top_checkpoint_frames", "frames_in_flight"}) {
         const QJsonArray a = f.evidence.value(QLatin1String(key)).toArray();
         if (a.isEmpty()) continue;
         QString frame = a.first().toObject().value(QStringLiteral("frame")).toString();
