@@ -244,7 +244,18 @@ private Q_SLOTS:
         QCOMPARE(window.controller()->selection(), std::optional<widgets::TimeRange>(widgets::TimeRange{e.startNs, e.endNs}));
         QVERIFY(window.controller()->range().fromNs < e.startNs && window.controller()->range().toNs > e.endNs);
         QCOMPARE(window.flame()->panel()->searchField()->text(), QStringLiteral("fetch_sub_module"));
-        QVERIFY(window.docks()->browserModel()->hiddenSeries().empty()); // the finding covers both nodes
+        QVERIFY(window.docks()->browserModel()->hiddenSeries().empty()); // the finding covers both nodes and GPUs
+        // A finding on one GPU: the other GPU's series are hidden, the node's other devices stay.
+        Q_EMIT findings->scopeSelected({"node0"}, {"node0:gpu1"});
+        {
+            const std::vector<int64_t> h = window.docks()->browserModel()->hiddenSeries();
+            for (const store::SeriesInfo& si : window.catalog()->series) {
+                const store::DeviceInfo* d = window.catalog()->device(si.deviceId);
+                const std::string node = window.catalog()->nodes[static_cast<size_t>(window.catalog()->nodeIndex(si.nodeId))].name;
+                const bool shown = node == "node0" && (d->kind != "gpu" || d->name == "1");
+                QCOMPARE(std::binary_search(h.begin(), h.end(), si.id), !shown);
+            }
+        }
         // A finding on one node shows that node's series only.
         Q_EMIT findings->scopeSelected({"node1"});
         const std::vector<int64_t> hidden = window.docks()->browserModel()->hiddenSeries();

@@ -172,7 +172,7 @@ void FindingsDock::show(int index)
     const int64_t margin = std::max<int64_t>((e.endNs - e.startNs) / 4, 5'000'000'000);
     m_controller->setRange({e.startNs - margin, e.endNs + margin});
     m_controller->setSelection(widgets::TimeRange{e.startNs, e.endNs});
-    Q_EMIT scopeSelected(f.nodes);
+    Q_EMIT scopeSelected(f.nodes, f.gpus);
     if (m_flame) {
         m_flame->setNodes(f.nodes);
         m_flame->panel()->setSearchText(evidenceFrame(f), false);

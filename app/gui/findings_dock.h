@@ -47,8 +47,9 @@ public:
 
 Q_SIGNALS:
     void findingsShown();
-    // A finding was selected: the nodes it concerns (the window shows their series only).
-    void scopeSelected(const std::vector<std::string>& nodes);
+    // A finding was selected: the nodes and GPUs ("node:gpuN"; empty: all of the nodes') it concerns (the window
+    // shows their series only).
+    void scopeSelected(const std::vector<std::string>& nodes, const std::vector<std::string>& gpus = {});
 
 private:
     void load(bool rerun);

@@ -62,13 +62,20 @@ MainWindow::MainWindow(QWidget* parent)
     m_findings = new FindingsDock(this, m_controller, m_timeline, m_flame);
     // A finding's scope: the series of its nodes only (the run browser shows what is hidden; check a node to show
     // it again).
-    connect(m_findings, &FindingsDock::scopeSelected, this, [this](const std::vector<std::string>& nodes) {
+    connect(m_findings, &FindingsDock::scopeSelected, this, [this](const std::vector<std::string>& nodes,
+                                                                   const std::vector<std::string>& gpus) {
         if (!m_catalog) return;
         std::vector<int64_t> hidden;
         for (const store::SeriesInfo& s : m_catalog->series) {
             const int n = m_catalog->nodeIndex(s.nodeId);
-            if (n >= 0 && std::find(nodes.begin(), nodes.end(), m_catalog->nodes[static_cast<size_t>(n)].name) == nodes.end())
-                hidden.push_back(s.id);
+            if (n < 0) continue;
+            const std::string& node = m_catalog->nodes[static_cast<size_t>(n)].name;
+            bool out = std::find(nodes.begin(), nodes.end(), node) == nodes.end();
+            // Within the nodes, a GPU the finding does not name (a hang on two of eight GPUs).
+            const store::DeviceInfo* d = m_catalog->device(s.deviceId);
+            if (!out && !gpus.empty() && d && d->kind == "gpu")
+                out = std::find(gpus.begin(), gpus.end(), node + ":gpu" + d->name) == gpus.end();
+            if (out) hidden.push_back(s.id);
         }
         std::sort(hidden.begin(), hidden.end());
         m_docks->browserModel()->setHiddenSeries(hidden);
