@@ -54,11 +54,16 @@ QString evidenceText(const QString& key, const QJsonValue& v)
             QString name = o.value(QStringLiteral("frame")).toString();
             if (name.isEmpty()) name = o.value(QStringLiteral("name")).toString();
             if (name.isEmpty()) name = o.value(QStringLiteral("node")).toString();
+            if (name.isEmpty()) name = o.value(QStringLiteral("gpu")).toString();
             QString value;
             if (o.contains(QStringLiteral("share"))) value = QStringLiteral("%1 %").arg(100 * o.value(QStringLiteral("share")).toDouble(), 0, 'f', 0);
             else if (o.contains(QStringLiteral("self_share")))
                 value = QObject::tr("%1 % self").arg(100 * o.value(QStringLiteral("self_share")).toDouble(), 0, 'f', 0);
             else if (o.contains(QStringLiteral("total_s"))) value = QStringLiteral("%1 s").arg(o.value(QStringLiteral("total_s")).toDouble(), 0, 'f', 2);
+            else if (o.contains(QStringLiteral("median_sm_active")))
+                value = QObject::tr("utilization %1 %, SM activity %2")
+                            .arg(o.value(QStringLiteral("median_util_pct")).toDouble(), 0, 'f', 0)
+                            .arg(o.value(QStringLiteral("median_sm_active")).toDouble(), 0, 'f', 2);
             else if (o.contains(QStringLiteral("impact")))
                 value = QObject::tr("%1 % of the time").arg(100 * o.value(QStringLiteral("impact")).toDouble(), 0, 'f', 1);
             if (!name.isEmpty()) items << QStringLiteral("<tt>%1</tt> %2").arg(name.toHtmlEscaped(), value);
