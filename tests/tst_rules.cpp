@@ -7,10 +7,8 @@
 #include "analysis/rules/hang_rule.h"
 #include "analysis/rules/input_stall_rule.h"
 #include "analysis/rules/low_sm_eff_rule.h"
-#include "analysis/rules/run_analysis.h"
 #include "analysis/store/run_database.h"
-#include "analysis/store/run_writer.h"
-#include "importers/import_session.h"
+#include "tests/rules_support.h"
 #include "tests/test_support.h"
 
 #include <QDateTime>
@@ -30,145 +28,8 @@
 using namespace runlens;
 using namespace runlens::analysis;
 
-namespace {
+using namespace runlens::test::rules;
 
-constexpr int64_t kSecond = 1'000'000'000;
-constexpr int64_t kStart = 1'790'000'000'000'000'000;
-
-// One node with `gpus` GPUs and one disk, `seconds` at 1 s: SM activity and utilization per GPU and second,
-// disk writes per second.
-struct Synthetic
-{
-    int gpus = 2;
-    int64_t seconds = 3600;
-    std::function<double(int gpu, int64_t s)> sm;
-    std::function<double(int gpu, int64_t s)> util;
-    std::function<double(int64_t s)> write;
-    int64_t offsetNs = 0; // every timestamp moved by this
-    // Optional stack samples at 10 Hz on the node's training thread: the call path (root first) of sample k.
-    std::function<std::vector<std::pair<std::string, std::string>>(int64_t k)> stack;
-    int nodes = 1; // node0, node1, …: each the same
-    // Optional InfiniBand traffic per second (each direction, over one port) and the port's capacity (0: none).
-    std::function<double(int64_t s)> link;
-    double linkCapacity = 0;
-};
-
-std::unique_ptr<store::RunDatabase> writeRun(const QTemporaryDir& dir, const Synthetic& run)
-{
-    const std::string path = dir.filePath(QStringLiteral("r.runlens")).toStdString();
-    auto db = store::RunDatabase::open(path, store::OpenMode::Create);
-    if (!db || !(*db)->begin()) return nullptr;
-    store::RunWriter w(**db);
-    store::ImportRecord rec;
-    rec.path = "synthetic";
-    rec.contentHash = "synthetic";
-    rec.format = "test";
-    if (!w.beginImport(rec)) return nullptr;
-    for (int n = 0; n < run.nodes; ++n) {
-    auto node = w.node("node" + std::to_string(n), "option", "UTC");
-    if (!node) return nullptr;
-    auto series = [&](int64_t device, const char* metric, const char* unit, const std::function<double(int64_t)>& f) {
-        auto sink = w.series(device, metric, unit, metric);
-        if (!sink) return false;
-        for (int64_t s = 0; s < run.seconds; ++s) {
-            (*sink)->append(kStart + run.offsetNs + s * kSecond, f(s));
-            if (!w.flushIfNeeded(**sink)) return false;
-        }
-        return true;
-    };
-    for (int g = 0; g < run.gpus; ++g) {
-        auto gpu = w.device(*node, "gpu", std::to_string(g));
-        if (!gpu || !series(*gpu, "gpu.sm_active", "ratio", [&](int64_t s) { return run.sm(g, s); }) ||
-            !series(*gpu, "gpu.util", "%", [&](int64_t s) { return run.util(g, s); }))
-            return nullptr;
-    }
-    auto disk = w.device(*node, "disk", "nvme0n1");
-    if (!disk || !series(*disk, "disk.write", "bytes/s", run.write)) return nullptr;
-    if (run.link) {
-        auto port = w.device(*node, "ib", "mlx5_0:1");
-        if (!port || !series(*port, "ib.tx", "bytes/s", run.link) || !series(*port, "ib.rx", "bytes/s", run.link)) return nullptr;
-        if (run.linkCapacity > 0 && !series(*port, "ib.capacity", "bytes/s", [&](int64_t) { return run.linkCapacity; }))
-            return nullptr;
-    }
-    if (run.stack) {
-        auto thread = w.thread(*node, "python train.py", 100 + n, "MainThread", 100 + n);
-        if (!thread) return nullptr;
-        for (int64_t k = 0; k < run.seconds * 10; ++k) {
-            int64_t callsite = 0;
-            for (const auto& [name, file] : run.stack(k)) {
-                auto f = w.frame(name, file, 0, {});
-                if (!f) return nullptr;
-                auto c = w.callsite(callsite, *f);
-                if (!c) return nullptr;
-                callsite = *c;
-            }
-            if (!w.stackSample(*thread, callsite, kStart + run.offsetNs + k * kSecond / 10, 1, 0.1)) return nullptr;
-        }
-    }
-    }
-    store::ImportTotals totals;
-    totals.contentHash = rec.contentHash;
-    if (!w.finishImport(totals, store::Diagnostics()) || !(*db)->commit()) return nullptr;
-    return std::move(*db);
-}
-
-using Rule = std::vector<Finding> (*)(const RunMetrics&, const RuleParams&);
-
-std::vector<Finding> runRule(store::RunDatabase& db, Rule rule, const RuleParams& p = RuleParams::defaults())
-{
-    auto m = loadRunMetrics(db, static_cast<int64_t>(p.get("rules.grid_s") * 1e9));
-    if (!m) return {};
-    return rule(*m, p);
-}
-
-std::vector<Finding> ckptGaps(store::RunDatabase& db, const RuleParams& p = RuleParams::defaults())
-{
-    return runRule(db, &checkpointGapRule, p);
-}
-
-std::vector<Finding> commBound(store::RunDatabase& db, const RuleParams& p = RuleParams::defaults())
-{
-    auto m = loadRunMetrics(db, static_cast<int64_t>(p.get("rules.grid_s") * 1e9));
-    auto classifier = PhaseClassifier::builtIn();
-    if (!m || !classifier) return {};
-    FlameSource stacks(db, std::make_shared<PhaseClassifier>(std::move(*classifier)));
-    store::TraceReader traces(db);
-    auto phases = phaseSlices(stacks, m->grid, m->grid.slotsPerSlice(p.get("rules.evidence_s")));
-    if (!phases) return {};
-    auto found = commBoundRule(*m, stacks, *phases, &traces, p, hangRule(*m, p));
-    return found ? *found : std::vector<Finding>{};
-}
-
-std::vector<Finding> inputStalls(store::RunDatabase& db, const RuleParams& p = RuleParams::defaults())
-{
-    auto m = loadRunMetrics(db, static_cast<int64_t>(p.get("rules.grid_s") * 1e9));
-    auto classifier = PhaseClassifier::builtIn();
-    if (!m || !classifier) return {};
-    FlameSource stacks(db, std::make_shared<PhaseClassifier>(std::move(*classifier)));
-    auto phases = phaseSlices(stacks, m->grid, m->grid.slotsPerSlice(p.get("rules.evidence_s")));
-    if (!phases) return {};
-    auto found = inputStallRule(*m, stacks, *phases, p);
-    return found ? *found : std::vector<Finding>{};
-}
-
-// Imports the given files of a fixture run into a temporary database.
-std::unique_ptr<store::RunDatabase> importFixture(const QTemporaryDir& dir, const QString& base,
-                                                  std::initializer_list<const char*> files)
-{
-    std::vector<std::string> inputs;
-    for (const char* f : files)
-        inputs.push_back((base + QLatin1String(f)).toStdString());
-    importers::ImportOptions options;
-    auto plan = importers::planImport(inputs, options);
-    if (!plan) return nullptr;
-    auto db = store::RunDatabase::open(dir.filePath(QStringLiteral("f.runlens")).toStdString(), store::OpenMode::Create);
-    if (!db) return nullptr;
-    for (const auto& f : *plan)
-        if (importers::importFile(**db, f, options).outcome != importers::FileOutcome::Imported) return nullptr;
-    return std::move(*db);
-}
-
-} // namespace
 
 class TestRules : public QObject
 {
@@ -191,9 +52,6 @@ private Q_SLOTS:
     void lowSmEfficiency();
     void shiftAndResample();
     void fixtureBaselineIsFlagged();
-    void commBoundSubTypeFromLinkLoad();
-    void analysisKeptInTheRun();
-    void nodesWithTheSameFindingMerge();
 };
 
 void TestRules::episodesJoinShortGaps()
@@ -739,143 +597,6 @@ void TestRules::shiftAndResample()
     }
 }
 
-namespace {
-
-Expected<RunAnalysis> analyze(store::RunDatabase& db, const RuleParams& p = RuleParams::defaults())
-{
-    return analyzeRun(db, p);
-}
-
-const Finding* firstOf(const std::vector<Finding>& findings, const std::string& rule)
-{
-    for (const Finding& f : findings)
-        if (f.rule == rule) return &f;
-    return nullptr;
-}
-
-} // namespace
-
-void TestRules::commBoundSubTypeFromLinkLoad()
-{
-    // The illusion for 10 min, the port carrying 6 GB/s of 25 GB/s (load 0.24): latency/sync-bound, and the
-    // recommendation is about fewer, larger, earlier collectives. At 23 GB/s (0.92): bandwidth-bound. Without a
-    // capacity the sub-type stays open (steady traffic is not a full link) and the confidence drops.
-    Synthetic run;
-    run.seconds = 600;
-    run.sm = [](int, int64_t) { return 0.2; };
-    run.util = [](int, int64_t) { return 99.0; };
-    run.write = [](int64_t) { return 1e6; };
-    run.link = [](int64_t s) { return 6e9 + (s % 7) * 1e7; };
-    run.linkCapacity = 25e9;
-    QTemporaryDir dir;
-    auto db = writeRun(dir, run);
-    QVERIFY(db);
-    auto latency = commBound(*db);
-    QCOMPARE(latency.size(), size_t(1));
-    QCOMPARE(latency[0].evidence.value(QStringLiteral("sub_type")).toString(), QStringLiteral("latency"));
-    QVERIFY(std::abs(latency[0].evidence.value(QStringLiteral("link_load")).toDouble() - 0.24) < 0.01);
-    QCOMPARE(latency[0].evidence.value(QStringLiteral("link_capacity_source")).toString(), QStringLiteral("ib.capacity"));
-    QVERIFY(latency[0].title.find("latency/sync-bound") != std::string::npos);
-    QVERIFY(latency[0].recommendation.find("far from full") != std::string::npos);
-
-    run.link = [](int64_t s) { return 23e9 + (s % 7) * 1e7; };
-    QTemporaryDir dir2;
-    auto full = writeRun(dir2, run);
-    QVERIFY(full);
-    auto bandwidth = commBound(*full);
-    QCOMPARE(bandwidth.size(), size_t(1));
-    QCOMPARE(bandwidth[0].evidence.value(QStringLiteral("sub_type")).toString(), QStringLiteral("bandwidth"));
-    QVERIFY(bandwidth[0].recommendation.find("near their capacity") != std::string::npos);
-
-    run.link = [](int64_t s) { return 6e9 + (s % 7) * 1e7; };
-    run.linkCapacity = 0;
-    QTemporaryDir dir3;
-    auto unknown = writeRun(dir3, run);
-    QVERIFY(unknown);
-    auto estimated = commBound(*unknown);
-    QCOMPARE(estimated.size(), size_t(1));
-    QCOMPARE(estimated[0].evidence.value(QStringLiteral("sub_type")).toString(), QStringLiteral("unknown"));
-    QVERIFY(estimated[0].evidence.value(QStringLiteral("link_capacity_source")).toString().startsWith(QStringLiteral("unknown")));
-    QVERIFY(estimated[0].confidence < latency[0].confidence);
-}
-
-void TestRules::analysisKeptInTheRun()
-{
-    // Periodic checkpoint stalls (as in checkpointGapsPeriodic): the analysis is kept in the run with its
-    // parameters, read back equal, and a second analysis replaces the first rather than adding to it.
-    Synthetic run;
-    run.seconds = 1800;
-    run.sm = [](int, int64_t s) { return s % 300 >= 280 ? 0.01 : 0.7; };
-    run.util = [](int, int64_t s) { return s % 300 >= 280 ? 2.0 : 97.0; };
-    run.write = [](int64_t s) { return s % 300 >= 281 && s % 300 < 299 ? 1.5e9 : 2e6; };
-    QTemporaryDir dir;
-    auto db = writeRun(dir, run);
-    QVERIFY(db);
-    RuleParams p = RuleParams::defaults();
-    QVERIFY(p.set("ckpt_gap.overlap=0.6"));
-    auto first = analyze(*db, p);
-    QVERIFY(first);
-    QVERIFY(firstOf(first->findings, "CKPT_GAP"));
-    QVERIFY(storeAnalysis(*db, *first, {{"ckpt_gap.overlap", 0.6}}));
-    QVERIFY(storeAnalysis(*db, *first, {{"ckpt_gap.overlap", 0.6}})); // replaces
-    auto stored = loadStoredAnalysis(*db);
-    QVERIFY(stored && *stored);
-    const RunAnalysis& back = (*stored)->analysis;
-    QCOMPARE(back.findings.size(), first->findings.size());
-    for (size_t i = 0; i < back.findings.size(); ++i) {
-        QCOMPARE(back.findings[i].rule, first->findings[i].rule);
-        QCOMPARE(back.findings[i].episodes.size(), first->findings[i].episodes.size());
-        QCOMPARE(back.findings[i].episodes.front().startNs, first->findings[i].episodes.front().startNs);
-        QCOMPARE(back.findings[i].title, first->findings[i].title);
-        QCOMPARE(back.findings[i].evidence, first->findings[i].evidence);
-    }
-    QCOMPARE((*stored)->overrides.size(), size_t(1));
-    QCOMPARE((*stored)->overrides.at("ckpt_gap.overlap"), 0.6);
-    QCOMPARE(back.params.get("ckpt_gap.overlap"), 0.6);
-    QCOMPARE(back.budgets.size(), first->budgets.size());
-    QCOMPARE(back.steps.size(), first->steps.size());
-    for (size_t i = 0; i < back.steps.size(); ++i)
-        QCOMPARE(back.steps[i].startsNs, first->steps[i].startsNs);
-    // The time budget of the node adds up to its wall time, and the checkpoints are in it.
-    QCOMPARE(first->budgets.size(), size_t(1));
-    const TimeBudget& b = first->budgets[0];
-    QVERIFY(std::abs(b.computeS + b.commWaitS + b.inputS + b.checkpointS + b.hangS + b.idleS + b.startupS - b.wallS) < 1e-6);
-    QVERIFY(b.checkpointS >= 6 * 15 && b.checkpointS <= 6 * 21);
-}
-
-void TestRules::nodesWithTheSameFindingMerge()
-{
-    // Two nodes with the same checkpoint stalls: one CKPT_GAP finding whose scope is both nodes, its saving
-    // not doubled (they stall at the same time), each node's share in the evidence.
-    Synthetic run;
-    run.nodes = 2;
-    run.seconds = 1800;
-    run.sm = [](int, int64_t s) { return s % 300 >= 280 ? 0.01 : 0.7; };
-    run.util = [](int, int64_t s) { return s % 300 >= 280 ? 2.0 : 97.0; };
-    run.write = [](int64_t s) { return s % 300 >= 281 && s % 300 < 299 ? 1.5e9 : 2e6; };
-    QTemporaryDir dir;
-    auto db = writeRun(dir, run);
-    QVERIFY(db);
-    auto a = analyze(*db);
-    QVERIFY(a);
-    int gaps = 0;
-    for (const Finding& f : a->findings)
-        gaps += f.rule == "CKPT_GAP" ? 1 : 0;
-    QCOMPARE(gaps, 1);
-    const Finding* f = firstOf(a->findings, "CKPT_GAP");
-    QCOMPARE(f->nodes, (std::vector<std::string>{"node0", "node1"}));
-    QCOMPARE(f->evidence.value(QStringLiteral("per_node")).toArray().size(), qsizetype(2));
-    QVERIFY(f->title.find("all 2 nodes") != std::string::npos);
-    // Each node alone saves as much as the pair: the merged saving is one node's, not the sum.
-    run.nodes = 1;
-    QTemporaryDir dir2;
-    auto single = writeRun(dir2, run);
-    QVERIFY(single);
-    auto one = analyze(*single);
-    QVERIFY(one);
-    QVERIFY(std::abs(firstOf(one->findings, "CKPT_GAP")->savingS - f->savingS) < 1e-6);
-    QCOMPARE(a->budgets.size(), size_t(2));
-}
 
 QTEST_MAIN(TestRules)
 #include "tst_rules.moc"

@@ -10,6 +10,7 @@
 #include "analysis/store/run_database.h"
 #include "analysis/store/run_writer.h"
 #include "importers/import_session.h"
+#include "tests/rules_support.h"
 #include "tests/test_support.h"
 
 #include <QJsonArray>
@@ -156,22 +157,7 @@ Expected<RunMetrics> metricsOf(store::RunDatabase& db)
     return loadRunMetrics(db, static_cast<int64_t>(RuleParams::defaults().get("rules.grid_s") * 1e9));
 }
 
-// Imports the given files of a fixture run into a temporary database.
-std::unique_ptr<store::RunDatabase> importFixture(const QTemporaryDir& dir, const QString& base,
-                                                  std::initializer_list<const char*> files)
-{
-    std::vector<std::string> inputs;
-    for (const char* f : files)
-        inputs.push_back((base + QLatin1String(f)).toStdString());
-    importers::ImportOptions options;
-    auto plan = importers::planImport(inputs, options);
-    if (!plan) return nullptr;
-    auto db = store::RunDatabase::open(dir.filePath(QStringLiteral("f.runlens")).toStdString(), store::OpenMode::Create);
-    if (!db) return nullptr;
-    for (const auto& f : *plan)
-        if (importers::importFile(**db, f, options).outcome != importers::FileOutcome::Imported) return nullptr;
-    return std::move(*db);
-}
+using test::rules::importFixture; // fixture files into a temporary run
 
 // A throttling run: `nodes` × 4 GPUs busy at 95 %, 1980 MHz and 650 W against a 700 W limit; `throttled` says
 // which GPUs at which second run `mhz` at `watts` instead.

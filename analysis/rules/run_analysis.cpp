@@ -202,6 +202,19 @@ std::vector<TimeBudget> budgetsOf(const RunMetrics& m, const std::vector<Finding
 
 } // namespace
 
+QJsonObject toJson(const TimeBudget& b)
+{
+    return QJsonObject{{QStringLiteral("node"), QString::fromStdString(b.node)},
+                       {QStringLiteral("wall_s"), b.wallS},
+                       {QStringLiteral("startup_s"), b.startupS},
+                       {QStringLiteral("hang_s"), b.hangS},
+                       {QStringLiteral("checkpoint_s"), b.checkpointS},
+                       {QStringLiteral("input_s"), b.inputS},
+                       {QStringLiteral("comm_wait_s"), b.commWaitS},
+                       {QStringLiteral("idle_s"), b.idleS},
+                       {QStringLiteral("compute_s"), b.computeS}};
+}
+
 int severityRank(const std::string& severity)
 {
     return severity == "critical" ? 0 : severity == "warn" ? 1 : 2;
@@ -308,15 +321,7 @@ QJsonObject summaryOf(const RunAnalysis& a)
                                  {QStringLiteral("confidence"), st.confidence}});
     QJsonArray budgets;
     for (const TimeBudget& b : a.budgets)
-        budgets.append(QJsonObject{{QStringLiteral("node"), QString::fromStdString(b.node)},
-                                   {QStringLiteral("wall_s"), b.wallS},
-                                   {QStringLiteral("startup_s"), b.startupS},
-                                   {QStringLiteral("hang_s"), b.hangS},
-                                   {QStringLiteral("checkpoint_s"), b.checkpointS},
-                                   {QStringLiteral("input_s"), b.inputS},
-                                   {QStringLiteral("comm_wait_s"), b.commWaitS},
-                                   {QStringLiteral("idle_s"), b.idleS},
-                                   {QStringLiteral("compute_s"), b.computeS}});
+        budgets.append(toJson(b));
     return QJsonObject{{QStringLiteral("steps"), steps},
                        {QStringLiteral("time_budget"), budgets},
                        {QStringLiteral("wall_s"), a.wallS},

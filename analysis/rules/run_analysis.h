@@ -10,6 +10,7 @@
 #include "analysis/rules/step_detection.h"
 #include "analysis/store/run_database.h"
 
+#include <QJsonObject>
 #include <atomic>
 #include <functional>
 #include <map>
@@ -27,6 +28,8 @@ struct TimeBudget
     std::string node;
     double wallS = 0, startupS = 0, hangS = 0, checkpointS = 0, inputS = 0, commWaitS = 0, idleS = 0, computeS = 0;
 };
+
+QJsonObject toJson(const TimeBudget& b); // node, wall_s, startup_s, hang_s, checkpoint_s, input_s, comm_wait_s, idle_s, compute_s
 
 struct RunAnalysis
 {

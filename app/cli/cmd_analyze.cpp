@@ -134,15 +134,7 @@ int cmdAnalyze(const QStringList& args)
             set.insert(QString::fromStdString(name), value);
         QJsonArray budgets;
         for (const analysis::TimeBudget& b : analysis->budgets)
-            budgets.append(QJsonObject{{QStringLiteral("node"), QString::fromStdString(b.node)},
-                                       {QStringLiteral("wall_s"), b.wallS},
-                                       {QStringLiteral("compute_s"), b.computeS},
-                                       {QStringLiteral("comm_wait_s"), b.commWaitS},
-                                       {QStringLiteral("input_s"), b.inputS},
-                                       {QStringLiteral("checkpoint_s"), b.checkpointS},
-                                       {QStringLiteral("hang_s"), b.hangS},
-                                       {QStringLiteral("idle_s"), b.idleS},
-                                       {QStringLiteral("startup_s"), b.startupS}});
+            budgets.append(analysis::toJson(b));
         const QJsonObject out{{QStringLiteral("run"), QString::fromStdString(path)},
                               {QStringLiteral("time_budget"), budgets},
                               {QStringLiteral("overrides"), set},
