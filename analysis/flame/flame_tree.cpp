@@ -492,6 +492,18 @@ Expected<std::shared_ptr<const FlameTree>> FlameSource::tree(const FlameQuery& q
 // ---------------------------------------------------------------------------------------------------------------
 // Phase shares
 
+void addOutermostFrames(const FlameTree& tree, Phase phase, std::map<std::string, int64_t>& into)
+{
+    for (int32_t i = 1; i < static_cast<int32_t>(tree.nodes().size());) {
+        if (tree.node(i).phase == phase) {
+            into[std::string(tree.label(i))] += tree.node(i).samples;
+            i = tree.subtreeEnd(i);
+        } else {
+            ++i;
+        }
+    }
+}
+
 std::array<int64_t, kPhaseCount> phaseSamples(const FlameTree& tree, int32_t under)
 {
     std::array<int64_t, kPhaseCount> self{};

@@ -14,6 +14,7 @@
 #include <array>
 #include <atomic>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -145,6 +146,9 @@ private:
 
 // Self samples per phase (index = Phase) of the subtree under a node (the whole tree for 0).
 std::array<int64_t, kPhaseCount> phaseSamples(const FlameTree& tree, int32_t under = 0);
+// The outermost frames of a phase on every path (a comm frame under a comm frame counts once), by label, with the
+// samples under them added into `into` (one function reached along several paths sums).
+void addOutermostFrames(const FlameTree& tree, Phase phase, std::map<std::string, int64_t>& into);
 
 // Per-phase totals of a window (the rules use these as evidence).
 struct PhaseShare

@@ -202,14 +202,7 @@ Expected<std::vector<Finding>> commBoundRule(const RunMetrics& m, FlameSource& s
             const double busy = static_cast<double>(std::max<int64_t>(
                 (*tree)->totalSamples() - byPhase[static_cast<size_t>(Phase::Idle)], 1));
             std::map<std::string, int64_t> commFrames; // label -> samples under its outermost comm occurrences
-            for (int32_t i = 1; i < static_cast<int32_t>((*tree)->nodes().size());) {
-                if ((*tree)->node(i).phase == Phase::Comm) {
-                    commFrames[std::string((*tree)->label(i))] += (*tree)->node(i).samples;
-                    i = (*tree)->subtreeEnd(i);
-                } else {
-                    ++i;
-                }
-            }
+            addOutermostFrames(**tree, Phase::Comm, commFrames);
             std::vector<std::pair<int64_t, std::string>> ranked;
             for (const auto& [label, samples] : commFrames)
                 ranked.emplace_back(samples, label);

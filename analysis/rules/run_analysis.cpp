@@ -119,14 +119,7 @@ Expected<QJsonArray> checkpointFrames(FlameSource& stacks, const Finding& f)
         if (!tree) return tree.error();
         const auto byPhase = phaseSamples(**tree);
         busy += (*tree)->totalSamples() - byPhase[static_cast<size_t>(Phase::Idle)];
-        for (int32_t i = 1; i < static_cast<int32_t>((*tree)->nodes().size());) {
-            if ((*tree)->node(i).phase == Phase::Checkpoint) { // the outermost checkpoint frame of each path
-                samples[std::string((*tree)->label(i))] += (*tree)->node(i).samples;
-                i = (*tree)->subtreeEnd(i);
-            } else {
-                ++i;
-            }
-        }
+        addOutermostFrames(**tree, Phase::Checkpoint, samples);
     }
     std::vector<std::pair<int64_t, std::string>> ranked;
     for (const auto& [label, n] : samples)
