@@ -110,13 +110,16 @@ int main(int argc, char** argv)
         });
     }
 
-    // Commands that draw (flame graphs as PNG/SVG) need the GUI libraries; headless, they draw offscreen.
-    const bool draws = std::strcmp(argv[1], "flame") == 0;
-    if (draws && !std::getenv("QT_QPA_PLATFORM") && !std::getenv("DISPLAY") && !std::getenv("WAYLAND_DISPLAY"))
-        setenv("QT_QPA_PLATFORM", "offscreen", 1);
+    // Commands that draw (flame graphs as PNG/SVG, reports) need the GUI libraries; headless, they draw offscreen.
+    // A report's timeline figures are QCustomPlot widgets (never shown): it needs a QApplication.
+    const bool report = std::strcmp(argv[1], "report") == 0;
+    const bool draws = report || std::strcmp(argv[1], "flame") == 0;
+    if (draws && !std::getenv("QT_QPA_PLATFORM") && !hasDisplay()) setenv("QT_QPA_PLATFORM", "offscreen", 1);
     if (draws) ensureRuntimeDir();
     std::unique_ptr<QCoreApplication> app;
-    if (draws)
+    if (report)
+        app = std::make_unique<QApplication>(argc, argv);
+    else if (draws)
         app = std::make_unique<QGuiApplication>(argc, argv);
     else
         app = std::make_unique<QCoreApplication>(argc, argv);

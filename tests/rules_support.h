@@ -33,7 +33,7 @@ struct Synthetic
 {
     int gpus = 2;
     int64_t seconds = 3600;
-    std::function<double(int gpu, int64_t s)> sm;
+    std::function<double(int gpu, int64_t s)> sm; // empty: the run has no SM activity
     std::function<double(int gpu, int64_t s)> util;
     std::function<double(int64_t s)> write;
     int64_t offsetNs = 0; // every timestamp moved by this
@@ -70,7 +70,7 @@ inline std::unique_ptr<store::RunDatabase> writeRun(const QTemporaryDir& dir, co
     };
     for (int g = 0; g < run.gpus; ++g) {
         auto gpu = w.device(*node, "gpu", std::to_string(g));
-        if (!gpu || !series(*gpu, "gpu.sm_active", "ratio", [&](int64_t s) { return run.sm(g, s); }) ||
+        if (!gpu || (run.sm && !series(*gpu, "gpu.sm_active", "ratio", [&](int64_t s) { return run.sm(g, s); })) ||
             !series(*gpu, "gpu.util", "%", [&](int64_t s) { return run.util(g, s); }))
             return nullptr;
     }

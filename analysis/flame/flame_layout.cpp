@@ -77,4 +77,23 @@ FlameLayout layoutFlame(const FlameTree& tree, int32_t focus, double minWidth)
     return out;
 }
 
+int trimLayout(FlameLayout& layout, int keepAncestors, int maxRows)
+{
+    int ancestors = 0;
+    for (const FlameRect& r : layout.rects)
+        if (r.ancestor) ancestors = std::max(ancestors, r.row + 1);
+    const int drop = std::max(0, ancestors - std::max(0, keepAncestors));
+    std::vector<FlameRect> kept;
+    kept.reserve(layout.rects.size());
+    for (FlameRect r : layout.rects) {
+        if (r.ancestor && r.row < drop) continue;
+        r.row -= drop;
+        if (r.row >= maxRows) continue;
+        kept.push_back(r);
+    }
+    layout.rects = std::move(kept);
+    layout.rows = std::min(layout.rows - drop, std::max(1, maxRows));
+    return drop;
+}
+
 } // namespace runlens::analysis

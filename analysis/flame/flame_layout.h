@@ -34,4 +34,8 @@ struct FlameLayout
 // minWidth: the narrowest block drawn, as a fraction of the view (e.g. 1 px / view width).
 FlameLayout layoutFlame(const FlameTree& tree, int32_t focus, double minWidth);
 
+// For a figure of bounded height: keeps the `keepAncestors` ancestors nearest the focus (the others' rows are
+// dropped and the rest move up) and at most `maxRows` rows. Returns how many ancestor rows were dropped.
+int trimLayout(FlameLayout& layout, int keepAncestors, int maxRows);
+
 } // namespace runlens::analysis

@@ -91,7 +91,7 @@ Expected<RunMetrics> loadRunMetrics(store::RunDatabase& db, int64_t gridNs)
         std::vector<double> sum;
         std::vector<int> count;
     };
-    std::map<int64_t, Acc> util, sm, comm;                            // by GPU device
+    std::map<int64_t, Acc> util, sm, tensor, comm;                           // by GPU device
     std::map<int64_t, Acc> clock, power, limit, enforcedLimit, temp;  // by GPU device
     std::map<int64_t, std::vector<double>> reasons;                    // by GPU device: OR-ed bit masks
     // The trainer's series per node (the longest one wins).
@@ -107,6 +107,7 @@ Expected<RunMetrics> loadRunMetrics(store::RunDatabase& db, int64_t gridNs)
         int metric = -1;
         if (d->kind == "gpu" && isMetric(s.metric, "gpu.util")) target = &util;
         else if (d->kind == "gpu" && isMetric(s.metric, "gpu.sm_active")) target = &sm;
+        else if (d->kind == "gpu" && isMetric(s.metric, "gpu.tensor_active")) target = &tensor;
         else if (d->kind == "gpu" && isMetric(s.metric, "gpu.comm_busy")) target = &comm;
         else if (isMetric(s.metric, "trace.collective_busy")) metric = Collective;
         else if (isMetric(s.metric, "disk.write")) metric = DiskWrite;
@@ -164,6 +165,7 @@ Expected<RunMetrics> loadRunMetrics(store::RunDatabase& db, int64_t gridNs)
         g.gpu = d.name;
         g.util = means(util[d.id].sum, util[d.id].count);
         if (sm.count(d.id)) g.smActive = means(sm[d.id].sum, sm[d.id].count);
+        if (tensor.count(d.id)) g.tensorActive = means(tensor[d.id].sum, tensor[d.id].count);
         if (comm.count(d.id)) g.commBusy = means(comm[d.id].sum, comm[d.id].count); // ranks sharing a GPU: their mean
         if (clock.count(d.id)) g.smClock = means(clock[d.id].sum, clock[d.id].count);
         if (power.count(d.id)) g.power = means(power[d.id].sum, power[d.id].count);

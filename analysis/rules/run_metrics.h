@@ -22,6 +22,7 @@ struct GpuMetrics
     std::string node, gpu; // names
     std::vector<double> util;      // %, NaN: no sample
     std::vector<double> smActive;  // 0–1; empty when the run has no SM activity for this GPU
+    std::vector<double> tensorActive; // 0–1; empty when not recorded
     std::vector<double> commBusy;  // 0–1 from profiler traces (NCCL kernels' share of time); empty when untraced
     // Each empty when the run does not have it for this GPU.
     std::vector<double> smClock;           // Hz

@@ -96,4 +96,23 @@ Expected<std::shared_ptr<const RunCatalog>> loadRunCatalog(const std::string& pa
     return std::shared_ptr<const RunCatalog>(std::move(cat));
 }
 
+std::vector<int64_t> seriesOutside(const RunCatalog& catalog, const std::vector<std::string>& nodes,
+                                   const std::vector<std::string>& gpus)
+{
+    std::vector<int64_t> out;
+    for (const store::SeriesInfo& s : catalog.series) {
+        const int n = catalog.nodeIndex(s.nodeId);
+        if (n < 0) continue;
+        const std::string& node = catalog.nodes[static_cast<size_t>(n)].name;
+        bool outside = !nodes.empty() && std::find(nodes.begin(), nodes.end(), node) == nodes.end();
+        // Within the nodes, a GPU the scope does not name (a hang on two of eight GPUs).
+        const store::DeviceInfo* d = catalog.device(s.deviceId);
+        if (!outside && !gpus.empty() && d && d->kind == "gpu")
+            outside = std::find(gpus.begin(), gpus.end(), node + ":gpu" + d->name) == gpus.end();
+        if (outside) out.push_back(s.id);
+    }
+    std::sort(out.begin(), out.end());
+    return out;
+}
+
 } // namespace runlens::timeline

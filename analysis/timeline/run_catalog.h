@@ -41,6 +41,11 @@ struct RunCatalog
     bool empty() const { return series.empty() && stackThreads.empty(); }
 };
 
+// The series outside a scope: not on one of `nodes` (empty: every node), or a GPU's series not named in `gpus`
+// ("node:gpuN"; empty: every GPU). A finding's scope, hidden in the timeline of the GUI and of reports. Sorted.
+std::vector<int64_t> seriesOutside(const RunCatalog& catalog, const std::vector<std::string>& nodes,
+                                   const std::vector<std::string>& gpus);
+
 // Opens the run read-only on the calling thread's own connection. diagnosticsPerImport bounds `first`.
 Expected<std::shared_ptr<const RunCatalog>> loadRunCatalog(const std::string& path, int diagnosticsPerImport = 100);
 

@@ -33,6 +33,7 @@ int cmdQuery(const QStringList& args);
 int cmdDemo(const QStringList& args, const ShowRun& showRun = {});
 int cmdFlame(const QStringList& args);
 int cmdAnalyze(const QStringList& args);
+int cmdReport(const QStringList& args); // needs a QApplication (offscreen when headless)
 
 // Parses a subcommand's arguments. Returns an exit code when the command is done (help printed: 0,
 // bad arguments: 2), or nullopt to go on.

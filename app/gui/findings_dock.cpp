@@ -1,5 +1,6 @@
 #include "app/gui/findings_dock.h"
 
+#include "analysis/report/report_model.h"
 #include "analysis/rules/run_analysis.h"
 #include "analysis/store/run_database.h"
 #include "app/gui/flame_dock.h"
@@ -150,15 +151,7 @@ void FindingsDock::load(bool rerun)
 
 QString FindingsDock::evidenceFrame(const analysis::Finding& f)
 {
-    for (const char* key : {"top_comm_frames", "top_frames", "top_checkpoint_frames", "frames_in_flight"}) {
-        const QJsonArray a = f.evidence.value(QLatin1String(key)).toArray();
-        if (a.isEmpty()) continue;
-        QString frame = a.first().toObject().value(QStringLiteral("frame")).toString();
-        // "name (file:line)" → the function name: the search then finds every call line of it.
-        if (const qsizetype paren = frame.indexOf(QStringLiteral(" (")); paren > 0) frame.truncate(paren);
-        if (!frame.isEmpty()) return frame;
-    }
-    return {};
+    return QString::fromStdString(analysis::evidenceFrame(f));
 }
 
 void FindingsDock::show(int index)
@@ -167,10 +160,10 @@ void FindingsDock::show(int index)
     if (index < 0 || index >= static_cast<int>(findings.size())) return;
     const analysis::Finding& f = findings[static_cast<size_t>(index)];
     if (f.episodes.empty()) return;
-    // The first episode, with a margin of a quarter of it on each side (at least 5 s).
+    // The first episode, with a margin of a quarter of it on each side (at least 5 s), as the report shows it.
     const analysis::FindingEpisode& e = f.episodes.front();
-    const int64_t margin = std::max<int64_t>((e.endNs - e.startNs) / 4, 5'000'000'000);
-    m_controller->setRange({e.startNs - margin, e.endNs + margin});
+    const auto [from, to] = analysis::episodeView(e);
+    m_controller->setRange({from, to});
     m_controller->setSelection(widgets::TimeRange{e.startNs, e.endNs});
     Q_EMIT scopeSelected(f.nodes, f.gpus);
     if (m_flame) {

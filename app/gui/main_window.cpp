@@ -65,19 +65,7 @@ MainWindow::MainWindow(QWidget* parent)
     connect(m_findings, &FindingsDock::scopeSelected, this, [this](const std::vector<std::string>& nodes,
                                                                    const std::vector<std::string>& gpus) {
         if (!m_catalog) return;
-        std::vector<int64_t> hidden;
-        for (const store::SeriesInfo& s : m_catalog->series) {
-            const int n = m_catalog->nodeIndex(s.nodeId);
-            if (n < 0) continue;
-            const std::string& node = m_catalog->nodes[static_cast<size_t>(n)].name;
-            bool out = std::find(nodes.begin(), nodes.end(), node) == nodes.end();
-            // Within the nodes, a GPU the finding does not name (a hang on two of eight GPUs).
-            const store::DeviceInfo* d = m_catalog->device(s.deviceId);
-            if (!out && !gpus.empty() && d && d->kind == "gpu")
-                out = std::find(gpus.begin(), gpus.end(), node + ":gpu" + d->name) == gpus.end();
-            if (out) hidden.push_back(s.id);
-        }
-        std::sort(hidden.begin(), hidden.end());
+        const std::vector<int64_t> hidden = timeline::seriesOutside(*m_catalog, nodes, gpus);
         m_docks->browserModel()->setHiddenSeries(hidden);
         m_timeline->setHiddenSeries(hidden);
         QStringList names;

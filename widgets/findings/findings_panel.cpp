@@ -12,8 +12,6 @@
 
 namespace runlens::widgets {
 
-namespace {
-
 QString clockTime(int64_t ns)
 {
     const int64_t s = ns / 1'000'000'000;
@@ -22,6 +20,8 @@ QString clockTime(int64_t ns)
         .arg(s / 60 % 60, 2, 10, QLatin1Char('0'))
         .arg(s % 60, 2, 10, QLatin1Char('0'));
 }
+
+namespace {
 
 QString number(double v)
 {
@@ -172,6 +172,52 @@ QString FindingsPanel::detailsText() const
     return m_details->toPlainText();
 }
 
+QString findingFactsHtml(const analysis::Finding& f)
+{
+    QStringList nodes;
+    for (const std::string& n : f.nodes)
+        nodes << QString::fromStdString(n);
+    QStringList when;
+    double seconds = 0;
+    for (const analysis::FindingEpisode& e : f.episodes)
+        seconds += static_cast<double>(e.endNs - e.startNs) / 1e9;
+    for (size_t i = 0; i < f.episodes.size() && i < 6; ++i)
+        when << QStringLiteral("%1–%2").arg(clockTime(f.episodes[i].startNs), clockTime(f.episodes[i].endNs));
+    if (f.episodes.size() > 6) when << QObject::tr("… %1 episodes in all").arg(f.episodes.size());
+    return QObject::tr("<p><b>Where:</b> %1 (%2 GPUs)<br><b>When:</b> %3 UTC (%4 s)<br><b>Impact:</b> %5 % of the wall "
+                       "time; removing it would save up to %6 s<br><b>Confidence:</b> %7%8</p>")
+        .arg(nodes.join(QStringLiteral(", ")).toHtmlEscaped())
+        .arg(f.gpus.size())
+        .arg(when.join(QStringLiteral("; ")))
+        .arg(seconds, 0, 'f', 0)
+        .arg(100 * f.impact, 0, 'f', 1)
+        .arg(f.savingS, 0, 'f', 0)
+        .arg(f.confidence, 0, 'f', 2)
+        .arg(analysis::roleOf(f) == "contributing"
+                 ? QObject::tr(" — contributing: another finding explains this time")
+             : analysis::roleOf(f) == "mixed"
+                 ? QObject::tr(" — mixed: the cause covers less than 80 % of the episodes (see cause shares)")
+                 : QString());
+}
+
+QString findingEvidenceHtml(const analysis::Finding& f)
+{
+    QString html = QStringLiteral("<table cellspacing='2'>");
+    for (auto it = f.evidence.begin(); it != f.evidence.end(); ++it) {
+        const QString text = evidenceText(it.key(), it.value());
+        if (text.isEmpty()) continue;
+        QString key = it.key();
+        key.replace(QLatin1Char('_'), QLatin1Char(' '));
+        html += QStringLiteral("<tr><td valign='top'>%1&nbsp;&nbsp;</td><td>%2</td></tr>").arg(key.toHtmlEscaped(), text);
+    }
+    return html + QStringLiteral("</table>");
+}
+
+QString findingRecommendationHtml(const analysis::Finding& f)
+{
+    return QString::fromStdString(f.recommendation).toHtmlEscaped();
+}
+
 void FindingsPanel::showDetails(int index)
 {
     if (index < 0 || index >= static_cast<int>(m_findings.size())) {
@@ -182,38 +228,9 @@ void FindingsPanel::showDetails(int index)
     QString html = QStringLiteral("<h3 style='color:%1'>%2 · %3</h3><p><b>%4</b></p>")
                        .arg(severityColor(f.severity).name(), QString::fromStdString(f.severity),
                             QString::fromStdString(f.rule), QString::fromStdString(f.title).toHtmlEscaped());
-    QStringList nodes;
-    for (const std::string& n : f.nodes)
-        nodes << QString::fromStdString(n);
-    QStringList when;
-    double seconds = 0;
-    for (const analysis::FindingEpisode& e : f.episodes)
-        seconds += static_cast<double>(e.endNs - e.startNs) / 1e9;
-    for (size_t i = 0; i < f.episodes.size() && i < 6; ++i)
-        when << QStringLiteral("%1–%2").arg(clockTime(f.episodes[i].startNs), clockTime(f.episodes[i].endNs));
-    if (f.episodes.size() > 6) when << tr("… %1 episodes in all").arg(f.episodes.size());
-    html += tr("<p><b>Where:</b> %1 (%2 GPUs)<br><b>When:</b> %3 UTC (%4 s)<br><b>Impact:</b> %5 % of the wall time; "
-               "removing it would save up to %6 s<br><b>Confidence:</b> %7%8</p>")
-                .arg(nodes.join(QStringLiteral(", ")))
-                .arg(f.gpus.size())
-                .arg(when.join(QStringLiteral("; ")))
-                .arg(seconds, 0, 'f', 0)
-                .arg(100 * f.impact, 0, 'f', 1)
-                .arg(f.savingS, 0, 'f', 0)
-                .arg(f.confidence, 0, 'f', 2)
-                .arg(analysis::roleOf(f) == "contributing" ? tr(" — contributing: another finding explains this time")
-                     : analysis::roleOf(f) == "mixed"      ? tr(" — mixed: the cause covers less than 80 % of the episodes (see cause shares)")
-                                                           : QString());
-    html += tr("<p><b>Evidence</b></p><table cellspacing='2'>");
-    for (auto it = f.evidence.begin(); it != f.evidence.end(); ++it) {
-        const QString text = evidenceText(it.key(), it.value());
-        if (text.isEmpty()) continue;
-        QString key = it.key();
-        key.replace(QLatin1Char('_'), QLatin1Char(' '));
-        html += QStringLiteral("<tr><td valign='top'>%1</td><td>%2</td></tr>").arg(key.toHtmlEscaped(), text);
-    }
-    html += QStringLiteral("</table>");
-    html += tr("<p><b>What to change</b><br>%1</p>").arg(QString::fromStdString(f.recommendation).toHtmlEscaped());
+    html += findingFactsHtml(f);
+    html += tr("<p><b>Evidence</b></p>") + findingEvidenceHtml(f);
+    html += tr("<p><b>What to change</b><br>%1</p>").arg(findingRecommendationHtml(f));
     m_details->setHtml(html);
 }
 

@@ -20,6 +20,14 @@ namespace runlens::widgets {
 // The colour of a severity, shared by the list and the spans on the timeline.
 QColor severityColor(const std::string& severity);
 
+// The parts of a finding's description as HTML, shared by the details pane and the report: where, when, impact,
+// saving, confidence and role; the evidence table; what to change.
+QString findingFactsHtml(const analysis::Finding& f);
+QString findingEvidenceHtml(const analysis::Finding& f);
+QString findingRecommendationHtml(const analysis::Finding& f);
+// "14:03:27" (UTC).
+QString clockTime(int64_t ns);
+
 class FindingsPanel : public QWidget
 {
     Q_OBJECT

@@ -213,7 +213,7 @@ void paintFlame(QPainter& p, const QRect& area, const FlameTree& tree, const Fla
     QFont font = p.font();
     font.setPointSize(o.pointSize);
     p.setFont(font);
-    const QFontMetrics fm(font);
+    const QFontMetrics fm(font, p.device()); // the device's, so labels fit in a PDF as on screen
     const LabelFitter elided(fm);
     int y = area.top() + kMargin;
     p.setPen(QColor(0x20, 0x20, 0x20));

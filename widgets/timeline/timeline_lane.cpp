@@ -328,6 +328,7 @@ int64_t TimelineLane::nsAt(double x) const
 
 void TimelineLane::mousePressEvent(QMouseEvent* event)
 {
+    if (!m_owner) return QCustomPlot::mousePressEvent(event); // a report figure: drawing only
     if (event->button() != Qt::LeftButton) {
         QCustomPlot::mousePressEvent(event);
         return;
@@ -347,6 +348,7 @@ void TimelineLane::mousePressEvent(QMouseEvent* event)
 
 void TimelineLane::mouseMoveEvent(QMouseEvent* event)
 {
+    if (!m_owner) return QCustomPlot::mouseMoveEvent(event);
     const double x = event->position().x();
     if (m_drag == Drag::Pan) {
         const double nsPerPx = static_cast<double>(m_pressRange.span()) / plotWidth();
@@ -362,6 +364,7 @@ void TimelineLane::mouseMoveEvent(QMouseEvent* event)
 
 void TimelineLane::mouseReleaseEvent(QMouseEvent* event)
 {
+    if (!m_owner) return QCustomPlot::mouseReleaseEvent(event);
     if (event->button() != Qt::LeftButton) {
         QCustomPlot::mouseReleaseEvent(event);
         return;
@@ -383,6 +386,7 @@ void TimelineLane::mouseReleaseEvent(QMouseEvent* event)
 
 void TimelineLane::mouseDoubleClickEvent(QMouseEvent* event)
 {
+    if (!m_owner) return QCustomPlot::mouseDoubleClickEvent(event);
     m_drag = Drag::None;
     m_owner->m_controller->fit();
     event->accept();
@@ -390,6 +394,7 @@ void TimelineLane::mouseDoubleClickEvent(QMouseEvent* event)
 
 void TimelineLane::wheelEvent(QWheelEvent* event)
 {
+    if (!m_owner) return QCustomPlot::wheelEvent(event);
     const double steps = event->angleDelta().y() / 120.0;
     if (steps == 0) {
         event->ignore();
@@ -404,12 +409,14 @@ void TimelineLane::wheelEvent(QWheelEvent* event)
 
 void TimelineLane::leaveEvent(QEvent* event)
 {
+    if (!m_owner) return QCustomPlot::leaveEvent(event);
     m_owner->m_controller->setCursor(std::nullopt);
     QCustomPlot::leaveEvent(event);
 }
 
 void TimelineLane::contextMenuEvent(QContextMenuEvent* event)
 {
+    if (!m_owner) return QCustomPlot::contextMenuEvent(event);
     QMenu menu(this);
     auto* controller = m_owner->m_controller;
     if (m_kind == Kind::Data) {

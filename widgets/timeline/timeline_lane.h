@@ -1,7 +1,8 @@
 #pragma once
 
 // One lane of the timeline (or, for Kind::Axis, the time ruler on top): a QCustomPlot whose time axis follows
-// the controller. Mouse gestures go to the owning TimelineWidget's controller; the lane only draws.
+// the controller. Mouse gestures go to the owning TimelineWidget's controller; the lane only draws. Without an
+// owner (report figures, timeline_snapshot.h) it takes no gestures.
 
 #include "analysis/timeline/lane_catalog.h"
 #include "analysis/timeline/timeline_source.h"

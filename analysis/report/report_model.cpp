@@ -1,0 +1,284 @@
+#include "analysis/report/report_model.h"
+
+#include "analysis/phase/phase_classifier.h"
+#include "analysis/store/run_database.h"
+
+#include <QDateTime>
+#include <QJsonArray>
+
+#include <algorithm>
+#include <filesystem>
+#include <fmt/format.h>
+#include <set>
+
+namespace runlens::analysis {
+
+namespace {
+
+bool contains(const std::vector<std::string>& v, const std::string& x)
+{
+    return std::find(v.begin(), v.end(), x) != v.end();
+}
+
+bool overlaps(const FindingEpisode& e, int64_t fromNs, int64_t toNs)
+{
+    return e.endNs > fromNs && e.startNs < toNs;
+}
+
+// Whether the finding is asked for by --findings: its report number or its rule.
+bool wanted(const std::vector<std::string>& asked, int number, const std::string& rule)
+{
+    if (asked.empty()) return true;
+    for (const std::string& a : asked)
+        if (a == std::to_string(number) || a == rule) return true;
+    return false;
+}
+
+Expected<std::shared_ptr<const timeline::TimelineFrame>> fetchFigure(timeline::TimelineSource& source,
+                                                                     const timeline::RunCatalog& catalog,
+                                                                     const ReportTimeline& figure,
+                                                                     const std::vector<std::string>& nodes,
+                                                                     const std::vector<std::string>& gpus, int pixels)
+{
+    if (figure.lanes.empty()) return std::shared_ptr<const timeline::TimelineFrame>{};
+    timeline::TimelineRequest request;
+    request.fromNs = figure.fromNs;
+    request.toNs = figure.toNs;
+    request.pixels = pixels;
+    request.lanes = figure.lanes;
+    // Only the series of the nodes (and GPUs) in question, as the GUI shows a finding's scope.
+    request.hiddenSeries = timeline::seriesOutside(catalog, nodes, gpus);
+    return source.fetch(request);
+}
+
+ReportFlame flameFigure(FlameSource& stacks, const Finding& f, int64_t fromNs, int64_t toNs)
+{
+    ReportFlame out;
+    out.fromNs = fromNs;
+    out.toNs = toNs;
+    out.evidenceFrame = evidenceFrame(f);
+    FlameQuery q;
+    q.window = {fromNs, toNs - 1};
+    q.nodes = f.nodes;
+    q.untimed = UntimedStacks::Exclude;
+    // Busy stacks only: the idle threads (waiting in a queue, sleeping) would fill most of the width.
+    for (size_t p = 0; p < kPhaseCount; ++p)
+        if (static_cast<Phase>(p) != Phase::Idle) q.phases.push_back(static_cast<Phase>(p));
+    auto tree = stacks.tree(q);
+    if (!tree || (*tree)->totalSamples() == 0) {
+        out.note = tree ? "no stack samples on these nodes in this window" : tree.error().toString();
+        return out;
+    }
+    out.tree = *tree;
+    if (out.evidenceFrame.empty()) return out;
+    // The hottest call path through the evidence frame.
+    const FlameTree& t = **tree;
+    int32_t best = -1;
+    for (int32_t i = 1; i < static_cast<int32_t>(t.nodes().size()); ++i)
+        if (t.name(i) == out.evidenceFrame && (best < 0 || t.node(i).samples > t.node(best).samples)) best = i;
+    if (best < 0) {
+        out.note = fmt::format("{} is not in the stacks of this window", out.evidenceFrame);
+        return out;
+    }
+    out.focus = best;
+    std::string path;
+    for (const std::string& step : t.path(best))
+        path += (path.empty() ? "" : ";") + step;
+    out.focusPath = path;
+    return out;
+}
+
+} // namespace
+
+std::string evidenceFrame(const Finding& f)
+{
+    for (const char* key : {"top_comm_frames", "top_frames", "top_checkpoint_frames", "frames_in_flight"}) {
+        const QJsonArray a = f.evidence.value(QLatin1String(key)).toArray();
+        if (a.isEmpty()) continue;
+        std::string frame = a.first().toObject().value(QStringLiteral("frame")).toString().toStdString();
+        // "name (file:line)" → the function name: a search then finds every call line of it.
+        if (const size_t paren = frame.find(" ("); paren != std::string::npos && paren > 0) frame.resize(paren);
+        if (!frame.empty()) return frame;
+    }
+    return {};
+}
+
+std::pair<int64_t, int64_t> episodeView(const FindingEpisode& e)
+{
+    const int64_t margin = std::max<int64_t>((e.endNs - e.startNs) / 4, 5'000'000'000);
+    return {e.startNs - margin, e.endNs + margin};
+}
+
+std::vector<timeline::LaneSpec> lanesForRule(const std::vector<timeline::LaneSpec>& runLanes, const std::string& rule)
+{
+    std::vector<std::string> ids{"gpu_util"};
+    if (rule == "COMM_BOUND") ids.insert(ids.end(), {"trace_busy", "ib", "net"});
+    else if (rule == "CKPT_GAP") ids.insert(ids.end(), {"storage", "net"});
+    else if (rule == "INPUT_STALL") ids.insert(ids.end(), {"cpu", "storage"});
+    else if (rule == "HANG") ids.insert(ids.end(), {"trace_busy", "gpu_power", "net"});
+    else if (rule == "THROTTLE") ids.insert(ids.end(), {"gpu_clock", "gpu_power", "gpu_temp"});
+    else if (rule == "STRAGGLER") ids.insert(ids.end(), {"step_time", "trace_busy"});
+    else if (rule == "LOW_SM_EFF") ids.insert(ids.end(), {"gpu_activity", "trace_busy"});
+    std::vector<timeline::LaneSpec> out;
+    for (const std::string& id : ids)
+        for (const timeline::LaneSpec& lane : runLanes)
+            if (lane.id == id && !(id == "net" && rule == "COMM_BOUND" && !out.empty() && out.back().id == "ib"))
+                out.push_back(lane);
+    return out;
+}
+
+Expected<ReportModel> buildReportModel(const std::string& runPath, const ReportOptions& options,
+                                       const ReportProgress& progress, const std::atomic<bool>* cancel)
+{
+    ReportModel m;
+    m.runPath = runPath;
+    m.runName = std::filesystem::path(runPath).filename().string();
+    m.generatedNs = QDateTime::currentMSecsSinceEpoch() * 1'000'000;
+    m.programVersion = RUNLENS_VERSION;
+    m.nodeFilter = options.nodes;
+    int total = 4, done = 0;
+    const auto step = [&](const std::string& what) -> Status {
+        if (cancel && cancel->load()) return makeError(ErrorCode::Cancelled, "report cancelled");
+        if (progress) progress(done++, total, what);
+        return okStatus();
+    };
+
+    if (Status s = step("catalog"); !s) return s.error();
+    auto catalog = timeline::loadRunCatalog(runPath);
+    if (!catalog) return catalog.error();
+    m.catalog = *catalog;
+    const timeline::RunCatalog& cat = **catalog;
+    for (const std::string& n : options.nodes)
+        if (std::none_of(cat.nodes.begin(), cat.nodes.end(), [&](const store::NodeInfo& x) { return x.name == n; }))
+            return makeError(ErrorCode::Usage, fmt::format("--nodes: the run has no node \"{}\"", n));
+    for (const store::NodeInfo& n : cat.nodes)
+        if (options.nodes.empty() || contains(options.nodes, n.name)) m.nodes.push_back(n.name);
+    for (const timeline::ImportProblems& p : cat.imports) {
+        ReportSource src;
+        src.path = p.import.path;
+        src.format = p.import.format;
+        src.rows = p.import.rows;
+        src.problems = p.import.diagnostics;
+        src.problemKinds = p.counts;
+        src.firstProblems = p.first;
+        m.sources.push_back(std::move(src));
+    }
+    for (const store::ThreadStacks& t : cat.stackThreads)
+        if (options.nodes.empty() || contains(options.nodes, t.node)) m.stackSamples += t.samples;
+    m.hasTraces = std::any_of(cat.series.begin(), cat.series.end(), [](const store::SeriesInfo& s) {
+        return s.metric == "gpu.kernel_busy" || s.metric == "gpu.comm_busy" || s.metric == "trace.collective_busy";
+    });
+
+    if (Status s = step("analysis"); !s) return s.error();
+    auto db = store::RunDatabase::open(runPath, store::OpenMode::ReadWrite);
+    if (!db) db = store::RunDatabase::open(runPath, store::OpenMode::ReadOnly); // a read-only file: do not keep it
+    if (!db) return db.error();
+    auto stored = loadStoredAnalysis(**db);
+    if (!stored) return stored.error();
+    if (*stored) {
+        m.analysis = std::move((*stored)->analysis);
+        m.overrides = std::move((*stored)->overrides);
+        m.analysisRanNs = (*stored)->ranAtNs;
+    } else {
+        auto fresh = analyzeRun(**db, RuleParams::defaults(), {}, cancel);
+        if (!fresh) return fresh.error();
+        m.analysis = std::move(*fresh);
+        m.analysisFresh = true;
+        m.analysisRanNs = m.generatedNs;
+        if (options.storeAnalysis) (void)storeAnalysis(**db, m.analysis, {}); // kept when the file is writable
+    }
+    RunAnalysis& a = m.analysis;
+    m.runFromNs = a.startNs;
+    m.runToNs = a.endNs;
+    if (m.runToNs <= m.runFromNs) { // no metrics: the run's own range
+        m.runFromNs = cat.firstNs;
+        m.runToNs = cat.lastNs;
+    }
+    m.fromNs = options.fromNs.value_or(m.runFromNs);
+    m.toNs = options.toNs.value_or(m.runToNs);
+    m.windowed = options.fromNs.has_value() || options.toNs.has_value();
+    if (m.toNs <= m.fromNs) return makeError(ErrorCode::Usage, "--window: the window is empty");
+
+    // The findings asked for: by number or rule, on the nodes, with an episode in the window (only those kept).
+    m.findingsInRun = a.findings.size();
+    std::vector<ReportFinding> kept;
+    for (size_t i = 0; i < a.findings.size(); ++i) {
+        Finding f = a.findings[i];
+        if (!wanted(options.findings, static_cast<int>(i + 1), f.rule)) continue;
+        if (!options.nodes.empty() &&
+            std::none_of(f.nodes.begin(), f.nodes.end(), [&](const std::string& n) { return contains(options.nodes, n); }))
+            continue;
+        if (m.windowed) {
+            std::erase_if(f.episodes, [&](const FindingEpisode& e) { return !overlaps(e, m.fromNs, m.toNs); });
+            if (f.episodes.empty()) continue;
+        }
+        ReportFinding rf;
+        rf.number = static_cast<int>(i + 1);
+        rf.finding = std::move(f);
+        kept.push_back(std::move(rf));
+    }
+    std::vector<Finding> shown;
+    for (const ReportFinding& rf : kept)
+        shown.push_back(rf.finding);
+    a.findings = std::move(shown);
+    if (!options.nodes.empty()) {
+        std::erase_if(a.budgets, [&](const TimeBudget& b) { return !contains(options.nodes, b.node); });
+        std::erase_if(a.steps, [&](const StepTimes& s) { return !contains(options.nodes, s.node); });
+    }
+    total = 4 + static_cast<int>(kept.size());
+
+    if (Status s = step("key metrics"); !s) return s.error();
+    auto metrics = loadRunMetrics(**db, static_cast<int64_t>(a.params.get("rules.grid_s") * 1e9));
+    if (!metrics) return metrics.error();
+    for (NodeKeyMetrics& k : keyMetrics(*metrics, a.params, m.fromNs, m.toNs))
+        if (options.nodes.empty() || contains(options.nodes, k.node)) m.keyMetrics.push_back(std::move(k));
+    for (const NodeKeyMetrics& k : m.keyMetrics)
+        m.gpus += k.gpus;
+
+    if (Status s = step("overview"); !s) return s.error();
+    auto source = timeline::TimelineSource::open(runPath, m.catalog);
+    if (!source) return source.error();
+    const std::vector<timeline::LaneSpec> runLanes = timeline::laneSpecs(cat);
+    m.overview.fromNs = m.fromNs;
+    m.overview.toNs = m.toNs;
+    for (const timeline::LaneSpec& lane : runLanes)
+        if (lane.id == "gpu_util" || lane.id == "ib" || lane.id == "net" || lane.id == "storage" || lane.id == "step_time")
+            if (!(lane.id == "net" && !m.overview.lanes.empty() && m.overview.lanes.back().id == "ib"))
+                m.overview.lanes.push_back(lane);
+    for (const ReportFinding& rf : kept)
+        if (rf.finding.primary)
+            for (const FindingEpisode& e : rf.finding.episodes)
+                m.overview.spans.push_back({e.startNs, e.endNs, rf.finding.severity, rf.finding.rule});
+    auto overview = fetchFigure(**source, cat, m.overview, options.nodes, {}, options.figurePixels);
+    if (!overview) return overview.error();
+    m.overview.frame = *overview;
+
+    auto classifier = PhaseClassifier::builtIn();
+    if (!classifier) return classifier.error();
+    FlameSource stacks(**db, std::make_shared<PhaseClassifier>(std::move(*classifier)));
+    for (ReportFinding& rf : kept) {
+        const Finding& f = rf.finding;
+        if (Status s = step(fmt::format("finding {} ({})", rf.number, f.rule)); !s) return s.error();
+        if (f.episodes.empty()) {
+            m.findings.push_back(std::move(rf));
+            continue;
+        }
+        const FindingEpisode& e = f.episodes.front();
+        const auto [from, to] = episodeView(e);
+        rf.timeline.fromNs = std::max(from, m.runFromNs);
+        rf.timeline.toNs = std::min(to, m.runToNs);
+        if (rf.timeline.toNs <= rf.timeline.fromNs) rf.timeline.toNs = rf.timeline.fromNs + 1'000'000'000;
+        rf.timeline.lanes = lanesForRule(runLanes, f.rule);
+        for (const FindingEpisode& x : f.episodes)
+            if (overlaps(x, rf.timeline.fromNs, rf.timeline.toNs)) rf.timeline.spans.push_back({x.startNs, x.endNs, f.severity, f.rule});
+        auto frame = fetchFigure(**source, cat, rf.timeline, f.nodes, f.gpus, options.figurePixels);
+        if (!frame) return frame.error();
+        rf.timeline.frame = *frame;
+        rf.flame = flameFigure(stacks, f, e.startNs, e.endNs);
+        m.findings.push_back(std::move(rf));
+    }
+    if (progress) progress(total, total, "done");
+    return m;
+}
+
+} // namespace runlens::analysis

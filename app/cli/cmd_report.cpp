@@ -1,0 +1,169 @@
+#include "analysis/report/report_model.h"
+#include "analysis/store/run_database.h"
+#include "app/cli/cli.h"
+#include "app/cli/window_args.h"
+#include "widgets/report/report_renderer.h"
+
+#include <QApplication>
+#include <QCommandLineParser>
+#include <QElapsedTimer>
+#include <QFontDatabase>
+#include <QFontInfo>
+#include <filesystem>
+#include <fmt/format.h>
+
+namespace runlens::app {
+
+namespace {
+
+constexpr const char* kSummary = R"(Write a report of a run: a PDF (or PNG pages) a team can read without RunLens.
+
+It holds a summary (what was found, the run, what it lacks), where the time went (the goodput waterfall), key
+metrics per node, the run at a glance, then each finding in order: what, where, when, impact and saving, a
+timeline snapshot of its episode, its evidence, the flame graph of the episode focused on the evidence frame,
+and what to change; an appendix lists the rule parameters and the import diagnostics. The findings are the
+run's stored ones (runlens analyze); a run without them is analysed first and they are kept in it.
+Times (--from/--to, --window FROM..TO) as for flame: ISO 8601 (UTC unless it has a zone), epoch seconds or
+an offset from the run's start (+90s, +1h30m).)";
+
+std::vector<std::string> splitList(const QStringList& values)
+{
+    std::vector<std::string> out;
+    for (const QString& v : values)
+        for (const QString& part : v.split(QLatin1Char(','), Qt::SkipEmptyParts))
+            out.push_back(part.trimmed().toStdString());
+    return out;
+}
+
+} // namespace
+
+int cmdReport(const QStringList& args)
+{
+    QCommandLineParser parser;
+    const QCommandLineOption out(QStringList{QStringLiteral("o"), QStringLiteral("output")},
+                                 QStringLiteral("The PDF to write, or with --format png the folder for the pages."),
+                                 QStringLiteral("OUT"));
+    const QCommandLineOption format(QStringLiteral("format"),
+                                    QStringLiteral("pdf (default), or png: one page-NNN.png per page in the folder OUT."),
+                                    QStringLiteral("F"));
+    const QCommandLineOption from(QStringLiteral("from"), QStringLiteral("Only findings with an episode after T."),
+                                  QStringLiteral("T"));
+    const QCommandLineOption to(QStringLiteral("to"), QStringLiteral("… and before T."), QStringLiteral("T"));
+    const QCommandLineOption window(QStringLiteral("window"), QStringLiteral("FROM..TO, the same as --from and --to."),
+                                    QStringLiteral("FROM..TO"));
+    const QCommandLineOption nodes(QStringLiteral("nodes"), QStringLiteral("Only these nodes (comma list or repeat)."),
+                                   QStringLiteral("N"));
+    const QCommandLineOption findings(QStringLiteral("findings"),
+                                      QStringLiteral("Only these findings: their numbers (as analyze lists them) or "
+                                                     "rules, e.g. 1,3 or CKPT_GAP."),
+                                      QStringLiteral("LIST"));
+    const QCommandLineOption page(QStringLiteral("page"),
+                                  QStringLiteral("a4 or letter (default: by the locale; Letter where it measures in "
+                                                 "inches)."),
+                                  QStringLiteral("SIZE"));
+    const QCommandLineOption dpi(QStringLiteral("dpi"), QStringLiteral("Resolution of PNG pages (default 150)."),
+                                 QStringLiteral("N"), QStringLiteral("150"));
+    const QCommandLineOption noStore(QStringLiteral("no-store"),
+                                     QStringLiteral("A run without findings: analyse it for the report only, keep nothing."));
+    for (const auto* o : {&out, &format, &from, &to, &window, &nodes, &findings, &page, &dpi, &noStore})
+        parser.addOption(*o);
+    parser.addPositionalArgument(QStringLiteral("run"), QStringLiteral("Run database (.runlens)."), QStringLiteral("RUN"));
+    if (auto done = parseCommandLine(parser, args, kSummary)) return *done;
+    if (parser.positionalArguments().size() != 1 || !parser.isSet(out)) {
+        printError("report needs one RUN and -o OUT (see runlens report --help)");
+        return kExitUsage;
+    }
+    const QString outPath = parser.value(out);
+    const QString fmtName = parser.isSet(format) ? parser.value(format).toLower() : QStringLiteral("pdf");
+    if (fmtName != QLatin1String("pdf") && fmtName != QLatin1String("png")) {
+        printError("--format: pdf or png");
+        return kExitUsage;
+    }
+    const bool png = fmtName == QLatin1String("png");
+    if (!png && !outPath.endsWith(QLatin1String(".pdf"), Qt::CaseInsensitive)) {
+        printError(fmt::format("-o {}: a PDF report's name ends in .pdf (or give --format png and a folder)", outPath.toStdString()));
+        return kExitUsage;
+    }
+    widgets::ReportPageSetup setup;
+    setup.pageSize = widgets::defaultPageSize();
+    if (parser.isSet(page)) {
+        const QString p = parser.value(page).toLower();
+        if (p == QLatin1String("a4")) setup.pageSize = QPageSize(QPageSize::A4);
+        else if (p == QLatin1String("letter")) setup.pageSize = QPageSize(QPageSize::Letter);
+        else {
+            printError("--page: a4 or letter");
+            return kExitUsage;
+        }
+    }
+    bool dpiOk = false;
+    setup.dpi = parser.value(dpi).toInt(&dpiOk);
+    if (!dpiOk || setup.dpi < 36 || setup.dpi > 1200) {
+        printError("--dpi: a number between 36 and 1200");
+        return kExitUsage;
+    }
+    if (!qobject_cast<QApplication*>(QCoreApplication::instance())) {
+        printError("drawing a report needs the GUI libraries; this build started without them");
+        return kExitFailure;
+    }
+    // Without fonts Qt draws empty boxes: say so instead of writing an unreadable report.
+    if (QFontDatabase::families().isEmpty()) {
+        printError("no fonts found (fontconfig lists none): install a font package such as fonts-dejavu-core and run "
+                   "the report again");
+        return kExitFailure;
+    }
+
+    const std::string runPath = parser.positionalArguments().front().toStdString();
+    analysis::ReportOptions options;
+    options.nodes = splitList(parser.values(nodes));
+    options.findings = splitList(parser.values(findings));
+    options.storeAnalysis = !parser.isSet(noStore);
+    QString fromText = parser.value(from), toText = parser.value(to);
+    if (parser.isSet(window)) {
+        const QStringList parts = parser.value(window).split(QStringLiteral(".."));
+        if (parts.size() != 2) {
+            printError("--window: FROM..TO (either side may be empty)");
+            return kExitUsage;
+        }
+        fromText = parts[0];
+        toText = parts[1];
+    }
+    if (!fromText.isEmpty() || !toText.isEmpty()) {
+        auto db = store::RunDatabase::open(runPath, store::OpenMode::ReadOnly);
+        if (!db) {
+            printError(db.error().toString());
+            return kExitFailure;
+        }
+        auto w = parseWindow(fromText.toStdString(), toText.toStdString(), runStartNs(**db));
+        if (!w) {
+            printError(w.error().message);
+            return kExitUsage;
+        }
+        if (!fromText.isEmpty()) options.fromNs = w->fromNs;
+        if (!toText.isEmpty()) options.toNs = w->toNs;
+    }
+
+    QElapsedTimer timer;
+    timer.start();
+    const bool terminal = stderrIsTerminal();
+    auto model = analysis::buildReportModel(runPath, options, [&](int done, int total, const std::string& what) {
+        if (terminal) fmt::print(stderr, "\r\033[Kreport: {}/{} {}", done, total, what);
+    });
+    if (terminal) fmt::print(stderr, "\r\033[K");
+    if (!model) {
+        printError(model.error().toString());
+        return model.error().code == ErrorCode::Usage ? kExitUsage : kExitFailure;
+    }
+    const double modelS = static_cast<double>(timer.elapsed()) / 1000;
+    auto result = widgets::renderReport(*model, outPath, png, setup);
+    if (!result) {
+        printError(result.error().toString());
+        return kExitFailure;
+    }
+    fmt::print(stderr, "{} page{}, {} finding{} ({} of the run's){} → {} ({:.1f} s: data {:.1f} s, drawing {:.1f} s)\n",
+               result->pages, result->pages == 1 ? "" : "s", model->findings.size(), model->findings.size() == 1 ? "" : "s",
+               model->findingsInRun, model->analysisFresh ? ", analysed for it" : "", outPath.toStdString(),
+               static_cast<double>(timer.elapsed()) / 1000, modelS, static_cast<double>(timer.elapsed()) / 1000 - modelS);
+    return kExitOk;
+}
+
+} // namespace runlens::app

@@ -1,0 +1,262 @@
+// The report: its sections and figures read back from the PDF (pdftotext / pdfinfo / pdffonts when installed,
+// else the writer's own page count and headings), PNG pages, the restrictions, and runs that lack stacks or SM
+// activity saying so instead of failing.
+
+#include "analysis/report/report_model.h"
+#include "rules_support.h"
+#include "widgets/report/report_renderer.h"
+
+#include <QApplication>
+#include <QImage>
+#include <QProcess>
+#include <QStandardPaths>
+#include <QTest>
+
+using namespace runlens;
+using namespace runlens::test::rules;
+
+namespace {
+
+// 30 min of one node, 2 GPUs: training at SM 0.7 with a 20 s checkpoint stall every 5 min (disk busy), stacks in a
+// training call path and, during the stalls, in torch.save.
+Synthetic checkpointRun(bool stacks, bool sm)
+{
+    Synthetic run;
+    run.seconds = 1800;
+    if (sm) run.sm = [](int, int64_t s) { return s % 300 >= 280 ? 0.01 : 0.7; };
+    run.util = [](int, int64_t s) { return s % 300 >= 280 ? 2.0 : 97.0; };
+    run.write = [](int64_t s) { return s % 300 >= 281 && s % 300 < 299 ? 1.5e9 : 2e6; };
+    if (stacks)
+        run.stack = [](int64_t k) -> std::vector<std::pair<std::string, std::string>> {
+            if ((k / 10) % 300 >= 280)
+                return {{"main", "train.py"}, {"save_checkpoint", "train.py"}, {"save", "torch/serialization.py"},
+                        {"_save", "torch/serialization.py"}};
+            return {{"main", "train.py"}, {"train_step", "train.py"}, {"forward", "torch/nn/modules/module.py"}};
+        };
+    return run;
+}
+
+QString pdfText(const QString& pdf)
+{
+    QProcess p;
+    p.start(QStringLiteral("pdftotext"), {QStringLiteral("-layout"), pdf, QStringLiteral("-")});
+    p.waitForFinished(60000);
+    return QString::fromUtf8(p.readAllStandardOutput());
+}
+
+QString tool(const QString& name, const QStringList& args)
+{
+    QProcess p;
+    p.start(name, args);
+    p.waitForFinished(60000);
+    return QString::fromUtf8(p.readAllStandardOutput());
+}
+
+bool have(const char* tool)
+{
+    return !QStandardPaths::findExecutable(QString::fromLatin1(tool)).isEmpty();
+}
+
+} // namespace
+
+class TestReport : public QObject
+{
+    Q_OBJECT
+private Q_SLOTS:
+    void pdfHasTheSectionsAndFigures();
+    void runWithoutStacksOrSmSaysWhatIsMissing();
+    void restrictions();
+    void pngPagesAtTheChosenDpi();
+    void letterPages();
+};
+
+void TestReport::pdfHasTheSectionsAndFigures()
+{
+    QTemporaryDir dir;
+    const auto db = writeRun(dir, checkpointRun(true, true));
+    QVERIFY(db);
+    const std::string run = dir.filePath(QStringLiteral("r.runlens")).toStdString();
+    auto model = analysis::buildReportModel(run, {});
+    QVERIFY2(model, model ? "" : model.error().toString().c_str());
+    QVERIFY(model->analysisFresh); // nothing was stored: analysed for the report …
+    QCOMPARE(model->findings.size(), model->findingsInRun);
+    QVERIFY(!model->findings.empty());
+    const auto ckpt = std::find_if(model->findings.begin(), model->findings.end(),
+                                   [](const analysis::ReportFinding& f) { return f.finding.rule == "CKPT_GAP"; });
+    QVERIFY(ckpt != model->findings.end());
+    // Its flame graph is of the first stall, focused on the checkpoint frame the finding names.
+    QVERIFY(ckpt->flame.tree);
+    QVERIFY(ckpt->flame.focus > 0);
+    QVERIFY2(ckpt->flame.focusPath.find("save") != std::string::npos, ckpt->flame.focusPath.c_str());
+    QVERIFY(ckpt->timeline.frame);
+    QVERIFY(!ckpt->timeline.spans.empty());
+    QCOMPARE(ckpt->timeline.lanes.front().id, std::string("gpu_util"));
+    QVERIFY(std::any_of(ckpt->timeline.lanes.begin(), ckpt->timeline.lanes.end(), [](const auto& l) { return l.id == "storage"; }));
+    QCOMPARE(model->keyMetrics.size(), size_t(1));
+    QVERIFY(std::abs(model->keyMetrics[0].smActive - 0.7) < 0.01);
+    QVERIFY(model->keyMetrics[0].utilPct > 90);
+    // … and kept in the run: the next report uses the stored findings.
+    auto again = analysis::buildReportModel(run, {});
+    QVERIFY(again);
+    QVERIFY(!again->analysisFresh);
+    QCOMPARE(again->findings.size(), model->findings.size());
+
+    const QString pdf = dir.filePath(QStringLiteral("report.pdf"));
+    auto result = widgets::renderReport(*model, pdf, false, {});
+    QVERIFY2(result, result ? "" : result.error().toString().c_str());
+    QVERIFY(QFileInfo(pdf).size() > 10000);
+    QVERIFY(result->pages >= 4);
+    for (const char* h : {"Summary", "The run", "Where the time went", "Key metrics per node", "The run at a glance",
+                          "Findings", "Appendix A · Rule parameters", "Appendix B · Sources and import diagnostics"})
+        QVERIFY2(result->headings.contains(QString::fromUtf8(h)), h);
+    QVERIFY(std::any_of(result->headings.begin(), result->headings.end(),
+                        [](const QString& h) { return h.contains(QStringLiteral("CKPT_GAP")); }));
+    if (!have("pdftotext") || !have("pdfinfo")) QSKIP("pdftotext / pdfinfo (poppler-utils) not installed: checked the writer only");
+    const QString text = pdfText(pdf);
+    for (const char* s : {"Performance report: r.runlens", "Summary", "Where the time went", "goodput", "Key metrics per node",
+                          "The run at a glance", "Findings", "CKPT_GAP", "What to change", "Evidence",
+                          "Appendix A · Rule parameters", "ckpt_gap.overlap", "Appendix B · Sources and import diagnostics",
+                          "GPU utilization vs SM activity", "Storage", "focused on"})
+        QVERIFY2(text.contains(QString::fromUtf8(s)), s);
+    // The flame figure's blocks are text too: the checkpoint frames are in it.
+    QVERIFY(text.contains(QStringLiteral("save_checkpoint")));
+    const QString info = tool(QStringLiteral("pdfinfo"), {pdf});
+    QVERIFY2(info.contains(QRegularExpression(QStringLiteral("Pages:\\s+%1\\b").arg(result->pages))), qPrintable(info));
+    // A4 or Letter by the locale.
+    QVERIFY2(info.contains(QRegularExpression(QStringLiteral("595(\\.\\d+)? x 842(\\.\\d+)? pts"))) ||
+                 info.contains(QStringLiteral("612 x 792 pts")),
+             qPrintable(info));
+    if (have("pdffonts")) {
+        const QString fonts = tool(QStringLiteral("pdffonts"), {pdf});
+        const QStringList lines = fonts.split(QLatin1Char('\n'), Qt::SkipEmptyParts).mid(2);
+        QVERIFY(!lines.isEmpty());
+        for (const QString& line : lines) // name type encoding emb sub uni …: every font embedded
+            QVERIFY2(line.contains(QRegularExpression(QStringLiteral("\\byes\\s+(yes|no)\\s+(yes|no)\\s+\\d+"))), qPrintable(line));
+    }
+}
+
+void TestReport::runWithoutStacksOrSmSaysWhatIsMissing()
+{
+    QTemporaryDir dir;
+    const auto db = writeRun(dir, checkpointRun(false, false));
+    QVERIFY(db);
+    auto model = analysis::buildReportModel(dir.filePath(QStringLiteral("r.runlens")).toStdString(), {});
+    QVERIFY(model);
+    QCOMPARE(model->stackSamples, int64_t(0));
+    QVERIFY(!std::isfinite(model->keyMetrics.at(0).smActive));
+    for (const analysis::ReportFinding& f : model->findings)
+        QVERIFY(!f.flame.tree);
+    const QString pdf = dir.filePath(QStringLiteral("bare.pdf"));
+    auto result = widgets::renderReport(*model, pdf, false, {});
+    QVERIFY(result);
+    QVERIFY(result->headings.contains(QStringLiteral("Where the time went")));
+    if (!have("pdftotext")) QSKIP("pdftotext not installed");
+    const QString text = pdfText(pdf);
+    QVERIFY(text.contains(QStringLiteral("What the run lacks")));
+    QVERIFY(text.contains(QStringLiteral("no SM activity")));
+    QVERIFY(text.contains(QStringLiteral("no stack samples")));
+    QVERIFY(text.contains(QStringLiteral("not recorded"))); // SM and tensor activity in the key metrics
+}
+
+void TestReport::restrictions()
+{
+    QTemporaryDir dir;
+    const auto db = writeRun(dir, checkpointRun(true, true));
+    QVERIFY(db);
+    const std::string run = dir.filePath(QStringLiteral("r.runlens")).toStdString();
+    auto all = analysis::buildReportModel(run, {});
+    QVERIFY(all);
+    const size_t total = all->findings.size();
+    QVERIFY(total >= 1);
+    // By rule.
+    analysis::ReportOptions byRule;
+    byRule.findings = {"CKPT_GAP"};
+    auto ckpt = analysis::buildReportModel(run, byRule);
+    QVERIFY(ckpt);
+    QCOMPARE(ckpt->findings.size(), size_t(1));
+    QCOMPARE(ckpt->findings[0].finding.rule, std::string("CKPT_GAP"));
+    QCOMPARE(ckpt->findingsInRun, total);
+    // By number: the same numbering as analyze's.
+    analysis::ReportOptions byNumber;
+    byNumber.findings = {std::to_string(ckpt->findings[0].number)};
+    auto one = analysis::buildReportModel(run, byNumber);
+    QVERIFY(one);
+    QCOMPARE(one->findings.size(), size_t(1));
+    QCOMPARE(one->findings[0].finding.rule, std::string("CKPT_GAP"));
+    // A window holding the first two stalls only (at 280–300 s and 580–600 s): only those episodes.
+    analysis::ReportOptions window = byRule;
+    window.fromNs = kStart + 200 * kSecond;
+    window.toNs = kStart + 650 * kSecond;
+    auto windowed = analysis::buildReportModel(run, window);
+    QVERIFY(windowed);
+    QCOMPARE(windowed->findings.size(), size_t(1));
+    QCOMPARE(windowed->findings[0].finding.episodes.size(), size_t(2));
+    QVERIFY(windowed->windowed);
+    QCOMPARE(windowed->overview.fromNs, *window.fromNs);
+    // A window before any stall: no finding, and the report says so.
+    window.toNs = kStart + 250 * kSecond;
+    auto none = analysis::buildReportModel(run, window);
+    QVERIFY(none);
+    QVERIFY(none->findings.empty());
+    const QString pdf = dir.filePath(QStringLiteral("none.pdf"));
+    auto result = widgets::renderReport(*none, pdf, false, {});
+    QVERIFY(result);
+    if (have("pdftotext")) QVERIFY(pdfText(pdf).contains(QStringLiteral("No findings in what this report covers")));
+    // An unknown node is a usage error naming it.
+    analysis::ReportOptions nodes;
+    nodes.nodes = {"node7"};
+    auto bad = analysis::buildReportModel(run, nodes);
+    QVERIFY(!bad);
+    QCOMPARE(bad.error().code, ErrorCode::Usage);
+    QVERIFY(bad.error().message.find("node7") != std::string::npos);
+}
+
+void TestReport::pngPagesAtTheChosenDpi()
+{
+    QTemporaryDir dir;
+    const auto db = writeRun(dir, checkpointRun(true, true));
+    QVERIFY(db);
+    auto model = analysis::buildReportModel(dir.filePath(QStringLiteral("r.runlens")).toStdString(), {});
+    QVERIFY(model);
+    widgets::ReportPageSetup setup;
+    setup.pageSize = QPageSize(QPageSize::A4);
+    setup.dpi = 72;
+    const QString folder = dir.filePath(QStringLiteral("pages"));
+    auto result = widgets::renderReport(*model, folder, true, setup);
+    QVERIFY(result);
+    QCOMPARE(result->files.size(), result->pages);
+    const QImage first(result->files.front());
+    QVERIFY(!first.isNull());
+    QVERIFY(std::abs(first.width() - 595) <= 1); // A4 at 72 dpi: 595 × 842
+    QVERIFY(std::abs(first.height() - 842) <= 1);
+    // Not blank: ink on the title page.
+    int dark = 0;
+    for (int y = 0; y < first.height(); y += 2)
+        for (int x = 0; x < first.width(); x += 2)
+            dark += qGray(first.pixel(x, y)) < 128 ? 1 : 0;
+    QVERIFY(dark > 500);
+}
+
+void TestReport::letterPages()
+{
+    if (!have("pdfinfo")) QSKIP("pdfinfo not installed");
+    QTemporaryDir dir;
+    const auto db = writeRun(dir, checkpointRun(false, true));
+    QVERIFY(db);
+    auto model = analysis::buildReportModel(dir.filePath(QStringLiteral("r.runlens")).toStdString(), {});
+    QVERIFY(model);
+    widgets::ReportPageSetup setup;
+    setup.pageSize = QPageSize(QPageSize::Letter);
+    const QString pdf = dir.filePath(QStringLiteral("letter.pdf"));
+    QVERIFY(widgets::renderReport(*model, pdf, false, setup));
+    QVERIFY(tool(QStringLiteral("pdfinfo"), {pdf}).contains(QStringLiteral("612 x 792 pts")));
+}
+
+int main(int argc, char** argv)
+{
+    QApplication app(argc, argv);
+    TestReport t;
+    return QTest::qExec(&t, argc, argv);
+}
+
+#include "tst_report.moc"

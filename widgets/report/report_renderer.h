@@ -1,0 +1,28 @@
+#pragma once
+
+// A report from its model: the summary (what was found, the run, what it lacks), where the time went (the goodput
+// waterfall), key metrics per node, the run at a glance, each finding (facts, a timeline snapshot of its episode,
+// its evidence, the flame graph of the episode, what to change) and the appendix (rule parameters, sources and
+// import diagnostics). Timeline and flame figures are drawn by the views' own painters. Needs a QApplication
+// (the timeline lanes are QCustomPlot widgets, never shown); runs on the GUI thread.
+
+#include "analysis/report/report_model.h"
+#include "widgets/report/report_document.h"
+
+#include <QString>
+#include <QStringList>
+
+namespace runlens::widgets {
+
+struct ReportResult
+{
+    int pages = 0;
+    QStringList headings; // in order, as printed
+    QStringList files;    // the PNG pages (a PDF: the file itself)
+};
+
+// path: a .pdf file, or with png a folder of page-NNN.png.
+Expected<ReportResult> renderReport(const analysis::ReportModel& model, const QString& path, bool png,
+                                    const ReportPageSetup& setup);
+
+} // namespace runlens::widgets
