@@ -119,11 +119,13 @@ std::vector<timeline::LaneSpec> lanesForRule(const std::vector<timeline::LaneSpe
     else if (rule == "THROTTLE") ids.insert(ids.end(), {"gpu_clock", "gpu_power", "gpu_temp"});
     else if (rule == "STRAGGLER") ids.insert(ids.end(), {"step_time", "trace_busy"});
     else if (rule == "LOW_SM_EFF") ids.insert(ids.end(), {"gpu_activity", "trace_busy"});
+    else if (rule == "overview") ids.insert(ids.end(), {"ib", "net", "storage", "step_time"});
+    // The interconnect is the InfiniBand ports when the node has them (the NICs then carry other traffic).
+    const bool ib = std::any_of(runLanes.begin(), runLanes.end(), [](const timeline::LaneSpec& l) { return l.id == "ib"; });
     std::vector<timeline::LaneSpec> out;
     for (const std::string& id : ids)
         for (const timeline::LaneSpec& lane : runLanes)
-            if (lane.id == id && !(id == "net" && rule == "COMM_BOUND" && !out.empty() && out.back().id == "ib"))
-                out.push_back(lane);
+            if (lane.id == id && !(id == "net" && ib)) out.push_back(lane);
     return out;
 }
 
@@ -241,14 +243,18 @@ Expected<ReportModel> buildReportModel(const std::string& runPath, const ReportO
     const std::vector<timeline::LaneSpec> runLanes = timeline::laneSpecs(cat);
     m.overview.fromNs = m.fromNs;
     m.overview.toNs = m.toNs;
-    for (const timeline::LaneSpec& lane : runLanes)
-        if (lane.id == "gpu_util" || lane.id == "ib" || lane.id == "net" || lane.id == "storage" || lane.id == "step_time")
-            if (!(lane.id == "net" && !m.overview.lanes.empty() && m.overview.lanes.back().id == "ib"))
-                m.overview.lanes.push_back(lane);
-    for (const ReportFinding& rf : kept)
-        if (rf.finding.primary)
-            for (const FindingEpisode& e : rf.finding.episodes)
-                m.overview.spans.push_back({e.startNs, e.endNs, rf.finding.severity, rf.finding.rule});
+    m.overview.lanes = lanesForRule(runLanes, "overview");
+    // The primary findings' episodes, except a finding that covers most of the range (it would shade everything;
+    // the findings table says how much it covers).
+    for (const ReportFinding& rf : kept) {
+        if (!rf.finding.primary) continue;
+        int64_t covered = 0;
+        for (const FindingEpisode& e : rf.finding.episodes)
+            covered += std::max<int64_t>(0, std::min(e.endNs, m.toNs) - std::max(e.startNs, m.fromNs));
+        if (covered * 2 > m.toNs - m.fromNs) continue;
+        for (const FindingEpisode& e : rf.finding.episodes)
+            m.overview.spans.push_back({e.startNs, e.endNs, rf.finding.severity, rf.finding.rule});
+    }
     auto overview = fetchFigure(**source, cat, m.overview, options.nodes, {}, options.figurePixels);
     if (!overview) return overview.error();
     m.overview.frame = *overview;

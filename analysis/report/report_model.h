@@ -107,7 +107,8 @@ Expected<ReportModel> buildReportModel(const std::string& runPath, const ReportO
 
 // The lanes a finding's episode is shown with: GPU utilization vs SM activity, then what its rule reads (the
 // network and profiled communication for COMM_BOUND, storage for CKPT_GAP, CPU and storage for INPUT_STALL,
-// clocks, power and temperature for THROTTLE, step times for STRAGGLER …), those the run has.
+// clocks, power and temperature for THROTTLE, step times for STRAGGLER …), those the run has. "overview": the
+// lanes of the run at a glance (utilization, interconnect, storage, step times).
 std::vector<timeline::LaneSpec> lanesForRule(const std::vector<timeline::LaneSpec>& runLanes, const std::string& rule);
 
 // The window shown for an episode: the episode with a quarter of its length (at least 5 s) on each side.

@@ -7,6 +7,7 @@
 #include "widgets/timeline/timeline_snapshot.h"
 
 #include <QDateTime>
+#include <QLocale>
 
 #include <algorithm>
 #include <cmath>
@@ -148,7 +149,8 @@ void summarySection(ReportDocument& doc, const analysis::ReportModel& m)
         steps << QObject::tr("%1: %2 × %3 (%4)").arg(QString::fromStdString(st.node)).arg(st.startsNs.size())
                      .arg(formatDuration(static_cast<int64_t>(st.medianStepS * 1e9)), QString::fromStdString(st.source));
     rows.push_back({QObject::tr("Steps"), steps.isEmpty() ? QObject::tr("not detected") : steps.join(QStringLiteral("; "))});
-    rows.push_back({QObject::tr("Stack samples"), m.stackSamples ? QString::number(m.stackSamples) : QObject::tr("none")});
+    rows.push_back({QObject::tr("Stack samples"), m.stackSamples ? QLocale(QLocale::English).toString(static_cast<qlonglong>(m.stackSamples))
+                                                                 : QObject::tr("none")});
     rows.push_back({QObject::tr("Profiler traces"), m.hasTraces ? QObject::tr("yes") : QObject::tr("none")});
     int64_t problems = 0;
     for (const analysis::ReportSource& s : m.sources)
@@ -249,7 +251,7 @@ void findingSection(ReportDocument& doc, const analysis::ReportModel& m, const a
 
 void findingsSection(ReportDocument& doc, const analysis::ReportModel& m)
 {
-    doc.heading(QObject::tr("Findings"), 1, true);
+    doc.heading(QObject::tr("Findings"), 1);
     if (m.findings.empty()) {
         doc.html(QObject::tr("<p>No findings in what this report covers.</p>"));
         return;
@@ -258,7 +260,8 @@ void findingsSection(ReportDocument& doc, const analysis::ReportModel& m)
     for (const analysis::ReportFinding& rf : m.findings) {
         const analysis::Finding& f = rf.finding;
         rows.push_back({QString::number(rf.number), QString::fromStdString(f.severity), QString::fromStdString(f.rule),
-                        QStringLiteral("%1 %").arg(100 * f.impact, 0, 'f', 1), formatDuration(static_cast<int64_t>(f.savingS * 1e9)),
+                        QStringLiteral("%1 %").arg(100 * f.impact, 0, 'f', 1),
+                        f.savingS > 0 ? formatDuration(static_cast<int64_t>(f.savingS * 1e9)) : QStringLiteral("–"),
                         QString::number(f.confidence, 'f', 2), QString::fromStdString(analysis::rolePrefix(f) + f.title)});
     }
     doc.table({QStringLiteral("#"), QObject::tr("Severity"), QObject::tr("Rule"), QObject::tr("Impact"), QObject::tr("Saving"),
