@@ -8,7 +8,9 @@
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
+#include <QImage>
 #include <QProcess>
+#include <QStandardPaths>
 #include <cmath>
 #include <QRegularExpression>
 #include <QTemporaryDir>
@@ -33,9 +35,10 @@ struct Run
     }
 };
 
-Run cli(const QStringList& args, const QString& workingDir = {})
+Run cli(const QStringList& args, const QString& workingDir = {}, const QProcessEnvironment& env = QProcessEnvironment::systemEnvironment())
 {
     QProcess p;
+    p.setProcessEnvironment(env);
     p.setProgram(QStringLiteral(RUNLENS_BINARY));
     p.setArguments(args);
     if (!workingDir.isEmpty()) p.setWorkingDirectory(workingDir);
@@ -154,7 +157,7 @@ private Q_SLOTS:
         QTest::newRow("--help") << QStringList{QStringLiteral("--help")} << QStringLiteral("runlens <command>");
         QTest::newRow("-h") << QStringList{QStringLiteral("-h")} << QStringLiteral("runlens <command>");
         QTest::newRow("help") << QStringList{QStringLiteral("help")} << QStringLiteral("runlens <command>");
-        for (const char* cmd : {"import", "info", "query", "demo", "flame", "analyze"}) {
+        for (const char* cmd : {"import", "info", "query", "demo", "flame", "analyze", "report"}) {
             const QString c = QString::fromLatin1(cmd);
             QTest::newRow(qPrintable(c + QStringLiteral(" --help")))
                 << QStringList{c, QStringLiteral("--help")} << QStringLiteral("runlens ") + c;
@@ -203,6 +206,12 @@ private Q_SLOTS:
                                                     << QStringLiteral("no rule parameter \"ckpt_gap.overlapp\"");
         QTest::newRow("analyze, parameter not a number") << l({"analyze", "x.runlens", "--param", "ckpt_gap.overlap=x"})
                                                          << QStringLiteral("\"x\" is not a number");
+        QTest::newRow("report without -o") << l({"report", "x.runlens"}) << QStringLiteral("report needs one RUN and -o OUT");
+        QTest::newRow("report -o x.txt") << l({"report", "x.runlens", "-o", "x.txt"}) << QStringLiteral("ends in .pdf");
+        QTest::newRow("report --page a5") << l({"report", "x.runlens", "-o", "x.pdf", "--page", "a5"})
+                                          << QStringLiteral("--page: a4 or letter");
+        QTest::newRow("report --format svg") << l({"report", "x.runlens", "-o", "x.pdf", "--format", "svg"})
+                                             << QStringLiteral("--format: pdf or png");
     }
     void usageErrors()
     {
@@ -553,6 +562,39 @@ private Q_SLOTS:
         for (const QJsonValue& v : findings) // nothing that is not in the run
             QVERIFY(v.toObject().value(QStringLiteral("rule")).toString() != QStringLiteral("HANG") &&
                     v.toObject().value(QStringLiteral("rule")).toString() != QStringLiteral("THROTTLE"));
+
+        // Its report, headless with no platform named: the offscreen one is chosen. The stored findings are used.
+        QProcessEnvironment bare = QProcessEnvironment::systemEnvironment();
+        for (const char* var : {"DISPLAY", "WAYLAND_DISPLAY", "QT_QPA_PLATFORM"})
+            bare.remove(QString::fromLatin1(var));
+        const QString pdf = dir.filePath(QStringLiteral("z3.pdf"));
+        const Run report = cli({QStringLiteral("report"), out + QStringLiteral("/demo.runlens"), QStringLiteral("-o"), pdf,
+                                QStringLiteral("--page"), QStringLiteral("letter")},
+                               {}, bare);
+        EXPECT_EXIT(report, 0);
+        EXPECT_MATCH(report.err, QStringLiteral("^\\d+ pages, %1 findings").arg(findings.size()));
+        QVERIFY(!report.err.contains(QStringLiteral("analysed for it")));
+        QVERIFY(QFileInfo(pdf).size() > 20000);
+        if (!QStandardPaths::findExecutable(QStringLiteral("pdftotext")).isEmpty()) {
+            QProcess text;
+            text.start(QStringLiteral("pdftotext"), {pdf, QStringLiteral("-")});
+            text.waitForFinished(kTimeoutMs);
+            const QString t = QString::fromUtf8(text.readAllStandardOutput());
+            for (const char* s : {"Finding 1 · critical · COMM_BOUND", "latency/sync-bound", "fetch_sub_module", "InfiniBand",
+                                  "Where the time went", "CKPT_GAP", "stage3_prefetch_bucket_size"})
+                QVERIFY2(t.contains(QString::fromUtf8(s)), s);
+        }
+        // PNG pages into a folder, only the checkpoint finding.
+        const QString pages = dir.filePath(QStringLiteral("pages"));
+        const Run png = cli({QStringLiteral("report"), out + QStringLiteral("/demo.runlens"), QStringLiteral("--format"),
+                             QStringLiteral("png"), QStringLiteral("--dpi"), QStringLiteral("60"), QStringLiteral("--findings"),
+                             QStringLiteral("CKPT_GAP"), QStringLiteral("-o"), pages},
+                            {}, bare);
+        EXPECT_EXIT(png, 0);
+        EXPECT_MATCH(png.err, QStringLiteral("1 finding \\(%1 of the run's\\)").arg(findings.size()));
+        const QStringList files = QDir(pages).entryList({QStringLiteral("page-*.png")});
+        QVERIFY(files.size() >= 3);
+        QVERIFY(!QImage(QDir(pages).filePath(files.front())).isNull());
     }
 
     void demo()
