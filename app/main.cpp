@@ -112,7 +112,7 @@ int main(int argc, char** argv)
 
     // Commands that draw (flame graphs as PNG/SVG, reports) need the GUI libraries; headless, they draw offscreen.
     // A report's timeline figures are QCustomPlot widgets (never shown): it needs a QApplication.
-    const bool report = std::strcmp(argv[1], "report") == 0;
+    const bool report = std::strcmp(argv[1], "report") == 0 || demo; // the headless demo ends in its report
     const bool draws = report || std::strcmp(argv[1], "flame") == 0;
     if (draws && !std::getenv("QT_QPA_PLATFORM") && !hasDisplay()) setenv("QT_QPA_PLATFORM", "offscreen", 1);
     if (draws) ensureRuntimeDir();

@@ -1,6 +1,7 @@
 #include "app/cli/cli.h"
 #include "app/demo/demo_run.h"
 
+#include <QApplication>
 #include <QCommandLineParser>
 #include <QDir>
 #include <filesystem>
@@ -97,8 +98,21 @@ int cmdDemo(const QStringList& args, const ShowRun& showRun)
     }
     fmt::print("\n");
     if (int rc = cmdInfo({QStringLiteral("info"), QString::fromStdString(dbPath)}); rc != kExitOk) return rc;
+    // Headless, the demo ends in its report: the findings printed and kept, and the PDF beside the run.
+    fmt::print("\n");
+    std::fflush(stdout);
+    if (int rc = cmdAnalyze({QStringLiteral("analyze"), QString::fromStdString(dbPath)}); rc != kExitOk) return rc;
+    const std::string pdf = (std::filesystem::path(dir) / "report.pdf").string();
+    if (qobject_cast<QApplication*>(QCoreApplication::instance())) {
+        std::fflush(stdout);
+        if (int rc = cmdReport({QStringLiteral("report"), QString::fromStdString(dbPath), QStringLiteral("-o"),
+                                QString::fromStdString(pdf)});
+            rc != kExitOk)
+            return rc;
+        fmt::print("\nThe report: {}\n", pdf);
+    }
     fmt::print("\nNext, for example:\n"
-               "  runlens analyze {0}\n"
+               "  runlens report {0} --format png -o pages   (the report as PNG pages)\n"
                "  runlens query {0} \"SELECT node, device, mean_value FROM series_summary WHERE metric = "
                "'gpu.util'\"\n"
                "  runlens flame {0} --thread pt_autograd -o autograd.svg\n"
