@@ -597,6 +597,30 @@ private Q_SLOTS:
         QVERIFY(!QImage(QDir(pages).filePath(files.front())).isNull());
     }
 
+    void reportWithoutFonts()
+    {
+        // No font file at all: a clear failure, not a report of empty boxes.
+        QTemporaryDir dir;
+        const QString run = dir.filePath(QStringLiteral("r.runlens"));
+        EXPECT_EXIT(cli({QStringLiteral("import"), QStringLiteral("-o"), run,
+                         qs(writeFile(dir, QStringLiteral("n.csv"), nvsmiCsv(1, 120)))}),
+                    0);
+        const QString conf = qs(writeFile(dir, QStringLiteral("fonts.conf"),
+                                          "<?xml version=\"1.0\"?>\n<fontconfig><cachedir>" + dir.filePath(QStringLiteral("fc")).toStdString() +
+                                              "</cachedir></fontconfig>\n"));
+        QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+        env.insert(QStringLiteral("FONTCONFIG_FILE"), conf);
+        const QString pdf = dir.filePath(QStringLiteral("r.pdf"));
+        const Run r = cli({QStringLiteral("report"), run, QStringLiteral("-o"), pdf}, {}, env);
+        EXPECT_EXIT(r, 1);
+        EXPECT_MATCH(r.err, QStringLiteral("no usable font .*install a font package"));
+        QVERIFY(!QFileInfo::exists(pdf));
+        // With the fonts: a report of a run without stacks or SM activity, saying so.
+        const Run ok = cli({QStringLiteral("report"), run, QStringLiteral("-o"), pdf});
+        EXPECT_EXIT(ok, 0);
+        QVERIFY(QFileInfo(pdf).size() > 5000);
+    }
+
     void demo()
     {
         QTemporaryDir dir;

@@ -7,8 +7,6 @@
 #include <QApplication>
 #include <QCommandLineParser>
 #include <QElapsedTimer>
-#include <QFontDatabase>
-#include <QFontInfo>
 #include <filesystem>
 #include <fmt/format.h>
 
@@ -106,9 +104,8 @@ int cmdReport(const QStringList& args)
         return kExitFailure;
     }
     // Without fonts Qt draws empty boxes: say so instead of writing an unreadable report.
-    if (QFontDatabase::families().isEmpty()) {
-        printError("no fonts found (fontconfig lists none): install a font package such as fonts-dejavu-core and run "
-                   "the report again");
+    if (const QString problem = widgets::reportFontProblem(); !problem.isEmpty()) {
+        printError(problem.toStdString());
         return kExitFailure;
     }
 

@@ -7,6 +7,7 @@
 #include <QFontDatabase>
 #include <QFontMetricsF>
 #include <QLocale>
+#include <QFontInfo>
 #include <QPdfWriter>
 #include <QTextDocument>
 
@@ -20,6 +21,19 @@ constexpr double kUnitsPerInch = 96.0;
 constexpr double kFooterHeight = 22;
 constexpr double kCellPad = 3;
 } // namespace
+
+QString reportFontProblem()
+{
+    // Without a font file the database still lists the generic aliases (Sans Serif …), but they resolve to nothing.
+    const QFont font = QFontDatabase::systemFont(QFontDatabase::GeneralFont);
+    const QString resolved = QFontInfo(font).family();
+    if (!resolved.isEmpty() && !QFontDatabase::families().isEmpty()) return {};
+    return QStringLiteral("no usable font (\"%1\" resolves to no font file; the font database lists %2 name%3): install a "
+                          "font package such as fonts-dejavu-core")
+        .arg(font.family())
+        .arg(QFontDatabase::families().size())
+        .arg(QFontDatabase::families().size() == 1 ? QString() : QStringLiteral("s"));
+}
 
 QPageSize defaultPageSize()
 {

@@ -30,6 +30,10 @@ struct ReportPageSetup
     QString title, footer;    // PDF metadata title; footer text left of the page number
 };
 
+// Why a report cannot be drawn legibly (no font with Latin letters and digits: Qt would draw empty boxes), or
+// empty when it can. Checked before anything is written.
+QString reportFontProblem();
+
 // A4, or Letter where the locale measures in inches (US, Canada, Mexico …).
 QPageSize defaultPageSize();
 
