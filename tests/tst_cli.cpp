@@ -603,7 +603,7 @@ private Q_SLOTS:
         QTemporaryDir dir;
         const QString run = dir.filePath(QStringLiteral("r.runlens"));
         EXPECT_EXIT(cli({QStringLiteral("import"), QStringLiteral("-o"), run,
-                         qs(writeFile(dir, QStringLiteral("n.csv"), nvsmiCsv(1, 120)))}),
+                         qs(writeFile(dir, QStringLiteral("n.csv"), nvsmiCsv(1, 120) + "2026/01/01 00:10:00.000, 0, H200\n"))}),
                     0);
         const QString conf = qs(writeFile(dir, QStringLiteral("fonts.conf"),
                                           "<?xml version=\"1.0\"?>\n<fontconfig><cachedir>" + dir.filePath(QStringLiteral("fc")).toStdString() +
@@ -615,10 +615,18 @@ private Q_SLOTS:
         EXPECT_EXIT(r, 1);
         EXPECT_MATCH(r.err, QStringLiteral("no usable font .*install a font package"));
         QVERIFY(!QFileInfo::exists(pdf));
-        // With the fonts: a report of a run without stacks or SM activity, saying so.
+        // With the fonts: a report of a run without stacks or SM activity, its import problem by file:line.
         const Run ok = cli({QStringLiteral("report"), run, QStringLiteral("-o"), pdf});
         EXPECT_EXIT(ok, 0);
         QVERIFY(QFileInfo(pdf).size() > 5000);
+        if (QStandardPaths::findExecutable(QStringLiteral("pdftotext")).isEmpty()) return;
+        QProcess text;
+        text.start(QStringLiteral("pdftotext"), {pdf, QStringLiteral("-")});
+        text.waitForFinished(kTimeoutMs);
+        const QString t = QString::fromUtf8(text.readAllStandardOutput());
+        EXPECT_MATCH(t, QStringLiteral("n\\.csv:122"));
+        for (const char* s : {"What the run lacks", "no SM activity", "no timed stack samples", "1 problems"})
+            QVERIFY2(t.contains(QString::fromUtf8(s)), s);
     }
 
     void demo()

@@ -159,6 +159,7 @@ Expected<ReportModel> buildReportModel(const std::string& runPath, const ReportO
         ReportSource src;
         src.path = p.import.path;
         src.format = p.import.format;
+        src.node = p.import.node;
         src.rows = p.import.rows;
         src.problems = p.import.diagnostics;
         src.problemKinds = p.counts;

@@ -69,7 +69,7 @@ struct ReportFinding
 
 struct ReportSource
 {
-    std::string path, format;
+    std::string path, format, node;
     int64_t rows = 0, problems = 0;
     std::vector<std::pair<std::string, int64_t>> problemKinds;
     std::vector<store::DiagnosticInfo> firstProblems; // with file:line

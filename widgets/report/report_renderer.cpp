@@ -128,6 +128,13 @@ void summarySection(ReportDocument& doc, const analysis::ReportModel& m)
     if (wall > 0)
         html += QObject::tr("<p>The GPUs computed for <b>%1 %</b> of the wall time (the goodput; the rest is broken "
                             "down in <i>Where the time went</i>).</p>").arg(100 * compute / wall, 0, 'f', 1);
+    // What to do first: the recommendation of the costliest primary finding.
+    const analysis::Finding* first = nullptr;
+    for (const analysis::Finding& f : a.findings)
+        if (f.primary && !f.recommendation.empty() && (!first || f.savingS > first->savingS)) first = &f;
+    if (first)
+        html += QObject::tr("<p><b>What to change first</b> (%1, the largest saving): %2</p>")
+                    .arg(esc(first->rule), findingRecommendationHtml(*first));
     doc.html(html, 9.5);
 
     doc.heading(QObject::tr("The run"), 2);
@@ -287,13 +294,26 @@ void appendix(ReportDocument& doc, const analysis::ReportModel& m)
               {0.27, 0.1, 0.08, 0.55}, {1, 2}, 7);
 
     doc.heading(QObject::tr("Appendix B · Sources and import diagnostics"), 1, true);
+    // The files' common folder once, each file below it.
+    QString common;
+    for (size_t i = 0; i < m.sources.size(); ++i) {
+        const QString dir = QString::fromStdString(m.sources[i].path).section(QLatin1Char('/'), 0, -2) + QLatin1Char('/');
+        if (i == 0) common = dir;
+        while (!common.isEmpty() && !dir.startsWith(common))
+            common = common.section(QLatin1Char('/'), 0, -3) + QLatin1Char('/');
+    }
+    if (common == QLatin1String("/")) common.clear();
     std::vector<QStringList> sources;
     for (const analysis::ReportSource& s : m.sources)
-        sources.push_back({QString::fromStdString(s.path), QString::fromStdString(s.format), QString::number(s.rows),
-                           QString::number(s.problems)});
-    if (sources.empty()) doc.html(QObject::tr("<p>No imports recorded.</p>"));
-    else doc.table({QObject::tr("File"), QObject::tr("Format"), QObject::tr("Rows"), QObject::tr("Problems")}, sources,
-                   {0.62, 0.18, 0.1, 0.1}, {2, 3}, 7);
+        sources.push_back({QString::fromStdString(s.path).mid(common.size()), QString::fromStdString(s.node),
+                           QString::fromStdString(s.format), QString::number(s.rows), QString::number(s.problems)});
+    if (sources.empty()) {
+        doc.html(QObject::tr("<p>No imports recorded.</p>"));
+    } else {
+        if (!common.isEmpty()) doc.html(QObject::tr("<p>%1 files, in <tt>%2</tt>:</p>").arg(sources.size()).arg(common.toHtmlEscaped()), 8);
+        doc.table({QObject::tr("File"), QObject::tr("Node"), QObject::tr("Format"), QObject::tr("Rows"), QObject::tr("Problems")},
+                  sources, {0.52, 0.12, 0.18, 0.09, 0.09}, {3, 4}, 7);
+    }
     std::vector<QStringList> diags;
     size_t more = 0;
     for (const analysis::ReportSource& s : m.sources) {
