@@ -222,10 +222,19 @@ void TestReport::pngPagesAtTheChosenDpi()
     setup.pageSize = QPageSize(QPageSize::A4);
     setup.dpi = 72;
     const QString folder = dir.filePath(QStringLiteral("pages"));
+    setup.figureFolder = dir.filePath(QStringLiteral("figures"));
     auto result = widgets::renderReport(*model, folder, true, setup);
     QVERIFY(result);
-    QCOMPARE(result->files.size(), result->pages);
-    const QImage first(result->files.front());
+    QCOMPARE(QDir(folder).entryList({QStringLiteral("page-*.png")}).size(), result->pages);
+    // Each figure on its own too: the waterfall, the overview, and per finding its timeline (and flame graph).
+    const QStringList figures = QDir(setup.figureFolder).entryList({QStringLiteral("figure-*.png")});
+    QVERIFY2(figures.size() >= 3, qPrintable(figures.join(QLatin1Char(' '))));
+    QVERIFY(figures.contains(QStringLiteral("figure-01-waterfall.png")));
+    QVERIFY(std::any_of(figures.begin(), figures.end(), [](const QString& f) { return f.endsWith(QStringLiteral("-flame.png")); }));
+    const QImage waterfall(QDir(setup.figureFolder).filePath(QStringLiteral("figure-01-waterfall.png")));
+    QVERIFY(waterfall.width() > 450 && waterfall.width() < 560); // the content width (about 673 units of 1/96 in) at 72 dpi
+    QCOMPARE(result->files.size(), result->pages + figures.size());
+    const QImage first(QDir(folder).filePath(QStringLiteral("page-001.png")));
     QVERIFY(!first.isNull());
     QVERIFY(std::abs(first.width() - 595) <= 1); // A4 at 72 dpi: 595 × 842
     QVERIFY(std::abs(first.height() - 842) <= 1);

@@ -61,9 +61,12 @@ int cmdReport(const QStringList& args)
                                   QStringLiteral("SIZE"));
     const QCommandLineOption dpi(QStringLiteral("dpi"), QStringLiteral("Resolution of PNG pages (default 150)."),
                                  QStringLiteral("N"), QStringLiteral("150"));
+    const QCommandLineOption figures(QStringLiteral("figures"),
+                                     QStringLiteral("Also write each figure as its own PNG (at --dpi) into DIR."),
+                                     QStringLiteral("DIR"));
     const QCommandLineOption noStore(QStringLiteral("no-store"),
                                      QStringLiteral("A run without findings: analyse it for the report only, keep nothing."));
-    for (const auto* o : {&out, &format, &from, &to, &window, &nodes, &findings, &page, &dpi, &noStore})
+    for (const auto* o : {&out, &format, &from, &to, &window, &nodes, &findings, &page, &dpi, &figures, &noStore})
         parser.addOption(*o);
     parser.addPositionalArgument(QStringLiteral("run"), QStringLiteral("Run database (.runlens)."), QStringLiteral("RUN"));
     if (auto done = parseCommandLine(parser, args, kSummary)) return *done;
@@ -99,6 +102,7 @@ int cmdReport(const QStringList& args)
         printError("--dpi: a number between 36 and 1200");
         return kExitUsage;
     }
+    setup.figureFolder = parser.value(figures);
     if (!qobject_cast<QApplication*>(QCoreApplication::instance())) {
         printError("drawing a report needs the GUI libraries; this build started without them");
         return kExitFailure;

@@ -261,7 +261,8 @@ void ReportDocument::table(const QStringList& header, const std::vector<QStringL
     m_y += 6;
 }
 
-void ReportDocument::figure(int height, const std::function<void(QCPPainter&, const QRect&)>& paint, const QString& caption)
+void ReportDocument::figure(int height, const std::function<void(QCPPainter&, const QRect&)>& paint, const QString& caption,
+                            const QString& name)
 {
     if (!ok()) return;
     const QFont capFont = font(7.5);
@@ -277,6 +278,29 @@ void ReportDocument::figure(int height, const std::function<void(QCPPainter&, co
     m_painter->setClipRect(area.adjusted(-1, -1, 1, 1));
     paint(*m_painter, area);
     m_painter->restore();
+    if (!m_setup.figureFolder.isEmpty()) {
+        // The same drawing on its own image, at the pages' DPI.
+        const double scale = m_setup.dpi / kUnitsPerInch;
+        QImage image(static_cast<int>(std::ceil(area.width() * scale)), static_cast<int>(std::ceil(area.height() * scale)),
+                     QImage::Format_RGB32);
+        const int dpm = static_cast<int>(std::lround(kUnitsPerInch / 0.0254));
+        image.setDotsPerMeterX(dpm);
+        image.setDotsPerMeterY(dpm);
+        image.fill(Qt::white);
+        {
+            QCPPainter p(&image);
+            p.setRenderHint(QPainter::Antialiasing);
+            p.setRenderHint(QPainter::TextAntialiasing);
+            p.scale(scale, scale);
+            p.translate(-area.topLeft());
+            paint(p, area);
+        }
+        const QString file = QDir(m_setup.figureFolder)
+                                 .filePath(QStringLiteral("figure-%1-%2.png").arg(++m_figures, 2, 10, QLatin1Char('0')).arg(name));
+        if ((!QDir().mkpath(m_setup.figureFolder) || !image.save(file, "PNG")) && m_error.isEmpty())
+            m_error = QStringLiteral("%1: cannot write it").arg(file);
+        m_files << file;
+    }
     m_y += h + 2;
     if (!caption.isEmpty()) {
         m_painter->save();

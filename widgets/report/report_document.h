@@ -28,6 +28,7 @@ struct ReportPageSetup
     double marginMm = 16;
     int dpi = 150;            // PNG pages
     QString title, footer;    // PDF metadata title; footer text left of the page number
+    QString figureFolder;     // when set, each figure is also written there on its own (figure-NN-name.png, at dpi)
 };
 
 // Why a report cannot be drawn legibly (no font with Latin letters and digits: Qt would draw empty boxes), or
@@ -62,7 +63,9 @@ public:
     void table(const QStringList& header, const std::vector<QStringList>& rows, const std::vector<double>& widths,
                const std::vector<int>& rightAligned = {}, double pointSize = 8.0);
     // A figure `height` units tall across the content width, painted by paint(painter, rect); a caption below.
-    void figure(int height, const std::function<void(QCPPainter&, const QRect&)>& paint, const QString& caption = {});
+    // `name` names its own PNG when figures are written separately.
+    void figure(int height, const std::function<void(QCPPainter&, const QRect&)>& paint, const QString& caption = {},
+                const QString& name = QStringLiteral("figure"));
     void space(double units);
     void pageBreak();
     // Ends the last page and writes the output. Returns false (error() says why) when it could not be written.
@@ -70,7 +73,7 @@ public:
 
     int pages() const { return m_page; }
     const QStringList& headings() const { return m_headings; }
-    const QStringList& files() const { return m_files; } // PNG pages written
+    const QStringList& files() const { return m_files; } // PNG pages and figures written
     QFont font(double pointSize, bool bold = false) const;
 
 private:
@@ -92,6 +95,7 @@ private:
     QStringList m_headings, m_files;
     QString m_error;
     QString m_family;
+    int m_figures = 0;
 };
 
 } // namespace runlens::widgets

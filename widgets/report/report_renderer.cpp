@@ -77,7 +77,7 @@ QString lanesText(const analysis::ReportTimeline& t)
 }
 
 void timelineFigure(ReportDocument& doc, const analysis::ReportModel& model, const analysis::ReportTimeline& t,
-                    const std::vector<std::string>& nodes, int laneHeight, const QString& caption)
+                    const std::vector<std::string>& nodes, int laneHeight, const QString& caption, const QString& name)
 {
     if (t.lanes.empty()) {
         doc.html(QObject::tr("<i>The run has none of the metrics this figure would show.</i>"));
@@ -88,7 +88,7 @@ void timelineFigure(ReportDocument& doc, const analysis::ReportModel& model, con
         paintNodeKey(p, QRect(area.left(), area.top(), area.width(), kNodeKeyHeight), model, nodes);
         paintTimelineSnapshot(p, QRect(area.left(), area.top() + kNodeKeyHeight, area.width(), area.height() - kNodeKeyHeight),
                               t.lanes, t.frame, TimeRange{t.fromNs, t.toNs}, spansOf(t), laneHeight);
-    }, caption);
+    }, caption, name);
 }
 
 void summarySection(ReportDocument& doc, const analysis::ReportModel& m)
@@ -197,7 +197,8 @@ void timeSection(ReportDocument& doc, const analysis::ReportModel& m)
                  .arg(formatDuration(static_cast<int64_t>(a.wallS * 1e9)),
                       m.windowed ? QObject::tr(" (the whole run, not only the window)") : QString()));
     doc.figure(kWaterfallHeight, [&](QCPPainter& p, const QRect& area) { paintWaterfall(p, area, a.budgets); },
-               QObject::tr("Goodput waterfall over %1 node%2.").arg(a.budgets.size()).arg(a.budgets.size() == 1 ? QString() : QStringLiteral("s")));
+               QObject::tr("Goodput waterfall over %1 node%2.").arg(a.budgets.size()).arg(a.budgets.size() == 1 ? QString() : QStringLiteral("s")),
+               QStringLiteral("waterfall"));
     std::vector<QStringList> rows;
     for (const analysis::TimeBudget& b : a.budgets) {
         const auto share = [&](double s) { return QStringLiteral("%1 %").arg(100 * s / std::max(b.wallS, 1e-9), 0, 'f', 1); };
@@ -242,13 +243,14 @@ void findingSection(ReportDocument& doc, const analysis::ReportModel& m, const a
         const QString caption = QObject::tr("Episode 1 of %1 (shaded) on %2 with a margin: %3.")
                                     .arg(f.episodes.size())
                                     .arg(joinNames(f.nodes), lanesText(rf.timeline));
-        timelineFigure(doc, m, rf.timeline, f.nodes, kEpisodeLaneHeight, caption);
+        timelineFigure(doc, m, rf.timeline, f.nodes, kEpisodeLaneHeight, caption,
+                       QStringLiteral("finding-%1-timeline").arg(rf.number));
     }
     doc.html(QObject::tr("<p><b>Evidence</b></p>") + findingEvidenceHtml(f), 8);
     if (rf.flame.tree) {
         const int width = static_cast<int>(doc.contentWidth());
         doc.figure(flameFigureHeight(rf.flame, width), [&](QCPPainter& p, const QRect& area) { paintFlameFigure(p, area, rf.flame); },
-                   flameFigureCaption(rf.flame));
+                   flameFigureCaption(rf.flame), QStringLiteral("finding-%1-flame").arg(rf.number));
     } else if (!rf.flame.note.empty()) {
         doc.html(QObject::tr("<p><i>No flame graph: %1.</i></p>").arg(esc(rf.flame.note)), 8);
     }
@@ -360,7 +362,8 @@ Expected<ReportResult> renderReport(const analysis::ReportModel& m, const QStrin
     doc.heading(QObject::tr("The run at a glance"), 1);
     timelineFigure(doc, m, m.overview, m.nodes, kOverviewLaneHeight,
                    QObject::tr("%1 over what the report covers; the primary findings' episodes shaded in their severity's colour.")
-                       .arg(lanesText(m.overview)));
+                       .arg(lanesText(m.overview)),
+                   QStringLiteral("overview"));
     findingsSection(doc, m);
     appendix(doc, m);
     ReportResult out;
@@ -368,7 +371,8 @@ Expected<ReportResult> renderReport(const analysis::ReportModel& m, const QStrin
     if (!written) return makeError(ErrorCode::Io, doc.error().toStdString());
     out.pages = doc.pages();
     out.headings = doc.headings();
-    out.files = png ? doc.files() : QStringList{path};
+    out.files = doc.files();
+    if (!png) out.files.prepend(path);
     return out;
 }
 

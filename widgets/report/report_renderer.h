@@ -18,7 +18,7 @@ struct ReportResult
 {
     int pages = 0;
     QStringList headings; // in order, as printed
-    QStringList files;    // the PNG pages (a PDF: the file itself)
+    QStringList files;    // the PDF or the PNG pages, then the figures written on their own (figure-NN-name.png)
 };
 
 // path: a .pdf file, or with png a folder of page-NNN.png.
