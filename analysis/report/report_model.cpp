@@ -281,6 +281,16 @@ Expected<ReportModel> buildReportModel(const std::string& runPath, const ReportO
         auto frame = fetchFigure(**source, cat, rf.timeline, f.nodes, f.gpus, options.figurePixels);
         if (!frame) return frame.error();
         rf.timeline.frame = *frame;
+        // Lanes without data in the episode (traces of a few profiled steps elsewhere) are left out; utilization stays.
+        if (*frame) {
+            std::vector<timeline::LaneSpec> withData;
+            for (const timeline::LaneSpec& lane : rf.timeline.lanes) {
+                const auto part = std::find_if((*frame)->lanes.begin(), (*frame)->lanes.end(),
+                                               [&](const timeline::LaneFrame& l) { return l.laneId == lane.id; });
+                if (lane.id == "gpu_util" || (part != (*frame)->lanes.end() && part->hasData)) withData.push_back(lane);
+            }
+            rf.timeline.lanes = std::move(withData);
+        }
         rf.flame = flameFigure(stacks, f, e.startNs, e.endNs);
         m.findings.push_back(std::move(rf));
     }

@@ -1,5 +1,7 @@
 #include "widgets/findings/findings_panel.h"
 
+#include "widgets/timeline/lane_plot_data.h"
+
 #include <QHeaderView>
 #include <QJsonArray>
 #include <QLabel>
@@ -185,13 +187,14 @@ QString findingFactsHtml(const analysis::Finding& f)
         when << QStringLiteral("%1–%2").arg(clockTime(f.episodes[i].startNs), clockTime(f.episodes[i].endNs));
     if (f.episodes.size() > 6) when << QObject::tr("… %1 episodes in all").arg(f.episodes.size());
     return QObject::tr("<p><b>Where:</b> %1 (%2 GPUs)<br><b>When:</b> %3 UTC (%4 s)<br><b>Impact:</b> %5 % of the wall "
-                       "time; removing it would save up to %6 s<br><b>Confidence:</b> %7%8</p>")
+                       "time; removing it would save up to %6<br><b>Confidence:</b> %7%8</p>")
         .arg(nodes.join(QStringLiteral(", ")).toHtmlEscaped())
         .arg(f.gpus.size())
         .arg(when.join(QStringLiteral("; ")))
         .arg(seconds, 0, 'f', 0)
         .arg(100 * f.impact, 0, 'f', 1)
-        .arg(f.savingS, 0, 'f', 0)
+        .arg(f.savingS >= 120 ? QStringLiteral("%1 s (%2)").arg(f.savingS, 0, 'f', 0).arg(formatDuration(static_cast<int64_t>(f.savingS * 1e9)))
+                              : QStringLiteral("%1 s").arg(f.savingS, 0, 'f', 0))
         .arg(f.confidence, 0, 'f', 2)
         .arg(analysis::roleOf(f) == "contributing"
                  ? QObject::tr(" — contributing: another finding explains this time")

@@ -316,6 +316,20 @@ void TimelineLane::updateReadout()
     m_readout->position->setCoords(key, m_kind == Kind::Axis ? 0.0 : 0.16);
 }
 
+int TimelineLane::fitLegend(int width)
+{
+    if (!legend || !m_title) return 0;
+    const QFontMetrics titleMetrics(m_title->font());
+    const int titleWidth = titleMetrics.horizontalAdvance(m_title->text()) + 16;
+    int dropped = 0;
+    while (legend->itemCount() > 1 &&
+           legend->minimumOuterSizeHint().width() + titleWidth > width - kLeftMargin - kRightMargin) {
+        legend->removeItem(legend->itemCount() - 1);
+        ++dropped;
+    }
+    return dropped;
+}
+
 QString TimelineLane::cursorText() const
 {
     return m_readout->visible() ? m_readout->text() : QString();

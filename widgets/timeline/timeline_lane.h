@@ -45,6 +45,9 @@ public:
     void applyPalette();
     int plotWidth() const;
     QString cursorText() const; // what the readout shows (for tests)
+    // A figure narrower than the window: legend entries are dropped from the end until the title and the legend fit
+    // side by side in `width` (the curves stay). Returns how many were dropped.
+    int fitLegend(int width);
     // A lane never asks for more width than it is given: a long legend is cut, the time axis stays aligned.
     QSize minimumSizeHint() const override { return {120, minimumHeight()}; }
     QSize sizeHint() const override { return {400, 130}; }

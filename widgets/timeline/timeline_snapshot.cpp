@@ -34,12 +34,6 @@ void paintTimelineSnapshot(QCPPainter& painter, const QRect& area, const std::ve
     int y = area.top();
     const auto draw = [&](TimelineLane& lane, int height) {
         lane.setPalette(paper);
-        if (lane.legend) { // a figure is narrower than a window: a smaller legend leaves the lane's title whole
-            QFont f = lane.legend->font();
-            f.setPointSizeF(f.pointSizeF() * 0.8);
-            lane.legend->setFont(f);
-            lane.legend->setIconSize(12, 6);
-        }
         lane.resize(area.width(), height);
         lane.setTimeRange(range);
         lane.setSpans(spans);
@@ -65,8 +59,16 @@ void paintTimelineSnapshot(QCPPainter& painter, const QRect& area, const std::ve
                 }
         if (part) lane.setPlotData(buildLanePlot(spec, *part), frame, index);
         else lane.setPlotData(LanePlotData{}, nullptr, 0);
+        if (lane.legend) {
+            QFont f = lane.legend->font();
+            f.setPointSizeF(f.pointSizeF() * 0.8);
+            lane.legend->setFont(f);
+            lane.legend->setIconSize(12, 6);
+        }
+        lane.fitLegend(area.width());
         draw(lane, laneHeight);
     }
+    // (A figure is narrower than a window: smaller legends, cut to what fits beside the title, keep titles whole.)
 }
 
 } // namespace runlens::widgets
