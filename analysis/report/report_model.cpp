@@ -80,6 +80,17 @@ ReportFlame flameFigure(FlameSource& stacks, const Finding& f, int64_t fromNs, i
         out.note = fmt::format("{} is not in the stacks of this window", out.evidenceFrame);
         return out;
     }
+    // A frame with little below it (its own work): the whole graph with its blocks highlighted says more.
+    int32_t below = 0;
+    for (int32_t i = best; i < t.subtreeEnd(best); ++i)
+        below = std::max(below, t.node(i).depth - t.node(best).depth);
+    if (below < 3) {
+        auto search = searchFlame(t, out.evidenceFrame, false);
+        if (search) {
+            out.highlight = std::make_shared<const FlameSearch>(std::move(*search));
+            return out;
+        }
+    }
     out.focus = best;
     std::string path;
     for (const std::string& step : t.path(best))

@@ -6,6 +6,7 @@
 // appendix (rule parameters, import diagnostics). Everything that reads the store happens here, on the caller's
 // thread (a worker in the GUI); rendering (widgets/report) only paints these values.
 
+#include "analysis/flame/flame_search.h"
 #include "analysis/flame/flame_tree.h"
 #include "analysis/report/key_metrics.h"
 #include "analysis/rules/run_analysis.h"
@@ -48,13 +49,15 @@ struct ReportTimeline
 };
 
 // A flame graph figure: the busy stack samples (idle stacks left out) of a window on some nodes, focused on the
-// hottest call path of the evidence frame when it is in the tree.
+// hottest call path of the evidence frame when it is in the tree and calls something; an evidence frame that is
+// (nearly) a leaf is highlighted in the whole graph instead, so what surrounds it shows.
 struct ReportFlame
 {
     std::shared_ptr<const FlameTree> tree; // null: no stack samples in the window (note says so)
     int32_t focus = 0;
     std::string evidenceFrame; // the frame searched for ("fetch_sub_module"); empty when the finding names none
     std::string focusPath;     // "a;b;c" of the focus, empty when not focused
+    std::shared_ptr<const FlameSearch> highlight; // the evidence frame's blocks, when not focused
     int64_t fromNs = 0, toNs = 0;
     std::string note; // why there is no graph, or that the evidence frame is not in this window
 };

@@ -12,6 +12,7 @@
 #include <QString>
 #include <QStringList>
 
+#include <algorithm>
 #include <functional>
 #include <memory>
 #include <string>
@@ -67,6 +68,8 @@ public:
     void figure(int height, const std::function<void(QCPPainter&, const QRect&)>& paint, const QString& caption = {},
                 const QString& name = QStringLiteral("figure"));
     void space(double units);
+    // Starts a new page unless `height` units fit on this one (at most a page is asked for): keeps blocks together.
+    void keepTogether(double height) { ensure(std::min(height, m_content.height())); }
     void pageBreak();
     // Ends the last page and writes the output. Returns false (error() says why) when it could not be written.
     bool finish();

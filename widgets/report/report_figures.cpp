@@ -27,9 +27,10 @@ analysis::FlameLayout flameFigureLayout(const analysis::ReportFlame& flame, int 
     return layout;
 }
 
-FlamePaintOptions figureOptions()
+FlamePaintOptions figureOptions(const analysis::ReportFlame& flame)
 {
     FlamePaintOptions o;
+    o.search = flame.highlight.get();
     o.rowHeight = kFlameRow;
     o.pointSize = kFlamePoint;
     return o;
@@ -107,14 +108,14 @@ int flameFigureHeight(const analysis::ReportFlame& flame, int width, int maxRows
 {
     if (!flame.tree) return 0;
     const analysis::FlameLayout layout = flameFigureLayout(flame, width, maxRows, nullptr);
-    return flameHeight(layout, figureOptions());
+    return flameHeight(layout, figureOptions(flame));
 }
 
 void paintFlameFigure(QPainter& p, const QRect& area, const analysis::ReportFlame& flame, int maxRows)
 {
     if (!flame.tree) return;
     const analysis::FlameLayout layout = flameFigureLayout(flame, area.width(), maxRows, nullptr);
-    paintFlame(p, area, *flame.tree, layout, figureOptions());
+    paintFlame(p, area, *flame.tree, layout, figureOptions(flame));
 }
 
 QString flameFigureCaption(const analysis::ReportFlame& flame)
@@ -133,6 +134,10 @@ QString flameFigureCaption(const analysis::ReportFlame& flame)
                     .arg(100.0 * static_cast<double>(n.samples) / static_cast<double>(std::max<int64_t>(1, flame.tree->totalSamples())), 0, 'f', 1);
         if (dropped > 0) text += QObject::tr("; %1 outer callers above it not drawn").arg(dropped);
     }
+    if (flame.highlight)
+        text += QObject::tr(", %1 highlighted (%2 % of them)")
+                    .arg(QString::fromStdString(flame.evidenceFrame))
+                    .arg(100 * flame.highlight->share, 0, 'f', 1);
     if (!flame.note.empty()) text += QStringLiteral(". ") + QString::fromStdString(flame.note);
     return text + QStringLiteral(".");
 }

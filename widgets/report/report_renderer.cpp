@@ -237,6 +237,8 @@ void metricsSection(ReportDocument& doc, const analysis::ReportModel& m)
 void findingSection(ReportDocument& doc, const analysis::ReportModel& m, const analysis::ReportFinding& rf)
 {
     const analysis::Finding& f = rf.finding;
+    // The heading, the facts and the episode's figure on one page.
+    doc.keepTogether(150 + kNodeKeyHeight + timelineSnapshotHeight(rf.timeline.lanes.size(), kEpisodeLaneHeight));
     doc.heading(QObject::tr("Finding %1 · %2 · %3").arg(rf.number).arg(QString::fromStdString(f.severity), QString::fromStdString(f.rule)), 2);
     doc.html(QStringLiteral("<p><b>%1</b></p>").arg(esc(analysis::rolePrefix(f) + f.title)) + findingFactsHtml(f));
     if (!f.episodes.empty()) {
