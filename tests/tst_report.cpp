@@ -4,6 +4,7 @@
 
 #include "analysis/report/report_model.h"
 #include "rules_support.h"
+#include "test_support.h"
 #include "widgets/report/report_renderer.h"
 
 #include <QApplication>
@@ -30,7 +31,8 @@ Synthetic checkpointRun(bool stacks, bool sm)
         run.stack = [](int64_t k) -> std::vector<std::pair<std::string, std::string>> {
             if ((k / 10) % 300 >= 280)
                 return {{"main", "train.py"}, {"save_checkpoint", "train.py"}, {"save", "torch/serialization.py"},
-                        {"_save", "torch/serialization.py"}};
+                        {"_save", "torch/serialization.py"}, {"persistent_id", "torch/serialization.py"},
+                        {"write_record", "torch/serialization.py"}};
             return {{"main", "train.py"}, {"train_step", "train.py"}, {"forward", "torch/nn/modules/module.py"}};
         };
     return run;
@@ -68,6 +70,7 @@ private Q_SLOTS:
     void restrictions();
     void pngPagesAtTheChosenDpi();
     void letterPages();
+    void realRunFlameFigures();
 };
 
 void TestReport::pdfHasTheSectionsAndFigures()
@@ -259,6 +262,40 @@ void TestReport::letterPages()
     const QString pdf = dir.filePath(QStringLiteral("letter.pdf"));
     QVERIFY(widgets::renderReport(*model, pdf, false, setup));
     QVERIFY(tool(QStringLiteral("pdfinfo"), {pdf}).contains(QStringLiteral("612 x 792 pts")));
+}
+
+void TestReport::realRunFlameFigures()
+{
+    // The H200 run's metrics and stacks: the input stall's own work (heavy_input_prep, a leaf) highlighted in the
+    // episode's whole graph, the checkpoint's flame focused on the torch.save call path.
+    const QString fixtures = test::fixturesDir();
+    if (fixtures.isEmpty()) QSKIP("../shared/fixtures is absent");
+    QTemporaryDir dir;
+    auto db = importFixture(dir, fixtures + QStringLiteral("/h200-gloo-small/"),
+                            {"nvidia-smi-query.csv", "nvidia-smi-dmon.txt", "nvidia-smi-dmon-gpm.txt", "prometheus",
+                             "stacks-rank0.speedscope.json", "stacks-rank1.speedscope.json"});
+    QVERIFY(db);
+    db.reset();
+    auto model = analysis::buildReportModel(dir.filePath(QStringLiteral("f.runlens")).toStdString(), {});
+    QVERIFY2(model, model ? "" : model.error().toString().c_str());
+    bool input = false, checkpoint = false;
+    for (const analysis::ReportFinding& rf : model->findings) {
+        if (rf.finding.rule == "INPUT_STALL") {
+            input = true;
+            QVERIFY(rf.flame.tree);
+            QCOMPARE(rf.flame.evidenceFrame, std::string("heavy_input_prep"));
+            QVERIFY(rf.flame.highlight);
+            QVERIFY(rf.flame.highlight->share > 0.2);
+        }
+        if (rf.finding.rule == "CKPT_GAP") {
+            checkpoint = true;
+            QVERIFY(rf.flame.tree);
+            QVERIFY(rf.flame.focus > 0 || rf.flame.highlight);
+            QVERIFY2(rf.flame.evidenceFrame.find("save") != std::string::npos, rf.flame.evidenceFrame.c_str());
+        }
+    }
+    QVERIFY(input && checkpoint);
+    QVERIFY(widgets::renderReport(*model, dir.filePath(QStringLiteral("h200.pdf")), false, {}));
 }
 
 int main(int argc, char** argv)
