@@ -103,6 +103,12 @@ void TestReport::pdfHasTheSectionsAndFigures()
     QVERIFY(again);
     QVERIFY(!again->analysisFresh);
     QCOMPARE(again->findings.size(), model->findings.size());
+    analysis::ReportOptions rerun;
+    rerun.reanalyze = true; // the rules run again all the same
+    auto third = analysis::buildReportModel(run, rerun);
+    QVERIFY(third);
+    QVERIFY(third->analysisFresh);
+    QCOMPARE(third->findings.size(), model->findings.size());
 
     const QString pdf = dir.filePath(QStringLiteral("report.pdf"));
     auto result = widgets::renderReport(*model, pdf, false, {});

@@ -189,17 +189,23 @@ Expected<ReportModel> buildReportModel(const std::string& runPath, const ReportO
     if (!db) return db.error();
     auto stored = loadStoredAnalysis(**db);
     if (!stored) return stored.error();
-    if (*stored) {
+    if (*stored && !options.reanalyze) {
         m.analysis = std::move((*stored)->analysis);
         m.overrides = std::move((*stored)->overrides);
         m.analysisRanNs = (*stored)->ranAtNs;
     } else {
-        auto fresh = analyzeRun(**db, RuleParams::defaults(), {}, cancel);
+        // With the parameters set for the run, if any.
+        RuleParams params = RuleParams::defaults();
+        if (*stored) {
+            m.overrides = (*stored)->overrides;
+            params = (*stored)->analysis.params;
+        }
+        auto fresh = analyzeRun(**db, params, {}, cancel);
         if (!fresh) return fresh.error();
         m.analysis = std::move(*fresh);
         m.analysisFresh = true;
         m.analysisRanNs = m.generatedNs;
-        if (options.storeAnalysis) (void)storeAnalysis(**db, m.analysis, {}); // kept when the file is writable
+        if (options.storeAnalysis) (void)storeAnalysis(**db, m.analysis, m.overrides); // kept when the file is writable
     }
     RunAnalysis& a = m.analysis;
     m.runFromNs = a.startNs;

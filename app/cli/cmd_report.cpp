@@ -64,9 +64,13 @@ int cmdReport(const QStringList& args)
     const QCommandLineOption figures(QStringLiteral("figures"),
                                      QStringLiteral("Also write each figure as its own PNG (at --dpi) into DIR."),
                                      QStringLiteral("DIR"));
+    const QCommandLineOption analyze(QStringLiteral("analyze"),
+                                     QStringLiteral("Run the rules again (with the parameters set for the run) even "
+                                                    "when it has findings; they replace the stored ones."));
     const QCommandLineOption noStore(QStringLiteral("no-store"),
-                                     QStringLiteral("A run without findings: analyse it for the report only, keep nothing."));
-    for (const auto* o : {&out, &format, &from, &to, &window, &nodes, &findings, &page, &dpi, &figures, &noStore})
+                                     QStringLiteral("Keep nothing in the run: findings analysed for the report are "
+                                                    "not stored."));
+    for (const auto* o : {&out, &format, &from, &to, &window, &nodes, &findings, &page, &dpi, &figures, &analyze, &noStore})
         parser.addOption(*o);
     parser.addPositionalArgument(QStringLiteral("run"), QStringLiteral("Run database (.runlens)."), QStringLiteral("RUN"));
     if (auto done = parseCommandLine(parser, args, kSummary)) return *done;
@@ -118,6 +122,7 @@ int cmdReport(const QStringList& args)
     options.nodes = splitList(parser.values(nodes));
     options.findings = splitList(parser.values(findings));
     options.storeAnalysis = !parser.isSet(noStore);
+    options.reanalyze = parser.isSet(analyze);
     QString fromText = parser.value(from), toText = parser.value(to);
     if (parser.isSet(window)) {
         const QStringList parts = parser.value(window).split(QStringLiteral(".."));
