@@ -318,6 +318,15 @@ void FlameWidgetTest::exportsCarryTheView()
         QVERIFY2(text.contains(want), qPrintable(want));
     const QImage img(png);
     QVERIFY(img.width() >= 800 && img.height() > 100);
+    // PDF: one page of vectors; a folder that does not exist fails.
+    const QString pdf = dir.filePath(QStringLiteral("f.pdf"));
+    QVERIFY(panel.exportTo(pdf));
+    QFile p(pdf);
+    QVERIFY(p.open(QIODevice::ReadOnly));
+    const QByteArray bytes = p.readAll();
+    QVERIFY(bytes.startsWith("%PDF"));
+    QVERIFY(bytes.contains("/Count 1"));
+    QVERIFY(!panel.exportTo(dir.filePath(QStringLiteral("missing/f.pdf"))));
 }
 
 QTEST_MAIN(FlameWidgetTest)

@@ -452,6 +452,17 @@ void TimelineWidgetTest::exportsAndLayout()
     QFile f(pdf);
     QVERIFY(f.open(QIODevice::ReadOnly));
     QVERIFY(f.readAll().startsWith("%PDF"));
+    // SVG: vectors in a view box the size of the stacked lanes; a folder that does not exist fails.
+    const QString svg = m_dir.filePath(QStringLiteral("t.svg"));
+    QVERIFY(view.widget.exportSvg(svg));
+    QFile s(svg);
+    QVERIFY(s.open(QIODevice::ReadOnly));
+    const QByteArray text = s.readAll();
+    QVERIFY(text.contains("<svg"));
+    QVERIFY2(text.contains(QStringLiteral("viewBox=\"0 0 %1 %2\"").arg(img.width()).arg(img.height()).toUtf8()),
+             text.left(600).constData());
+    QVERIFY(text.contains("<path") || text.contains("<polyline"));
+    QVERIFY(!view.widget.exportSvg(m_dir.filePath(QStringLiteral("missing/t.svg"))));
     // Move the temperature lane to the top and hide power: the layout comes back in a new widget.
     view.widget.moveLane("gpu_temp", -1);
     view.widget.moveLane("gpu_temp", -1);

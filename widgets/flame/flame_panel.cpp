@@ -9,11 +9,13 @@
 #include <QComboBox>
 #include <QFile>
 #include <QFileDialog>
+#include <QFileInfo>
 #include <QHBoxLayout>
 #include <QHeaderView>
 #include <QLabel>
 #include <QLineEdit>
 #include <QMenu>
+#include <QPdfWriter>
 #include <QRegularExpression>
 #include <QScrollArea>
 #include <QScrollBar>
@@ -85,7 +87,8 @@ FlamePanel::FlamePanel(QWidget* parent)
     m_colors->addItem(tr("Colour: package"));
     m_flip = toolButton(tr("Flame"), tr("Root at the bottom (flame) instead of the top (icicle)"));
     m_flip->setCheckable(true);
-    auto* exportButton = toolButton(tr("Export…"), tr("Save the flame graph as PNG or SVG, with the view in the caption"));
+    auto* exportButton =
+        toolButton(tr("Export…"), tr("Save the flame graph as PNG, SVG or PDF, with the view in the caption"));
     m_compare = toolButton(tr("Compare"), tr("Pin this flame graph as side A, then select another window or node set "
                                              "and compare (differential flame graph)"));
     m_compare->setPopupMode(QToolButton::InstantPopup);
@@ -432,14 +435,38 @@ bool FlamePanel::exportTo(const QString& path)
         const std::string svg = renderFlameSvg(*m_graph->tree(), m_graph->focus(), width, o);
         return f.write(svg.data(), static_cast<qint64>(svg.size())) == static_cast<qint64>(svg.size());
     }
+    if (path.endsWith(QStringLiteral(".pdf"), Qt::CaseInsensitive)) {
+        // The PNG's drawing as vectors: one page its size, 96 units per inch as on screen.
+        const analysis::FlameLayout layout =
+            analysis::layoutFlame(*m_graph->tree(), m_graph->focus(), flameMinWidth(width));
+        const QRect area(0, 0, width, flameHeight(layout, o));
+        QPdfWriter writer(path);
+        writer.setCreator(QStringLiteral("RunLens"));
+        writer.setTitle(QStringLiteral("RunLens flame graph"));
+        writer.setResolution(96);
+        writer.setPageSize(
+            QPageSize(QSizeF(area.width() * 72.0 / 96.0, area.height() * 72.0 / 96.0), QPageSize::Point));
+        writer.setPageMargins(QMarginsF(0, 0, 0, 0));
+        QPainter p(&writer);
+        if (!p.isActive()) return false;
+        p.setRenderHint(QPainter::TextAntialiasing);
+        paintFlame(p, area, *m_graph->tree(), layout, o);
+        return p.end();
+    }
     return renderFlameImage(*m_graph->tree(), m_graph->focus(), width, o).save(path, "PNG");
 }
 
 void FlamePanel::chooseExport()
 {
-    const QString path = QFileDialog::getSaveFileName(this, tr("Export flame graph"), QStringLiteral("flame.png"),
-                                                      tr("PNG image (*.png);;SVG drawing (*.svg)"));
+    const QStringList filters{tr("PNG image (*.png)"), tr("SVG drawing (*.svg)"), tr("PDF (*.pdf)")};
+    const QStringList suffixes{QStringLiteral("png"), QStringLiteral("svg"), QStringLiteral("pdf")};
+    QString filter = filters.front();
+    QString path = QFileDialog::getSaveFileName(this, tr("Export flame graph"), QStringLiteral("flame.png"),
+                                                filters.join(QStringLiteral(";;")), &filter);
     if (path.isEmpty()) return;
+    // No known suffix: the chosen filter's.
+    if (!suffixes.contains(QFileInfo(path).suffix().toLower()))
+        path += QLatin1Char('.') + suffixes[std::max(0, static_cast<int>(filters.indexOf(filter)))];
     if (!exportTo(path)) setMessage(tr("Could not write %1").arg(path));
 }
 

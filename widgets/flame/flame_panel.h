@@ -2,8 +2,8 @@
 
 // The flame graph with everything around it: Back / Forward / Reset and a breadcrumb of the focus (each step a
 // link back to it), a search field ('/' from the graph; substring or regex) with "matched: X % of total" and
-// next / previous, colours by phase or by package, flame or icicle orientation, PNG and SVG export with the view
-// state in the caption, and the sandwich view of a function (callers above, callees below, merged over all its
+// next / previous, colours by phase or by package, flame or icicle orientation, PNG, SVG and PDF export with the
+// view state in the caption, and the sandwich view of a function (callers above, callees below, merged over all its
 // occurrences) with a table of every function by self and total to pick from.
 
 #include "analysis/flame/flame_search.h"
@@ -64,7 +64,7 @@ public:
     void showGraph();
     // The export caption: the given lines plus focus and search.
     QStringList exportCaption() const;
-    bool exportTo(const QString& path); // .png or .svg
+    bool exportTo(const QString& path); // .png, .svg or .pdf (one page the size of the drawing)
 
 private:
     void updateBreadcrumb(const QStringList& path);

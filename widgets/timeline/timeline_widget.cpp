@@ -12,6 +12,7 @@
 #include <QPdfWriter>
 #include <QScrollArea>
 #include <QSplitter>
+#include <QSvgGenerator>
 #include <QThreadPool>
 #include <QVBoxLayout>
 #include <QtConcurrent/QtConcurrent>
@@ -409,20 +410,16 @@ bool TimelineWidget::exportPng(const QString& path, double scale)
     return image.save(path, "PNG");
 }
 
-bool TimelineWidget::exportPdf(const QString& path)
+QSize TimelineWidget::exportSize() const
 {
-    const int w = m_axis->width();
     int h = m_axis->height();
     for (auto* lane : m_laneWidgets)
         h += lane->height();
-    QPdfWriter writer(path);
-    writer.setCreator(QStringLiteral("RunLens"));
-    writer.setTitle(QStringLiteral("RunLens timeline"));
-    writer.setResolution(96);
-    writer.setPageSize(QPageSize(QSizeF(w * 72.0 / 96.0, h * 72.0 / 96.0), QPageSize::Point));
-    writer.setPageMargins(QMarginsF(0, 0, 0, 0));
-    QCPPainter painter(&writer);
-    if (!painter.isActive()) return false;
+    return {m_axis->width(), h};
+}
+
+void TimelineWidget::paintExport(QCPPainter& painter)
+{
     painter.setMode(QCPPainter::pmVectorized);
     painter.setMode(QCPPainter::pmNoCaching);
     int y = 0;
@@ -435,6 +432,35 @@ bool TimelineWidget::exportPdf(const QString& path)
         painter.restore();
         y += lane->height();
     }
+}
+
+bool TimelineWidget::exportPdf(const QString& path)
+{
+    const QSize size = exportSize();
+    QPdfWriter writer(path);
+    writer.setCreator(QStringLiteral("RunLens"));
+    writer.setTitle(QStringLiteral("RunLens timeline"));
+    writer.setResolution(96);
+    writer.setPageSize(QPageSize(QSizeF(size.width() * 72.0 / 96.0, size.height() * 72.0 / 96.0), QPageSize::Point));
+    writer.setPageMargins(QMarginsF(0, 0, 0, 0));
+    QCPPainter painter(&writer);
+    if (!painter.isActive()) return false;
+    paintExport(painter);
+    return painter.end();
+}
+
+bool TimelineWidget::exportSvg(const QString& path)
+{
+    const QSize size = exportSize();
+    QSvgGenerator svg;
+    svg.setFileName(path);
+    svg.setSize(size);
+    svg.setViewBox(QRect(QPoint(0, 0), size));
+    svg.setResolution(96);
+    svg.setTitle(QStringLiteral("RunLens timeline"));
+    QCPPainter painter(&svg);
+    if (!painter.isActive()) return false;
+    paintExport(painter);
     return painter.end();
 }
 

@@ -20,6 +20,7 @@
 #include <string>
 #include <vector>
 
+class QCPPainter;
 class QCustomPlot;
 class QLabel;
 class QSplitter;
@@ -62,9 +63,10 @@ public:
     QByteArray saveLayout() const;
     bool restoreLayout(const QByteArray& state);
 
-    // Exports what is visible (every visible lane, stacked): PNG as on screen, PDF as vectors.
+    // Exports what is visible (every visible lane, stacked): PNG as on screen, PDF and SVG as vectors.
     bool exportPng(const QString& path, double scale = 2.0);
     bool exportPdf(const QString& path);
+    bool exportSvg(const QString& path);
 
     // For tests and benchmarks: the lane plots, the last frame shown, and whether a fetch is pending.
     QCustomPlot* lanePlot(const std::string& laneId) const;
@@ -91,6 +93,8 @@ private:
     void applyRange(TimeRange range);
     void previewSelection(std::optional<TimeRange> range);
     int plotPixels() const;
+    QSize exportSize() const;                // the axis and the visible lanes, stacked
+    void paintExport(QCPPainter& painter); // them, as vectors
 
     TimelineController* m_controller;
     std::shared_ptr<timeline::TimelineSource> m_source;
