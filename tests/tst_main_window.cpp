@@ -1,11 +1,13 @@
 // The main window offscreen: it opens a run on a worker, fills the run browser and shows the imports' problems
-// in the bar above the timeline and in the problems list; a run that cannot be opened says why.
+// in the bar above the timeline and in the problems list; a run that cannot be opened says why; File › Export
+// report writes the report of the open run (its model built on a worker), of a window, and can be cancelled.
 
 #include "analysis/flame/flame_search.h"
 #include "app/demo/demo_run.h"
 #include "app/gui/findings_dock.h"
 #include "app/gui/flame_dock.h"
 #include "app/gui/main_window.h"
+#include "app/gui/report_export.h"
 #include "app/gui/run_docks.h"
 #include "analysis/rules/run_analysis.h"
 #include "app/jobs/import_job.h"
@@ -21,7 +23,9 @@
 #include "widgets/run_browser/run_browser_model.h"
 
 #include <QAbstractButton>
+#include <QAction>
 #include <QApplication>
+#include <QDir>
 #include <QDockWidget>
 #include <QFile>
 #include <QJsonDocument>
@@ -29,8 +33,13 @@
 #include <QLineEdit>
 #include <QJsonObject>
 #include <QMessageBox>
+#include <QProcess>
+#include <QProgressDialog>
+#include <QPushButton>
+#include <QRegularExpression>
 #include <QSignalSpy>
 #include <QStandardPaths>
+#include <QStatusBar>
 #include <QTest>
 #include <QTimer>
 #include <QTreeWidget>
@@ -79,6 +88,29 @@ std::string csvWithProblems(const QTemporaryDir& dir)
                    std::to_string(gpu) + ", NVIDIA H100, " + (i == 5 && gpu == 0 ? "1OO" : i == 9 ? "N0" : "50") +
                    " %, 100.0 W\n";
     return test::writeFile(dir, QStringLiteral("node7/gpu.csv"), csv);
+}
+
+// A demo run (2 nodes of 2 GPUs, 12 min: communication-bound, a checkpoint stall every 6 min) in `dir`.
+std::string demoRun(const QTemporaryDir& dir)
+{
+    app::DemoSpec spec;
+    spec.nodes = 2;
+    spec.gpusPerNode = 2;
+    spec.hours = 0.2;
+    if (!app::writeDemoRun(spec, dir.filePath(QStringLiteral("inputs")).toStdString())) return {};
+    const std::string db = dir.filePath(QStringLiteral("demo.runlens")).toStdString();
+    importers::ImportOptions options;
+    options.timeZone = "UTC";
+    auto plan = importers::planImport({dir.filePath(QStringLiteral("inputs")).toStdString()}, options);
+    if (!plan || app::runImport(db, plan.value(), options).imported == 0) return {};
+    return db;
+}
+
+QAction* menuAction(const QWidget& window, const QString& text)
+{
+    for (QAction* a : window.findChildren<QAction*>())
+        if (a->text() == text) return a;
+    return nullptr;
 }
 
 } // namespace
@@ -208,18 +240,8 @@ private Q_SLOTS:
         // keeps the findings in the run; selecting a finding sets the timeline to its episode and the flame graph to
         // its nodes and evidence frame; the primary findings are spans on the timeline.
         QTemporaryDir dir;
-        app::DemoSpec spec;
-        spec.nodes = 2;
-        spec.gpusPerNode = 2;
-        spec.hours = 0.2;
-        auto files = app::writeDemoRun(spec, dir.filePath(QStringLiteral("inputs")).toStdString());
-        QVERIFY_OK(files);
-        const std::string db = dir.filePath(QStringLiteral("demo.runlens")).toStdString();
-        importers::ImportOptions options;
-        options.timeZone = "UTC";
-        auto plan = importers::planImport({dir.filePath(QStringLiteral("inputs")).toStdString()}, options);
-        QVERIFY_OK(plan);
-        QVERIFY(app::runImport(db, plan.value(), options).imported > 0);
+        const std::string db = demoRun(dir);
+        QVERIFY(!db.empty());
 
         app::MainWindow window;
         window.show();
@@ -281,6 +303,89 @@ private Q_SLOTS:
         const QString frame = app::FindingsDock::evidenceFrame(list[static_cast<size_t>(ckpt)]);
         QVERIFY2(frame.contains(QStringLiteral("save")), qPrintable(frame));
         QCOMPARE(window.flame()->panel()->searchField()->text(), frame);
+    }
+
+    void exportsReport()
+    {
+        QTemporaryDir dir;
+        const std::string db = demoRun(dir);
+        QVERIFY(!db.empty());
+        app::MainWindow window;
+        window.show();
+        QAction* exportAction = menuAction(window, QStringLiteral("Export &report…"));
+        QVERIFY(exportAction);
+        QCOMPARE(exportAction->shortcut(), QKeySequence(QStringLiteral("Ctrl+Shift+E")));
+        QVERIFY(!exportAction->isEnabled()); // no run open
+        QVERIFY(!window.exportReport(dir.filePath(QStringLiteral("none.pdf")), false));
+        QSignalSpy opened(&window, &app::MainWindow::runOpened);
+        window.openRun(QString::fromStdString(db));
+        QTRY_COMPARE_WITH_TIMEOUT(opened.count(), 1, 10000);
+        QVERIFY(exportAction->isEnabled());
+        // The findings dock analyses the run and keeps the analysis: the report reads it.
+        QTRY_VERIFY_WITH_TIMEOUT(!window.findings()->busy() && !window.findings()->panel()->findings().empty(), 30000);
+
+        app::ReportExport* report = window.reportExport();
+        QSignalSpy finished(report, &app::ReportExport::finished);
+        QSignalSpy failed(report, &app::ReportExport::failed);
+        const QString pdf = dir.filePath(QStringLiteral("report.pdf"));
+        QVERIFY(window.exportReport(pdf, false));
+        QVERIFY(report->busy());
+        QVERIFY(!exportAction->isEnabled());
+        QVERIFY(!window.exportReport(dir.filePath(QStringLiteral("second.pdf")), false)); // one at a time
+        QTRY_VERIFY_WITH_TIMEOUT(finished.count() + failed.count() > 0, 120000);
+        QVERIFY2(failed.isEmpty(), failed.isEmpty() ? "" : qPrintable(failed.front().at(0).toString()));
+        QCOMPARE(finished.front().at(0).toString(), pdf);
+        const int pages = finished.front().at(1).toInt();
+        QVERIFY2(pages > 2, qPrintable(QString::number(pages)));
+        QVERIFY(exportAction->isEnabled());
+        QVERIFY(!report->busy());
+        const QList<QLabel*> labels = window.statusBar()->findChildren<QLabel*>();
+        QVERIFY(std::any_of(labels.begin(), labels.end(), [&](const QLabel* l) {
+            return l->text() == QStringLiteral("report.pdf: %1 pages").arg(pages);
+        }));
+        QFile file(pdf);
+        QVERIFY(file.open(QIODevice::ReadOnly));
+        QVERIFY(file.read(5).startsWith("%PDF"));
+        if (!QStandardPaths::findExecutable(QStringLiteral("pdfinfo")).isEmpty()) {
+            QProcess info;
+            info.start(QStringLiteral("pdfinfo"), {pdf});
+            QVERIFY(info.waitForFinished(60000));
+            const QString text = QString::fromUtf8(info.readAllStandardOutput());
+            const QRegularExpressionMatch m = QRegularExpression(QStringLiteral("Pages:\\s+(\\d+)")).match(text);
+            QVERIFY2(m.hasMatch(), qPrintable(text));
+            QCOMPARE(m.captured(1).toInt(), pages);
+        }
+
+        // The first checkpoint stall's window, as PNG pages: one file per page, and the pages say so.
+        const analysis::Finding* ckpt = nullptr;
+        for (const analysis::Finding& f : window.findings()->panel()->findings())
+            if (f.rule == "CKPT_GAP") ckpt = &f;
+        QVERIFY(ckpt && !ckpt->episodes.empty());
+        const widgets::TimeRange stall{ckpt->episodes.front().startNs - 10'000'000'000,
+                                       ckpt->episodes.front().endNs + 10'000'000'000};
+        const QString folder = dir.filePath(QStringLiteral("pages"));
+        finished.clear();
+        QVERIFY(window.exportReport(folder, true, stall));
+        QTRY_VERIFY_WITH_TIMEOUT(finished.count() + failed.count() > 0, 120000);
+        QVERIFY2(failed.isEmpty(), failed.isEmpty() ? "" : qPrintable(failed.front().at(0).toString()));
+        const int pngPages = finished.front().at(1).toInt();
+        QVERIFY(pngPages >= 1);
+        QCOMPARE(QDir(folder).entryList({QStringLiteral("page-*.png")}, QDir::Files).size(), pngPages);
+
+        // Cancelled from the progress dialog: nothing is written, and the status says so.
+        QSignalSpy cancelled(report, &app::ReportExport::cancelled);
+        const QString never = dir.filePath(QStringLiteral("cancelled.pdf"));
+        finished.clear();
+        QVERIFY(window.exportReport(never, false));
+        const QList<QProgressDialog*> dialogs = window.findChildren<QProgressDialog*>();
+        QVERIFY(!dialogs.isEmpty());
+        auto* cancel = dialogs.back()->findChild<QPushButton*>(); // the newest (the earlier ones are deleted later)
+        QVERIFY(cancel);
+        cancel->click();
+        QTRY_COMPARE_WITH_TIMEOUT(cancelled.count(), 1, 60000);
+        QVERIFY(finished.isEmpty() && failed.isEmpty());
+        QVERIFY(!QFile::exists(never));
+        QVERIFY(!report->busy());
     }
 
     void failureIsShown()

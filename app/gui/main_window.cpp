@@ -6,6 +6,7 @@
 #include "app/gui/help_dialogs.h"
 #include "app/gui/import_dialog.h"
 #include "app/gui/recent_files.h"
+#include "app/gui/report_export.h"
 #include "app/gui/findings_dock.h"
 #include "app/gui/flame_dock.h"
 #include "app/gui/run_docks.h"
@@ -31,6 +32,8 @@
 #include <QStatusBar>
 #include <QVBoxLayout>
 
+#include <algorithm>
+
 namespace runlens::app {
 
 namespace {
@@ -43,7 +46,7 @@ MainWindow::MainWindow(QWidget* parent)
     : QMainWindow(parent), m_controller(new widgets::TimelineController(this)),
       m_timeline(new widgets::TimelineWidget(m_controller)), m_problemsBar(new widgets::ProblemsBar),
       m_welcome(new WelcomeWidget), m_stack(new QStackedWidget(this)), m_loader(new RunLoader(this)),
-      m_recent(new RecentFiles(this)), m_status(new QLabel(this))
+      m_recent(new RecentFiles(this)), m_status(new QLabel(this)), m_report(new ReportExport(this))
 {
     setWindowTitle(tr("RunLens"));
     setAcceptDrops(true);
@@ -89,6 +92,16 @@ MainWindow::MainWindow(QWidget* parent)
     connect(m_welcome, &WelcomeWidget::importRequested, this, &MainWindow::chooseImportFiles);
     connect(m_welcome, &WelcomeWidget::openRecentRequested, this, &MainWindow::openRun);
     connect(m_problemsBar, &widgets::ProblemsBar::showRequested, m_docks, &RunDocks::showProblems);
+    connect(m_report, &ReportExport::busyChanged, this, &MainWindow::updateActions);
+    connect(m_report, &ReportExport::finished, this, [this](const QString& out, int pages) {
+        m_status->setText(pages == 1 ? tr("%1: 1 page").arg(QFileInfo(out).fileName())
+                                     : tr("%1: %2 pages").arg(QFileInfo(out).fileName()).arg(pages));
+    });
+    connect(m_report, &ReportExport::cancelled, this, [this] { m_status->setText(tr("Report cancelled")); });
+    connect(m_report, &ReportExport::failed, this, [this](const QString& message) {
+        m_status->setText(tr("The report was not written"));
+        QMessageBox::warning(this, tr("Export report failed"), message);
+    });
     connect(m_timeline, &widgets::TimelineWidget::fetchFailed, this,
             [this](const QString& message) { m_status->setText(tr("Timeline: %1").arg(message)); });
     m_welcome->setRecentFiles(m_recent->files());
@@ -116,10 +129,17 @@ void MainWindow::createMenus()
     file->addAction(tr("&Import files…"), QKeySequence(tr("Ctrl+I")), this, &MainWindow::chooseImportFiles);
     file->addAction(tr("Import &folder…"), QKeySequence(tr("Ctrl+Shift+I")), this, &MainWindow::chooseImportFolder);
     file->addSeparator();
-    m_exportPng = file->addAction(tr("Export timeline as &PNG…"), QKeySequence(tr("Ctrl+E")), this,
-                                  [this] { exportTimeline(false); });
-    m_exportPdf = file->addAction(tr("Export timeline as P&DF…"), QKeySequence(tr("Ctrl+Shift+E")), this,
-                                  [this] { exportTimeline(true); });
+    m_exportTimeline = file->addAction(tr("Export &timeline…"), QKeySequence(tr("Ctrl+E")), this,
+                                       &MainWindow::exportTimeline);
+    m_exportTimeline->setStatusTip(tr("The visible lanes as a PNG image, or as PDF or SVG vectors"));
+    m_exportReport = file->addAction(tr("Export &report…"), QKeySequence(tr("Ctrl+Shift+E")), this, [this] {
+        if (m_catalog) m_report->choose(QString::fromStdString(m_catalog->path), m_controller->selection(), false);
+    });
+    m_exportReport->setStatusTip(tr("A PDF report of the run: summary, goodput, key metrics, each finding with "
+                                    "its figures"));
+    m_exportReportPng = file->addAction(tr("Export report as P&NG pages…"), this, [this] {
+        if (m_catalog) m_report->choose(QString::fromStdString(m_catalog->path), m_controller->selection(), true);
+    });
     file->addSeparator();
     file->addAction(tr("&Quit"), QKeySequence::Quit, this, &QWidget::close);
 
@@ -142,8 +162,15 @@ void MainWindow::createMenus()
 void MainWindow::updateActions()
 {
     const bool open = m_catalog != nullptr;
-    m_exportPng->setEnabled(open);
-    m_exportPdf->setEnabled(open);
+    m_exportTimeline->setEnabled(open);
+    m_exportReport->setEnabled(open && !m_report->busy());
+    m_exportReportPng->setEnabled(open && !m_report->busy());
+}
+
+bool MainWindow::exportReport(const QString& out, bool png, std::optional<widgets::TimeRange> window)
+{
+    if (!m_catalog) return false;
+    return m_report->exportReport(QString::fromStdString(m_catalog->path), out, png, window);
 }
 
 bool MainWindow::loading() const
@@ -259,15 +286,31 @@ void MainWindow::importPaths(const QStringList& paths)
     dialog->show();
 }
 
-void MainWindow::exportTimeline(bool pdf)
+void MainWindow::exportTimeline()
 {
     if (!m_catalog) return;
-    const QString suggested = QFileInfo(QString::fromStdString(m_catalog->path)).completeBaseName() +
-                              (pdf ? QStringLiteral("-timeline.pdf") : QStringLiteral("-timeline.png"));
-    const QString path = QFileDialog::getSaveFileName(this, pdf ? tr("Export timeline as PDF") : tr("Export as PNG"),
-                                                      suggested, pdf ? tr("PDF (*.pdf)") : tr("PNG images (*.png)"));
+    // The format is the file's suffix, else the chosen filter's (the last one chosen is offered first).
+    const QStringList filters{tr("PNG image (*.png)"), tr("PDF, vectors (*.pdf)"), tr("SVG, vectors (*.svg)")};
+    const QStringList suffixes{QStringLiteral("png"), QStringLiteral("pdf"), QStringLiteral("svg")};
+    QSettings settings;
+    const QString lastFormat = settings.value(QStringLiteral("export/timelineFormat")).toString();
+    const auto last = static_cast<int>(suffixes.indexOf(lastFormat));
+    QString filter = filters[std::max(0, last)];
+    const QFileInfo run(QString::fromStdString(m_catalog->path)); // suggested beside the run
+    const QString suggested =
+        run.dir().filePath(run.completeBaseName() + QStringLiteral("-timeline.") + suffixes[std::max(0, last)]);
+    QString path = QFileDialog::getSaveFileName(this, tr("Export timeline"), suggested,
+                                                filters.join(QStringLiteral(";;")), &filter);
     if (path.isEmpty()) return;
-    const bool ok = pdf ? m_timeline->exportPdf(path) : m_timeline->exportPng(path);
+    QString suffix = QFileInfo(path).suffix().toLower();
+    if (!suffixes.contains(suffix)) {
+        suffix = suffixes[std::max(0, static_cast<int>(filters.indexOf(filter)))];
+        path += QLatin1Char('.') + suffix;
+    }
+    settings.setValue(QStringLiteral("export/timelineFormat"), suffix);
+    const bool ok = suffix == QLatin1String("pdf")   ? m_timeline->exportPdf(path)
+                    : suffix == QLatin1String("svg") ? m_timeline->exportSvg(path)
+                                                     : m_timeline->exportPng(path);
     if (!ok)
         QMessageBox::warning(this, tr("Export failed"), tr("Could not write %1.").arg(QDir::toNativeSeparators(path)));
     else

@@ -4,14 +4,17 @@
 
 // The main window: wiring only. The timeline in the centre under the problems bar (or the welcome page when no
 // run is open), the docks of RunDocks around it, File/View/Help menus, drag and drop, saved geometry and layout.
-// Opening and importing run on workers (RunLoader, ImportDialog); this class only hands their values on.
+// Opening, importing and reports run on workers (RunLoader, ImportDialog, ReportExport); this class only hands their
+// values on.
 
 #include "app/gui/run_loader.h"
+#include "widgets/timeline/timeline_controller.h"
 
 #include <QMainWindow>
 #include <QStringList>
 
 #include <memory>
+#include <optional>
 
 class QAction;
 class QLabel;
@@ -19,7 +22,6 @@ class QStackedWidget;
 
 namespace runlens::widgets {
 class ProblemsBar;
-class TimelineController;
 class TimelineWidget;
 } // namespace runlens::widgets
 
@@ -28,6 +30,7 @@ namespace runlens::app {
 class FindingsDock;
 class FlameDock;
 class RecentFiles;
+class ReportExport;
 class RunDocks;
 class WelcomeWidget;
 
@@ -51,7 +54,13 @@ public:
     RunDocks* docks() const { return m_docks; }
     FlameDock* flame() const { return m_flame; }
     FindingsDock* findings() const { return m_findings; }
+    ReportExport* reportExport() const { return m_report; }
     bool loading() const;
+
+    // What File › Export report… does after its dialogs: the report of the open run to `out` (a .pdf, or with png
+    // a folder of pages), over `window` when given, on a worker then drawn here; the status bar shows the pages
+    // written. False when no run is open or a report is being written.
+    bool exportReport(const QString& out, bool png, std::optional<widgets::TimeRange> window = std::nullopt);
 
 Q_SIGNALS:
     void runOpened(const QString& path);
@@ -69,7 +78,7 @@ private:
     void chooseRun();
     void chooseImportFiles();
     void chooseImportFolder();
-    void exportTimeline(bool pdf);
+    void exportTimeline();
     void saveSettings();
     void updateActions();
 
@@ -84,8 +93,10 @@ private:
     RunLoader* m_loader;
     RecentFiles* m_recent;
     QLabel* m_status;
-    QAction* m_exportPng = nullptr;
-    QAction* m_exportPdf = nullptr;
+    ReportExport* m_report;
+    QAction* m_exportTimeline = nullptr;
+    QAction* m_exportReport = nullptr;
+    QAction* m_exportReportPng = nullptr;
     std::shared_ptr<const timeline::RunCatalog> m_catalog;
     QString m_loadingPath;
     bool m_layoutRestored = false;
