@@ -1,6 +1,7 @@
 // End-to-end tests of the `runlens` binary: each test runs it with QProcess (no shell) on inputs it writes
 // itself and checks the exit code (0 ok, 1 failure, 2 usage), stdout and stderr.
 
+#include "tests/cli_support.h"
 #include "tests/test_support.h"
 
 #include <QDir>
@@ -8,9 +9,7 @@
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
-#include <QImage>
 #include <QProcess>
-#include <QStandardPaths>
 #include <cmath>
 #include <QRegularExpression>
 #include <QTemporaryDir>
@@ -19,80 +18,9 @@
 #include <sqlite3.h>
 
 using namespace runlens::test;
+using namespace runlens::test::binary;
 
 namespace {
-
-constexpr int kTimeoutMs = 120'000;
-
-struct Run
-{
-    int exitCode = -1; // -2: timed out, -3: crashed
-    QString out;
-    QString err;
-    QString describe() const
-    {
-        return QStringLiteral("exit %1\n--- stdout:\n%2\n--- stderr:\n%3").arg(exitCode).arg(out, err);
-    }
-};
-
-Run cli(const QStringList& args, const QString& workingDir = {}, const QProcessEnvironment& env = QProcessEnvironment::systemEnvironment())
-{
-    QProcess p;
-    p.setProcessEnvironment(env);
-    p.setProgram(QStringLiteral(RUNLENS_BINARY));
-    p.setArguments(args);
-    if (!workingDir.isEmpty()) p.setWorkingDirectory(workingDir);
-    p.start();
-    Run r;
-    if (!p.waitForStarted(kTimeoutMs)) {
-        r.err = QStringLiteral("cannot start ") + QStringLiteral(RUNLENS_BINARY);
-        return r;
-    }
-    if (!p.waitForFinished(kTimeoutMs)) {
-        p.kill();
-        p.waitForFinished(kTimeoutMs);
-        r.exitCode = -2;
-    } else {
-        r.exitCode = p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -3;
-    }
-    r.out = QString::fromUtf8(p.readAllStandardOutput());
-    r.err += QString::fromUtf8(p.readAllStandardError());
-    return r;
-}
-
-#define EXPECT_EXIT(run, code)                                                                                         \
-    do {                                                                                                               \
-        const bool exitOk_ = (run).exitCode == (code);                                                                 \
-        QVERIFY2(exitOk_, qPrintable(QStringLiteral("expected exit %1, got ").arg(code) + (run).describe()));          \
-    } while (false)
-#define EXPECT_MATCH(text, pattern)                                                                                    \
-    do {                                                                                                               \
-        const bool matched_ = QRegularExpression(pattern, QRegularExpression::MultilineOption).match(text).hasMatch(); \
-        QVERIFY2(matched_, qPrintable(QStringLiteral("/%1/ not found in:\n%2").arg(pattern, text)));                   \
-    } while (false)
-
-// nvidia-smi --query-gpu CSV: `gpus` GPUs × `samples` samples at 1 s from second `start`, values with units.
-std::string nvsmiCsv(int gpus, int samples, int start = 0)
-{
-    std::string s = "timestamp, index, name, pci.bus_id, utilization.gpu [%], memory.used [MiB]\n";
-    for (int i = start; i < start + samples; ++i)
-        for (int g = 0; g < gpus; ++g)
-            s += QStringLiteral("2026/01/02 %1:%2:%3.000, %4, NVIDIA H200, 00000000:%5:00.0, %6 %, %7 MiB\n")
-                     .arg(3 + i / 3600, 2, 10, QLatin1Char('0'))
-                     .arg(i / 60 % 60, 2, 10, QLatin1Char('0'))
-                     .arg(i % 60, 2, 10, QLatin1Char('0'))
-                     .arg(g)
-                     .arg(g + 10)
-                     .arg((7 * i + g) % 101)
-                     .arg(1000 + i)
-                     .toStdString();
-    return s;
-}
-
-QString qs(const std::string& s)
-{
-    return QString::fromStdString(s);
-}
 
 // runlens import -o DB --tz UTC PATHS...
 QStringList importArgs(const QString& db, const QStringList& paths)
@@ -562,71 +490,6 @@ private Q_SLOTS:
         for (const QJsonValue& v : findings) // nothing that is not in the run
             QVERIFY(v.toObject().value(QStringLiteral("rule")).toString() != QStringLiteral("HANG") &&
                     v.toObject().value(QStringLiteral("rule")).toString() != QStringLiteral("THROTTLE"));
-
-        // Its report, headless with no platform named: the offscreen one is chosen. The stored findings are used.
-        QProcessEnvironment bare = QProcessEnvironment::systemEnvironment();
-        for (const char* var : {"DISPLAY", "WAYLAND_DISPLAY", "QT_QPA_PLATFORM"})
-            bare.remove(QString::fromLatin1(var));
-        const QString pdf = dir.filePath(QStringLiteral("z3.pdf"));
-        const Run report = cli({QStringLiteral("report"), out + QStringLiteral("/demo.runlens"), QStringLiteral("-o"), pdf,
-                                QStringLiteral("--page"), QStringLiteral("letter")},
-                               {}, bare);
-        EXPECT_EXIT(report, 0);
-        EXPECT_MATCH(report.err, QStringLiteral("^\\d+ pages, %1 findings").arg(findings.size()));
-        QVERIFY(!report.err.contains(QStringLiteral("analysed for it")));
-        QVERIFY(QFileInfo(pdf).size() > 20000);
-        if (!QStandardPaths::findExecutable(QStringLiteral("pdftotext")).isEmpty()) {
-            QProcess text;
-            text.start(QStringLiteral("pdftotext"), {pdf, QStringLiteral("-")});
-            text.waitForFinished(kTimeoutMs);
-            const QString t = QString::fromUtf8(text.readAllStandardOutput());
-            for (const char* s : {"Finding 1 · critical · COMM_BOUND", "latency/sync-bound", "fetch_sub_module", "InfiniBand",
-                                  "Where the time went", "CKPT_GAP", "stage3_prefetch_bucket_size"})
-                QVERIFY2(t.contains(QString::fromUtf8(s)), s);
-        }
-        // PNG pages into a folder, only the checkpoint finding.
-        const QString pages = dir.filePath(QStringLiteral("pages"));
-        const Run png = cli({QStringLiteral("report"), out + QStringLiteral("/demo.runlens"), QStringLiteral("--format"),
-                             QStringLiteral("png"), QStringLiteral("--dpi"), QStringLiteral("60"), QStringLiteral("--findings"),
-                             QStringLiteral("CKPT_GAP"), QStringLiteral("-o"), pages},
-                            {}, bare);
-        EXPECT_EXIT(png, 0);
-        EXPECT_MATCH(png.err, QStringLiteral("1 finding \\(%1 of the run's\\)").arg(findings.size()));
-        const QStringList files = QDir(pages).entryList({QStringLiteral("page-*.png")});
-        QVERIFY(files.size() >= 3);
-        QVERIFY(!QImage(QDir(pages).filePath(files.front())).isNull());
-    }
-
-    void reportWithoutFonts()
-    {
-        // No font file at all: a clear failure, not a report of empty boxes.
-        QTemporaryDir dir;
-        const QString run = dir.filePath(QStringLiteral("r.runlens"));
-        EXPECT_EXIT(cli({QStringLiteral("import"), QStringLiteral("-o"), run,
-                         qs(writeFile(dir, QStringLiteral("n.csv"), nvsmiCsv(1, 120) + "2026/01/01 00:10:00.000, 0, H200\n"))}),
-                    0);
-        const QString conf = qs(writeFile(dir, QStringLiteral("fonts.conf"),
-                                          "<?xml version=\"1.0\"?>\n<fontconfig><cachedir>" + dir.filePath(QStringLiteral("fc")).toStdString() +
-                                              "</cachedir></fontconfig>\n"));
-        QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
-        env.insert(QStringLiteral("FONTCONFIG_FILE"), conf);
-        const QString pdf = dir.filePath(QStringLiteral("r.pdf"));
-        const Run r = cli({QStringLiteral("report"), run, QStringLiteral("-o"), pdf}, {}, env);
-        EXPECT_EXIT(r, 1);
-        EXPECT_MATCH(r.err, QStringLiteral("no usable font .*install a font package"));
-        QVERIFY(!QFileInfo::exists(pdf));
-        // With the fonts: a report of a run without stacks or SM activity, its import problem by file:line.
-        const Run ok = cli({QStringLiteral("report"), run, QStringLiteral("-o"), pdf});
-        EXPECT_EXIT(ok, 0);
-        QVERIFY(QFileInfo(pdf).size() > 5000);
-        if (QStandardPaths::findExecutable(QStringLiteral("pdftotext")).isEmpty()) return;
-        QProcess text;
-        text.start(QStringLiteral("pdftotext"), {pdf, QStringLiteral("-")});
-        text.waitForFinished(kTimeoutMs);
-        const QString t = QString::fromUtf8(text.readAllStandardOutput());
-        EXPECT_MATCH(t, QStringLiteral("n\\.csv:122"));
-        for (const char* s : {"What the run lacks", "no SM activity", "no timed stack samples", "1 problems"})
-            QVERIFY2(t.contains(QString::fromUtf8(s)), s);
     }
 
     void demo()
