@@ -56,6 +56,15 @@ std::optional<int> parseCommandLine(QCommandLineParser& parser, const QStringLis
     return std::nullopt;
 }
 
+std::vector<std::string> splitList(const QStringList& values)
+{
+    std::vector<std::string> out;
+    for (const QString& v : values)
+        for (const QString& part : v.split(QLatin1Char(','), Qt::SkipEmptyParts))
+            out.push_back(part.trimmed().toStdString());
+    return out;
+}
+
 void printError(const std::string& message)
 {
     fmt::print(stderr, "runlens: {}\n", message);

@@ -50,6 +50,9 @@ struct ImportRequest
 };
 int importPaths(const ImportRequest& request);
 
+// An option's values, each a comma list ("--node a,b --node c"), as one list of trimmed items.
+std::vector<std::string> splitList(const QStringList& values);
+
 // Shared by subcommands: print "runlens: message" to stderr.
 void printError(const std::string& message);
 // Whether stderr is a terminal (progress lines are drawn only then).

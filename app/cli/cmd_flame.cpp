@@ -22,15 +22,6 @@ folded text to stdout. Times (--from/--to): ISO 8601 (UTC unless it has Z or an 
 with a fraction, or an offset from the run start such as +90s, +1h30m. Stacks without times (folded files)
 count only when no window is given and nothing selected has times (see --untimed).)";
 
-std::vector<std::string> splitList(const QStringList& values)
-{
-    std::vector<std::string> out;
-    for (const QString& v : values)
-        for (const QString& part : v.split(QLatin1Char(','), Qt::SkipEmptyParts))
-            out.push_back(part.trimmed().toStdString());
-    return out;
-}
-
 std::string describeWindow(const store::TimeWindow& w)
 {
     const auto text = [](int64_t ns) {

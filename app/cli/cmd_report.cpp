@@ -24,15 +24,6 @@ run's stored ones (runlens analyze); a run without them is analysed first and th
 Times (--from/--to, --window FROM..TO) as for flame: ISO 8601 (UTC unless it has a zone), epoch seconds or
 an offset from the run's start (+90s, +1h30m).)";
 
-std::vector<std::string> splitList(const QStringList& values)
-{
-    std::vector<std::string> out;
-    for (const QString& v : values)
-        for (const QString& part : v.split(QLatin1Char(','), Qt::SkipEmptyParts))
-            out.push_back(part.trimmed().toStdString());
-    return out;
-}
-
 } // namespace
 
 int cmdReport(const QStringList& args)
