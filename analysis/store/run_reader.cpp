@@ -11,14 +11,17 @@ namespace runlens::store {
 Expected<std::vector<NodeInfo>> RunReader::nodes()
 {
     auto st = Statement::prepare(m_db.handle(),
-                                 "SELECT id, name, time_zone, clock_offset_ns, name_source FROM node ORDER BY name");
+                                 "SELECT id, name, time_zone, clock_offset_ns, name_source, clock_offset_uncertainty_ns, "
+                                 "clock_offset_source FROM node ORDER BY name");
     if (!st) return st.error();
     std::vector<NodeInfo> out;
     for (;;) {
         auto row = st->step();
         if (!row) return row.error();
         if (!*row) break;
-        out.push_back({st->int64(0), st->text(1), st->text(2), st->int64(3), st->text(4)});
+        NodeInfo n{st->int64(0), st->text(1), st->text(2), st->int64(3), st->text(4), std::nullopt, st->text(6)};
+        if (!st->isNull(5)) n.clockOffsetUncertaintyNs = st->int64(5);
+        out.push_back(std::move(n));
     }
     return out;
 }

@@ -25,6 +25,8 @@ struct NodeInfo
     std::string timeZone;
     int64_t clockOffsetNs = 0;
     std::string nameSource;
+    std::optional<int64_t> clockOffsetUncertaintyNs; // set with an estimated or given offset
+    std::string clockOffsetSource;                   // '' (none), user, traces, metrics
 };
 
 struct DeviceInfo

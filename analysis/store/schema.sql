@@ -1,4 +1,4 @@
--- RunLens run database, schema version 2 (PRAGMA user_version = 2).
+-- RunLens run database, schema version 5 (PRAGMA user_version = 5).
 -- Time is int64 nanoseconds since the Unix epoch, UTC. Units are in column names.
 -- Tables are internal and may change between versions; the views at the end are the stable,
 -- documented surface for `runlens query` and scripts.
@@ -15,7 +15,9 @@ CREATE TABLE node (
     name TEXT NOT NULL UNIQUE,
     time_zone TEXT NOT NULL DEFAULT '',   -- IANA zone or UTC offset used for naive local times
     clock_offset_ns INTEGER NOT NULL DEFAULT 0,  -- added at read time to line nodes up
-    name_source TEXT NOT NULL DEFAULT ''  -- option, host label, import, directory, file
+    name_source TEXT NOT NULL DEFAULT '', -- option, host label, import, directory, file
+    clock_offset_uncertainty_ns INTEGER,  -- ± of an estimated offset; NULL when never estimated or set
+    clock_offset_source TEXT NOT NULL DEFAULT ''  -- how the offset was found: '' (none), user, traces, metrics
 );
 
 CREATE TABLE device (
@@ -49,9 +51,28 @@ CREATE TABLE import (
     samples INTEGER NOT NULL,             -- stack samples stored (sum of counts)
     diagnostics INTEGER NOT NULL,         -- all diagnostics counted
     data_loss INTEGER NOT NULL,           -- diagnostics of kinds that dropped input
-    summary TEXT NOT NULL DEFAULT ''      -- notes shown to the user (time zone used, node source, ...)
+    summary TEXT NOT NULL DEFAULT '',     -- notes shown to the user (time zone used, node source, ...)
+    -- How the times of a source without wall-clock times were set: '' (the file has its own times), option
+    -- (start=), aligned (matched against the timed sources of its node), unanchored (nothing matched: its
+    -- values are kept in unanchored_point, not on the run's timeline).
+    anchor TEXT NOT NULL DEFAULT '',
+    anchor_start_ns INTEGER,              -- the chosen time of the source's zero (training start)
+    anchor_uncertainty_ns INTEGER,        -- ± of anchor_start_ns
+    anchor_method TEXT NOT NULL DEFAULT ''  -- in words: what was matched, and how well
 );
 CREATE INDEX import_size ON import(size_bytes);
+
+-- The values of an unanchored source (see import.anchor), at times relative to the source's own zero, kept until
+-- a later import (start=, or timed sources it aligns with) places them.
+CREATE TABLE unanchored_point (
+    import_id INTEGER NOT NULL REFERENCES import(id),
+    metric TEXT NOT NULL,
+    unit TEXT NOT NULL,
+    raw_name TEXT NOT NULL,
+    rel_ns INTEGER NOT NULL,
+    value REAL                            -- NULL for a value the source logged as NaN
+);
+CREATE INDEX unanchored_point_import ON unanchored_point(import_id);
 
 CREATE TABLE diagnostic_count (
     import_id INTEGER NOT NULL REFERENCES import(id),
@@ -296,7 +317,9 @@ SELECT i.path AS path, i.format AS format, n.name AS node,
        CASE WHEN i.data_loss > 0 THEN 'data_loss' WHEN i.diagnostics > 0 THEN 'warnings' ELSE 'ok' END AS status,
        i.points AS points, i.samples AS samples, i.size_bytes AS size_bytes,
        i.content_hash AS content_hash, i.importer_version AS importer_version, i.options AS options,
-       i.started_ns AS started_ns, i.duration_ms AS duration_ms, i.id AS import_id
+       i.started_ns AS started_ns, i.duration_ms AS duration_ms, i.id AS import_id,
+       i.anchor AS anchor, i.anchor_start_ns AS anchor_start_ns, i.anchor_uncertainty_ns AS anchor_uncertainty_ns,
+       i.anchor_method AS anchor_method
 FROM import i LEFT JOIN node n ON n.id = i.node_id;
 
 CREATE VIEW import_diagnostic AS

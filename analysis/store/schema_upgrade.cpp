@@ -91,6 +91,23 @@ Status upgradeSchema(sqlite3* db, int fromVersion)
     // Version 3 replaced the finding table (one window per row) with whole findings; nothing wrote the old one.
     if (fromVersion < 3)
         if (Status s = execSql(db, "DROP TABLE IF EXISTS finding"); !s) return fail(s);
+    // Version 5 keeps how each node's clock offset was found and how each untimed source was placed in time.
+    if (fromVersion < 5) {
+        static const std::pair<const char*, const char*> kAdded[] = {
+            {"node", "clock_offset_uncertainty_ns INTEGER"},
+            {"node", "clock_offset_source TEXT NOT NULL DEFAULT ''"},
+            {"import", "anchor TEXT NOT NULL DEFAULT ''"},
+            {"import", "anchor_start_ns INTEGER"},
+            {"import", "anchor_uncertainty_ns INTEGER"},
+            {"import", "anchor_method TEXT NOT NULL DEFAULT ''"}};
+        for (const auto& [table, column] : kAdded) {
+            auto there = exists(db, table); // a table that is missing is created whole below
+            if (!there) return fail(there.error());
+            if (*there)
+                if (Status s = execSql(db, fmt::format("ALTER TABLE {} ADD COLUMN {}", table, column).c_str()); !s)
+                    return fail(s);
+        }
+    }
     const std::vector<std::string> statements = schemaStatements();
     std::vector<std::string> views;
     for (const std::string& stmt : statements) {
