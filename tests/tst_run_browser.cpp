@@ -18,7 +18,7 @@ std::shared_ptr<const timeline::RunCatalog> catalog()
 {
     auto c = std::make_shared<timeline::RunCatalog>();
     c->path = "test.runlens";
-    c->nodes = {{1, "a", "UTC", 0, "option"}, {2, "b", "UTC", 0, "option"}};
+    c->nodes = {{1, "a", "UTC", 0, "option", {}, {}}, {2, "b", "UTC", 0, "option", {}, {}}};
     c->devices = {{10, 1, "gpu", "0", {{"name", "NVIDIA H200"}}}, {11, 1, "gpu", "1", {}}, {20, 2, "gpu", "0", {}}};
     auto series = [](int64_t id, int64_t device, int64_t node, const char* metric, int64_t points) {
         store::SeriesInfo s;
