@@ -68,6 +68,9 @@ inline constexpr DiagnosticKind kThreadDuration{"thread_duration", false,
 inline constexpr DiagnosticKind kInconsistentThroughput{
     "inconsistent_throughput", false,
     "a trainer log throughput that agrees neither with its elapsed time nor its token count; elapsed_time used"};
+inline constexpr DiagnosticKind kUnanchored{
+    "unanchored", false,
+    "no wall-clock time and no match with the node's timed data: values kept off the timeline (give start=)"};
 inline constexpr DiagnosticKind kRepeatedStep{"repeated_step", true,
                                               "a step number not after the previous one (a run appended?); dropped"};
 

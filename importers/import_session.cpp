@@ -2,6 +2,7 @@
 
 #include "analysis/store/run_database.h"
 #include "analysis/store/run_writer.h"
+#include "analysis/store/sqlite_util.h"
 #include "importers/common/text_fields.h"
 #include "importers/diagnostic_kinds.h"
 #include "importers/input/input_stream.h"
@@ -79,6 +80,17 @@ Expected<std::string> readHead(const std::string& path, const std::string& displ
         head.append(block->substr(0, kSniffBytes - head.size()));
     }
     return head;
+}
+
+// How an import was placed in time (import.anchor).
+Expected<std::string> importAnchor(store::RunDatabase& db, int64_t importId)
+{
+    auto st = store::Statement::prepare(db.handle(), "SELECT anchor FROM import WHERE id = ?");
+    if (!st) return st.error();
+    st->bind(1, importId);
+    auto row = st->step();
+    if (!row) return row.error();
+    return *row ? st->text(0) : std::string();
 }
 
 // "4x200Gb/s", "4 × 200 Gb/s", "25GB/s", "100 Gbit/s", "800Gbps", or bytes/s as a plain number.
@@ -249,7 +261,41 @@ Expected<std::vector<PlannedFile>> planImport(const std::vector<std::string>& pa
             f.nodeSource = "host label of the import";
         }
     }
+    // Sources that may need the node's timed data to be placed in time come after it.
+    std::stable_partition(plan.begin(), plan.end(),
+                          [](const PlannedFile& f) { return !f.importer || !f.importer->placedByOthers(); });
     return plan;
+}
+
+std::vector<std::pair<PlannedFile, FileResult>> placeUnanchored(store::RunDatabase& db, int64_t beforeImportId,
+                                                                const Progress* progress)
+{
+    std::vector<std::pair<PlannedFile, FileResult>> out;
+    std::vector<PlannedFile> pending;
+    {
+        auto st = store::Statement::prepare(db.handle(), "SELECT i.path, i.format, n.name, n.name_source FROM import i "
+                                                         "JOIN node n ON n.id = i.node_id WHERE i.anchor = "
+                                                         "'unanchored' AND i.id < ? ORDER BY i.id");
+        if (!st) return out;
+        st->bind(1, beforeImportId);
+        while (true) {
+            auto row = st->step();
+            if (!row || !*row) break;
+            PlannedFile f;
+            f.path = f.displayPath = st->text(0);
+            f.importer = importerByFormat(st->text(1));
+            f.confidence = 100;
+            f.node = st->text(2);
+            f.nodeSource = st->text(3);
+            std::error_code ec;
+            if (f.importer && fs::is_regular_file(f.path, ec)) pending.push_back(std::move(f));
+        }
+    }
+    for (const PlannedFile& f : pending) {
+        FileResult r = importFile(db, f, ImportOptions{}, progress);
+        if (r.outcome == FileOutcome::Imported) out.emplace_back(f, std::move(r));
+    }
+    return out;
 }
 
 FileResult importFile(store::RunDatabase& db, const PlannedFile& file, const ImportOptions& options,
@@ -287,17 +333,26 @@ FileResult importFile(store::RunDatabase& db, const PlannedFile& file, const Imp
     // Re-import check: only a file of the same size can have the same content, so hash up front only then.
     auto sameSize = writer.hasImportOfSize(size);
     if (!sameSize) return fail(sameSize.error());
+    // An earlier import of the same content that could not be placed in time (unanchored) is replaced when this one
+    // can be: start= is given now, or the run now holds timed data its steps match.
+    std::optional<int64_t> replaces;
     if (*sameSize) {
         auto hash = contentHashOfFile(file.path);
         if (!hash) return fail(hash.error());
         auto earlier = writer.findImportByHash(*hash);
         if (!earlier) return fail(earlier.error());
         if (*earlier) {
-            result.outcome = FileOutcome::AlreadyImported;
-            result.importId = **earlier;
-            result.contentHash = *hash;
-            result.durationMs = elapsedMs();
-            return result;
+            auto anchor = importAnchor(db, **earlier);
+            if (!anchor) return fail(anchor.error());
+            if (*anchor == "unanchored") {
+                replaces = **earlier;
+            } else {
+                result.outcome = FileOutcome::AlreadyImported;
+                result.importId = **earlier;
+                result.contentHash = *hash;
+                result.durationMs = elapsedMs();
+                return result;
+            }
         }
     }
 
@@ -306,6 +361,8 @@ FileResult importFile(store::RunDatabase& db, const PlannedFile& file, const Imp
     LineReader lines(**input);
 
     if (Status s = db.begin(); !s) return fail(s.error());
+    if (replaces)
+        if (Status s = writer.removeUnplacedImport(*replaces); !s) return fail(s.error());
     auto tzId = options.timeZone; // stored on the node as given; importers resolve it
     auto nodeId = writer.node(file.node, file.nodeSource, tzId);
     if (!nodeId) return fail(nodeId.error());
@@ -321,8 +378,15 @@ FileResult importFile(store::RunDatabase& db, const PlannedFile& file, const Imp
     auto importId = writer.beginImport(record);
     if (!importId) return fail(importId.error());
 
-    ImportContext ctx{lines, writer, result.diagnostics, options, *nodeId, file.node, progress, 0, {}, file.path};
+    ImportContext ctx{lines, writer, result.diagnostics, options, *nodeId, file.node, progress, 0, {}, file.path, {}};
     if (Status s = file.importer->run(ctx); !s) return fail(s.error());
+    if (replaces && ctx.anchor.state == "unanchored") { // still placed nowhere: the earlier import stays
+        db.rollback();
+        result.outcome = FileOutcome::AlreadyImported;
+        result.importId = *replaces;
+        result.durationMs = elapsedMs();
+        return result;
+    }
     if (Status s = writer.flushAll(); !s) return fail(s.error());
     if (writer.duplicatesDropped() > 0) // not a problem: the same samples reached the run twice
         ctx.notes.push_back(fmt::format("{} points already stored by an earlier import (same series and time) "
@@ -367,6 +431,10 @@ FileResult importFile(store::RunDatabase& db, const PlannedFile& file, const Imp
         summary += n;
     }
     totals.summary = summary;
+    totals.anchor = ctx.anchor.state;
+    totals.anchorStartNs = ctx.anchor.startNs;
+    totals.anchorUncertaintyNs = ctx.anchor.uncertaintyNs;
+    totals.anchorMethod = ctx.anchor.method;
     totals.durationMs = elapsedMs();
     if (Status s = writer.finishImport(totals, result.diagnostics); !s) return fail(s.error());
     if (Status s = db.commit(); !s) return fail(s.error());

@@ -13,6 +13,7 @@
 
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace runlens::store {
@@ -66,6 +67,12 @@ struct FileResult
 // Imports one planned file in one transaction: on any fatal error the database is left as it was.
 FileResult importFile(store::RunDatabase& db, const PlannedFile& file, const ImportOptions& options,
                       const Progress* progress = nullptr);
+
+// Imports again the unanchored sources (import.anchor) of imports before beforeImportId whose files are still
+// where they were read, now that the run may hold timed data they match; each one placed replaces its earlier
+// import, one that still matches nothing stays as it was. Returns the ones placed.
+std::vector<std::pair<PlannedFile, FileResult>> placeUnanchored(store::RunDatabase& db, int64_t beforeImportId,
+                                                                const Progress* progress = nullptr);
 
 const char* outcomeName(FileOutcome outcome);
 

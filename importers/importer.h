@@ -57,6 +57,15 @@ struct ImportContext
     std::vector<std::string> notes; // shown in the import summary ("timestamps read as UTC+01:00 (Europe/Berlin)")
     std::string path;               // the file on disk (for its modification time; read through `lines`)
 
+    // How a source without wall-clock times was placed in time (import.anchor): option, aligned or unanchored.
+    // An unanchored source writes its values with RunWriter::unanchoredPoint instead of series.
+    struct TimeAnchor
+    {
+        std::string state;
+        std::optional<int64_t> startNs, uncertaintyNs;
+        std::string method;
+    } anchor;
+
     // The node a host label in the data names ("vm:9100" → "vm", hostname labels as they are). The --node
     // option wins over any label; an empty label gives the file's own node (nodeId).
     Expected<int64_t> nodeFor(std::string_view hostLabel);
@@ -84,6 +93,9 @@ public:
     // A host name found in the head (a hostname column or label), if the format carries one.
     virtual std::optional<std::string> hostLabel(const SniffInput&) const { return std::nullopt; }
     virtual Status run(ImportContext& context) const = 0;
+    // True when the format may lack wall-clock times and is placed by matching the node's timed data (trainer
+    // logs): such files are imported after the others of the same import.
+    virtual bool placedByOthers() const { return false; }
 };
 
 // Every importer this build knows, in detection priority order.

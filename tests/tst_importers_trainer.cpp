@@ -200,7 +200,7 @@ class TestTrainerImporters : public QObject
 private Q_SLOTS:
     void importCases_data();
     void importCases();
-    void modificationTimeAnchor();
+    void modificationTimeIsNoAnchor();
     void sniffing_data();
     void sniffing();
     void realLlamaFactoryFixtures_data();
@@ -393,25 +393,30 @@ void TestTrainerImporters::importCases()
     QCOMPARE(found, diagnostics);
 }
 
-void TestTrainerImporters::modificationTimeAnchor()
+void TestTrainerImporters::modificationTimeIsNoAnchor()
 {
     QTemporaryDir dir;
     QVERIFY(dir.isValid());
     const std::string path = test::writeFile(
         dir, str("trainer_log.jsonl"),
         join({lfLine(1, "0:00:03", "2.5"), lfLine(2, "0:00:04", "2.0"), lfLine(3, "0:01:03", "1.5")}).toStdString());
-    const QDateTime mtime(QDate(2026, 1, 15), QTime(12, 0, 0), QTimeZone::utc());
     {
         QFile f(QString::fromStdString(path));
         QVERIFY(f.open(QIODevice::ReadWrite));
-        QVERIFY(f.setFileTime(mtime, QFileDevice::FileModificationTime));
+        QVERIFY(f.setFileTime(QDateTime(QDate(2026, 1, 15), QTime(12, 0, 0), QTimeZone::utc()),
+                              QFileDevice::FileModificationTime));
     }
+    // A run with no GPU data to match it against: the log is kept, off the timeline, at its times since the start.
     const Imported r = importPath(dir.filePath(str("t.runlens")).toStdString(), path);
     QCOMPARE(QString::fromLatin1(outcomeName(r.outcome)), str("imported"));
-    // The last line at the modification time, the others by their elapsed times before it.
-    QCOMPARE(seriesText(r.db, str("train.loss")), str("11:59:00=2.5, 11:59:01=2, 12:00:00=1.5"));
-    QCOMPARE(test::queryRows(r.db, "SELECT kind, line FROM diagnostic"), strs({"estimated_time|3"}));
-    QCOMPARE(test::queryOne(r.db, "SELECT instr(summary, 'modification time') > 0 FROM import"), str("1"));
+    QCOMPARE(test::queryOne(r.db, "SELECT count(*) FROM series"), str("0"));
+    QCOMPARE(test::queryOne(r.db, "SELECT anchor FROM import"), str("unanchored"));
+    QCOMPARE(test::queryOne(r.db,
+                            "SELECT group_concat((rel_ns / 1000000000) || '=' || value, ', ') FROM (SELECT rel_ns, "
+                            "value FROM unanchored_point WHERE metric = 'train.loss' ORDER BY rel_ns)"),
+             str("3=2.5, 4=2.0, 63=1.5"));
+    QCOMPARE(test::queryRows(r.db, "SELECT kind, line FROM diagnostic"), strs({"unanchored|3"}));
+    QCOMPARE(test::queryOne(r.db, "SELECT instr(summary, 'kept unanchored') > 0 FROM import"), str("1"));
 }
 
 void TestTrainerImporters::sniffing_data()

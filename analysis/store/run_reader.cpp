@@ -130,16 +130,21 @@ Expected<std::vector<ImportInfo>> RunReader::imports()
 {
     auto st = Statement::prepare(
         m_db.handle(), "SELECT i.id, i.path, i.format, coalesce(n.name, ''), i.rows_read, i.points, i.samples, "
-                       "i.diagnostics, i.data_loss, i.duration_ms, i.summary, i.content_hash "
-                       "FROM import i LEFT JOIN node n ON n.id = i.node_id ORDER BY i.id");
+                       "i.diagnostics, i.data_loss, i.duration_ms, i.summary, i.content_hash, i.anchor, "
+                       "i.anchor_start_ns, i.anchor_uncertainty_ns, i.anchor_method FROM import i LEFT JOIN node n ON "
+                       "n.id = i.node_id ORDER BY i.id");
     if (!st) return st.error();
     std::vector<ImportInfo> out;
     for (;;) {
         auto row = st->step();
         if (!row) return row.error();
         if (!*row) break;
-        out.push_back({st->int64(0), st->text(1), st->text(2), st->text(3), st->int64(4), st->int64(5), st->int64(6),
-                       st->int64(7), st->int64(8), st->real(9), st->text(10), st->text(11)});
+        ImportInfo i{st->int64(0), st->text(1),  st->text(2),  st->text(3), st->int64(4), st->int64(5),
+                     st->int64(6), st->int64(7), st->int64(8), st->real(9), st->text(10), st->text(11),
+                     st->text(12), std::nullopt, std::nullopt, st->text(15)};
+        if (!st->isNull(13)) i.anchorStartNs = st->int64(13);
+        if (!st->isNull(14)) i.anchorUncertaintyNs = st->int64(14);
+        out.push_back(std::move(i));
     }
     return out;
 }

@@ -105,6 +105,9 @@ struct ImportInfo
     double durationMs = 0;
     std::string summary;
     std::string contentHash;
+    std::string anchor; // how a source without wall-clock times was placed: '', option, aligned, unanchored
+    std::optional<int64_t> anchorStartNs, anchorUncertaintyNs;
+    std::string anchorMethod;
 };
 
 struct DiagnosticInfo

@@ -3,6 +3,7 @@
 #include "analysis/store/run_database.h"
 
 #include <algorithm>
+#include <cmath>
 #include <fmt/format.h>
 #include <sqlite3.h>
 
@@ -448,12 +449,55 @@ Status RunWriter::finishImport(const ImportTotals& totals, const Diagnostics& di
         if (Status s = ent->exec(); !s) return s;
     }
     auto imp = Statement::prepare(h, "UPDATE import SET duration_ms = ?, rows_read = ?, points = ?, samples = ?, "
-                                     "diagnostics = ?, data_loss = ?, summary = ?, content_hash = ? WHERE id = ?");
+                                     "diagnostics = ?, data_loss = ?, summary = ?, content_hash = ?, anchor = ?, "
+                                     "anchor_start_ns = ?, anchor_uncertainty_ns = ?, anchor_method = ? WHERE id = ?");
     if (!imp) return imp.error();
     imp->bind(1, totals.durationMs).bind(2, totals.rowsRead).bind(3, totals.points).bind(4, totals.samples);
     imp->bind(5, diagnostics.total()).bind(6, diagnostics.dataLoss()).bind(7, std::string_view(totals.summary));
-    imp->bind(8, std::string_view(totals.contentHash)).bind(9, m_importId);
+    imp->bind(8, std::string_view(totals.contentHash)).bind(9, std::string_view(totals.anchor));
+    if (totals.anchorStartNs) imp->bind(10, *totals.anchorStartNs);
+    if (totals.anchorUncertaintyNs) imp->bind(11, *totals.anchorUncertaintyNs);
+    imp->bind(12, std::string_view(totals.anchorMethod)).bind(13, m_importId);
     return imp->exec();
+}
+
+Status RunWriter::unanchoredPoint(std::string_view metric, std::string_view unit, std::string_view rawName,
+                                  int64_t relNs, std::optional<double> value)
+{
+    if (!m_insUnanchored.get()) {
+        auto st = Statement::prepare(m_db.handle(), "INSERT INTO unanchored_point(import_id, metric, unit, raw_name, "
+                                                    "rel_ns, value) VALUES (?,?,?,?,?,?)");
+        if (!st) return st.error();
+        m_insUnanchored = std::move(*st);
+    }
+    Statement& st = m_insUnanchored;
+    st.bind(1, m_importId).bind(2, metric).bind(3, unit).bind(4, rawName).bind(5, relNs);
+    if (value && std::isfinite(*value)) st.bind(6, *value);
+    return st.exec();
+}
+
+Status RunWriter::removeUnplacedImport(int64_t importId)
+{
+    sqlite3* h = m_db.handle();
+    auto placed = Statement::prepare(h, "SELECT points + samples FROM import WHERE id = ?");
+    if (!placed) return placed.error();
+    placed->bind(1, importId);
+    auto row = placed->step();
+    if (!row) return row.error();
+    if (!*row || placed->int64(0) != 0)
+        return makeError(ErrorCode::Usage,
+                         fmt::format("import {} has data on the timeline: it cannot be replaced", importId));
+    placed->reset();
+    for (const char* table : {"unanchored_point", "diagnostic", "diagnostic_count"}) {
+        auto del = Statement::prepare(h, fmt::format("DELETE FROM {} WHERE import_id = ?", table).c_str());
+        if (!del) return del.error();
+        del->bind(1, importId);
+        if (Status s = del->exec(); !s) return s;
+    }
+    auto del = Statement::prepare(h, "DELETE FROM import WHERE id = ?");
+    if (!del) return del.error();
+    del->bind(1, importId);
+    return del->exec();
 }
 
 } // namespace runlens::store

@@ -46,6 +46,10 @@ struct ImportTotals
     int64_t points = 0;
     int64_t samples = 0;
     std::string summary;
+    // How a source without wall-clock times was placed (see import.anchor in schema.sql); empty for timed sources.
+    std::string anchor;
+    std::optional<int64_t> anchorStartNs, anchorUncertaintyNs;
+    std::string anchorMethod;
 };
 
 // Points of one series, buffered and flushed to point_chunk rows of kChunkPoints.
@@ -122,6 +126,13 @@ public:
     // Points not stored because the series already had a point at that time from an earlier import.
     int64_t duplicatesDropped() const { return m_duplicatesDropped; }
 
+    // A value of a source that could not be placed in time, kept at its time relative to the source's zero.
+    Status unanchoredPoint(std::string_view metric, std::string_view unit, std::string_view rawName, int64_t relNs,
+                           std::optional<double> value);
+    // Removes an import that stored nothing on the timeline (an unanchored source) so that it can be imported
+    // again; an import with points or samples is refused.
+    Status removeUnplacedImport(int64_t importId);
+
     Expected<int64_t> frame(std::string_view name, std::string_view file, int64_t line, std::string_view module);
     Expected<int64_t> callsite(int64_t parentId, int64_t frameId);
     Expected<int64_t> thread(int64_t nodeId, std::string_view process, int64_t pid, std::string_view name, int64_t tid);
@@ -166,6 +177,7 @@ private:
     std::string m_format; // of the current import: series are kept apart per source format
     int64_t m_duplicatesDropped = 0;
     Statement m_insChunk, m_insSample, m_insFrame, m_insCallsite;
+    Statement m_insUnanchored; // prepared on first use
     std::map<std::tuple<int64_t, std::string, std::string>, std::unique_ptr<SeriesSink>> m_series;
     std::map<std::string, int64_t, std::less<>> m_nodes;
     std::map<std::tuple<int64_t, std::string, std::string>, int64_t> m_devices;

@@ -139,6 +139,9 @@ int importPaths(const ImportRequest& request)
                plan->size(), plan->size() == 1 ? "" : "s", job.imported, job.alreadyImported, job.failed,
                job.notRecognised, humanCount(job.points), humanCount(job.samples), job.problems, job.dataLoss,
                job.problems - job.dataLoss, request.dbPath);
+    if (job.placedLater > 0)
+        fmt::print("{} source{} imported earlier without a place in time now aligned with this data\n", job.placedLater,
+                   job.placedLater == 1 ? "" : "s");
     if (job.cancelled || job.failed > 0) return kExitFailure;
     if (request.strict && (job.dataLoss > 0 || job.notRecognised > 0)) {
         printError("--strict: input was dropped (see the problems above)");

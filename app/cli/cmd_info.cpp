@@ -195,6 +195,11 @@ int cmdInfo(const QStringList& args)
                    i.path, i.format, i.node, i.rows, i.points, i.samples, i.diagnostics, i.diagnostics == 1 ? "" : "s",
                    i.dataLoss ? fmt::format(" ({} with data loss)", i.dataLoss) : "", i.durationMs);
         if (!i.summary.empty()) fmt::print("      {}\n", i.summary);
+        if (i.anchor == "aligned" && i.anchorStartNs && i.anchorUncertaintyNs)
+            fmt::print("      time: aligned, start {} ± {:.1f} s ({})\n", utcTime(i.anchorStartNs),
+                       static_cast<double>(*i.anchorUncertaintyNs) / 1e9, i.anchorMethod);
+        else if (i.anchor == "unanchored")
+            fmt::print("      time: unanchored, not on the timeline: {}\n", i.anchorMethod);
         if (i.diagnostics == 0) continue;
         auto counts = reader.diagnosticCounts(i.id);
         auto entries = reader.diagnostics(i.id, shown);

@@ -1,6 +1,7 @@
 #include "app/jobs/import_job.h"
 
 #include "analysis/store/run_database.h"
+#include "analysis/store/sqlite_util.h"
 
 #include <filesystem>
 #include <fmt/format.h>
@@ -54,6 +55,10 @@ ImportJobResult runImport(const std::string& dbPath, const std::vector<importers
         totalBytes += sizes.back();
     }
 
+    int64_t firstNewImport = 1; // imports from this id on are this job's
+    if (auto st = store::Statement::prepare((*db)->handle(), "SELECT coalesce(max(id), 0) + 1 FROM import"); st)
+        if (auto row = st->step(); row && *row) firstNewImport = st->int64(0);
+
     uint64_t doneBefore = 0;
     for (size_t i = 0; i < files.size(); ++i) {
         const importers::PlannedFile& file = files[i];
@@ -104,6 +109,16 @@ ImportJobResult runImport(const std::string& dbPath, const std::vector<importers
         if (job.cancelled) break; // the cancelled file is not among the files handled
         job.files.push_back(std::move(handled));
     }
+    // Sources imported earlier that matched nothing may match the data this job brought.
+    if (!job.cancelled && job.imported > 0)
+        for (auto& [file, r] : importers::placeUnanchored(**db, firstNewImport)) {
+            ++job.placedLater;
+            job.points += r.points;
+            job.problems += r.diagnostics.total();
+            job.dataLoss += r.diagnostics.dataLoss();
+            if (callbacks.fileDone) callbacks.fileDone(file, r);
+            job.files.push_back({file.displayPath, std::string(file.importer->format()), file.node, r});
+        }
     if (callbacks.progress && !job.cancelled) callbacks.progress(totalBytes, totalBytes, files.size());
     return job;
 }

@@ -37,6 +37,7 @@ struct ImportJobResult
     std::optional<Error> error;      // the database could not be opened or created: nothing was imported
     std::vector<ImportedFile> files; // every file handled, in order (none after a cancel)
     int imported = 0, alreadyImported = 0, failed = 0, notRecognised = 0;
+    int placedLater = 0; // sources of earlier imports that were unanchored and now match this import's data
     bool cancelled = false;
     std::string cancelledFile; // the file that was being read when the cancel came
     int64_t points = 0, samples = 0, problems = 0, dataLoss = 0;

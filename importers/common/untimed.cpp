@@ -124,7 +124,7 @@ Expected<std::unique_ptr<SecondReading>> openSecondReading(const ImportContext& 
     r->lines = std::make_unique<LineReader>(*r->input);
     r->cancelOnly.cancel = ctx.progress ? ctx.progress->cancel : nullptr;
     r->context.reset(new ImportContext{
-        *r->lines, ctx.writer, r->scratch, ctx.options, ctx.nodeId, ctx.nodeName, &r->cancelOnly, 0, {}, ctx.path});
+        *r->lines, ctx.writer, r->scratch, ctx.options, ctx.nodeId, ctx.nodeName, &r->cancelOnly, 0, {}, ctx.path, {}});
     return r;
 }
 

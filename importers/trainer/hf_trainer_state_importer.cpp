@@ -203,24 +203,14 @@ Status Reader::run(dom::element root)
         return makeError(ErrorCode::Usage, "trainer_state.json has no times and no train_runtime: set interval= "
                                            "(seconds per step) and start=");
     }
-    const double lastS = static_cast<double>(*records.back().step) * perStepS;
-    int64_t startNs = 0;
-    if (placement->startNs) {
-        startNs = *placement->startNs;
-        m_ctx.notes.push_back(
-            fmt::format("step 0 at start={} ({})", m_ctx.options.extra.at("start"), untimed::utcText(startNs)));
-    } else {
-        const auto mtime = untimed::fileModifiedNs(m_ctx.path);
-        if (!mtime) return makeError(ErrorCode::Usage, "trainer_state.json has no times: set start=");
-        startNs = *mtime - static_cast<int64_t>(std::llround(lastS * 1e9));
-        m_ctx.notes.push_back(fmt::format("step 0 estimated at the file's modification time ({}) minus {:.3f} s: {}; "
-                                          "give start= for exact times",
-                                          untimed::utcText(*mtime), lastS, untimed::utcText(startNs)));
-    }
     m_ctx.diagnostics.report(diag::kEstimatedTime, trainer::locationOf(m_ctx, records.back().line),
                              "no times in trainer_state.json: steps spread evenly (see the notes)");
     for (StepRecord& r : records)
-        r.tsNs = startNs + static_cast<int64_t>(std::llround(static_cast<double>(*r.step) * perStepS * 1e9));
+        r.tsNs = static_cast<int64_t>(std::llround(static_cast<double>(*r.step) * perStepS * 1e9));
+    // Step 0 at start=, or where the steps match the node's GPU activity (only the run's edges can match: the
+    // steps are spread evenly).
+    if (Status s = trainer::anchorRelative(m_ctx, *tz, records, static_cast<int64_t>(std::llround(perStepS * 1e9))); !s)
+        return s;
 
     trainer::RawNames raw;
     raw.lr = "learning_rate";

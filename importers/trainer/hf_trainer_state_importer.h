@@ -21,7 +21,8 @@ public:
     {
         return "Hugging Face transformers trainer_state.json (log_history: loss, learning_rate, grad_norm, eval)";
     }
-    int version() const override { return 1; }
+    int version() const override { return 2; }
+    bool placedByOthers() const override { return true; }
     int sniff(const SniffInput& input) const override;
     Status run(ImportContext& context) const override;
 };

@@ -293,32 +293,18 @@ Status Parser::finish()
         }
     }
 
-    // The start: start= or the file's modification time minus the last elapsed time.
+    // The start: start=, or where the steps match the node's GPU activity (elapsed_time counts whole seconds unless
+    // throughput gives a finer reading).
     auto tz = TimeZoneResolver::fromSpec(m_ctx.options.timeZone);
     if (!tz) return tz.error();
-    auto placement = untimed::readPlacement(m_ctx.options, *tz, 1'000'000'000, 0);
-    if (!placement) return placement.error();
-    int64_t startNs = 0;
-    if (placement->startNs) {
-        startNs = *placement->startNs;
-        m_ctx.notes.push_back(fmt::format("no wall-clock time in the file: steps placed at start={} ({}) + "
-                                          "elapsed_time",
-                                          m_ctx.options.extra.at("start"), untimed::utcText(startNs)));
-    } else {
-        const auto mtime = untimed::fileModifiedNs(m_ctx.path);
-        if (!mtime)
-            return makeError(ErrorCode::Usage,
-                             "no wall-clock time in the file: set start= (the time training started)");
-        startNs = *mtime - static_cast<int64_t>(std::llround(exact.back() * 1e9));
-        m_ctx.notes.push_back(fmt::format("no wall-clock time in the file: start estimated as the file's modification "
-                                          "time ({}) minus the last elapsed time ({:.3f} s): {}; give start= for exact "
-                                          "times",
-                                          untimed::utcText(*mtime), exact.back(), untimed::utcText(startNs)));
-        m_ctx.diagnostics.report(diag::kEstimatedTime, trainer::locationOf(m_ctx, records.back().line),
-                                 "no start time: times estimated from the file's modification time (see the notes)");
-    }
-    for (StepRecord& r : records)
-        *r.tsNs += startNs;
+    // A time not refined by throughput is elapsed_time cut to the whole second: on average half a second early.
+    std::vector<int64_t> bias(records.size());
+    for (size_t i = 0; i < records.size(); ++i)
+        bias[i] = fine[i] ? 0 : 500'000'000;
+    if (Status s = trainer::anchorRelative(m_ctx, *tz, records,
+                                           reading == Reading::ElapsedOnly ? 1'000'000'000 : 100'000'000, bias);
+        !s)
+        return s;
 
     switch (reading) {
     case Reading::RunningAverage:

@@ -25,7 +25,8 @@ public:
     {
         return "LLaMA-Factory trainer_log.jsonl (current_steps, loss, lr, elapsed_time, throughput per line)";
     }
-    int version() const override { return 1; }
+    int version() const override { return 2; }
+    bool placedByOthers() const override { return true; }
     int sniff(const SniffInput& input) const override;
     Status run(ImportContext& context) const override;
 };

@@ -26,7 +26,8 @@ public:
     {
         return "Megatron-LM iteration lines and DeepSpeed step / timer / throughput lines in a training log";
     }
-    int version() const override { return 1; }
+    int version() const override { return 2; }
+    bool placedByOthers() const override { return true; }
     int sniff(const SniffInput& input) const override;
     Status run(ImportContext& context) const override;
 };

@@ -1,6 +1,8 @@
 #include "importers/trainer/train_steps.h"
 
+#include "analysis/store/run_writer.h"
 #include "importers/common/metric_map.h"
+#include "importers/common/time_anchor.h"
 #include "importers/common/untimed.h"
 #include "importers/diagnostic_kinds.h"
 
@@ -47,6 +49,11 @@ public:
         }
         SeriesState& s = it->second;
         const int64_t ts = *r.tsNs;
+        if (m_ctx.anchor.state == "unanchored") {
+            const auto canonical = canonicalUnit(metric);
+            return m_ctx.writer.unanchoredPoint(metric, canonical ? *canonical : "s", raw, ts,
+                                                nan ? std::nullopt : value);
+        }
         if (s.lastTs && ts < *s.lastTs) {
             m_ctx.diagnostics.report(diag::kBackwardsTime, locationOf(m_ctx, r.line),
                                      fmt::format("{} at {} is earlier than the previous point ({}); dropped", metric,
@@ -146,17 +153,7 @@ Status placeUntimed(ImportContext& ctx, TimeZoneResolver& tz, std::vector<StepRe
             how = fmt::format("no wall-clock time in the file: steps placed from start={} ({}) by their step times",
                               ctx.options.extra.at("start"), untimed::utcText(*placement->startNs));
         } else {
-            const auto mtime = untimed::fileModifiedNs(ctx.path);
-            if (!mtime)
-                return makeError(ErrorCode::Usage, "no wall-clock time in the file: set start= (the time training "
-                                                   "started)");
-            records.back().tsNs = *mtime;
-            how = fmt::format("no wall-clock time in the file: steps placed by their step times so that the last is "
-                              "at the file's modification time {} (an estimate; set start=)",
-                              untimed::utcText(*mtime));
-            ctx.diagnostics.report(diag::kEstimatedTime, locationOf(ctx, records.back().line),
-                                   "no wall-clock time: times estimated from the file's modification time "
-                                   "(see the notes)");
+            records[0].tsNs = span(0).value_or(0); // relative to the start of the first logged interval
         }
     }
     // Forward from every placed record, then backward for the records before the first placed one.
@@ -184,13 +181,63 @@ Status placeUntimed(ImportContext& ctx, TimeZoneResolver& tz, std::vector<StepRe
     records = std::move(placed);
     if (!how.empty())
         ctx.notes.push_back(how);
-    else if (untimedCount > dropped)
+    else if (untimedCount > dropped && anyTimed)
         ctx.notes.push_back(fmt::format("{} records without a time placed from the nearest timed line by their step "
                                         "times",
                                         untimedCount - dropped));
     if (records.empty())
         return makeError(ErrorCode::Format, "no step could be placed in time (no times and no step times)",
                          ctx.lines.location());
+    if (!anyTimed && !placement->startNs) return anchorRelative(ctx, tz, records, 100'000'000);
+    return okStatus();
+}
+
+Status anchorRelative(ImportContext& ctx, TimeZoneResolver& tz, std::vector<StepRecord>& records, int64_t resolutionNs,
+                      const std::vector<int64_t>& biasNs)
+{
+    if (records.empty()) return okStatus();
+    auto placement = untimed::readPlacement(ctx.options, tz, 1'000'000'000, 0);
+    if (!placement) return placement.error();
+    auto shift = [&](int64_t startNs) {
+        for (StepRecord& r : records)
+            *r.tsNs += startNs;
+    };
+    if (placement->startNs) {
+        shift(*placement->startNs);
+        ctx.anchor = {"option", *placement->startNs, 0, fmt::format("start={}", ctx.options.extra.at("start"))};
+        ctx.notes.push_back(fmt::format("no wall-clock time in the file: placed at start={} ({})",
+                                        ctx.options.extra.at("start"), untimed::utcText(*placement->startNs)));
+        return okStatus();
+    }
+    std::vector<int64_t> rel, steps;
+    int64_t lastStep = 0;
+    for (size_t i = 0; i < records.size(); ++i) {
+        const StepRecord& r = records[i];
+        if (!r.step || *r.step <= lastStep) continue; // evaluations and summaries at the same step say no pace
+        rel.push_back(*r.tsNs + (i < biasNs.size() ? biasNs[i] : 0));
+        steps.push_back(*r.step);
+        lastStep = *r.step;
+    }
+    const anchor::LogActivity activity = anchor::activityFromSteps(rel, steps, resolutionNs);
+    std::optional<int64_t> prior;
+    if (const auto mtime = untimed::fileModifiedNs(ctx.path)) prior = *mtime - *records.back().tsNs;
+    auto placed = anchor::placeOnNode(ctx.writer.database(), ctx.nodeId, activity, prior);
+    if (!placed) return placed.error();
+    if (placed->anchored) {
+        shift(placed->startNs);
+        ctx.anchor = {"aligned", placed->startNs, placed->uncertaintyNs, placed->method};
+        ctx.notes.push_back(fmt::format("no wall-clock time in the file: aligned with node {}: start {} ± {:.1f} s; "
+                                        "{}",
+                                        ctx.nodeName, untimed::utcText(placed->startNs),
+                                        static_cast<double>(placed->uncertaintyNs) / 1e9, placed->method));
+        return okStatus();
+    }
+    ctx.anchor = {"unanchored", std::nullopt, std::nullopt, placed->why};
+    ctx.notes.push_back(fmt::format("no wall-clock time in the file and {}: kept unanchored, off the timeline (give "
+                                    "start=, or import it again after the node's GPU metrics)",
+                                    placed->why));
+    ctx.diagnostics.report(diag::kUnanchored, locationOf(ctx, records.back().line),
+                           fmt::format("not placed in time: {}", placed->why));
     return okStatus();
 }
 

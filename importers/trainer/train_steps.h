@@ -5,8 +5,9 @@
 //
 // Times. A record carries its own wall-clock time (Megatron, DeepSpeed logger lines) or none. Records without
 // one are placed from their neighbours by their step times (t = t_prev + steps × seconds per step), or, when no
-// record of the file has a time, from the start= option (the start of the first logged interval) or else so that
-// the last record lands on the file's modification time (an estimate, reported as estimated_time).
+// record of the file has a time, relative to the log's own zero and then anchored: at the start= option, else
+// where its steps and pauses match the GPU activity of its node (common/time_anchor.h). A log that matches
+// nothing is unanchored: its values are kept off the timeline. The file's modification time only breaks ties.
 
 #include "importers/common/time_parse.h"
 #include "importers/importer.h"
@@ -53,8 +54,17 @@ int64_t deriveStepTimes(std::vector<StepRecord>& records);
 // (bad_timestamp, dropped) and removed. A Usage error when nothing at all can be placed.
 Status placeUntimed(ImportContext& ctx, TimeZoneResolver& tz, std::vector<StepRecord>& records);
 
+// Places records whose tsNs are relative to the log's zero (see the header comment); resolutionNs says how finely
+// the log gives its times, lastRelNs is the relative time of its last line (for the modification-time prior).
+// Sets ctx.anchor; when unanchored the records keep their relative times.
+// biasNs (empty, or one per record): how much later than its recorded time each record is expected to have happened
+// (a whole-second elapsed time cut from 3.7 s to 3 s: 0.5 s), used for the matching only.
+Status anchorRelative(ImportContext& ctx, TimeZoneResolver& tz, std::vector<StepRecord>& records, int64_t resolutionNs,
+                      const std::vector<int64_t>& biasNs = {});
+
 // Writes the records (all with tsNs) as series train.step, train.step_time, train.loss, ... on the host device
-// of the file's node. Points earlier than the previous point of the same series are reported and dropped.
+// of the file's node (of an unanchored log: as unanchored points at their relative times). Points earlier than
+// the previous point of the same series are reported and dropped.
 Status writeSteps(ImportContext& ctx, const std::vector<StepRecord>& records, const RawNames& raw);
 
 // Bare NaN / Infinity / -Infinity tokens (Python's json.dumps writes them) outside strings replaced by null, so a
