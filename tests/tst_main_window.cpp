@@ -122,6 +122,39 @@ class TestMainWindow : public QObject
 private Q_SLOTS:
     void initTestCase() { QStandardPaths::setTestModeEnabled(true); }
 
+    // A trainer log without times whose node has no GPU data to match it: the bar says it is not on the timeline.
+    void problemsBarNamesUnanchoredLog()
+    {
+        QTemporaryDir dir;
+        const std::string csv = csvWithProblems(dir);
+        std::string log;
+        for (int step = 1; step <= 20; ++step)
+            log += "{\"current_steps\": " + std::to_string(step) +
+                   ", \"total_steps\": 100, \"loss\": 2.0, "
+                   "\"elapsed_time\": \"0:00:" +
+                   (step < 10 ? "0" : "") + std::to_string(step) + "\"}\n";
+        const std::string logPath = test::writeFile(dir, QStringLiteral("trainer/trainer_log.jsonl"), log);
+        const std::string db = dir.filePath(QStringLiteral("run.runlens")).toStdString();
+        importers::ImportOptions options;
+        options.timeZone = "UTC";
+        auto plan = importers::planImport({csv, logPath}, options);
+        QVERIFY_OK(plan);
+        const app::ImportJobResult imported = app::runImport(db, plan.value(), options);
+        QCOMPARE(imported.imported, 2);
+        QCOMPARE(test::queryOne(db, "SELECT anchor FROM import WHERE format = 'llamafactory-trainer-log'"),
+                 QStringLiteral("unanchored"));
+
+        app::MainWindow window;
+        window.show();
+        QSignalSpy opened(&window, &app::MainWindow::runOpened);
+        window.openRun(QString::fromStdString(db));
+        QTRY_COMPARE_WITH_TIMEOUT(opened.count(), 1, 10000);
+        QVERIFY(window.problemsBar()->isVisible());
+        QCOMPARE(window.problemsBar()->text(),
+                 QStringLiteral("4 problems in 2 imports (3 dropped input); 1 source without wall-clock times matched "
+                                "nothing: not on the timeline"));
+    }
+
     void opensRunWithProblems()
     {
         QTemporaryDir dir;

@@ -202,13 +202,14 @@ void MainWindow::showOpened(const OpenedRun& run)
     m_timeline->setHiddenSeries(m_docks->browserModel()->hiddenSeries());
     m_controller->setFullRange({run.catalog->firstNs, run.catalog->lastNs});
     applyInitialView();
-    int importsWithProblems = 0;
+    int importsWithProblems = 0, unanchored = 0;
     int64_t dataLoss = 0;
     for (const timeline::ImportProblems& p : run.catalog->imports) {
         if (p.import.diagnostics > 0) ++importsWithProblems;
+        if (p.import.anchor == "unanchored") ++unanchored;
         dataLoss += p.import.dataLoss;
     }
-    m_problemsBar->setCounts(run.catalog->problemCount(), dataLoss, importsWithProblems);
+    m_problemsBar->setCounts(run.catalog->problemCount(), dataLoss, importsWithProblems, unanchored);
     m_stack->setCurrentIndex(1);
     m_recent->add(run.path);
     setWindowTitle(tr("%1 — RunLens").arg(QFileInfo(run.path).fileName()));

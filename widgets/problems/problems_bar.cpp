@@ -37,7 +37,7 @@ ProblemsBar::ProblemsBar(QWidget* parent)
     hide();
 }
 
-void ProblemsBar::setCounts(int64_t problems, int64_t dataLoss, int imports)
+void ProblemsBar::setCounts(int64_t problems, int64_t dataLoss, int imports, int unanchored)
 {
     if (problems <= 0) {
         m_text->clear();
@@ -47,6 +47,10 @@ void ProblemsBar::setCounts(int64_t problems, int64_t dataLoss, int imports)
     QString text = problems == 1 ? tr("1 problem") : tr("%1 problems").arg(QLocale().toString(qlonglong(problems)));
     text += imports == 1 ? tr(" in 1 import") : tr(" in %1 imports").arg(imports);
     if (dataLoss > 0) text += tr(" (%1 dropped input)").arg(QLocale().toString(qlonglong(dataLoss)));
+    if (unanchored > 0)
+        text += unanchored == 1
+                    ? tr("; 1 source without wall-clock times matched nothing: not on the timeline")
+                    : tr("; %1 sources without wall-clock times matched nothing: not on the timeline").arg(unanchored);
     m_text->setText(text);
     show();
 }

@@ -18,8 +18,9 @@ class ProblemsBar : public QFrame
 public:
     explicit ProblemsBar(QWidget* parent = nullptr);
 
-    // problems: diagnostics over every import; dataLoss: of them, those that dropped input.
-    void setCounts(int64_t problems, int64_t dataLoss, int imports);
+    // problems: diagnostics over every import; dataLoss: of them, those that dropped input; unanchored: sources
+    // without wall-clock times that matched nothing (kept off the timeline).
+    void setCounts(int64_t problems, int64_t dataLoss, int imports, int unanchored = 0);
     QString text() const;
 
 Q_SIGNALS:
