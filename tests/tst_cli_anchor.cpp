@@ -42,6 +42,8 @@ bool copyRun(const QString& from, const QString& to, int shiftDays, const QStrin
         const QString target = to + QLatin1Char('/') + rel;
         if (!QDir().mkpath(QFileInfo(target).absolutePath()) || !QFile::copy(path, target)) return false;
         QFile f(target);
+        // (the fixtures may be read-only: the copy keeps their permissions)
+        f.setPermissions(f.permissions() | QFileDevice::WriteOwner);
         if (!f.open(QIODevice::ReadWrite) || !f.setFileTime(when, QFileDevice::FileModificationTime)) return false;
     }
     return true;
@@ -200,6 +202,7 @@ void TestCliAnchor::logOfAnotherRunStaysUnanchored()
     // Another run's log, filed with this run's node.
     const QString foreign = dir.filePath(str("trainer_log-other.jsonl"));
     QVERIFY(QFile::copy(other + str("/trainer_log-rank0.jsonl"), foreign));
+    QFile(foreign).setPermissions(QFile(foreign).permissions() | QFileDevice::WriteOwner);
     const QString node = runlens::test::queryOne(db.toStdString(), "SELECT name FROM node LIMIT 1");
     const Run r = cli({str("import"), str("-o"), db, str("--node"), node, foreign});
     EXPECT_EXIT(r, 0);
