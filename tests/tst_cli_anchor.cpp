@@ -114,6 +114,7 @@ private Q_SLOTS:
     void copiedFolderGivesTheSameRun();
     void logOfAnotherRunStaysUnanchored();
     void unanchoredLogPlacedLater();
+    void logOfItsOwnNodeMatchesEveryNode();
 };
 
 void TestCliAnchor::copiedFolderGivesTheSameRun_data()
@@ -253,6 +254,31 @@ void TestCliAnchor::unanchoredLogPlacedLater()
     QVERIFY(
         runlens::test::queryOne(db.toStdString(), "SELECT count(*) FROM series WHERE metric = 'train.loss'").toInt() ==
         1);
+}
+
+void TestCliAnchor::logOfItsOwnNodeMatchesEveryNode()
+{
+    const QString small = fixture("h200-gloo-small");
+    if (small.isEmpty()) QSKIP("../shared/fixtures not found: a log on a node of its own not tested");
+    QTemporaryDir dir;
+    QVERIFY(dir.isValid());
+    const QString run = dir.filePath(str("run"));
+    QVERIFY(copyRun(small, run, 365));
+    const QString db = dir.filePath(str("r.runlens"));
+    QVERIFY(QFile::rename(run + str("/trainer_log-rank0.jsonl"), dir.filePath(str("trainer_log-rank0.jsonl"))));
+    EXPECT_EXIT(cli({str("import"), str("-o"), db, run}), 0);
+    // Filed under a node without GPU data: matched against the run's GPUs, and placed where the truth says.
+    const Run r = cli(
+        {str("import"), str("-o"), db, str("--node"), str("trainer"), dir.filePath(str("trainer_log-rank0.jsonl"))});
+    EXPECT_EXIT(r, 0);
+    EXPECT_MATCH(r.out, str("aligned with node trainer: .* of every node"));
+    const std::map<int64_t, double> truth = truthSteps(small);
+    const QStringList row = cli({str("query"), db,
+                                 str("SELECT ts_ns FROM series_points WHERE node = 'trainer' AND metric = 'train.step' "
+                                     "AND value = 100")})
+                                .out.split(QLatin1Char('\n'), Qt::SkipEmptyParts);
+    QCOMPARE(row.size(), qsizetype(2));
+    QVERIFY2(std::abs(row[1].toDouble() - truth.at(100)) <= 1.5e9, qPrintable(row.join(QLatin1Char(' '))));
 }
 
 QTEST_GUILESS_MAIN(TestCliAnchor)

@@ -122,7 +122,8 @@ class TestMainWindow : public QObject
 private Q_SLOTS:
     void initTestCase() { QStandardPaths::setTestModeEnabled(true); }
 
-    // A trainer log without times whose node has no GPU data to match it: the bar says it is not on the timeline.
+    // A trainer log without times whose steps match no GPU data of the run (a flat 20 s of one utilization): the bar
+    // says it is not on the timeline.
     void problemsBarNamesUnanchoredLog()
     {
         QTemporaryDir dir;

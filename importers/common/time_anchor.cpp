@@ -117,8 +117,14 @@ Expected<GpuActivity> readGpuActivity(store::RunDatabase& db, int64_t nodeId, do
         int64_t intervalNs = 0;
     };
     std::vector<Source> sources;
+    // The node's own GPUs; a node without any (a trainer log filed under a folder of its own) is matched against
+    // every node's, which step together in synchronous training.
+    bool everyNode = std::none_of(series->begin(), series->end(), [&](const store::SeriesInfo& s) {
+        return s.nodeId == nodeId && (s.metric == "gpu.sm_active" || s.metric == "gpu.util") &&
+               s.points > s.missingPoints;
+    });
     for (const store::SeriesInfo& s : *series) {
-        if (s.nodeId != nodeId || (s.metric != "gpu.sm_active" && s.metric != "gpu.util") ||
+        if ((!everyNode && s.nodeId != nodeId) || (s.metric != "gpu.sm_active" && s.metric != "gpu.util") ||
             s.points == s.missingPoints)
             continue;
         auto points = reader.readPoints(s.id, {});
@@ -151,9 +157,10 @@ Expected<GpuActivity> readGpuActivity(store::RunDatabase& db, int64_t nodeId, do
     });
     out.samples = std::move(best->samples);
     out.intervalNs = best->intervalNs;
-    out.signal = fmt::format("{} of {} GPU{} ({}, {:g} s)", best->metric == "gpu.util" ? "utilization" : "SM activity",
-                             best->devices.size(), best->devices.size() == 1 ? "" : "s", best->source,
-                             static_cast<double>(best->intervalNs) / 1e9);
+    out.signal =
+        fmt::format("{} of {} GPU{}{} ({}, {:g} s)", best->metric == "gpu.util" ? "utilization" : "SM activity",
+                    best->devices.size(), best->devices.size() == 1 ? "" : "s", everyNode ? " of every node" : "",
+                    best->source, static_cast<double>(best->intervalNs) / 1e9);
     std::sort(out.samples.begin(), out.samples.end());
     // Busy, not how busy: the level while steps run differs by phase (small launch-bound kernels at SM activity
     // 0.2, large matrix products at 0.9), so activity counts fully from a fraction of the node's high level.
@@ -285,7 +292,7 @@ Expected<Placement> placeOnNode(store::RunDatabase& db, int64_t nodeId, const Lo
     if (!gpu) return gpu.error();
     out.signal = gpu->signal;
     if (gpu->samples.size() < 3) {
-        out.why = "its node has no GPU utilization or SM activity recorded to match it against";
+        out.why = "the run has no GPU utilization or SM activity recorded to match it against";
         return out;
     }
 
