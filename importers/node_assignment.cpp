@@ -192,9 +192,9 @@ void assignNodes(std::vector<PlannedFile>& plan, const std::vector<FileOrigin>& 
                 setFolderNode(f, g);
                 if (!f.hostLabel || !conflicts.contains(*f.hostLabel)) continue;
                 const Group& other = *conflicts.at(*f.hostLabel);
-                f.nodeProblem = fmt::format("host label {} names the node of {} ({}), but this file is in {}: kept on "
-                                            "node {}; choose its node with --node or in the import dialog",
-                                            *f.hostLabel, other.described, other.name, g.described, f.node);
+                f.nodeProblem = fmt::format("host label {} names the node of {}, but this file is in {}: kept on node "
+                                            "{}; choose its node with --node or in the import dialog",
+                                            *f.hostLabel, other.described, g.described, f.node);
             }
             continue;
         }
