@@ -177,6 +177,12 @@ Expected<std::vector<PlannedFile>> planImport(const std::vector<std::string>& pa
 {
     if (auto it = options.extra.find("link_capacity"); it != options.extra.end())
         if (auto c = parseLinkCapacity(it->second); !c) return c.error();
+    RankMap rankMap;
+    if (auto it = options.extra.find("rank_map"); it != options.extra.end()) {
+        auto parsed = parseRankMap(it->second);
+        if (!parsed) return parsed.error();
+        rankMap = std::move(*parsed);
+    }
     const Importer* forced = nullptr;
     if (!options.format.empty()) {
         forced = importerByFormat(options.format);
@@ -249,11 +255,12 @@ Expected<std::vector<PlannedFile>> planImport(const std::vector<std::string>& pa
                 if (!importer) f.problem = "format not recognised (use --format to name it)";
             }
             if (f.importer) f.hostLabel = f.importer->hostLabel(sniff);
+            f.rank = fileRank(sniff.fileName, *head, f.importer && f.importer->format() == "chrome-trace");
         }
         plan.push_back(std::move(f));
         origins.push_back(std::move(origin));
     }
-    assignNodes(plan, origins, options);
+    assignNodes(plan, origins, options, rankMap);
     // Sources that may need the node's timed data to be placed in time come after it.
     std::stable_partition(plan.begin(), plan.end(),
                           [](const PlannedFile& f) { return !f.importer || !f.importer->placedByOthers(); });

@@ -30,9 +30,10 @@ struct PlannedFile
     const Importer* importer = nullptr; // null when the format was not recognised
     int confidence = 0;
     std::optional<std::string> hostLabel;
+    std::optional<int64_t> rank; // the training rank the file is of (a trace's distributedInfo, "rank3" in its name)
     std::string node;
     std::string nodeSource;         // option, host label, host label of the folder, host label of a subfolder,
-                                    // directory name, file name prefix, file name (node_assignment.h)
+                                    // directory name, file name prefix, rank map, file name (node_assignment.h)
     std::string nodeProblem;        // a label naming another folder's node: kept on this folder's, reported
     std::string problem;            // why it cannot be imported (format not recognised)
     std::optional<Error> readError; // the file cannot be read or decompressed: importing it fails with this

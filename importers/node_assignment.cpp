@@ -1,5 +1,7 @@
 #include "importers/node_assignment.h"
 
+#include "importers/common/text_fields.h"
+
 #include <algorithm>
 #include <cctype>
 #include <filesystem>
@@ -173,7 +175,69 @@ std::string nodeNamePrefix(std::string_view fileName, std::string* stem)
     return std::string(prefix);
 }
 
-void assignNodes(std::vector<PlannedFile>& plan, const std::vector<FileOrigin>& origins, const ImportOptions& options)
+Expected<RankMap> parseRankMap(std::string_view text)
+{
+    RankMap map;
+    auto bad = [&](std::string_view part, const char* why) {
+        return makeError(ErrorCode::Usage,
+                         fmt::format("rank map: \"{}\": {} (e.g. 0-7=node01,8-15=node02)", part, why));
+    };
+    auto rankOf = [](std::string_view t) -> std::optional<int64_t> {
+        t = trim(t);
+        if (t.empty() || t.size() > 9 || t.find_first_not_of("0123456789") != std::string_view::npos) return {};
+        return std::stoll(std::string(t));
+    };
+    size_t start = 0;
+    while (start <= text.size()) {
+        const size_t comma = std::min(text.find(',', start), text.size());
+        const std::string_view part = text.substr(start, comma - start);
+        start = comma + 1;
+        if (trim(part).empty()) continue;
+        const size_t eq = part.find('=');
+        if (eq == std::string_view::npos) return bad(part, "expected RANKS=NODE");
+        const std::string node(trim(part.substr(eq + 1)));
+        if (node.empty()) return bad(part, "no node name");
+        const std::string_view ranks = part.substr(0, eq);
+        const size_t dash = ranks.find('-');
+        const auto first = rankOf(ranks.substr(0, dash));
+        const auto last = dash == std::string_view::npos ? first : rankOf(ranks.substr(dash + 1));
+        if (!first || !last || *last < *first) return bad(part, "expected a rank or a range of ranks");
+        for (int64_t r = *first; r <= *last; ++r)
+            if (!map.try_emplace(r, node).second) return bad(part, "a rank mapped twice");
+    }
+    if (map.empty()) return bad(text, "no rank mapped");
+    return map;
+}
+
+std::optional<int64_t> fileRank(std::string_view fileName, std::string_view head, bool isTrace)
+{
+    auto digitsAt = [](std::string_view s, size_t at) -> std::optional<int64_t> {
+        size_t end = at;
+        while (end < s.size() && end - at < 9 && std::isdigit(static_cast<unsigned char>(s[end])))
+            ++end;
+        if (end == at) return {};
+        return std::stoll(std::string(s.substr(at, end - at)));
+    };
+    if (isTrace) {
+        if (const size_t info = head.find("\"distributedInfo\""); info != std::string_view::npos) {
+            const std::string_view object = head.substr(info, head.find('}', info) - info);
+            if (const size_t key = object.find("\"rank\""); key != std::string_view::npos) {
+                size_t at = key + 6;
+                while (at < object.size() && (object[at] == ' ' || object[at] == ':' || object[at] == '\n'))
+                    ++at;
+                if (auto rank = digitsAt(object, at)) return rank;
+            }
+        }
+    }
+    for (size_t at = fileName.find("rank"); at != std::string_view::npos; at = fileName.find("rank", at + 1)) {
+        if (at > 0 && std::isalpha(static_cast<unsigned char>(fileName[at - 1]))) continue;
+        if (auto rank = digitsAt(fileName, at + 4)) return rank;
+    }
+    return std::nullopt;
+}
+
+void assignNodes(std::vector<PlannedFile>& plan, const std::vector<FileOrigin>& origins, const ImportOptions& options,
+                 const RankMap& rankMap)
 {
     if (!options.node.empty()) {
         for (PlannedFile& f : plan)
@@ -220,6 +284,14 @@ void assignNodes(std::vector<PlannedFile>& plan, const std::vector<FileOrigin>& 
                 setNode(f, *joined, joinedSource);
             else
                 setFolderNode(f, g);
+        }
+    }
+    // A file of a mapped rank is on the node the map names, whatever its folder says.
+    for (PlannedFile& f : plan) {
+        if (!f.rank) continue;
+        if (auto it = rankMap.find(*f.rank); it != rankMap.end()) {
+            setNode(f, it->second, "rank map");
+            f.nodeProblem.clear();
         }
     }
 }

@@ -4,6 +4,7 @@
 // folder named on the command line (with everything below it), the files directly in a named folder, and the
 // folder of each file named on the command line. A group is one node:
 //   - the --node option, for every file;
+//   - --rank-map (the rank_map option: "0-7=node01,8-15=node02"), for a file of a mapped rank (PlannedFile::rank);
 //   - else a host label inside a file names the node of that file and, when it is the only label of its group,
 //     of the group's unlabelled files too ("host label of the folder"); a label never reaches another group;
 //   - else the group's folder name ("directory name"), or, in a flat folder whose files are named per node
@@ -17,6 +18,8 @@
 
 #include "importers/import_session.h"
 
+#include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -31,8 +34,17 @@ struct FileOrigin
     bool direct = false;    // the file is directly in `folder`, not further down
 };
 
+// rank → node, read from "0-7=node01,8-15=node02,16=node03" (the rank_map option); a usage error names the bad part.
+using RankMap = std::map<int64_t, std::string>;
+Expected<RankMap> parseRankMap(std::string_view text);
+
+// The rank a file is of: a Chrome/Kineto trace's distributedInfo rank in its head, else "rank<N>" in its name
+// (stacks-rank3.folded, kineto-rank0-step.json) not preceded by a letter.
+std::optional<int64_t> fileRank(std::string_view fileName, std::string_view head, bool isTrace);
+
 // Sets node, nodeSource and nodeProblem of every file of plan (origins[i] is where plan[i] was found).
-void assignNodes(std::vector<PlannedFile>& plan, const std::vector<FileOrigin>& origins, const ImportOptions& options);
+void assignNodes(std::vector<PlannedFile>& plan, const std::vector<FileOrigin>& origins, const ImportOptions& options,
+                 const RankMap& rankMap = {});
 
 // A host-like name prefix of a file name ("node03" of "node03-nvidia-smi.csv"): letters then digits, before the first
 // '-', '_' or '.'; empty when the name does not start so or the letters name a rank, GPU, step... rather than a host.

@@ -137,10 +137,11 @@ std::vector<std::string> importPaths(const QTemporaryDir& dir, const QString& ho
 }
 
 // Plans and imports paths into db; every file must import.
-void importAll(const std::string& db, const std::vector<std::string>& paths)
+void importAll(const std::string& db, const std::vector<std::string>& paths, const std::string& rankMap = {})
 {
     importers::ImportOptions options;
     options.timeZone = "UTC";
+    if (!rankMap.empty()) options.extra["rank_map"] = rankMap;
     auto plan = importers::planImport(paths, options);
     QVERIFY_OK(plan);
     auto run = store::RunDatabase::open(db, store::OpenMode::Create);
@@ -323,6 +324,59 @@ private Q_SLOTS:
         if (QTest::currentTestFailed()) return;
         compareLanded(db, files);
         QCOMPARE(test::queryOne(db, "SELECT group_concat(name) FROM node"), node);
+    }
+
+    // --rank-map puts the files of a mapped rank (by a trace's distributedInfo, or "rank<N>" in the file name) on the
+    // node it names; ranks it does not map follow the folder.
+    void rankMap()
+    {
+        QTemporaryDir dir;
+        QMap<QString, QString> files;
+        auto put = [&](const QString& name, const std::string& bytes, const QString& node) {
+            files.insert(
+                QDir::cleanPath(QString::fromStdString(test::writeFile(dir, QStringLiteral("run/") + name, bytes))),
+                node);
+        };
+        for (int rank = 0; rank < 5; ++rank) {
+            const QString node = rank < 2   ? QStringLiteral("gpu-a")
+                                 : rank < 4 ? QStringLiteral("gpu-b")
+                                            : QStringLiteral("run");
+            put(QStringLiteral("stacks-rank%1.folded").arg(rank), folded(rank), node);
+            put(QStringLiteral("profile-%1.json").arg(QLatin1Char(static_cast<char>('a' + rank))), kineto(rank),
+                node); // the rank only in distributedInfo
+        }
+        const std::string db = dir.filePath(QStringLiteral("run.runlens")).toStdString();
+        importAll(db, {dir.filePath(QStringLiteral("run")).toStdString()}, "0-1=gpu-a, 2-3=gpu-b");
+        if (QTest::currentTestFailed()) return;
+        compareLanded(db, files);
+        QCOMPARE(test::queryOne(db, "SELECT name_source FROM node WHERE name = 'gpu-b'"), QStringLiteral("rank map"));
+    }
+
+    void badRankMap_data()
+    {
+        QTest::addColumn<QString>("map");
+        QTest::addColumn<QString>("error");
+        QTest::newRow("no node") << "0-7"
+                                 << "\"0-7\": expected RANKS=NODE";
+        QTest::newRow("backwards range") << "7-0=node01"
+                                         << "\"7-0=node01\": expected a rank or a range";
+        QTest::newRow("rank twice") << "0-7=node01,7=node02"
+                                    << "\"7=node02\": a rank mapped twice";
+        QTest::newRow("not a number") << "x=node01"
+                                      << "expected a rank";
+    }
+    void badRankMap()
+    {
+        QFETCH(QString, map);
+        QFETCH(QString, error);
+        QTemporaryDir dir;
+        const std::string path = test::writeFile(dir, QStringLiteral("stacks-rank0.folded"), folded(0));
+        importers::ImportOptions options;
+        options.extra["rank_map"] = map.toStdString();
+        auto plan = importers::planImport({path}, options);
+        QVERIFY(!plan);
+        QCOMPARE(plan.error().code, ErrorCode::Usage);
+        QVERIFY2(QString::fromStdString(plan.error().message).contains(error), plan.error().message.c_str());
     }
 };
 
