@@ -51,6 +51,9 @@ inline constexpr DiagnosticKind kCreatedSample{"created_sample", false,
 inline constexpr DiagnosticKind kEmptyStack{"empty_stack", true, "a stack sample with no frames"};
 inline constexpr DiagnosticKind kUnknownUnit{"unknown_unit", true, "a unit that cannot be converted"};
 inline constexpr DiagnosticKind kRestartRecord{"restart_record", false, "a restart marker (the host rebooted)"};
+inline constexpr DiagnosticKind kNodeConflict{
+    "node_conflict", false,
+    "a host label naming another folder's node; the file was kept on its own folder's node (see the message)"};
 
 // Chrome Trace Event / Kineto traces.
 inline constexpr DiagnosticKind kInvalidEvent{"invalid_event", true,

@@ -6,6 +6,7 @@
 #include "importers/common/text_fields.h"
 #include "importers/diagnostic_kinds.h"
 #include "importers/input/input_stream.h"
+#include "importers/node_assignment.h"
 
 #include <algorithm>
 #include <cctype>
@@ -53,6 +54,17 @@ bool naturalLess(const std::string& a, const std::string& b)
         ++j;
     }
     return a.size() - i < b.size() - j;
+}
+
+// A folder as an absolute, normal path without a trailing separator (its name is a node's name).
+fs::path absoluteFolder(const fs::path& p)
+{
+    std::error_code ec;
+    fs::path folder = fs::weakly_canonical(p, ec);
+    if (ec) folder = fs::absolute(p, ec);
+    folder = folder.lexically_normal();
+    if (!folder.has_filename() && folder.has_relative_path()) folder = folder.parent_path();
+    return folder;
 }
 
 bool isRunDatabase(const fs::path& p)
@@ -165,6 +177,12 @@ Expected<std::vector<PlannedFile>> planImport(const std::vector<std::string>& pa
 {
     if (auto it = options.extra.find("link_capacity"); it != options.extra.end())
         if (auto c = parseLinkCapacity(it->second); !c) return c.error();
+    RankMap rankMap;
+    if (auto it = options.extra.find("rank_map"); it != options.extra.end()) {
+        auto parsed = parseRankMap(it->second);
+        if (!parsed) return parsed.error();
+        rankMap = std::move(*parsed);
+    }
     const Importer* forced = nullptr;
     if (!options.format.empty()) {
         forced = importerByFormat(options.format);
@@ -177,8 +195,8 @@ Expected<std::vector<PlannedFile>> planImport(const std::vector<std::string>& pa
         }
     }
 
-    // (file, directory-derived node name)
-    std::vector<std::pair<fs::path, std::string>> files;
+    // Each file with the folder group it belongs to (node_assignment.h).
+    std::vector<std::pair<fs::path, FileOrigin>> files;
     for (const std::string& arg : paths) {
         std::error_code ec;
         const fs::path p(arg);
@@ -196,25 +214,28 @@ Expected<std::vector<PlannedFile>> planImport(const std::vector<std::string>& pa
             if (ec) return makeError(ErrorCode::Io, fmt::format("{}: cannot list folder: {}", arg, ec.message()));
             std::sort(found.begin(), found.end(),
                       [](const fs::path& x, const fs::path& y) { return naturalLess(x.string(), y.string()); });
-            const std::string rootName = fs::weakly_canonical(p, ec).filename().string();
+            const fs::path root = absoluteFolder(p);
             for (const fs::path& f : found) {
                 const fs::path rel = f.lexically_relative(p);
-                std::string node = rootName;
-                if (std::distance(rel.begin(), rel.end()) > 1) node = rel.begin()->string();
-                files.emplace_back(f, node);
+                FileOrigin origin{root.string(), root.filename().string(), true};
+                if (std::distance(rel.begin(), rel.end()) > 1) {
+                    origin.folder = (root / *rel.begin()).string();
+                    origin.folderName = rel.begin()->string();
+                    origin.direct = std::distance(rel.begin(), rel.end()) == 2;
+                }
+                files.emplace_back(f, std::move(origin));
             }
         } else if (fs::exists(p, ec)) {
-            const fs::path parent = fs::weakly_canonical(p, ec).parent_path();
-            std::string node = parent.filename().string();
-            files.emplace_back(p, node);
+            const fs::path parent = absoluteFolder(fs::weakly_canonical(p, ec).parent_path());
+            files.emplace_back(p, FileOrigin{parent.string(), parent.filename().string(), true});
         } else {
             return makeError(ErrorCode::Io, fmt::format("{}: no such file or folder", arg));
         }
     }
 
     std::vector<PlannedFile> plan;
-    std::set<std::string> labels;
-    for (const auto& [path, dirNode] : files) {
+    std::vector<FileOrigin> origins;
+    for (auto& [path, origin] : files) {
         PlannedFile f;
         f.path = path.string();
         f.displayPath = path.string();
@@ -233,34 +254,13 @@ Expected<std::vector<PlannedFile>> planImport(const std::vector<std::string>& pa
                 f.confidence = score;
                 if (!importer) f.problem = "format not recognised (use --format to name it)";
             }
-            if (f.importer) {
-                f.hostLabel = f.importer->hostLabel(sniff);
-                if (f.hostLabel) labels.insert(*f.hostLabel);
-            }
-        }
-        if (!options.node.empty()) {
-            f.node = options.node;
-            f.nodeSource = "option";
-        } else if (f.hostLabel) {
-            f.node = *f.hostLabel;
-            f.nodeSource = "host label";
-        } else if (!dirNode.empty() && dirNode != "/" && dirNode != ".") {
-            f.node = dirNode;
-            f.nodeSource = "directory name";
-        } else {
-            f.node = path.stem().string();
-            f.nodeSource = "file name";
+            if (f.importer) f.hostLabel = f.importer->hostLabel(sniff);
+            f.rank = fileRank(sniff.fileName, *head, f.importer && f.importer->format() == "chrome-trace");
         }
         plan.push_back(std::move(f));
+        origins.push_back(std::move(origin));
     }
-    // Files without a host label join the one host the other files of this import name.
-    if (options.node.empty() && labels.size() == 1) {
-        for (PlannedFile& f : plan) {
-            if (f.hostLabel) continue;
-            f.node = *labels.begin();
-            f.nodeSource = "host label of the import";
-        }
-    }
+    assignNodes(plan, origins, options, rankMap);
     // Sources that may need the node's timed data to be placed in time come after it.
     std::stable_partition(plan.begin(), plan.end(),
                           [](const PlannedFile& f) { return !f.importer || !f.importer->placedByOthers(); });
@@ -378,7 +378,13 @@ FileResult importFile(store::RunDatabase& db, const PlannedFile& file, const Imp
     auto importId = writer.beginImport(record);
     if (!importId) return fail(importId.error());
 
-    ImportContext ctx{lines, writer, result.diagnostics, options, *nodeId, file.node, progress, 0, {}, file.path, {}};
+    // A file whose label names another folder's node stays on its folder's node, the samples of that label too.
+    ImportContext ctx{lines, writer, result.diagnostics, options, *nodeId, file.node, progress,
+                      0,     {},     file.path,          {},      {}};
+    if (!file.nodeProblem.empty()) {
+        ctx.keptHostLabel = file.hostLabel.value_or("");
+        result.diagnostics.report(diag::kNodeConflict, {file.displayPath}, file.nodeProblem);
+    }
     if (Status s = file.importer->run(ctx); !s) return fail(s.error());
     if (replaces && ctx.anchor.state == "unanchored") { // still placed nowhere: the earlier import stays
         db.rollback();

@@ -3,9 +3,10 @@
 // Importing files into a run: expanding folders, detecting each file's format from its content,
 // resolving which node each file belongs to, and importing each file in its own transaction.
 //
-// Node identity, in order: the --node option; a host label in the file's own data; the one host label
-// named by the other files of the same import (a one-node capture folder); the directory name; the
-// file name. The reason is kept with the node and shown in the summary.
+// Node identity (node_assignment.h): the --node option; a host label in the file's own data; the one host
+// label of the other files of its folder (a node's folder, or a one-node capture folder); the folder name
+// (or a per-node file name prefix); the file name. The reason is kept with the node and shown in the summary;
+// a folder whose label is another folder's node is reported, never merged.
 
 #include "analysis/store/diagnostics.h"
 #include "analysis/store/error.h"
@@ -29,8 +30,11 @@ struct PlannedFile
     const Importer* importer = nullptr; // null when the format was not recognised
     int confidence = 0;
     std::optional<std::string> hostLabel;
+    std::optional<int64_t> rank; // the training rank the file is of (a trace's distributedInfo, "rank3" in its name)
     std::string node;
-    std::string nodeSource;         // "option", "host label", "host label of the import", "directory name", "file name"
+    std::string nodeSource;         // option, host label, host label of the folder, host label of a subfolder,
+                                    // directory name, file name prefix, rank map, file name (node_assignment.h)
+    std::string nodeProblem;        // a label naming another folder's node: kept on this folder's, reported
     std::string problem;            // why it cannot be imported (format not recognised)
     std::optional<Error> readError; // the file cannot be read or decompressed: importing it fails with this
 };

@@ -63,7 +63,7 @@ Expected<int64_t> ImportContext::nodeFor(std::string_view hostLabel)
 {
     if (!options.node.empty() || hostLabel.empty()) return nodeId;
     const std::string name = nodeNameFromLabel(hostLabel);
-    if (name == nodeName) return nodeId;
+    if (name == nodeName || (!keptHostLabel.empty() && name == nodeNameFromLabel(keptHostLabel))) return nodeId;
     return writer.node(name, "host label", options.timeZone);
 }
 

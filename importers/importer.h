@@ -56,6 +56,7 @@ struct ImportContext
     int64_t rowsRead = 0;           // data records read; the importer counts them
     std::vector<std::string> notes; // shown in the import summary ("timestamps read as UTC+01:00 (Europe/Berlin)")
     std::string path;               // the file on disk (for its modification time; read through `lines`)
+    std::string keptHostLabel;      // a label kept on this file's node although it names another (a reported conflict)
 
     // How a source without wall-clock times was placed in time (import.anchor): option, aligned or unanchored.
     // An unanchored source writes its values with RunWriter::unanchoredPoint instead of series.
@@ -67,7 +68,7 @@ struct ImportContext
     } anchor;
 
     // The node a host label in the data names ("vm:9100" → "vm", hostname labels as they are). The --node
-    // option wins over any label; an empty label gives the file's own node (nodeId).
+    // option wins over any label; an empty label, or keptHostLabel, gives the file's own node (nodeId).
     Expected<int64_t> nodeFor(std::string_view hostLabel);
 
     void report(const store::DiagnosticKind& kind, int64_t column, std::string message)

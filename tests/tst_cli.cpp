@@ -245,6 +245,37 @@ private Q_SLOTS:
                  QStringLiteral("node\n") + parts[0] + QLatin1Char('\n'));
     }
 
+    // Per-node folders: node02 has no label and stays node02; node03's scrape names node01, which is reported (import
+    // output and runlens info), and its samples stay on node03.
+    void nodeConflict()
+    {
+        QTemporaryDir dir;
+        auto scrape = [](const char* host, int value) {
+            return QStringLiteral("# TYPE node_load1 gauge\nnode_load1{instance=\"%1:9100\",job=\"node\"} %2 "
+                                  "1767322800000\n")
+                .arg(QLatin1String(host))
+                .arg(value)
+                .toStdString();
+        };
+        for (int n = 1; n <= 3; ++n)
+            writeFile(dir, QStringLiteral("run/node0%1/nvsmi.csv").arg(n), nvsmiCsv(1, 3, 10 * n));
+        writeFile(dir, QStringLiteral("run/node01/node.prom"), scrape("node01", 1));
+        writeFile(dir, QStringLiteral("run/node03/node.prom"), scrape("node01", 3));
+        const QString db = dir.filePath(QStringLiteral("run.runlens"));
+        const Run r = cli(importArgs(db, {dir.filePath(QStringLiteral("run"))}));
+        EXPECT_EXIT(r, 0);
+        EXPECT_MATCH(r.out, QStringLiteral("node02/nvsmi\\.csv: .*→ node node02 \\(directory name\\)"));
+        EXPECT_MATCH(r.out, QStringLiteral("node03/node\\.prom: .*→ node node03 \\(directory name\\)"));
+        EXPECT_MATCH(r.err, QStringLiteral("node03/node\\.prom: node_conflict: host label node01 names the node of "
+                                           "folder node01/, but this file is in folder node03/"));
+        QCOMPARE(query(db, QStringLiteral("SELECT node, points FROM series_summary WHERE metric = 'host.load1' "
+                                          "ORDER BY node")),
+                 QStringLiteral("node,points\nnode01,1\nnode03,1\n"));
+        const Run info = cli({QStringLiteral("info"), db});
+        EXPECT_EXIT(info, 0);
+        EXPECT_MATCH(info.out, QStringLiteral("problems: 1 node_conflict"));
+    }
+
     // The interconnect capacity a user knows but the data does not carry, stored on the node's host device.
     void linkCapacityOption_data()
     {

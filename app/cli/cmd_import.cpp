@@ -167,6 +167,10 @@ int cmdImport(const QStringList& args)
                                   QStringLiteral("Node (host) the inputs belong to; default: a host label in the "
                                                  "data, else the folder or file name."),
                                   QStringLiteral("NAME"));
+    const QCommandLineOption rankMap(QStringLiteral("rank-map"),
+                                     QStringLiteral("Nodes of ranks, for per-rank stacks and traces whose folder does "
+                                                    "not name their node: 0-7=node01,8-15=node02."),
+                                     QStringLiteral("RANKS=NODE,..."));
     const QCommandLineOption tz(QStringLiteral("tz"),
                                 QStringLiteral("Time zone of naive local timestamps (IANA name such as Europe/Berlin, "
                                                "UTC, or +02:00); default: this machine's zone."),
@@ -176,7 +180,7 @@ int cmdImport(const QStringList& args)
     const QCommandLineOption strict(QStringLiteral("strict"),
                                     QStringLiteral("Fail (exit 1) when any input was dropped or not recognised."));
     const QCommandLineOption formats(QStringLiteral("list-formats"), QStringLiteral("List the known formats."));
-    parser.addOptions({output, format, node, tz, option, strict, formats});
+    parser.addOptions({output, format, node, rankMap, tz, option, strict, formats});
     parser.addPositionalArgument(QStringLiteral("paths"), QStringLiteral("Files or folders (searched recursively)."),
                                  QStringLiteral("PATH..."));
     if (auto done = parseCommandLine(parser, args,
@@ -207,6 +211,7 @@ int cmdImport(const QStringList& args)
         }
         request.options.extra[kv.left(eq).toStdString()] = kv.mid(eq + 1).toStdString();
     }
+    if (parser.isSet(rankMap)) request.options.extra["rank_map"] = parser.value(rankMap).toStdString();
     request.strict = parser.isSet(strict);
     return importPaths(request);
 }

@@ -48,7 +48,9 @@ QVariant ImportPlanModel::data(const QModelIndex& index, int role) const
 {
     if (!index.isValid() || index.row() >= rowCount()) return {};
     const importers::PlannedFile& f = m_plan[index.row()];
-    const QString problem = f.readError ? qs(f.readError->toString()) : qs(f.problem);
+    const QString problem = f.readError          ? qs(f.readError->toString())
+                            : !f.problem.empty() ? qs(f.problem)
+                                                 : qs(f.nodeProblem);
     if (role == Qt::DisplayRole || role == Qt::EditRole) {
         switch (index.column()) {
         case FileColumn:
@@ -95,6 +97,7 @@ bool ImportPlanModel::setData(const QModelIndex& index, const QVariant& value, i
         if (node.empty() || node == f.node) return false;
         f.node = node;
         f.nodeSource = kNodeSetHere.toStdString();
+        f.nodeProblem.clear(); // the user decided
     } else {
         return false;
     }

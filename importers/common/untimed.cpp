@@ -123,8 +123,18 @@ Expected<std::unique_ptr<SecondReading>> openSecondReading(const ImportContext& 
     r->input = std::move(*in);
     r->lines = std::make_unique<LineReader>(*r->input);
     r->cancelOnly.cancel = ctx.progress ? ctx.progress->cancel : nullptr;
-    r->context.reset(new ImportContext{
-        *r->lines, ctx.writer, r->scratch, ctx.options, ctx.nodeId, ctx.nodeName, &r->cancelOnly, 0, {}, ctx.path, {}});
+    r->context.reset(new ImportContext{*r->lines,
+                                       ctx.writer,
+                                       r->scratch,
+                                       ctx.options,
+                                       ctx.nodeId,
+                                       ctx.nodeName,
+                                       &r->cancelOnly,
+                                       0,
+                                       {},
+                                       ctx.path,
+                                       ctx.keptHostLabel,
+                                       {}});
     return r;
 }
 
