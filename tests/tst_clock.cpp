@@ -2,6 +2,7 @@
 // offsets estimated back from per-rank Kineto traces and, separately, from nvidia-smi utilization alone; user-set
 // offsets kept; ambiguous activity refused; and a flame window over two nodes showing the same step once aligned.
 
+#include "analysis/clock/clock_align.h"
 #include "analysis/clock/clock_estimate.h"
 #include "analysis/flame/flame_tree.h"
 #include "analysis/store/node_clock.h"
@@ -364,6 +365,27 @@ private Q_SLOTS:
         QVERIFY_OK(applyClockEstimates(**db, *est, false));
         QCOMPARE(framesIn("node0"), expected);
         QCOMPARE(framesIn("node3"), expected);
+    }
+
+    // A name whose ends do not coincide (the return of an asynchronous launch, c10d::allreduce_, when this rank got
+    // there) is left out; the collective that completes together decides.
+    void launchReturnsLeftOut()
+    {
+        const std::vector<int64_t> ends = stepEnds(20);
+        Lcg rng{9};
+        CollectiveEnds node, reference;
+        const int64_t offset = 1234 * kMs;
+        for (int64_t e : ends) {
+            reference["gloo:all_reduce"].push_back(e + static_cast<int64_t>(rng.next() * 40'000));
+            node["gloo:all_reduce"].push_back(e - offset + static_cast<int64_t>(rng.next() * 40'000));
+            reference["c10d::allreduce_"].push_back(e - 300 * kMs + static_cast<int64_t>(rng.next() * 50 * kMs));
+            node["c10d::allreduce_"].push_back(e - offset - 100 * kMs - static_cast<int64_t>(rng.next() * 50 * kMs));
+        }
+        const TraceAlignment a = alignByCollectives({node}, {reference}, ClockParams{});
+        QVERIFY(a.found);
+        QCOMPARE(a.names, 1);
+        QCOMPARE(a.matches, qint64(20));
+        QVERIFY2(std::llabs(a.offsetNs - offset) < 40'000, formatClockDuration(a.offsetNs - offset).c_str());
     }
 
     void parseAndFormat_data()

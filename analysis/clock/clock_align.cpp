@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <set>
 
 namespace runlens::analysis {
 namespace {
@@ -72,51 +73,89 @@ int64_t medianInterval(const std::vector<int64_t>& ts)
     return gaps.empty() ? 0 : median(std::move(gaps));
 }
 
+namespace {
+
+// The matched differences of one name over every rank pair: in order first, then each end (moved by the in-order
+// median) with the nearest reference end, kept when close.
+std::vector<int64_t> matchName(const std::string& name, const std::vector<CollectiveEnds>& node,
+                               const std::vector<CollectiveEnds>& reference, const ClockParams& params, int& rankPairs)
+{
+    std::vector<int64_t> inOrder;
+    rankPairs = 0;
+    for (const CollectiveEnds& a : node)
+        for (const CollectiveEnds& r : reference) {
+            const auto mine = a.find(name), theirs = r.find(name);
+            if (mine == a.end() || theirs == r.end()) continue;
+            const size_t n = std::min(mine->second.size(), theirs->second.size());
+            for (size_t k = 0; k < n; ++k)
+                inOrder.push_back(theirs->second[k] - mine->second[k]);
+            rankPairs += n > 0 ? 1 : 0;
+        }
+    if (static_cast<int64_t>(inOrder.size()) < params.minTraceMatches) return {};
+    const int64_t first = median(inOrder);
+    std::vector<int64_t> nearest;
+    for (const CollectiveEnds& a : node)
+        for (const CollectiveEnds& r : reference) {
+            const auto mine = a.find(name), theirs = r.find(name);
+            if (mine == a.end() || theirs == r.end() || theirs->second.empty()) continue;
+            const std::vector<int64_t>& ref = theirs->second;
+            for (int64_t end : mine->second) {
+                const int64_t moved = end + first;
+                auto j = std::lower_bound(ref.begin(), ref.end(), moved);
+                int64_t best = std::numeric_limits<int64_t>::max();
+                if (j != ref.end()) best = *j - moved;
+                if (j != ref.begin() && moved - *std::prev(j) < std::llabs(best)) best = *std::prev(j) - moved;
+                if (std::llabs(best) <= params.maxTraceResidualNs) nearest.push_back(moved + best - end);
+            }
+        }
+    return nearest;
+}
+
+} // namespace
+
 TraceAlignment alignByCollectives(const std::vector<CollectiveEnds>& node, const std::vector<CollectiveEnds>& reference,
                                   const ClockParams& params)
 {
+    // Each name on its own: the ends of a real collective agree to µs, the return of an asynchronous launch
+    // (c10d::allreduce_ beside gloo:all_reduce) does not, and must not be pooled with them.
+    struct Name
+    {
+        std::vector<int64_t> diffs;
+        int64_t median = 0, spread = 0;
+        int rankPairs = 0;
+    };
+    std::set<std::string> names;
+    for (const CollectiveEnds& a : node)
+        for (const auto& [name, ends] : a)
+            names.insert(name);
+    std::vector<Name> matched;
+    for (const std::string& name : names) {
+        Name n;
+        n.diffs = matchName(name, node, reference, params, n.rankPairs);
+        if (static_cast<int64_t>(n.diffs.size()) < params.minTraceMatches) continue;
+        n.median = median(n.diffs);
+        n.spread = static_cast<int64_t>(kMadToSigma * static_cast<double>(medianAbsDeviation(n.diffs, n.median)));
+        matched.push_back(std::move(n));
+    }
     TraceAlignment out;
-    // In order: the k-th end of a name on one rank with the k-th on the other.
-    std::vector<int64_t> inOrder;
-    for (const CollectiveEnds& a : node)
-        for (const CollectiveEnds& r : reference) {
-            bool any = false;
-            for (const auto& [name, ends] : a) {
-                const auto it = r.find(name);
-                if (it == r.end()) continue;
-                const size_t n = std::min(ends.size(), it->second.size());
-                for (size_t k = 0; k < n; ++k)
-                    inOrder.push_back(it->second[k] - ends[k]);
-                any = any || n > 0;
-            }
-            out.rankPairs += any ? 1 : 0;
+    if (matched.empty()) return out;
+    const Name& tightest = *std::min_element(matched.begin(), matched.end(),
+                                             [](const Name& a, const Name& b) { return a.spread < b.spread; });
+    // Pooled: the names that agree with the tightest one as closely as it agrees with itself.
+    const int64_t tolerance = static_cast<int64_t>(
+        params.maxTraceNameSpreadRatio * static_cast<double>(std::max(tightest.spread, params.minTraceUncertaintyNs)));
+    std::vector<int64_t> pooled;
+    for (const Name& n : matched)
+        if (n.spread <= tolerance && std::llabs(n.median - tightest.median) <= tolerance) {
+            pooled.insert(pooled.end(), n.diffs.begin(), n.diffs.end());
+            out.rankPairs = std::max(out.rankPairs, n.rankPairs);
+            ++out.names;
         }
-    if (static_cast<int64_t>(inOrder.size()) < params.minTraceMatches || out.rankPairs == 0) return out;
-    const int64_t first = median(inOrder);
-
-    // Nearest: each end, moved by the first estimate, with the nearest same-named reference end, kept when close.
-    std::vector<int64_t> nearest;
-    for (const CollectiveEnds& a : node)
-        for (const CollectiveEnds& r : reference)
-            for (const auto& [name, ends] : a) {
-                const auto it = r.find(name);
-                if (it == r.end() || it->second.empty()) continue;
-                const std::vector<int64_t>& ref = it->second;
-                for (int64_t end : ends) {
-                    const int64_t moved = end + first;
-                    auto j = std::lower_bound(ref.begin(), ref.end(), moved);
-                    int64_t best = std::numeric_limits<int64_t>::max();
-                    if (j != ref.end()) best = *j - moved;
-                    if (j != ref.begin() && moved - *std::prev(j) < std::llabs(best)) best = *std::prev(j) - moved;
-                    if (std::llabs(best) <= params.maxTraceResidualNs) nearest.push_back(moved + best - end);
-                }
-            }
-    if (static_cast<int64_t>(nearest.size()) < params.minTraceMatches) return out;
-    out.offsetNs = median(nearest);
-    out.matches = static_cast<int64_t>(nearest.size());
-    out.spreadNs = static_cast<int64_t>(kMadToSigma * static_cast<double>(medianAbsDeviation(nearest, out.offsetNs)));
+    out.offsetNs = median(pooled);
+    out.matches = static_cast<int64_t>(pooled.size());
+    out.spreadNs = static_cast<int64_t>(kMadToSigma * static_cast<double>(medianAbsDeviation(pooled, out.offsetNs)));
     // The same instance is counted once per rank pair, so the independent count is per pair.
-    const double independent = std::max(1.0, static_cast<double>(out.matches) / out.rankPairs);
+    const double independent = std::max(1.0, static_cast<double>(out.matches) / std::max(1, out.rankPairs));
     const auto se = static_cast<int64_t>(kTwoSided95 * kMedianEfficiency * static_cast<double>(out.spreadNs) /
                                          std::sqrt(independent));
     out.uncertaintyNs = std::max(se, params.minTraceUncertaintyNs);

@@ -22,10 +22,12 @@ struct TraceAlignment
     int64_t matches = 0;  // matched pairs kept
     int64_t spreadNs = 0; // 1.4826 × MAD of the matched differences
     int rankPairs = 0;
+    int names = 0; // collective names pooled
 };
 
 // Matches the ends of same-named collectives of every rank of the node with every rank of the reference: in order
-// first, then each to the nearest reference end once the median of the in-order differences is known.
+// first, then each to the nearest reference end once the median of the in-order differences is known. Names are
+// matched separately; those that agree with the tightest name are pooled.
 TraceAlignment alignByCollectives(const std::vector<CollectiveEnds>& node, const std::vector<CollectiveEnds>& reference,
                                   const ClockParams& params);
 

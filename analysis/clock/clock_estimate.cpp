@@ -200,9 +200,9 @@ Expected<ClockEstimates> estimateClockOffsets(store::RunDatabase& db, const Cloc
                               std::string(store::kClockSourceTraces),
                               false,
                               a.matches,
-                              fmt::format("ends of {} {} matched with {}'s over {} rank pair{} (spread {})", a.matches,
-                                          kind, ref->name, a.rankPairs, a.rankPairs == 1 ? "" : "s",
-                                          seconds(a.spreadNs))};
+                              fmt::format("ends of {} {} ({} name{}) matched with {}'s over {} rank pair{} (spread {})",
+                                          a.matches, kind, a.names, a.names == 1 ? "" : "s", ref->name, a.rankPairs,
+                                          a.rankPairs == 1 ? "" : "s", seconds(a.spreadNs))};
             break;
         }
     }

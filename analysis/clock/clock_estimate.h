@@ -37,6 +37,9 @@ struct ClockParams
     // Traces: a matched pair whose difference is further than this from the first (in-order) median is not the
     // same instance (a collective missing on one rank shifts the order); the nearest-match pass drops it.
     int64_t maxTraceResidualNs = 50'000'000;
+    // Traces: names whose spread and median are within this many times the tightest name's spread (or the ± floor)
+    // are pooled with it; the return of an asynchronous launch (c10d::allreduce_) ends anywhere and is left out.
+    double maxTraceNameSpreadRatio = 3.0;
     // Traces: the ± never goes below this (the traces' µs resolution and the kernels' own end skew).
     int64_t minTraceUncertaintyNs = 10'000;
     // Metrics: the lags tried, ± this (NTP drift is ms to s; a broken clock minutes).

@@ -237,7 +237,8 @@ int cmdImport(const QStringList& args)
     for (const QString& kv : parser.values(clockOffset)) {
         auto a = parseClockAssignment(kv.toStdString());
         if (!a) {
-            printError(fmt::format("--clock-offset needs NODE=OFFSET such as node3=+1.25s, got \"{}\"", kv.toStdString()));
+            printError(
+                fmt::format("--clock-offset needs NODE=OFFSET such as node3=+1.25s, got \"{}\"", kv.toStdString()));
             return kExitUsage;
         }
         offsets.push_back(*a);
