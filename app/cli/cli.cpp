@@ -21,6 +21,7 @@ Commands (headless; no display needed):
   flame    Write a flame graph (folded, SVG or PNG) for a window, nodes and threads
   analyze  Run the diagnosis rules and print the findings (a table, or --json)
   report   Write a report of the findings with figures: a PDF, or PNG pages
+  clock    Show, set or estimate the clock offsets between a run's nodes
   demo     Write a synthetic multi-node run, import it and show it (in the window when there is a
            display, unless --no-gui)
 
@@ -98,6 +99,7 @@ int runCli(const QStringList& args, const ShowRun& showRun)
     if (command == QLatin1String("flame")) return cmdFlame(rest);
     if (command == QLatin1String("analyze")) return cmdAnalyze(rest);
     if (command == QLatin1String("report")) return cmdReport(rest);
+    if (command == QLatin1String("clock")) return cmdClock(rest);
     printError(fmt::format("unknown command \"{}\"", command.toStdString()));
     fmt::print(stderr, "{}", kUsage);
     return kExitUsage;

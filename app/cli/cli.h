@@ -6,11 +6,17 @@
 
 #include <QCommandLineParser>
 #include <QStringList>
+#include <cstdint>
 #include <cstdio>
 #include <functional>
 #include <optional>
 #include <string>
 #include <vector>
+
+namespace runlens::store {
+class RunDatabase;
+struct NodeInfo;
+} // namespace runlens::store
 
 namespace runlens::app {
 
@@ -34,6 +40,21 @@ int cmdDemo(const QStringList& args, const ShowRun& showRun = {});
 int cmdFlame(const QStringList& args);
 int cmdAnalyze(const QStringList& args);
 int cmdReport(const QStringList& args); // needs a QApplication (offscreen when headless)
+int cmdClock(const QStringList& args);
+
+// Node clock offsets (cmd_clock.cpp), shared by clock, import and info.
+struct ClockAssignment
+{
+    std::string node;
+    int64_t offsetNs = 0;
+};
+std::optional<ClockAssignment> parseClockAssignment(const std::string& text); // "node3=+1.25s"
+// The Clocks table: node, offset, ±, source.
+void printClocks(const std::vector<store::NodeInfo>& nodes);
+// Sets user offsets (source user, ± 0) in one transaction, a line each; an unknown node is a usage error.
+int setClockOffsets(store::RunDatabase& db, const std::vector<ClockAssignment>& assignments);
+// Estimates the offsets and stores them (user-set ones kept unless force), a line per node.
+int estimateClocks(store::RunDatabase& db, bool force);
 
 // Parses a subcommand's arguments. Returns an exit code when the command is done (help printed: 0,
 // bad arguments: 2), or nullopt to go on.

@@ -1,3 +1,5 @@
+#include "analysis/store/run_database.h"
+#include "analysis/store/run_reader.h"
 #include "app/cli/cli.h"
 #include "app/jobs/import_job.h"
 #include "importers/import_session.h"
@@ -107,6 +109,27 @@ void printFileResult(const importers::PlannedFile& file, const importers::FileRe
 
 } // namespace
 
+// After an import: the offsets given, then (two or more nodes) the others estimated, a line per node.
+static int importClocks(const std::string& dbPath, const std::vector<ClockAssignment>& offsets)
+{
+    auto db = store::RunDatabase::open(dbPath, store::OpenMode::ReadWrite);
+    if (!db) {
+        if (offsets.empty()) return kExitOk; // nothing was imported
+        printError(db.error().toString());
+        return kExitFailure;
+    }
+    if (!offsets.empty())
+        if (const int rc = setClockOffsets(**db, offsets); rc != kExitOk) return rc;
+    store::RunReader reader(**db);
+    auto nodes = reader.nodes();
+    if (!nodes) {
+        printError(nodes.error().toString());
+        return kExitFailure;
+    }
+    if (nodes->size() < 2) return kExitOk;
+    return estimateClocks(**db, false);
+}
+
 int importPaths(const ImportRequest& request)
 {
     auto plan = importers::planImport(request.paths, request.options);
@@ -180,7 +203,12 @@ int cmdImport(const QStringList& args)
     const QCommandLineOption strict(QStringLiteral("strict"),
                                     QStringLiteral("Fail (exit 1) when any input was dropped or not recognised."));
     const QCommandLineOption formats(QStringLiteral("list-formats"), QStringLiteral("List the known formats."));
-    parser.addOptions({output, format, node, rankMap, tz, option, strict, formats});
+    const QCommandLineOption clockOffset(
+        QStringLiteral("clock-offset"),
+        QStringLiteral("A node's clock offset NODE=OFFSET (+1.25s, -300ms), set after importing (repeatable). With two "
+                       "or more nodes the others are estimated (see runlens clock)."),
+        QStringLiteral("NODE=OFFSET"));
+    parser.addOptions({output, format, node, rankMap, tz, option, strict, formats, clockOffset});
     parser.addPositionalArgument(QStringLiteral("paths"), QStringLiteral("Files or folders (searched recursively)."),
                                  QStringLiteral("PATH..."));
     if (auto done = parseCommandLine(parser, args,
@@ -213,7 +241,20 @@ int cmdImport(const QStringList& args)
     }
     if (parser.isSet(rankMap)) request.options.extra["rank_map"] = parser.value(rankMap).toStdString();
     request.strict = parser.isSet(strict);
-    return importPaths(request);
+    std::vector<ClockAssignment> offsets;
+    for (const QString& kv : parser.values(clockOffset)) {
+        auto a = parseClockAssignment(kv.toStdString());
+        if (!a) {
+            printError(
+                fmt::format("--clock-offset needs NODE=OFFSET such as node3=+1.25s, got \"{}\"", kv.toStdString()));
+            return kExitUsage;
+        }
+        offsets.push_back(*a);
+    }
+    const int rc = importPaths(request);
+    if (rc == kExitUsage) return rc;
+    const int clocks = importClocks(request.dbPath, offsets);
+    return rc != kExitOk ? rc : clocks;
 }
 
 } // namespace runlens::app

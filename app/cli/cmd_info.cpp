@@ -129,6 +129,10 @@ int cmdInfo(const QStringList& args)
                    n.nameSource, n.timeZone.empty() ? "" : ", time zone " + n.timeZone,
                    n.clockOffsetNs ? fmt::format(", clock offset {} ns", n.clockOffsetNs) : "");
     }
+    if (nodes->size() > 1) {
+        fmt::print("\n");
+        printClocks(*nodes);
+    }
 
     fmt::print("\nDevices ({})\n", devices->size());
     for (const auto& d : *devices) {

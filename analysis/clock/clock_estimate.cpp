@@ -1,0 +1,302 @@
+#include "analysis/clock/clock_estimate.h"
+
+#include "analysis/clock/clock_align.h"
+#include "analysis/store/node_clock.h"
+#include "analysis/store/run_database.h"
+#include "analysis/store/run_reader.h"
+#include "analysis/store/trace_reader.h"
+
+#include <algorithm>
+#include <cmath>
+#include <fmt/format.h>
+#include <map>
+#include <tuple>
+
+namespace runlens::analysis {
+namespace {
+
+using store::TraceCategory;
+
+// What a node offers to line it up: its ranks' collective ends per category, and its mean GPU activity.
+struct NodeData
+{
+    int64_t id = 0;
+    std::string name;
+    std::map<int64_t, CollectiveEnds> commKernels; // by rank
+    std::map<int64_t, CollectiveEnds> collectives;
+    int64_t traceEnds = 0;
+    std::string metric; // gpu.sm_active or gpu.util
+    std::vector<TimedValues> gpus;
+    int64_t gpuPoints = 0;
+    int64_t intervalNs = 0;
+    int64_t firstNs = 0, lastNs = 0;
+};
+
+std::vector<CollectiveEnds> ranksOf(const std::map<int64_t, CollectiveEnds>& byRank)
+{
+    std::vector<CollectiveEnds> out;
+    for (const auto& [rank, ends] : byRank)
+        out.push_back(ends);
+    return out;
+}
+
+Status readTraces(store::RunDatabase& db, std::map<int64_t, NodeData>& nodes)
+{
+    store::TraceReader reader(db);
+    auto tracks = reader.tracks();
+    if (!tracks) return tracks.error();
+    std::map<int64_t, const store::TraceTrackInfo*> byId;
+    for (const store::TraceTrackInfo& t : *tracks)
+        byId[t.id] = &t;
+    store::TraceFilter filter;
+    filter.categories = {TraceCategory::CommKernel, TraceCategory::Collective};
+    auto slices = reader.slices(store::TimeWindow{}, filter);
+    if (!slices) return slices.error();
+    for (const store::TraceSliceInfo& s : *slices) {
+        const auto t = byId.find(s.trackId);
+        if (t == byId.end() || !nodes.count(t->second->nodeId)) continue;
+        NodeData& n = nodes[t->second->nodeId];
+        auto& byRank = s.category == TraceCategory::CommKernel ? n.commKernels : n.collectives;
+        // The end as imported: the reader added the node's current offset.
+        byRank[t->second->rank][s.name].push_back(s.tsNs - t->second->clockOffsetNs + s.durNs);
+        ++n.traceEnds;
+    }
+    for (auto& [id, n] : nodes)
+        for (auto* byRank : {&n.commKernels, &n.collectives})
+            for (auto& [rank, ends] : *byRank)
+                for (auto& [name, list] : ends)
+                    std::sort(list.begin(), list.end());
+    return okStatus();
+}
+
+Status readActivity(store::RunDatabase& db, std::map<int64_t, NodeData>& nodes,
+                    const std::map<int64_t, int64_t>& offsets)
+{
+    store::RunReader reader(db);
+    auto series = reader.series();
+    if (!series) return series.error();
+    for (auto& [id, n] : nodes) {
+        bool hasSm = false;
+        for (const store::SeriesInfo& s : *series)
+            hasSm = hasSm || (s.nodeId == id && s.metric == "gpu.sm_active" && s.points > s.missingPoints);
+        n.metric = hasSm ? "gpu.sm_active" : "gpu.util";
+    }
+    for (const store::SeriesInfo& s : *series) {
+        auto it = nodes.find(s.nodeId);
+        if (it == nodes.end() || s.metric != it->second.metric) continue;
+        NodeData& n = it->second;
+        auto points = reader.readPoints(s.id, store::TimeWindow{});
+        if (!points) return points.error();
+        TimedValues v;
+        const int64_t offset = offsets.at(s.nodeId);
+        for (const store::Point& p : *points) {
+            v.ts.push_back(p.tsNs - offset);
+            v.values.push_back(p.missing ? std::nan("") : p.value);
+        }
+        if (v.ts.size() < 2) continue;
+        n.firstNs = n.gpus.empty() ? v.ts.front() : std::min(n.firstNs, v.ts.front());
+        n.lastNs = n.gpus.empty() ? v.ts.back() : std::max(n.lastNs, v.ts.back());
+        n.gpuPoints += static_cast<int64_t>(v.ts.size());
+        const int64_t interval = medianInterval(v.ts);
+        n.intervalNs = n.intervalNs == 0 ? interval : std::min(n.intervalNs, interval);
+        n.gpus.push_back(std::move(v));
+    }
+    return okStatus();
+}
+
+std::string seconds(int64_t ns)
+{
+    return formatClockDuration(ns, false);
+}
+
+} // namespace
+
+std::string formatClockDuration(int64_t ns, bool sign)
+{
+    const double a = std::fabs(static_cast<double>(ns));
+    const char* s = sign ? (ns < 0 ? "-" : "+") : (ns < 0 ? "-" : "");
+    if (a >= 1e9) return fmt::format("{}{:.3f} s", s, a / 1e9);
+    if (a >= 1e6) return fmt::format("{}{:.3f} ms", s, a / 1e6);
+    if (a >= 1e3) return fmt::format("{}{:.1f} µs", s, a / 1e3);
+    return fmt::format("{}{} ns", s, static_cast<int64_t>(a));
+}
+
+std::optional<int64_t> parseClockDuration(std::string_view text)
+{
+    std::string t(text);
+    t.erase(std::remove(t.begin(), t.end(), ' '), t.end());
+    struct Unit
+    {
+        const char* suffix;
+        double ns;
+    };
+    double scale = 1e9; // bare numbers are seconds
+    for (const Unit& u : {Unit{"ms", 1e6}, Unit{"us", 1e3}, Unit{"µs", 1e3}, Unit{"ns", 1.0}, Unit{"s", 1e9}}) {
+        const std::string_view suffix(u.suffix);
+        if (t.size() > suffix.size() && t.compare(t.size() - suffix.size(), suffix.size(), suffix) == 0) {
+            t.resize(t.size() - suffix.size());
+            scale = u.ns;
+            break;
+        }
+    }
+    if (t.empty()) return std::nullopt;
+    size_t used = 0;
+    double v = 0;
+    try {
+        v = std::stod(t, &used);
+    } catch (...) {
+        return std::nullopt;
+    }
+    if (used != t.size() || !std::isfinite(v) || std::fabs(v * scale) > 9e18) return std::nullopt;
+    return static_cast<int64_t>(std::llround(v * scale));
+}
+
+Expected<ClockEstimates> estimateClockOffsets(store::RunDatabase& db, const ClockParams& params)
+{
+    store::RunReader reader(db);
+    auto nodeList = reader.nodes();
+    if (!nodeList) return nodeList.error();
+    ClockEstimates out;
+    std::map<int64_t, NodeData> nodes;
+    std::map<int64_t, int64_t> offsets;
+    for (const store::NodeInfo& n : *nodeList) {
+        out.nodes.push_back({n.name, false, 0, 0, "", false, 0, "nothing to align it by"});
+        nodes[n.id] = NodeData{n.id, n.name, {}, {}, 0, {}, {}, 0, 0, 0, 0};
+        offsets[n.id] = n.clockOffsetNs;
+    }
+    if (nodes.size() < 2) return out;
+    if (Status s = readTraces(db, nodes); !s) return s.error();
+    if (Status s = readActivity(db, nodes, offsets); !s) return s.error();
+
+    // The reference: the most trace data, then the most GPU samples, then the first name.
+    const NodeData* ref = nullptr;
+    for (const store::NodeInfo& info : *nodeList) {
+        const NodeData& n = nodes[info.id];
+        if (!ref || n.traceEnds > ref->traceEnds || (n.traceEnds == ref->traceEnds && n.gpuPoints > ref->gpuPoints))
+            ref = &n;
+    }
+    if (ref->traceEnds == 0 && ref->gpuPoints == 0) return out;
+    auto estimateOf = [&](const std::string& name) -> ClockEstimate& {
+        return *std::find_if(out.nodes.begin(), out.nodes.end(),
+                             [&](const ClockEstimate& e) { return e.node == name; });
+    };
+
+    // Traces first: the end of the same collective on every rank.
+    for (auto& [id, n] : nodes) {
+        if (&n == ref) continue;
+        ClockEstimate& e = estimateOf(n.name);
+        for (const auto& [kind, mine, theirs] : {std::tuple{"NCCL kernels", &n.commKernels, &ref->commKernels},
+                                                 std::tuple{"collectives", &n.collectives, &ref->collectives}}) {
+            if (mine->empty() || theirs->empty()) continue;
+            const TraceAlignment a = alignByCollectives(ranksOf(*mine), ranksOf(*theirs), params);
+            if (!a.found) {
+                e.method = fmt::format("too few {} matched with {}'s", kind, ref->name);
+                continue;
+            }
+            e = ClockEstimate{n.name,
+                              true,
+                              a.offsetNs,
+                              a.uncertaintyNs,
+                              std::string(store::kClockSourceTraces),
+                              false,
+                              a.matches,
+                              fmt::format("ends of {} {} ({} name{}) matched with {}'s over {} rank pair{} (spread {})",
+                                          a.matches, kind, a.names, a.names == 1 ? "" : "s", ref->name, a.rankPairs,
+                                          a.rankPairs == 1 ? "" : "s", seconds(a.spreadNs))};
+            break;
+        }
+    }
+
+    // Metrics for the rest: against the reference, or a node already lined up by its traces, with GPU activity.
+    const NodeData* anchor = nullptr;
+    if (!ref->gpus.empty()) anchor = ref;
+    for (const auto& [id, n] : nodes)
+        if (!anchor && !n.gpus.empty() && estimateOf(n.name).found) anchor = &n;
+    for (auto& [id, n] : nodes) {
+        ClockEstimate& e = estimateOf(n.name);
+        if (&n == ref || e.found || n.gpus.empty()) continue;
+        if (!anchor) {
+            e.method = fmt::format("no GPU activity on {} or a node lined up with it", ref->name);
+            continue;
+        }
+        const ClockEstimate& base = estimateOf(anchor->name);
+        const int64_t interval = std::max(n.intervalNs, anchor->intervalNs);
+        if (interval <= 0) continue;
+        const int64_t origin = std::min(n.firstNs, anchor->firstNs) / interval * interval;
+        const auto count = static_cast<size_t>((std::max(n.lastNs, anchor->lastNs) - origin) / interval + 1);
+        const int64_t maxGap = 3 * interval; // a longer gap is missing data, not a slow sample
+        const MetricAlignment m = alignByActivity(meanOnGrid(n.gpus, origin, interval, count, maxGap),
+                                                  meanOnGrid(anchor->gpus, origin, interval, count, maxGap), params);
+        const std::string what = fmt::format("mean {} cross-correlated with {}'s at {}: peak r = {:.2f}, next {:.2f}",
+                                             n.metric, anchor->name, seconds(interval), m.peak, m.secondPeak);
+        if (!m.found) {
+            e.method = what + " (no clear peak)";
+            continue;
+        }
+        e = ClockEstimate{n.name,
+                          true,
+                          base.offsetNs + m.offsetNs,
+                          base.uncertaintyNs + interval,
+                          std::string(store::kClockSourceMetrics),
+                          false,
+                          m.overlap,
+                          fmt::format("{} over {} samples", what, m.overlap)};
+    }
+
+    bool any = false, anyTraces = false;
+    for (const ClockEstimate& e : out.nodes) {
+        any = any || (e.found && e.node != ref->name);
+        anyTraces = anyTraces || (e.found && e.source == store::kClockSourceTraces);
+    }
+    if (!any) return out;
+    out.reference = ref->name;
+    ClockEstimate& r = estimateOf(ref->name);
+    r = ClockEstimate{ref->name,
+                      true,
+                      0,
+                      0,
+                      std::string(anyTraces ? store::kClockSourceTraces : store::kClockSourceMetrics),
+                      true,
+                      0,
+                      "the reference: the others are lined up with it"};
+    return out;
+}
+
+Expected<std::vector<ClockChange>> applyClockEstimates(store::RunDatabase& db, const ClockEstimates& estimates,
+                                                       bool force)
+{
+    store::RunReader reader(db);
+    auto nodes = reader.nodes();
+    if (!nodes) return nodes.error();
+    std::map<std::string, const store::NodeInfo*> byName;
+    for (const store::NodeInfo& n : *nodes)
+        byName[n.name] = &n;
+    // A user-set reference that is kept: the others are placed relative to it.
+    int64_t base = 0;
+    if (const auto it = byName.find(estimates.reference);
+        !force && it != byName.end() && it->second->clockOffsetSource == store::kClockSourceUser)
+        base = it->second->clockOffsetNs;
+
+    std::vector<ClockChange> changes;
+    if (Status s = db.begin(); !s) return s.error();
+    for (const ClockEstimate& e : estimates.nodes) {
+        const auto it = byName.find(e.node);
+        if (it == byName.end()) continue;
+        const store::NodeInfo& n = *it->second;
+        ClockChange c{e.node, false, false, n.clockOffsetNs, n.clockOffsetUncertaintyNs, n.clockOffsetSource, e.method};
+        if (n.clockOffsetSource == store::kClockSourceUser && !force) {
+            c.keptUser = true;
+        } else if (e.found) {
+            c = ClockChange{e.node, true, false, base + e.offsetNs, e.uncertaintyNs, e.source, e.method};
+            if (Status s = store::setNodeClockOffset(db, e.node, c.offsetNs, c.uncertaintyNs, c.source); !s) {
+                db.rollback();
+                return s.error();
+            }
+        }
+        changes.push_back(std::move(c));
+    }
+    if (Status s = db.commit(); !s) return s.error();
+    return changes;
+}
+
+} // namespace runlens::analysis
