@@ -3,24 +3,26 @@
 // report writes the report of the open run (its model built on a worker), of a window, and can be cancelled.
 
 #include "analysis/flame/flame_search.h"
+#include "analysis/rules/run_analysis.h"
+#include "analysis/store/node_clock.h"
+#include "analysis/store/run_database.h"
 #include "app/demo/demo_run.h"
 #include "app/gui/findings_dock.h"
 #include "app/gui/flame_dock.h"
 #include "app/gui/main_window.h"
 #include "app/gui/report_export.h"
 #include "app/gui/run_docks.h"
-#include "analysis/rules/run_analysis.h"
 #include "app/jobs/import_job.h"
 #include "tests/test_support.h"
 #include "widgets/findings/findings_panel.h"
 #include "widgets/flame/flame_graph_widget.h"
-#include "widgets/timeline/timeline_widget.h"
 #include "widgets/flame/flame_painter.h"
 #include "widgets/flame/flame_panel.h"
 #include "widgets/problems/problems_bar.h"
-#include "widgets/timeline/timeline_controller.h"
 #include "widgets/problems/problems_view.h"
 #include "widgets/run_browser/run_browser_model.h"
+#include "widgets/timeline/timeline_controller.h"
+#include "widgets/timeline/timeline_widget.h"
 
 #include <QAbstractButton>
 #include <QAction>
@@ -29,9 +31,9 @@
 #include <QDockWidget>
 #include <QFile>
 #include <QJsonDocument>
+#include <QJsonObject>
 #include <QLabel>
 #include <QLineEdit>
-#include <QJsonObject>
 #include <QMessageBox>
 #include <QProcess>
 #include <QProgressDialog>
@@ -40,10 +42,10 @@
 #include <QSignalSpy>
 #include <QStandardPaths>
 #include <QStatusBar>
+#include <QTableWidget>
 #include <QTest>
 #include <QTimer>
 #include <QTreeWidget>
-
 #include <map>
 
 using namespace runlens;
@@ -154,6 +156,37 @@ private Q_SLOTS:
         QCOMPARE(window.problemsBar()->text(),
                  QStringLiteral("4 problems in 2 imports (3 dropped input); 1 source without wall-clock times matched "
                                 "nothing: not on the timeline"));
+    }
+
+    // The Clocks dock (Ctrl+6) lists every node's offset, its ± and how it was found.
+    void clocksDockShowsOffsets()
+    {
+        QTemporaryDir dir;
+        const std::string db = demoRun(dir);
+        QVERIFY(!db.empty());
+        {
+            auto run = store::RunDatabase::open(db, store::OpenMode::ReadWrite);
+            QVERIFY_OK(run);
+            const QString second = test::queryRows(db, "SELECT name FROM node ORDER BY name").value(1);
+            QVERIFY_OK(store::setNodeClockOffset(**run, second.toStdString(), -3'000'000'000, 10'000,
+                                                 store::kClockSourceTraces));
+        }
+        app::MainWindow window;
+        window.show();
+        QSignalSpy opened(&window, &app::MainWindow::runOpened);
+        window.openRun(QString::fromStdString(db));
+        QTRY_COMPARE_WITH_TIMEOUT(opened.count(), 1, 10000);
+        QAction* toggle = menuAction(window, QStringLiteral("Clocks"));
+        QVERIFY(toggle);
+        QCOMPARE(toggle->shortcut(), QKeySequence(QStringLiteral("Ctrl+6")));
+        toggle->trigger();
+        QVERIFY(window.docks()->clocksDock()->isVisible());
+        QTableWidget* table = window.docks()->clocksTable();
+        QCOMPARE(table->rowCount(), 2);
+        QCOMPARE(table->item(0, 3)->text(), QStringLiteral("not set"));
+        QCOMPARE(table->item(1, 1)->text(), QStringLiteral("-3.000 s"));
+        QVERIFY2(table->item(1, 2)->text().startsWith(QStringLiteral("10")), qPrintable(table->item(1, 2)->text()));
+        QCOMPARE(table->item(1, 3)->text(), QStringLiteral("traces"));
     }
 
     void opensRunWithProblems()

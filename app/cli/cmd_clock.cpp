@@ -3,6 +3,7 @@
 #include "analysis/store/run_database.h"
 #include "analysis/store/run_reader.h"
 #include "app/cli/cli.h"
+#include "app/jobs/clock_job.h"
 
 #include <QCommandLineParser>
 #include <fmt/format.h>
@@ -82,28 +83,13 @@ int setClockOffsets(store::RunDatabase& db, const std::vector<ClockAssignment>& 
 
 int estimateClocks(store::RunDatabase& db, bool force)
 {
-    auto estimates = analysis::estimateClockOffsets(db);
-    if (!estimates) {
-        printError(estimates.error().toString());
+    auto lines = estimateAndDescribeClocks(db, force);
+    if (!lines) {
+        printError(lines.error().toString());
         return kExitFailure;
     }
-    auto changes = analysis::applyClockEstimates(db, *estimates, force);
-    if (!changes) {
-        printError(changes.error().toString());
-        return kExitFailure;
-    }
-    for (const analysis::ClockChange& c : *changes) {
-        const std::string offset = analysis::formatClockDuration(c.offsetNs);
-        if (c.keptUser)
-            fmt::print("clock {}: {} set by the user (kept; --force to estimate it)\n", c.node, offset);
-        else if (c.node == estimates->reference)
-            fmt::print("clock {}: {} ({}): the reference the others are lined up with\n", c.node, offset, c.source);
-        else if (c.changed)
-            fmt::print("clock {}: {} {} from {}: {}\n", c.node, offset, uncertaintyText(c.uncertaintyNs), c.source,
-                       c.method);
-        else
-            fmt::print("clock {}: not estimated ({}); stays {}\n", c.node, c.method, offset);
-    }
+    for (const std::string& line : *lines)
+        fmt::print("{}\n", line);
     return kExitOk;
 }
 

@@ -32,6 +32,7 @@ constexpr Shortcut kShortcuts[] = {
     {"View", "Ctrl+3", "Show or hide the problems"},
     {"View", "Ctrl+4", "Show or hide the flame graph"},
     {"View", "Ctrl+5", "Show or hide the findings"},
+    {"View", "Ctrl+6", "Show or hide the nodes' clock offsets"},
     {"Help", "F1", "This list"},
     {"Timeline", "W / S, Up / Down", "Zoom in / out"},
     {"Timeline", "A / D, Left / Right", "Pan earlier / later"},

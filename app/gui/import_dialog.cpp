@@ -1,6 +1,8 @@
 #include "app/gui/import_dialog.h"
 
+#include "analysis/store/run_database.h"
 #include "app/gui/import_plan_model.h"
+#include "app/jobs/clock_job.h"
 
 #include <QDialogButtonBox>
 #include <QDir>
@@ -244,7 +246,15 @@ void ImportDialog::startImport()
             state->file = file;
             state->reported = true;
         };
-        return runImport(dbPath, plan, options, callbacks, &state->cancel);
+        ImportJobResult result = runImport(dbPath, plan, options, callbacks, &state->cancel);
+        // A run of several nodes: their clocks lined up (offsets the user set are kept).
+        if (!result.error && !result.cancelled && result.imported > 0)
+            if (auto db = store::RunDatabase::open(dbPath, store::OpenMode::ReadWrite)) {
+                auto lines = estimateAndDescribeClocks(**db, false);
+                result.clockLines =
+                    lines ? *lines : std::vector<std::string>{"clocks not estimated: " + lines.error().toString()};
+            }
+        return result;
     }).then(this, [this](const ImportJobResult& result) { finishImport(result); });
 }
 
@@ -297,6 +307,8 @@ void ImportDialog::finishImport(const ImportJobResult& result)
         if (f.result.outcome == importers::FileOutcome::AlreadyImported)
             lines << tr("%1: already imported, nothing changed").arg(qs(f.displayPath));
     }
+    for (const std::string& line : result.clockLines)
+        lines << qs(line);
     m_summary->setPlainText(lines.join(QLatin1Char('\n')));
     updateButtons();
     const QString dbPath = targetPath();

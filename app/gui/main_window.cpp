@@ -146,7 +146,7 @@ void MainWindow::createMenus()
     QMenu* view = menuBar()->addMenu(tr("&View"));
     int n = 1;
     for (QDockWidget* dock : {m_docks->browserDock(), m_docks->detailsDock(), m_docks->problemsDock(), m_flame->dock(),
-                              m_findings->dock()}) {
+                              m_findings->dock(), m_docks->clocksDock()}) {
         QAction* toggle = dock->toggleViewAction();
         toggle->setShortcut(QKeySequence(tr("Ctrl+%1").arg(n++)));
         view->addAction(toggle);

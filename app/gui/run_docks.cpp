@@ -1,5 +1,6 @@
 #include "app/gui/run_docks.h"
 
+#include "analysis/clock/clock_estimate.h"
 #include "widgets/details/details_panel.h"
 #include "widgets/problems/problems_view.h"
 #include "widgets/run_browser/lane_list_widget.h"
@@ -10,6 +11,7 @@
 #include <QHeaderView>
 #include <QMainWindow>
 #include <QSplitter>
+#include <QTableWidget>
 #include <QTreeView>
 
 namespace runlens::app {
@@ -50,6 +52,18 @@ RunDocks::RunDocks(QMainWindow* window, widgets::TimelineWidget* timeline, widge
     m_problemsDock =
         makeDock(window, tr("Problems"), QStringLiteral("problemsDock"), m_problems, Qt::BottomDockWidgetArea);
     m_problemsDock->hide(); // opened from the problems bar
+    // Each node's clock offset (added to its times as read), how sure it is and how it was found.
+    m_clocks = new QTableWidget(0, 4);
+    m_clocks->setObjectName(QStringLiteral("clocks"));
+    m_clocks->setHorizontalHeaderLabels({tr("Node"), tr("Offset"), tr("±"), tr("Found from")});
+    m_clocks->setEditTriggers(QAbstractItemView::NoEditTriggers);
+    m_clocks->verticalHeader()->hide();
+    m_clocks->horizontalHeader()->setStretchLastSection(true);
+    m_clocks->setMinimumWidth(380); // node, offset, ± and source readable side by side
+    m_clocks->setToolTip(tr("Added to every time of the node as it is read; the data stay as imported. Set or "
+                            "estimate with runlens clock RUN node=+1.25s / --estimate."));
+    m_clocksDock = makeDock(window, tr("Clocks"), QStringLiteral("clocksDock"), m_clocks, Qt::BottomDockWidgetArea);
+    m_clocksDock->hide();
 
     connect(m_model, &widgets::RunBrowserModel::hiddenSeriesChanged, this,
             [this](const std::vector<int64_t>& hidden) { m_timeline->setHiddenSeries(hidden); });
@@ -76,6 +90,24 @@ void RunDocks::setCatalog(std::shared_ptr<const timeline::RunCatalog> catalog, b
     m_details->setCursor(std::nullopt);
     m_details->setSeries(nullptr, {}, {});
     m_problems->setImports(catalog ? catalog->imports : std::vector<timeline::ImportProblems>{});
+    const std::vector<store::NodeInfo> nodes = catalog ? catalog->nodes : std::vector<store::NodeInfo>{};
+    m_clocks->setRowCount(static_cast<int>(nodes.size()));
+    for (int row = 0; row < static_cast<int>(nodes.size()); ++row) {
+        const store::NodeInfo& n = nodes[static_cast<size_t>(row)];
+        const QString source = QString::fromStdString(n.clockOffsetSource);
+        const QStringList cells{
+            QString::fromStdString(n.name), QString::fromStdString(analysis::formatClockDuration(n.clockOffsetNs)),
+            n.clockOffsetUncertaintyNs
+                ? QString::fromStdString(analysis::formatClockDuration(*n.clockOffsetUncertaintyNs, false))
+                : QStringLiteral("–"),
+            source.isEmpty() ? tr("not set") : source};
+        for (int col = 0; col < cells.size(); ++col) {
+            auto* item = new QTableWidgetItem(cells[col]);
+            if (col == 1 || col == 2) item->setTextAlignment(Qt::AlignRight | Qt::AlignVCenter);
+            m_clocks->setItem(row, col, item);
+        }
+    }
+    m_clocks->resizeColumnsToContents();
     refreshLanes();
 }
 

@@ -11,6 +11,7 @@
 #include <memory>
 
 class QDockWidget;
+class QTableWidget;
 class QMainWindow;
 class QTreeView;
 
@@ -38,6 +39,8 @@ public:
     QDockWidget* browserDock() const { return m_browserDock; }
     QDockWidget* detailsDock() const { return m_detailsDock; }
     QDockWidget* problemsDock() const { return m_problemsDock; }
+    QDockWidget* clocksDock() const { return m_clocksDock; }
+    QTableWidget* clocksTable() const { return m_clocks; }
     widgets::RunBrowserModel* browserModel() const { return m_model; }
     widgets::ProblemsView* problemsView() const { return m_problems; }
     widgets::DetailsPanel* details() const { return m_details; }
@@ -58,6 +61,8 @@ private:
     QDockWidget* m_browserDock;
     QDockWidget* m_detailsDock;
     QDockWidget* m_problemsDock;
+    QTableWidget* m_clocks;
+    QDockWidget* m_clocksDock;
 };
 
 } // namespace runlens::app

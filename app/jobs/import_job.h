@@ -38,6 +38,7 @@ struct ImportJobResult
     std::vector<ImportedFile> files; // every file handled, in order (none after a cancel)
     int imported = 0, alreadyImported = 0, failed = 0, notRecognised = 0;
     int placedLater = 0; // sources of earlier imports that were unanchored and now match this import's data
+    std::vector<std::string> clockLines; // the nodes' clock offsets estimated after the import (GUI), a line each
     bool cancelled = false;
     std::string cancelledFile; // the file that was being read when the cancel came
     int64_t points = 0, samples = 0, problems = 0, dataLoss = 0;

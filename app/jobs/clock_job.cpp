@@ -1,0 +1,39 @@
+#include "app/jobs/clock_job.h"
+
+#include "analysis/clock/clock_estimate.h"
+#include "analysis/store/run_reader.h"
+
+#include <fmt/format.h>
+
+namespace runlens::app {
+
+Expected<std::vector<std::string>> estimateAndDescribeClocks(store::RunDatabase& db, bool force)
+{
+    std::vector<std::string> lines;
+    store::RunReader reader(db);
+    auto nodes = reader.nodes();
+    if (!nodes) return nodes.error();
+    if (nodes->size() < 2) return lines;
+    auto estimates = analysis::estimateClockOffsets(db);
+    if (!estimates) return estimates.error();
+    auto changes = analysis::applyClockEstimates(db, *estimates, force);
+    if (!changes) return changes.error();
+    for (const analysis::ClockChange& c : *changes) {
+        const std::string offset = analysis::formatClockDuration(c.offsetNs);
+        if (c.keptUser)
+            lines.push_back(fmt::format("clock {}: {} set by the user (kept; --force to estimate it)", c.node, offset));
+        else if (c.node == estimates->reference)
+            lines.push_back(
+                fmt::format("clock {}: {} ({}): the reference the others are lined up with", c.node, offset, c.source));
+        else if (c.changed)
+            lines.push_back(fmt::format("clock {}: {} {} from {}: {}", c.node, offset,
+                                        c.uncertaintyNs ? "±" + analysis::formatClockDuration(*c.uncertaintyNs, false)
+                                                        : std::string("-"),
+                                        c.source, c.method));
+        else
+            lines.push_back(fmt::format("clock {}: not estimated ({}); stays {}", c.node, c.method, offset));
+    }
+    return lines;
+}
+
+} // namespace runlens::app

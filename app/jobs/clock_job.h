@@ -1,0 +1,21 @@
+#pragma once
+
+// Estimating the nodes' clock offsets and saying what changed, one line per node: shared by `runlens clock
+// --estimate`, `runlens import` and the GUI's import.
+
+#include "analysis/store/error.h"
+
+#include <string>
+#include <vector>
+
+namespace runlens::store {
+class RunDatabase;
+}
+
+namespace runlens::app {
+
+// Estimates and stores the offsets (keeping the user's unless force); a line per node ("clock node1: -3.000 s ±10 µs
+// from traces: ..."). Nothing is estimated in a run of fewer than two nodes (no lines).
+Expected<std::vector<std::string>> estimateAndDescribeClocks(store::RunDatabase& db, bool force);
+
+} // namespace runlens::app
