@@ -42,6 +42,9 @@ inline constexpr DiagnosticKind kSkippedFamily{"skipped_family", true,
                                                "samples of a family not imported (histogram, summary, info)"};
 inline constexpr DiagnosticKind kEstimatedTime{"estimated_time", false,
                                                "timestamps estimated (no time in the file; see the import notes)"};
+inline constexpr DiagnosticKind kFarFromRun{
+    "far_from_run", false,
+    "times estimated from the file's modification time lie hours away from the run's other data (give start=)"};
 inline constexpr DiagnosticKind kDuplicateSample{"duplicate_sample", true,
                                                  "a second value for the same series and time; the first is kept"};
 inline constexpr DiagnosticKind kSkippedColumns{

@@ -94,6 +94,28 @@ Expected<std::string> readHead(const std::string& path, const std::string& displ
     return head;
 }
 
+// When the points of an import lie more than kFarFromRunNs outside the range of the run's other points: a line
+// saying how far (empty otherwise).
+constexpr int64_t kFarFromRunNs = 3600LL * 1'000'000'000; // an hour: farther than any wait between collectors
+Expected<std::string> farFromRun(store::RunDatabase& db, int64_t importId)
+{
+    auto st = store::Statement::prepare(
+        db.handle(), "SELECT (SELECT min(first_ns) FROM point_chunk WHERE import_id = ?1), (SELECT max(last_ns) FROM "
+                     "point_chunk WHERE import_id = ?1), (SELECT min(first_ns) FROM point_chunk WHERE import_id != "
+                     "?1), (SELECT max(last_ns) FROM point_chunk WHERE import_id != ?1)");
+    if (!st) return st.error();
+    st->bind(1, importId);
+    auto row = st->step();
+    if (!row) return row.error();
+    if (!*row || st->isNull(0) || st->isNull(2)) return std::string();
+    const int64_t first = st->int64(0), last = st->int64(1), runFirst = st->int64(2), runLast = st->int64(3);
+    const int64_t gap = first > runLast ? first - runLast : runFirst > last ? runFirst - last : 0;
+    if (gap <= kFarFromRunNs) return std::string();
+    return fmt::format("the times estimated from the file's modification time lie {:.1f} h {} the run's other data: "
+                       "the file was probably copied (cp, scp, a download); give start=",
+                       static_cast<double>(gap) / 3.6e12, first > runLast ? "after" : "before");
+}
+
 // How an import was placed in time (import.anchor).
 Expected<std::string> importAnchor(store::RunDatabase& db, int64_t importId)
 {
@@ -400,6 +422,11 @@ FileResult importFile(store::RunDatabase& db, const PlannedFile& file, const Imp
                                         writer.duplicatesDropped()));
     if (lines.lastLineUnterminated())
         result.diagnostics.report(diag::kTruncatedLine, lines.location(), "the last line has no line ending");
+    // Times estimated from the file's modification time that land far from everything else of the run: a copy
+    // (cp, scp, a download) gave the file a new time. Said loudly, never taken silently.
+    if (result.diagnostics.counts().count(std::string(diag::kEstimatedTime.name)) > 0 && ctx.anchor.state.empty())
+        if (auto far = farFromRun(db, *importId); far && !far->empty())
+            result.diagnostics.report(diag::kFarFromRun, lines.location(), *far);
 
     result.contentHash = (*input)->contentHash();
     auto earlier = writer.findImportByHash(result.contentHash);

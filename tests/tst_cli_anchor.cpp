@@ -115,6 +115,7 @@ private Q_SLOTS:
     void logOfAnotherRunStaysUnanchored();
     void unanchoredLogPlacedLater();
     void logOfItsOwnNodeMatchesEveryNode();
+    void copiedUntimedCaptureFarFromRun();
 };
 
 void TestCliAnchor::copiedFolderGivesTheSameRun_data()
@@ -279,6 +280,33 @@ void TestCliAnchor::logOfItsOwnNodeMatchesEveryNode()
                                 .out.split(QLatin1Char('\n'), Qt::SkipEmptyParts);
     QCOMPARE(row.size(), qsizetype(2));
     QVERIFY2(std::abs(row[1].toDouble() - truth.at(100)) <= 1.5e9, qPrintable(row.join(QLatin1Char(' '))));
+}
+
+// A dmon capture without time columns, copied a year later, placed by its modification time far from the run: the
+// import says so.
+void TestCliAnchor::copiedUntimedCaptureFarFromRun()
+{
+    const QString small = fixture("h200-gloo-small");
+    if (small.isEmpty()) QSKIP("../shared/fixtures not found: a far capture not tested");
+    QTemporaryDir dir;
+    QVERIFY(dir.isValid());
+    const QString db = dir.filePath(str("r.runlens"));
+    EXPECT_EXIT(cli({str("import"), str("-o"), db, str("--node"), str("vm"), small + str("/nvidia-smi-query.csv")}), 0);
+    const QString dmon = dir.filePath(str("dmon.txt"));
+    {
+        QFile f(dmon);
+        QVERIFY(f.open(QIODevice::WriteOnly));
+        f.write("# gpu    pwr  gtemp  mtemp     sm    mem\n# Idx      W      C      C      %      %\n");
+        for (int i = 0; i < 5; ++i)
+            f.write("    0    300     50     40     90     20\n");
+        f.close();
+        QVERIFY(f.open(QIODevice::ReadWrite));
+        QVERIFY(f.setFileTime(QDateTime::currentDateTimeUtc().addDays(365), QFileDevice::FileModificationTime));
+    }
+    const Run r = cli({str("import"), str("-o"), db, str("--node"), str("vm"), dmon});
+    EXPECT_EXIT(r, 0);
+    EXPECT_MATCH(r.err, str("far_from_run: the times estimated from the file's modification time lie [0-9.]+ h after "
+                            "the run's other data"));
 }
 
 QTEST_GUILESS_MAIN(TestCliAnchor)
