@@ -6,6 +6,9 @@
 #include "tests/test_support.h"
 
 #include <QDir>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
 #include <QTemporaryDir>
 #include <QTest>
 
@@ -113,6 +116,47 @@ private Q_SLOTS:
         EXPECT_MATCH(r.out, QStringLiteral("^clock node0: -300\\.000 ms set by the user$"));
         // node0 is the reference and keeps its offset: node1 is placed relative to it.
         QCOMPARE(offsets(db), QStringLiteral("node0|-300|user node1|-2800|traces"));
+    }
+
+    // A finding over several nodes says when it rests on estimated offsets; offsets the user set are not estimates.
+    void findingsNameEstimatedOffsets()
+    {
+        QTemporaryDir dir;
+        const QString out = dir.filePath(QStringLiteral("z3")), db = out + QStringLiteral("/demo.runlens");
+        EXPECT_EXIT(cli(args({QStringLiteral("demo"), QStringLiteral("--scenario"), QStringLiteral("zero3"),
+                              QStringLiteral("--gpus"), QStringLiteral("2"), QStringLiteral("--hours"),
+                              QStringLiteral("0.2"), QStringLiteral("--no-gui"), QStringLiteral("-o"), out})),
+                    0);
+        EXPECT_EXIT(cli(args({QStringLiteral("clock"), db, QStringLiteral("--estimate")})), 0);
+        const auto evidence = [&] {
+            const Run r =
+                cli(args({QStringLiteral("analyze"), db, QStringLiteral("--json"), QStringLiteral("--no-store")}));
+            QStringList found;
+            for (const QJsonValue& f :
+                 QJsonDocument::fromJson(r.out.toUtf8()).object().value(QStringLiteral("findings")).toArray())
+                found << f.toObject().value(QStringLiteral("rule")).toString() + QLatin1Char('|') +
+                             f.toObject()
+                                 .value(QStringLiteral("evidence"))
+                                 .toObject()
+                                 .value(QStringLiteral("estimated_clock_offsets"))
+                                 .toString();
+            return found;
+        };
+        const QStringList estimated = evidence();
+        QVERIFY(!estimated.isEmpty());
+        for (const QString& f : estimated)
+            if (f.startsWith(QStringLiteral("COMM_BOUND|")))
+                QVERIFY2(QRegularExpression(QStringLiteral("node1 [-+][0-9.]+ [mµn]?s ±[0-9.]+ [mµn]?s \\(traces\\)"))
+                             .match(f)
+                             .hasMatch(),
+                         qPrintable(f));
+        QVERIFY2(estimated.join(QLatin1Char(' ')).contains(QStringLiteral("COMM_BOUND|node")),
+                 qPrintable(estimated.join(QLatin1Char('\n'))));
+        EXPECT_EXIT(cli(args({QStringLiteral("clock"), db, QStringLiteral("node1=0"), QStringLiteral("node2=0"),
+                              QStringLiteral("node3=0")})),
+                    0);
+        for (const QString& f : evidence())
+            QVERIFY2(f.endsWith(QLatin1Char('|')), qPrintable(f));
     }
 
     void usageErrors_data()

@@ -1,5 +1,6 @@
 #include "analysis/rules/run_analysis.h"
 
+#include "analysis/clock/clock_estimate.h"
 #include "analysis/rules/ckpt_gap_rule.h"
 #include "analysis/rules/comm_bound_rule.h"
 #include "analysis/rules/hang_rule.h"
@@ -11,18 +12,19 @@
 #include "analysis/rules/straggler_rule.h"
 #include "analysis/rules/throttle_rule.h"
 #include "analysis/store/finding_store.h"
+#include "analysis/store/node_clock.h"
+#include "analysis/store/run_reader.h"
 #include "analysis/store/trace_reader.h"
 
 #include <QDateTime>
+#include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
-
 #include <algorithm>
-#include <map>
 #include <cmath>
-#include <QJsonArray>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
+#include <map>
 
 namespace runlens::analysis {
 
@@ -288,6 +290,24 @@ Expected<RunAnalysis> analyzeRun(store::RunDatabase& db, const RuleParams& param
     for (const NodeMetrics& n : metrics->nodes)
         gpuNodes += std::any_of(metrics->gpus.begin(), metrics->gpus.end(), [&](const GpuMetrics& g) { return g.node == n.node; }) ? 1 : 0;
     findings = mergeAcrossNodes(std::move(findings), out.wallS, gpuNodes);
+    // A finding over several nodes compares their times: say when those rest on estimated clock offsets.
+    store::RunReader reader(db);
+    if (auto nodes = reader.nodes())
+        for (Finding& f : findings) {
+            if (f.nodes.size() < 2) continue;
+            std::vector<std::string> estimated;
+            for (const store::NodeInfo& n : *nodes)
+                if (std::find(f.nodes.begin(), f.nodes.end(), n.name) != f.nodes.end() &&
+                    (n.clockOffsetSource == store::kClockSourceTraces ||
+                     n.clockOffsetSource == store::kClockSourceMetrics) &&
+                    n.clockOffsetUncertaintyNs && n.clockOffsetNs != 0)
+                    estimated.push_back(fmt::format("{} {} ±{} ({})", n.name, formatClockDuration(n.clockOffsetNs),
+                                                    formatClockDuration(*n.clockOffsetUncertaintyNs, false),
+                                                    n.clockOffsetSource));
+            if (!estimated.empty())
+                f.evidence.insert(QStringLiteral("estimated_clock_offsets"),
+                                  QString::fromStdString(fmt::format("{}", fmt::join(estimated, ", "))));
+        }
     // Primary findings first (a contributing one is explained by another), then by severity and impact.
     std::stable_sort(findings.begin(), findings.end(), [](const Finding& a, const Finding& b) {
         if (a.primary != b.primary) return a.primary;
