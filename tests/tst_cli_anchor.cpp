@@ -124,6 +124,8 @@ void TestCliAnchor::copiedFolderGivesTheSameRun_data()
     QTest::newRow("h200-gloo-small") << str("h200-gloo-small");
     QTest::newRow("h200x2-fsdp-hang") << str("h200x2-fsdp-hang");
     QTest::newRow("h200-mixed-stalls") << str("h200-mixed-stalls");
+    QTest::newRow("h200-spin-pair/before") << str("h200-spin-pair/before");
+    QTest::newRow("h200-spin-pair/after") << str("h200-spin-pair/after");
 }
 
 void TestCliAnchor::copiedFolderGivesTheSameRun()
