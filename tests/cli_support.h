@@ -3,6 +3,8 @@
 // The `runlens` binary run end to end: QProcess (no shell) with its exit code, stdout and stderr, the checks on
 // them, and inputs the tests write (nvidia-smi CSV). Shared by tst_cli and tst_cli_report.
 
+#include "tests/test_support.h"
+
 #include <QProcess>
 #include <QProcessEnvironment>
 #include <QRegularExpression>
@@ -62,23 +64,7 @@ inline Run cli(const QStringList& args, const QString& workingDir = {}, const QP
         QVERIFY2(matched_, qPrintable(QStringLiteral("/%1/ not found in:\n%2").arg(pattern, text)));                   \
     } while (false)
 
-// nvidia-smi --query-gpu CSV: `gpus` GPUs × `samples` samples at 1 s from second `start`, values with units.
-inline std::string nvsmiCsv(int gpus, int samples, int start = 0)
-{
-    std::string s = "timestamp, index, name, pci.bus_id, utilization.gpu [%], memory.used [MiB]\n";
-    for (int i = start; i < start + samples; ++i)
-        for (int g = 0; g < gpus; ++g)
-            s += QStringLiteral("2026/01/02 %1:%2:%3.000, %4, NVIDIA H200, 00000000:%5:00.0, %6 %, %7 MiB\n")
-                     .arg(3 + i / 3600, 2, 10, QLatin1Char('0'))
-                     .arg(i / 60 % 60, 2, 10, QLatin1Char('0'))
-                     .arg(i % 60, 2, 10, QLatin1Char('0'))
-                     .arg(g)
-                     .arg(g + 10)
-                     .arg((7 * i + g) % 101)
-                     .arg(1000 + i)
-                     .toStdString();
-    return s;
-}
+using runlens::test::nvsmiCsv; // (test_support.h)
 
 inline QString qs(const std::string& s)
 {

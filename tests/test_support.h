@@ -47,4 +47,22 @@ std::string rawBytes(std::initializer_list<int> bytes);
 // An unsigned LEB128 varint, as the chunk codecs write them.
 std::string varintBytes(uint64_t v);
 
+// nvidia-smi --query-gpu CSV: `gpus` GPUs × `samples` samples at 1 s from second `start`, values with units.
+inline std::string nvsmiCsv(int gpus, int samples, int start = 0)
+{
+    std::string s = "timestamp, index, name, pci.bus_id, utilization.gpu [%], memory.used [MiB]\n";
+    for (int i = start; i < start + samples; ++i)
+        for (int g = 0; g < gpus; ++g)
+            s += QStringLiteral("2026/01/02 %1:%2:%3.000, %4, NVIDIA H200, 00000000:%5:00.0, %6 %, %7 MiB\n")
+                     .arg(3 + i / 3600, 2, 10, QLatin1Char('0'))
+                     .arg(i / 60 % 60, 2, 10, QLatin1Char('0'))
+                     .arg(i % 60, 2, 10, QLatin1Char('0'))
+                     .arg(g)
+                     .arg(g + 10)
+                     .arg((7 * i + g) % 101)
+                     .arg(1000 + i)
+                     .toStdString();
+    return s;
+}
+
 } // namespace runlens::test

@@ -20,18 +20,7 @@ namespace {
 // nvidia-smi --query-gpu CSV of 2 GPUs, 3 samples from second `start` (unlabelled).
 std::string nvsmiCsv(int start)
 {
-    std::string s = "timestamp, index, name, pci.bus_id, utilization.gpu [%], memory.used [MiB]\n";
-    for (int i = start; i < start + 3; ++i)
-        for (int g = 0; g < 2; ++g)
-            s += QStringLiteral("2026/01/02 03:%1:%2.000, %3, NVIDIA H200, 00000000:%4:00.0, %5 %, %6 MiB\n")
-                     .arg(i / 60 % 60, 2, 10, QLatin1Char('0'))
-                     .arg(i % 60, 2, 10, QLatin1Char('0'))
-                     .arg(g)
-                     .arg(g + 10)
-                     .arg((7 * i + g) % 101)
-                     .arg(1000 + i)
-                     .toStdString();
-    return s;
+    return runlens::test::nvsmiCsv(2, 3, start);
 }
 
 std::string folded(int rank)
