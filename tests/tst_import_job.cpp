@@ -11,8 +11,8 @@
 #include <QFuture>
 #include <QTest>
 #include <QtConcurrent/QtConcurrentRun>
-
 #include <atomic>
+#include <cmath>
 #include <cstdio>
 #include <mutex>
 
@@ -171,6 +171,73 @@ private Q_SLOTS:
         QVERIFY(result.cancelled);
         QCOMPARE(result.importedFiles(), std::vector<std::string>{files[0].displayPath});
         QCOMPARE(test::queryOne(db, "SELECT count(*) FROM import"), QStringLiteral("1"));
+    }
+
+    // A trainer log without times imported alone stays unanchored; importing its node's GPU CSV later places it where
+    // its steps and pauses match the GPUs' busy and idle times.
+    void unanchoredLogPlacedByLaterImport()
+    {
+        QTemporaryDir dir;
+        // True time: training from second 30 of 03:00, one step a second, pauses of 3.5 s after seconds 50 and 70,
+        // steps until 95; the GPU busy (90 %) exactly then, sampled every 250 ms over two minutes.
+        const auto busy = [](double t) {
+            return t >= 30 && t < 95 && !(t >= 50 && t < 53.5) && !(t >= 70 && t < 73.5);
+        };
+        std::string csv = "timestamp, index, name, utilization.gpu [%]\n";
+        for (int i = 0; i < 480; ++i) {
+            const double t = i * 0.25;
+            csv += QStringLiteral("2026/01/02 03:%1:%2.%3, 0, NVIDIA H200, %4 %\n")
+                       .arg(static_cast<int>(t) / 60, 2, 10, QLatin1Char('0'))
+                       .arg(static_cast<int>(t) % 60, 2, 10, QLatin1Char('0'))
+                       .arg(i % 4 * 250, 3, 10, QLatin1Char('0'))
+                       .arg(busy(t - 0.125) ? 90 : 0)
+                       .toStdString();
+        }
+        std::string log;
+        int step = 0;
+        for (double end = 31; end <= 95; end += 1) {
+            double t = end;
+            if (end > 50) t += 3.5;
+            if (end > 70 - 3.5) t += 3.5;
+            if (t > 95) break;
+            const int elapsed = static_cast<int>(t - 30);
+            log += QStringLiteral("{\"current_steps\": %1, \"total_steps\": 1000, \"loss\": 2.0, \"elapsed_time\": "
+                                  "\"0:%2:%3\"}\n")
+                       .arg(++step)
+                       .arg(elapsed / 60, 2, 10, QLatin1Char('0'))
+                       .arg(elapsed % 60, 2, 10, QLatin1Char('0'))
+                       .toStdString();
+        }
+        const std::string logPath = test::writeFile(dir, QStringLiteral("trainer_log.jsonl"), log);
+        const std::string csvPath = test::writeFile(dir, QStringLiteral("gpu.csv"), csv);
+        const std::string db = dir.filePath(QStringLiteral("run.runlens")).toStdString();
+        importers::ImportOptions options = utc();
+        options.node = "n1";
+        auto first = importers::planImport({logPath}, options);
+        QVERIFY_OK(first);
+        QCOMPARE(app::runImport(db, first.value(), options).imported, 1);
+        QCOMPARE(test::queryOne(db, "SELECT anchor FROM import"), QStringLiteral("unanchored"));
+
+        auto second = importers::planImport({csvPath}, options);
+        QVERIFY_OK(second);
+        const app::ImportJobResult r = app::runImport(db, second.value(), options);
+        QCOMPARE(r.imported, 1);
+        QCOMPARE(r.placedLater, 1);
+        QVERIFY2(r.summary().find("1 source imported earlier without a place in time now aligned") != std::string::npos,
+                 r.summary().c_str());
+        const QStringList placed =
+            test::queryOne(db, "SELECT anchor, anchor_start_ns, anchor_uncertainty_ns FROM import WHERE format = "
+                               "'llamafactory-trainer-log'")
+                .split(QLatin1Char('|'));
+        QCOMPARE(placed.value(0), QStringLiteral("aligned"));
+        const double trueStartNs = 1767322800e9 + 30e9; // 2026-01-02T03:00:30Z
+        const double error = std::abs(placed.value(1).toDouble() - trueStartNs);
+        qInfo("start found %.3f s from the true start, ± %.3f s", error / 1e9, placed.value(2).toDouble() / 1e9);
+        QVERIFY2(
+            error <= placed.value(2).toDouble() && error <= 1e9,
+            qPrintable(
+                QStringLiteral("start off by %1 s, ± %2 s").arg(error / 1e9).arg(placed.value(2).toDouble() / 1e9)));
+        QCOMPARE(test::queryOne(db, "SELECT count(*) FROM unanchored_point"), QStringLiteral("0"));
     }
 
     void databaseErrorIsReported()

@@ -34,6 +34,9 @@ std::string ImportJobResult::summary() const
                                 "{} stack samples, {} problems ({} with data loss)",
                                 files.size(), files.size() == 1 ? "" : "s", imported, alreadyImported, failed,
                                 notRecognised, points, samples, problems, dataLoss);
+    if (placedLater > 0)
+        s += fmt::format("; {} source{} imported earlier without a place in time now aligned with this data",
+                         placedLater, placedLater == 1 ? "" : "s");
     if (cancelled) s += fmt::format("; cancelled while reading {}: nothing of it was stored", cancelledFile);
     return s;
 }
