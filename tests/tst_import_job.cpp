@@ -193,21 +193,26 @@ private Q_SLOTS:
                        .arg(busy(t - 0.125) ? 90 : 0)
                        .toStdString();
         }
-        std::string log;
-        int step = 0;
-        for (double end = 31; end <= 95; end += 1) {
-            double t = end;
-            if (end > 50) t += 3.5;
-            if (end > 70 - 3.5) t += 3.5;
-            if (t > 95) break;
-            const int elapsed = static_cast<int>(t - 30);
-            log += QStringLiteral("{\"current_steps\": %1, \"total_steps\": 1000, \"loss\": 2.0, \"elapsed_time\": "
-                                  "\"0:%2:%3\"}\n")
-                       .arg(++step)
-                       .arg(elapsed / 60, 2, 10, QLatin1Char('0'))
-                       .arg(elapsed % 60, 2, 10, QLatin1Char('0'))
-                       .toStdString();
-        }
+        // The log of a run that started at second 30 and paused 3.5 s after seconds pauseA and pauseB.
+        const auto trainerLog = [](double pauseA, double pauseB) {
+            std::string log;
+            int step = 0;
+            for (double end = 31; end <= 95; end += 1) {
+                double t = end;
+                if (end > pauseA) t += 3.5;
+                if (end > pauseB - 3.5) t += 3.5;
+                if (t > 95) break;
+                const int elapsed = static_cast<int>(t - 30);
+                log += QStringLiteral("{\"current_steps\": %1, \"total_steps\": 1000, \"loss\": 2.0, "
+                                      "\"elapsed_time\": \"0:%2:%3\"}\n")
+                           .arg(++step)
+                           .arg(elapsed / 60, 2, 10, QLatin1Char('0'))
+                           .arg(elapsed % 60, 2, 10, QLatin1Char('0'))
+                           .toStdString();
+            }
+            return log;
+        };
+        const std::string log = trainerLog(50, 70);
         const std::string logPath = test::writeFile(dir, QStringLiteral("trainer_log.jsonl"), log);
         const std::string csvPath = test::writeFile(dir, QStringLiteral("gpu.csv"), csv);
         const std::string db = dir.filePath(QStringLiteral("run.runlens")).toStdString();
@@ -238,6 +243,14 @@ private Q_SLOTS:
             qPrintable(
                 QStringLiteral("start off by %1 s, ± %2 s").arg(error / 1e9).arg(placed.value(2).toDouble() / 1e9)));
         QCOMPARE(test::queryOne(db, "SELECT count(*) FROM unanchored_point"), QStringLiteral("0"));
+
+        // The log of another run, pausing at other times: matches nothing here.
+        const std::string other = test::writeFile(dir, QStringLiteral("other/trainer_log.jsonl"), trainerLog(40, 85));
+        auto third = importers::planImport({other}, options);
+        QVERIFY_OK(third);
+        QCOMPARE(app::runImport(db, third.value(), options).imported, 1);
+        QCOMPARE(test::queryRows(db, "SELECT anchor FROM import WHERE format = 'llamafactory-trainer-log' ORDER BY id"),
+                 QStringList({QStringLiteral("aligned"), QStringLiteral("unanchored")}));
     }
 
     void databaseErrorIsReported()
