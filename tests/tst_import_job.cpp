@@ -249,6 +249,7 @@ private Q_SLOTS:
         auto third = importers::planImport({other}, options);
         QVERIFY_OK(third);
         QCOMPARE(app::runImport(db, third.value(), options).imported, 1);
+        qInfo("%s", qPrintable(test::queryOne(db, "SELECT anchor_method FROM import ORDER BY id DESC LIMIT 1")));
         QCOMPARE(test::queryRows(db, "SELECT anchor FROM import WHERE format = 'llamafactory-trainer-log' ORDER BY id"),
                  QStringList({QStringLiteral("aligned"), QStringLiteral("unanchored")}));
     }
