@@ -49,6 +49,7 @@ private Q_SLOTS:
     void fixtureInputStall();
     void commBoundFromTheIllusion();
     void fixtureCommBound();
+    void noCommBoundWithoutCommunication();
     void lowSmEfficiency();
     void shiftAndResample();
     void fixtureBaselineIsFlagged();
@@ -382,12 +383,21 @@ void TestRules::fixtureInputStall()
 void TestRules::commBoundFromTheIllusion()
 {
     // 10 min at 99 % utilization: SM activity 0.2 for the first 6 min (the illusion: kernels resident and
-    // waiting), then 0.75 (real work). Only the first 6 min are communication-bound.
+    // waiting), then 0.75 (real work). Only the first 6 min are communication-bound; the training thread waits in
+    // all_reduce then (the communication the illusion needs as evidence).
     Synthetic run;
     run.seconds = 600;
     run.sm = [](int, int64_t s) { return s < 360 ? 0.2 : 0.75; };
     run.util = [](int, int64_t) { return 99.0; };
     run.write = [](int64_t) { return 1e6; };
+    run.stack = [](int64_t k) -> std::vector<std::pair<std::string, std::string>> {
+        std::vector<std::pair<std::string, std::string>> st{{"main", "train.py"}, {"train_step", "train.py"}};
+        if (k < 3600)
+            st.push_back({"all_reduce", "torch/distributed/distributed_c10d.py"});
+        else
+            st.push_back({"forward", "model.py"});
+        return st;
+    };
     QTemporaryDir dir;
     auto db = writeRun(dir, run);
     QVERIFY(db);
@@ -402,12 +412,36 @@ void TestRules::commBoundFromTheIllusion()
     QCOMPARE(f.evidence.value(QStringLiteral("median_sm_active")).toDouble(), 0.2);
     QVERIFY(f.evidence.value(QStringLiteral("illusion_share")).toDouble() > 0.99);
     QVERIFY(f.recommendation.find("stage3_prefetch_bucket_size") != std::string::npos);
+    // The same illusion on one process with no communication anywhere (no communication frames, traces, second rank,
+    // node or InfiniBand traffic): a waiting kernel is not a network problem, so not this rule.
+    run.stack = nullptr;
+    {
+        QTemporaryDir lonely;
+        auto single = writeRun(lonely, run);
+        QVERIFY(single);
+        QCOMPARE(commBound(*single).size(), size_t(0));
+    }
     // Under-used GPUs without any sign of communication (no illusion, no stacks, no traces): not this rule.
     run.util = [](int, int64_t) { return 40.0; };
     QTemporaryDir dir2;
     auto quiet = writeRun(dir2, run);
     QVERIFY(quiet);
     QCOMPARE(commBound(*quiet).size(), size_t(0));
+}
+
+void TestRules::noCommBoundWithoutCommunication()
+{
+    // A real single-process run with no communication at all (its README: no collective, one rank), whose tiny phase
+    // shows busy GPUs with low SM activity: whatever explains it, it is not communication.
+    const QString fixtures = test::fixturesDir();
+    if (fixtures.isEmpty()) QSKIP("../shared/fixtures is absent");
+    const QString base = fixtures + QStringLiteral("/h200-mixed-stalls/");
+    QTemporaryDir dir;
+    auto db = importFixture(dir, base,
+                            {"nvidia-smi-query.csv", "nvidia-smi-dmon.txt", "nvidia-smi-dmon-gpm.txt", "prometheus",
+                             "stacks-rank0.speedscope.json"});
+    QVERIFY(db);
+    QCOMPARE(commBound(*db).size(), size_t(0));
 }
 
 void TestRules::fixtureCommBound()
@@ -559,6 +593,7 @@ void TestRules::shiftAndResample()
     run.sm = [&](int, int64_t s) { return ckpt(s) ? 0.0 : s < 900 ? 0.2 : 0.6; };
     run.util = [&](int, int64_t s) { return ckpt(s) ? 0.0 : 99.0; };
     run.write = [&](int64_t s) { return ckpt(s) ? 1.5e9 : 2e6; };
+    run.link = [](int64_t) { return 2e8; }; // gradients to the other nodes over InfiniBand: communication exists
     auto analyze = [&](const Synthetic& r, double gridS) {
         QTemporaryDir dir;
         auto db = writeRun(dir, r);

@@ -8,6 +8,7 @@
 #include <cmath>
 #include <fmt/format.h>
 #include <map>
+#include <set>
 
 namespace runlens::analysis {
 
@@ -37,6 +38,39 @@ struct Slice
 
 } // namespace
 
+namespace {
+
+bool positive(const std::vector<double>& v)
+{
+    return std::any_of(v.begin(), v.end(), [](double x) { return std::isfinite(x) && x > 0; });
+}
+
+// Evidence that the node's training communicates at all: several nodes; collectives or communication kernels in its
+// traces; InfiniBand traffic; communication frames in its stacks; more than one rank (trace ranks, or stack-sampled
+// processes).
+bool communicationEvidence(const NodeMetrics& node, const std::vector<const GpuMetrics*>& gpus, size_t gpuNodes,
+                           const std::vector<store::TraceTrackInfo>& tracks,
+                           const std::vector<store::StackThreadInfo>& threads, const PhaseSlices& phases, size_t slices)
+{
+    if (gpuNodes > 1 || positive(node.collectiveBusy)) return true;
+    // InfiniBand traffic goes to other nodes' ranks (Ethernet may be storage or a metrics push: not counted).
+    if (node.linkIsInfiniBand && (positive(node.linkTx) || positive(node.linkRx))) return true;
+    if (std::any_of(gpus.begin(), gpus.end(), [](const GpuMetrics* g) { return positive(g->commBusy); })) return true;
+    for (size_t s = 0; s < slices; ++s) {
+        const SliceShares shares = phases.at(node.node, s);
+        if (shares.hasBusy() && shares.share(Phase::Comm) > 0) return true;
+    }
+    std::set<int64_t> ranks;
+    for (const store::TraceTrackInfo& t : tracks)
+        if (t.node == node.node && t.rank >= 0) ranks.insert(t.rank);
+    std::set<std::pair<std::string, int64_t>> processes;
+    for (const store::StackThreadInfo& t : threads)
+        if (t.node == node.node && t.pid != 0) processes.emplace(t.process, t.pid);
+    return ranks.size() > 1 || processes.size() > 1;
+}
+
+} // namespace
+
 Expected<std::vector<Finding>> commBoundRule(const RunMetrics& m, FlameSource& stacks, const PhaseSlices& phases,
                                              store::TraceReader* traces, const RuleParams& p,
                                              const std::vector<Finding>& hangs)
@@ -54,11 +88,19 @@ Expected<std::vector<Finding>> commBoundRule(const RunMetrics& m, FlameSource& s
     const size_t slices = grid.sliceCount(p.get("rules.evidence_s"));
     const double wall = grid.seconds();
     const double share = p.get("comm_bound.share");
+    size_t gpuNodes = 0;
+    for (const NodeMetrics& node : m.nodes)
+        gpuNodes += std::any_of(m.gpus.begin(), m.gpus.end(), [&](const GpuMetrics& g) { return g.node == node.node; });
+    std::vector<store::StackThreadInfo> threads;
+    if (auto t = stacks.threads({})) threads = std::move(*t);
     for (const NodeMetrics& node : m.nodes) {
         std::vector<const GpuMetrics*> gpus;
         for (const GpuMetrics& g : m.gpus)
             if (g.node == node.node) gpus.push_back(&g);
         if (gpus.empty()) continue;
+        // No communication finding without communication: the illusion alone (a waiting kernel) is a symptom, and on
+        // a single process with no collective anywhere it is not a network problem (LOW_SM_EFF says it then).
+        if (!communicationEvidence(node, gpus, gpuNodes, tracks, threads, phases, slices)) continue;
         const bool haveSm = std::all_of(gpus.begin(), gpus.end(), [](const GpuMetrics* g) { return !g->smActive.empty(); });
         if (!haveSm) continue; // neither the illusion nor under-use can be told from utilization alone here
         std::vector<Slice> ev(slices);

@@ -198,6 +198,7 @@ Expected<RunMetrics> loadRunMetrics(store::RunDatabase& db, int64_t gridNs)
         m.cpuUtil = total(Cpu);
         m.collectiveBusy = total(Collective);
         const bool ib = nodeAcc.count({n.id, IbTx}) || nodeAcc.count({n.id, IbRx});
+        m.linkIsInfiniBand = ib;
         m.linkTx = ib ? total(IbTx) : m.netTx;
         m.linkRx = ib ? total(IbRx) : m.netRx;
         for (const auto& d : *devices)

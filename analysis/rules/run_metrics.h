@@ -51,6 +51,7 @@ struct NodeMetrics
     // the capacity per direction (NaN when unknown) with where it came from: the link_capacity import option,
     // ib.capacity (node_exporter's InfiniBand rate) or net.capacity (the NICs' speed).
     std::vector<double> linkTx, linkRx;
+    bool linkIsInfiniBand = false; // the interconnect rates are InfiniBand ports' (traffic to other nodes' ranks)
     double linkCapacity = std::numeric_limits<double>::quiet_NaN();
     std::string linkCapacitySource;
     std::vector<double> cpuUtil;             // %
