@@ -9,6 +9,7 @@
 #include "app/demo/demo_run.h"
 #include "app/gui/findings_dock.h"
 #include "app/gui/flame_dock.h"
+#include "app/gui/import_dialog.h"
 #include "app/gui/main_window.h"
 #include "app/gui/report_export.h"
 #include "app/gui/run_docks.h"
@@ -156,6 +157,33 @@ private Q_SLOTS:
         QCOMPARE(window.problemsBar()->text(),
                  QStringLiteral("4 problems in 2 imports (3 dropped input); 1 source without wall-clock times matched "
                                 "nothing: not on the timeline"));
+    }
+
+    // Importing a multi-node run in the dialog lines up the nodes' clocks and lists them in its summary.
+    void importDialogEstimatesClocks()
+    {
+        QTemporaryDir dir;
+        app::DemoSpec spec;
+        spec.nodes = 2;
+        spec.gpusPerNode = 1;
+        spec.hours = 0.1;
+        QVERIFY(app::writeDemoRun(spec, dir.filePath(QStringLiteral("inputs")).toStdString()));
+        app::ImportDialog dialog(QString{});
+        QSignalSpy planned(&dialog, &app::ImportDialog::planned);
+        QSignalSpy finished(&dialog, &app::ImportDialog::importFinished);
+        dialog.setNewRunPath(dir.filePath(QStringLiteral("run.runlens")));
+        dialog.addPaths({dir.filePath(QStringLiteral("inputs"))});
+        QTRY_VERIFY_WITH_TIMEOUT(planned.count() >= 1, 10000);
+        dialog.startImport();
+        QTRY_COMPARE_WITH_TIMEOUT(finished.count(), 1, 60000);
+        const QString summary = dialog.summaryText();
+        qInfo("%s", qPrintable(summary));
+        QVERIFY2(summary.contains(QStringLiteral("clock node0: ")) && summary.contains(QStringLiteral("clock node1: ")),
+                 qPrintable(summary));
+        QVERIFY2(!test::queryOne(dir.filePath(QStringLiteral("run.runlens")).toStdString(),
+                                 "SELECT group_concat(clock_offset_source) FROM node")
+                      .isEmpty(),
+                 "no clock source stored");
     }
 
     // The Clocks dock (Ctrl+6) lists every node's offset, its ± and how it was found.
