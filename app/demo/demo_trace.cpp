@@ -149,7 +149,9 @@ Expected<int64_t> writeDemoKinetoTrace(const DemoSpec& spec, int globalRank, int
     const int gpu = globalRank % spec.gpusPerNode;
     const int pid = 4100 + globalRank, autograd = pid + 7; // as in the folded stacks of the same rank
     const int64_t base = startNs / kQuarterNs * kQuarterNs;
-    Random rng(spec.seed * 2654435761u + static_cast<uint64_t>(globalRank));
+    // One sequence for every rank: the ranks of a synchronous job run the same kernels in step, and a collective ends
+    // at the same instant on all of them (what lines their clocks up); they differ only by their start offsets.
+    Random rng(spec.seed * 2654435761u);
     TraceOut t(out, base, gpu);
 
     std::string ranks;
