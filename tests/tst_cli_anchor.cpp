@@ -49,6 +49,12 @@ bool copyRun(const QString& from, const QString& to, int shiftDays, const QStrin
     return true;
 }
 
+// The first row of a query on a run, cells joined by '|'.
+QString one(const QString& db, const std::string& sql)
+{
+    return runlens::test::queryOne(db.toStdString(), sql);
+}
+
 QString fixture(const char* name)
 {
     const QString dir = runlens::test::fixturesDir();
@@ -60,9 +66,7 @@ QString fixture(const char* name)
 // The run's time range from every series (first, last), ns.
 std::pair<double, double> runRange(const QString& db)
 {
-    const QStringList row =
-        runlens::test::queryOne(db.toStdString(), "SELECT min(first_ns), max(last_ns) FROM series_summary")
-            .split(QLatin1Char('|'));
+    const QStringList row = one(db, "SELECT min(first_ns), max(last_ns) FROM series_summary").split(QLatin1Char('|'));
     if (row.size() != 2) return {0, 0};
     return {row[0].toDouble(), row[1].toDouble()};
 }
@@ -147,9 +151,8 @@ void TestCliAnchor::copiedFolderGivesTheSameRun()
     EXPECT_EXIT(imported, 0);
 
     // The log is aligned, never left where its new modification time would put it.
-    const QString anchor = runlens::test::queryOne((later + str(".runlens")).toStdString(),
-                                                   "SELECT anchor || '|' || anchor_uncertainty_ns FROM import WHERE "
-                                                   "format = 'llamafactory-trainer-log'");
+    const QString anchor = one(later + str(".runlens"), "SELECT anchor || '|' || anchor_uncertainty_ns FROM import "
+                                                        "WHERE format = 'llamafactory-trainer-log'");
     QVERIFY2(anchor.startsWith(str("aligned|")), qPrintable(anchor + QLatin1Char('\n') + imported.describe()));
     const double uncertaintyNs = anchor.section(QLatin1Char('|'), 1).toDouble();
     QVERIFY2(uncertaintyNs > 0 && uncertaintyNs <= 1.5e9, qPrintable(anchor));
@@ -207,28 +210,25 @@ void TestCliAnchor::logOfAnotherRunStaysUnanchored()
     const QString foreign = dir.filePath(str("trainer_log-other.jsonl"));
     QVERIFY(QFile::copy(other + str("/trainer_log-rank0.jsonl"), foreign));
     QFile(foreign).setPermissions(QFile(foreign).permissions() | QFileDevice::WriteOwner);
-    const QString node = runlens::test::queryOne(db.toStdString(), "SELECT name FROM node LIMIT 1");
+    const QString node = one(db, "SELECT name FROM node LIMIT 1");
     const Run r = cli({str("import"), str("-o"), db, str("--node"), node, foreign});
     EXPECT_EXIT(r, 0);
     EXPECT_MATCH(r.out, str("kept unanchored, off the timeline"));
     const Run info = cli({str("info"), db});
     EXPECT_MATCH(info.out, str("time: unanchored, not on the timeline: its (steps|pauses) "));
-    QCOMPARE(runlens::test::queryOne(db.toStdString(),
-                                     "SELECT anchor FROM import WHERE format = 'llamafactory-trainer-log'"),
-             str("unanchored"));
-    QVERIFY(runlens::test::queryOne(db.toStdString(), "SELECT count(*) FROM unanchored_point").toInt() > 100);
-    QCOMPARE(runlens::test::queryOne(db.toStdString(), "SELECT count(*) FROM series WHERE metric LIKE 'train.%'"),
-             str("0"));
+    QCOMPARE(one(db, "SELECT anchor FROM import WHERE format = 'llamafactory-trainer-log'"), str("unanchored"));
+    QVERIFY(one(db, "SELECT count(*) FROM unanchored_point").toInt() > 100);
+    QCOMPARE(one(db, "SELECT count(*) FROM series WHERE metric LIKE 'train.%'"), str("0"));
     QCOMPARE(runRange(db), before);
 
     // start= places it where the user says.
     const Run placed = cli({str("import"), str("-o"), db, str("--node"), node, str("--option"),
                             str("start=2026-11-29T08:42:20Z"), foreign});
     EXPECT_EXIT(placed, 0);
-    QCOMPARE(runlens::test::queryOne(db.toStdString(), "SELECT anchor || ' ' || count(*) FROM import WHERE format = "
-                                                       "'llamafactory-trainer-log'"),
+    QCOMPARE(one(db, "SELECT anchor || ' ' || count(*) FROM import WHERE format = "
+                     "'llamafactory-trainer-log'"),
              str("option 1"));
-    QCOMPARE(runlens::test::queryOne(db.toStdString(), "SELECT count(*) FROM unanchored_point"), str("0"));
+    QCOMPARE(one(db, "SELECT count(*) FROM unanchored_point"), str("0"));
 }
 
 void TestCliAnchor::unanchoredLogPlacedLater()
@@ -244,19 +244,17 @@ void TestCliAnchor::unanchoredLogPlacedLater()
     const Run first =
         cli({str("import"), str("-o"), db, str("--node"), str("vm"), run + str("/trainer_log-rank0.jsonl")});
     EXPECT_EXIT(first, 0);
-    QCOMPARE(runlens::test::queryOne(db.toStdString(), "SELECT anchor FROM import"), str("unanchored"));
+    QCOMPARE(one(db, "SELECT anchor FROM import"), str("unanchored"));
     // Then the GPU metrics of its node: the log is placed, its earlier import replaced.
     const Run second =
         cli({str("import"), str("-o"), db, str("--node"), str("vm"), run + str("/nvidia-smi-query.csv")});
     EXPECT_EXIT(second, 0);
     EXPECT_MATCH(second.out, str("1 source imported earlier without a place in time now aligned"));
-    QCOMPARE(runlens::test::queryOne(db.toStdString(), "SELECT anchor FROM import WHERE format = "
-                                                       "'llamafactory-trainer-log'"),
+    QCOMPARE(one(db, "SELECT anchor FROM import WHERE format = "
+                     "'llamafactory-trainer-log'"),
              str("aligned"));
-    QCOMPARE(runlens::test::queryOne(db.toStdString(), "SELECT count(*) FROM import"), str("2"));
-    QVERIFY(
-        runlens::test::queryOne(db.toStdString(), "SELECT count(*) FROM series WHERE metric = 'train.loss'").toInt() ==
-        1);
+    QCOMPARE(one(db, "SELECT count(*) FROM import"), str("2"));
+    QVERIFY(one(db, "SELECT count(*) FROM series WHERE metric = 'train.loss'").toInt() == 1);
 }
 
 void TestCliAnchor::logOfItsOwnNodeMatchesEveryNode()

@@ -1,5 +1,4 @@
 #include "analysis/store/run_database.h"
-#include "analysis/store/run_reader.h"
 #include "app/cli/cli.h"
 #include "app/jobs/import_job.h"
 #include "importers/import_session.h"
@@ -120,14 +119,7 @@ static int importClocks(const std::string& dbPath, const std::vector<ClockAssign
     }
     if (!offsets.empty())
         if (const int rc = setClockOffsets(**db, offsets); rc != kExitOk) return rc;
-    store::RunReader reader(**db);
-    auto nodes = reader.nodes();
-    if (!nodes) {
-        printError(nodes.error().toString());
-        return kExitFailure;
-    }
-    if (nodes->size() < 2) return kExitOk;
-    return estimateClocks(**db, false);
+    return estimateClocks(**db, false); // (nothing to estimate in a run of one node)
 }
 
 int importPaths(const ImportRequest& request)
