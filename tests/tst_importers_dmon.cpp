@@ -1,4 +1,4 @@
-// nvidia-smi dmon import (FORMATS.md §2): generated inputs for each behaviour and quirk, then the real fixtures
+// nvidia-smi dmon import (docs/formats.md §2): generated inputs for each behaviour and quirk, then the real fixtures
 // checked against an independent count of their rows per GPU.
 
 #include "analysis/store/run_database.h"

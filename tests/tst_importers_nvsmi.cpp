@@ -1,4 +1,4 @@
-// nvidia-smi --query-gpu CSV import (FORMATS.md §1): generated inputs for each behaviour and quirk, then the
+// nvidia-smi --query-gpu CSV import (docs/formats.md §1): generated inputs for each behaviour and quirk, then the
 // real fixtures checked against an independent count of their rows per GPU.
 
 #include "analysis/store/chunk_codec.h"

@@ -1,4 +1,4 @@
-// perf script text import: the FORMATS.md §10 variants as generated inputs, then the real fixtures checked
+// perf script text import: the docs/formats.md §10 variants as generated inputs, then the real fixtures checked
 // against an independent count of their sample header lines.
 
 #include "analysis/store/run_database.h"

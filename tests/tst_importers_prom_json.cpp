@@ -1,4 +1,4 @@
-// Prometheus HTTP API JSON import (FORMATS.md §6): generated responses for each behaviour and bad input, then
+// Prometheus HTTP API JSON import (docs/formats.md §6): generated responses for each behaviour and bad input, then
 // the real node_exporter query_range fixtures checked against an independent reading of their JSON.
 
 #include "analysis/store/chunk_codec.h"

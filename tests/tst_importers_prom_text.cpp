@@ -1,4 +1,4 @@
-// Prometheus text exposition 0.0.4 / OpenMetrics import (FORMATS.md §4-6): generated inputs for each behaviour
+// Prometheus text exposition 0.0.4 / OpenMetrics import (docs/formats.md §4-6): generated inputs for each behaviour
 // (dcgm-exporter, node_exporter, OpenMetrics, snapshots, options, bad input), detection, then the real fixtures
 // checked against an independent count of their sample lines.
 
@@ -157,7 +157,7 @@ int sampleLines(const QByteArray& text)
     return n;
 }
 
-// dcgm-exporter as in its README (FORMATS.md §4): ", " and "," between labels, the NOT_SUPPORTED sentinel.
+// dcgm-exporter as in its README (docs/formats.md §4): ", " and "," between labels, the NOT_SUPPORTED sentinel.
 const QByteArray kDcgmReadme = lines({
     "# HELP DCGM_FI_DEV_SM_CLOCK SM clock frequency (in MHz).",
     "# TYPE DCGM_FI_DEV_SM_CLOCK gauge",
@@ -223,7 +223,7 @@ const QStringList kNodePoints = strs({"n1|nic:eth0|net.rx|10:00:10.000=1000, 10:
                                       "n1|disk:nvme0n1|disk.write|10:00:10.000=100000, 10:00:20.000=100000",
                                       "n1|cpu|cpu.util|10:00:10.000=25, 10:00:20.000=50"});
 
-// The promtool example of FORMATS.md §6 (OpenMetrics, float seconds).
+// The promtool example of docs/formats.md §6 (OpenMetrics, float seconds).
 const QByteArray kPromtool =
     lines({R"(my_counter{baz="abc",foo="bar"} 1 0.000)", R"(my_counter{baz="abc",foo="bar"} 2 60.000)", "# EOF"});
 

@@ -1,4 +1,4 @@
-// sysstat sadf -d / -dh import (FORMATS.md §8): generated inputs for each behaviour and quirk, then the real
+// sysstat sadf -d / -dh import (docs/formats.md §8): generated inputs for each behaviour and quirk, then the real
 // sysstat test file checked against an independent reading of its rows.
 
 #include "analysis/store/run_database.h"

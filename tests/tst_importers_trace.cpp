@@ -1,4 +1,4 @@
-// Chrome Trace Event / Kineto import (FORMATS.md §13): generated inputs for each behaviour and each kind of bad
+// Chrome Trace Event / Kineto import (docs/formats.md §13): generated inputs for each behaviour and each kind of bad
 // input, the busy series on hand-computed intervals, the trace reader, then the real traces among the fixtures
 // checked against an independent reading of their JSON.
 

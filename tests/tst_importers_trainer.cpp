@@ -1,4 +1,4 @@
-// Trainer log import (FORMATS.md §15-18): LLaMA-Factory trainer_log.jsonl, HF trainer_state.json, Megatron-LM
+// Trainer log import (docs/formats.md §15-18): LLaMA-Factory trainer_log.jsonl, HF trainer_state.json, Megatron-LM
 // iteration lines and DeepSpeed step / timer / throughput lines. Generated inputs of each format are read back
 // from the store; the recorded LLaMA-Factory logs of ../shared/fixtures are checked when present.
 

@@ -1,4 +1,4 @@
-// Wide hand-made CSV import (wide_csv_importer.h, FORMATS.md §1 quirks a and b): generated inputs for each
+// Wide hand-made CSV import (wide_csv_importer.h, docs/formats.md §1 quirks a and b): generated inputs for each
 // behaviour, then the real DCConv fixture checked against an independent count of its rows.
 
 #include "analysis/store/run_database.h"

@@ -1,6 +1,6 @@
 #pragma once
 
-// Clock offsets between the nodes of a run, estimated from instants every rank shares (DESIGN.md §4, "Time").
+// Clock offsets between the nodes of a run, estimated from instants every rank shares (docs/design.md §4, "Time").
 //
 // From traces: a collective completes together on every rank, so the k-th NCCL kernel (or CPU-side collective)
 // of one name ends at almost the same true instant on every rank. Instances are matched across the ranks of two

@@ -1,9 +1,9 @@
 #pragma once
 
-// CKPT_GAP (DESIGN.md §5): a GPU stall overlapping a write burst on its node (disk writes ≥ max(burst_factor ×
+// CKPT_GAP (docs/design.md §5): a GPU stall overlapping a write burst on its node (disk writes ≥ max(burst_factor ×
 // their median, burst_min_bytes), writing at least burst_min_samples samples' worth at that rate) by ≥ `overlap`
-// of the stall, a burst covering the slots within align_slack_samples of it. (DESIGN.md asks for ≥ 2 samples at
-// the rate; a real 1.7 GB checkpoint fsync lands in one 1 s counter sample, so the volume is what counts.) The gaps of one
+// of the stall, a burst covering the slots within align_slack_samples of it. (Not ≥ 2 samples at the rate: a real
+// 1.7 GB checkpoint fsync lands in one 1 s counter sample, so the volume is what counts.) The gaps of one
 // node (over all its GPUs) make one finding: when, how long each stall, bytes written per event, whether they
 // are periodic (≥ periodic_min_events with interval CV ≤ periodic_max_cv) and at what period, and the total cost.
 

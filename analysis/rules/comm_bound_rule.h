@@ -1,6 +1,6 @@
 #pragma once
 
-// COMM_BOUND (DESIGN.md §5): GPU under-use or the utilization illusion whose evidence is communication. Per
+// COMM_BOUND (docs/design.md §5): GPU under-use or the utilization illusion whose evidence is communication. Per
 // evidence slice (rules.evidence_s) and node: the symptom is the node's GPUs under-used (SM activity below
 // comm_bound.sm_max) or showing the illusion (utilization ≥ 90 % with SM activity ≤ 0.5 and util/100 − SM ≥ 0.5)
 // in at least half the slice; the evidence is the illusion itself (kernels resident and waiting: the NCCL case),

@@ -1,9 +1,9 @@
 #pragma once
 
-// HANG (DESIGN.md §5): GPUs whose utilization stays ≥ hang.util_min while their SM activity is ≤ hang.sm_max
+// HANG (docs/design.md §5): GPUs whose utilization stays ≥ hang.util_min while their SM activity is ≤ hang.sm_max
 // (communication kernels spinning on a peer that never arrives) for ≥ hang.min_s. The GPUs whose hang episodes
 // overlap make one critical finding: which GPUs, when it began on each, how long it lasted.
-// (The second criterion of DESIGN.md, no step progress for ≥ 10 × the median step, needs step times: not yet.)
+// (A second criterion, no step progress for ≥ 10 × the median step, would need step times here: not yet.)
 
 #include "analysis/rules/finding.h"
 #include "analysis/rules/rule_params.h"

@@ -1,6 +1,6 @@
 #pragma once
 
-// INPUT_STALL (DESIGN.md §5): GPU under-use whose evidence is the host side. The run is cut into evidence slices
+// INPUT_STALL (docs/design.md §5): GPU under-use whose evidence is the host side. The run is cut into evidence slices
 // (rules.evidence_s); in each slice where a node's GPUs are under-used (SM activity < input_stall.sm_max, or
 // utilization < input_stall.util_max without SM activity), the node's stack samples (idle frames left out) say
 // why: DataLoader waits (phase input) or the host's own work on the training threads (phases other and compute:

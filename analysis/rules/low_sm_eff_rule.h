@@ -1,6 +1,6 @@
 #pragma once
 
-// LOW_SM_EFF (DESIGN.md §5): busy GPUs (utilization ≥ low_sm.util_min) whose SM activity stays low (below 0.5:
+// LOW_SM_EFF (docs/design.md §5): busy GPUs (utilization ≥ low_sm.util_min) whose SM activity stays low (below 0.5:
 // warn, below 0.3: critical, as means over the episode), for at least low_sm.min_s. It is the primary finding
 // only where no other rule explains the same time (the `explained` findings: COMM_BOUND, INPUT_STALL, CKPT_GAP,
 // HANG); otherwise it is contributing, and says how much of it is explained. Utilization ≥ 90 % during it is

@@ -1,6 +1,6 @@
 #pragma once
 
-// The named parameters of the diagnosis rules (DESIGN.md §5): every threshold has a name ("ckpt_gap.overlap"),
+// The named parameters of the diagnosis rules (docs/design.md §5): every threshold has a name ("ckpt_gap.overlap"),
 // a default, a unit and a sentence saying what it does (all in resources/rules/defaults.params, compiled in), and
 // can be overridden per run or from the command line ("ckpt_gap.overlap=0.6").
 

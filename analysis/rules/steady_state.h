@@ -1,6 +1,6 @@
 #pragma once
 
-// The steady-state window W of DESIGN.md §5: a node's run without its start-up. Before the GPUs first do work
+// The steady-state window W of docs/design.md §5: a node's run without its start-up. Before the GPUs first do work
 // (processes starting, the model loaded and sharded, the first batch prepared) they sit idle, and that is
 // neither a stall nor an input problem. W starts at the first slot from which the node's GPUs run at
 // rules.warmup_util % or more in most slots of the next rules.warmup_hold_s; the rules judge only W.

@@ -1,6 +1,6 @@
 #pragma once
 
-// STRAGGLER (DESIGN.md §5): the node (or, in a one-node run, the GPU) the others wait for at each step's blocking
+// STRAGGLER (docs/design.md §5): the node (or, in a one-node run, the GPU) the others wait for at each step's blocking
 // collective. Per step (from computeStepTimes: the starts of the most confident node; steps longer than
 // straggler.max_step_factor × the median, e.g. with a checkpoint, are left out) and GPU, the arrival is when the
 // GPU leaves its last compute of the step: the end of the last slot at least half busy before the next step, placed

@@ -1,6 +1,6 @@
 #pragma once
 
-// THROTTLE (DESIGN.md §5): a busy GPU (utilization ≥ throttle.busy_util, when known) whose clocks are held down,
+// THROTTLE (docs/design.md §5): a busy GPU (utilization ≥ throttle.busy_util, when known) whose clocks are held down,
 // per slot:
 // - a thermal or hardware-slowdown clock-event reason (NVML: sw/hw thermal slowdown, hw slowdown, hw power brake);
 // - the software power-cap reason while its SM clock is below throttle.clock_ratio × its reference (the peers'

@@ -159,7 +159,7 @@ constexpr SourceEntry kDmon[] = {
     {"nvlrx", {"gpu.nvlink_rx", "bytes/s", "GPM:MiB/s", G, "gpu"}},
 };
 
-// DCGM fields: dcgm-exporter names (old and *_RATIO names) and dcgmi dmon tags. FORMATS.md §3-4.
+// DCGM fields: dcgm-exporter names (old and *_RATIO names) and dcgmi dmon tags. docs/formats.md §3-4.
 constexpr SourceEntry kDcgm[] = {
     {"DCGM_FI_DEV_GPU_UTIL", {"gpu.util", "%", "%", G, "gpu"}},
     {"DCGM_FI_DEV_GPU_UTIL_RATIO", {"gpu.util", "%", "%", G, "gpu"}},
@@ -226,7 +226,7 @@ constexpr SourceEntry kDcgm[] = {
     {"DCGM_FI_DEV_THERMAL_VIOLATION", {"gpu.thermal_violation_time", "ratio", "us", C, "gpu"}},
 };
 
-// node_exporter (FORMATS.md §5). Counters become rates per second.
+// node_exporter (docs/formats.md §5). Counters become rates per second.
 constexpr SourceEntry kNodeExporter[] = {
     {"node_cpu_seconds_total", {"cpu.util", "%", "s", C, "cpu"}},
     {"node_network_receive_bytes_total", {"net.rx", "bytes/s", "bytes", C, "nic"}},

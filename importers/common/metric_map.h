@@ -1,6 +1,6 @@
 #pragma once
 
-// The one table that maps source metric names and units to canonical series (DESIGN.md §4).
+// The one table that maps source metric names and units to canonical series (docs/design.md §4).
 // Each source format looks its names up here; the raw name is always kept beside the canonical one.
 
 #include <optional>

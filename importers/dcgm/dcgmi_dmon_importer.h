@@ -1,7 +1,7 @@
 #pragma once
 
 // `dcgmi dmon -e <fieldIds> [-d ms]` text: field tags, N/A, headers repeated, entities GPU / GPU-I / GPU-CI /
-// GPU n LINK k / Switch / vGPU. FORMATS.md §3.
+// GPU n LINK k / Switch / vGPU. docs/formats.md §3.
 //
 // dcgmi prints no timestamps: rows are numbered by interval (a new interval starts when an entity repeats) and
 // placed from the option start= (ISO 8601 local time, with Z or ±hh:mm, or epoch seconds) every interval=

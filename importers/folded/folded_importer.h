@@ -1,7 +1,7 @@
 #pragma once
 
 // Brendan Gregg folded ("collapsed") stacks, including py-spy raw output: `root;frame;...;leaf COUNT`.
-// FORMATS.md §9 and §11.
+// docs/formats.md §9 and §11.
 
 #include "importers/importer.h"
 

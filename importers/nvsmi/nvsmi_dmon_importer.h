@@ -1,6 +1,6 @@
 #pragma once
 
-// `nvidia-smi dmon` text (any -s groups, -o D/T/DT, --gpm-metrics GPM columns). FORMATS.md §2.
+// `nvidia-smi dmon` text (any -s groups, -o D/T/DT, --gpm-metrics GPM columns). docs/formats.md §2.
 //
 // Time: with -o DT the Date and Time columns are naive local time in the node's zone. With -o T only, the date
 // comes from the option date=YYYY-MM-DD (the date of the first row), else from the file's modification time

@@ -1,6 +1,6 @@
 #pragma once
 
-// `nvidia-smi --query-gpu=... --format=csv[,noheader][,nounits] [-l N | -lms N]`. FORMATS.md §1.
+// `nvidia-smi --query-gpu=... --format=csv[,noheader][,nounits] [-l N | -lms N]`. docs/formats.md §1.
 
 #include "importers/importer.h"
 

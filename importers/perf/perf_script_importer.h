@@ -1,6 +1,6 @@
 #pragma once
 
-// `perf script` text: sample header lines followed by leaf-first frame lines. FORMATS.md §10.
+// `perf script` text: sample header lines followed by leaf-first frame lines. docs/formats.md §10.
 
 #include "importers/importer.h"
 

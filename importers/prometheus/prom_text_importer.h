@@ -1,6 +1,6 @@
 #pragma once
 
-// Prometheus text exposition 0.0.4 and OpenMetrics 1.0 (FORMATS.md §4-6): one scrape or many concatenated (an
+// Prometheus text exposition 0.0.4 and OpenMetrics 1.0 (docs/formats.md §4-6): one scrape or many concatenated (an
 // exporter polled with curl in a loop), samples routed to canonical series by PromSeriesRouter.
 // - Timestamps: the first one decides the file's unit: seconds (OpenMetrics) when it has a fraction or exponent,
 //   follows `# UNIT`/`# EOF`, or is below 1e11; else milliseconds (0.0.4).
@@ -20,7 +20,7 @@ public:
     std::string_view description() const override
     {
         return "Prometheus text exposition 0.0.4 and OpenMetrics (one scrape or many concatenated; dcgm-exporter, "
-               "node_exporter). FORMATS.md §4-6.";
+               "node_exporter). docs/formats.md §4-6.";
     }
     int version() const override { return 1; }
     int sniff(const SniffInput& input) const override;

@@ -1,7 +1,7 @@
 #pragma once
 
 // speedscope JSON profiles (py-spy --format speedscope and others): sampled and evented profiles over shared
-// frames. FORMATS.md §11 and §12.
+// frames. docs/formats.md §11 and §12.
 
 #include "importers/importer.h"
 

@@ -1,6 +1,6 @@
 #pragma once
 
-// sysstat `sadf -d` / `sadf -dh` semicolon CSV (FORMATS.md §8), and the routing of sysstat activity sections
+// sysstat `sadf -d` / `sadf -dh` semicolon CSV (docs/formats.md §8), and the routing of sysstat activity sections
 // to series that `sar` text shares (SysstatRouter).
 //
 // sadf -d: each activity section has its own header `# hostname;interval;timestamp;<columns>`, rows are

@@ -1,6 +1,6 @@
 #pragma once
 
-// sysstat `sar` text output (FORMATS.md §8): a banner `Linux <kernel> (<host>) \t<date> \t<arch>\t(N CPU)`, then
+// sysstat `sar` text output (docs/formats.md §8): a banner `Linux <kernel> (<host>) \t<date> \t<arch>\t(N CPU)`, then
 // blank-line separated sections, each a header line `<time> <columns...>` and rows `<time> <values...>`.
 // Times are naive local times of day (`HH:MM:SS`, or `HH:MM:SS AM|PM` in 12-hour locales), read in --tz on the
 // banner's date (MM/DD/YY or MM/DD/YYYY as printed in the C and en_US locales, YYYY-MM-DD with S_TIME_FORMAT=ISO,

@@ -2,7 +2,7 @@
 
 // Chrome Trace Event format files, as written by the PyTorch profiler (Kineto) and others (py-spy
 // chrometrace, Chrome): slices on CPU and GPU tracks per rank, with busy series derived from them.
-// FORMATS.md §13.
+// docs/formats.md §13.
 
 #include "importers/importer.h"
 

@@ -1,6 +1,6 @@
 #pragma once
 
-// Reading a Chrome Trace Event document (PyTorch profiler / Kineto, FORMATS.md §13) into plain values:
+// Reading a Chrome Trace Event document (PyTorch profiler / Kineto, docs/formats.md §13) into plain values:
 // the slices with their canonical category and their times as written (not yet placed on the wall clock),
 // the tracks they lie on, and the metadata that places and labels them. Recoverable problems are reported
 // as counted diagnostics; a document that is not readable JSON is an Error.

@@ -1,6 +1,6 @@
 #pragma once
 
-// Field-level rules of the Chrome Trace Event format as PyTorch profiler / Kineto writes it (FORMATS.md §13):
+// Field-level rules of the Chrome Trace Event format as PyTorch profiler / Kineto writes it (docs/formats.md §13):
 // times in microseconds with a nanosecond fraction, the canonical category of an event, and where the
 // events lie in the text.
 

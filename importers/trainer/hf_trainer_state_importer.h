@@ -1,13 +1,13 @@
 #pragma once
 
-// HF transformers trainer_state.json (FORMATS.md §16): one JSON object (json.dumps of TrainerState, indent 2,
+// HF transformers trainer_state.json (docs/formats.md §16): one JSON object (json.dumps of TrainerState, indent 2,
 // sorted keys) whose log_history is a list of dicts, each with epoch and step: train entries (loss,
 // learning_rate, grad_norm), eval entries (eval_loss, ...) and a final entry (train_runtime, train_loss, ...).
 //
 // Time: the file has no timestamps and no per-step durations. Steps are spread evenly: step N at
 // start + N × seconds per step, the seconds per step from the interval= option or else train_runtime / step of
-// the final entry; start from start= or else the file's modification time minus the last step's offset (an
-// estimate). No train.step_time is written: the file does not measure it (the average is in the notes).
+// the final entry; start from start= or else where the steps' span matches the node's GPU activity
+// (trainer::anchorRelative), unanchored when nothing matches. No train.step_time is written: the file does not measure it (the average is in the notes).
 
 #include "importers/importer.h"
 

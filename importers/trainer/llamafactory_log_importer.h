@@ -1,11 +1,12 @@
 #pragma once
 
-// LLaMA-Factory trainer_log.jsonl (FORMATS.md §15): one JSON object per line, written by LogCallback.on_log on
+// LLaMA-Factory trainer_log.jsonl (docs/formats.md §15): one JSON object per line, written by LogCallback.on_log on
 // rank 0: current_steps, total_steps, loss, eval_loss, lr, epoch, elapsed_time (str(timedelta), whole seconds
 // since training began), and throughput (tokens/s) with total_tokens when the trainer counts input tokens.
 //
-// Time: the file has no wall-clock time. Steps are placed at start + elapsed, start being the start= option or
-// else the file's modification time minus the last elapsed time (an estimate, reported as estimated_time).
+// Time: the file has no wall-clock time. Steps are placed at start + elapsed, start being the start= option or else
+// where the steps and pauses match the node's GPU activity (trainer::anchorRelative, common/time_anchor.h); a log
+// that matches nothing is unanchored (kept off the timeline).
 //
 // Step times: LLaMA-Factory writes throughput = total_tokens / time since start, which gives the elapsed time
 // to the sub-second (total_tokens / throughput), so step time = Δelapsed / Δsteps. Writers that log the rate of

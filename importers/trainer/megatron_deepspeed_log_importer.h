@@ -1,6 +1,6 @@
 #pragma once
 
-// Megatron-LM and DeepSpeed training logs as text (FORMATS.md §17-18). The lines read, anywhere in a log that
+// Megatron-LM and DeepSpeed training logs as text (docs/formats.md §17-18). The lines read, anywhere in a log that
 // also holds other output, after launcher prefixes ("[default0]:", "7: ", "INFO [..] >> ") and terminal escapes:
 // - Megatron `[time] iteration N/ M | key: value | ...`: elapsed time per iteration (ms) → train.step_time, lm loss
 //   (or the first other "... loss" key) → train.loss, learning rate, grad norm, throughput per GPU (TFLOP/s/GPU),
