@@ -8,6 +8,7 @@ namespace runlens::analysis {
 
 std::string roleOf(const Finding& f)
 {
+    if (!f.causedBy.empty()) return "symptom";
     if (f.primary) return "primary";
     return f.rule == "LOW_SM_EFF" ? "contributing" : "mixed";
 }
@@ -17,6 +18,7 @@ std::string rolePrefix(const Finding& f)
     const std::string role = roleOf(f);
     if (role == "primary") return {};
     if (role == "contributing") return "(contributing) ";
+    if (role == "symptom") return "(symptom of " + f.causedBy + ") ";
     std::vector<std::pair<double, std::string>> shares;
     const QJsonObject c = f.evidence.value(QStringLiteral("cause_shares")).toObject();
     for (auto it = c.begin(); it != c.end(); ++it)
@@ -37,10 +39,13 @@ QJsonObject toJson(const Finding& f)
         return a;
     };
     QJsonArray episodes;
-    for (const FindingEpisode& e : f.episodes)
-        episodes.append(QJsonObject{{QStringLiteral("start_ns"), static_cast<qint64>(e.startNs)},
-                                    {QStringLiteral("end_ns"), static_cast<qint64>(e.endNs)}});
-    return QJsonObject{{QStringLiteral("rule"), QString::fromStdString(f.rule)},
+    for (const FindingEpisode& e : f.episodes) {
+        QJsonObject o{{QStringLiteral("start_ns"), static_cast<qint64>(e.startNs)},
+                      {QStringLiteral("end_ns"), static_cast<qint64>(e.endNs)}};
+        if (e.savingS >= 0) o.insert(QStringLiteral("saving_s"), e.savingS);
+        episodes.append(o);
+    }
+    QJsonObject out{{QStringLiteral("rule"), QString::fromStdString(f.rule)},
                        {QStringLiteral("severity"), QString::fromStdString(f.severity)},
                        {QStringLiteral("confidence"), f.confidence},
                        {QStringLiteral("primary"), f.primary},
@@ -53,6 +58,8 @@ QJsonObject toJson(const Finding& f)
                        {QStringLiteral("saving_s"), f.savingS},
                        {QStringLiteral("evidence"), f.evidence},
                        {QStringLiteral("recommendation"), QString::fromStdString(f.recommendation)}};
+    if (!f.causedBy.empty()) out.insert(QStringLiteral("caused_by"), QString::fromStdString(f.causedBy));
+    return out;
 }
 
 Finding findingFromJson(const QJsonObject& o)
@@ -73,12 +80,32 @@ Finding findingFromJson(const QJsonObject& o)
     f.gpus = strings("gpus");
     for (const QJsonValue& e : o.value(QStringLiteral("episodes")).toArray())
         f.episodes.push_back({e.toObject().value(QStringLiteral("start_ns")).toInteger(),
-                              e.toObject().value(QStringLiteral("end_ns")).toInteger()});
+                              e.toObject().value(QStringLiteral("end_ns")).toInteger(),
+                              e.toObject().value(QStringLiteral("saving_s")).toDouble(-1)});
+    f.causedBy = o.value(QStringLiteral("caused_by")).toString().toStdString();
     f.impact = o.value(QStringLiteral("impact")).toDouble();
     f.savingS = o.value(QStringLiteral("saving_s")).toDouble();
     f.evidence = o.value(QStringLiteral("evidence")).toObject();
     f.recommendation = o.value(QStringLiteral("recommendation")).toString().toStdString();
     return f;
+}
+
+double savingWithin(const Finding& f, int64_t fromNs, int64_t toNs)
+{
+    double total = 0, known = 0, unknownS = 0, unknownInS = 0;
+    for (const FindingEpisode& e : f.episodes) {
+        const double overlapS = static_cast<double>(std::max<int64_t>(0, std::min(e.endNs, toNs) - std::max(e.startNs, fromNs))) / 1e9;
+        const double lengthS = static_cast<double>(e.endNs - e.startNs) / 1e9;
+        if (e.savingS >= 0) {
+            known += e.savingS;
+            if (lengthS > 0) total += e.savingS * overlapS / lengthS;
+        } else {
+            unknownS += lengthS;
+            unknownInS += overlapS;
+        }
+    }
+    if (unknownS > 0) total += std::max(0.0, f.savingS - known) * unknownInS / unknownS;
+    return total;
 }
 
 } // namespace runlens::analysis

@@ -14,6 +14,9 @@ namespace runlens::analysis {
 struct FindingEpisode
 {
     int64_t startNs = 0, endNs = 0;
+    // Seconds this episode would save without its cause (its share of the finding's saving); negative: not known
+    // per episode (the finding's saving is then spread over its episodes by duration).
+    double savingS = -1;
 };
 
 struct Finding
@@ -27,15 +30,22 @@ struct Finding
     std::vector<FindingEpisode> episodes;
     double impact = 0;  // fraction of the wall time
     double savingS = 0; // seconds removing it would save
+    // A symptom of another finding (e.g. the waiting ranks' communication wait behind a straggler): that finding's
+    // rule and title. Empty when the finding stands on its own.
+    std::string causedBy;
     QJsonObject evidence;
     std::string recommendation;
 };
 
 // How a finding stands: "primary" (its cause covers ≥ 80 % of its episodes), "contributing" (LOW_SM_EFF where
-// other findings explain the time) or "mixed" (the cause covers less; evidence.cause_shares lists the causes).
+// other findings explain the time), "symptom" (caused by another finding: causedBy) or "mixed" (the cause covers
+// less; evidence.cause_shares lists the causes).
 std::string roleOf(const Finding& f);
 // "(contributing) " / "(mixed: communication 55 %, host_compute 30 %) " / "" for primary.
 std::string rolePrefix(const Finding& f);
+// The seconds the finding saves inside [fromNs, toNs): its episodes' savings where known, else its saving spread
+// over its episodes by duration.
+double savingWithin(const Finding& f, int64_t fromNs, int64_t toNs);
 
 QJsonObject toJson(const Finding& f);
 // The inverse of toJson (missing fields keep their defaults).

@@ -36,8 +36,13 @@ std::vector<FindingEpisode> unionOf(std::vector<FindingEpisode> e)
     std::sort(e.begin(), e.end(), [](const auto& a, const auto& b) { return a.startNs < b.startNs; });
     std::vector<FindingEpisode> out;
     for (const FindingEpisode& x : e) {
-        if (!out.empty() && x.startNs <= out.back().endNs) out.back().endNs = std::max(out.back().endNs, x.endNs);
-        else out.push_back(x);
+        if (!out.empty() && x.startNs <= out.back().endNs) {
+            out.back().endNs = std::max(out.back().endNs, x.endNs);
+            // Nodes that wait together save the same seconds: the larger saving speaks for the union.
+            out.back().savingS = (out.back().savingS < 0 || x.savingS < 0) ? -1 : std::max(out.back().savingS, x.savingS);
+        } else {
+            out.push_back(x);
+        }
     }
     return out;
 }
