@@ -115,7 +115,7 @@ inline std::vector<Finding> runRule(store::RunDatabase& db, Rule rule, const Rul
 
 inline std::vector<Finding> ckptGaps(store::RunDatabase& db, const RuleParams& p = RuleParams::defaults())
 {
-    return runRule(db, &checkpointGapRule, p);
+    return runRule(db, [](const RunMetrics& m, const RuleParams& q) { return checkpointGapRule(m, q); }, p);
 }
 
 inline std::vector<Finding> commBound(store::RunDatabase& db, const RuleParams& p = RuleParams::defaults())

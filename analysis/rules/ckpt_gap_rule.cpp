@@ -39,7 +39,7 @@ QJsonArray jsonTimes(const std::vector<Episode>& eps)
 
 } // namespace
 
-std::vector<Finding> checkpointGapRule(const RunMetrics& m, const RuleParams& p)
+std::vector<Finding> checkpointGapRule(const RunMetrics& m, const RuleParams& p, const RefineGap& refine)
 {
     std::vector<Finding> out;
     const TimeGrid& grid = m.grid;
@@ -100,23 +100,25 @@ std::vector<Finding> checkpointGapRule(const RunMetrics& m, const RuleParams& p)
         double stallS = 0;
         QJsonArray events;
         for (const Episode& e : gaps) {
-            f.episodes.push_back({e.startNs, e.endNs});
-            stallS += e.seconds();
+            FindingEpisode edges = refine ? refine(node.node, e.startNs, e.endNs) : FindingEpisode{e.startNs, e.endNs};
+            edges.savingS = static_cast<double>(edges.endNs - edges.startNs) / 1e9;
+            f.episodes.push_back(edges);
+            stallS += edges.savingS;
             // Bytes of the bursts that overlap this gap.
             double bytes = 0;
             for (const Episode& b : bursts)
                 if (b.last + slack >= e.first && b.first <= e.last + slack)
                     for (size_t i = b.first; i <= b.last; ++i)
                         bytes += node.diskWrite[i] * stepS;
-            events.append(QJsonObject{{QStringLiteral("start_ns"), static_cast<qint64>(e.startNs)},
-                                      {QStringLiteral("end_ns"), static_cast<qint64>(e.endNs)},
-                                      {QStringLiteral("stall_s"), e.seconds()},
+            events.append(QJsonObject{{QStringLiteral("start_ns"), static_cast<qint64>(edges.startNs)},
+                                      {QStringLiteral("end_ns"), static_cast<qint64>(edges.endNs)},
+                                      {QStringLiteral("stall_s"), edges.savingS},
                                       {QStringLiteral("bytes_written"), bytes}});
         }
         // Periodicity from the gaps' starts.
         std::vector<double> intervals;
-        for (size_t k = 1; k < gaps.size(); ++k)
-            intervals.push_back(static_cast<double>(gaps[k].startNs - gaps[k - 1].startNs) / 1e9);
+        for (size_t k = 1; k < f.episodes.size(); ++k)
+            intervals.push_back(static_cast<double>(f.episodes[k].startNs - f.episodes[k - 1].startNs) / 1e9);
         double period = 0, cv = 0;
         if (!intervals.empty()) {
             period = std::accumulate(intervals.begin(), intervals.end(), 0.0) / static_cast<double>(intervals.size());

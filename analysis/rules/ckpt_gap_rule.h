@@ -11,6 +11,8 @@
 #include "analysis/rules/rule_params.h"
 #include "analysis/rules/run_metrics.h"
 
+#include <functional>
+#include <string>
 #include <vector>
 
 namespace runlens::analysis {
@@ -19,6 +21,10 @@ namespace runlens::analysis {
 // utilization ≤ stall.util_max). Unknown slots are not stalls.
 std::vector<uint8_t> gpuStalls(const GpuMetrics& gpu, const RuleParams& p);
 
-std::vector<Finding> checkpointGapRule(const RunMetrics& metrics, const RuleParams& params);
+// Moves a gap found on the grid as [startNs, endNs) of a node to its edges in a finer source (StallBounds).
+using RefineGap = std::function<FindingEpisode(const std::string& node, int64_t startNs, int64_t endNs)>;
+
+// refine may be empty: the gaps keep their grid edges.
+std::vector<Finding> checkpointGapRule(const RunMetrics& metrics, const RuleParams& params, const RefineGap& refine = {});
 
 } // namespace runlens::analysis

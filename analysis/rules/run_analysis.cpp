@@ -4,9 +4,11 @@
 #include "analysis/rules/ckpt_gap_rule.h"
 #include "analysis/rules/comm_bound_rule.h"
 #include "analysis/rules/hang_rule.h"
+#include "analysis/rules/host_stall_rule.h"
 #include "analysis/rules/input_stall_rule.h"
 #include "analysis/rules/low_sm_eff_rule.h"
 #include "analysis/rules/phase_slices.h"
+#include "analysis/rules/stall_bounds.h"
 #include "analysis/rules/steady_state.h"
 #include "analysis/rules/step_detection.h"
 #include "analysis/rules/straggler_rule.h"
@@ -225,7 +227,7 @@ Expected<RunAnalysis> analyzeRun(store::RunDatabase& db, const RuleParams& param
 {
     RunAnalysis out;
     out.params = params;
-    out.rules = {"HANG", "COMM_BOUND", "INPUT_STALL", "CKPT_GAP", "STRAGGLER", "THROTTLE", "LOW_SM_EFF"};
+    out.rules = {"HANG", "COMM_BOUND", "INPUT_STALL", "CKPT_GAP", "HOST_STALL", "STRAGGLER", "THROTTLE", "LOW_SM_EFF"};
     const int total = static_cast<int>(out.rules.size()) + 1;
     int done = 0;
     const auto step = [&](const std::string& what) -> Status {
@@ -272,12 +274,30 @@ Expected<RunAnalysis> analyzeRun(store::RunDatabase& db, const RuleParams& param
     for (auto& f : *input)
         findings.push_back(std::move(f));
     if (Status s = step("CKPT_GAP"); !s) return s.error();
-    for (auto& f : checkpointGapRule(*metrics, params)) {
+    auto threadScans = scanThreads(stacks, params, cancel);
+    if (!threadScans) return threadScans.error();
+    store::RunReader boundsReader(db);
+    StallBounds bounds(*metrics, stacks, *threadScans, boundsReader, params);
+    std::optional<Error> boundsError;
+    const RefineGap refine = [&](const std::string& node, int64_t startNs, int64_t endNs) {
+        auto edges = bounds.checkpoint(node, startNs, endNs);
+        if (edges) return *edges;
+        if (!boundsError) boundsError = edges.error();
+        return FindingEpisode{startNs, endNs};
+    };
+    auto gaps = checkpointGapRule(*metrics, params, refine);
+    if (boundsError) return *boundsError;
+    for (auto& f : gaps) {
         auto frames = checkpointFrames(stacks, f);
         if (!frames) return frames.error();
         if (!frames->isEmpty()) f.evidence.insert(QStringLiteral("top_checkpoint_frames"), *frames);
         findings.push_back(std::move(f));
     }
+    if (Status s = step("HOST_STALL"); !s) return s.error();
+    auto hostStalls = hostStallRule(*metrics, stacks, *threadScans, params, findings);
+    if (!hostStalls) return hostStalls.error();
+    for (auto& f : *hostStalls)
+        findings.push_back(std::move(f));
     if (Status s = step("STRAGGLER"); !s) return s.error();
     out.steps = computeStepTimes(*metrics, params);
     for (auto& f : stragglerRule(*metrics, out.steps, params))

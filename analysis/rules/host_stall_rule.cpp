@@ -1,0 +1,253 @@
+#include "analysis/rules/host_stall_rule.h"
+
+#include "analysis/rules/ckpt_gap_rule.h"
+
+#include <QJsonArray>
+#include <algorithm>
+#include <cmath>
+#include <fmt/format.h>
+#include <map>
+#include <numeric>
+
+namespace runlens::analysis {
+
+namespace {
+
+bool blockingPhase(Phase p)
+{
+    return p == Phase::Other || p == Phase::Idle;
+}
+
+bool trainingPhase(Phase p)
+{
+    return p == Phase::Compute || p == Phase::GpuWait || p == Phase::Comm;
+}
+
+// The frame that blocks: the leaf, or when the leaf is a wait (an idle frame: time.sleep's native frames, a lock),
+// the innermost frame above the waits, which says who waits.
+int32_t blockingFrame(const store::StackCatalog& cat, const std::vector<Phase>& phases, int64_t callsite)
+{
+    auto c = static_cast<size_t>(callsite);
+    if (c >= phases.size() || c >= cat.frame.size()) return 0;
+    if (phases[c] != Phase::Idle) return cat.frame[c];
+    // Up to the outermost call on the path that is a wait: its caller is who waits.
+    while (cat.parent[c] != 0 && phases[static_cast<size_t>(cat.parent[c])] == Phase::Idle)
+        c = static_cast<size_t>(cat.parent[c]);
+    return cat.parent[c] != 0 ? cat.frame[static_cast<size_t>(cat.parent[c])] : cat.frame[c];
+}
+
+std::string frameLabel(const store::StackCatalog& cat, int32_t frame)
+{
+    if (frame <= 0 || static_cast<size_t>(frame) >= cat.frames.size()) return "?";
+    const store::FrameInfo& f = cat.frames[static_cast<size_t>(frame)];
+    if (f.file.empty()) return f.name;
+    return f.line > 0 ? fmt::format("{} ({}:{})", f.name, f.file, f.line) : fmt::format("{} ({})", f.name, f.file);
+}
+
+Expected<ThreadScan> scanThread(FlameSource& stacks, const store::StackThreadInfo& t, const std::vector<Phase>& phases,
+                                const RuleParams& p, const std::atomic<bool>* cancel)
+{
+    ThreadScan out;
+    out.thread = t;
+    if (!t.firstNs || !t.lastNs) return out;
+    const auto minNs = static_cast<int64_t>(p.get("host_stall.min_s") * 1e9);
+    const auto maxGapNs = static_cast<int64_t>(p.get("host_stall.max_gap_s") * 1e9);
+    const int64_t windowNs = 3600LL * 1'000'000'000;
+    int64_t training = 0, total = 0;
+    std::vector<int64_t> deltas; // the first inter-sample intervals: the thread's sampling period
+    bool open = false;
+    StackBlock run;
+    int64_t lastTs = 0;
+    const auto close = [&](int64_t periodNs) {
+        if (open && lastTs + periodNs - run.startNs >= minNs) {
+            run.endNs = lastTs + periodNs;
+            out.blocks.push_back(run);
+        }
+        open = false;
+    };
+    const auto period = [&]() -> int64_t {
+        if (deltas.empty()) return 0;
+        std::vector<int64_t> d = deltas;
+        std::nth_element(d.begin(), d.begin() + static_cast<std::ptrdiff_t>(d.size() / 2), d.end());
+        return d[d.size() / 2];
+    };
+    for (int64_t from = *t.firstNs; from <= *t.lastNs; from += windowNs) {
+        if (cancel && cancel->load()) return makeError(ErrorCode::Cancelled, "analysis cancelled");
+        auto samples = stacks.samples(t.id, {from, std::min(*t.lastNs, from + windowNs - 1)});
+        if (!samples) return samples.error();
+        for (const store::StackSample& s : *samples) {
+            const auto c = static_cast<size_t>(s.callsiteId);
+            const Phase ph = c < phases.size() ? phases[c] : Phase::Other;
+            total += s.count;
+            if (trainingPhase(ph)) training += s.count;
+            if (total > 1 && deltas.size() < 1000 && s.tsNs > lastTs) deltas.push_back(s.tsNs - lastTs);
+            if (open && (s.callsiteId != run.callsite || s.tsNs - lastTs > maxGapNs)) close(period());
+            if (!open && blockingPhase(ph)) {
+                open = true;
+                run = {s.tsNs, s.tsNs, s.callsiteId};
+            }
+            lastTs = s.tsNs;
+        }
+    }
+    out.periodNs = period();
+    close(out.periodNs);
+    out.training = total > 0 && static_cast<double>(training) >= p.get("host_stall.training_share") * static_cast<double>(total);
+    return out;
+}
+
+struct Block
+{
+    int64_t startNs = 0, endNs = 0;
+    int64_t callsite = 0;
+    std::string thread;
+};
+
+} // namespace
+
+Expected<std::vector<ThreadScan>> scanThreads(FlameSource& stacks, const RuleParams& p, const std::atomic<bool>* cancel)
+{
+    std::vector<ThreadScan> out;
+    auto threads = stacks.threads({});
+    if (!threads) return threads.error();
+    auto phases = stacks.callsitePhases();
+    if (!phases) return phases.error();
+    for (const store::StackThreadInfo& t : *threads) {
+        if (t.timedSamples == 0) continue;
+        auto scan = scanThread(stacks, t, **phases, p, cancel);
+        if (!scan) return scan.error();
+        out.push_back(std::move(*scan));
+    }
+    return out;
+}
+
+Expected<std::vector<Finding>> hostStallRule(const RunMetrics& m, FlameSource& stacks, const std::vector<ThreadScan>& threads,
+                                             const RuleParams& p, const std::vector<Finding>& others)
+{
+    std::vector<Finding> out;
+    if (threads.empty()) return out;
+    auto phasesOr = stacks.callsitePhases();
+    if (!phasesOr) return phasesOr.error();
+    const std::vector<Phase>& phases = **phasesOr;
+    auto catalog = stacks.catalog();
+    if (!catalog) return catalog.error();
+    const store::StackCatalog& cat = **catalog;
+    const TimeGrid& grid = m.grid;
+    const double wall = grid.seconds();
+
+    for (const NodeMetrics& node : m.nodes) {
+        // The node's idle slots: every GPU stalls.
+        std::vector<const GpuMetrics*> gpus;
+        for (const GpuMetrics& g : m.gpus)
+            if (g.node == node.node) gpus.push_back(&g);
+        if (gpus.empty()) continue;
+        std::vector<uint8_t> idle(grid.size, 1);
+        for (const GpuMetrics* g : gpus) {
+            const std::vector<uint8_t> stalls = gpuStalls(*g, p);
+            for (size_t i = 0; i < grid.size; ++i) {
+                const bool lowUtil = i < g->util.size() && std::isfinite(g->util[i]) && g->util[i] <= p.get("stall.util_max");
+                if (!(lowUtil || (i < stalls.size() && stalls[i]))) idle[i] = 0;
+            }
+        }
+        // Time a checkpoint gap or a hang already explains.
+        std::vector<FindingEpisode> explained;
+        for (const Finding& f : others)
+            if ((f.rule == "CKPT_GAP" || f.rule == "HANG") && std::find(f.nodes.begin(), f.nodes.end(), node.node) != f.nodes.end())
+                explained.insert(explained.end(), f.episodes.begin(), f.episodes.end());
+
+        std::vector<Block> blocks;
+        for (const ThreadScan& scan : threads) {
+            if (scan.thread.node != node.node || !scan.training) continue;
+            for (const StackBlock& sb : scan.blocks) {
+                const Block b{sb.startNs, sb.endNs, sb.callsite, scan.thread.name};
+                // The GPUs idle in most of the slots the block covers (slots at least half inside it).
+                size_t inside = 0, idleSlots = 0;
+                for (size_t i = grid.slotOf(std::max(b.startNs, grid.startNs)); i < grid.size && grid.slotStart(i) < b.endNs; ++i) {
+                    const int64_t overlap = std::min(b.endNs, grid.slotStart(i) + grid.stepNs) - std::max(b.startNs, grid.slotStart(i));
+                    if (2 * overlap < grid.stepNs) continue;
+                    ++inside;
+                    idleSlots += idle[i];
+                }
+                if (inside == 0 || static_cast<double>(idleSlots) < p.get("host_stall.gpu_idle_share") * static_cast<double>(inside)) continue;
+                int64_t explainedNs = 0;
+                for (const FindingEpisode& e : explained)
+                    explainedNs += std::max<int64_t>(0, std::min(e.endNs, b.endNs) - std::max(e.startNs, b.startNs));
+                if (2 * explainedNs >= b.endNs - b.startNs) continue;
+                blocks.push_back(b);
+            }
+        }
+        // One finding per blocking frame.
+        std::map<int32_t, std::vector<Block>> byFrame;
+        for (const Block& b : blocks)
+            byFrame[blockingFrame(cat, phases, b.callsite)].push_back(b);
+        for (auto& [frame, list] : byFrame) {
+            std::sort(list.begin(), list.end(), [](const Block& a, const Block& b) { return a.startNs < b.startNs; });
+            // Ranks that block together are one event.
+            std::vector<Block> events;
+            std::vector<std::string> threadNames;
+            for (const Block& b : list) {
+                if (std::find(threadNames.begin(), threadNames.end(), b.thread) == threadNames.end()) threadNames.push_back(b.thread);
+                if (!events.empty() && b.startNs <= events.back().endNs) events.back().endNs = std::max(events.back().endNs, b.endNs);
+                else events.push_back(b);
+            }
+            Finding f;
+            f.rule = "HOST_STALL";
+            f.nodes = {node.node};
+            for (const GpuMetrics* g : gpus)
+                f.gpus.push_back(fmt::format("{}:gpu{}", g->node, g->gpu));
+            double stallS = 0;
+            QJsonArray jsonEvents;
+            for (const Block& e : events) {
+                const double s = static_cast<double>(e.endNs - e.startNs) / 1e9;
+                stallS += s;
+                f.episodes.push_back({e.startNs, e.endNs, s});
+                jsonEvents.append(QJsonObject{{QStringLiteral("start_ns"), static_cast<qint64>(e.startNs)},
+                                              {QStringLiteral("end_ns"), static_cast<qint64>(e.endNs)},
+                                              {QStringLiteral("stall_s"), s}});
+            }
+            std::vector<double> intervals;
+            for (size_t k = 1; k < events.size(); ++k)
+                intervals.push_back(static_cast<double>(events[k].startNs - events[k - 1].startNs) / 1e9);
+            double period = 0, cv = 0;
+            if (!intervals.empty()) {
+                period = std::accumulate(intervals.begin(), intervals.end(), 0.0) / static_cast<double>(intervals.size());
+                double var = 0;
+                for (double x : intervals)
+                    var += (x - period) * (x - period);
+                cv = period > 0 ? std::sqrt(var / static_cast<double>(intervals.size())) / period : 0;
+            }
+            const bool periodic = static_cast<double>(events.size()) >= p.get("host_stall.periodic_min_events") &&
+                                  cv <= p.get("host_stall.periodic_max_cv");
+            const std::string label = frameLabel(cat, frame);
+            const std::string name = frame > 0 && static_cast<size_t>(frame) < cat.frames.size() ? cat.frames[static_cast<size_t>(frame)].name : label;
+            const double mean = stallS / static_cast<double>(events.size());
+            f.impact = wall > 0 ? stallS / wall : 0;
+            f.savingS = stallS;
+            f.severity = f.impact >= p.get("host_stall.critical") ? "critical" : f.impact >= p.get("host_stall.warn") ? "warn" : "info";
+            f.confidence = 0.8;
+            f.title = periodic ? fmt::format("The training thread on {} blocks in {} every {:.0f} s for {:.1f} s while the GPUs idle", node.node, name, period, mean)
+                      : events.size() == 1
+                          ? fmt::format("The training thread on {} blocks in {} once, for {:.1f} s, while the GPUs idle", node.node, name, mean)
+                          : fmt::format("The training thread on {} blocks in {} {} times, {:.1f} s each ({:.0f} s apart), while the GPUs idle",
+                                        node.node, name, events.size(), mean, period);
+            QJsonArray jsonThreads;
+            for (const std::string& t : threadNames)
+                jsonThreads.append(QString::fromStdString(t));
+            f.evidence = QJsonObject{{QStringLiteral("frame"), QString::fromStdString(label)},
+                                     {QStringLiteral("threads"), jsonThreads},
+                                     {QStringLiteral("events"), jsonEvents},
+                                     {QStringLiteral("periodic"), periodic},
+                                     {QStringLiteral("period_s"), period},
+                                     {QStringLiteral("interval_cv"), cv},
+                                     {QStringLiteral("mean_stall_s"), mean},
+                                     {QStringLiteral("total_stall_s"), stallS}};
+            f.recommendation = fmt::format(
+                "Take {} off the training thread: run it in a background thread or process (a non-blocking client, a "
+                "queue the training loop only appends to), or do it less often; the GPUs wait while it blocks.",
+                name);
+            out.push_back(std::move(f));
+        }
+    }
+    return out;
+}
+
+} // namespace runlens::analysis

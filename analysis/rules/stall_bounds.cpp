@@ -1,0 +1,124 @@
+#include "analysis/rules/stall_bounds.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace runlens::analysis {
+
+namespace {
+
+int64_t overlapNs(int64_t a0, int64_t a1, int64_t b0, int64_t b1)
+{
+    return std::max<int64_t>(0, std::min(a1, b1) - std::max(a0, b0));
+}
+
+// Of spans sorted by start, joined where at most joinNs apart, the joined span that overlaps [from, to) the most.
+std::optional<FindingEpisode> bestCluster(std::vector<std::pair<int64_t, int64_t>> spans, int64_t joinNs, int64_t from, int64_t to)
+{
+    std::sort(spans.begin(), spans.end());
+    std::optional<FindingEpisode> best;
+    int64_t bestOverlap = 0;
+    for (size_t i = 0; i < spans.size();) {
+        FindingEpisode c{spans[i].first, spans[i].second};
+        size_t j = i + 1;
+        for (; j < spans.size() && spans[j].first <= c.endNs + joinNs; ++j)
+            c.endNs = std::max(c.endNs, spans[j].second);
+        if (const int64_t o = overlapNs(c.startNs, c.endNs, from, to); o > bestOverlap) {
+            bestOverlap = o;
+            best = c;
+        }
+        i = j;
+    }
+    return best;
+}
+
+} // namespace
+
+Expected<std::optional<FindingEpisode>> StallBounds::fromStacks(const std::string& node, int64_t startNs, int64_t endNs)
+{
+    const auto pad = static_cast<int64_t>(m_params.get("bounds.search_s") * 1e9);
+    auto phases = m_stacks.callsitePhases();
+    if (!phases) return phases.error();
+    std::vector<std::pair<int64_t, int64_t>> spans;
+    for (const ThreadScan& t : m_threads) {
+        if (t.thread.node != node || !t.training) continue;
+        auto samples = m_stacks.samples(t.thread.id, {startNs - pad, endNs + pad});
+        if (!samples) return samples.error();
+        for (const store::StackSample& s : *samples) {
+            const auto c = static_cast<size_t>(s.callsiteId);
+            if (c < (*phases)->size() && (**phases)[c] == Phase::Checkpoint) spans.emplace_back(s.tsNs, s.tsNs + t.periodNs);
+        }
+    }
+    return bestCluster(std::move(spans), static_cast<int64_t>(m_params.get("bounds.join_gap_s") * 1e9), startNs, endNs);
+}
+
+Expected<std::optional<FindingEpisode>> StallBounds::fromUtilization(const std::string& node, int64_t startNs, int64_t endNs)
+{
+    if (!m_series) {
+        auto series = m_reader.series();
+        if (!series) return series.error();
+        auto devices = m_reader.devices();
+        if (!devices) return devices.error();
+        auto nodes = m_reader.nodes();
+        if (!nodes) return nodes.error();
+        m_series = std::move(*series);
+        m_devices = std::move(*devices);
+        m_nodes = std::move(*nodes);
+    }
+    const auto pad = static_cast<int64_t>(m_params.get("bounds.search_s") * 1e9);
+    const double utilMax = m_params.get("stall.util_max");
+    std::vector<std::pair<int64_t, int64_t>> spans;
+    for (const GpuMetrics& g : m_metrics.gpus) {
+        if (g.node != node) continue;
+        // The GPU's finest utilization series: the most points per second.
+        const store::SeriesInfo* finest = nullptr;
+        double finestRate = 0;
+        for (const store::SeriesInfo& s : *m_series) {
+            if (s.metric != "gpu.util" || !s.firstNs || !s.lastNs || *s.lastNs <= *s.firstNs) continue;
+            const auto d = std::find_if(m_devices->begin(), m_devices->end(), [&](const store::DeviceInfo& x) { return x.id == s.deviceId; });
+            const auto n = std::find_if(m_nodes->begin(), m_nodes->end(), [&](const store::NodeInfo& x) { return x.id == s.nodeId; });
+            if (d == m_devices->end() || n == m_nodes->end() || d->kind != "gpu" || d->name != g.gpu || n->name != node) continue;
+            const double rate = static_cast<double>(s.points) / static_cast<double>(*s.lastNs - *s.firstNs);
+            if (rate > finestRate) {
+                finestRate = rate;
+                finest = &s;
+            }
+        }
+        if (!finest) continue;
+        auto points = m_reader.readPoints(finest->id, {startNs - pad, endNs + pad});
+        if (!points) return points.error();
+        const std::vector<store::Point>& pts = *points;
+        // Idle stretches, each edge halfway between the last busy sample and the first idle one.
+        std::vector<std::pair<int64_t, int64_t>> idle;
+        for (size_t i = 0; i < pts.size(); ++i) {
+            if (pts[i].missing || pts[i].value > utilMax) continue;
+            size_t j = i;
+            while (j + 1 < pts.size() && !pts[j + 1].missing && pts[j + 1].value <= utilMax)
+                ++j;
+            const int64_t from = i > 0 ? (pts[i - 1].tsNs + pts[i].tsNs) / 2 : pts[i].tsNs;
+            const int64_t to = j + 1 < pts.size() ? (pts[j].tsNs + pts[j + 1].tsNs) / 2 : pts[j].tsNs;
+            idle.emplace_back(from, to);
+            i = j;
+        }
+        if (auto c = bestCluster(std::move(idle), 0, startNs, endNs)) spans.emplace_back(c->startNs, c->endNs);
+    }
+    // The node stalls while any of its GPUs does (the rule's union of GPU stalls).
+    return bestCluster(std::move(spans), 0, startNs, endNs);
+}
+
+Expected<FindingEpisode> StallBounds::checkpoint(const std::string& node, int64_t startNs, int64_t endNs)
+{
+    auto stacks = fromStacks(node, startNs, endNs);
+    if (!stacks) return stacks.error();
+    // The stacks say when the training threads wrote; the GPUs stay idle until the write is flushed (an fsync in
+    // the user's own code is not a checkpoint frame): the stall is the union of the two where they overlap.
+    const FindingEpisode around = *stacks ? **stacks : FindingEpisode{startNs, endNs};
+    auto util = fromUtilization(node, around.startNs, around.endNs);
+    if (!util) return util.error();
+    if (*stacks && *util) return FindingEpisode{std::min(around.startNs, (*util)->startNs), std::max(around.endNs, (*util)->endNs)};
+    if (*stacks) return **stacks;
+    if (*util) return **util;
+    return FindingEpisode{startNs, endNs};
+}
+
+} // namespace runlens::analysis
