@@ -7,6 +7,7 @@
 #include "analysis/rules/hang_rule.h"
 #include "analysis/rules/input_stall_rule.h"
 #include "analysis/rules/low_sm_eff_rule.h"
+#include "analysis/rules/run_analysis.h"
 #include "analysis/store/run_database.h"
 #include "tests/rules_support.h"
 #include "tests/test_support.h"
@@ -51,6 +52,7 @@ private Q_SLOTS:
     void fixtureCommBound();
     void noCommBoundWithoutCommunication();
     void lowSmEfficiency();
+    void hostStallNamesTheBlockingFrame();
     void shiftAndResample();
     void fixtureBaselineIsFlagged();
 };
@@ -635,3 +637,59 @@ void TestRules::shiftAndResample()
 
 QTEST_MAIN(TestRules)
 #include "tst_rules.moc"
+
+void TestRules::hostStallNamesTheBlockingFrame()
+{
+    // 10 min of well-used GPUs (SM activity 0.7, utilization 95 %) whose training thread runs the model. The GPUs
+    // idle for 3 s at 100 s, 300 s and 500 s while the thread sits in upload_metrics (in a native sleep: the
+    // waiting caller is named), at 200 s while it writes a checkpoint (a checkpoint gap, not a host stall) and at
+    // 400 s while its stack changes every sample (busy host work: not one blocked frame).
+    Synthetic run;
+    run.seconds = 600;
+    run.gpus = 1;
+    const auto paused = [](int64_t s) { return s % 100 == 0 ? s > 0 && s < 600 : false; };
+    const auto inPause = [&](int64_t s) { return paused(s - s % 100) && s % 100 < 3; };
+    run.sm = [&](int, int64_t s) { return inPause(s) ? 0.0 : 0.7; };
+    run.util = [&](int, int64_t s) { return inPause(s) ? 0.0 : 95.0; };
+    run.write = [](int64_t s) { return s >= 200 && s < 203 ? 2e9 : 1e6; };
+    run.stack = [](int64_t k) -> std::vector<std::pair<std::string, std::string>> {
+        const int64_t s = k / 10;
+        std::vector<std::pair<std::string, std::string>> st{{"main", "train.py"}, {"train_step", "train.py"}};
+        const bool pause = s % 100 < 3 && s >= 100 && s < 600;
+        if (pause && s / 100 == 2) {
+            st.push_back({"save", "torch/serialization.py"});
+        } else if (pause && s / 100 == 4) {
+            st.push_back({"prep_" + std::to_string(k % 7), "prep.py"});
+        } else if (pause) {
+            st.push_back({"upload_metrics", "tracker.py"});
+            st.push_back({"clock_nanosleep", ""});
+        } else {
+            st.push_back({"forward", "torch/nn/modules/linear.py"});
+        }
+        return st;
+    };
+    QTemporaryDir dir;
+    auto db = writeRun(dir, run);
+    QVERIFY(db);
+    auto analysis = analyzeRun(*db, RuleParams::defaults());
+    QVERIFY(analysis.ok());
+    std::vector<const Finding*> stalls;
+    for (const Finding& f : analysis->findings)
+        if (f.rule == "HOST_STALL") stalls.push_back(&f);
+    QCOMPARE(stalls.size(), size_t(1));
+    const Finding& f = *stalls[0];
+    QCOMPARE(f.evidence.value(QStringLiteral("frame")).toString(), QStringLiteral("upload_metrics (tracker.py)"));
+    QVERIFY(f.title.find("upload_metrics") != std::string::npos);
+    // The three blocks to the sample (10 Hz), not the 1 s grid; periodic every 200 s.
+    QCOMPARE(f.episodes.size(), size_t(3));
+    const int64_t starts[] = {100, 300, 500};
+    for (size_t k = 0; k < 3; ++k) {
+        QVERIFY(std::abs(static_cast<double>(f.episodes[k].startNs - (kStart + starts[k] * kSecond))) <= 0.1e9);
+        QVERIFY(std::abs(static_cast<double>(f.episodes[k].endNs - (kStart + (starts[k] + 3) * kSecond))) <= 0.1e9);
+    }
+    QVERIFY(f.evidence.value(QStringLiteral("periodic")).toBool());
+    QVERIFY(std::abs(f.evidence.value(QStringLiteral("period_s")).toDouble() - 200) < 0.5);
+    QVERIFY(std::abs(f.savingS - 9) < 0.5);
+    // The checkpoint is CKPT_GAP's.
+    QVERIFY(std::any_of(analysis->findings.begin(), analysis->findings.end(), [](const Finding& g) { return g.rule == "CKPT_GAP"; }));
+}

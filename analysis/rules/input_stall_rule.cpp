@@ -82,7 +82,10 @@ Expected<std::vector<Finding>> inputStallRule(const RunMetrics& m, FlameSource& 
             e.samples = shares.samples;
             if (!shares.hasBusy()) continue;
             e.input = shares.share(Phase::Input);
-            e.host = shares.share(Phase::Other) + shares.share(Phase::Compute);
+            // The host's own work is the user's code outside the model (phase other). Model code on the host
+            // (forward, backward, optimizer Python, kernel launches) feeding under-used GPUs is the launch-bound
+            // case of LOW_SM_EFF: the kernels are too small, not late.
+            e.host = shares.share(Phase::Other);
             e.comm = shares.share(Phase::Comm);
             e.checkpoint = shares.share(Phase::Checkpoint);
             e.gpuWait = shares.share(Phase::GpuWait);
@@ -169,11 +172,11 @@ Expected<std::vector<Finding>> inputStallRule(const RunMetrics& m, FlameSource& 
                 auto tree = stacks.tree(q);
                 if (!tree) return tree.error();
                 total += (*tree)->totalSamples();
-                // Host work: frames whose own samples are in the host phases (not waiting on the GPU, on
-                // communication, in a checkpoint, or idle).
+                // Host work: frames whose own samples are in the host phases (not model code, not waiting on the
+                // GPU, on communication, in a checkpoint, or idle).
                 for (int32_t i = 1; i < static_cast<int32_t>((*tree)->nodes().size()); ++i) {
                     const auto& nd = (*tree)->node(i);
-                    if (nd.selfSamples > 0 && (nd.phase == Phase::Other || nd.phase == Phase::Compute || nd.phase == Phase::Input))
+                    if (nd.selfSamples > 0 && (nd.phase == Phase::Other || nd.phase == Phase::Input))
                         hostSelf[{std::string((*tree)->name(i)), std::string((*tree)->file(i))}] += nd.selfSamples;
                 }
             }

@@ -3,8 +3,9 @@
 // INPUT_STALL (docs/design.md §5): GPU under-use whose evidence is the host side. The run is cut into evidence slices
 // (rules.evidence_s); in each slice where a node's GPUs are under-used (SM activity < input_stall.sm_max, or
 // utilization < input_stall.util_max without SM activity), the node's stack samples (idle frames left out) say
-// why: DataLoader waits (phase input) or the host's own work on the training threads (phases other and compute:
-// the user's preprocessing) at ≥ input_stall.host_share of the samples make it an input stall. Consecutive such
+// why: DataLoader waits (phase input) or the host's own work on the training threads (phase other: the user's
+// preprocessing; model code on the host feeding small kernels is LOW_SM_EFF's launch-bound case) at
+// ≥ input_stall.host_share of the samples make it an input stall. Consecutive such
 // slices are one episode; the finding names the sub-cause (worker_starved, io_bound when disk reads are near
 // their peak, host_compute, cpu_bound when the node's CPU is ≥ 90 %) and the top self frames with their shares.
 
