@@ -103,6 +103,11 @@ ReportFlame flameFigure(FlameSource& stacks, const Finding& f, int64_t fromNs, i
 
 std::string evidenceFrame(const Finding& f)
 {
+    if (const QString one = f.evidence.value(QStringLiteral("frame")).toString(); !one.isEmpty()) { // HOST_STALL
+        std::string frame = one.toStdString();
+        if (const size_t paren = frame.find(" ("); paren != std::string::npos && paren > 0) frame.resize(paren);
+        return frame;
+    }
     for (const char* key : {"top_comm_frames", "top_frames", "top_checkpoint_frames", "frames_in_flight"}) {
         const QJsonArray a = f.evidence.value(QLatin1String(key)).toArray();
         if (a.isEmpty()) continue;
@@ -126,6 +131,7 @@ std::vector<timeline::LaneSpec> lanesForRule(const std::vector<timeline::LaneSpe
     if (rule == "COMM_BOUND") ids.insert(ids.end(), {"trace_busy", "ib", "net"});
     else if (rule == "CKPT_GAP") ids.insert(ids.end(), {"storage", "net"});
     else if (rule == "INPUT_STALL") ids.insert(ids.end(), {"cpu", "storage"});
+    else if (rule == "HOST_STALL") ids.insert(ids.end(), {"cpu", "storage", "step_time"});
     else if (rule == "HANG") ids.insert(ids.end(), {"trace_busy", "gpu_power", "net"});
     else if (rule == "THROTTLE") ids.insert(ids.end(), {"gpu_clock", "gpu_power", "gpu_temp"});
     else if (rule == "STRAGGLER") ids.insert(ids.end(), {"step_time", "trace_busy"});
