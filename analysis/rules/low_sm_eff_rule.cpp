@@ -45,10 +45,13 @@ std::vector<Finding> lowSmEfficiencyRule(const RunMetrics& m, const RuleParams& 
                     known[i] = 1;
         }
         Finding f;
-        double slots = 0, explainedSlots = 0, smSum = 0, utilSum = 0, illusion = 0;
+        double slots = 0, explainedSlots = 0, smSum = 0, utilSum = 0, illusion = 0, savingS = 0;
+        const double slotS = static_cast<double>(grid.stepNs) / 1e9, goodUse = p.get("low_sm.good_use_sm");
         for (const Episode& e : episodesOf(low, grid, maxGap)) {
             if (e.seconds() < p.get("low_sm.min_s")) continue;
-            f.episodes.push_back({e.startNs, e.endNs});
+            // The saving: reaching the good-use level from each slot's SM activity, over the slots no other
+            // finding explains (their time is that finding's to save).
+            double episodeSaving = 0;
             for (size_t i = e.first; i <= e.last; ++i) {
                 if (!std::isfinite(sm[i])) continue;
                 ++slots;
@@ -56,7 +59,10 @@ std::vector<Finding> lowSmEfficiencyRule(const RunMetrics& m, const RuleParams& 
                 smSum += sm[i];
                 utilSum += util[i];
                 illusion += util[i] >= 90 ? 1 : 0;
+                if (!known[i]) episodeSaving += slotS * std::clamp(1 - sm[i] / goodUse, 0.0, 1.0);
             }
+            f.episodes.push_back({e.startNs, e.endNs, episodeSaving});
+            savingS += episodeSaving;
         }
         if (f.episodes.empty() || slots == 0) continue;
         double seconds = 0;
@@ -71,8 +77,7 @@ std::vector<Finding> lowSmEfficiencyRule(const RunMetrics& m, const RuleParams& 
         f.primary = unexplained >= 0.5;
         f.confidence = 0.7;
         f.impact = wall > 0 ? seconds / wall : 0;
-        // Reaching the "good use" level (0.8, NVIDIA) from the mean would take this share of the time.
-        f.savingS = seconds * std::clamp(1 - meanSm / 0.8, 0.0, 1.0) * unexplained;
+        f.savingS = savingS;
         const bool isIllusion = illusion / slots >= 0.5;
         f.title = fmt::format("Low SM efficiency on {}: SM activity {:.2f} while the GPUs are busy ({:.0f} % utilization){} for {:.0f} s",
                               node.node, meanSm, meanUtil, isIllusion ? ", the utilization illusion" : "", seconds);
@@ -81,7 +86,7 @@ std::vector<Finding> lowSmEfficiencyRule(const RunMetrics& m, const RuleParams& 
                                  {QStringLiteral("mean_gpu_util_pct"), meanUtil},
                                  {QStringLiteral("illusion_share"), illusion / slots},
                                  {QStringLiteral("explained_share"), 1 - unexplained},
-                                 {QStringLiteral("good_use_sm"), 0.8}};
+                                 {QStringLiteral("good_use_sm"), goodUse}};
         f.recommendation =
             "The GPUs run kernels that keep few SMs busy: larger micro-batches or sequence packing, fused kernels "
             "(torch.compile, FlashAttention), bf16/fp8 matmuls that use the tensor cores, and fewer small kernel "
