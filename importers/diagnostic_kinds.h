@@ -36,6 +36,8 @@ inline constexpr DiagnosticKind kCounterReset{"counter_reset", false,
                                               "a counter went down (restart); the rate counts from zero"};
 inline constexpr DiagnosticKind kSentinelValue{"sentinel_value", false,
                                                "a 'blank' sentinel (DCGM NOT_SUPPORTED...) stored as missing"};
+inline constexpr DiagnosticKind kImplausibleValue{"implausible_value", false,
+                                                  "a value outside its unit's range (a utilization above 100 %), stored as missing with its text"};
 inline constexpr DiagnosticKind kUnmappedMetric{"unmapped_metric", false,
                                                 "a metric with no canonical name, kept under its raw name"};
 inline constexpr DiagnosticKind kSkippedFamily{"skipped_family", true,

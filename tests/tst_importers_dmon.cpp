@@ -315,6 +315,9 @@ void TestDmonImporter::importCases_data()
     addCase("NaN and inf",
             lines({kDtHeader, kDtUnits, " 20260115 12:00:01 0 nan 5 1 5", " 20260115 12:00:02 0 inf 6 1 5"}),
             strs({"0|gpu.power|10:00:01=?, 10:00:02=?"}), strs({"nan_value|3", "nan_value|4"}), {}, {}, str("+02:00"));
+    addCase("a utilization above 100 % (a GPM counter's first sample) stored as missing",
+            lines({kDtHeader, kDtUnits, " 20260115 12:00:01 0 80 104131 1 5", " 20260115 12:00:02 0 81 100 1 5"}),
+            strs({"0|gpu.util|10:00:01=?, 10:00:02=100"}), strs({"implausible_value|3"}), {}, {}, str("+02:00"));
     addCase("bad GPU index",
             lines({kDtHeader, kDtUnits, " 20260115 12:00:01 x 80 5 1 5", " 20260115 12:00:02 0 81 6 2 6"}),
             strs({"0|gpu.util|10:00:02=6"}), strs({"invalid_line|3"}), {}, {}, str("+02:00"));

@@ -417,4 +417,11 @@ std::optional<double> unitFactor(std::string_view source, std::string_view canon
     return std::nullopt;
 }
 
+bool implausibleValue(std::string_view canonicalUnit, double value)
+{
+    if (canonicalUnit == "%") return value < -5 || value > 105;
+    if (canonicalUnit == "ratio") return value < -0.05 || value > 1.05;
+    return false;
+}
+
 } // namespace runlens::importers

@@ -67,4 +67,9 @@ bool isDiskPartition(std::string_view name);
 // ("MiB" → "bytes" is 1048576, "MHz" → "Hz" is 1e6, "us" → "s" is 1e-6, equal units 1).
 std::optional<double> unitFactor(std::string_view sourceUnit, std::string_view canonicalUnit);
 
+// A value that cannot be what its canonical unit says: a utilization above 100 % or a ratio above 1 (beyond 5 %
+// of rounding), or a negative one. GPM counters read garbage in their first sample after a restart (gract
+// 104131 %): such a value is stored as missing with an implausible_value diagnostic, not drawn.
+bool implausibleValue(std::string_view canonicalUnit, double value);
+
 } // namespace runlens::importers

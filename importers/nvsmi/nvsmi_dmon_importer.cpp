@@ -279,6 +279,10 @@ Status Parser::value(size_t slot, size_t col, std::string_view v, int64_t ts)
     } else if (!std::isfinite(*n)) {
         report(diag::kNanValue, column, fmt::format("\"{}\" for \"{}\" stored as missing", clip(v), c.name));
         sink->appendMissing(ts, v);
+    } else if (implausibleValue(c.unit, *n * c.factor)) {
+        report(diag::kImplausibleValue, column,
+               fmt::format("{} for \"{}\" is outside its range; stored as missing", clip(v), c.name));
+        sink->appendMissing(ts, v);
     } else {
         sink->append(ts, *n * c.factor);
     }

@@ -343,6 +343,12 @@ Status Parser::value(int64_t deviceId, size_t slot, Column& c, std::string_view 
         c.lastUnit = std::string(unit);
         c.unitChecked = true;
     }
+    if (implausibleValue(c.mapping.unit, number * c.factor)) {
+        report(diag::kImplausibleValue, column,
+               fmt::format("{} for \"{}\" is outside its range; stored as missing", clip(v), c.raw));
+        sink->appendMissing(ts, v);
+        return m_ctx.writer.flushIfNeeded(*sink);
+    }
     sink->append(ts, number * c.factor);
     return m_ctx.writer.flushIfNeeded(*sink);
 }
