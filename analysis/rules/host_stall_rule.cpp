@@ -1,6 +1,7 @@
 #include "analysis/rules/host_stall_rule.h"
 
 #include "analysis/rules/ckpt_gap_rule.h"
+#include "analysis/rules/steady_state.h"
 
 #include <QJsonArray>
 #include <algorithm>
@@ -154,11 +155,14 @@ Expected<std::vector<Finding>> hostStallRule(const RunMetrics& m, FlameSource& s
             if ((f.rule == "CKPT_GAP" || f.rule == "HANG") && std::find(f.nodes.begin(), f.nodes.end(), node.node) != f.nodes.end())
                 explained.insert(explained.end(), f.episodes.begin(), f.episodes.end());
 
+        // Start-up before the node's GPUs first work is not judged (loading the model blocks too).
+        const int64_t steadyNs = grid.slotStart(steadyStartSlot(m, node.node, p));
         std::vector<Block> blocks;
         for (const ThreadScan& scan : threads) {
             if (scan.thread.node != node.node || !scan.training) continue;
             for (const StackBlock& sb : scan.blocks) {
                 const Block b{sb.startNs, sb.endNs, sb.callsite, scan.thread.name};
+                if (b.startNs < steadyNs) continue;
                 // The GPUs idle in most of the slots the block covers (slots at least half inside it).
                 size_t inside = 0, idleSlots = 0;
                 for (size_t i = grid.slotOf(std::max(b.startNs, grid.startNs)); i < grid.size && grid.slotStart(i) < b.endNs; ++i) {

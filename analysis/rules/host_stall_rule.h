@@ -6,10 +6,11 @@
 // host_stall.max_gap_s between them) lasting at least host_stall.min_s is a block; it counts on a training thread
 // (one whose samples are at least host_stall.training_share in model code, waiting on the GPU or communicating)
 // when the node's GPUs idle in at least host_stall.gpu_idle_share of the grid slots it covers (a slot idles when
-// every GPU of the node stalls by gpuStalls or its utilization is at most stall.util_max), and it is not already a
-// checkpoint gap or a hang. The blocks of one node in one frame make one finding: when (to the sample), the frame
-// that blocks (the innermost frame on the stack that is not itself a wait: time.sleep and lock waits name their
-// caller), how long each, the interval and whether it is periodic, and what the GPUs lost (their sum).
+// every GPU of the node stalls by gpuStalls or its utilization is at most stall.util_max), and it is not already
+// a checkpoint gap or a hang, nor start-up before the GPUs first work. The blocks of one node in one frame make
+// one finding: when (to the sample), the frame that blocks (the innermost frame on the stack that is not itself a
+// wait: time.sleep and lock waits name their caller), how long each, the interval and whether it is periodic,
+// and what the GPUs lost (their sum).
 
 #include "analysis/flame/flame_tree.h"
 #include "analysis/rules/finding.h"
