@@ -250,6 +250,23 @@ void TestTrainerImporters::importCases_data()
                  "train.tokens_per_s|10:00:02.500=400, 10:00:04.500=500, 10:00:05.750=800, 10:00:06.250=2000, "
                  "10:00:07.850=625"})
         << QStringList{};
+    // total_tokens not counted (always 0): the throughput relates nothing, the steps are timed by elapsed_time,
+    // and no line is reported as inconsistent for it. A line that breaks a relation the others follow is.
+    QTest::newRow("LLaMA-Factory: throughput without total_tokens")
+        << str("trainer_log.jsonl")
+        << join({lfLine(1, "0:00:01", "2.5", ", \"throughput\": 45.6, \"total_tokens\": 0"),
+                 lfLine(2, "0:00:02", "2.25", ", \"throughput\": 3210.5, \"total_tokens\": 0"),
+                 lfLine(3, "0:00:03", "2.0", ", \"throughput\": 3877.7, \"total_tokens\": 0")})
+        << QStringList{kStart} << lf << imported
+        << strs({"train.step_time|10:00:01=1, 10:00:02=1, 10:00:03=1"}) << QStringList{};
+    QTest::newRow("LLaMA-Factory: one line off the throughput the others follow")
+        << str("trainer_log.jsonl")
+        << join({lfLine(1, "0:00:02", "2.5", ", \"throughput\": 400.0, \"total_tokens\": 1000"),
+                 lfLine(2, "0:00:04", "2.25", ", \"throughput\": 500.0, \"total_tokens\": 2000"),
+                 lfLine(3, "0:00:05", "2.0", ", \"throughput\": 60.0, \"total_tokens\": 3000"),
+                 lfLine(4, "0:00:06", "1.75", ", \"throughput\": 640.0, \"total_tokens\": 4000")})
+        << QStringList{kStart} << lf << imported << strs({"train.step|10:00:02.500=1, 10:00:04=2, 10:00:05=3, 10:00:06.250=4"})
+        << strs({"inconsistent_throughput|3"});
     QTest::newRow("LLaMA-Factory: elapsed_time only, logging every 5 steps, days")
         << str("trainer_log.jsonl")
         << join({lfLine(5, "0:00:10", "3.0"), lfLine(10, "0:00:10", "2.5"), lfLine(15, "0:00:25", "2.0"),

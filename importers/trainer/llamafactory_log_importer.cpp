@@ -221,7 +221,9 @@ Status Parser::finish()
             exact[i] = std::clamp(*t, lo, hi);
             fine[i] = true;
         } else {
-            if (l.throughput && l.totalTokens) {
+            // A log whose throughput never relates tokens to time (total_tokens not counted: always 0) is timed
+            // by elapsed_time throughout; only a line that breaks the relation the others follow is reported.
+            if (l.throughput && l.totalTokens && reading != Reading::ElapsedOnly) {
                 ++inconsistent;
                 m_ctx.diagnostics.report(
                     diag::kInconsistentThroughput, trainer::locationOf(m_ctx, l.record.line),
