@@ -455,15 +455,15 @@ Expected<std::map<int64_t, RankTrace>> traceLateness(store::TraceReader& traces,
         if (!(stepS > 0)) continue;
         // Kernels when every rank has them (the GPU arrival, as NCCL waits on the GPU), else the CPU-side spans.
         const bool useKernels = kernelRanks == ranks;
-        std::map<std::pair<std::string, int64_t>, std::vector<int64_t>> arrivals; // (name, rank) -> starts in order
+        std::map<std::pair<std::string, int64_t>, std::vector<std::pair<int64_t, int64_t>>> arrivals; // (name, rank) -> spans in order
         for (size_t i = first; i < last; ++i)
-            if (all[i].kernel == useKernels) arrivals[{all[i].name, all[i].rank}].push_back(all[i].tsNs);
+            if (all[i].kernel == useKernels) arrivals[{all[i].name, all[i].rank}].emplace_back(all[i].tsNs, all[i].endNs);
         // Waits per (rank late, step): [the others' median arrival, its arrival].
         std::map<std::pair<int64_t, int64_t>, std::vector<std::pair<int64_t, int64_t>>> late;
         const auto maxSpread = static_cast<int64_t>(1.5 * stepS * 1e9);
         for (auto it = arrivals.begin(); it != arrivals.end();) {
             const std::string name = it->first.first;
-            std::vector<std::pair<int64_t, const std::vector<int64_t>*>> perRank;
+            std::vector<std::pair<int64_t, const std::vector<std::pair<int64_t, int64_t>>*>> perRank;
             for (; it != arrivals.end() && it->first.first == name; ++it)
                 perRank.emplace_back(it->first.second, &it->second);
             if (perRank.size() < 2) continue;
@@ -473,14 +473,18 @@ Expected<std::map<int64_t, RankTrace>> traceLateness(store::TraceReader& traces,
                 size_t latest = 0;
                 int64_t earliest = std::numeric_limits<int64_t>::max();
                 for (size_t i = 0; i < perRank.size(); ++i) {
-                    earliest = std::min(earliest, (*perRank[i].second)[k]);
-                    if ((*perRank[i].second)[k] > (*perRank[latest].second)[k]) latest = i;
+                    earliest = std::min(earliest, (*perRank[i].second)[k].first);
+                    if ((*perRank[i].second)[k].first > (*perRank[latest].second)[k].first) latest = i;
                 }
-                const int64_t a = (*perRank[latest].second)[k];
+                const int64_t a = (*perRank[latest].second)[k].first;
                 if (a - earliest > maxSpread) continue; // not one instance
+                // One rendezvous: no rank is done before the last one arrives (a tenth of the spread for clocks).
+                // Enqueue-only spans and point-to-point kernels matched out of turn are not.
+                const int64_t slack = (a - earliest) / 10;
+                if (std::any_of(perRank.begin(), perRank.end(), [&](const auto& r) { return (*r.second)[k].second < a - slack; })) continue;
                 std::vector<double> others;
                 for (size_t i = 0; i < perRank.size(); ++i)
-                    if (i != latest) others.push_back(static_cast<double>((*perRank[i].second)[k]));
+                    if (i != latest) others.push_back(static_cast<double>((*perRank[i].second)[k].first));
                 const auto m = static_cast<int64_t>(medianOf(others));
                 if (a <= m) continue;
                 const int64_t rank = perRank[latest].first;

@@ -18,8 +18,9 @@
 // GPU, so it is found when ranks share a GPU or the GPUs look alike. Two sources:
 //  - Profiled traces (trace_track.rank): per profiled window (collectives at most straggler.trace_gap_s apart), the
 //    k-th collective of a name is one instance on every rank (communication kernels when every rank has them, else
-//    the CPU-side collective spans); a rank's arrival is the instance's start, the collective ends together, so the
-//    latest rank makes the others wait from the median of their arrivals to its own. A rank's lateness in a step is
+//    the CPU-side collective spans); a rank's arrival is the instance's start, the collective ends together (no
+//    rank done before the last arrives, else it is not one rendezvous), so the latest rank makes the others wait
+//    from the median of their arrivals to its own. A rank's lateness in a step is
 //    its largest such wait there (the waits of one step overlap; ProfilerStep#N when traced, else the window's
 //    steps), late from straggler.trace_min_lag of the step.
 //  - Timed stack samples: one training thread per process (the most sampled; a process is the thread's pid, or a
