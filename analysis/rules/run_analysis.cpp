@@ -26,6 +26,7 @@
 #include <cmath>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
+#include <iterator>
 #include <map>
 
 namespace runlens::analysis {
@@ -302,6 +303,10 @@ Expected<RunAnalysis> analyzeRun(store::RunDatabase& db, const RuleParams& param
     out.steps = computeStepTimes(*metrics, params);
     for (auto& f : stragglerRule(*metrics, out.steps, params))
         findings.push_back(std::move(f));
+    auto ranks = rankStragglerRule(*metrics, out.steps, stacks, &traces, params, cancel);
+    if (!ranks) return ranks.error();
+    for (auto& f : *ranks)
+        findings.push_back(std::move(f));
     if (Status s = step("THROTTLE"); !s) return s.error();
     for (auto& f : throttleRule(*metrics, params))
         findings.push_back(std::move(f));
@@ -314,7 +319,13 @@ Expected<RunAnalysis> analyzeRun(store::RunDatabase& db, const RuleParams& param
     size_t gpuNodes = 0;
     for (const NodeMetrics& n : metrics->nodes)
         gpuNodes += std::any_of(metrics->gpus.begin(), metrics->gpus.end(), [&](const GpuMetrics& g) { return g.node == n.node; }) ? 1 : 0;
+    // A rank straggler names one process: it is not merged with other nodes' findings.
+    const auto ranked = std::stable_partition(findings.begin(), findings.end(), [](const Finding& f) { return !isRankStraggler(f); });
+    std::vector<Finding> rankFindings(std::make_move_iterator(ranked), std::make_move_iterator(findings.end()));
+    findings.erase(ranked, findings.end());
     findings = mergeAcrossNodes(std::move(findings), out.wallS, gpuNodes);
+    findings.insert(findings.end(), std::make_move_iterator(rankFindings.begin()), std::make_move_iterator(rankFindings.end()));
+    linkStragglerSymptoms(findings, params); // after all rules: the waits a late rank causes are its symptoms
     // A finding over several nodes compares their times: say when those rest on estimated clock offsets.
     store::RunReader reader(db);
     if (auto nodes = reader.nodes())
