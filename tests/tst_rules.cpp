@@ -24,6 +24,7 @@
 #include <functional>
 #include <limits>
 #include <map>
+#include <optional>
 #include <random>
 
 using namespace runlens;
@@ -53,6 +54,7 @@ private Q_SLOTS:
     void noCommBoundWithoutCommunication();
     void lowSmEfficiency();
     void hostStallNamesTheBlockingFrame();
+    void lowSmEfficiencyLaunchBound();
     void shiftAndResample();
     void fixtureBaselineIsFlagged();
 };
@@ -692,4 +694,46 @@ void TestRules::hostStallNamesTheBlockingFrame()
     QVERIFY(std::abs(f.savingS - 9) < 0.5);
     // The checkpoint is CKPT_GAP's.
     QVERIFY(std::any_of(analysis->findings.begin(), analysis->findings.end(), [](const Finding& g) { return g.rule == "CKPT_GAP"; }));
+}
+
+void TestRules::lowSmEfficiencyLaunchBound()
+{
+    // 10 min of GPUs at 35 % utilization and SM activity 0.2 while the training thread only runs model code (40 %)
+    // and waits on the GPU (60 %): launch-bound. The same GPUs while the thread waits in all_reduce are not.
+    Synthetic run;
+    run.seconds = 600;
+    run.gpus = 1;
+    run.sm = [](int, int64_t) { return 0.2; };
+    run.util = [](int, int64_t) { return 35.0; };
+    run.write = [](int64_t) { return 1e6; };
+    const auto analyse = [](Synthetic r) -> std::optional<Finding> {
+        QTemporaryDir dir;
+        auto db = writeRun(dir, r);
+        if (!db) return std::nullopt;
+        auto a = analyzeRun(*db, RuleParams::defaults());
+        if (!a) return std::nullopt;
+        for (const Finding& f : a->findings)
+            if (f.rule == "LOW_SM_EFF") return f;
+        return std::nullopt;
+    };
+    run.stack = [](int64_t k) -> std::vector<std::pair<std::string, std::string>> {
+        std::vector<std::pair<std::string, std::string>> st{{"main", "train.py"}, {"train_step", "train.py"}};
+        if (k % 10 < 4) st.push_back({"forward", "torch/nn/modules/linear.py"});
+        else st.push_back({"synchronize", "torch/cuda/__init__.py"});
+        return st;
+    };
+    const auto launch = analyse(run);
+    QVERIFY(launch);
+    QCOMPARE(launch->evidence.value(QStringLiteral("sub_cause")).toString(), QStringLiteral("launch_bound"));
+    QVERIFY(launch->title.find("launch-bound") != std::string::npos);
+    QVERIFY(launch->recommendation.find("CUDA graphs") != std::string::npos);
+    QVERIFY(std::abs(launch->evidence.value(QStringLiteral("host_model_code_share")).toDouble() - 0.4) < 0.02);
+    run.stack = [](int64_t k) -> std::vector<std::pair<std::string, std::string>> {
+        std::vector<std::pair<std::string, std::string>> st{{"main", "train.py"}, {"train_step", "train.py"}};
+        if (k % 10 < 4) st.push_back({"forward", "torch/nn/modules/linear.py"});
+        else st.push_back({"all_reduce", "torch/distributed/distributed_c10d.py"});
+        return st;
+    };
+    const auto waiting = analyse(run);
+    QVERIFY(!waiting || waiting->evidence.value(QStringLiteral("sub_cause")).toString() != QStringLiteral("launch_bound"));
 }

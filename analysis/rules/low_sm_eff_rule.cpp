@@ -8,7 +8,8 @@
 
 namespace runlens::analysis {
 
-std::vector<Finding> lowSmEfficiencyRule(const RunMetrics& m, const RuleParams& p, const std::vector<Finding>& explained)
+std::vector<Finding> lowSmEfficiencyRule(const RunMetrics& m, const RuleParams& p, const std::vector<Finding>& explained,
+                                         const PhaseSlices* phases)
 {
     std::vector<Finding> out;
     const TimeGrid& grid = m.grid;
@@ -46,6 +47,8 @@ std::vector<Finding> lowSmEfficiencyRule(const RunMetrics& m, const RuleParams& 
         }
         Finding f;
         double slots = 0, explainedSlots = 0, smSum = 0, utilSum = 0, illusion = 0, savingS = 0;
+        std::vector<size_t> seenSlices;
+        PhaseCounts stackCounts{};
         const double slotS = static_cast<double>(grid.stepNs) / 1e9, goodUse = p.get("low_sm.good_use_sm");
         for (const Episode& e : episodesOf(low, grid, maxGap)) {
             if (e.seconds() < p.get("low_sm.min_s")) continue;
@@ -63,6 +66,16 @@ std::vector<Finding> lowSmEfficiencyRule(const RunMetrics& m, const RuleParams& 
             }
             f.episodes.push_back({e.startNs, e.endNs, episodeSaving});
             savingS += episodeSaving;
+            // The stacks of the unexplained time, each evidence slice counted once.
+            if (phases && phases->hasNode(node.node))
+                for (size_t i = e.first; i <= e.last; ++i) {
+                    const size_t slice = i / phases->sliceSlots();
+                    if (known[i] || (!seenSlices.empty() && seenSlices.back() == slice)) continue;
+                    seenSlices.push_back(slice);
+                    const SliceShares sh = phases->at(node.node, slice);
+                    for (size_t k = 0; k < kPhaseCount; ++k)
+                        stackCounts[k] += sh.counts[k];
+                }
         }
         if (f.episodes.empty() || slots == 0) continue;
         double seconds = 0;
@@ -79,15 +92,41 @@ std::vector<Finding> lowSmEfficiencyRule(const RunMetrics& m, const RuleParams& 
         f.impact = wall > 0 ? seconds / wall : 0;
         f.savingS = savingS;
         const bool isIllusion = illusion / slots >= 0.5;
+        int64_t busySamples = 0;
+        for (size_t k = 0; k < kPhaseCount; ++k)
+            if (static_cast<Phase>(k) != Phase::Idle) busySamples += stackCounts[k];
+        const double modelShare = busySamples > 0 ? static_cast<double>(stackCounts[static_cast<size_t>(Phase::Compute)]) / static_cast<double>(busySamples) : 0;
+        const double waitShare = busySamples > 0 ? static_cast<double>(stackCounts[static_cast<size_t>(Phase::GpuWait)]) / static_cast<double>(busySamples) : 0;
+        // Launch-bound: the GPUs idle between kernels (utilization well below the illusion) while the training
+        // threads do nothing but run model code and wait for those kernels.
+        const bool launchBound = !isIllusion && busySamples > 0 && meanUtil < p.get("low_sm.launch_util_max") &&
+                                 modelShare >= p.get("low_sm.launch_model_share") &&
+                                 modelShare + waitShare >= p.get("low_sm.launch_host_share");
         f.title = fmt::format("Low SM efficiency on {}: SM activity {:.2f} while the GPUs are busy ({:.0f} % utilization){} for {:.0f} s",
-                              node.node, meanSm, meanUtil, isIllusion ? ", the utilization illusion" : "", seconds);
+                              node.node, meanSm, meanUtil,
+                              isIllusion    ? std::string(", the utilization illusion")
+                              : launchBound ? fmt::format(", launch-bound (the training thread runs model code {:.0f} % and waits on the GPU {:.0f} % of the time)", 100 * modelShare, 100 * waitShare)
+                                            : std::string(),
+                              seconds);
         if (!f.primary) f.title += fmt::format(" — {:.0f} % of it explained by other findings", 100 * (1 - unexplained));
-        f.evidence = QJsonObject{{QStringLiteral("mean_sm_active"), meanSm},
+        if (busySamples > 0) {
+            f.evidence.insert(QStringLiteral("host_model_code_share"), modelShare);
+            f.evidence.insert(QStringLiteral("host_gpu_wait_share"), waitShare);
+            f.evidence.insert(QStringLiteral("sub_cause"), QString::fromLatin1(launchBound ? "launch_bound" : isIllusion ? "illusion" : "small_kernels"));
+        }
+        const QJsonObject base{{QStringLiteral("mean_sm_active"), meanSm},
                                  {QStringLiteral("mean_gpu_util_pct"), meanUtil},
                                  {QStringLiteral("illusion_share"), illusion / slots},
                                  {QStringLiteral("explained_share"), 1 - unexplained},
                                  {QStringLiteral("good_use_sm"), goodUse}};
-        f.recommendation =
+        for (auto it = base.begin(); it != base.end(); ++it)
+            f.evidence.insert(it.key(), it.value());
+        f.recommendation = launchBound ?
+            "The host cannot issue work fast enough: its model code launches many small kernels. Capture the step in "
+            "CUDA graphs (torch.compile mode=\"reduce-overhead\", torch.cuda.graphs), fuse ops (torch.compile), and "
+            "give each launch more work (larger micro-batches, sequence packing). " :
+            std::string();
+        f.recommendation +=
             "The GPUs run kernels that keep few SMs busy: larger micro-batches or sequence packing, fused kernels "
             "(torch.compile, FlashAttention), bf16/fp8 matmuls that use the tensor cores, and fewer small kernel "
             "launches (CUDA graphs); profile one step (PyTorch profiler) to see which kernels are small.";

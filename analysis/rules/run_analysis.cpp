@@ -311,7 +311,7 @@ Expected<RunAnalysis> analyzeRun(store::RunDatabase& db, const RuleParams& param
     for (auto& f : throttleRule(*metrics, params))
         findings.push_back(std::move(f));
     if (Status s = step("LOW_SM_EFF"); !s) return s.error();
-    for (auto& f : lowSmEfficiencyRule(*metrics, params, findings)) // last: it needs the others
+    for (auto& f : lowSmEfficiencyRule(*metrics, params, findings, &*phases)) // last: it needs the others
         findings.push_back(std::move(f));
     if (progress) progress(total, total, "done");
 
