@@ -8,6 +8,14 @@
 // collective spans covering ≥ comm_bound.share of the time. Slices of a HANG are left to that rule. The link load
 // (network rate / capacity) sub-types a finding when the capacity is known; without it the finding says so and
 // its confidence drops.
+//
+// Profiled steps measure it: each rank's profiled step's share of wall time with a collective or communication kernel
+// in flight and none of its compute kernels running. The node's steps that overlap a profiled step carry that share
+// (measured), the steps with the profiled steps' signature (step time, SM activity, CPU utilization, link rate
+// within comm_bound.match_*) inherit it (extrapolated). Where the traces show collectives inside backward, that
+// fraction of the training thread's samples inside backward is communication wait. The saving is the wait per
+// step × the steps of each episode (per episode in FindingEpisode::savingS), else the other evidence's share of the
+// flagged slices.
 
 #include "analysis/flame/flame_tree.h"
 #include "analysis/rules/finding.h"
@@ -20,9 +28,9 @@
 
 namespace runlens::analysis {
 
-// phases: the stack samples per slice (phaseSlices with rules.evidence_s); stacks gives the episodes' top frames.
-// traces may be null; with them the evidence lists the communication kernels and collectives profiled in the
-// episodes.
+// phases: the stack samples per slice (phaseSlices with rules.evidence_s); stacks gives the episodes' top frames and
+// the samples inside backward. traces may be null; with them the profiled steps are measured and the evidence lists
+// the communication kernels and collectives profiled in the episodes.
 Expected<std::vector<Finding>> commBoundRule(const RunMetrics& metrics, FlameSource& stacks, const PhaseSlices& phases,
                                              store::TraceReader* traces, const RuleParams& params,
                                              const std::vector<Finding>& hangs);
