@@ -86,7 +86,8 @@ std::vector<Finding> lowSmEfficiencyRule(const RunMetrics& m, const RuleParams& 
         f.nodes = {node.node};
         for (const GpuMetrics* g : gpus)
             f.gpus.push_back(fmt::format("{}:gpu{}", g->node, g->gpu));
-        f.severity = meanSm < p.get("low_sm.critical_sm") ? "critical" : "warn";
+        // Time other findings explain entirely is theirs: the low SM activity there is described, not a cost of its own.
+        f.severity = savingS <= 0 ? "info" : meanSm < p.get("low_sm.critical_sm") ? "critical" : "warn";
         f.primary = unexplained >= 0.5;
         f.confidence = 0.7;
         f.impact = wall > 0 ? seconds / wall : 0;

@@ -346,7 +346,9 @@ Expected<RunAnalysis> analyzeRun(store::RunDatabase& db, const RuleParams& param
         }
     // Primary findings first (a contributing one is explained by another), then by severity and impact.
     std::stable_sort(findings.begin(), findings.end(), [](const Finding& a, const Finding& b) {
-        if (a.primary != b.primary) return a.primary;
+        // A symptom follows the findings that stand on their own, as a contributing one does.
+        const bool ownA = a.primary && a.causedBy.empty(), ownB = b.primary && b.causedBy.empty();
+        if (ownA != ownB) return ownA;
         const int ra = severityRank(a.severity), rb = severityRank(b.severity);
         return ra != rb ? ra < rb : a.impact > b.impact;
     });
