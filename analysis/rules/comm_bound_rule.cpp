@@ -491,6 +491,7 @@ struct Slice
     bool hasStacks = false;
     int64_t busy = 0;            // busy stack samples
     double stepCover = 0;        // the share of the slice in measured or extrapolated steps
+    double unlikeCover = 0;      // the share of the slice in steps unlike the profiled ones (their signature differs)
     double stepWaitS = 0;        // their communication wait: the measured share × their time in the slice
     int measuredSteps = 0, extrapolatedSteps = 0; // steps starting in the slice
     double waitS = 0;            // the slice's communication wait (the saving)
@@ -616,7 +617,16 @@ Expected<std::vector<Finding>> commBoundRule(const RunMetrics& m, FlameSource& s
         }
         std::vector<Slice> ev(slices);
         for (const StepUnit& u : units) {
-            if (u.share == StepShare::None) continue;
+            if (u.share == StepShare::None) {
+                // A step judged unlike every profiled one: what the traces measured does not speak for it.
+                if (!profile || u.startNs < grid.slotStart(std::min(steadySlot, grid.size))) continue;
+                for (size_t s = grid.slotOf(std::max(u.startNs, grid.startNs)) / sliceSlots; s < slices; ++s) {
+                    const int64_t from = grid.slotStart(s * sliceSlots), to = from + sliceNs;
+                    if (from >= u.endNs) break;
+                    ev[s].unlikeCover += static_cast<double>(std::max<int64_t>(0, std::min(to, u.endNs) - std::max(from, u.startNs))) / 1e9 / sliceS;
+                }
+                continue;
+            }
             const size_t first = grid.slotOf(std::max(u.startNs, grid.startNs));
             if (first >= grid.size) continue;
             Slice& at = ev[first / sliceSlots];
@@ -677,7 +687,9 @@ Expected<std::vector<Finding>> commBoundRule(const RunMetrics& m, FlameSource& s
         if (std::isfinite(backwardFraction) && backwardFraction > 0) {
             std::vector<std::pair<size_t, size_t>> runs; // of slices that need it
             for (size_t s = 0; s < slices; ++s) {
-                if (!ev[s].symptom || !ev[s].hasStacks || ev[s].stepCover >= 0.999) continue;
+                // Not where the steps are known and unlike the profiled ones: there the traces do not say the wait
+                // inside backward is communication.
+                if (!ev[s].symptom || !ev[s].hasStacks || ev[s].stepCover >= 0.999 || ev[s].unlikeCover >= 0.5) continue;
                 if (!runs.empty() && runs.back().second == s) runs.back().second = s + 1;
                 else runs.emplace_back(s, s + 1);
             }

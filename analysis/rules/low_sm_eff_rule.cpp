@@ -53,9 +53,25 @@ std::vector<Finding> lowSmEfficiencyRule(const RunMetrics& m, const RuleParams& 
         for (const Episode& e : episodesOf(low, grid, maxGap)) {
             if (e.seconds() < p.get("low_sm.min_s")) continue;
             // The saving: reaching the good-use level from each slot's SM activity, over the slots no other
-            // finding explains (their time is that finding's to save).
+            // finding explains (their time is that finding's to save). The episode is cut where it passes from
+            // explained to unexplained time for at least low_sm.min_s / 2, so a window reads its own saving.
+            std::vector<std::pair<size_t, size_t>> parts{{e.first, e.first}};
+            const auto minPart = static_cast<size_t>(std::max(1.0, p.get("low_sm.min_s") / 2 / slotS));
+            for (size_t i = e.first + 1; i <= e.last; ++i) {
+                if (known[i] != known[parts.back().second]) {
+                    size_t run = i;
+                    while (run <= e.last && known[run] == known[i])
+                        ++run;
+                    if (run - i >= minPart && parts.back().second - parts.back().first + 1 >= minPart) {
+                        parts.push_back({i, i});
+                        continue;
+                    }
+                }
+                parts.back().second = i;
+            }
+            for (const auto& [from, to] : parts) {
             double episodeSaving = 0;
-            for (size_t i = e.first; i <= e.last; ++i) {
+            for (size_t i = from; i <= to; ++i) {
                 if (!std::isfinite(sm[i])) continue;
                 ++slots;
                 explainedSlots += known[i];
@@ -64,8 +80,9 @@ std::vector<Finding> lowSmEfficiencyRule(const RunMetrics& m, const RuleParams& 
                 illusion += util[i] >= 90 ? 1 : 0;
                 if (!known[i]) episodeSaving += slotS * std::clamp(1 - sm[i] / goodUse, 0.0, 1.0);
             }
-            f.episodes.push_back({e.startNs, e.endNs, episodeSaving});
+            f.episodes.push_back({grid.slotStart(from), grid.slotStart(to + 1), episodeSaving});
             savingS += episodeSaving;
+            }
             // The stacks of the unexplained time, each evidence slice counted once.
             if (phases && phases->hasNode(node.node))
                 for (size_t i = e.first; i <= e.last; ++i) {
