@@ -385,9 +385,11 @@ void TestRulesComm::backwardWaitIsCommunication()
     QCOMPARE(other.size(), size_t(1));
     QVERIFY(!other[0].evidence.contains(QStringLiteral("backward_comm_fraction")));
     QCOMPARE(episodeSeconds(other[0], secondFrom, secondTo), 0.0);
-    // The second half's steps logged, 1.6 s, unlike the profiled 1 s ones: its backward samples stay GPU waits.
+    // The second half's steps logged, 2.5 s, of another kind than the profiled 1 s ones (beyond
+    // comm_bound.unlike_step_ratio): its backward samples stay GPU waits.
     ProfiledRun unlike = run;
     unlike.logged = [](int64_t) { return true; };
+    unlike.stepS = [](int64_t s) { return s < 300 ? 1.0 : 2.5; };
     QTemporaryDir dir3;
     auto db3 = writeProfiledRun(dir3, unlike);
     QVERIFY(db3);

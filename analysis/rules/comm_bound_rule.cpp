@@ -618,8 +618,17 @@ Expected<std::vector<Finding>> commBoundRule(const RunMetrics& m, FlameSource& s
         std::vector<Slice> ev(slices);
         for (const StepUnit& u : units) {
             if (u.share == StepShare::None) {
-                // A step judged unlike every profiled one: what the traces measured does not speak for it.
-                if (!profile || u.startNs < grid.slotStart(std::min(steadySlot, grid.size))) continue;
+                // A step of another kind than every profiled one (a step time beyond comm_bound.unlike_step_ratio
+                // of each profiled window's range: an input-bound phase, accumulation over micro-steps): what the
+                // traces measured does not speak for the waits inside its backward. Near misses of the signature
+                // (jitter, a checkpoint in the profiled step's interval) are not of another kind.
+                if (!profile || u.startNs < grid.slotStart(std::min(steadySlot, grid.size)) || !(u.seconds > 0)) continue;
+                const double ratio = p.get("comm_bound.unlike_step_ratio");
+                const bool unlike = std::all_of(signatures.begin(), signatures.end(), [&](const Signature& sig) {
+                    return sig.step.used && std::isfinite(sig.step.lo) && std::isfinite(sig.step.hi) &&
+                           (u.seconds > ratio * sig.step.hi || u.seconds * ratio < sig.step.lo);
+                });
+                if (!unlike) continue;
                 for (size_t s = grid.slotOf(std::max(u.startNs, grid.startNs)) / sliceSlots; s < slices; ++s) {
                     const int64_t from = grid.slotStart(s * sliceSlots), to = from + sliceNs;
                     if (from >= u.endNs) break;

@@ -1221,14 +1221,11 @@ void linkStragglerSymptoms(std::vector<Finding>& findings, const RuleParams& p)
             cutEpisodes(f.episodes, s.episodes, in, out);
             const double total = secondsOf(f.episodes), inS = secondsOf(in);
             if (total <= 0 || inS <= 0) continue;
-            if (inS / total >= p.get("straggler.symptom_overlap")) {
-                f.causedBy = "STRAGGLER " + who;
-                continue;
-            }
+
             // Communication-bound partly while the rank straggles: of the waits then, the straggler's lateness is
             // its symptom (at most what the straggler saves there); the rest, and the waits outside, are the
             // collectives' own and stay here. Split when the straggling part is long enough to be read on its own.
-            if (inS < p.get("straggler.symptom_min_s")) continue;
+            if (inS < p.get("straggler.symptom_min_s") && inS / total < p.get("straggler.symptom_overlap")) continue;
             Finding symptom = f;
             symptom.episodes.clear();
             std::vector<FindingEpisode> own = out;
@@ -1255,6 +1252,11 @@ void linkStragglerSymptoms(std::vector<Finding>& findings, const RuleParams& p)
                     g->title.replace(at, was.size(), fmt::format(" for {:.0f} s", seconds));
             }
             symptom.evidence.insert(QStringLiteral("split_from_straggler"), true);
+            if (f.episodes.empty()) { // all of it the straggler's
+                symptom.evidence.remove(QStringLiteral("split_from_straggler"));
+                f = std::move(symptom);
+                continue;
+            }
             split.push_back(std::move(symptom));
         }
     }
