@@ -59,18 +59,27 @@ Expected<ThreadScan> scanThread(FlameSource& stacks, const store::StackThreadInf
     bool open = false;
     StackBlock run;
     int64_t lastTs = 0;
-    const auto close = [&](int64_t periodNs) {
-        if (open && lastTs + periodNs - run.startNs >= minNs) {
+    int64_t cachedPeriod = -1; // once the deltas are all read
+    const auto period = [&]() -> int64_t {
+        if (cachedPeriod >= 0) return cachedPeriod;
+        if (deltas.empty()) return 0;
+        std::vector<int64_t> d = deltas;
+        std::nth_element(d.begin(), d.begin() + static_cast<std::ptrdiff_t>(d.size() / 2), d.end());
+        if (deltas.size() >= 1000) cachedPeriod = d[d.size() / 2];
+        return d[d.size() / 2];
+    };
+    const auto close = [&]() {
+        // The period is only wanted for runs that may be long enough (most runs are one sample).
+        if (open && lastTs + maxGapNs - run.startNs >= minNs) {
+            const int64_t periodNs = period();
+            if (lastTs + periodNs - run.startNs < minNs) {
+                open = false;
+                return;
+            }
             run.endNs = lastTs + periodNs;
             out.blocks.push_back(run);
         }
         open = false;
-    };
-    const auto period = [&]() -> int64_t {
-        if (deltas.empty()) return 0;
-        std::vector<int64_t> d = deltas;
-        std::nth_element(d.begin(), d.begin() + static_cast<std::ptrdiff_t>(d.size() / 2), d.end());
-        return d[d.size() / 2];
     };
     for (int64_t from = *t.firstNs; from <= *t.lastNs; from += windowNs) {
         if (cancel && cancel->load()) return makeError(ErrorCode::Cancelled, "analysis cancelled");
@@ -82,7 +91,7 @@ Expected<ThreadScan> scanThread(FlameSource& stacks, const store::StackThreadInf
             total += s.count;
             if (trainingPhase(ph)) training += s.count;
             if (total > 1 && deltas.size() < 1000 && s.tsNs > lastTs) deltas.push_back(s.tsNs - lastTs);
-            if (open && (s.callsiteId != run.callsite || s.tsNs - lastTs > maxGapNs)) close(period());
+            if (open && (s.callsiteId != run.callsite || s.tsNs - lastTs > maxGapNs)) close();
             if (!open && blockingPhase(ph)) {
                 open = true;
                 run = {s.tsNs, s.tsNs, s.callsiteId};
@@ -90,8 +99,8 @@ Expected<ThreadScan> scanThread(FlameSource& stacks, const store::StackThreadInf
             lastTs = s.tsNs;
         }
     }
+    close();
     out.periodNs = period();
-    close(out.periodNs);
     out.training = total > 0 && static_cast<double>(training) >= p.get("host_stall.training_share") * static_cast<double>(total);
     return out;
 }

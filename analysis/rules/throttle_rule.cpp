@@ -44,6 +44,8 @@ std::vector<Finding> throttleRule(const RunMetrics& m, const RuleParams& p)
     const int maxGap = static_cast<int>(p.get("rules.episode_gap_samples"));
     const double wall = grid.seconds(), stepS = static_cast<double>(grid.stepNs) / 1e9;
     const double busyUtil = p.get("throttle.busy_util"), ratio = p.get("throttle.clock_ratio");
+    // Read once: these are used per GPU and slot.
+    const double powerAtLimit = p.get("throttle.power_at_limit"), tempHot = p.get("throttle.temp_hot_c");
     auto busy = [&](const GpuMetrics& g, size_t i) {
         const double u = at(g.util, i);
         return !std::isfinite(u) || u >= busyUtil;
@@ -79,8 +81,8 @@ std::vector<Finding> throttleRule(const RunMetrics& m, const RuleParams& p)
             const double limit = std::isfinite(at(g.powerLimit, i)) ? g.powerLimit[i] : t.maxPower;
             const double power = at(g.power, i);
             const bool atLimit = std::isfinite(power) && std::isfinite(limit) && limit > 0 &&
-                                 power >= p.get("throttle.power_at_limit") * limit;
-            const bool hot = std::isfinite(at(g.temp, i)) && g.temp[i] >= p.get("throttle.temp_hot_c");
+                                 power >= powerAtLimit * limit;
+            const bool hot = std::isfinite(at(g.temp, i)) && g.temp[i] >= tempHot;
             const bool byReason = (bits & (kThermal | kHwSlowdown)) != 0 ||
                                   ((bits & kClockEventSwPowerCap) != 0 && (low || !std::isfinite(clock)));
             const bool byClock = low && std::isfinite(peer) && (atLimit || hot);
@@ -109,8 +111,8 @@ std::vector<Finding> throttleRule(const RunMetrics& m, const RuleParams& p)
             t.thermal += (bits & kThermal) ? 1 : 0;
             t.hwSlowdown += (bits & kHwSlowdown) ? 1 : 0;
             const double limit = std::isfinite(at(g.powerLimit, i)) ? g.powerLimit[i] : t.maxPower;
-            t.atPowerLimit += std::isfinite(at(g.power, i)) && limit > 0 && g.power[i] >= p.get("throttle.power_at_limit") * limit ? 1 : 0;
-            t.hot += std::isfinite(at(g.temp, i)) && g.temp[i] >= p.get("throttle.temp_hot_c") ? 1 : 0;
+            t.atPowerLimit += std::isfinite(at(g.power, i)) && limit > 0 && g.power[i] >= powerAtLimit * limit ? 1 : 0;
+            t.hot += std::isfinite(at(g.temp, i)) && g.temp[i] >= tempHot ? 1 : 0;
         }
         throttled.push_back(std::move(t));
     }
