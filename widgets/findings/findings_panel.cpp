@@ -186,10 +186,17 @@ QString findingFactsHtml(const analysis::Finding& f)
     for (size_t i = 0; i < f.episodes.size() && i < 6; ++i)
         when << QStringLiteral("%1–%2").arg(clockTime(f.episodes[i].startNs), clockTime(f.episodes[i].endNs));
     if (f.episodes.size() > 6) when << QObject::tr("… %1 episodes in all").arg(f.episodes.size());
-    return QObject::tr("<p><b>Where:</b> %1 (%2 GPUs)<br><b>When:</b> %3 UTC (%4 s)<br><b>Impact:</b> %5 % of the wall "
-                       "time; removing it would save up to %6<br><b>Confidence:</b> %7%8</p>")
-        .arg(nodes.join(QStringLiteral(", ")).toHtmlEscaped())
-        .arg(f.gpus.size())
+    // Where: the nodes, then the GPUs it concerns or, for a rank, the rank.
+    QString where = nodes.join(QStringLiteral(", "));
+    if (f.evidence.value(QStringLiteral("unit_kind")).toString() == QLatin1String("rank"))
+        where += QStringLiteral(", ") + f.evidence.value(QStringLiteral("unit")).toString();
+    else if (f.gpus.size() == 1)
+        where += QObject::tr(" (1 GPU)");
+    else if (!f.gpus.empty())
+        where += QObject::tr(" (%1 GPUs)").arg(f.gpus.size());
+    return QObject::tr("<p><b>Where:</b> %1<br><b>When:</b> %2 UTC (%3 s)<br><b>Impact:</b> %4 % of the wall "
+                       "time; removing it would save up to %5<br><b>Confidence:</b> %6%7</p>")
+        .arg(where.toHtmlEscaped())
         .arg(when.join(QStringLiteral("; ")))
         .arg(seconds, 0, 'f', 0)
         .arg(100 * f.impact, 0, 'f', 1)
@@ -198,6 +205,8 @@ QString findingFactsHtml(const analysis::Finding& f)
         .arg(f.confidence, 0, 'f', 2)
         .arg(analysis::roleOf(f) == "contributing"
                  ? QObject::tr(" — contributing: another finding explains this time")
+             : analysis::roleOf(f) == "symptom"
+                 ? QObject::tr(" — a symptom of %1: fix that first").arg(QString::fromStdString(f.causedBy)).toHtmlEscaped()
              : analysis::roleOf(f) == "mixed"
                  ? QObject::tr(" — mixed: the cause covers less than 80 % of the episodes (see cause shares)")
                  : QString());
