@@ -116,17 +116,7 @@ std::vector<Finding> checkpointGapRule(const RunMetrics& m, const RuleParams& p,
                                       {QStringLiteral("bytes_written"), bytes}});
         }
         // Periodicity from the gaps' starts.
-        std::vector<double> intervals;
-        for (size_t k = 1; k < f.episodes.size(); ++k)
-            intervals.push_back(static_cast<double>(f.episodes[k].startNs - f.episodes[k - 1].startNs) / 1e9);
-        double period = 0, cv = 0;
-        if (!intervals.empty()) {
-            period = std::accumulate(intervals.begin(), intervals.end(), 0.0) / static_cast<double>(intervals.size());
-            double var = 0;
-            for (double x : intervals)
-                var += (x - period) * (x - period);
-            cv = period > 0 ? std::sqrt(var / static_cast<double>(intervals.size())) / period : 0;
-        }
+        const auto [period, cv] = periodOf(f.episodes);
         const bool periodic = static_cast<double>(gaps.size()) >= p.get("ckpt_gap.periodic_min_events") &&
                               cv <= p.get("ckpt_gap.periodic_max_cv");
         f.impact = wall > 0 ? stallS / wall : 0;

@@ -2,6 +2,7 @@
 
 #include <QJsonArray>
 #include <algorithm>
+#include <cmath>
 #include <fmt/format.h>
 
 namespace runlens::analysis {
@@ -88,6 +89,24 @@ Finding findingFromJson(const QJsonObject& o)
     f.evidence = o.value(QStringLiteral("evidence")).toObject();
     f.recommendation = o.value(QStringLiteral("recommendation")).toString().toStdString();
     return f;
+}
+
+EpisodePeriod periodOf(const std::vector<FindingEpisode>& episodes)
+{
+    EpisodePeriod out;
+    if (episodes.size() < 2) return out;
+    std::vector<double> intervals;
+    for (size_t k = 1; k < episodes.size(); ++k)
+        intervals.push_back(static_cast<double>(episodes[k].startNs - episodes[k - 1].startNs) / 1e9);
+    double sum = 0;
+    for (double x : intervals)
+        sum += x;
+    out.periodS = sum / static_cast<double>(intervals.size());
+    double var = 0;
+    for (double x : intervals)
+        var += (x - out.periodS) * (x - out.periodS);
+    out.cv = out.periodS > 0 ? std::sqrt(var / static_cast<double>(intervals.size())) / out.periodS : 0;
+    return out;
 }
 
 double savingWithin(const Finding& f, int64_t fromNs, int64_t toNs)

@@ -43,6 +43,13 @@ struct Finding
 std::string roleOf(const Finding& f);
 // "(contributing) " / "(mixed: communication 55 %, host_compute 30 %) " / "" for primary.
 std::string rolePrefix(const Finding& f);
+// The mean interval between the episodes' starts (s) and its coefficient of variation; both 0 for fewer than two.
+struct EpisodePeriod
+{
+    double periodS = 0, cv = 0;
+};
+EpisodePeriod periodOf(const std::vector<FindingEpisode>& episodes);
+
 // The seconds the finding saves inside [fromNs, toNs): its episodes' savings where known, else its saving spread
 // over its episodes by duration.
 double savingWithin(const Finding& f, int64_t fromNs, int64_t toNs);

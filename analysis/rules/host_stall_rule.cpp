@@ -217,17 +217,7 @@ Expected<std::vector<Finding>> hostStallRule(const RunMetrics& m, FlameSource& s
                                               {QStringLiteral("end_ns"), static_cast<qint64>(e.endNs)},
                                               {QStringLiteral("stall_s"), s}});
             }
-            std::vector<double> intervals;
-            for (size_t k = 1; k < events.size(); ++k)
-                intervals.push_back(static_cast<double>(events[k].startNs - events[k - 1].startNs) / 1e9);
-            double period = 0, cv = 0;
-            if (!intervals.empty()) {
-                period = std::accumulate(intervals.begin(), intervals.end(), 0.0) / static_cast<double>(intervals.size());
-                double var = 0;
-                for (double x : intervals)
-                    var += (x - period) * (x - period);
-                cv = period > 0 ? std::sqrt(var / static_cast<double>(intervals.size())) / period : 0;
-            }
+            const auto [period, cv] = periodOf(f.episodes);
             const bool periodic = static_cast<double>(events.size()) >= p.get("host_stall.periodic_min_events") &&
                                   cv <= p.get("host_stall.periodic_max_cv");
             const std::string label = frameLabel(cat, frame);
