@@ -278,6 +278,29 @@ private Q_SLOTS:
         EXPECT_MATCH(two.out, QStringLiteral("^step time \\(median\\) .*no significant change \\(MWU p="));
     }
 
+    void demoZero3Tuned()
+    {
+        // The demo's reference case and its tuned configuration, a quarter of an hour each: 50 → 40 s steps, SM
+        // activity about 21 → 28 %.
+        QTemporaryDir dir;
+        for (const char* scenario : {"zero3", "zero3-tuned"}) {
+            const Run d = cli({QStringLiteral("demo"), QStringLiteral("--no-gui"), QStringLiteral("--scenario"), QLatin1String(scenario),
+                               QStringLiteral("--hours"), QStringLiteral("0.25"), QStringLiteral("-o"), dir.filePath(QLatin1String(scenario))});
+            EXPECT_EXIT(d, 0);
+        }
+        const Run r = cli({QStringLiteral("compare"), dir.filePath(QStringLiteral("zero3/demo.runlens")),
+                           dir.filePath(QStringLiteral("zero3-tuned/demo.runlens")), QStringLiteral("--json")});
+        EXPECT_EXIT(r, 0);
+        const QJsonObject out = QJsonDocument::fromJson(r.out.toUtf8()).object();
+        const QJsonObject step = jsonRow(out, QStringLiteral("step_time_median"));
+        QVERIFY2(std::fabs(value(step, 0) - 50) < 1 && std::fabs(value(step, 1) - 40) < 1, qPrintable(r.out));
+        QVERIFY(std::fabs(cell(step).value(QStringLiteral("delta_pct")).toDouble() + 20) < 2);
+        QCOMPARE(cell(step).value(QStringLiteral("verdict")).toString(), QStringLiteral("faster"));
+        const QJsonObject sm = jsonRow(out, QStringLiteral("sm_active"));
+        QVERIFY2(std::fabs(value(sm, 0) - 21) < 2 && std::fabs(value(sm, 1) - 28) < 2, qPrintable(r.out));
+        QCOMPARE(cell(sm).value(QStringLiteral("verdict")).toString(), QStringLiteral("higher"));
+    }
+
     void spinPairBeforeAfter()
     {
         const QString root = test::fixturesDir();

@@ -51,8 +51,7 @@ std::vector<double> blockMeans(const std::vector<double>& perSlot, size_t first,
                 sum += perSlot[i];
                 ++n;
             }
-        // A block mostly without data is left out rather than read from a few samples.
-        if (n > 0 && 2 * static_cast<size_t>(n) >= std::min(last, b + block) - b) out.push_back(sum / n);
+        if (n > 0) out.push_back(sum / n); // (a metric sampled more coarsely than the grid has few samples a block)
     }
     return out;
 }
@@ -464,6 +463,7 @@ std::vector<CompareRow> compareRuns(const std::vector<RunSummary>& runs)
             scaled[r].samples.push_back(seconds * baseSize / size);
         if (!scaled[r].samples.empty()) scaled[r].value = quantile(scaled[r].samples, 0.5);
     }
+    const CompareMetric none{0, {}};
     const auto makeRow = [&](const std::string& id, const std::string& label, const std::string& unit, const std::string& kind) {
         CompareRow row;
         row.id = id;
@@ -475,6 +475,7 @@ std::vector<CompareRow> compareRuns(const std::vector<RunSummary>& runs)
         bool any = false;
         for (size_t r = 0; r < runs.size(); ++r) {
             const CompareMetric* c = id == "step_time_base_size" ? (scaled[r].samples.empty() ? nullptr : &scaled[r]) : metricOf(runs[r], id);
+            if (!c && id.starts_with("finding_")) c = &none; // no finding of the rule in the window: it costs nothing
             ms.push_back(c);
             row.values.push_back(c ? c->value : kNaN);
             any |= c && std::isfinite(c->value);

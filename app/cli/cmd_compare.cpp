@@ -97,8 +97,18 @@ std::string value(double v, const std::string& unit, bool sign = false)
     if (unit == "B/s") return bytesRate(v, sign);
     if (unit == "s") return fmt::format("{}{:.4g} s", plus, v);
     if (unit == "%") return fmt::format("{}{:.1f}{}", plus, v, sign ? " pts" : " %");
-    if (unit == "1/s") return fmt::format("{}{:.4g}/s", plus, v);
-    return fmt::format("{}{:.0f}", plus, v);
+    // Large counts and rates with a k or M suffix.
+    const auto scaled = [&](double x) {
+        const double a = std::fabs(x);
+        return a >= 1e7 ? fmt::format("{}{:.4g}M", plus, x / 1e6) : a >= 1e4 ? fmt::format("{}{:.4g}k", plus, x / 1e3)
+                                                                             : std::string();
+    };
+    if (unit == "1/s") {
+        const std::string big = scaled(v);
+        return big.empty() ? fmt::format("{}{:.4g}/s", plus, v) : big + "/s";
+    }
+    const std::string big = scaled(v);
+    return big.empty() ? fmt::format("{}{:.0f}", plus, v) : big;
 }
 
 size_t width(const std::string& s) // code points (the table's text is UTF-8)
@@ -199,7 +209,7 @@ int cmdCompare(const QStringList& args)
             const auto& cell = row.cells[c - 1];
             std::string verdict = "—";
             if (!cell.verdict.empty())
-                verdict = std::isfinite(cell.p) ? fmt::format("{} (MWU p={:.3f})", cell.verdict, cell.p) : cell.verdict;
+                verdict = std::isfinite(cell.p) ? (cell.p < 0.001 ? fmt::format("{} (MWU p<0.001)", cell.verdict) : fmt::format("{} (MWU p={:.3f})", cell.verdict, cell.p)) : cell.verdict;
             table.push_back({row.label, value(row.values[0], row.unit), value(row.values[c], row.unit),
                              value(cell.delta, row.unit, true),
                              std::isfinite(cell.deltaPct) ? fmt::format("{:+.1f} %", cell.deltaPct) : std::string("n/a"),
