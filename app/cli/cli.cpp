@@ -21,6 +21,8 @@ Commands (headless; no display needed):
   flame    Write a flame graph (folded, SVG or PNG) for a window, nodes and threads
   analyze  Run the diagnosis rules and print the findings (a table, or --json)
   report   Write a report of the findings with figures: a PDF, or PNG pages
+  compare  Compare runs (or windows of one run) against a baseline: step time, throughput, activity, rates,
+           where the time went and the findings, with a significance test per row
   clock    Show, set or estimate the clock offsets between a run's nodes
   demo     Write a synthetic multi-node run, import it and show it (in the window when there is a
            display, unless --no-gui)
@@ -100,6 +102,7 @@ int runCli(const QStringList& args, const ShowRun& showRun)
     if (command == QLatin1String("analyze")) return cmdAnalyze(rest);
     if (command == QLatin1String("report")) return cmdReport(rest);
     if (command == QLatin1String("clock")) return cmdClock(rest);
+    if (command == QLatin1String("compare")) return cmdCompare(rest);
     printError(fmt::format("unknown command \"{}\"", command.toStdString()));
     fmt::print(stderr, "{}", kUsage);
     return kExitUsage;

@@ -41,6 +41,7 @@ int cmdFlame(const QStringList& args);
 int cmdAnalyze(const QStringList& args);
 int cmdReport(const QStringList& args); // needs a QApplication (offscreen when headless)
 int cmdClock(const QStringList& args);
+int cmdCompare(const QStringList& args);
 
 // Node clock offsets (cmd_clock.cpp), shared by clock, import and info.
 struct ClockAssignment

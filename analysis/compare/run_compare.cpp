@@ -1,0 +1,551 @@
+#include "analysis/compare/run_compare.h"
+
+#include "analysis/rules/steady_state.h"
+
+#include <QJsonArray>
+#include <algorithm>
+#include <cmath>
+#include <fmt/format.h>
+#include <numeric>
+
+namespace runlens::analysis {
+
+namespace {
+
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+std::vector<double> finite(const std::vector<double>& v)
+{
+    std::vector<double> out;
+    out.reserve(v.size());
+    for (double x : v)
+        if (std::isfinite(x)) out.push_back(x);
+    return out;
+}
+
+double mean(const std::vector<double>& v)
+{
+    const auto f = finite(v);
+    return f.empty() ? kNaN : std::accumulate(f.begin(), f.end(), 0.0) / static_cast<double>(f.size());
+}
+
+// The rules' parameters for this run: the defaults and the overrides stored with its analysis.
+RuleParams paramsOf(const std::optional<StoredRunAnalysis>& stored)
+{
+    RuleParams p = RuleParams::defaults();
+    if (stored)
+        for (const auto& [name, value] : stored->overrides)
+            (void)p.set(fmt::format("{}={}", name, value));
+    return p;
+}
+
+// Per-slot values (NaN: none) into means over blocks of `block` slots within [first, last).
+std::vector<double> blockMeans(const std::vector<double>& perSlot, size_t first, size_t last, size_t block)
+{
+    std::vector<double> out;
+    for (size_t b = first; b < last; b += block) {
+        double sum = 0;
+        int n = 0;
+        for (size_t i = b; i < std::min(last, b + block); ++i)
+            if (std::isfinite(perSlot[i])) {
+                sum += perSlot[i];
+                ++n;
+            }
+        if (n > 0) out.push_back(sum / n); // (a metric sampled more coarsely than the grid has few samples a block)
+    }
+    return out;
+}
+
+// Seconds of [from, to) covered by the union of the intervals.
+double coveredSeconds(std::vector<std::pair<int64_t, int64_t>> intervals, int64_t from, int64_t to)
+{
+    std::sort(intervals.begin(), intervals.end());
+    double s = 0;
+    int64_t reached = from;
+    for (auto [a, b] : intervals) {
+        a = std::max(a, reached);
+        b = std::min(b, to);
+        if (b > a) {
+            s += static_cast<double>(b - a) / 1e9;
+            reached = b;
+        }
+    }
+    return s;
+}
+
+struct RowDef
+{
+    const char* id;
+    const char* label;
+    const char* unit;
+    const char* kind; // "time": lower is faster; "rate": higher/lower; "": no test
+};
+
+// The fixed rows, in the order shown (finding rows follow).
+constexpr RowDef kRows[] = {
+    {"step_time_median", "step time (median)", "s", "time"},
+    {"step_time_p90", "step time (p90)", "s", ""},
+    {"steps", "steps", "count", ""},
+    {"iterations_per_s", "iterations/s", "1/s", "rate"},
+    {"samples_per_s", "samples/s", "1/s", "rate"},
+    {"tokens_per_s", "tokens/s", "1/s", "rate"},
+    {"step_size", "step size (tokens or samples)", "count", ""},
+    {"step_time_base_size", "step time at the baseline's step size", "s", "time"},
+    {"gpu_util", "GPU utilization", "%", "rate"},
+    {"sm_active", "SM activity", "%", "rate"},
+    {"tensor_active", "tensor activity", "%", "rate"},
+    {"network", "network (tx + rx)", "B/s", "rate"},
+    {"infiniband", "InfiniBand (tx + rx)", "B/s", "rate"},
+    {"storage_write", "storage writes", "B/s", "rate"},
+    {"checkpoint_s", "checkpoint stalls (CKPT_GAP)", "s", ""},
+    {"checkpoint_pct", "checkpoint stalls, share of window", "%", ""},
+    {"budget_compute", "time: compute", "%", ""},
+    {"budget_comm_wait", "time: communication wait", "%", ""},
+    {"budget_input", "time: input / host wait", "%", ""},
+    {"budget_checkpoint", "time: checkpoint", "%", ""},
+    {"budget_hang", "time: hang", "%", ""},
+    {"budget_idle", "time: other idle", "%", ""},
+    {"budget_startup", "time: start-up", "%", ""},
+};
+
+} // namespace
+
+MannWhitney mannWhitneyU(const std::vector<double>& aIn, const std::vector<double>& bIn)
+{
+    const std::vector<double> a = finite(aIn), b = finite(bIn);
+    MannWhitney r;
+    const size_t n1 = a.size(), n2 = b.size(), n = n1 + n2;
+    if (n1 == 0 || n2 == 0) return r;
+    std::vector<std::pair<double, int>> all; // value, 0: a, 1: b
+    all.reserve(n);
+    for (double x : a)
+        all.emplace_back(x, 0);
+    for (double x : b)
+        all.emplace_back(x, 1);
+    std::sort(all.begin(), all.end());
+    double rankSumB = 0, ties = 0;
+    for (size_t i = 0; i < n;) {
+        size_t j = i;
+        while (j < n && all[j].first == all[i].first)
+            ++j;
+        const double rank = (static_cast<double>(i + 1) + static_cast<double>(j)) / 2; // mid-rank of the tied run
+        for (size_t k = i; k < j; ++k)
+            if (all[k].second == 1) rankSumB += rank;
+        const double t = static_cast<double>(j - i);
+        ties += t * t * t - t;
+        i = j;
+    }
+    const double dn1 = static_cast<double>(n1), dn2 = static_cast<double>(n2), dn = static_cast<double>(n);
+    r.u = rankSumB - dn2 * (dn2 + 1) / 2;
+    const double mu = dn1 * dn2 / 2;
+    const double var = dn1 * dn2 / 12 * ((dn + 1) - ties / (dn * (dn - 1)));
+    if (!(var > 0)) return r; // every value the same
+    const double diff = r.u - mu;
+    const double corrected = std::max(0.0, std::fabs(diff) - 0.5);
+    r.z = std::copysign(corrected / std::sqrt(var), diff);
+    r.p = std::erfc(std::fabs(r.z) / std::sqrt(2.0));
+    return r;
+}
+
+Expected<RunSummary> summarizeRun(store::RunDatabase& db, const std::string& label, const CompareWindowRequest& request)
+{
+    RunSummary out;
+    out.label = label;
+    auto stored = loadStoredAnalysis(db);
+    if (!stored) return stored.error();
+    const RuleParams params = paramsOf(*stored);
+    auto metrics = loadRunMetrics(db, static_cast<int64_t>(params.get("rules.grid_s") * 1e9));
+    if (!metrics) return metrics.error();
+    const RunMetrics& m = *metrics;
+    const TimeGrid& grid = m.grid;
+    if (grid.size == 0) return makeError(ErrorCode::Usage, fmt::format("{}: the run has no metrics to compare", label));
+    const int64_t gridEnd = grid.slotStart(grid.size);
+
+    // The window: given, the whole run, or from the latest node's steady start on.
+    size_t steadyFirst = 0;
+    for (const NodeMetrics& node : m.nodes) {
+        const bool hasGpus = std::any_of(m.gpus.begin(), m.gpus.end(), [&](const GpuMetrics& g) { return g.node == node.node; });
+        if (!hasGpus) continue;
+        const size_t s = steadyStartSlot(m, node.node, params);
+        if (s < grid.size) steadyFirst = std::max(steadyFirst, s);
+    }
+    if (request.window) {
+        out.windowKind = "given";
+        out.fromNs = std::max(request.window->fromNs, grid.startNs);
+        out.toNs = std::min(request.window->toNs, gridEnd);
+    } else if (request.wholeRun) {
+        out.windowKind = "whole run";
+        out.fromNs = grid.startNs;
+        out.toNs = gridEnd;
+    } else {
+        out.windowKind = "steady state";
+        out.fromNs = grid.slotStart(steadyFirst);
+        out.toNs = gridEnd;
+    }
+    // The slots starting in the window.
+    const auto slotAtOrAfter = [&](int64_t t) {
+        if (t <= grid.startNs) return size_t{0};
+        const auto i = static_cast<size_t>((t - grid.startNs + grid.stepNs - 1) / grid.stepNs);
+        return std::min(i, grid.size);
+    };
+    const size_t first = slotAtOrAfter(out.fromNs), last = slotAtOrAfter(out.toNs);
+    if (out.toNs <= out.fromNs || last <= first)
+        return makeError(ErrorCode::Usage, fmt::format("{}: the window is empty (the run's metrics do not reach into it)", label));
+    const double windowS = static_cast<double>(out.toNs - out.fromNs) / 1e9;
+    const auto inWindow = [&](int64_t t) { return t >= out.fromNs && t < out.toNs; };
+
+    // Steps: the trainer log's step times in the window (the node logging the most), else detected steps.
+    std::vector<double> steps;
+    const NodeMetrics* logNode = nullptr;
+    size_t logged = 0;
+    for (const NodeMetrics& node : m.nodes) {
+        const size_t c = static_cast<size_t>(std::count_if(node.stepTimes.begin(), node.stepTimes.end(),
+                                                           [&](const store::Point& p) { return inWindow(p.tsNs); }));
+        if (c > logged) {
+            logged = c;
+            logNode = &node;
+        }
+    }
+    if (logNode) {
+        out.stepSource = "trainer log";
+        for (const store::Point& p : logNode->stepTimes)
+            if (inWindow(p.tsNs) && std::isfinite(p.value) && p.value > 0) steps.push_back(p.value);
+    } else {
+        const std::vector<StepTimes> detected = computeStepTimes(m, params);
+        const StepTimes* best = nullptr;
+        size_t most = 0;
+        for (const StepTimes& st : detected) {
+            const size_t c = static_cast<size_t>(std::count_if(st.startsNs.begin(), st.startsNs.end(), inWindow));
+            if (c > most) {
+                most = c;
+                best = &st;
+            }
+        }
+        if (best) {
+            out.stepSource = "detected steps";
+            for (size_t i = 1; i < best->startsNs.size(); ++i)
+                if (inWindow(best->startsNs[i - 1]) && inWindow(best->startsNs[i]))
+                    steps.push_back(static_cast<double>(best->startsNs[i] - best->startsNs[i - 1]) / 1e9);
+        }
+    }
+    auto& metric = out.metrics;
+    if (!steps.empty()) {
+        metric["step_time_median"] = {quantile(steps, 0.5), steps};
+        metric["step_time_p90"] = {quantile(steps, 0.9), {}};
+        metric["steps"] = {static_cast<double>(steps.size()), {}};
+        std::vector<double> rates;
+        for (double s : steps)
+            rates.push_back(1 / s);
+        metric["iterations_per_s"] = {1 / mean(steps), rates};
+    }
+
+    // The trainer log's throughput and, with its step times at the same moments, the step size.
+    store::RunReader reader(db);
+    auto series = reader.series();
+    if (!series) return series.error();
+    const auto loggedPoints = [&](const char* name) -> Expected<std::vector<store::Point>> {
+        std::vector<store::Point> best;
+        for (const store::SeriesInfo& s : *series) {
+            if (s.metric != name) continue;
+            auto pts = reader.readPoints(s.id, {out.fromNs, out.toNs - 1});
+            if (!pts) return pts.error();
+            std::vector<store::Point> present;
+            for (const store::Point& p : *pts)
+                if (!p.missing && std::isfinite(p.value)) present.push_back(p);
+            if (present.size() > best.size()) best = std::move(present);
+        }
+        return best;
+    };
+    std::map<int64_t, double> stepAt; // the step time logged at each moment
+    if (logNode)
+        for (const store::Point& p : logNode->stepTimes)
+            if (inWindow(p.tsNs)) stepAt[p.tsNs] = p.value;
+    for (const char* name : {"train.tokens_per_s", "train.samples_per_s"}) {
+        auto pts = loggedPoints(name);
+        if (!pts) return pts.error();
+        if (pts->empty()) continue;
+        std::vector<double> values;
+        for (const store::Point& p : *pts)
+            values.push_back(p.value);
+        metric[std::string(name).substr(6)] = {quantile(values, 0.5), values};
+        if (!out.stepSizeUnit.empty()) continue; // tokens first
+        for (const store::Point& p : *pts)
+            if (auto it = stepAt.find(p.tsNs); it != stepAt.end() && it->second > 0 && p.value > 0)
+                out.sizedSteps.emplace_back(it->second, p.value * it->second);
+        if (!out.sizedSteps.empty()) {
+            out.stepSizeUnit = std::string(name) == "train.tokens_per_s" ? "tokens" : "samples";
+            std::vector<double> sizes;
+            for (const auto& s : out.sizedSteps)
+                sizes.push_back(s.second);
+            metric["step_size"] = {quantile(sizes, 0.5), {}};
+        }
+    }
+
+    // Rates: per-slot values over the GPUs (means) or nodes (sums), compared as means over blocks of about a step.
+    const double slotS = static_cast<double>(grid.stepNs) / 1e9;
+    const double stepS = steps.empty() ? slotS : quantile(steps, 0.5);
+    const size_t slots = last - first;
+    const size_t block = std::clamp<size_t>(static_cast<size_t>(std::llround(stepS / slotS)), 1, std::max<size_t>(1, slots / 10));
+    out.blockS = static_cast<double>(block) * slotS;
+    const auto gpuMean = [&](auto member, double scale) {
+        std::vector<double> perSlot(grid.size, kNaN);
+        for (size_t i = first; i < last; ++i) {
+            double sum = 0;
+            int n = 0;
+            for (const GpuMetrics& g : m.gpus) {
+                const std::vector<double>& v = g.*member;
+                if (i < v.size() && std::isfinite(v[i])) {
+                    sum += v[i] * scale;
+                    ++n;
+                }
+            }
+            if (n > 0) perSlot[i] = sum / n;
+        }
+        return perSlot;
+    };
+    const auto nodeSum = [&](std::initializer_list<std::vector<double> NodeMetrics::*> members, bool infiniBandOnly) {
+        std::vector<double> perSlot(grid.size, kNaN);
+        for (size_t i = first; i < last; ++i) {
+            double sum = 0;
+            int n = 0;
+            for (const NodeMetrics& node : m.nodes) {
+                if (infiniBandOnly && !node.linkIsInfiniBand) continue;
+                for (auto member : members) {
+                    const std::vector<double>& v = node.*member;
+                    if (i < v.size() && std::isfinite(v[i])) {
+                        sum += v[i];
+                        ++n;
+                    }
+                }
+            }
+            if (n > 0) perSlot[i] = sum;
+        }
+        return perSlot;
+    };
+    const auto addRate = [&](const char* id, const std::vector<double>& perSlot) {
+        std::vector<double> inside(perSlot.begin() + static_cast<std::ptrdiff_t>(first), perSlot.begin() + static_cast<std::ptrdiff_t>(last));
+        const double value = mean(inside);
+        if (std::isfinite(value)) metric[id] = {value, blockMeans(perSlot, first, last, block)};
+    };
+    addRate("gpu_util", gpuMean(&GpuMetrics::util, 1));
+    addRate("sm_active", gpuMean(&GpuMetrics::smActive, 100));
+    addRate("tensor_active", gpuMean(&GpuMetrics::tensorActive, 100));
+    addRate("network", nodeSum({&NodeMetrics::netTx, &NodeMetrics::netRx}, false));
+    addRate("infiniband", nodeSum({&NodeMetrics::linkTx, &NodeMetrics::linkRx}, true));
+    addRate("storage_write", nodeSum({&NodeMetrics::diskWrite}, false));
+
+    // The findings: the run's stored ones, else an analysis now (kept in memory only).
+    RunAnalysis analysis;
+    if (*stored) {
+        analysis = (*stored)->analysis;
+        out.analysisStored = true;
+    } else {
+        auto fresh = analyzeRun(db, params);
+        if (!fresh) return fresh.error();
+        analysis = std::move(*fresh);
+    }
+    std::vector<std::pair<int64_t, int64_t>> checkpoints;
+    for (const Finding& f : analysis.findings)
+        if (f.rule == "CKPT_GAP")
+            for (const FindingEpisode& e : f.episodes)
+                checkpoints.emplace_back(e.startNs, e.endNs);
+    const double ckptS = coveredSeconds(checkpoints, out.fromNs, out.toNs);
+    metric["checkpoint_s"] = {ckptS, {}};
+    metric["checkpoint_pct"] = {100 * ckptS / windowS, {}};
+    std::map<std::string, double> savingByRule;
+    for (const Finding& f : analysis.findings) {
+        if (!f.causedBy.empty()) continue; // a symptom: its cause's saving counts
+        const double s = savingWithin(f, out.fromNs, out.toNs);
+        if (!(s > 0)) continue;
+        if (!savingByRule.count(f.rule)) out.findingRules.push_back(f.rule);
+        savingByRule[f.rule] += s;
+    }
+    for (const auto& [rule, s] : savingByRule) {
+        metric["finding_" + rule + "_saving"] = {s, {}};
+        metric["finding_" + rule + "_impact"] = {100 * s / windowS, {}};
+    }
+
+    // The goodput waterfall within the window, over the nodes with GPUs (as the analysis' budgets, windowed).
+    double wall = 0, startup = 0, hang = 0, ckpt = 0, input = 0, comm = 0, idle = 0;
+    for (const NodeMetrics& node : m.nodes) {
+        std::vector<const GpuMetrics*> gpus;
+        for (const GpuMetrics& g : m.gpus)
+            if (g.node == node.node) gpus.push_back(&g);
+        if (gpus.empty()) continue;
+        const size_t start = steadyStartSlot(m, node.node, params);
+        const auto on = [&](const Finding& f) { return std::find(f.nodes.begin(), f.nodes.end(), node.node) != f.nodes.end(); };
+        std::vector<uint8_t> covered(grid.size, 0);
+        double nHang = 0, nCkpt = 0, nInput = 0, nComm = 0, nIdle = 0;
+        for (const Finding& f : analysis.findings) {
+            if (!on(f)) continue;
+            if (f.rule == "HANG" || f.rule == "CKPT_GAP") {
+                for (const FindingEpisode& e : f.episodes)
+                    for (size_t i = std::max(first, grid.slotOf(std::max(e.startNs, grid.startNs))); i < last && grid.slotStart(i) < e.endNs; ++i)
+                        if (i >= start && !covered[i]) {
+                            covered[i] = 1;
+                            (f.rule == "HANG" ? nHang : nCkpt) += slotS;
+                        }
+            } else if (f.rule == "INPUT_STALL" && f.causedBy.empty()) {
+                nInput += savingWithin(f, out.fromNs, out.toNs);
+            } else if (f.rule == "COMM_BOUND" && f.causedBy.empty()) {
+                nComm += savingWithin(f, out.fromNs, out.toNs);
+            }
+        }
+        double nStartup = 0;
+        for (size_t i = first; i < last; ++i) {
+            if (i < start) {
+                nStartup += slotS;
+                continue;
+            }
+            if (covered[i]) continue;
+            double sum = 0;
+            int n = 0;
+            for (const GpuMetrics* g : gpus)
+                if (std::isfinite(g->util[i])) {
+                    sum += g->util[i];
+                    ++n;
+                }
+            if (n == 0 || sum / n <= params.get("stall.util_max")) nIdle += slotS;
+        }
+        const double nWall = static_cast<double>(slots) * slotS;
+        const double fixed = nStartup + nHang + nCkpt + nIdle, waits = nInput + nComm;
+        if (fixed + waits > nWall && waits > 0) { // the estimates overlap: the waits scaled down to fit
+            const double room = std::max(0.0, nWall - fixed);
+            nInput *= room / waits;
+            nComm *= room / waits;
+        }
+        wall += nWall;
+        startup += nStartup;
+        hang += nHang;
+        ckpt += nCkpt;
+        input += nInput;
+        comm += nComm;
+        idle += nIdle;
+    }
+    if (wall > 0) {
+        const auto pct = [&](double s) { return CompareMetric{100 * s / wall, {}}; };
+        metric["budget_startup"] = pct(startup);
+        metric["budget_hang"] = pct(hang);
+        metric["budget_checkpoint"] = pct(ckpt);
+        metric["budget_input"] = pct(input);
+        metric["budget_comm_wait"] = pct(comm);
+        metric["budget_idle"] = pct(idle);
+        metric["budget_compute"] = pct(std::max(0.0, wall - (startup + hang + ckpt + input + comm + idle)));
+    }
+    return out;
+}
+
+std::vector<CompareRow> compareRuns(const std::vector<RunSummary>& runs)
+{
+    std::vector<CompareRow> rows;
+    if (runs.empty()) return rows;
+    const RunSummary& base = runs.front();
+    std::vector<RowDef> defs(std::begin(kRows), std::end(kRows));
+    std::vector<std::string> rules; // the finding rows: every run's rules, in order of first appearance
+    for (const RunSummary& r : runs)
+        for (const std::string& rule : r.findingRules)
+            if (std::find(rules.begin(), rules.end(), rule) == rules.end()) rules.push_back(rule);
+    const auto metricOf = [](const RunSummary& r, const std::string& id) -> const CompareMetric* {
+        auto it = r.metrics.find(id);
+        return it == r.metrics.end() ? nullptr : &it->second;
+    };
+    // Step time at the baseline's step size: each step's time scaled by the baseline's median size over its own.
+    const double baseSize = [&] {
+        std::vector<double> sizes;
+        for (const auto& s : base.sizedSteps)
+            sizes.push_back(s.second);
+        return quantile(sizes, 0.5);
+    }();
+    std::vector<CompareMetric> scaled(runs.size());
+    for (size_t r = 0; r < runs.size(); ++r) {
+        if (!std::isfinite(baseSize) || runs[r].stepSizeUnit != base.stepSizeUnit) continue;
+        for (const auto& [seconds, size] : runs[r].sizedSteps)
+            scaled[r].samples.push_back(seconds * baseSize / size);
+        if (!scaled[r].samples.empty()) scaled[r].value = quantile(scaled[r].samples, 0.5);
+    }
+    const CompareMetric none{0, {}};
+    const auto makeRow = [&](const std::string& id, const std::string& label, const std::string& unit, const std::string& kind) {
+        CompareRow row;
+        row.id = id;
+        row.label = label;
+        row.unit = unit;
+        if (kind == "time") row.samplesOf = "steps";
+        else if (kind == "rate") row.samplesOf = id == "iterations_per_s" ? "steps" : id == "samples_per_s" || id == "tokens_per_s" ? "logged values" : "per-step means";
+        std::vector<const CompareMetric*> ms;
+        bool any = false;
+        for (size_t r = 0; r < runs.size(); ++r) {
+            const CompareMetric* c = id == "step_time_base_size" ? (scaled[r].samples.empty() ? nullptr : &scaled[r]) : metricOf(runs[r], id);
+            if (!c && id.starts_with("finding_")) c = &none; // no finding of the rule in the window: it costs nothing
+            ms.push_back(c);
+            row.values.push_back(c ? c->value : kNaN);
+            any |= c && std::isfinite(c->value);
+        }
+        if (!any) return;
+        for (size_t r = 1; r < runs.size(); ++r) {
+            CompareCell cell;
+            const double b = row.values[0], v = row.values[r];
+            if (std::isfinite(b) && std::isfinite(v)) {
+                cell.delta = v - b;
+                if (b != 0) cell.deltaPct = 100 * (v - b) / std::fabs(b);
+            }
+            if (!kind.empty() && ms[0] && ms[r]) {
+                const auto a = finite(ms[0]->samples), c = finite(ms[r]->samples);
+                if (a.size() < kCompareMinSamples || c.size() < kCompareMinSamples) {
+                    cell.verdict = "too few samples";
+                } else {
+                    const MannWhitney t = mannWhitneyU(a, c);
+                    cell.p = t.p;
+                    if (t.p >= kCompareAlpha) cell.verdict = "no significant change";
+                    else if (kind == "time") cell.verdict = t.z < 0 ? "faster" : "slower";
+                    else cell.verdict = t.z > 0 ? "higher" : "lower";
+                }
+            }
+            row.cells.push_back(cell);
+        }
+        rows.push_back(std::move(row));
+    };
+    for (const RowDef& d : defs) {
+        std::string label = d.label;
+        if (std::string(d.id) == "step_size" && !base.stepSizeUnit.empty()) label = "step size (" + base.stepSizeUnit + ")";
+        makeRow(d.id, label, d.unit, d.kind);
+    }
+    for (const std::string& rule : rules) {
+        makeRow("finding_" + rule + "_impact", "finding " + rule + ": impact", "%", "");
+        makeRow("finding_" + rule + "_saving", "finding " + rule + ": saving", "s", "");
+    }
+    return rows;
+}
+
+QJsonObject toJson(const RunSummary& run)
+{
+    return QJsonObject{{QStringLiteral("run"), QString::fromStdString(run.label)},
+                       {QStringLiteral("window"), QJsonObject{{QStringLiteral("from_ns"), static_cast<qint64>(run.fromNs)},
+                                                              {QStringLiteral("to_ns"), static_cast<qint64>(run.toNs)},
+                                                              {QStringLiteral("seconds"), static_cast<double>(run.toNs - run.fromNs) / 1e9},
+                                                              {QStringLiteral("kind"), QString::fromStdString(run.windowKind)}}},
+                       {QStringLiteral("steps_from"), QString::fromStdString(run.stepSource)},
+                       {QStringLiteral("step_size_unit"), QString::fromStdString(run.stepSizeUnit)},
+                       {QStringLiteral("rate_sample_s"), run.blockS},
+                       {QStringLiteral("findings_stored"), run.analysisStored}};
+}
+
+QJsonObject toJson(const CompareRow& row)
+{
+    const auto number = [](double v) { return std::isfinite(v) ? QJsonValue(v) : QJsonValue(QJsonValue::Null); };
+    QJsonArray values, cells;
+    for (double v : row.values)
+        values.append(number(v));
+    for (const CompareCell& c : row.cells)
+        cells.append(QJsonObject{{QStringLiteral("delta"), number(c.delta)},
+                                 {QStringLiteral("delta_pct"), number(c.deltaPct)},
+                                 {QStringLiteral("verdict"), c.verdict.empty() ? QJsonValue(QJsonValue::Null) : QJsonValue(QString::fromStdString(c.verdict))},
+                                 {QStringLiteral("p_value"), number(c.p)}});
+    return QJsonObject{{QStringLiteral("metric"), QString::fromStdString(row.id)},
+                       {QStringLiteral("label"), QString::fromStdString(row.label)},
+                       {QStringLiteral("unit"), QString::fromStdString(row.unit)},
+                       {QStringLiteral("test_on"), row.samplesOf.empty() ? QJsonValue(QJsonValue::Null) : QJsonValue(QString::fromStdString(row.samplesOf))},
+                       {QStringLiteral("values"), values},
+                       {QStringLiteral("candidates"), cells}};
+}
+
+} // namespace runlens::analysis

@@ -1,0 +1,230 @@
+#include "analysis/compare/run_compare.h"
+#include "analysis/store/run_database.h"
+#include "app/cli/cli.h"
+#include "app/cli/window_args.h"
+
+#include <QCommandLineParser>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <array>
+#include <cmath>
+#include <fmt/format.h>
+
+namespace runlens::app {
+
+namespace {
+
+constexpr const char* kSummary = R"(Compare runs, or windows of one run, against a baseline.
+
+The first RUN is the baseline, the others candidates; give the same run twice with --window-a and --window-b to
+compare two phases of it. Each run is read over its steady state (after its start-up, as the diagnosis rules
+judge it), over --whole-run, or over the window given. Rows: step time (median, p90, count; the trainer log's
+step times, else the steps detected from the GPUs' periodicity), iterations/s, samples/s and tokens/s (trainer
+log), the step size and the step time at the baseline's step size (when the log gives tokens or samples per
+step), GPU utilization, SM and tensor activity, network, InfiniBand and storage write rates, checkpoint stalls,
+where the time went, and each rule's impact and saving in the window (the stored findings, else an analysis in
+memory). Each candidate row has its difference to the baseline (absolute and %) and a verdict: a two-sided
+Mann-Whitney U test (normal approximation) at alpha = 0.05, on the step times for step rows and on per-step means
+of the per-second samples for rate rows. The runs are opened read-only; nothing is written to them.
+--json prints one object: {"runs": [...], "test", "alpha", "rows": [{metric, label, unit, test_on, values,
+candidates: [{delta, delta_pct, verdict, p_value}]}]}. Exit codes: 0 ok, 2 a run unreadable or a window empty.)";
+
+// A time of day alone ("08:42:53", "08:42:53.5"): on the UTC day of the run's start.
+std::optional<int64_t> timeOfDay(const std::string& text, std::optional<int64_t> start)
+{
+    int h = 0, m = 0;
+    double s = 0;
+    char c1 = 0, c2 = 0;
+    int used = 0;
+    if (text.find_first_of("-TZ+ ") != std::string::npos || !start) return std::nullopt;
+    if (std::sscanf(text.c_str(), "%2d%c%2d%c%lf%n", &h, &c1, &m, &c2, &s, &used) != 5 || c1 != ':' || c2 != ':' ||
+        used != static_cast<int>(text.size()) || h > 23 || m > 59 || s < 0 || s >= 61)
+        return std::nullopt;
+    constexpr int64_t kDay = 86'400'000'000'000;
+    const int64_t day = *start / kDay * kDay;
+    int64_t t = day + (int64_t{h} * 3600 + m * 60) * 1'000'000'000 + std::llround(s * 1e9);
+    if (t < *start - kDay / 2) t += kDay; // a run that started before midnight
+    return t;
+}
+
+// "FROM..TO" (either side may be empty), each side as window_args reads a time, or a time of day.
+Expected<store::TimeWindow> parseRange(const std::string& option, const std::string& text, std::optional<int64_t> start)
+{
+    const size_t dots = text.find("..");
+    if (dots == std::string::npos)
+        return makeError(ErrorCode::Usage, fmt::format("--{}: \"{}\" is not FROM..TO", option, text));
+    store::TimeWindow w;
+    const auto side = [&](const std::string& t, int64_t& into) -> Status {
+        if (t.empty()) return okStatus();
+        if (auto tod = timeOfDay(t, start)) {
+            into = *tod;
+            return okStatus();
+        }
+        auto v = parseTimeArgument(t, start);
+        if (!v) return makeError(ErrorCode::Usage, fmt::format("--{}: {}", option, v.error().message));
+        into = *v;
+        return okStatus();
+    };
+    if (Status s = side(text.substr(0, dots), w.fromNs); !s) return s.error();
+    if (Status s = side(text.substr(dots + 2), w.toNs); !s) return s.error();
+    if (w.fromNs >= w.toNs) return makeError(ErrorCode::Usage, fmt::format("--{}: the window \"{}\" is empty", option, text));
+    return w;
+}
+
+std::string clock(int64_t ns)
+{
+    const int64_t ms = ns / 1'000'000;
+    return fmt::format("{:02}:{:02}:{:02}.{:01}", ms / 3'600'000 % 24, ms / 60'000 % 60, ms / 1000 % 60, ms % 1000 / 100);
+}
+
+std::string bytesRate(double v, bool sign)
+{
+    const char* units[] = {"B/s", "kB/s", "MB/s", "GB/s", "TB/s"};
+    double a = std::fabs(v);
+    int u = 0;
+    while (a >= 1000 && u < 4) {
+        a /= 1000;
+        ++u;
+    }
+    return fmt::format("{}{:.3g} {}", sign ? (v < 0 ? "-" : "+") : (v < 0 ? "-" : ""), a, units[u]);
+}
+
+std::string value(double v, const std::string& unit, bool sign = false)
+{
+    if (!std::isfinite(v)) return "n/a";
+    const std::string plus = sign && v >= 0 ? "+" : "";
+    if (unit == "B/s") return bytesRate(v, sign);
+    if (unit == "s") return fmt::format("{}{:.4g} s", plus, v);
+    if (unit == "%") return fmt::format("{}{:.1f}{}", plus, v, sign ? " pts" : " %");
+    // Large counts and rates with a k or M suffix.
+    const auto scaled = [&](double x) {
+        const double a = std::fabs(x);
+        return a >= 1e7 ? fmt::format("{}{:.4g}M", plus, x / 1e6) : a >= 1e4 ? fmt::format("{}{:.4g}k", plus, x / 1e3)
+                                                                             : std::string();
+    };
+    if (unit == "1/s") {
+        const std::string big = scaled(v);
+        return big.empty() ? fmt::format("{}{:.4g}/s", plus, v) : big + "/s";
+    }
+    const std::string big = scaled(v);
+    return big.empty() ? fmt::format("{}{:.0f}", plus, v) : big;
+}
+
+size_t width(const std::string& s) // code points (the table's text is UTF-8)
+{
+    size_t n = 0;
+    for (unsigned char c : s)
+        n += (c & 0xC0) != 0x80;
+    return n;
+}
+
+std::string pad(const std::string& s, size_t w, bool right)
+{
+    const std::string fill(w > width(s) ? w - width(s) : 0, ' ');
+    return right ? fill + s : s + fill;
+}
+
+} // namespace
+
+int cmdCompare(const QStringList& args)
+{
+    QCommandLineParser parser;
+    const QCommandLineOption json(QStringLiteral("json"), QStringLiteral("Print the comparison as one JSON object."));
+    const QCommandLineOption windowA(QStringLiteral("window-a"),
+                                     QStringLiteral("The baseline's window, FROM..TO (ISO 8601, epoch seconds, +offset "
+                                                    "from the run's start or a UTC time of day; a side may be empty)."),
+                                     QStringLiteral("FROM..TO"));
+    const QCommandLineOption windowB(QStringLiteral("window-b"), QStringLiteral("The candidates' window, FROM..TO."),
+                                     QStringLiteral("FROM..TO"));
+    const QCommandLineOption wholeRun(QStringLiteral("whole-run"),
+                                      QStringLiteral("Compare the whole runs, start-up included (default: their steady state)."));
+    parser.addOptions({json, windowA, windowB, wholeRun});
+    parser.addPositionalArgument(QStringLiteral("base"), QStringLiteral("The baseline run (.runlens)."), QStringLiteral("BASE"));
+    parser.addPositionalArgument(QStringLiteral("candidates"), QStringLiteral("The runs compared with it."),
+                                 QStringLiteral("CAND [CAND2…]"));
+    if (auto done = parseCommandLine(parser, args, kSummary)) return *done;
+    const QStringList paths = parser.positionalArguments();
+    if (paths.size() < 2) {
+        printError("compare needs a baseline RUN and at least one candidate (see runlens compare --help)");
+        return kExitUsage;
+    }
+
+    std::vector<analysis::RunSummary> runs;
+    for (qsizetype i = 0; i < paths.size(); ++i) {
+        const std::string path = paths.at(i).toStdString();
+        auto db = store::RunDatabase::open(path, store::OpenMode::ReadOnly);
+        if (!db) {
+            printError(fmt::format("cannot read {}: {}", path, db.error().message));
+            return kExitUsage;
+        }
+        analysis::CompareWindowRequest request;
+        request.wholeRun = parser.isSet(wholeRun);
+        const QCommandLineOption& option = i == 0 ? windowA : windowB;
+        if (parser.isSet(option)) {
+            auto w = parseRange(i == 0 ? "window-a" : "window-b", parser.value(option).toStdString(), runStartNs(**db));
+            if (!w) {
+                printError(w.error().message);
+                return kExitUsage;
+            }
+            request.window = *w;
+        }
+        auto summary = analysis::summarizeRun(**db, path, request);
+        if (!summary) {
+            printError(summary.error().code == ErrorCode::Usage ? summary.error().message
+                                                                : fmt::format("cannot read {}: {}", path, summary.error().toString()));
+            return kExitUsage; // an unreadable run or an empty window
+        }
+        runs.push_back(std::move(*summary));
+    }
+    const std::vector<analysis::CompareRow> rows = analysis::compareRuns(runs);
+    const std::string test = fmt::format("Mann-Whitney U (two-sided, normal approximation), alpha {}", analysis::kCompareAlpha);
+
+    if (parser.isSet(json)) {
+        QJsonArray jr, jrows;
+        for (const auto& r : runs)
+            jr.append(analysis::toJson(r));
+        for (const auto& r : rows)
+            jrows.append(analysis::toJson(r));
+        const QJsonObject out{{QStringLiteral("runs"), jr},
+                              {QStringLiteral("test"), QStringLiteral("mann_whitney_u")},
+                              {QStringLiteral("alpha"), analysis::kCompareAlpha},
+                              {QStringLiteral("rows"), jrows}};
+        fmt::print("{}", QJsonDocument(out).toJson(QJsonDocument::Indented).toStdString());
+        return kExitOk;
+    }
+
+    for (size_t i = 0; i < runs.size(); ++i) {
+        const auto& r = runs[i];
+        fmt::print("{} {}: {}–{} UTC ({:.1f} s, {}); steps from {}{}\n", i == 0 ? "Baseline: " : fmt::format("Candidate {}:", i),
+                   r.label, clock(r.fromNs), clock(r.toNs), static_cast<double>(r.toNs - r.fromNs) / 1e9, r.windowKind,
+                   r.stepSource.empty() ? std::string("nowhere (no trainer log, no clear period)") : r.stepSource,
+                   r.analysisStored ? "; stored findings" : "; findings analysed now (not kept)");
+    }
+    fmt::print("Verdicts: {}; step rows test the steps' times, rate rows per-step means of the metrics.\n", test);
+    for (size_t c = 1; c < runs.size(); ++c) {
+        std::vector<std::array<std::string, 6>> table;
+        table.push_back({"METRIC", "BASELINE", runs.size() > 2 ? fmt::format("CANDIDATE {}", c) : "CANDIDATE", "Δ", "Δ%", "VERDICT (TEST)"});
+        for (const auto& row : rows) {
+            const auto& cell = row.cells[c - 1];
+            std::string verdict = "—";
+            if (!cell.verdict.empty())
+                verdict = std::isfinite(cell.p) ? (cell.p < 0.001 ? fmt::format("{} (MWU p<0.001)", cell.verdict) : fmt::format("{} (MWU p={:.3f})", cell.verdict, cell.p)) : cell.verdict;
+            table.push_back({row.label, value(row.values[0], row.unit), value(row.values[c], row.unit),
+                             value(cell.delta, row.unit, true),
+                             std::isfinite(cell.deltaPct) ? fmt::format("{:+.1f} %", cell.deltaPct) : std::string("n/a"),
+                             verdict});
+        }
+        std::array<size_t, 6> w{};
+        for (const auto& line : table)
+            for (size_t k = 0; k < 6; ++k)
+                w[k] = std::max(w[k], width(line[k]));
+        fmt::print("\n");
+        for (const auto& line : table)
+            fmt::print("{}  {}  {}  {}  {}  {}\n", pad(line[0], w[0], false), pad(line[1], w[1], true), pad(line[2], w[2], true),
+                       pad(line[3], w[3], true), pad(line[4], w[4], true), line[5]);
+    }
+    return kExitOk;
+}
+
+} // namespace runlens::app

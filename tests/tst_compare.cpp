@@ -1,0 +1,373 @@
+// Comparing runs: the two-sample test, generated runs with known differences, and `runlens compare` on the
+// fixtures (two recorded runs before and after a change; two phases of one run) against their ground truth.
+
+#include "analysis/compare/run_compare.h"
+#include "analysis/store/run_database.h"
+#include "analysis/store/run_writer.h"
+#include "tests/cli_support.h"
+
+#include <QDir>
+#include <QFile>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QTemporaryDir>
+#include <QTest>
+#include <algorithm>
+#include <cmath>
+#include <functional>
+#include <random>
+
+using namespace runlens;
+using namespace runlens::analysis;
+using namespace runlens::test::binary;
+
+namespace {
+
+constexpr int64_t kSecond = 1'000'000'000;
+constexpr int64_t kStart = 1'790'000'000'000'000'000;
+
+// One node, two GPUs busy from the start, `seconds` of per-second utilization and SM activity, and a trainer log:
+// a step time point at the end of each step, with its tokens per second.
+struct Generated
+{
+    int64_t seconds = 600;
+    unsigned seed = 1;
+    double stepMean = 1.0, stepSd = 0.05;
+    double sm = 0.3, smSd = 0.03;
+    double tokensPerStep = 4096;
+};
+
+std::string writeGenerated(const QTemporaryDir& dir, const QString& name, const Generated& g)
+{
+    const std::string path = dir.filePath(name).toStdString();
+    auto db = store::RunDatabase::open(path, store::OpenMode::Create);
+    if (!db || !(*db)->begin()) return {};
+    store::RunWriter w(**db);
+    store::ImportRecord rec;
+    rec.path = "generated";
+    rec.contentHash = name.toStdString();
+    rec.format = "test";
+    if (!w.beginImport(rec)) return {};
+    auto node = w.node("node0", "option", "UTC");
+    if (!node) return {};
+    std::mt19937 rng(g.seed);
+    std::normal_distribution<double> smNoise(0, g.smSd), utilNoise(0, 1), stepNoise(0, g.stepSd);
+    for (int gpu = 0; gpu < 2; ++gpu) {
+        auto dev = w.device(*node, "gpu", std::to_string(gpu));
+        if (!dev) return {};
+        auto sm = w.series(*dev, "gpu.sm_active", "ratio", "sm");
+        if (!sm) return {};
+        for (int64_t s = 0; s < g.seconds; ++s) {
+            (*sm)->append(kStart + s * kSecond, std::clamp(g.sm + smNoise(rng), 0.0, 1.0));
+            if (!w.flushIfNeeded(**sm)) return {};
+        }
+        auto util = w.series(*dev, "gpu.util", "%", "util");
+        if (!util) return {};
+        for (int64_t s = 0; s < g.seconds; ++s) {
+            (*util)->append(kStart + s * kSecond, std::clamp(95 + utilNoise(rng), 0.0, 100.0));
+            if (!w.flushIfNeeded(**util)) return {};
+        }
+    }
+    auto host = w.device(*node, "host", "");
+    if (!host) return {};
+    auto steps = w.series(*host, "train.step_time", "s", "step_time");
+    auto tokens = w.series(*host, "train.tokens_per_s", "1/s", "tokens_per_s");
+    if (!steps || !tokens) return {};
+    double t = 0;
+    while (true) {
+        const double step = std::max(0.1, g.stepMean + stepNoise(rng));
+        if (t + step >= static_cast<double>(g.seconds)) break;
+        t += step;
+        const int64_t ts = kStart + std::llround(t * 1e9);
+        (*steps)->append(ts, step);
+        (*tokens)->append(ts, g.tokensPerStep / step);
+        if (!w.flushIfNeeded(**steps) || !w.flushIfNeeded(**tokens)) return {};
+    }
+    store::ImportTotals totals;
+    totals.contentHash = rec.contentHash;
+    if (!w.finishImport(totals, store::Diagnostics()) || !(*db)->commit()) return {};
+    return path;
+}
+
+RunSummary summarize(const std::string& path, const CompareWindowRequest& request = {})
+{
+    auto db = store::RunDatabase::open(path, store::OpenMode::ReadOnly);
+    if (!db) return {};
+    auto s = summarizeRun(**db, path, request);
+    return s ? *s : RunSummary{};
+}
+
+const CompareRow* rowOf(const std::vector<CompareRow>& rows, const std::string& id)
+{
+    for (const CompareRow& r : rows)
+        if (r.id == id) return &r;
+    return nullptr;
+}
+
+double median(std::vector<double> v)
+{
+    std::sort(v.begin(), v.end());
+    return v.empty() ? NAN : v.size() % 2 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
+}
+
+// The truth file's events.
+std::vector<QJsonObject> events(const QString& path)
+{
+    std::vector<QJsonObject> out;
+    QFile f(path);
+    if (!f.open(QIODevice::ReadOnly)) return out;
+    while (!f.atEnd()) {
+        const QJsonDocument d = QJsonDocument::fromJson(f.readLine());
+        if (d.isObject()) out.push_back(d.object());
+    }
+    return out;
+}
+
+bool copyWithoutTruth(const QString& from, const QString& to)
+{
+    if (!QDir().mkpath(to)) return false;
+    for (const QFileInfo& e : QDir(from).entryInfoList(QDir::Files | QDir::Dirs | QDir::NoDotAndDotDot)) {
+        if (e.isDir()) {
+            if (e.fileName() == QLatin1String("truth")) continue;
+            if (!copyWithoutTruth(e.filePath(), to + QLatin1Char('/') + e.fileName())) return false;
+        } else if (!QFile::copy(e.filePath(), to + QLatin1Char('/') + e.fileName())) {
+            return false;
+        }
+    }
+    return true;
+}
+
+// Imports a fixture folder (without truth/) as `runlens import` does; empty on failure.
+QString importFixture(const QTemporaryDir& dir, const QString& folder, const QString& name)
+{
+    const QString copy = dir.filePath(name + QStringLiteral("-in"));
+    if (!copyWithoutTruth(folder, copy)) return {};
+    const QString db = dir.filePath(name + QStringLiteral(".runlens"));
+    const Run r = cli({QStringLiteral("import"), QStringLiteral("--tz"), QStringLiteral("UTC"), QStringLiteral("-o"), db, copy});
+    return r.exitCode == 0 ? db : QString();
+}
+
+QJsonObject jsonRow(const QJsonObject& out, const QString& metric)
+{
+    for (const QJsonValue& v : out.value(QStringLiteral("rows")).toArray())
+        if (v.toObject().value(QStringLiteral("metric")).toString() == metric) return v.toObject();
+    return {};
+}
+
+double value(const QJsonObject& row, int run)
+{
+    return row.value(QStringLiteral("values")).toArray().at(run).toDouble(NAN);
+}
+
+QJsonObject cell(const QJsonObject& row)
+{
+    return row.value(QStringLiteral("candidates")).toArray().at(0).toObject();
+}
+
+} // namespace
+
+class TestCompare : public QObject
+{
+    Q_OBJECT
+
+private Q_SLOTS:
+    void mannWhitneyKnownValues()
+    {
+        // Clearly shifted samples: tiny p, b larger (z > 0).
+        const MannWhitney shifted = mannWhitneyU({1, 2, 3, 4, 5, 6, 7, 8}, {11, 12, 13, 14, 15, 16, 17, 18});
+        QVERIFY(shifted.p < 0.001);
+        QVERIFY(shifted.z > 0);
+        QCOMPARE(shifted.u, 64.0);
+        // The same values: no difference; every value tied: no variance, p 1.
+        QVERIFY(mannWhitneyU({1, 2, 3, 4, 5}, {1, 2, 3, 4, 5}).p > 0.9);
+        QCOMPARE(mannWhitneyU({3, 3, 3, 3, 3}, {3, 3, 3, 3, 3}).p, 1.0);
+        // b above a in 91 of the 100 pairs: z = (91 − 50 − 0.5) / √(100 × 21 / 12) = 3.06, two-sided p = 0.0022 (as
+        // scipy.stats.mannwhitneyu with use_continuity and method "asymptotic").
+        const MannWhitney mid = mannWhitneyU({1, 2, 3, 4, 5, 6, 7, 8, 9, 10}, {4.5, 8.5, 9.5, 10.5, 11, 12, 13, 14, 15, 16});
+        QCOMPARE(mid.u, 91.0);
+        QVERIFY2(std::fabs(mid.p - 0.0022) < 0.0001, qPrintable(QString::number(mid.p)));
+    }
+
+    void fasterCandidate()
+    {
+        QTemporaryDir dir;
+        Generated base, cand;
+        cand.seed = 2;
+        cand.stepMean = 0.8;
+        cand.sm = 0.4;
+        const std::string a = writeGenerated(dir, QStringLiteral("a.runlens"), base);
+        const std::string b = writeGenerated(dir, QStringLiteral("b.runlens"), cand);
+        QVERIFY(!a.empty() && !b.empty());
+        const std::vector<RunSummary> runs{summarize(a), summarize(b)};
+        QCOMPARE(runs[0].stepSource, std::string("trainer log"));
+        const auto rows = compareRuns(runs);
+        const CompareRow* step = rowOf(rows, "step_time_median");
+        QVERIFY(step);
+        QVERIFY2(std::fabs(step->cells[0].deltaPct + 20) < 2, qPrintable(QString::number(step->cells[0].deltaPct)));
+        QCOMPARE(step->cells[0].verdict, std::string("faster"));
+        const CompareRow* sm = rowOf(rows, "sm_active");
+        QVERIFY(sm);
+        QVERIFY(std::fabs(sm->values[0] - 30) < 1 && std::fabs(sm->values[1] - 40) < 1);
+        QCOMPARE(sm->cells[0].verdict, std::string("higher"));
+        const CompareRow* tokens = rowOf(rows, "tokens_per_s");
+        QVERIFY(tokens);
+        QCOMPARE(tokens->cells[0].verdict, std::string("higher"));
+        const CompareRow* util = rowOf(rows, "gpu_util");
+        QVERIFY(util);
+        QCOMPARE(util->cells[0].verdict, std::string("no significant change"));
+        // The same step size: the step time at the baseline's size is the step time.
+        const CompareRow* scaled = rowOf(rows, "step_time_base_size");
+        QVERIFY(scaled);
+        QVERIFY(std::fabs(scaled->values[1] - step->values[1]) < 0.01);
+        // Read-only: no findings were stored in either run.
+        QCOMPARE(test::queryOne(a, "SELECT count(*) FROM analysis"), QStringLiteral("0"));
+    }
+
+    void sameDistributionNoChange()
+    {
+        QTemporaryDir dir;
+        Generated base, cand;
+        cand.seed = 7;
+        const std::string a = writeGenerated(dir, QStringLiteral("a.runlens"), base);
+        const std::string b = writeGenerated(dir, QStringLiteral("b.runlens"), cand);
+        const auto rows = compareRuns({summarize(a), summarize(b)});
+        for (const char* id : {"step_time_median", "sm_active", "gpu_util", "iterations_per_s"}) {
+            const CompareRow* r = rowOf(rows, id);
+            QVERIFY2(r, id);
+            QVERIFY2(r->cells[0].verdict == "no significant change", qPrintable(QString::fromStdString(r->cells[0].verdict) + QLatin1Char(' ') + QLatin1String(id)));
+        }
+    }
+
+    void largerStepsScaleToTheBaseline()
+    {
+        // Four times the tokens per step in 2.4 times the time: 0.6 s per baseline-sized step.
+        QTemporaryDir dir;
+        Generated base, cand;
+        cand.seed = 3;
+        cand.stepMean = 2.4;
+        cand.stepSd = 0.1;
+        cand.tokensPerStep = 4 * base.tokensPerStep;
+        const std::string a = writeGenerated(dir, QStringLiteral("a.runlens"), base);
+        const std::string b = writeGenerated(dir, QStringLiteral("b.runlens"), cand);
+        const auto rows = compareRuns({summarize(a), summarize(b)});
+        const CompareRow* step = rowOf(rows, "step_time_median");
+        const CompareRow* scaled = rowOf(rows, "step_time_base_size");
+        QVERIFY(step && scaled);
+        QCOMPARE(step->cells[0].verdict, std::string("slower"));
+        QVERIFY2(std::fabs(scaled->values[1] - 0.6) < 0.03, qPrintable(QString::number(scaled->values[1])));
+        QCOMPARE(scaled->cells[0].verdict, std::string("faster"));
+    }
+
+    void cliErrors()
+    {
+        QTemporaryDir dir;
+        const std::string a = writeGenerated(dir, QStringLiteral("a.runlens"), Generated{});
+        const Run missing = cli({QStringLiteral("compare"), qs(a), dir.filePath(QStringLiteral("nope.runlens"))});
+        EXPECT_EXIT(missing, 2);
+        EXPECT_MATCH(missing.err, QStringLiteral("nope.runlens"));
+        const Run empty = cli({QStringLiteral("compare"), qs(a), qs(a), QStringLiteral("--window-b"), QStringLiteral("+2h..+3h")});
+        EXPECT_EXIT(empty, 2);
+        EXPECT_MATCH(empty.err, QStringLiteral("empty"));
+        const Run one = cli({QStringLiteral("compare"), qs(a)});
+        EXPECT_EXIT(one, 2);
+        // Two windows of one run, as offsets: a table with a verdict per step row.
+        const Run two = cli({QStringLiteral("compare"), qs(a), qs(a), QStringLiteral("--window-a"), QStringLiteral("..+300s"),
+                             QStringLiteral("--window-b"), QStringLiteral("+300s..")});
+        EXPECT_EXIT(two, 0);
+        EXPECT_MATCH(two.out, QStringLiteral("^step time \\(median\\) .*no significant change \\(MWU p="));
+    }
+
+    void demoZero3Tuned()
+    {
+        // The demo's reference case and its tuned configuration, a quarter of an hour each: 50 → 40 s steps, SM
+        // activity about 21 → 28 %.
+        QTemporaryDir dir;
+        for (const char* scenario : {"zero3", "zero3-tuned"}) {
+            const Run d = cli({QStringLiteral("demo"), QStringLiteral("--no-gui"), QStringLiteral("--scenario"), QLatin1String(scenario),
+                               QStringLiteral("--hours"), QStringLiteral("0.25"), QStringLiteral("-o"), dir.filePath(QLatin1String(scenario))});
+            EXPECT_EXIT(d, 0);
+        }
+        const Run r = cli({QStringLiteral("compare"), dir.filePath(QStringLiteral("zero3/demo.runlens")),
+                           dir.filePath(QStringLiteral("zero3-tuned/demo.runlens")), QStringLiteral("--json")});
+        EXPECT_EXIT(r, 0);
+        const QJsonObject out = QJsonDocument::fromJson(r.out.toUtf8()).object();
+        const QJsonObject step = jsonRow(out, QStringLiteral("step_time_median"));
+        QVERIFY2(std::fabs(value(step, 0) - 50) < 1 && std::fabs(value(step, 1) - 40) < 1, qPrintable(r.out));
+        QVERIFY(std::fabs(cell(step).value(QStringLiteral("delta_pct")).toDouble() + 20) < 2);
+        QCOMPARE(cell(step).value(QStringLiteral("verdict")).toString(), QStringLiteral("faster"));
+        const QJsonObject sm = jsonRow(out, QStringLiteral("sm_active"));
+        QVERIFY2(std::fabs(value(sm, 0) - 21) < 2 && std::fabs(value(sm, 1) - 28) < 2, qPrintable(r.out));
+        QCOMPARE(cell(sm).value(QStringLiteral("verdict")).toString(), QStringLiteral("higher"));
+    }
+
+    void spinPairBeforeAfter()
+    {
+        const QString root = test::fixturesDir();
+        if (root.isEmpty()) QSKIP("fixtures absent");
+        const QString pair = root + QStringLiteral("/h200-spin-pair");
+        QTemporaryDir dir;
+        const QString before = importFixture(dir, pair + QStringLiteral("/before"), QStringLiteral("before"));
+        const QString after = importFixture(dir, pair + QStringLiteral("/after"), QStringLiteral("after"));
+        QVERIFY(!before.isEmpty() && !after.isEmpty());
+        const Run r = cli({QStringLiteral("compare"), before, after, QStringLiteral("--json")});
+        EXPECT_EXIT(r, 0);
+        const QJsonObject out = QJsonDocument::fromJson(r.out.toUtf8()).object();
+        const auto truthMedian = [](const QString& file) {
+            std::vector<double> s;
+            for (const QJsonObject& e : events(file))
+                if (e.value(QStringLiteral("event")).toString() == QLatin1String("step")) s.push_back(e.value(QStringLiteral("seconds")).toDouble());
+            return median(s);
+        };
+        const double truth = 1 - truthMedian(pair + QStringLiteral("/after/truth/events-rank0.jsonl")) /
+                                     truthMedian(pair + QStringLiteral("/before/truth/events-rank0.jsonl"));
+        const QJsonObject step = jsonRow(out, QStringLiteral("step_time_median"));
+        const double measured = -cell(step).value(QStringLiteral("delta_pct")).toDouble(NAN) / 100;
+        QVERIFY2(std::fabs(measured - truth) < 0.02, qPrintable(QStringLiteral("%1 vs truth %2").arg(measured).arg(truth)));
+        QCOMPARE(cell(step).value(QStringLiteral("verdict")).toString(), QStringLiteral("faster"));
+        const QJsonObject sm = jsonRow(out, QStringLiteral("sm_active"));
+        QVERIFY2(value(sm, 1) > value(sm, 0), qPrintable(r.out));
+        QCOMPARE(cell(sm).value(QStringLiteral("verdict")).toString(), QStringLiteral("higher"));
+        const QJsonObject util = jsonRow(out, QStringLiteral("gpu_util"));
+        QVERIFY2(cell(util).value(QStringLiteral("verdict")).toString() == QLatin1String("no significant change") ||
+                     std::fabs(cell(util).value(QStringLiteral("delta")).toDouble()) < 3,
+                 QJsonDocument(util).toJson().constData());
+    }
+
+    void glooSmallTwoPhases()
+    {
+        const QString root = test::fixturesDir();
+        if (root.isEmpty()) QSKIP("fixtures absent");
+        const QString folder = root + QStringLiteral("/h200-gloo-small");
+        QTemporaryDir dir;
+        const QString run = importFixture(dir, folder, QStringLiteral("gloo"));
+        QVERIFY(!run.isEmpty());
+        std::map<QString, int64_t> phaseEnd;
+        std::map<QString, std::vector<double>> perMicroStep;
+        for (const QJsonObject& e : events(folder + QStringLiteral("/truth/events-rank0.jsonl"))) {
+            const QString phase = e.value(QStringLiteral("phase")).toString();
+            if (e.value(QStringLiteral("event")).toString() == QLatin1String("phase_end"))
+                phaseEnd[phase] = e.value(QStringLiteral("ts_ns")).toInteger();
+            else if (e.value(QStringLiteral("event")).toString() == QLatin1String("step"))
+                perMicroStep[phase].push_back(e.value(QStringLiteral("seconds")).toDouble() / e.value(QStringLiteral("micro_steps")).toDouble(1));
+        }
+        QVERIFY(phaseEnd.count(QStringLiteral("inputstall")) && phaseEnd.count(QStringLiteral("baseline")) && phaseEnd.count(QStringLiteral("accum")));
+        const auto epoch = [](int64_t ns) { return QString::number(static_cast<double>(ns) / 1e9, 'f', 3); };
+        const Run r = cli({QStringLiteral("compare"), run, run, QStringLiteral("--json"), QStringLiteral("--window-a"),
+                           epoch(phaseEnd[QStringLiteral("inputstall")]) + QStringLiteral("..") + epoch(phaseEnd[QStringLiteral("baseline")]),
+                           QStringLiteral("--window-b"),
+                           epoch(phaseEnd[QStringLiteral("baseline")]) + QStringLiteral("..") + epoch(phaseEnd[QStringLiteral("accum")])});
+        EXPECT_EXIT(r, 0);
+        const QJsonObject out = QJsonDocument::fromJson(r.out.toUtf8()).object();
+        const QJsonObject scaled = jsonRow(out, QStringLiteral("step_time_base_size"));
+        QVERIFY2(!scaled.isEmpty(), qPrintable(r.out));
+        const double truthBase = median(perMicroStep[QStringLiteral("baseline")]);
+        const double truthAccum = median(perMicroStep[QStringLiteral("accum")]);
+        QVERIFY2(std::fabs(value(scaled, 0) / truthBase - 1) < 0.10, qPrintable(QStringLiteral("%1 vs %2").arg(value(scaled, 0)).arg(truthBase)));
+        QVERIFY2(std::fabs(value(scaled, 1) / truthAccum - 1) < 0.10, qPrintable(QStringLiteral("%1 vs %2").arg(value(scaled, 1)).arg(truthAccum)));
+        QCOMPARE(cell(scaled).value(QStringLiteral("verdict")).toString(), QStringLiteral("faster"));
+    }
+};
+
+QTEST_GUILESS_MAIN(TestCompare)
+#include "tst_compare.moc"
