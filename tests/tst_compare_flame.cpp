@@ -6,6 +6,7 @@
 #include "analysis/flame/flame_diff.h"
 #include "analysis/store/run_database.h"
 #include "importers/import_session.h"
+#include "tests/cli_support.h"
 #include "tests/flame_support.h"
 #include "tests/test_support.h"
 
@@ -87,6 +88,7 @@ private Q_SLOTS:
     void linesMatchedOnlyWhenAsked();
     void emptySideListsNothing();
     void perThreadRefused();
+    void cliDiffRun();
     void findingsGoneStillNew();
     void findingsSavingsWithinWindows();
 };
@@ -226,6 +228,38 @@ void TestCompareFlame::perThreadRefused()
     QCOMPARE(cmp.error().code, ErrorCode::Usage);
     auto missing = compareRunFlames(a, {}, dir.filePath(QStringLiteral("none.runlens")).toStdString(), {}, nullptr);
     QVERIFY(!missing);
+}
+
+// runlens flame A --diff-run B: the functions that grew and shrank as text.
+void TestCompareFlame::cliDiffRun()
+{
+    QTemporaryDir dir;
+    const std::string a = writeRun(dir, QStringLiteral("a"),
+                                   "main (train.py:1);step (train.py:5);wait (comm.py:10) 40\n"
+                                   "main (train.py:1);step (train.py:5);compute (model.py:20) 60\n");
+    const std::string b = writeRun(dir, QStringLiteral("b"),
+                                   "main (train.py:1);load (data.py:3) 20\n"
+                                   "main (train.py:1);step (train.py:7);compute (model.py:22) 140\n"
+                                   "main (train.py:1);step (train.py:7);wait (comm.py:11) 40\n");
+    const QString qa = QString::fromStdString(a), qb = QString::fromStdString(b);
+    const test::binary::Run run = test::binary::cli({QStringLiteral("flame"), qa, QStringLiteral("--diff-run"), qb});
+    EXPECT_EXIT(run, 0);
+    QVERIFY2(run.out.contains(QStringLiteral("-20.0  wait (comm.py:10)")), qPrintable(run.out));
+    QVERIFY2(run.out.contains(QStringLiteral("total 40.0 % → 20.0 %, self 40.0 % → 20.0 %, samples 40 → 40")),
+             qPrintable(run.out));
+    QVERIFY2(run.out.contains(QStringLiteral("+10.0  load (data.py:3)  [only in B]")), qPrintable(run.out));
+    QVERIFY(run.out.indexOf(QStringLiteral("Shrank")) < run.out.indexOf(QStringLiteral("Grew")));
+    const test::binary::Run top =
+        test::binary::cli({QStringLiteral("flame"), qa, QStringLiteral("--diff-run"), qb, QStringLiteral("--top"),
+                           QStringLiteral("1")});
+    EXPECT_EXIT(top, 0);
+    QVERIFY(!top.out.contains(QStringLiteral("step (train.py")));
+    const test::binary::Run perThread = test::binary::cli(
+        {QStringLiteral("flame"), qa, QStringLiteral("--diff-run"), qb, QStringLiteral("--per-thread")});
+    EXPECT_EXIT(perThread, 2);
+    const test::binary::Run svg = test::binary::cli({QStringLiteral("flame"), qa, QStringLiteral("--diff-run"), qb,
+                                                     QStringLiteral("-o"), dir.filePath(QStringLiteral("x.svg"))});
+    EXPECT_EXIT(svg, 2);
 }
 
 void TestCompareFlame::findingsGoneStillNew()
