@@ -32,10 +32,8 @@ namespace {
 
 using Key = std::tuple<std::string_view, std::string_view, int64_t, std::string_view>;
 
-Key keyOf(const FlameTree& t, int32_t i)
-{
-    return {t.name(i), t.file(i), t.line(i), t.module(i)};
-}
+// The nodes of one side merged into one diff node: one, or (lines not matched) the siblings that differ by line.
+using Nodes = std::vector<int32_t>;
 
 struct Merger
 {
@@ -43,38 +41,54 @@ struct Merger
     const FlameTree& b;
     std::vector<DiffNode>& out;
     double totalA, totalB;
+    bool matchLines;
 
-    void add(int32_t ia, int32_t ib, int32_t parent, int32_t depth)
+    Key keyOf(const FlameTree& t, int32_t i) const
+    {
+        return {t.name(i), t.file(i), matchLines ? t.line(i) : 0, t.module(i)};
+    }
+
+    // The node of the most samples (the first of equals): its line is the one shown.
+    static int32_t heaviest(const FlameTree& t, const Nodes& ns)
+    {
+        int32_t best = ns.front();
+        for (int32_t i : ns)
+            if (t.node(i).samples > t.node(best).samples) best = i;
+        return best;
+    }
+
+    void add(const Nodes& as, const Nodes& bs, int32_t parent, int32_t depth)
     {
         DiffNode n;
-        const FlameTree& src = ia >= 0 ? a : b;
-        const int32_t si = ia >= 0 ? ia : ib;
+        const FlameTree& src = !as.empty() ? a : b;
+        const int32_t si = heaviest(src, !as.empty() ? as : bs);
         n.name = std::string(src.name(si));
         n.file = std::string(src.file(si));
         n.module = std::string(src.module(si));
         n.line = src.line(si);
+        if (!bs.empty()) n.lineB = b.line(heaviest(b, bs));
         n.parent = parent;
         n.depth = depth;
-        if (ia >= 0) {
-            n.samplesA = a.node(ia).samples;
-            n.selfA = a.node(ia).selfSamples;
+        for (int32_t i : as) {
+            n.samplesA += a.node(i).samples;
+            n.selfA += a.node(i).selfSamples;
         }
-        if (ib >= 0) {
-            n.samplesB = b.node(ib).samples;
-            n.selfB = b.node(ib).selfSamples;
+        for (int32_t i : bs) {
+            n.samplesB += b.node(i).samples;
+            n.selfB += b.node(i).selfSamples;
         }
         n.shareA = totalA > 0 ? static_cast<double>(n.samplesA) / totalA : 0;
         n.shareB = totalB > 0 ? static_cast<double>(n.samplesB) / totalB : 0;
         const auto index = static_cast<int32_t>(out.size());
         out.push_back(std::move(n));
         // Children of both sides, matched by frame; ordered by label like the trees themselves.
-        std::map<Key, std::pair<int32_t, int32_t>> children;
-        if (ia >= 0)
-            for (int32_t c = a.node(ia).firstChild; c >= 0; c = a.node(c).nextSibling)
-                children[keyOf(a, c)].first = c + 1;
-        if (ib >= 0)
-            for (int32_t c = b.node(ib).firstChild; c >= 0; c = b.node(c).nextSibling)
-                children[keyOf(b, c)].second = c + 1;
+        std::map<Key, std::pair<Nodes, Nodes>> children;
+        for (int32_t i : as)
+            for (int32_t c = a.node(i).firstChild; c >= 0; c = a.node(c).nextSibling)
+                children[keyOf(a, c)].first.push_back(c);
+        for (int32_t i : bs)
+            for (int32_t c = b.node(i).firstChild; c >= 0; c = b.node(c).nextSibling)
+                children[keyOf(b, c)].second.push_back(c);
         int32_t last = -1;
         for (const auto& [key, pair] : children) {
             const auto child = static_cast<int32_t>(out.size());
@@ -83,20 +97,24 @@ struct Merger
             else
                 out[static_cast<size_t>(last)].nextSibling = child;
             last = child;
-            add(pair.first - 1, pair.second - 1, index, depth + 1);
+            add(pair.first, pair.second, index, depth + 1);
         }
     }
 };
 
 } // namespace
 
-std::shared_ptr<const DiffTree> diffTree(const FlameTree& a, const FlameTree& b)
+std::shared_ptr<const DiffTree> diffTree(const FlameTree& a, const FlameTree& b, const DiffOptions& options)
 {
     auto tree = std::make_shared<DiffTree>();
     tree->m_nodes.reserve(a.nodes().size() + b.nodes().size() / 4);
-    Merger m{a, b, tree->m_nodes, static_cast<double>(a.totalSamples()), static_cast<double>(b.totalSamples())};
-    m.add(0, 0, -1, 0);
+    Merger m{a, b, tree->m_nodes, static_cast<double>(a.totalSamples()), static_cast<double>(b.totalSamples()),
+             options.matchLines};
+    m.add({0}, {0}, -1, 0);
     tree->m_nodes[0].name = "all";
+    tree->m_nodes[0].file.clear();
+    tree->m_nodes[0].module.clear();
+    tree->m_nodes[0].line = tree->m_nodes[0].lineB = 0;
     return tree;
 }
 

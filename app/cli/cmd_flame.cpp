@@ -1,3 +1,4 @@
+#include "analysis/compare/flame_compare.h"
 #include "analysis/flame/flame_export.h"
 #include "analysis/flame/flame_tree.h"
 #include "analysis/store/run_database.h"
@@ -20,7 +21,11 @@ constexpr const char* kSummary = R"(Write the flame graph of a run's stack sampl
 OUT ends in .folded (folded text: "frame;frame;leaf COUNT"), .svg (with tooltips) or .png; "-o -" writes
 folded text to stdout. Times (--from/--to): ISO 8601 (UTC unless it has Z or an offset), epoch seconds
 with a fraction, or an offset from the run start such as +90s, +1h30m. Stacks without times (folded files)
-count only when no window is given and nothing selected has times (see --untimed).)";
+count only when no window is given and nothing selected has times (see --untimed).
+
+With --diff-run B, the functions whose share of the samples grew or shrank from RUN to B are listed instead
+(text on stdout, or -o FILE.txt), each run normalised by its own total; the same filters apply to both runs, and
+offsets such as --from +10m count from each run's own start.)";
 
 std::string describeWindow(const store::TimeWindow& w)
 {
@@ -32,6 +37,37 @@ std::string describeWindow(const store::TimeWindow& w)
     const bool to = w.toNs != std::numeric_limits<int64_t>::max();
     if (!from && !to) return "whole run";
     return fmt::format("{} .. {} (epoch s)", from ? text(w.fromNs) : "start", to ? text(w.toNs) : "end");
+}
+
+std::string percent(double share)
+{
+    return fmt::format("{:.1f} %", share * 100);
+}
+
+// The grown and shrunk functions of a comparison as text.
+std::string changesText(const analysis::FlameComparison& c, const std::string& nameA, const std::string& nameB,
+                        const std::string& windowA, const std::string& windowB)
+{
+    std::string out = fmt::format("A: {} — {} samples, {}\nB: {} — {} samples, {}\n", nameA, c.totalA, windowA, nameB,
+                                  c.totalB, windowB);
+    if (c.totalA == 0 || c.totalB == 0) {
+        out += fmt::format("nothing to compare: run {} has no stack samples in this selection\n",
+                           c.totalA == 0 ? "A" : "B");
+        return out;
+    }
+    const auto list = [&](const char* title, const std::vector<analysis::FrameChange>& changes) {
+        out += fmt::format("\n{} (points of each run's samples; total and self share A → B, samples A → B):\n", title);
+        if (changes.empty()) out += "  (none)\n";
+        for (const analysis::FrameChange& f : changes) {
+            const char* tag = f.onlyInB() ? "  [only in B]" : f.onlyInA() ? "  [only in A]" : "";
+            out += fmt::format("  {:+6.1f}  {}{}\n          total {} → {}, self {} → {}, samples {} → {}\n",
+                               f.change() * 100, f.label(), tag, percent(f.shareA), percent(f.shareB),
+                               percent(f.selfShareA), percent(f.selfShareB), f.samplesA, f.samplesB);
+        }
+    };
+    list("Shrank", c.shrank);
+    list("Grew", c.grew);
+    return out;
 }
 
 } // namespace
@@ -78,18 +114,44 @@ int cmdFlame(const QStringList& args)
     const QCommandLineOption pack(QStringLiteral("phase-pack"),
                                   QStringLiteral("A phase pack file added to the built-in ones."),
                                   QStringLiteral("FILE"));
-    for (const auto* o :
-         {&out, &node, &thread, &from, &to, &focus, &phase, &perThread, &value, &untimed, &colors, &width, &pack})
+    const QCommandLineOption diffRun(QStringLiteral("diff-run"),
+                                     QStringLiteral("List the functions that grew or shrank from RUN to run B "
+                                                    "(see above)."),
+                                     QStringLiteral("B"));
+    const QCommandLineOption top(QStringLiteral("top"),
+                                 QStringLiteral("With --diff-run: at most N functions per list."), QStringLiteral("N"),
+                                 QStringLiteral("15"));
+    for (const auto* o : {&out, &node, &thread, &from, &to, &focus, &phase, &perThread, &value, &untimed, &colors,
+                          &width, &pack, &diffRun, &top})
         parser.addOption(*o);
     parser.addPositionalArgument(QStringLiteral("run"), QStringLiteral("Run database (.runlens)."),
                                  QStringLiteral("RUN"));
     if (auto done = parseCommandLine(parser, args, kSummary)) return *done;
-    if (parser.positionalArguments().size() != 1 || !parser.isSet(out)) {
+    const bool diffing = parser.isSet(diffRun);
+    if (parser.positionalArguments().size() != 1 || (!parser.isSet(out) && !diffing)) {
         printError("flame needs one RUN and -o OUT (see runlens flame --help)");
         return kExitUsage;
     }
-    const std::string outPath = parser.value(out).toStdString();
+    const std::string outPath = parser.isSet(out) ? parser.value(out).toStdString() : std::string("-");
     const std::string ext = outPath == "-" ? ".folded" : std::filesystem::path(outPath).extension().string();
+    size_t topN = 15;
+    if (diffing) {
+        if (outPath != "-" && ext != ".txt") {
+            printError("--diff-run writes text: -o - (the default) or a .txt file");
+            return kExitUsage;
+        }
+        if (parser.isSet(focus) || parser.isSet(perThread) || parser.value(value) != QLatin1String("samples")) {
+            printError("--diff-run compares samples of whole trees: without --focus, --per-thread or --value weight");
+            return kExitUsage;
+        }
+        bool topOk = false;
+        const int n = parser.value(top).toInt(&topOk);
+        if (!topOk || n < 1) {
+            printError("--top: a positive number");
+            return kExitUsage;
+        }
+        topN = static_cast<size_t>(n);
+    }
     if (ext != ".folded" && ext != ".svg" && ext != ".png" && ext != ".txt") {
         printError(fmt::format("-o {}: the output must end in .folded, .svg or .png (or be -)", outPath));
         return kExitUsage;
@@ -171,7 +233,44 @@ int cmdFlame(const QStringList& args)
     }
     query.window = *window;
 
-    analysis::FlameSource source(**db, std::make_shared<analysis::PhaseClassifier>(std::move(*classifier)));
+    auto phases = std::make_shared<analysis::PhaseClassifier>(std::move(*classifier));
+    if (diffing) {
+        const std::string pathB = parser.value(diffRun).toStdString();
+        auto dbB = store::RunDatabase::open(pathB, store::OpenMode::ReadOnly);
+        if (!dbB) {
+            printError(dbB.error().toString());
+            return kExitFailure;
+        }
+        // Offsets count from each run's own start, so "+10m" is the same moment of both runs.
+        auto windowB = parseWindow(parser.value(from).toStdString(), parser.value(to).toStdString(), runStartNs(**dbB));
+        if (!windowB) {
+            printError(windowB.error().message);
+            return kExitUsage;
+        }
+        analysis::FlameQuery queryB = query;
+        queryB.window = *windowB;
+        analysis::FlameSource a(**db, phases);
+        analysis::FlameSource b(**dbB, phases);
+        analysis::FlameCompareOptions options;
+        options.limit = topN;
+        auto cmp = analysis::compareFlames(a, query, b, queryB, options);
+        if (!cmp) {
+            printError(cmp.error().toString());
+            return cmp.error().code == ErrorCode::Usage ? kExitUsage : kExitFailure;
+        }
+        const std::string text =
+            changesText(*cmp, std::filesystem::path(runPath).filename().string(),
+                        std::filesystem::path(pathB).filename().string(), describeWindow(query.window),
+                        describeWindow(queryB.window));
+        std::FILE* f = outPath == "-" ? stdout : std::fopen(outPath.c_str(), "wb");
+        if (!f || std::fwrite(text.data(), 1, text.size(), f) != text.size() || (f != stdout && std::fclose(f))) {
+            printError(fmt::format("{}: cannot write it", outPath));
+            return kExitFailure;
+        }
+        return kExitOk;
+    }
+
+    analysis::FlameSource source(**db, phases);
     auto tree = source.tree(query);
     if (!tree) {
         printError(tree.error().toString());
