@@ -332,6 +332,23 @@ private Q_SLOTS:
         QVERIFY2(cell(util).value(QStringLiteral("verdict")).toString() == QLatin1String("no significant change") ||
                      std::fabs(cell(util).value(QStringLiteral("delta")).toDouble()) < 3,
                  QJsonDocument(util).toJson().constData());
+        // Checkpoints unchanged (truth: two in each run): the checkpoint finding is still there on both sides; no
+        // finding of the baseline is gone. The stacks of both windows are compared, each side as shares of its own.
+        const QJsonObject versus = out.value(QStringLiteral("candidates")).toArray().at(0).toObject();
+        bool ckptStill = false;
+        for (const QJsonValue& f : versus.value(QStringLiteral("findings")).toArray()) {
+            QVERIFY(f[QStringLiteral("status")].toString() != QLatin1String("gone"));
+            ckptStill = ckptStill || (f[QStringLiteral("rule")].toString() == QLatin1String("CKPT_GAP") &&
+                                      f[QStringLiteral("status")].toString() == QLatin1String("still"));
+        }
+        QVERIFY(ckptStill);
+        const QJsonObject flame = versus.value(QStringLiteral("flame")).toObject();
+        QVERIFY(flame.value(QStringLiteral("samples_a")).toInteger() > 0 && flame.value(QStringLiteral("samples_b")).toInteger() > 0);
+        QVERIFY(!flame.value(QStringLiteral("grew")).toArray().isEmpty() || !flame.value(QStringLiteral("shrank")).toArray().isEmpty());
+        // The text output lists both.
+        const Run text = cli({QStringLiteral("compare"), before, after});
+        EXPECT_EXIT(text, 0);
+        QVERIFY(text.out.contains(QStringLiteral("Findings (baseline → candidate")) && text.out.contains(QStringLiteral("Stack samples (")));
     }
 
     void glooSmallTwoPhases()

@@ -360,6 +360,7 @@ Expected<RunSummary> summarizeRun(store::RunDatabase& db, const std::string& lab
         if (!savingByRule.count(f.rule)) out.findingRules.push_back(f.rule);
         savingByRule[f.rule] += s;
     }
+    out.findings = analysis.findings;
     for (const auto& [rule, s] : savingByRule) {
         metric["finding_" + rule + "_saving"] = {s, {}};
         metric["finding_" + rule + "_impact"] = {100 * s / windowS, {}};

@@ -62,6 +62,7 @@ struct RunSummary
     std::vector<std::pair<double, double>> sizedSteps;
     std::string stepSizeUnit;          // "tokens" or "samples"; "" when the log gives neither
     std::vector<std::string> findingRules; // the rules with findings in the window, in order of first appearance
+    std::vector<Finding> findings;         // the run's findings (stored, or analysed now)
 };
 
 // Reads and summarises one run over its window (read-only). Errors: an unreadable run, an empty window (Usage).

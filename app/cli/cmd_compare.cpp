@@ -1,4 +1,7 @@
+#include "analysis/compare/findings_compare.h"
+#include "analysis/compare/flame_compare.h"
 #include "analysis/compare/run_compare.h"
+#include "analysis/phase/phase_classifier.h"
 #include "analysis/store/run_database.h"
 #include "app/cli/cli.h"
 #include "app/cli/window_args.h"
@@ -8,6 +11,8 @@
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <array>
+#include <memory>
+#include <optional>
 #include <cmath>
 #include <fmt/format.h>
 
@@ -26,9 +31,14 @@ step), GPU utilization, SM and tensor activity, network, InfiniBand and storage 
 where the time went, and each rule's impact and saving in the window (the stored findings, else an analysis in
 memory). Each candidate row has its difference to the baseline (absolute and %) and a verdict: a two-sided
 Mann-Whitney U test (normal approximation) at alpha = 0.05, on the step times for step rows and on per-step means
-of the per-second samples for rate rows. The runs are opened read-only; nothing is written to them.
+of the per-second samples for rate rows. Then, per candidate, the findings set side by side (gone, still there
+with their impact and saving before and after, new) and the functions whose share of the timed stack samples
+grew or shrank between the two windows (each side as shares of its own samples; frames matched by name and file).
+The runs are opened read-only; nothing is written to them.
 --json prints one object: {"runs": [...], "test", "alpha", "rows": [{metric, label, unit, test_on, values,
-candidates: [{delta, delta_pct, verdict, p_value}]}]}. Exit codes: 0 ok, 2 a run unreadable or a window empty.)";
+candidates: [{delta, delta_pct, verdict, p_value}]}], "candidates": [{findings: [{status, rule, character, title,
+impact_a, impact_b, saving_a_s, saving_b_s}], flame: {samples_a, samples_b, grew, shrank: [{frame, share_a,
+share_b, self_share_a, self_share_b}]}}]}. Exit codes: 0 ok, 2 a run unreadable or a window empty.)";
 
 // A time of day alone ("08:42:53", "08:42:53.5"): on the UTC day of the run's start.
 std::optional<int64_t> timeOfDay(const std::string& text, std::optional<int64_t> start)
@@ -125,6 +135,91 @@ std::string pad(const std::string& s, size_t w, bool right)
     return right ? fill + s : s + fill;
 }
 
+// The findings of a candidate against the baseline's (gone, still there, new) and the functions whose share of the
+// stack samples grew or shrank between the two windows (none when either run has no timed stacks there).
+struct Versus
+{
+    analysis::FindingsComparison findings;
+    std::optional<analysis::FlameComparison> flame;
+};
+
+constexpr size_t kFlameRows = 8; // functions listed per direction in the text output
+
+Expected<Versus> versus(const analysis::RunSummary& base, const analysis::RunSummary& cand,
+                        const std::shared_ptr<const analysis::PhaseClassifier>& classifier)
+{
+    Versus v;
+    const store::TimeWindow wa{base.fromNs, base.toNs - 1}, wb{cand.fromNs, cand.toNs - 1};
+    v.findings = analysis::compareFindings(base.findings, wa, cand.findings, wb);
+    analysis::FlameQuery qa, qb;
+    qa.window = wa;
+    qb.window = wb;
+    qa.untimed = qb.untimed = analysis::UntimedStacks::Exclude;
+    auto flame = analysis::compareRunFlames(base.label, qa, cand.label, qb, classifier);
+    if (!flame) return flame.error();
+    if (flame->totalA > 0 && flame->totalB > 0) v.flame = std::move(*flame);
+    return v;
+}
+
+QJsonObject versusJson(const Versus& v)
+{
+    QJsonArray findings;
+    for (const auto* list : {&v.findings.gone, &v.findings.still, &v.findings.added})
+        for (const analysis::FindingChange& c : *list)
+            findings.append(QJsonObject{{QStringLiteral("status"), QString::fromLatin1(analysis::statusName(c.status))},
+                                        {QStringLiteral("rule"), QString::fromStdString(c.finding().rule)},
+                                        {QStringLiteral("character"), QString::fromStdString(analysis::findingCharacter(c.finding()))},
+                                        {QStringLiteral("title"), QString::fromStdString(c.finding().title)},
+                                        {QStringLiteral("impact_a"), c.impactA},
+                                        {QStringLiteral("impact_b"), c.impactB},
+                                        {QStringLiteral("saving_a_s"), c.savingA},
+                                        {QStringLiteral("saving_b_s"), c.savingB}});
+    QJsonObject out{{QStringLiteral("findings"), findings}};
+    if (v.flame) {
+        const auto frames = [](const std::vector<analysis::FrameChange>& list) {
+            QJsonArray a;
+            for (const analysis::FrameChange& c : list)
+                a.append(QJsonObject{{QStringLiteral("frame"), QString::fromStdString(c.label())},
+                                     {QStringLiteral("share_a"), c.shareA},
+                                     {QStringLiteral("share_b"), c.shareB},
+                                     {QStringLiteral("self_share_a"), c.selfShareA},
+                                     {QStringLiteral("self_share_b"), c.selfShareB}});
+            return a;
+        };
+        out.insert(QStringLiteral("flame"), QJsonObject{{QStringLiteral("samples_a"), static_cast<qint64>(v.flame->totalA)},
+                                                        {QStringLiteral("samples_b"), static_cast<qint64>(v.flame->totalB)},
+                                                        {QStringLiteral("grew"), frames(v.flame->grew)},
+                                                        {QStringLiteral("shrank"), frames(v.flame->shrank)}});
+    }
+    return out;
+}
+
+void printVersus(const Versus& v)
+{
+    fmt::print("\nFindings (baseline → candidate, saving within each window):\n");
+    if (v.findings.gone.empty() && v.findings.still.empty() && v.findings.added.empty()) fmt::print("  none on either side\n");
+    for (const auto* list : {&v.findings.gone, &v.findings.still, &v.findings.added})
+        for (const analysis::FindingChange& c : *list)
+            fmt::print("  {:<6} {:<11} impact {:5.1f} % → {:5.1f} %, saving {:.1f} s → {:.1f} s  {}\n",
+                       analysis::statusName(c.status), c.finding().rule, 100 * c.impactA, 100 * c.impactB, c.savingA, c.savingB,
+                       c.finding().title);
+    if (!v.flame) {
+        fmt::print("\nStack samples: not compared (a run has no timed stack samples in its window)\n");
+        return;
+    }
+    fmt::print("\nStack samples ({} → {}), share of each side's samples:\n", v.flame->totalA, v.flame->totalB);
+    const auto list = [](const char* what, const std::vector<analysis::FrameChange>& changes) {
+        for (size_t i = 0; i < changes.size() && i < kFlameRows; ++i) {
+            const analysis::FrameChange& c = changes[i];
+            fmt::print("  {:<6} {:5.1f} % → {:5.1f} % ({:+.1f} pts; self {:.1f} → {:.1f} %)  {}\n", i == 0 ? what : "", 100 * c.shareA,
+                       100 * c.shareB, 100 * c.delta(), 100 * c.selfShareA, 100 * c.selfShareB, c.label());
+        }
+    };
+    if (v.flame->grew.empty() && v.flame->shrank.empty()) fmt::print("  no function's share moved by half a point or more\n");
+    list("grew", v.flame->grew);
+    list("shrank", v.flame->shrank);
+}
+
 } // namespace
 
 int cmdCompare(const QStringList& args)
@@ -178,6 +273,21 @@ int cmdCompare(const QStringList& args)
         runs.push_back(std::move(*summary));
     }
     const std::vector<analysis::CompareRow> rows = analysis::compareRuns(runs);
+    auto classifier = analysis::PhaseClassifier::builtIn();
+    if (!classifier) {
+        printError(classifier.error().toString());
+        return kExitUsage;
+    }
+    const auto phases = std::make_shared<const analysis::PhaseClassifier>(std::move(*classifier));
+    std::vector<Versus> against; // per candidate
+    for (size_t c = 1; c < runs.size(); ++c) {
+        auto v = versus(runs[0], runs[c], phases);
+        if (!v) {
+            printError(fmt::format("cannot compare {} with {}: {}", runs[c].label, runs[0].label, v.error().toString()));
+            return kExitUsage;
+        }
+        against.push_back(std::move(*v));
+    }
     const std::string test = fmt::format("Mann-Whitney U (two-sided, normal approximation), alpha {}", analysis::kCompareAlpha);
 
     if (parser.isSet(json)) {
@@ -186,10 +296,14 @@ int cmdCompare(const QStringList& args)
             jr.append(analysis::toJson(r));
         for (const auto& r : rows)
             jrows.append(analysis::toJson(r));
+        QJsonArray jv;
+        for (const Versus& v : against)
+            jv.append(versusJson(v));
         const QJsonObject out{{QStringLiteral("runs"), jr},
                               {QStringLiteral("test"), QStringLiteral("mann_whitney_u")},
                               {QStringLiteral("alpha"), analysis::kCompareAlpha},
-                              {QStringLiteral("rows"), jrows}};
+                              {QStringLiteral("rows"), jrows},
+                              {QStringLiteral("candidates"), jv}};
         fmt::print("{}", QJsonDocument(out).toJson(QJsonDocument::Indented).toStdString());
         return kExitOk;
     }
@@ -223,6 +337,7 @@ int cmdCompare(const QStringList& args)
         for (const auto& line : table)
             fmt::print("{}  {}  {}  {}  {}  {}\n", pad(line[0], w[0], false), pad(line[1], w[1], true), pad(line[2], w[2], true),
                        pad(line[3], w[3], true), pad(line[4], w[4], true), line[5]);
+        printVersus(against[c - 1]);
     }
     return kExitOk;
 }
