@@ -83,8 +83,11 @@ struct Choice
     std::string stack; // root first, ';'-separated
 };
 
-std::vector<Choice> makeChoices()
+// waitScale: the run's share of a step spent waiting for communication against the reference run's (1: the
+// reference). The waits in forward and backward take that much of their stretch; compute takes the rest.
+std::vector<Choice> makeChoices(double waitScale)
 {
+    const double fetchFwd = 0.68 * waitScale, fetchBwd = 0.40 * waitScale, scatterBwd = 0.26 * waitScale;
     const std::string loop = kLoop;
     const std::string module = kModuleCall;
     const std::string hooked = kHookedCall;
@@ -131,13 +134,13 @@ std::vector<Choice> makeChoices()
              "(multiprocessing/queues.py:113);poll (multiprocessing/connection.py:257);_poll "
              "(multiprocessing/connection.py:440);wait (multiprocessing/connection.py:1136);select (selectors.py:415)"},
         // Forward: ZeRO-3 gathers each submodule's parameters in its pre-forward hook and waits for them.
-        {Thread::Main, Activity::Forward, 0.68,
+        {Thread::Main, Activity::Forward, fetchFwd,
          fwd +
              ";_pre_forward_module_hook (deepspeed/runtime/zero/parameter_offload.py:277);decorate_context "
              "(torch/utils/_contextlib.py:116);pre_sub_module_forward_function "
              "(deepspeed/runtime/zero/parameter_offload.py:463);_fn (torch/_dynamo/eval_frame.py:838);" +
              kFetch + ";" + kFetchWait},
-        {Thread::Main, Activity::Forward, 0.32,
+        {Thread::Main, Activity::Forward, 1 - fetchFwd,
          fwd + ";forward (transformers/models/llama4/modeling_llama4.py:652);" + module +
              ";forward (torch/nn/modules/linear.py:125)"},
         // Backward: the training thread waits while the autograd engine runs it.
@@ -171,7 +174,7 @@ std::vector<Choice> makeChoices()
                 "(torch/distributed/distributed_c10d.py:4159)"},
         // The autograd device thread during backward: ZeRO-3's pre-backward hook gathers parameters again, the
         // gradient hooks reduce-scatter full buckets (and wait for earlier reductions), the rest is compute.
-        {Thread::Autograd, Activity::Backward, 0.40,
+        {Thread::Autograd, Activity::Backward, fetchBwd,
          engineThread +
              ";apply (torch/autograd/function.py:307);backward "
              "(deepspeed/runtime/zero/parameter_offload.py:381);_run_before_backward_function "
@@ -179,7 +182,7 @@ std::vector<Choice> makeChoices()
              "(torch/utils/_contextlib.py:116);pre_sub_module_backward_function "
              "(deepspeed/runtime/zero/parameter_offload.py:510);" +
              kFetch + ";" + kFetchWait},
-        {Thread::Autograd, Activity::Backward, 0.26,
+        {Thread::Autograd, Activity::Backward, scatterBwd,
          engineThread + ";" + reduce + ";__avg_scatter_grads (" + kStage3 +
              ":1463);reduce_scatter_coalesced (deepspeed/runtime/comm/coalesced_collectives.py:128);"
              "_torch_reduce_scatter_fn (deepspeed/runtime/comm/coalesced_collectives.py:25);reduce_scatter_fn "
@@ -188,7 +191,7 @@ std::vector<Choice> makeChoices()
              "(torch/distributed/c10d_logger.py:81);reduce_scatter_tensor "
              "(torch/distributed/distributed_c10d.py:3961)"},
         {Thread::Autograd, Activity::Backward, 0.14, engineThread + ";" + reduce},
-        {Thread::Autograd, Activity::Backward, 0.20,
+        {Thread::Autograd, Activity::Backward, 1 - fetchBwd - scatterBwd - 0.14,
          engineThread + ";apply (torch/autograd/function.py:307);backward (deepspeed/runtime/zero/linear.py:97)"},
     };
 }
@@ -308,7 +311,9 @@ class Sampler
 public:
     Sampler(const DemoSpec& spec, int rank, StackTable& table) : m_spec(spec), m_timeline(spec, rank)
     {
-        for (const Choice& c : makeChoices())
+        // A run whose GPUs compute more of each step (a higher SM activity) waits less: its wait stacks shrink
+        // in proportion (the share of a step not computing, against the reference run's).
+        for (const Choice& c : makeChoices(demoWaitScale(spec)))
             m_choices.push_back({c.thread, c.activity, c.share, table.add(c.stack)});
         m_idle = table.add(kAutogradIdle);
     }
@@ -365,15 +370,9 @@ private:
     int m_idle = -1;
 };
 
-// Process ids 32 apart, so every thread id of a node is distinct (the threads of a process follow its pid).
-int64_t pidOf(int rank)
-{
-    return 4100 + 32 * static_cast<int64_t>(rank);
-}
-
 std::vector<ThreadPlan> threadsOf(const DemoSpec& spec, int rank)
 {
-    const int64_t pid = pidOf(rank);
+    const int64_t pid = demoPidOf(rank);
     std::vector<ThreadPlan> out{{"MainThread", Thread::Main, true, pid}};
     for (int k = 0; k < spec.autogradThreads; ++k)
         out.push_back({fmt::format("pt_autograd_{}", k), Thread::Autograd, k == 0, pid + 7 + k});
@@ -474,7 +473,7 @@ Expected<int64_t> writeDemoFolded(const DemoSpec& spec, int globalRank, std::FIL
     if (Status s = checkSpec(spec); !s) return s.error();
     StackTable table;
     const Sampler sampler(spec, globalRank, table);
-    const int64_t pid = pidOf(globalRank);
+    const int64_t pid = demoPidOf(globalRank);
     const std::string process = fmt::format("process {}:\"python train.py --deepspeed ds_z3_config.json\"", pid);
     const std::vector<ThreadPlan> threads = threadsOf(spec, globalRank);
     std::string buf;
@@ -492,6 +491,18 @@ Expected<int64_t> writeDemoFolded(const DemoSpec& spec, int globalRank, std::FIL
     }
     if (Status s = writeAll(buf, out); !s) return s.error();
     return counted;
+}
+
+double demoWaitScale(const DemoSpec& spec)
+{
+    constexpr double kReferenceSm = 0.213; // the zero3 case's SM activity: the wait shares and durations are its
+    constexpr double kComputingSm = 0.8;   // the SM activity of a GPU computing the whole time
+    return std::clamp((1 - spec.smActive / kComputingSm) / (1 - kReferenceSm / kComputingSm), 0.0, 1.3);
+}
+
+int64_t demoPidOf(int globalRank)
+{
+    return 4100 + 32 * static_cast<int64_t>(globalRank);
 }
 
 } // namespace runlens::app

@@ -22,6 +22,15 @@ struct DemoSpec;
 // One rank as a py-spy speedscope file: one sampled profile per thread, named `Thread <tid> "<name>"`, unit
 // seconds, every weight 1/stackRateHz, frames {name, file, line}, and startUnixNs (the wall-clock time of the
 // profile's first sample). Returns the samples written over all threads.
+// A run's share of a step spent waiting for communication against the reference (zero3) run's, from its SM
+// activity (1 − SM / 0.8): a run whose GPUs compute more of each step waits less. The stacks' wait shares and the
+// traces' collective durations scale with it.
+double demoWaitScale(const DemoSpec& spec);
+
+// A rank's process id in the demo's stacks and traces: 32 apart, so every thread id of a node is distinct (the
+// threads of a process follow its pid).
+int64_t demoPidOf(int globalRank);
+
 Expected<int64_t> writeDemoSpeedscope(const DemoSpec& spec, int globalRank, std::FILE* out);
 
 // The same samples aggregated as py-spy --format raw --threads (folded stacks with process and thread root

@@ -1,5 +1,7 @@
 #include "app/demo/demo_trace.h"
 
+#include "app/demo/demo_stacks.h"
+
 #include <algorithm>
 #include <cerrno>
 #include <cmath>
@@ -147,7 +149,8 @@ Expected<int64_t> writeDemoKinetoTrace(const DemoSpec& spec, int globalRank, int
 {
     const int world = spec.nodes * spec.gpusPerNode;
     const int gpu = globalRank % spec.gpusPerNode;
-    const int pid = 4100 + globalRank, autograd = pid + 7; // as in the folded stacks of the same rank
+    const int pid = static_cast<int>(demoPidOf(globalRank)), autograd = pid + 7; // as in the stacks of the same rank
+    const double waitScale = demoWaitScale(spec); // a tuned run's collectives take less of the step
     const int64_t base = startNs / kQuarterNs * kQuarterNs;
     // One sequence for every rank: the ranks of a synchronous job run the same kernels in step, and a collective ends
     // at the same instant on all of them (what lines their clocks up); they differ only by their start offsets.
@@ -195,7 +198,7 @@ Expected<int64_t> writeDemoKinetoTrace(const DemoSpec& spec, int globalRank, int
     auto allGather = [&](int tid) {
         t.complete("user_annotation", "nccl:_all_gather_base", pid, tid, cpu, 62 * kUs, "");
         const int64_t start = std::max(commFree, cpu + 30 * kUs);
-        commFree = start + rng.around(270 * kMs, 0.06);
+        commFree = start + rng.around(static_cast<int64_t>(270 * kMs * waitScale), 0.06);
         t.launch("record_param_comms", "cudaLaunchKernelExC", pid, tid, cpu + 6 * kUs, "kernel",
                  "ncclDevKernel_AllGather_RING_LL(ncclDevKernelArgsStorage<4096ul>)", kNcclStream, start,
                  commFree - start, allGatherArgs);
@@ -230,7 +233,7 @@ Expected<int64_t> writeDemoKinetoTrace(const DemoSpec& spec, int globalRank, int
             compute(autograd, 8, allGather(autograd));
             t.complete("user_annotation", "nccl:_reduce_scatter_base", pid, autograd, cpu, 58 * kUs, "");
             const int64_t start = std::max({commFree, computeFree, cpu + 30 * kUs});
-            commFree = start + rng.around(330 * kMs, 0.06);
+            commFree = start + rng.around(static_cast<int64_t>(330 * kMs * waitScale), 0.06);
             t.launch("record_param_comms", "cudaLaunchKernelExC", pid, autograd, cpu + 6 * kUs, "kernel",
                      "ncclDevKernel_ReduceScatter_Sum_bf16_RING_LL(ncclDevKernelArgsStorage<4096ul>)", kNcclStream,
                      start, commFree - start, reduceScatterArgs);
