@@ -391,7 +391,7 @@ private Q_SLOTS:
         QTest::newRow("delete") << QStringLiteral("DELETE FROM series");
         QTest::newRow("attach") << QStringLiteral("ATTACH DATABASE '%1' AS other");
         QTest::newRow("query_only off") << QStringLiteral("PRAGMA query_only = 0; DELETE FROM series");
-        QTest::newRow("user_version") << QStringLiteral("PRAGMA user_version = 5");
+        QTest::newRow("user_version") << QStringLiteral("PRAGMA user_version = 6");
         QTest::newRow("drop view") << QStringLiteral("DROP VIEW series_summary");
         QTest::newRow("vacuum into") << QStringLiteral("VACUUM INTO '%1'");
     }

@@ -12,7 +12,7 @@ struct sqlite3;
 
 namespace runlens::store {
 
-inline constexpr int kSchemaVersion = 5;
+inline constexpr int kSchemaVersion = 6;
 inline constexpr int kApplicationId = 0x524c4e53; // "RLNS"
 
 enum class OpenMode

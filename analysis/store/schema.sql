@@ -1,4 +1,4 @@
--- RunLens run database, schema version 5 (PRAGMA user_version = 5).
+-- RunLens run database, schema version 6 (PRAGMA user_version = 6).
 -- Time is int64 nanoseconds since the Unix epoch, UTC. Units are in column names.
 -- Tables are internal and may change between versions; the views at the end are the stable,
 -- documented surface for `runlens query` and scripts.
@@ -198,6 +198,13 @@ CREATE TABLE stack_bucket (
     weight REAL NOT NULL,
     summary BLOB NOT NULL,
     PRIMARY KEY (thread_id, width_log2, start_ns)
+) WITHOUT ROWID;
+
+-- Settings the user gave for the run, kept for later commands (e.g. model.params = 7e9 for the MFU; see
+-- analysis/mfu/mfu.h for the keys). The value is text; a key that is not set has no row.
+CREATE TABLE run_setting (
+    key TEXT PRIMARY KEY,
+    value TEXT NOT NULL
 ) WITHOUT ROWID;
 
 -- The last analysis of the run (runlens analyze, the GUI): when it ran, the rules and every parameter's value,

@@ -108,6 +108,7 @@ Status upgradeSchema(sqlite3* db, int fromVersion)
                     return fail(s);
         }
     }
+    // Version 6 keeps the settings the user gave for the run (run_setting): a new table, created below.
     const std::vector<std::string> statements = schemaStatements();
     std::vector<std::string> views;
     for (const std::string& stmt : statements) {

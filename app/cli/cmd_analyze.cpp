@@ -1,6 +1,9 @@
+#include "analysis/mfu/mfu.h"
 #include "analysis/rules/run_analysis.h"
 #include "analysis/store/run_database.h"
+#include "analysis/store/run_settings.h"
 #include "app/cli/cli.h"
+#include "app/cli/mfu_args.h"
 
 #include <QCommandLineParser>
 #include <QJsonArray>
@@ -21,7 +24,8 @@ Each finding has a rule, a severity (info, warn, critical), a confidence, the no
 episodes, its impact (the fraction of the wall time it costs) and the seconds removing it would save, the
 evidence behind it and what to change. --json prints one object: {"run", "rules", "params", "findings": [...]},
 each finding with rule, severity, confidence, primary, title, nodes, gpus, episodes [{start_ns, end_ns}],
-impact, saving_s, evidence and recommendation. The exit code is 0 whether or not something was found.)";
+impact, saving_s, evidence and recommendation; "mfu" is the model FLOPs utilization with how it was worked out
+(the model and GPU options are kept in the run unless --no-store). The exit code is 0 whether or not something was found.)";
 
 std::string clock(int64_t ns)
 {
@@ -47,6 +51,8 @@ int cmdAnalyze(const QStringList& args)
                                                   "the defaults)."));
     for (const auto* o : {&json, &param, &list, &noStore, &reset})
         parser.addOption(*o);
+    for (const QCommandLineOption& o : mfuOptions())
+        parser.addOption(o);
     parser.addPositionalArgument(QStringLiteral("run"), QStringLiteral("Run database (.runlens)."), QStringLiteral("RUN"));
     if (auto done = parseCommandLine(parser, args, kSummary)) return *done;
     analysis::RuleParams params = analysis::RuleParams::defaults();
@@ -60,6 +66,11 @@ int cmdAnalyze(const QStringList& args)
             printError(s.error().message);
             return kExitUsage;
         }
+    auto mfuChanges = mfuSettingChanges(parser);
+    if (!mfuChanges) {
+        printError(mfuChanges.error().message);
+        return kExitUsage;
+    }
     if (parser.positionalArguments().size() != 1) {
         printError("analyze needs exactly one RUN (see runlens analyze --help)");
         return kExitUsage;
@@ -106,6 +117,31 @@ int cmdAnalyze(const QStringList& args)
         return kExitFailure;
     }
     const std::vector<analysis::Finding>& findings = analysis->findings;
+    // The MFU with the run's settings and this command's (kept with the findings).
+    auto settings = store::loadRunSettings(**db);
+    if (!settings) {
+        printError(settings.error().toString());
+        return kExitFailure;
+    }
+    for (const auto& [key, value] : *mfuChanges) {
+        if (value) (*settings)[key] = *value;
+        else settings->erase(key);
+    }
+    auto mfu = analysis::runMfu(**db, analysis::MfuSettings::fromRunSettings(*settings));
+    if (!mfu) {
+        printError(mfu.error().toString());
+        return kExitFailure;
+    }
+    if (canStore && !parser.isSet(json))
+        if (Status st = keepMfuSettings(**db, *mfuChanges); !st) {
+            printError(st.error().toString());
+            return kExitFailure;
+        }
+    if (canStore && parser.isSet(json) && !mfuChanges->empty())
+        if (Status st = store::storeRunSettings(**db, *mfuChanges); !st) {
+            printError(st.error().toString());
+            return kExitFailure;
+        }
     std::string stored;
     if (canStore) {
         if (Status st = analysis::storeAnalysis(**db, *analysis, overrides); !st) {
@@ -141,6 +177,7 @@ int cmdAnalyze(const QStringList& args)
                               {QStringLiteral("stored"), canStore},
                               {QStringLiteral("rules"), rules},
                               {QStringLiteral("params"), values},
+                              {QStringLiteral("mfu"), analysis::toJson(*mfu)},
                               {QStringLiteral("findings"), items}};
         fmt::print("{}", QJsonDocument(out).toJson(QJsonDocument::Indented).toStdString());
         return kExitOk;
@@ -152,6 +189,7 @@ int cmdAnalyze(const QStringList& args)
     for (const analysis::StepTimes& st : analysis->steps)
         fmt::print("Steps on {}: {} × {:.3g} s (median), from {}\n", st.node, st.startsNs.size(), st.medianStepS,
                    st.source == "trainer_log" ? "the trainer log" : st.source == "sm_periodicity" ? "the periodicity of SM activity" : "the periodicity of GPU utilization");
+    fmt::print("{}\n", analysis::mfuLine(*mfu));
     fmt::print("Findings {}; parameters set for this run: {}\n", stored,
                setHere.empty() ? std::string("none (defaults)") : fmt::format("{}", fmt::join(setHere, ", ")));
     fmt::print("\n");

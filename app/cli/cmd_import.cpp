@@ -1,5 +1,6 @@
 #include "analysis/store/run_database.h"
 #include "app/cli/cli.h"
+#include "app/cli/mfu_args.h"
 #include "app/jobs/import_job.h"
 #include "importers/import_session.h"
 
@@ -201,6 +202,8 @@ int cmdImport(const QStringList& args)
                        "or more nodes the others are estimated (see runlens clock)."),
         QStringLiteral("NODE=OFFSET"));
     parser.addOptions({output, format, node, rankMap, tz, option, strict, formats, clockOffset});
+    for (const QCommandLineOption& o : mfuOptions())
+        parser.addOption(o);
     parser.addPositionalArgument(QStringLiteral("paths"), QStringLiteral("Files or folders (searched recursively)."),
                                  QStringLiteral("PATH..."));
     if (auto done = parseCommandLine(parser, args,
@@ -243,9 +246,22 @@ int cmdImport(const QStringList& args)
         }
         offsets.push_back(*a);
     }
+    auto mfuChanges = mfuSettingChanges(parser);
+    if (!mfuChanges) {
+        printError(mfuChanges.error().message);
+        return kExitUsage;
+    }
     const int rc = importPaths(request);
     if (rc == kExitUsage) return rc;
     const int clocks = importClocks(request.dbPath, offsets);
+    if (!mfuChanges->empty()) {
+        auto db = store::RunDatabase::open(request.dbPath, store::OpenMode::ReadWrite);
+        Status kept = db ? keepMfuSettings(**db, *mfuChanges) : Status(db.error());
+        if (!kept) {
+            printError(kept.error().toString());
+            return kExitFailure;
+        }
+    }
     return rc != kExitOk ? rc : clocks;
 }
 

@@ -1,8 +1,10 @@
+#include "analysis/mfu/mfu.h"
 #include "analysis/store/run_database.h"
 #include "analysis/store/run_reader.h"
 #include "analysis/store/stack_reader.h"
 #include "analysis/store/trace_reader.h"
 #include "app/cli/cli.h"
+#include "app/cli/mfu_args.h"
 
 #include <QCommandLineParser>
 #include <fmt/format.h>
@@ -86,17 +88,46 @@ int cmdInfo(const QStringList& args)
                                       QStringLiteral("Stored problems to show per import (default 5)."),
                                       QStringLiteral("N"), QStringLiteral("5"));
     parser.addOption(problems);
+    const QCommandLineOption listPeaks(QStringLiteral("list-gpu-peaks"),
+                                       QStringLiteral("List the built-in GPU peak table (dense TFLOP/s) and exit."));
+    parser.addOption(listPeaks);
+    for (const QCommandLineOption& o : mfuOptions())
+        parser.addOption(o);
     parser.addPositionalArgument(QStringLiteral("run"), QStringLiteral("Run database (.runlens)."),
                                  QStringLiteral("RUN"));
-    if (auto done = parseCommandLine(parser, args, "Show what a run database holds.")) return *done;
+    if (auto done = parseCommandLine(parser, args,
+                                     "Show what a run database holds. The model and GPU options are kept in the run "
+                                     "for its MFU."))
+        return *done;
+    if (parser.isSet(listPeaks)) {
+        fmt::print("{:<10} {:>8} {:>8} {:>8}  {:<18} {}\n", "GPU", "BF16", "FP16", "FP8", "MATCHES", "SOURCE");
+        const auto cell = [](const std::optional<double>& v) { return v ? fmt::format("{:g}", *v) : std::string("-"); };
+        for (const analysis::GpuPeak& p : analysis::gpuPeaks()) {
+            std::string words;
+            for (const std::string& w : p.match)
+                words += (words.empty() ? "" : " + ") + w;
+            fmt::print("{:<10} {:>8} {:>8} {:>8}  {:<18} {}\n", p.model, cell(p.bf16), cell(p.fp16), cell(p.fp8), words,
+                       p.source);
+        }
+        return kExitOk;
+    }
+    auto changes = mfuSettingChanges(parser);
+    if (!changes) {
+        printError(changes.error().message);
+        return kExitUsage;
+    }
     if (parser.positionalArguments().size() != 1) {
         printError("info needs exactly one RUN (see runlens info --help)");
         return kExitUsage;
     }
     const std::string path = parser.positionalArguments().front().toStdString();
-    auto db = store::RunDatabase::open(path, store::OpenMode::ReadOnly);
+    auto db = store::RunDatabase::open(path, changes->empty() ? store::OpenMode::ReadOnly : store::OpenMode::ReadWrite);
     if (!db) {
         printError(db.error().toString());
+        return kExitFailure;
+    }
+    if (Status s = keepMfuSettings(**db, *changes); !s) {
+        printError(s.error().toString());
         return kExitFailure;
     }
     store::RunReader reader(**db);
@@ -142,6 +173,13 @@ int cmdInfo(const QStringList& args)
         fmt::print("  {:<24} {:<8} {}\n", nodeById.count(d.nodeId) ? nodeById[d.nodeId]->name : "?",
                    d.name.empty() ? d.kind : d.kind + ":" + d.name, about);
     }
+
+    auto mfu = analysis::runMfu(**db);
+    if (!mfu) {
+        printError(mfu.error().toString());
+        return kExitFailure;
+    }
+    fmt::print("\n{}\n", analysis::mfuLine(*mfu));
 
     fmt::print("\nSeries ({})\n", series->size());
     if (!series->empty())

@@ -1,0 +1,42 @@
+#include "analysis/store/run_settings.h"
+
+#include "analysis/store/run_database.h"
+#include "analysis/store/sqlite_util.h"
+
+namespace runlens::store {
+
+Expected<std::map<std::string, std::string>> loadRunSettings(RunDatabase& db)
+{
+    auto st = Statement::prepare(db.handle(), "SELECT key, value FROM run_setting ORDER BY key");
+    if (!st) return st.error();
+    std::map<std::string, std::string> out;
+    for (;;) {
+        auto row = st->step();
+        if (!row) return row.error();
+        if (!*row) break;
+        out[st->text(0)] = st->text(1);
+    }
+    return out;
+}
+
+Status storeRunSettings(RunDatabase& db, const std::map<std::string, std::optional<std::string>>& changes)
+{
+    if (Status s = db.begin(); !s) return s;
+    auto fail = [&](Status s) {
+        db.rollback();
+        return s;
+    };
+    auto set = Statement::prepare(db.handle(), "INSERT OR REPLACE INTO run_setting (key, value) VALUES (?, ?)");
+    if (!set) return fail(set.error());
+    auto clear = Statement::prepare(db.handle(), "DELETE FROM run_setting WHERE key = ?");
+    if (!clear) return fail(clear.error());
+    for (const auto& [key, value] : changes) {
+        Statement& st = value ? *set : *clear;
+        st.bind(1, std::string_view(key));
+        if (value) st.bind(2, std::string_view(*value));
+        if (Status s = st.exec(); !s) return fail(s);
+    }
+    return db.commit();
+}
+
+} // namespace runlens::store

@@ -1,0 +1,78 @@
+#include "app/cli/mfu_args.h"
+
+#include "analysis/mfu/mfu.h"
+#include "analysis/store/run_settings.h"
+
+#include <fmt/format.h>
+
+namespace runlens::app {
+namespace {
+
+struct MfuOption
+{
+    const char* name;
+    const char* key;
+    const char* help;
+    const char* value;
+};
+
+constexpr MfuOption kOptions[] = {
+    {"model-params", analysis::kSettingModelParams,
+     "The model's parameter count for the MFU, e.g. 7e9 or 70B (kept in the run; none clears it).", "N"},
+    {"model-layers", analysis::kSettingModelLayers, "The model's layers, for the MFU's attention term (kept in the run).",
+     "L"},
+    {"model-hidden", analysis::kSettingModelHidden,
+     "The model's hidden size, for the MFU's attention term (kept in the run).", "H"},
+    {"seq-len", analysis::kSettingSeqLen,
+     "The training sequence length, for the MFU's attention term and samples/s → tokens/s (kept in the run).", "S"},
+    {"gpu-peak-tflops", analysis::kSettingPeakTflops,
+     "The GPUs' dense peak in TFLOP/s per GPU, instead of the built-in table's (kept in the run).", "TFLOPS"},
+    {"gpu-precision", analysis::kSettingPrecision, "The peak's data type: bf16 (default), fp16 or fp8 (kept in the run).",
+     "TYPE"},
+    {"gpu-count", analysis::kSettingGpuCount,
+     "The job's GPUs, when the run holds the metrics of only some of them (kept in the run).", "N"},
+};
+
+} // namespace
+
+std::vector<QCommandLineOption> mfuOptions()
+{
+    std::vector<QCommandLineOption> out;
+    for (const MfuOption& o : kOptions)
+        out.emplace_back(QString::fromLatin1(o.name), QString::fromUtf8(o.help), QString::fromLatin1(o.value));
+    return out;
+}
+
+Expected<std::map<std::string, std::optional<std::string>>> mfuSettingChanges(const QCommandLineParser& parser)
+{
+    std::map<std::string, std::optional<std::string>> changes;
+    for (const MfuOption& o : kOptions) {
+        const QString name = QString::fromLatin1(o.name);
+        if (!parser.isSet(name)) continue;
+        const std::string v = parser.value(name).trimmed().toStdString();
+        if (v == "none") {
+            changes[o.key] = std::nullopt;
+            continue;
+        }
+        const bool precision = std::string_view(o.key) == analysis::kSettingPrecision;
+        if (precision ? !analysis::isPeakPrecision(v) : !analysis::parseMfuNumber(v))
+            return makeError(ErrorCode::Usage,
+                             fmt::format("--{} needs {}, got \"{}\"", o.name,
+                                         precision ? "bf16, fp16 or fp8" : "a positive number such as 7e9 or 70B", v));
+        changes[o.key] = precision ? v : fmt::format("{}", *analysis::parseMfuNumber(v));
+    }
+    return changes;
+}
+
+Status keepMfuSettings(store::RunDatabase& db, const std::map<std::string, std::optional<std::string>>& changes)
+{
+    if (changes.empty()) return okStatus();
+    if (Status s = store::storeRunSettings(db, changes); !s) return s;
+    std::string what;
+    for (const auto& [key, value] : changes)
+        what += fmt::format("{}{}={}", what.empty() ? "" : ", ", key, value ? *value : "(cleared)");
+    fmt::print("Kept in the run for the MFU: {}\n", what);
+    return okStatus();
+}
+
+} // namespace runlens::app

@@ -1,0 +1,28 @@
+#pragma once
+
+// The options that describe the model and the GPUs for the MFU (analysis/mfu), shared by import, info and
+// analyze: --model-params, --model-layers, --model-hidden, --seq-len, --gpu-peak-tflops, --gpu-precision,
+// --gpu-count. They are kept in the run (run_setting), so later commands use them; "none" clears one.
+
+#include "analysis/store/error.h"
+
+#include <QCommandLineOption>
+#include <QCommandLineParser>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace runlens::store {
+class RunDatabase;
+}
+
+namespace runlens::app {
+
+std::vector<QCommandLineOption> mfuOptions();
+// The settings the options set (a value) or clear (nullopt); a Usage error for a value that is not a number.
+Expected<std::map<std::string, std::optional<std::string>>> mfuSettingChanges(const QCommandLineParser& parser);
+// Stores the changes and prints a line saying what the run now keeps.
+Status keepMfuSettings(store::RunDatabase& db, const std::map<std::string, std::optional<std::string>>& changes);
+
+} // namespace runlens::app
