@@ -299,6 +299,23 @@ private Q_SLOTS:
         const QJsonObject sm = jsonRow(out, QStringLiteral("sm_active"));
         QVERIFY2(std::fabs(value(sm, 0) - 21) < 2 && std::fabs(value(sm, 1) - 28) < 2, qPrintable(r.out));
         QCOMPARE(cell(sm).value(QStringLiteral("verdict")).toString(), QStringLiteral("higher"));
+        // The interconnect carries more (6.0 → 7.5 GiB/s per port in the reference case), COMM_BOUND saves less of
+        // the window, and the ZeRO-3 parameter wait (fetch_sub_module) takes a smaller share of the stacks.
+        const QJsonObject ib = jsonRow(out, QStringLiteral("infiniband"));
+        QVERIFY2(value(ib, 1) > value(ib, 0), qPrintable(r.out));
+        const QJsonObject comm = jsonRow(out, QStringLiteral("finding_COMM_BOUND_impact"));
+        QVERIFY2(value(comm, 1) < value(comm, 0), qPrintable(r.out));
+        const QJsonObject versus = out.value(QStringLiteral("candidates")).toArray().at(0).toObject();
+        bool fetchShrank = false;
+        for (const QJsonValue& f : versus.value(QStringLiteral("flame")).toObject().value(QStringLiteral("shrank")).toArray())
+            fetchShrank = fetchShrank || f[QStringLiteral("frame")].toString().startsWith(QLatin1String("fetch_sub_module"));
+        QVERIFY2(fetchShrank, qPrintable(r.out));
+        bool commStill = false;
+        for (const QJsonValue& f : versus.value(QStringLiteral("findings")).toArray())
+            commStill = commStill || (f[QStringLiteral("rule")].toString() == QLatin1String("COMM_BOUND") &&
+                                      f[QStringLiteral("status")].toString() == QLatin1String("still") &&
+                                      f[QStringLiteral("saving_b_s")].toDouble() < f[QStringLiteral("saving_a_s")].toDouble());
+        QVERIFY2(commStill, qPrintable(r.out));
     }
 
     void spinPairBeforeAfter()

@@ -500,6 +500,16 @@ double demoWaitScale(const DemoSpec& spec)
     return std::clamp((1 - spec.smActive / kComputingSm) / (1 - kReferenceSm / kComputingSm), 0.0, 1.3);
 }
 
+double demoCommScale(const DemoSpec& spec)
+{
+    constexpr double kReferenceSm = 0.213, kComputingSm = 0.8;
+    const auto odds = [](double sm) {
+        const double wait = std::clamp(1 - sm / kComputingSm, 0.05, 0.95);
+        return wait / (1 - wait);
+    };
+    return odds(spec.smActive) / odds(kReferenceSm);
+}
+
 int64_t demoPidOf(int globalRank)
 {
     return 4100 + 32 * static_cast<int64_t>(globalRank);

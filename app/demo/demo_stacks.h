@@ -27,6 +27,11 @@ struct DemoSpec;
 // traces' collective durations scale with it.
 double demoWaitScale(const DemoSpec& spec);
 
+// How long a run's collectives take against the reference run's, with the compute of a step unchanged (the same
+// model): the waiting share of a step w = 1 − SM / 0.8 gives collectives w / (1 − w) of the compute time. The
+// traces scale their collective durations by it.
+double demoCommScale(const DemoSpec& spec);
+
 // A rank's process id in the demo's stacks and traces: 32 apart, so every thread id of a node is distinct (the
 // threads of a process follow its pid).
 int64_t demoPidOf(int globalRank);
