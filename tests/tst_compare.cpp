@@ -1,6 +1,7 @@
 // Comparing runs: the two-sample test, generated runs with known differences, and `runlens compare` on the
 // fixtures (two recorded runs before and after a change; two phases of one run) against their ground truth.
 
+#include "analysis/compare/loss_compare.h"
 #include "analysis/compare/run_compare.h"
 #include "analysis/store/run_database.h"
 #include "analysis/store/run_writer.h"
@@ -400,6 +401,101 @@ private Q_SLOTS:
         QVERIFY2(std::fabs(value(scaled, 0) / truthBase - 1) < 0.10, qPrintable(QStringLiteral("%1 vs %2").arg(value(scaled, 0)).arg(truthBase)));
         QVERIFY2(std::fabs(value(scaled, 1) / truthAccum - 1) < 0.10, qPrintable(QStringLiteral("%1 vs %2").arg(value(scaled, 1)).arg(truthAccum)));
         QCOMPARE(cell(scaled).value(QStringLiteral("verdict")).toString(), QStringLiteral("faster"));
+    }
+    // A synthetic loss curve: loss(tokens) = offset + 2 + 3 exp(−tokens / (400 × 4096)) + noise, `steps` steps of
+    // `tokensPerStep` tokens taking `stepS` seconds each, a point per step.
+    static LossCurve syntheticLoss(size_t steps, double stepS, double tokensPerStep, double offset, unsigned seed)
+    {
+        std::mt19937 rng(seed);
+        std::normal_distribution<double> noise(0, 0.005);
+        LossCurve c;
+        c.sizeUnit = "tokens";
+        for (size_t i = 0; i < steps; ++i) {
+            const double tokens = tokensPerStep * static_cast<double>(i + 1);
+            c.step.push_back(static_cast<double>(i + 1));
+            c.timeS.push_back(stepS * static_cast<double>(i));
+            c.tokens.push_back(tokens);
+            c.loss.push_back(offset + 2 + 3 * std::exp(-tokens / (400 * 4096.0)) + noise(rng));
+        }
+        return c;
+    }
+
+    void lossSameCurveFasterSteps()
+    {
+        const LossCurve base = syntheticLoss(1000, 1.0, 4096, 0, 1), cand = syntheticLoss(1000, 0.75, 4096, 0, 2);
+        const LossComparison l = compareLoss(base, cand);
+        QCOMPARE(l.axis, std::string("step"));
+        QCOMPARE(l.verdict, std::string("unchanged"));
+        QVERIFY2(std::fabs(l.medianDiff) <= l.noise, qPrintable(QStringLiteral("%1 vs %2").arg(l.medianDiff).arg(l.noise)));
+        QVERIFY2(std::fabs(l.timeRatio - 0.75) < 0.05, qPrintable(QString::number(l.timeRatio)));
+        QCOMPARE(l.timeVerdict, std::string("better"));
+        // And the other way round: slower.
+        const LossComparison back = compareLoss(cand, base);
+        QCOMPARE(back.verdict, std::string("unchanged"));
+        QCOMPARE(back.timeVerdict, std::string("worse"));
+        // The same run against itself: same.
+        QCOMPARE(compareLoss(base, base).timeVerdict, std::string("same"));
+    }
+
+    void lossShiftedCurve()
+    {
+        const LossCurve base = syntheticLoss(800, 1.0, 4096, 0, 3);
+        const LossComparison up = compareLoss(base, syntheticLoss(800, 1.0, 4096, 0.1, 4));
+        QCOMPARE(up.verdict, std::string("higher"));
+        QVERIFY2(std::fabs(up.medianDiff - 0.1) < 0.01, qPrintable(QString::number(up.medianDiff)));
+        QCOMPARE(up.timeVerdict, std::string("worse")); // it reaches the common level later (or at its end)
+        const LossComparison down = compareLoss(base, syntheticLoss(800, 1.0, 4096, -0.1, 5));
+        QCOMPARE(down.verdict, std::string("lower"));
+        QVERIFY2(std::fabs(down.medianDiff + 0.1) < 0.01, qPrintable(QString::number(down.medianDiff)));
+        QCOMPARE(down.timeVerdict, std::string("better"));
+        // Too short a curve: no verdict.
+        const LossComparison none = compareLoss(base, syntheticLoss(3, 1.0, 4096, 0, 6));
+        QCOMPARE(none.verdict, std::string("n/a"));
+        QCOMPARE(none.timeVerdict, std::string("n/a"));
+    }
+
+    void lossGradientAccumulationAgainstTokens()
+    {
+        // The candidate accumulates 4 micro-batches per step: 4× the tokens per step, a quarter of the steps, the
+        // same loss against tokens.
+        const LossCurve base = syntheticLoss(1000, 0.5, 4096, 0, 7), cand = syntheticLoss(250, 1.8, 4 * 4096, 0, 8);
+        const LossComparison l = compareLoss(base, cand);
+        QCOMPARE(l.axis, std::string("tokens"));
+        QCOMPARE(l.verdict, std::string("unchanged"));
+        QVERIFY(l.xTo > l.xFrom && l.points > 900);
+        // Against steps the candidate would look far lower: without sizes the axis stays steps.
+        LossCurve unsizedBase = base, unsizedCand = cand;
+        unsizedBase.sizeUnit = unsizedCand.sizeUnit = "";
+        const LossComparison steps = compareLoss(unsizedBase, unsizedCand);
+        QCOMPARE(steps.axis, std::string("step"));
+        QCOMPARE(steps.verdict, std::string("lower"));
+        // Same sizes within 10 %: steps.
+        QCOMPARE(compareLoss(base, syntheticLoss(1000, 0.5, 4096 * 1.05, 0, 9)).axis, std::string("step"));
+    }
+
+    void lossSpinPairBeforeAfter()
+    {
+        const QString root = test::fixturesDir();
+        if (root.isEmpty()) QSKIP("fixtures absent");
+        const QString pair = root + QStringLiteral("/h200-spin-pair");
+        QTemporaryDir dir;
+        const QString before = importFixture(dir, pair + QStringLiteral("/before"), QStringLiteral("before"));
+        const QString after = importFixture(dir, pair + QStringLiteral("/after"), QStringLiteral("after"));
+        QVERIFY(!before.isEmpty() && !after.isEmpty());
+        // The README: the same job's loss, unchanged against steps and better against wall time.
+        const Run r = cli({QStringLiteral("compare"), before, after, QStringLiteral("--json")});
+        EXPECT_EXIT(r, 0);
+        const QJsonObject out = QJsonDocument::fromJson(r.out.toUtf8()).object();
+        const QJsonObject loss = out.value(QStringLiteral("candidates")).toArray().at(0).toObject().value(QStringLiteral("loss")).toObject();
+        QCOMPARE(loss.value(QStringLiteral("axis")).toString(), QStringLiteral("step"));
+        QCOMPARE(loss.value(QStringLiteral("verdict")).toString(), QStringLiteral("unchanged"));
+        QCOMPARE(loss.value(QStringLiteral("time_verdict")).toString(), QStringLiteral("better"));
+        const double ratio = loss.value(QStringLiteral("time_ratio")).toDouble(NAN);
+        QVERIFY2(ratio > 0.6 && ratio < 0.9, QJsonDocument(loss).toJson().constData());
+        const Run text = cli({QStringLiteral("compare"), before, after});
+        EXPECT_EXIT(text, 0);
+        QVERIFY2(text.out.contains(QStringLiteral("Loss: against steps: unchanged")) && text.out.contains(QStringLiteral("(better")),
+                 qPrintable(text.out));
     }
 };
 

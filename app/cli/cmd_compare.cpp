@@ -1,5 +1,6 @@
 #include "analysis/compare/findings_compare.h"
 #include "analysis/compare/flame_compare.h"
+#include "analysis/compare/loss_compare.h"
 #include "analysis/compare/run_compare.h"
 #include "analysis/phase/phase_classifier.h"
 #include "analysis/store/run_database.h"
@@ -33,12 +34,17 @@ memory). Each candidate row has its difference to the baseline (absolute and %) 
 Mann-Whitney U test (normal approximation) at alpha = 0.05, on the step times for step rows and on per-step means
 of the per-second samples for rate rows. Then, per candidate, the findings set side by side (gone, still there
 with their impact and saving before and after, new) and the functions whose share of the timed stack samples
-grew or shrank between the two windows (each side as shares of its own samples; frames matched by name and file).
+grew or shrank between the two windows (each side as shares of its own samples; frames matched by name and file),
+and the loss curves (the given window, else the whole run): against steps (against tokens or samples when the
+runs' steps differ in size by more than 10 %), the median difference of the smoothed curves over their common
+range, "unchanged" within the curves' noise, else lower or higher; against wall time, the time each run takes to
+reach the higher of their final smoothed losses (plus the noise), as a ratio (better or worse beyond 5 %).
 The runs are opened read-only; nothing is written to them.
 --json prints one object: {"runs": [...], "test", "alpha", "rows": [{metric, label, unit, test_on, values,
 candidates: [{delta, delta_pct, verdict, p_value}]}], "candidates": [{findings: [{status, rule, character, title,
 impact_a, impact_b, saving_a_s, saving_b_s}], flame: {samples_a, samples_b, grew, shrank: [{frame, share_a,
-share_b, self_share_a, self_share_b}]}}]}. Exit codes: 0 ok, 2 a run unreadable or a window empty.)";
+share_b, self_share_a, self_share_b}]}, loss: {axis, x_from, x_to, points, median_difference, difference_spread,
+noise_a, noise_b, noise, verdict, level, time_a_s, time_b_s, time_ratio, time_verdict}}]}. Exit codes: 0 ok, 2 a run unreadable or a window empty.)";
 
 // A time of day alone ("08:42:53", "08:42:53.5"): on the UTC day of the run's start.
 std::optional<int64_t> timeOfDay(const std::string& text, std::optional<int64_t> start)
@@ -141,6 +147,7 @@ struct Versus
 {
     analysis::FindingsComparison findings;
     std::optional<analysis::FlameComparison> flame;
+    analysis::LossComparison loss;
 };
 
 constexpr size_t kFlameRows = 8; // functions listed per direction in the text output
@@ -191,7 +198,33 @@ QJsonObject versusJson(const Versus& v)
                                                         {QStringLiteral("grew"), frames(v.flame->grew)},
                                                         {QStringLiteral("shrank"), frames(v.flame->shrank)}});
     }
+    out.insert(QStringLiteral("loss"), analysis::toJson(v.loss));
     return out;
+}
+
+std::string lossNumber(double v)
+{
+    return std::isfinite(v) ? fmt::format("{:.4g}", v) : std::string("n/a");
+}
+
+void printLoss(const analysis::LossComparison& l)
+{
+    fmt::print("\nLoss: ");
+    if (l.axis.empty()) {
+        fmt::print("not compared (a run logs fewer than {} loss points)\n", analysis::kLossMinPoints);
+        return;
+    }
+    const std::string axis = l.axis == "step" ? "steps" : l.axis;
+    if (l.verdict == "n/a")
+        fmt::print("against {}: n/a (the curves share fewer than {} points)", axis, analysis::kLossMinPoints);
+    else
+        fmt::print("against {}: {} (median difference {}{}, noise {})", axis, l.verdict, l.medianDiff < 0 ? "−" : l.medianDiff > 0 ? "+" : "",
+                   lossNumber(std::fabs(l.medianDiff)), lossNumber(l.noise));
+    if (l.timeVerdict == "n/a")
+        fmt::print("; against time: n/a (no common loss level reached after the start)\n");
+    else
+        fmt::print("; against time: reaches {} in {:.2f} × the baseline's time ({}; {:.1f} s vs {:.1f} s)\n", lossNumber(l.level),
+                   l.timeRatio, l.timeVerdict, l.timeCandS, l.timeBaseS);
 }
 
 void printVersus(const Versus& v)
@@ -246,6 +279,7 @@ int cmdCompare(const QStringList& args)
     }
 
     std::vector<analysis::RunSummary> runs;
+    std::vector<analysis::LossCurve> curves; // per run
     for (qsizetype i = 0; i < paths.size(); ++i) {
         const std::string path = paths.at(i).toStdString();
         auto db = store::RunDatabase::open(path, store::OpenMode::ReadOnly);
@@ -270,6 +304,13 @@ int cmdCompare(const QStringList& args)
                                                                 : fmt::format("cannot read {}: {}", path, summary.error().toString()));
             return kExitUsage; // an unreadable run or an empty window
         }
+        // The loss curve: over the window given, else the whole run (the start-up is where the loss falls most).
+        auto curve = analysis::readLossCurve(**db, request.window ? store::TimeWindow{summary->fromNs, summary->toNs - 1} : store::TimeWindow{});
+        if (!curve) {
+            printError(fmt::format("cannot read {}: {}", path, curve.error().toString()));
+            return kExitUsage;
+        }
+        curves.push_back(std::move(*curve));
         runs.push_back(std::move(*summary));
     }
     const std::vector<analysis::CompareRow> rows = analysis::compareRuns(runs);
@@ -286,6 +327,7 @@ int cmdCompare(const QStringList& args)
             printError(fmt::format("cannot compare {} with {}: {}", runs[c].label, runs[0].label, v.error().toString()));
             return kExitUsage;
         }
+        v->loss = analysis::compareLoss(curves[0], curves[c]);
         against.push_back(std::move(*v));
     }
     const std::string test = fmt::format("Mann-Whitney U (two-sided, normal approximation), alpha {}", analysis::kCompareAlpha);
@@ -338,6 +380,7 @@ int cmdCompare(const QStringList& args)
             fmt::print("{}  {}  {}  {}  {}  {}\n", pad(line[0], w[0], false), pad(line[1], w[1], true), pad(line[2], w[2], true),
                        pad(line[3], w[3], true), pad(line[4], w[4], true), line[5]);
         printVersus(against[c - 1]);
+        printLoss(against[c - 1].loss);
     }
     return kExitOk;
 }
