@@ -8,6 +8,7 @@
 #include <QDir>
 #include <QFileDialog>
 #include <QFileInfo>
+#include <QGuiApplication>
 #include <QHBoxLayout>
 #include <QHeaderView>
 #include <QLabel>
@@ -16,10 +17,13 @@
 #include <QPdfWriter>
 #include <QPixmap>
 #include <QPushButton>
+#include <QScreen>
+#include <QScrollBar>
 #include <QTabWidget>
 #include <QTableWidget>
 #include <QVBoxLayout>
 
+#include <algorithm>
 #include <cmath>
 #include <memory>
 
@@ -252,7 +256,13 @@ CompareWindow::CompareWindow(RunComparison comparison, QWidget* parent)
     layout->addWidget(legend);
     layout->addWidget(m_tabs, 1);
     layout->addLayout(buttons);
-    resize(1180, 720);
+    // As wide as the metric table wants (several candidates add four columns each), within the screen.
+    int tableWidth = m_metrics->verticalScrollBar()->sizeHint().width() + 2 * m_metrics->frameWidth() + 40;
+    for (int c = 0; c < m_metrics->columnCount(); ++c)
+        tableWidth += m_metrics->columnWidth(c);
+    const QScreen* screen = parent ? parent->screen() : QGuiApplication::primaryScreen();
+    const int maxWidth = screen ? screen->availableGeometry().width() * 92 / 100 : 1600;
+    resize(std::clamp(tableWidth, 1000, std::max(1000, maxWidth)), 720);
 }
 
 CompareWindow::~CompareWindow() = default;
@@ -448,7 +458,10 @@ bool CompareWindow::exportPdf(const QString& path) const
             if (it) {
                 p.setPen(r < 0 ? it->foreground().color() : it->foreground().style() != Qt::NoBrush ? it->foreground().color() : Qt::black);
                 if (r < 0 && it->foreground().style() == Qt::NoBrush) p.setPen(Qt::black);
-                const bool right = r >= 0 && (it->textAlignment() & Qt::AlignRight);
+                // Headers align as their column's values do.
+                const QTableWidgetItem* first = t->rowCount() > 0 ? t->item(0, c) : nullptr;
+                const bool right = r >= 0 ? (it->textAlignment() & Qt::AlignRight) != 0
+                                          : first && (first->textAlignment() & Qt::AlignRight) != 0;
                 p.drawText(QRect(x, y, w - 8, line), (right ? Qt::AlignRight : Qt::AlignLeft) | Qt::AlignVCenter, r < 0 ? header(c) : it->text());
             }
             x += w;
