@@ -58,7 +58,7 @@ int main(int argc, char** argv)
             if (argc < 3 || argv[2][0] == '-') {
                 printError("open needs one RUN.runlens (runlens open RUN [--from T --to T] [--select-from T "
                            "--select-to T] [--focus PATH] [--search TEXT | --regex PATTERN] [--sandwich NAME] "
-                           "[--compare-from T --compare-to T] [--finding N])");
+                           "[--compare-from T --compare-to T] [--finding N] [--compare OTHER.runlens]…)");
                 return kExitUsage;
             }
             for (int i = 3; i < argc; i += 2) {
@@ -80,6 +80,7 @@ int main(int argc, char** argv)
                 } else if (opt == "--sandwich") view.sandwich = value;
                 else if (opt == "--compare-from") view.compareFrom = value;
                 else if (opt == "--compare-to") view.compareTo = value;
+                else if (opt == "--compare") view.compareWith << value;
                 else if (opt == "--finding") view.finding = value.toInt(); // 1-based; 0 (not a number): none
                 else {
                     printError("unknown option for open: " + opt);

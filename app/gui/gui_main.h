@@ -3,6 +3,7 @@
 // The GUI path of the runlens binary: whether there is a display, and the main window's event loop.
 
 #include <QString>
+#include <QStringList>
 
 namespace runlens::app {
 
@@ -13,7 +14,7 @@ bool hasDisplay();
 // --select-from T --select-to T); T as for the other commands (ISO 8601, epoch seconds, +offset from the run start).
 // The flame graph too: --focus 'a;b;c' (a call path from the root), --search TEXT or --regex PATTERN, --sandwich
 // NAME (a function), and --compare-from T --compare-to T (a baseline window: the flame graph shows the selected
-// window against it).
+// window against it). --compare RUN (repeatable) opens the Compare window: the run against RUN.
 struct InitialView
 {
     QString from, to;             // the visible range
@@ -22,9 +23,10 @@ struct InitialView
     bool searchRegex = false;
     QString compareFrom, compareTo;
     int finding = 0; // select the N-th finding (1-based) once the findings are shown
+    QStringList compareWith; // --compare RUN (repeatable): open the Compare window against these runs
     bool empty() const
     {
-        return finding == 0 && from.isEmpty() && to.isEmpty() && selectFrom.isEmpty() && selectTo.isEmpty() && focus.isEmpty() &&
+        return finding == 0 && compareWith.isEmpty() && from.isEmpty() && to.isEmpty() && selectFrom.isEmpty() && selectTo.isEmpty() && focus.isEmpty() &&
                search.isEmpty() && sandwich.isEmpty() && compareFrom.isEmpty() && compareTo.isEmpty();
     }
 };

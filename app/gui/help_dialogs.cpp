@@ -24,6 +24,7 @@ constexpr Shortcut kShortcuts[] = {
     {"File", "Ctrl+O", "Open a run"},
     {"File", "Ctrl+I", "Import files"},
     {"File", "Ctrl+Shift+I", "Import a folder"},
+    {"File", "Ctrl+Shift+C", "Compare the open run with other runs"},
     {"File", "Ctrl+E", "Export the timeline (PNG, PDF or SVG)"},
     {"File", "Ctrl+Shift+E", "Export a report of the run (PDF)"},
     {"File", "Ctrl+Q", "Quit"},

@@ -3,6 +3,7 @@
 #include "app/cli/window_args.h"
 
 #include "analysis/timeline/lane_catalog.h"
+#include "app/gui/compare_window.h"
 #include "app/gui/help_dialogs.h"
 #include "app/gui/import_dialog.h"
 #include "app/gui/recent_files.h"
@@ -28,9 +29,12 @@
 #include <QMessageBox>
 #include <QMimeData>
 #include <QSettings>
+#include <QProgressDialog>
 #include <QStackedWidget>
 #include <QStatusBar>
 #include <QVBoxLayout>
+
+#include <QtConcurrent/QtConcurrentRun>
 
 #include <algorithm>
 
@@ -129,6 +133,10 @@ void MainWindow::createMenus()
     file->addAction(tr("&Import files…"), QKeySequence(tr("Ctrl+I")), this, &MainWindow::chooseImportFiles);
     file->addAction(tr("Import &folder…"), QKeySequence(tr("Ctrl+Shift+I")), this, &MainWindow::chooseImportFolder);
     file->addSeparator();
+    m_compare = file->addAction(tr("&Compare with…"), QKeySequence(tr("Ctrl+Shift+C")), this, &MainWindow::chooseCompare);
+    m_compare->setStatusTip(tr("Set other runs against the open one: step time, throughput, activity, findings "
+                               "and stacks, each with a verdict"));
+    file->addSeparator();
     m_exportTimeline = file->addAction(tr("Export &timeline…"), QKeySequence(tr("Ctrl+E")), this,
                                        &MainWindow::exportTimeline);
     m_exportTimeline->setStatusTip(tr("The visible lanes as a PNG image, or as PDF or SVG vectors"));
@@ -165,6 +173,7 @@ void MainWindow::updateActions()
     m_exportTimeline->setEnabled(open);
     m_exportReport->setEnabled(open && !m_report->busy());
     m_exportReportPng->setEnabled(open && !m_report->busy());
+    m_compare->setEnabled(open && !m_comparing);
 }
 
 bool MainWindow::exportReport(const QString& out, bool png, std::optional<widgets::TimeRange> window)
@@ -249,6 +258,7 @@ void MainWindow::applyInitialView()
     if (flame.compare || !flame.focus.isEmpty() || !flame.search.isEmpty() || !flame.sandwich.isEmpty())
         m_flame->setInitialView(flame);
     if (auto r = window(view.selectFrom, view.selectTo)) m_controller->setSelection(*r);
+    if (!view.compareWith.isEmpty()) compareWith(view.compareWith);
 }
 
 void MainWindow::showFailed(const QString& path, const QString& message)
@@ -263,6 +273,47 @@ void MainWindow::chooseRun()
     const QString path = QFileDialog::getOpenFileName(this, tr("Open run"), QString(),
                                                       tr("RunLens runs (*.runlens);;All files (*)"));
     if (!path.isEmpty()) openRun(path);
+}
+
+void MainWindow::chooseCompare()
+{
+    if (!m_catalog) return;
+    const QFileInfo run(QString::fromStdString(m_catalog->path));
+    const QStringList paths = QFileDialog::getOpenFileNames(this, tr("Compare %1 with").arg(run.fileName()),
+                                                            run.dir().path(), tr("RunLens runs (*.runlens);;All files (*)"));
+    if (!paths.isEmpty()) compareWith(paths);
+}
+
+bool MainWindow::compareWith(const QStringList& candidates)
+{
+    if (!m_catalog || m_comparing || candidates.isEmpty()) return false;
+    const QStringList paths = QStringList{QString::fromStdString(m_catalog->path)} + candidates;
+    m_comparing = true;
+    updateActions();
+    m_status->setText(tr("Comparing %1 with %2…").arg(QFileInfo(paths.front()).fileName()).arg(candidates.size() == 1
+        ? QFileInfo(candidates.front()).fileName() : tr("%1 runs").arg(candidates.size())));
+    auto* progress = new QProgressDialog(tr("Reading and comparing the runs…"), QString(), 0, 0, this);
+    progress->setWindowTitle(tr("Compare runs"));
+    progress->setCancelButton(nullptr);
+    progress->setMinimumDuration(300);
+    progress->setMinimumWidth(420);
+    progress->setAttribute(Qt::WA_DeleteOnClose);
+    QtConcurrent::run([paths] { return compareRunFiles(paths); }).then(this, [this, progress](RunComparison result) {
+        progress->close();
+        m_comparing = false;
+        updateActions();
+        if (!result.error.isEmpty()) {
+            m_status->setText(tr("The runs were not compared"));
+            Q_EMIT compareFailed(result.error);
+            QMessageBox::warning(this, tr("Cannot compare the runs"), result.error);
+            return;
+        }
+        auto* window = new CompareWindow(std::move(result), this);
+        window->show();
+        m_status->setText(tr("Compared with %n run(s)", nullptr, static_cast<int>(window->comparison().runs.size() - 1)));
+        Q_EMIT compareOpened(window);
+    });
+    return true;
 }
 
 void MainWindow::chooseImportFiles()

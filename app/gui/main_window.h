@@ -27,6 +27,7 @@ class TimelineWidget;
 
 namespace runlens::app {
 
+class CompareWindow;
 class FindingsDock;
 class FlameDock;
 class RecentFiles;
@@ -62,9 +63,17 @@ public:
     // written. False when no run is open or a report is being written.
     bool exportReport(const QString& out, bool png, std::optional<widgets::TimeRange> window = std::nullopt);
 
+    // What File › Compare with… does after its dialog: the open run (the baseline) against `candidates`, on a
+    // worker with a busy indicator, then a Compare window (compareOpened). False when no run is open or a
+    // comparison is running.
+    bool compareWith(const QStringList& candidates);
+    bool comparing() const { return m_comparing; }
+
 Q_SIGNALS:
     void runOpened(const QString& path);
     void runFailed(const QString& path, const QString& message);
+    void compareOpened(runlens::app::CompareWindow* window);
+    void compareFailed(const QString& message);
 
 protected:
     void closeEvent(QCloseEvent* event) override;
@@ -76,6 +85,7 @@ private:
     void showOpened(const OpenedRun& run);
     void showFailed(const QString& path, const QString& message);
     void chooseRun();
+    void chooseCompare();
     void chooseImportFiles();
     void chooseImportFolder();
     void exportTimeline();
@@ -97,6 +107,8 @@ private:
     QAction* m_exportTimeline = nullptr;
     QAction* m_exportReport = nullptr;
     QAction* m_exportReportPng = nullptr;
+    QAction* m_compare = nullptr;
+    bool m_comparing = false;
     std::shared_ptr<const timeline::RunCatalog> m_catalog;
     QString m_loadingPath;
     bool m_layoutRestored = false;

@@ -1,0 +1,167 @@
+// File › Compare with… offscreen: two demo runs (zero3 and its tuned configuration, a quarter of an hour each,
+// written by the runlens binary), the first opened in the main window and compared with the second on a worker;
+// the Compare window shows the step time 20 % faster, COMM_BOUND still there, the stacks that moved, and exports
+// the current tab as PNG and the table as PDF. A run that cannot be read fails the comparison naming the file.
+
+#include "app/gui/compare_window.h"
+#include "app/gui/main_window.h"
+#include "tests/cli_support.h"
+
+#include <QAction>
+#include <QApplication>
+#include <QFile>
+#include <QFileInfo>
+#include <QImage>
+#include <QMenuBar>
+#include <QMessageBox>
+#include <QSignalSpy>
+#include <QStandardPaths>
+#include <QTabWidget>
+#include <QTableWidget>
+#include <QTemporaryDir>
+#include <QTest>
+#include <QTimer>
+
+using namespace runlens;
+using namespace runlens::test::binary;
+
+class TestCompareWindow : public QObject
+{
+    Q_OBJECT
+
+    QTemporaryDir m_dir;
+    QString m_base, m_tuned, m_base2;
+
+    static int rowOf(const QTableWidget* t, int column, const QString& text)
+    {
+        for (int r = 0; r < t->rowCount(); ++r)
+            if (t->item(r, column) && t->item(r, column)->text() == text) return r;
+        return -1;
+    }
+
+private Q_SLOTS:
+    void initTestCase()
+    {
+        QStandardPaths::setTestModeEnabled(true);
+        QVERIFY(m_dir.isValid());
+        for (const char* scenario : {"zero3", "zero3-tuned"}) {
+            const Run d = cli({QStringLiteral("demo"), QStringLiteral("--no-gui"), QStringLiteral("--scenario"), QLatin1String(scenario),
+                               QStringLiteral("--hours"), QStringLiteral("0.25"), QStringLiteral("-o"), m_dir.filePath(QLatin1String(scenario))});
+            EXPECT_EXIT(d, 0);
+        }
+        m_base = m_dir.filePath(QStringLiteral("zero3/demo.runlens"));
+        m_tuned = m_dir.filePath(QStringLiteral("zero3-tuned/demo.runlens"));
+        // A second copy of the baseline for the error case: a window that opens a run analyses it and keeps the
+        // findings in it on a worker, which may still be writing when the next test opens the same file.
+        m_base2 = m_dir.filePath(QStringLiteral("zero3-copy.runlens"));
+        QVERIFY(QFile::copy(m_base, m_base2));
+    }
+
+    void compareFromTheMainWindow()
+    {
+        app::MainWindow window;
+        window.show();
+        QAction* action = nullptr;
+        for (QAction* a : window.menuBar()->actions().front()->menu()->actions())
+            if (a->shortcut() == QKeySequence(QStringLiteral("Ctrl+Shift+C"))) action = a;
+        QVERIFY(action);
+        QVERIFY(!action->isEnabled()); // no run open
+        QVERIFY(!window.compareWith({m_tuned}));
+
+        QSignalSpy opened(&window, &app::MainWindow::runOpened);
+        window.openRun(m_base);
+        QVERIFY(opened.wait(30'000));
+        QVERIFY(action->isEnabled());
+        const QDateTime modified = QFileInfo(m_tuned).lastModified();
+
+        QSignalSpy compared(&window, &app::MainWindow::compareOpened);
+        QVERIFY(window.compareWith({m_tuned}));
+        QVERIFY(window.comparing());
+        QVERIFY(!action->isEnabled());
+        QVERIFY(compared.wait(60'000));
+        QVERIFY(!window.comparing());
+        QVERIFY(action->isEnabled());
+        auto* cw = compared.front().front().value<app::CompareWindow*>();
+        QVERIFY(cw && cw->isVisible());
+        QCOMPARE(cw->comparison().runs.size(), size_t{2});
+
+        // Metrics: the step time 50 → 40 s, −20 %, faster, p-value in the tooltip; the runs' colours in the headers.
+        const QTableWidget* m = cw->metricsTable();
+        QCOMPARE(m->columnCount(), 6);
+        const int step = rowOf(m, 0, QStringLiteral("step time (median)"));
+        QVERIFY2(step >= 0, qPrintable(cw->text()));
+        QCOMPARE(m->item(step, 1)->text(), QStringLiteral("50 s"));
+        QCOMPARE(m->item(step, 2)->text(), QStringLiteral("40 s"));
+        QVERIFY2(m->item(step, 4)->text().startsWith(QStringLiteral("−20")), qPrintable(m->item(step, 4)->text()));
+        QCOMPARE(m->item(step, 5)->text(), QStringLiteral("faster"));
+        QVERIFY(m->item(step, 5)->toolTip().contains(QStringLiteral("p ")));
+        QCOMPARE(m->horizontalHeaderItem(1)->foreground().color(), app::runColor(0).darker(130));
+        QCOMPARE(m->horizontalHeaderItem(2)->foreground().color(), app::runColor(1).darker(130));
+        QVERIFY(app::runColor(0) != app::runColor(1));
+
+        // Findings: COMM_BOUND still there, with its saving before → after.
+        const QTableWidget* f = cw->findingsTable();
+        const int comm = rowOf(f, 1, QStringLiteral("COMM_BOUND"));
+        QVERIFY2(comm >= 0, qPrintable(cw->text()));
+        QCOMPARE(f->item(comm, 0)->data(Qt::UserRole).toString(), QStringLiteral("still"));
+        QVERIFY(f->item(comm, 3)->text().contains(QStringLiteral(" → ")));
+
+        // Stacks: fetch_sub_module's wait shrank.
+        const QTableWidget* s = cw->stacksTable();
+        bool fetchShrank = false;
+        for (int r = 0; r < s->rowCount(); ++r)
+            fetchShrank |= s->item(r, 0)->text() == QStringLiteral("shrank") && s->item(r, 4)->text().startsWith(QStringLiteral("fetch_sub_module"));
+        QVERIFY2(fetchShrank, qPrintable(cw->text()));
+
+        // Export: the current tab as PNG (each tab), the table as PDF; the text has all three.
+        for (int tab = 0; tab < cw->tabs()->count(); ++tab) {
+            cw->tabs()->setCurrentIndex(tab);
+            const QString png = m_dir.filePath(QStringLiteral("tab%1.png").arg(tab));
+            QVERIFY(cw->exportPng(png));
+            const QImage image(png);
+            QVERIFY(!image.isNull() && image.width() > 100 && image.height() > 100);
+        }
+        const QString pdf = m_dir.filePath(QStringLiteral("compare.pdf"));
+        QVERIFY(cw->exportPdf(pdf));
+        QFile pdfFile(pdf);
+        QVERIFY(pdfFile.open(QIODevice::ReadOnly));
+        QVERIFY(pdfFile.readAll().startsWith("%PDF"));
+        const QString text = cw->text();
+        QVERIFY(text.contains(QStringLiteral("faster")) && text.contains(QStringLiteral("COMM_BOUND")) &&
+                text.contains(QStringLiteral("fetch_sub_module")));
+
+        // Read-only: the candidate was not touched.
+        QCOMPARE(QFileInfo(m_tuned).lastModified(), modified);
+        cw->close();
+    }
+
+    void unreadableRunIsNamed()
+    {
+        app::MainWindow window;
+        QSignalSpy opened(&window, &app::MainWindow::runOpened);
+        window.openRun(m_base2);
+        QVERIFY(opened.wait(30'000));
+        const QString bogus = m_dir.filePath(QStringLiteral("not-a-run.runlens"));
+        {
+            QFile f(bogus);
+            QVERIFY(f.open(QIODevice::WriteOnly));
+            f.write("this is not a database");
+        }
+        // The message box is closed as soon as it shows.
+        QTimer closer;
+        connect(&closer, &QTimer::timeout, [] {
+            for (QWidget* w : QApplication::topLevelWidgets())
+                if (auto* box = qobject_cast<QMessageBox*>(w); box && box->isVisible()) box->accept();
+        });
+        closer.start(50);
+        QSignalSpy failed(&window, &app::MainWindow::compareFailed);
+        QVERIFY(window.compareWith({bogus}));
+        QVERIFY(failed.wait(30'000));
+        QVERIFY2(failed.front().front().toString().contains(QStringLiteral("not-a-run.runlens")),
+                 qPrintable(failed.front().front().toString()));
+        QVERIFY(!window.comparing());
+    }
+};
+
+QTEST_MAIN(TestCompareWindow)
+#include "tst_compare_window.moc"
