@@ -225,6 +225,27 @@ private Q_SLOTS:
         QCOMPARE(test::queryOne(a, "SELECT count(*) FROM analysis"), QStringLiteral("0"));
     }
 
+    void tinySignificantDriftIsNoChange()
+    {
+        // Steps of 1.000 ± 0.001 s against 0.995 ± 0.001 s: the test finds the 0.5 % difference beyond doubt, but it
+        // is under the minimum effect: no significant change, said so. A 3 % one is called.
+        QTemporaryDir dir;
+        Generated base, tiny, real;
+        base.stepSd = tiny.stepSd = real.stepSd = 0.001;
+        tiny.stepMean = 0.995;
+        tiny.seed = real.seed = 7;
+        real.stepMean = 0.97;
+        const std::string a = writeGenerated(dir, QStringLiteral("a.runlens"), base);
+        const std::string b = writeGenerated(dir, QStringLiteral("b.runlens"), tiny);
+        const std::string c = writeGenerated(dir, QStringLiteral("c.runlens"), real);
+        const auto rows = compareRuns({summarize(a), summarize(b), summarize(c)});
+        const CompareRow* r = rowOf(rows, "step_time_median");
+        QVERIFY(r);
+        QVERIFY2(r->cells[0].p < kCompareAlpha, qPrintable(QString::number(r->cells[0].p)));
+        QCOMPARE(QString::fromStdString(r->cells[0].verdict), QStringLiteral("no significant change (under 1 %)"));
+        QCOMPARE(QString::fromStdString(r->cells[1].verdict), QStringLiteral("faster"));
+    }
+
     void sameDistributionNoChange()
     {
         QTemporaryDir dir;

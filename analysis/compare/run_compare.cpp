@@ -497,6 +497,8 @@ std::vector<CompareRow> compareRuns(const std::vector<RunSummary>& runs)
                     const MannWhitney t = mannWhitneyU(a, c);
                     cell.p = t.p;
                     if (t.p >= kCompareAlpha) cell.verdict = "no significant change";
+                    else if (std::isfinite(cell.deltaPct) && std::fabs(cell.deltaPct) < 100 * kCompareMinEffect)
+                        cell.verdict = fmt::format("no significant change (under {:.0f} %)", 100 * kCompareMinEffect);
                     else if (kind == "time") cell.verdict = t.z < 0 ? "faster" : "slower";
                     else cell.verdict = t.z > 0 ? "higher" : "lower";
                 }

@@ -23,6 +23,10 @@ namespace runlens::analysis {
 
 // The significance level of every verdict: a difference is called only when the two-sided p-value is below it.
 inline constexpr double kCompareAlpha = 0.05;
+// A significant difference smaller than this share of the baseline's value is reported as no change ("under 1 %"):
+// on long runs thousands of samples make a 0.1 % drift significant, and a drift that small is within what two
+// runs of the same job differ by.
+inline constexpr double kCompareMinEffect = 0.01;
 // Fewer samples than this on either side: no test ("too few samples").
 inline constexpr size_t kCompareMinSamples = 5;
 
