@@ -8,7 +8,6 @@
 #include <cmath>
 #include <fmt/format.h>
 #include <map>
-#include <numeric>
 
 namespace runlens::analysis {
 

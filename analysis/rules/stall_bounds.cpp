@@ -54,38 +54,40 @@ Expected<std::optional<FindingEpisode>> StallBounds::fromStacks(const std::strin
 
 Expected<std::optional<FindingEpisode>> StallBounds::fromUtilization(const std::string& node, int64_t startNs, int64_t endNs)
 {
-    if (!m_series) {
+    if (!m_finestUtil) {
         auto series = m_reader.series();
         if (!series) return series.error();
         auto devices = m_reader.devices();
         if (!devices) return devices.error();
         auto nodes = m_reader.nodes();
         if (!nodes) return nodes.error();
-        m_series = std::move(*series);
-        m_devices = std::move(*devices);
-        m_nodes = std::move(*nodes);
+        std::map<int64_t, const store::DeviceInfo*> deviceById;
+        for (const store::DeviceInfo& d : *devices)
+            deviceById[d.id] = &d;
+        std::map<int64_t, std::string> nodeName;
+        for (const store::NodeInfo& n : *nodes)
+            nodeName[n.id] = n.name;
+        std::map<std::pair<std::string, std::string>, std::pair<double, int64_t>> best; // rate, series id
+        for (const store::SeriesInfo& si : *series) {
+            if (si.metric != "gpu.util" || !si.firstNs || !si.lastNs || *si.lastNs <= *si.firstNs) continue;
+            const auto d = deviceById.find(si.deviceId);
+            if (d == deviceById.end() || d->second->kind != "gpu" || !nodeName.count(si.nodeId)) continue;
+            const double rate = static_cast<double>(si.points) / static_cast<double>(*si.lastNs - *si.firstNs);
+            auto& slot = best[{nodeName[si.nodeId], d->second->name}];
+            if (rate > slot.first) slot = {rate, si.id};
+        }
+        m_finestUtil.emplace();
+        for (const auto& [key, v] : best)
+            (*m_finestUtil)[key] = v.second;
     }
     const auto pad = static_cast<int64_t>(m_params.get("bounds.search_s") * 1e9);
     const double utilMax = m_params.get("stall.util_max");
     std::vector<std::pair<int64_t, int64_t>> spans;
     for (const GpuMetrics& g : m_metrics.gpus) {
         if (g.node != node) continue;
-        // The GPU's finest utilization series: the most points per second.
-        const store::SeriesInfo* finest = nullptr;
-        double finestRate = 0;
-        for (const store::SeriesInfo& s : *m_series) {
-            if (s.metric != "gpu.util" || !s.firstNs || !s.lastNs || *s.lastNs <= *s.firstNs) continue;
-            const auto d = std::find_if(m_devices->begin(), m_devices->end(), [&](const store::DeviceInfo& x) { return x.id == s.deviceId; });
-            const auto n = std::find_if(m_nodes->begin(), m_nodes->end(), [&](const store::NodeInfo& x) { return x.id == s.nodeId; });
-            if (d == m_devices->end() || n == m_nodes->end() || d->kind != "gpu" || d->name != g.gpu || n->name != node) continue;
-            const double rate = static_cast<double>(s.points) / static_cast<double>(*s.lastNs - *s.firstNs);
-            if (rate > finestRate) {
-                finestRate = rate;
-                finest = &s;
-            }
-        }
-        if (!finest) continue;
-        auto points = m_reader.readPoints(finest->id, {startNs - pad, endNs + pad});
+        const auto finest = m_finestUtil->find({node, g.gpu});
+        if (finest == m_finestUtil->end()) continue;
+        auto points = m_reader.readPoints(finest->second, {startNs - pad, endNs + pad});
         if (!points) return points.error();
         const std::vector<store::Point>& pts = *points;
         // Idle stretches, each edge halfway between the last busy sample and the first idle one.

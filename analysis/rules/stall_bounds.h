@@ -17,6 +17,7 @@
 #include "analysis/rules/run_metrics.h"
 #include "analysis/store/run_reader.h"
 
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -43,9 +44,8 @@ private:
     const std::vector<ThreadScan>& m_threads;
     store::RunReader& m_reader;
     const RuleParams& m_params;
-    std::optional<std::vector<store::SeriesInfo>> m_series;
-    std::optional<std::vector<store::DeviceInfo>> m_devices;
-    std::optional<std::vector<store::NodeInfo>> m_nodes;
+    // Per (node, GPU name): its finest gpu.util series (the most points per second), read once.
+    std::optional<std::map<std::pair<std::string, std::string>, int64_t>> m_finestUtil;
 };
 
 } // namespace runlens::analysis
