@@ -1,5 +1,6 @@
 #include "analysis/compare/run_compare.h"
 
+#include "analysis/mfu/mfu.h"
 #include "analysis/rules/steady_state.h"
 
 #include <QJsonArray>
@@ -39,8 +40,10 @@ RuleParams paramsOf(const std::optional<StoredRunAnalysis>& stored)
     return p;
 }
 
-// Per-slot values (NaN: none) into means over blocks of `block` slots within [first, last).
-std::vector<double> blockMeans(const std::vector<double>& perSlot, size_t first, size_t last, size_t block)
+// Per-slot values (NaN: none) into means over blocks of `block` slots within [first, last); each block's first
+// slot into `starts` when given.
+std::vector<double> blockMeans(const std::vector<double>& perSlot, size_t first, size_t last, size_t block,
+                               std::vector<size_t>* starts = nullptr)
 {
     std::vector<double> out;
     for (size_t b = first; b < last; b += block) {
@@ -51,7 +54,10 @@ std::vector<double> blockMeans(const std::vector<double>& perSlot, size_t first,
                 sum += perSlot[i];
                 ++n;
             }
-        if (n > 0) out.push_back(sum / n); // (a metric sampled more coarsely than the grid has few samples a block)
+        if (n > 0) { // (a metric sampled more coarsely than the grid has few samples a block)
+            out.push_back(sum / n);
+            if (starts) starts->push_back(b);
+        }
     }
     return out;
 }
@@ -89,6 +95,7 @@ constexpr RowDef kRows[] = {
     {"iterations_per_s", "iterations/s", "1/s", "rate"},
     {"samples_per_s", "samples/s", "1/s", "rate"},
     {"tokens_per_s", "tokens/s", "1/s", "rate"},
+    {"mfu", "MFU (model FLOPs utilization)", "%", "rate"},
     {"step_size", "step size (tokens or samples)", "count", ""},
     {"step_time_base_size", "step time at the baseline's step size", "s", "time"},
     {"gpu_util", "GPU utilization", "%", "rate"},
@@ -206,10 +213,16 @@ Expected<RunSummary> summarizeRun(store::RunDatabase& db, const std::string& lab
             logNode = &node;
         }
     }
+    const auto sinceFrom = [&](int64_t t) { return static_cast<double>(t - out.fromNs) / 1e9; };
+    CompareSeries& stepLine = out.series["step_time_median"];
     if (logNode) {
         out.stepSource = "trainer log";
         for (const store::Point& p : logNode->stepTimes)
-            if (inWindow(p.tsNs) && std::isfinite(p.value) && p.value > 0) steps.push_back(p.value);
+            if (inWindow(p.tsNs) && std::isfinite(p.value) && p.value > 0) {
+                steps.push_back(p.value);
+                stepLine.tS.push_back(sinceFrom(p.tsNs));
+                stepLine.value.push_back(p.value);
+            }
     } else {
         const std::vector<StepTimes> detected = computeStepTimes(m, params);
         const StepTimes* best = nullptr;
@@ -224,10 +237,15 @@ Expected<RunSummary> summarizeRun(store::RunDatabase& db, const std::string& lab
         if (best) {
             out.stepSource = "detected steps";
             for (size_t i = 1; i < best->startsNs.size(); ++i)
-                if (inWindow(best->startsNs[i - 1]) && inWindow(best->startsNs[i]))
+                if (inWindow(best->startsNs[i - 1]) && inWindow(best->startsNs[i])) {
                     steps.push_back(static_cast<double>(best->startsNs[i] - best->startsNs[i - 1]) / 1e9);
+                    stepLine.tS.push_back(sinceFrom(best->startsNs[i]));
+                    stepLine.value.push_back(steps.back());
+                }
         }
     }
+    out.stepEndsS = stepLine.tS;
+    if (stepLine.tS.empty()) out.series.erase("step_time_median");
     auto& metric = out.metrics;
     if (!steps.empty()) {
         metric["step_time_median"] = {quantile(steps, 0.5), steps};
@@ -265,8 +283,12 @@ Expected<RunSummary> summarizeRun(store::RunDatabase& db, const std::string& lab
         if (!pts) return pts.error();
         if (pts->empty()) continue;
         std::vector<double> values;
-        for (const store::Point& p : *pts)
+        CompareSeries& line = out.series[std::string(name).substr(6)];
+        for (const store::Point& p : *pts) {
             values.push_back(p.value);
+            line.tS.push_back(sinceFrom(p.tsNs));
+            line.value.push_back(p.value);
+        }
         metric[std::string(name).substr(6)] = {quantile(values, 0.5), values};
         if (!out.stepSizeUnit.empty()) continue; // tokens first
         for (const store::Point& p : *pts)
@@ -278,6 +300,28 @@ Expected<RunSummary> summarizeRun(store::RunDatabase& db, const std::string& lab
             for (const auto& s : out.sizedSteps)
                 sizes.push_back(s.second);
             metric["step_size"] = {quantile(sizes, 0.5), {}};
+        }
+    }
+
+    // MFU: linear in the logged throughput (or the log's own TFLOP/s), so each logged value gives one.
+    auto mfu = runMfu(db);
+    if (!mfu) return mfu.error();
+    out.mfuText = mfuLine(*mfu);
+    if (mfu->mfu) {
+        std::string from;
+        double perUnit = kNaN; // MFU in % per unit of the logged metric
+        if (mfu->flopsSource == "model" && mfu->tokensPerS && *mfu->tokensPerS > 0) {
+            from = mfu->tokensSource == "samples_per_s" ? "samples_per_s" : "tokens_per_s";
+            perUnit = 100 * *mfu->mfu / *mfu->tokensPerS * (from == "samples_per_s" && mfu->seqLen ? *mfu->seqLen : 1);
+        }
+        if (const auto it = out.series.find(from); std::isfinite(perUnit) && it != out.series.end()) {
+            CompareSeries line = it->second;
+            for (double& v : line.value)
+                v *= perUnit;
+            metric["mfu"] = {quantile(line.value, 0.5), line.value};
+            out.series["mfu"] = std::move(line);
+        } else if (!mfu->flopsSource.empty()) {
+            metric["mfu"] = {100 * *mfu->mfu, {}}; // the log's TFLOP/s: one typical value, no test
         }
     }
 
@@ -325,7 +369,13 @@ Expected<RunSummary> summarizeRun(store::RunDatabase& db, const std::string& lab
     const auto addRate = [&](const char* id, const std::vector<double>& perSlot) {
         std::vector<double> inside(perSlot.begin() + static_cast<std::ptrdiff_t>(first), perSlot.begin() + static_cast<std::ptrdiff_t>(last));
         const double value = mean(inside);
-        if (std::isfinite(value)) metric[id] = {value, blockMeans(perSlot, first, last, block)};
+        if (!std::isfinite(value)) return;
+        std::vector<size_t> starts;
+        metric[id] = {value, blockMeans(perSlot, first, last, block, &starts)};
+        CompareSeries& line = out.series[id];
+        line.value = metric[id].samples;
+        for (size_t b : starts)
+            line.tS.push_back(sinceFrom(grid.slotStart(b)) + static_cast<double>(std::min(block, last - b)) * slotS / 2);
     };
     addRate("gpu_util", gpuMean(&GpuMetrics::util, 1));
     addRate("sm_active", gpuMean(&GpuMetrics::smActive, 100));
@@ -436,6 +486,19 @@ Expected<RunSummary> summarizeRun(store::RunDatabase& db, const std::string& lab
     return out;
 }
 
+double stepsAt(const RunSummary& run, double tS)
+{
+    const std::vector<double>& ends = run.stepEndsS;
+    if (ends.empty()) return kNaN;
+    const auto it = std::lower_bound(ends.begin(), ends.end(), tS);
+    const size_t i = static_cast<size_t>(it - ends.begin()); // steps ended before tS
+    // Within a step: the share of it done, linearly (the first step from the window's start, the ones after the
+    // last at the last step's length).
+    const double from = i == 0 ? 0.0 : ends[i - 1];
+    const double to = i < ends.size() ? ends[i] : from + (ends.size() > 1 ? ends.back() - ends[ends.size() - 2] : ends.back());
+    return static_cast<double>(i) + (to > from ? std::clamp((tS - from) / (to - from), 0.0, i < ends.size() ? 1.0 : 1e9) : 0.0);
+}
+
 std::vector<CompareRow> compareRuns(const std::vector<RunSummary>& runs)
 {
     std::vector<CompareRow> rows;
@@ -471,7 +534,7 @@ std::vector<CompareRow> compareRuns(const std::vector<RunSummary>& runs)
         row.label = label;
         row.unit = unit;
         if (kind == "time") row.samplesOf = "steps";
-        else if (kind == "rate") row.samplesOf = id == "iterations_per_s" ? "steps" : id == "samples_per_s" || id == "tokens_per_s" ? "logged values" : "per-step means";
+        else if (kind == "rate") row.samplesOf = id == "iterations_per_s" ? "steps" : id == "samples_per_s" || id == "tokens_per_s" || id == "mfu" ? "logged values" : "per-step means";
         std::vector<const CompareMetric*> ms;
         bool any = false;
         for (size_t r = 0; r < runs.size(); ++r) {

@@ -53,6 +53,12 @@ struct CompareMetric
     std::vector<double> samples;
 };
 
+// A metric over a run's window as a line, for the overlaid timelines: seconds since the window's start and values.
+struct CompareSeries
+{
+    std::vector<double> tS, value;
+};
+
 struct RunSummary
 {
     std::string label;                 // the run's path
@@ -67,7 +73,15 @@ struct RunSummary
     std::string stepSizeUnit;          // "tokens" or "samples"; "" when the log gives neither
     std::vector<std::string> findingRules; // the rules with findings in the window, in order of first appearance
     std::vector<Finding> findings;         // the run's findings (stored, or analysed now)
+    // By row id: step times at their steps' ends, the logged throughput and MFU at their moments, the rates' means
+    // over blocks of about a step at the blocks' middles.
+    std::map<std::string, CompareSeries> series;
+    std::vector<double> stepEndsS; // the steps' ends, seconds since the window's start (to align runs by step)
+    std::string mfuText;           // how the MFU row was worked out, or why it is not known
 };
+
+// Steps completed at tS seconds into the run's window (interpolated between the steps' ends; NaN without steps).
+double stepsAt(const RunSummary& run, double tS);
 
 // Reads and summarises one run over its window (read-only). Errors: an unreadable run, an empty window (Usage).
 Expected<RunSummary> summarizeRun(store::RunDatabase& db, const std::string& label, const CompareWindowRequest& request);

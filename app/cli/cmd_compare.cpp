@@ -1,8 +1,4 @@
-#include "analysis/compare/findings_compare.h"
-#include "analysis/compare/flame_compare.h"
-#include "analysis/compare/loss_compare.h"
-#include "analysis/compare/run_compare.h"
-#include "analysis/phase/phase_classifier.h"
+#include "analysis/compare/run_comparison.h"
 #include "analysis/store/run_database.h"
 #include "app/cli/cli.h"
 #include "app/cli/window_args.h"
@@ -141,66 +137,7 @@ std::string pad(const std::string& s, size_t w, bool right)
     return right ? fill + s : s + fill;
 }
 
-// The findings of a candidate against the baseline's (gone, still there, new) and the functions whose share of the
-// stack samples grew or shrank between the two windows (none when either run has no timed stacks there).
-struct Versus
-{
-    analysis::FindingsComparison findings;
-    std::optional<analysis::FlameComparison> flame;
-    analysis::LossComparison loss;
-};
-
 constexpr size_t kFlameRows = 8; // functions listed per direction in the text output
-
-Expected<Versus> versus(const analysis::RunSummary& base, const analysis::RunSummary& cand,
-                        const std::shared_ptr<const analysis::PhaseClassifier>& classifier)
-{
-    Versus v;
-    const store::TimeWindow wa{base.fromNs, base.toNs - 1}, wb{cand.fromNs, cand.toNs - 1};
-    v.findings = analysis::compareFindings(base.findings, wa, cand.findings, wb);
-    analysis::FlameQuery qa, qb;
-    qa.window = wa;
-    qb.window = wb;
-    qa.untimed = qb.untimed = analysis::UntimedStacks::Exclude;
-    auto flame = analysis::compareRunFlames(base.label, qa, cand.label, qb, classifier);
-    if (!flame) return flame.error();
-    if (flame->totalA > 0 && flame->totalB > 0) v.flame = std::move(*flame);
-    return v;
-}
-
-QJsonObject versusJson(const Versus& v)
-{
-    QJsonArray findings;
-    for (const auto* list : {&v.findings.gone, &v.findings.still, &v.findings.added})
-        for (const analysis::FindingChange& c : *list)
-            findings.append(QJsonObject{{QStringLiteral("status"), QString::fromLatin1(analysis::statusName(c.status))},
-                                        {QStringLiteral("rule"), QString::fromStdString(c.finding().rule)},
-                                        {QStringLiteral("character"), QString::fromStdString(analysis::findingCharacter(c.finding()))},
-                                        {QStringLiteral("title"), QString::fromStdString(c.finding().title)},
-                                        {QStringLiteral("impact_a"), c.impactA},
-                                        {QStringLiteral("impact_b"), c.impactB},
-                                        {QStringLiteral("saving_a_s"), c.savingA},
-                                        {QStringLiteral("saving_b_s"), c.savingB}});
-    QJsonObject out{{QStringLiteral("findings"), findings}};
-    if (v.flame) {
-        const auto frames = [](const std::vector<analysis::FrameChange>& list) {
-            QJsonArray a;
-            for (const analysis::FrameChange& c : list)
-                a.append(QJsonObject{{QStringLiteral("frame"), QString::fromStdString(c.label())},
-                                     {QStringLiteral("share_a"), c.shareA},
-                                     {QStringLiteral("share_b"), c.shareB},
-                                     {QStringLiteral("self_share_a"), c.selfShareA},
-                                     {QStringLiteral("self_share_b"), c.selfShareB}});
-            return a;
-        };
-        out.insert(QStringLiteral("flame"), QJsonObject{{QStringLiteral("samples_a"), static_cast<qint64>(v.flame->totalA)},
-                                                        {QStringLiteral("samples_b"), static_cast<qint64>(v.flame->totalB)},
-                                                        {QStringLiteral("grew"), frames(v.flame->grew)},
-                                                        {QStringLiteral("shrank"), frames(v.flame->shrank)}});
-    }
-    out.insert(QStringLiteral("loss"), analysis::toJson(v.loss));
-    return out;
-}
 
 std::string lossNumber(double v)
 {
@@ -227,7 +164,7 @@ void printLoss(const analysis::LossComparison& l)
                    l.timeRatio, l.timeVerdict, l.timeCandS, l.timeBaseS);
 }
 
-void printVersus(const Versus& v)
+void printVersus(const analysis::CandidateComparison& v)
 {
     fmt::print("\nFindings (baseline → candidate, saving within each window):\n");
     if (v.findings.gone.empty() && v.findings.still.empty() && v.findings.added.empty()) fmt::print("  none on either side\n");
@@ -278,75 +215,40 @@ int cmdCompare(const QStringList& args)
         return kExitUsage;
     }
 
-    std::vector<analysis::RunSummary> runs;
-    std::vector<analysis::LossCurve> curves; // per run
+    std::vector<analysis::CompareInput> inputs;
     for (qsizetype i = 0; i < paths.size(); ++i) {
-        const std::string path = paths.at(i).toStdString();
-        auto db = store::RunDatabase::open(path, store::OpenMode::ReadOnly);
-        if (!db) {
-            printError(fmt::format("cannot read {}: {}", path, db.error().message));
-            return kExitUsage;
-        }
-        analysis::CompareWindowRequest request;
-        request.wholeRun = parser.isSet(wholeRun);
+        analysis::CompareInput in;
+        in.path = paths.at(i).toStdString();
+        in.window.wholeRun = parser.isSet(wholeRun);
         const QCommandLineOption& option = i == 0 ? windowA : windowB;
-        if (parser.isSet(option)) {
+        if (parser.isSet(option)) { // a window relative to the run's start: read the start first
+            auto db = store::RunDatabase::open(in.path, store::OpenMode::ReadOnly);
+            if (!db) {
+                printError(fmt::format("cannot read {}: {}", in.path, db.error().message));
+                return kExitUsage;
+            }
             auto w = parseRange(i == 0 ? "window-a" : "window-b", parser.value(option).toStdString(), runStartNs(**db));
             if (!w) {
                 printError(w.error().message);
                 return kExitUsage;
             }
-            request.window = *w;
+            in.window.window = *w;
         }
-        auto summary = analysis::summarizeRun(**db, path, request);
-        if (!summary) {
-            printError(summary.error().code == ErrorCode::Usage ? summary.error().message
-                                                                : fmt::format("cannot read {}: {}", path, summary.error().toString()));
-            return kExitUsage; // an unreadable run or an empty window
-        }
-        // The loss curve: over the window given, else the whole run (the start-up is where the loss falls most).
-        auto curve = analysis::readLossCurve(**db, request.window ? store::TimeWindow{summary->fromNs, summary->toNs - 1} : store::TimeWindow{});
-        if (!curve) {
-            printError(fmt::format("cannot read {}: {}", path, curve.error().toString()));
-            return kExitUsage;
-        }
-        curves.push_back(std::move(*curve));
-        runs.push_back(std::move(*summary));
+        inputs.push_back(std::move(in));
     }
-    const std::vector<analysis::CompareRow> rows = analysis::compareRuns(runs);
-    auto classifier = analysis::PhaseClassifier::builtIn();
-    if (!classifier) {
-        printError(classifier.error().toString());
-        return kExitUsage;
+    analysis::CompareOptions options;
+    options.flameRows = kFlameRows;
+    auto comparison = analysis::compareRunFiles(inputs, options);
+    if (!comparison) {
+        printError(comparison.error().toString());
+        return kExitUsage; // an unreadable run or an empty window
     }
-    const auto phases = std::make_shared<const analysis::PhaseClassifier>(std::move(*classifier));
-    std::vector<Versus> against; // per candidate
-    for (size_t c = 1; c < runs.size(); ++c) {
-        auto v = versus(runs[0], runs[c], phases);
-        if (!v) {
-            printError(fmt::format("cannot compare {} with {}: {}", runs[c].label, runs[0].label, v.error().toString()));
-            return kExitUsage;
-        }
-        v->loss = analysis::compareLoss(curves[0], curves[c]);
-        against.push_back(std::move(*v));
-    }
+    const auto& runs = comparison->runs;
+    const auto& rows = comparison->rows;
     const std::string test = fmt::format("Mann-Whitney U (two-sided, normal approximation), alpha {}", analysis::kCompareAlpha);
 
     if (parser.isSet(json)) {
-        QJsonArray jr, jrows;
-        for (const auto& r : runs)
-            jr.append(analysis::toJson(r));
-        for (const auto& r : rows)
-            jrows.append(analysis::toJson(r));
-        QJsonArray jv;
-        for (const Versus& v : against)
-            jv.append(versusJson(v));
-        const QJsonObject out{{QStringLiteral("runs"), jr},
-                              {QStringLiteral("test"), QStringLiteral("mann_whitney_u")},
-                              {QStringLiteral("alpha"), analysis::kCompareAlpha},
-                              {QStringLiteral("rows"), jrows},
-                              {QStringLiteral("candidates"), jv}};
-        fmt::print("{}", QJsonDocument(out).toJson(QJsonDocument::Indented).toStdString());
+        fmt::print("{}", QJsonDocument(analysis::toJson(*comparison)).toJson(QJsonDocument::Indented).toStdString());
         return kExitOk;
     }
 
@@ -379,8 +281,8 @@ int cmdCompare(const QStringList& args)
         for (const auto& line : table)
             fmt::print("{}  {}  {}  {}  {}  {}\n", pad(line[0], w[0], false), pad(line[1], w[1], true), pad(line[2], w[2], true),
                        pad(line[3], w[3], true), pad(line[4], w[4], true), line[5]);
-        printVersus(against[c - 1]);
-        printLoss(against[c - 1].loss);
+        printVersus(comparison->candidates[c - 1]);
+        printLoss(comparison->candidates[c - 1].loss);
     }
     return kExitOk;
 }

@@ -164,40 +164,15 @@ QColor runColor(size_t i)
 
 RunComparison compareRunFiles(const QStringList& paths)
 {
+    std::vector<analysis::CompareInput> inputs;
+    for (const QString& path : paths)
+        inputs.push_back({path.toStdString(), {}});
+    analysis::CompareOptions options;
+    options.flameRows = kFlameRows;
     RunComparison out;
-    const auto fail = [&](const QString& path, const QString& message) {
-        out.error = QObject::tr("Cannot compare %1: %2").arg(QDir::toNativeSeparators(path), message);
-        return out;
-    };
-    for (const QString& path : paths) {
-        auto db = store::RunDatabase::open(path.toStdString(), store::OpenMode::ReadOnly);
-        if (!db) return fail(path, QString::fromStdString(db.error().toString()));
-        auto summary = analysis::summarizeRun(**db, path.toStdString(), analysis::CompareWindowRequest{});
-        if (!summary) return fail(path, QString::fromStdString(summary.error().toString()));
-        out.runs.push_back(std::move(*summary));
-    }
-    out.rows = analysis::compareRuns(out.runs);
-    auto classifier = analysis::PhaseClassifier::builtIn();
-    if (!classifier) return fail(paths.value(0), QString::fromStdString(classifier.error().toString()));
-    const auto phases = std::make_shared<const analysis::PhaseClassifier>(std::move(*classifier));
-    const analysis::RunSummary& base = out.runs.front();
-    const store::TimeWindow wa{base.fromNs, base.toNs - 1};
-    for (size_t c = 1; c < out.runs.size(); ++c) {
-        const analysis::RunSummary& cand = out.runs[c];
-        const store::TimeWindow wb{cand.fromNs, cand.toNs - 1};
-        CandidateComparison v;
-        v.findings = analysis::compareFindings(base.findings, wa, cand.findings, wb);
-        analysis::FlameQuery qa, qb;
-        qa.window = wa;
-        qb.window = wb;
-        qa.untimed = qb.untimed = analysis::UntimedStacks::Exclude;
-        analysis::FlameCompareOptions options;
-        options.limit = kFlameRows;
-        auto flame = analysis::compareRunFlames(base.label, qa, cand.label, qb, phases, options);
-        if (!flame) return fail(paths.value(static_cast<qsizetype>(c)), QString::fromStdString(flame.error().toString()));
-        if (flame->totalA > 0 && flame->totalB > 0) v.flame = std::move(*flame);
-        out.candidates.push_back(std::move(v));
-    }
+    auto comparison = analysis::compareRunFiles(inputs, options);
+    if (comparison) static_cast<analysis::RunComparison&>(out) = std::move(*comparison);
+    else out.error = QObject::tr("Cannot compare: %1").arg(QString::fromStdString(comparison.error().toString()));
     return out;
 }
 

@@ -7,9 +7,7 @@
 // shrank), exports the current tab as PNG or the metric table as PDF, and copies everything as text. The runs are
 // opened read-only; nothing is written to them.
 
-#include "analysis/compare/findings_compare.h"
-#include "analysis/compare/flame_compare.h"
-#include "analysis/compare/run_compare.h"
+#include "analysis/compare/run_comparison.h"
 
 #include <QColor>
 #include <QString>
@@ -24,19 +22,10 @@ class QTableWidget;
 
 namespace runlens::app {
 
-// One candidate set against the baseline.
-struct CandidateComparison
+// The comparison shown, or why there is none (error names the file).
+struct RunComparison : analysis::RunComparison
 {
-    analysis::FindingsComparison findings;
-    std::optional<analysis::FlameComparison> flame; // none when either run has no timed stack samples in its window
-};
-
-struct RunComparison
-{
-    std::vector<analysis::RunSummary> runs;        // baseline first
-    std::vector<analysis::CompareRow> rows;
-    std::vector<CandidateComparison> candidates;   // per candidate (runs 1…)
-    QString error;                                 // set when a run could not be read or compared (names the file)
+    QString error;
 };
 
 // Synchronous (the worker's body): paths[0] is the baseline; each run over its steady state.
