@@ -1,3 +1,4 @@
+#include "analysis/compare/compare_format.h"
 #include "analysis/compare/run_comparison.h"
 #include "analysis/store/run_database.h"
 #include "app/cli/cli.h"
@@ -90,37 +91,9 @@ std::string clock(int64_t ns)
     return fmt::format("{:02}:{:02}:{:02}.{:01}", ms / 3'600'000 % 24, ms / 60'000 % 60, ms / 1000 % 60, ms % 1000 / 100);
 }
 
-std::string bytesRate(double v, bool sign)
-{
-    const char* units[] = {"B/s", "kB/s", "MB/s", "GB/s", "TB/s"};
-    double a = std::fabs(v);
-    int u = 0;
-    while (a >= 1000 && u < 4) {
-        a /= 1000;
-        ++u;
-    }
-    return fmt::format("{}{:.3g} {}", sign ? (v < 0 ? "-" : "+") : (v < 0 ? "-" : ""), a, units[u]);
-}
-
 std::string value(double v, const std::string& unit, bool sign = false)
 {
-    if (!std::isfinite(v)) return "n/a";
-    const std::string plus = sign && v >= 0 ? "+" : "";
-    if (unit == "B/s") return bytesRate(v, sign);
-    if (unit == "s") return fmt::format("{}{:.4g} s", plus, v);
-    if (unit == "%") return fmt::format("{}{:.1f}{}", plus, v, sign ? " pts" : " %");
-    // Large counts and rates with a k or M suffix.
-    const auto scaled = [&](double x) {
-        const double a = std::fabs(x);
-        return a >= 1e7 ? fmt::format("{}{:.4g}M", plus, x / 1e6) : a >= 1e4 ? fmt::format("{}{:.4g}k", plus, x / 1e3)
-                                                                             : std::string();
-    };
-    if (unit == "1/s") {
-        const std::string big = scaled(v);
-        return big.empty() ? fmt::format("{}{:.4g}/s", plus, v) : big + "/s";
-    }
-    const std::string big = scaled(v);
-    return big.empty() ? fmt::format("{}{:.0f}", plus, v) : big;
+    return analysis::formatCompareValue(v, unit, sign);
 }
 
 size_t width(const std::string& s) // code points (the table's text is UTF-8)
@@ -258,6 +231,7 @@ int cmdCompare(const QStringList& args)
                    r.label, clock(r.fromNs), clock(r.toNs), static_cast<double>(r.toNs - r.fromNs) / 1e9, r.windowKind,
                    r.stepSource.empty() ? std::string("nowhere (no trainer log, no clear period)") : r.stepSource,
                    r.analysisStored ? "; stored findings" : "; findings analysed now (not kept)");
+        if (!r.mfuText.empty()) fmt::print("    {}\n", r.mfuText);
     }
     fmt::print("Verdicts: {}; step rows test the steps' times, rate rows per-step means of the metrics.\n", test);
     for (size_t c = 1; c < runs.size(); ++c) {
@@ -265,12 +239,10 @@ int cmdCompare(const QStringList& args)
         table.push_back({"METRIC", "BASELINE", runs.size() > 2 ? fmt::format("CANDIDATE {}", c) : "CANDIDATE", "Δ", "Δ%", "VERDICT (TEST)"});
         for (const auto& row : rows) {
             const auto& cell = row.cells[c - 1];
-            std::string verdict = "—";
-            if (!cell.verdict.empty())
-                verdict = std::isfinite(cell.p) ? (cell.p < 0.001 ? fmt::format("{} (MWU p<0.001)", cell.verdict) : fmt::format("{} (MWU p={:.3f})", cell.verdict, cell.p)) : cell.verdict;
+            const std::string verdict = analysis::formatVerdict(cell);
             table.push_back({row.label, value(row.values[0], row.unit), value(row.values[c], row.unit),
                              value(cell.delta, row.unit, true),
-                             std::isfinite(cell.deltaPct) ? fmt::format("{:+.1f} %", cell.deltaPct) : std::string("n/a"),
+                             analysis::formatDeltaPct(cell.deltaPct),
                              verdict});
         }
         std::array<size_t, 6> w{};

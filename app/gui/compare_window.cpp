@@ -1,5 +1,7 @@
 #include "app/gui/compare_window.h"
 
+#include "analysis/compare/compare_format.h"
+
 #include "analysis/phase/phase_classifier.h"
 #include "analysis/store/run_database.h"
 
@@ -48,47 +50,14 @@ QString runName(const std::vector<analysis::RunSummary>& runs, size_t i)
     return same > 1 ? info.dir().dirName() + QLatin1Char('/') + info.fileName() : info.fileName();
 }
 
-QString bytesRate(double v, bool sign)
-{
-    static const char* const units[] = {"B/s", "kB/s", "MB/s", "GB/s", "TB/s"};
-    double a = std::fabs(v);
-    int u = 0;
-    while (a >= 1000 && u < 4) {
-        a /= 1000;
-        ++u;
-    }
-    const QString s = v < 0 ? QStringLiteral("−") : sign ? QStringLiteral("+") : QString();
-    return s + QString::number(a, 'g', 3) + QLatin1Char(' ') + QLatin1String(units[u]);
-}
-
-// A value with its unit as the command line prints it; sign: a difference (+/−, percentages in points).
 QString formatValue(double v, const std::string& unit, bool sign = false)
 {
-    if (!std::isfinite(v)) return QStringLiteral("n/a");
-    if (unit == "B/s") return bytesRate(v, sign);
-    const QString plus = sign && v >= 0 ? QStringLiteral("+") : QString();
-    const auto num = [&](double x, char f, int prec) {
-        QString s = QString::number(x, f, prec);
-        if (s.startsWith(QLatin1Char('-'))) s.replace(0, 1, QStringLiteral("−"));
-        return plus + s;
-    };
-    if (unit == "s") return num(v, 'g', 4) + QStringLiteral(" s");
-    if (unit == "%") return num(v, 'f', 1) + (sign ? QStringLiteral(" pts") : QStringLiteral(" %"));
-    const double a = std::fabs(v);
-    QString body = a >= 1e7 ? num(v / 1e6, 'g', 4) + QLatin1Char('M')
-                   : a >= 1e4 ? num(v / 1e3, 'g', 4) + QLatin1Char('k')
-                   : unit == "1/s" ? num(v, 'g', 4)
-                                   : num(v, 'f', 0);
-    return unit == "1/s" ? body + QStringLiteral("/s") : body;
+    return QString::fromStdString(analysis::formatCompareValue(v, unit, sign));
 }
 
 QString percent(double pct)
 {
-    if (!std::isfinite(pct)) return QStringLiteral("n/a");
-    QString s = QString::number(pct, 'f', 1);
-    if (pct >= 0) s.prepend(QLatin1Char('+'));
-    else s.replace(0, 1, QStringLiteral("−"));
-    return s + QStringLiteral(" %");
+    return QString::fromStdString(analysis::formatDeltaPct(pct));
 }
 
 // The verdict's colour: which way the difference went, not whether that is good.
