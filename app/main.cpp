@@ -113,7 +113,8 @@ int main(int argc, char** argv)
 
     // Commands that draw (flame graphs as PNG/SVG, reports) need the GUI libraries; headless, they draw offscreen.
     // A report's timeline figures are QCustomPlot widgets (never shown): it needs a QApplication.
-    const bool report = std::strcmp(argv[1], "report") == 0 || demo; // the headless demo ends in its report
+    // The headless demo ends in its report; a comparison may be written as one.
+    const bool report = std::strcmp(argv[1], "report") == 0 || std::strcmp(argv[1], "compare") == 0 || demo;
     const bool draws = report || std::strcmp(argv[1], "flame") == 0;
     if (draws && !std::getenv("QT_QPA_PLATFORM") && !hasDisplay()) setenv("QT_QPA_PLATFORM", "offscreen", 1);
     if (draws) ensureRuntimeDir();

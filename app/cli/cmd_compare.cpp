@@ -2,6 +2,8 @@
 #include "analysis/compare/run_comparison.h"
 #include "analysis/store/run_database.h"
 #include "app/cli/cli.h"
+#include "app/cli/report_args.h"
+#include "widgets/report/compare_report.h"
 #include "app/cli/window_args.h"
 
 #include <QCommandLineParser>
@@ -41,7 +43,11 @@ The runs are opened read-only; nothing is written to them.
 candidates: [{delta, delta_pct, verdict, p_value}]}], "candidates": [{findings: [{status, rule, character, title,
 impact_a, impact_b, saving_a_s, saving_b_s}], flame: {samples_a, samples_b, grew, shrank: [{frame, share_a,
 share_b, self_share_a, self_share_b}]}, loss: {axis, x_from, x_to, points, median_difference, difference_spread,
-noise_a, noise_b, noise, verdict, level, time_a_s, time_b_s, time_ratio, time_verdict}}]}. Exit codes: 0 ok, 2 a run unreadable or a window empty.)";
+noise_a, noise_b, noise, verdict, level, time_a_s, time_b_s, time_ratio, time_verdict}}]}.
+-o compare.pdf (or --format png -o FOLDER) writes the comparison as a document instead of the text: the runs, the
+metric rows, the loss curves overlaid against step (or tokens) and against wall time, each key metric's line per
+run over its window (--align time or step), the findings and the stack changes.
+Exit codes: 0 ok, 1 the document could not be written, 2 a run unreadable or a window empty.)";
 
 // A time of day alone ("08:42:53", "08:42:53.5"): on the UTC day of the run's start.
 std::optional<int64_t> timeOfDay(const std::string& text, std::optional<int64_t> start)
@@ -177,7 +183,13 @@ int cmdCompare(const QStringList& args)
                                      QStringLiteral("FROM..TO"));
     const QCommandLineOption wholeRun(QStringLiteral("whole-run"),
                                       QStringLiteral("Compare the whole runs, start-up included (default: their steady state)."));
-    parser.addOptions({json, windowA, windowB, wholeRun});
+    const ReportOutputOptions output = reportOutputOptions();
+    const QCommandLineOption align(QStringLiteral("align"),
+                                   QStringLiteral("With -o: align the runs' metric lines by time (default) or by step."),
+                                   QStringLiteral("time|step"), QStringLiteral("time"));
+    parser.addOptions({json, windowA, windowB, wholeRun, align});
+    for (const auto* o : output.all())
+        parser.addOption(*o);
     parser.addPositionalArgument(QStringLiteral("base"), QStringLiteral("The baseline run (.runlens)."), QStringLiteral("BASE"));
     parser.addPositionalArgument(QStringLiteral("candidates"), QStringLiteral("The runs compared with it."),
                                  QStringLiteral("CAND [CAND2…]"));
@@ -188,6 +200,19 @@ int cmdCompare(const QStringList& args)
         return kExitUsage;
     }
 
+    std::optional<ReportOutput> target;
+    widgets::CompareReportOptions reportOptions;
+    if (parser.isSet(output.out)) {
+        const QString a = parser.value(align).toLower();
+        if (a != QLatin1String("time") && a != QLatin1String("step")) {
+            printError("--align: time or step");
+            return kExitUsage;
+        }
+        reportOptions.align = a == QLatin1String("step") ? widgets::CompareAlign::Step : widgets::CompareAlign::Time;
+        int rc = kExitOk;
+        target = readReportOutput(parser, output, rc);
+        if (!target) return rc;
+    }
     std::vector<analysis::CompareInput> inputs;
     for (qsizetype i = 0; i < paths.size(); ++i) {
         analysis::CompareInput in;
@@ -219,6 +244,16 @@ int cmdCompare(const QStringList& args)
     const auto& runs = comparison->runs;
     const auto& rows = comparison->rows;
     const std::string test = fmt::format("Mann-Whitney U (two-sided, normal approximation), alpha {}", analysis::kCompareAlpha);
+
+    if (target) {
+        auto result = widgets::renderCompareReport(*comparison, target->path, target->png, target->setup, reportOptions);
+        if (!result) {
+            printError(result.error().toString());
+            return kExitFailure;
+        }
+        fmt::print(stderr, "{} page{} → {}\n", result->pages, result->pages == 1 ? "" : "s", target->path.toStdString());
+        if (!parser.isSet(json)) return kExitOk; // the document instead of the text
+    }
 
     if (parser.isSet(json)) {
         fmt::print("{}", QJsonDocument(analysis::toJson(*comparison)).toJson(QJsonDocument::Indented).toStdString());

@@ -2,6 +2,9 @@
 #include "analysis/store/run_database.h"
 #include "app/cli/cli.h"
 #include "app/cli/window_args.h"
+#include "analysis/compare/run_comparison.h"
+#include "app/cli/report_args.h"
+#include "widgets/report/compare_report.h"
 #include "widgets/report/report_renderer.h"
 
 #include <QApplication>
@@ -19,7 +22,9 @@ constexpr const char* kSummary = R"(Write a report of a run: a PDF (or PNG pages
 It holds a summary (what was found, the run, what it lacks), where the time went (the goodput waterfall), key
 metrics per node, the run at a glance, then each finding in order: what, where, when, impact and saving, a
 timeline snapshot of its episode, its evidence, the flame graph of the episode focused on the evidence frame,
-and what to change; an appendix lists the rule parameters and the import diagnostics. The findings are the
+and what to change; with --compare BASE, a comparison of this run against BASE (the metric rows with their
+verdicts, the loss curves, the key metrics overlaid, findings and stacks, as runlens compare -o draws it); an
+appendix lists the rule parameters and the import diagnostics. The findings are the
 run's stored ones (runlens analyze); a run without them is analysed first and they are kept in it.
 Times (--from/--to, --window FROM..TO) as for flame: ISO 8601 (UTC unless it has a zone), epoch seconds or
 an offset from the run's start (+90s, +1h30m).)";
@@ -29,12 +34,7 @@ an offset from the run's start (+90s, +1h30m).)";
 int cmdReport(const QStringList& args)
 {
     QCommandLineParser parser;
-    const QCommandLineOption out(QStringList{QStringLiteral("o"), QStringLiteral("output")},
-                                 QStringLiteral("The PDF to write, or with --format png the folder for the pages."),
-                                 QStringLiteral("OUT"));
-    const QCommandLineOption format(QStringLiteral("format"),
-                                    QStringLiteral("pdf (default), or png: one page-NNN.png per page in the folder OUT."),
-                                    QStringLiteral("F"));
+    const ReportOutputOptions output = reportOutputOptions();
     const QCommandLineOption from(QStringLiteral("from"), QStringLiteral("Only findings with an episode after T."),
                                   QStringLiteral("T"));
     const QCommandLineOption to(QStringLiteral("to"), QStringLiteral("… and before T."), QStringLiteral("T"));
@@ -46,67 +46,30 @@ int cmdReport(const QStringList& args)
                                       QStringLiteral("Only these findings: their numbers (as analyze lists them) or "
                                                      "rules, e.g. 1,3 or CKPT_GAP."),
                                       QStringLiteral("LIST"));
-    const QCommandLineOption page(QStringLiteral("page"),
-                                  QStringLiteral("a4 or letter (default: by the locale; Letter where it measures in "
-                                                 "inches)."),
-                                  QStringLiteral("SIZE"));
-    const QCommandLineOption dpi(QStringLiteral("dpi"), QStringLiteral("Resolution of PNG pages (default 150)."),
-                                 QStringLiteral("N"), QStringLiteral("150"));
-    const QCommandLineOption figures(QStringLiteral("figures"),
-                                     QStringLiteral("Also write each figure as its own PNG (at --dpi) into DIR."),
-                                     QStringLiteral("DIR"));
     const QCommandLineOption analyze(QStringLiteral("analyze"),
                                      QStringLiteral("Run the rules again (with the parameters set for the run) even "
                                                     "when it has findings; they replace the stored ones."));
     const QCommandLineOption noStore(QStringLiteral("no-store"),
                                      QStringLiteral("Keep nothing in the run: findings analysed for the report are "
                                                     "not stored."));
-    for (const auto* o : {&out, &format, &from, &to, &window, &nodes, &findings, &page, &dpi, &figures, &analyze, &noStore})
+    const QCommandLineOption compare(QStringLiteral("compare"),
+                                     QStringLiteral("Add a comparison with BASE: BASE as the baseline, this run as the "
+                                                    "candidate, each over its steady state (as runlens compare)."),
+                                     QStringLiteral("BASE"));
+    for (const auto* o : output.all())
+        parser.addOption(*o);
+    for (const auto* o : {&from, &to, &window, &nodes, &findings, &analyze, &noStore, &compare})
         parser.addOption(*o);
     parser.addPositionalArgument(QStringLiteral("run"), QStringLiteral("Run database (.runlens)."), QStringLiteral("RUN"));
     if (auto done = parseCommandLine(parser, args, kSummary)) return *done;
-    if (parser.positionalArguments().size() != 1 || !parser.isSet(out)) {
+    if (parser.positionalArguments().size() != 1 || !parser.isSet(output.out)) {
         printError("report needs one RUN and -o OUT (see runlens report --help)");
         return kExitUsage;
     }
-    const QString outPath = parser.value(out);
-    const QString fmtName = parser.isSet(format) ? parser.value(format).toLower() : QStringLiteral("pdf");
-    if (fmtName != QLatin1String("pdf") && fmtName != QLatin1String("png")) {
-        printError("--format: pdf or png");
-        return kExitUsage;
-    }
-    const bool png = fmtName == QLatin1String("png");
-    if (!png && !outPath.endsWith(QLatin1String(".pdf"), Qt::CaseInsensitive)) {
-        printError(fmt::format("-o {}: a PDF report's name ends in .pdf (or give --format png and a folder)", outPath.toStdString()));
-        return kExitUsage;
-    }
-    widgets::ReportPageSetup setup;
-    setup.pageSize = widgets::defaultPageSize();
-    if (parser.isSet(page)) {
-        const QString p = parser.value(page).toLower();
-        if (p == QLatin1String("a4")) setup.pageSize = QPageSize(QPageSize::A4);
-        else if (p == QLatin1String("letter")) setup.pageSize = QPageSize(QPageSize::Letter);
-        else {
-            printError("--page: a4 or letter");
-            return kExitUsage;
-        }
-    }
-    bool dpiOk = false;
-    setup.dpi = parser.value(dpi).toInt(&dpiOk);
-    if (!dpiOk || setup.dpi < 36 || setup.dpi > 1200) {
-        printError("--dpi: a number between 36 and 1200");
-        return kExitUsage;
-    }
-    setup.figureFolder = parser.value(figures);
-    if (!qobject_cast<QApplication*>(QCoreApplication::instance())) {
-        printError("drawing a report needs the GUI libraries; this build started without them");
-        return kExitFailure;
-    }
-    // Without fonts Qt draws empty boxes: say so instead of writing an unreadable report.
-    if (const QString problem = widgets::reportFontProblem(); !problem.isEmpty()) {
-        printError(problem.toStdString());
-        return kExitFailure;
-    }
+    int rc = kExitOk;
+    const auto target = readReportOutput(parser, output, rc);
+    if (!target) return rc;
+    const QString& outPath = target->path;
 
     const std::string runPath = parser.positionalArguments().front().toStdString();
     analysis::ReportOptions options;
@@ -151,7 +114,21 @@ int cmdReport(const QStringList& args)
         return model.error().code == ErrorCode::Usage ? kExitUsage : kExitFailure;
     }
     const double modelS = static_cast<double>(timer.elapsed()) / 1000;
-    auto result = widgets::renderReport(*model, outPath, png, setup);
+    // The comparison (read-only over both runs) before anything is drawn: a run it cannot read writes no report.
+    std::optional<analysis::RunComparison> comparison;
+    if (parser.isSet(compare)) {
+        auto c = analysis::compareRunFiles({{parser.value(compare).toStdString(), {}}, {runPath, {}}});
+        if (!c) {
+            printError(c.error().toString());
+            return c.error().code == ErrorCode::Usage ? kExitUsage : kExitFailure;
+        }
+        comparison = std::move(*c);
+    }
+    auto result = widgets::renderReport(*model, outPath, target->png, target->setup, [&](widgets::ReportDocument& doc) {
+        if (!comparison) return;
+        doc.heading(QObject::tr("Compared with %1").arg(widgets::runName(comparison->runs, 0)), 1, true);
+        widgets::appendComparison(doc, *comparison, 2);
+    });
     if (!result) {
         printError(result.error().toString());
         return kExitFailure;

@@ -341,7 +341,8 @@ void appendix(ReportDocument& doc, const analysis::ReportModel& m)
 
 } // namespace
 
-Expected<ReportResult> renderReport(const analysis::ReportModel& m, const QString& path, bool png, const ReportPageSetup& setupIn)
+Expected<ReportResult> renderReport(const analysis::ReportModel& m, const QString& path, bool png, const ReportPageSetup& setupIn,
+                                    const std::function<void(ReportDocument&)>& extra)
 {
     ReportPageSetup setup = setupIn;
     if (setup.title.isEmpty()) setup.title = QObject::tr("RunLens report: %1").arg(QString::fromStdString(m.runName));
@@ -367,6 +368,7 @@ Expected<ReportResult> renderReport(const analysis::ReportModel& m, const QStrin
                        .arg(lanesText(m.overview)),
                    QStringLiteral("overview"));
     findingsSection(doc, m);
+    if (extra) extra(doc);
     appendix(doc, m);
     ReportResult out;
     const bool written = doc.finish();

@@ -12,6 +12,8 @@
 #include <QString>
 #include <QStringList>
 
+#include <functional>
+
 namespace runlens::widgets {
 
 struct ReportResult
@@ -22,7 +24,9 @@ struct ReportResult
 };
 
 // path: a .pdf file, or with png a folder of page-NNN.png.
+// extra: sections added after the findings, before the appendix (a comparison with another run).
 Expected<ReportResult> renderReport(const analysis::ReportModel& model, const QString& path, bool png,
-                                    const ReportPageSetup& setup);
+                                    const ReportPageSetup& setup,
+                                    const std::function<void(ReportDocument&)>& extra = {});
 
 } // namespace runlens::widgets
