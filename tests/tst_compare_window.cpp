@@ -5,6 +5,8 @@
 
 #include "app/gui/compare_window.h"
 #include "app/gui/main_window.h"
+#include "widgets/common/qcp.h"
+#include "widgets/compare/compare_charts.h"
 #include "tests/cli_support.h"
 
 #include <QAction>
@@ -95,9 +97,9 @@ private Q_SLOTS:
         QVERIFY2(m->item(step, 4)->text().startsWith(QStringLiteral("−20")), qPrintable(m->item(step, 4)->text()));
         QCOMPARE(m->item(step, 5)->text(), QStringLiteral("faster"));
         QVERIFY(m->item(step, 5)->toolTip().contains(QStringLiteral("p ")));
-        QCOMPARE(m->horizontalHeaderItem(1)->foreground().color(), app::runColor(0).darker(130));
-        QCOMPARE(m->horizontalHeaderItem(2)->foreground().color(), app::runColor(1).darker(130));
-        QVERIFY(app::runColor(0) != app::runColor(1));
+        QCOMPARE(m->horizontalHeaderItem(1)->foreground().color(), widgets::runColor(0).darker(130));
+        QCOMPARE(m->horizontalHeaderItem(2)->foreground().color(), widgets::runColor(1).darker(130));
+        QVERIFY(widgets::runColor(0) != widgets::runColor(1));
 
         // Findings: COMM_BOUND still there, with its saving before → after.
         const QTableWidget* f = cw->findingsTable();
@@ -113,7 +115,35 @@ private Q_SLOTS:
             fetchShrank |= s->item(r, 0)->text() == QStringLiteral("shrank") && s->item(r, 4)->text().startsWith(QStringLiteral("fetch_sub_module"));
         QVERIFY2(fetchShrank, qPrintable(cw->text()));
 
-        // Export: the current tab as PNG (each tab), the table as PDF; the text has all three.
+        // Charts: SM activity per run over its window, the tuned run's line higher; aligned by step its x axis
+        // counts the steps (about 13 min of 50 s steps: 10 to 20), by time the minutes.
+        QCOMPARE(cw->metricBox()->currentData().toString(), QStringLiteral("sm_active"));
+        QCustomPlot* line = cw->linePlot();
+        QCOMPARE(line->graphCount(), 2);
+        const auto meanOf = [](QCPGraph* g) {
+            double sum = 0;
+            for (auto it = g->data()->constBegin(); it != g->data()->constEnd(); ++it)
+                sum += it->value;
+            return g->data()->isEmpty() ? 0.0 : sum / g->data()->size();
+        };
+        QVERIFY2(meanOf(line->graph(1)) > meanOf(line->graph(0)) + 3,
+                 qPrintable(QStringLiteral("%1 vs %2").arg(meanOf(line->graph(0))).arg(meanOf(line->graph(1)))));
+        bool found = false;
+        const QCPRange byTime = line->graph(0)->getKeyRange(found);
+        QVERIFY(line->xAxis->label().contains(QStringLiteral("time since")) && line->xAxis->label().contains(QStringLiteral("min")));
+        QVERIFY2(found && byTime.upper > 5 && byTime.upper <= 15, qPrintable(QString::number(byTime.upper)));
+        cw->alignBox()->setCurrentIndex(1);
+        const QCPRange byStep = line->graph(0)->getKeyRange(found);
+        QVERIFY2(found && byStep.upper >= 10 && byStep.upper <= 20, qPrintable(QString::number(byStep.upper)));
+        QVERIFY(line->xAxis->label().contains(QStringLiteral("steps")));
+
+        // Export: the current tab as PNG (each tab) and SVG, the whole comparison as PDF; the text has the tables.
+        cw->tabs()->setCurrentIndex(cw->tabs()->count() - 1);
+        const QString svg = m_dir.filePath(QStringLiteral("charts.svg"));
+        QVERIFY(cw->exportSvg(svg));
+        QFile svgFile(svg);
+        QVERIFY(svgFile.open(QIODevice::ReadOnly));
+        QVERIFY(svgFile.readAll().contains("<svg"));
         for (int tab = 0; tab < cw->tabs()->count(); ++tab) {
             cw->tabs()->setCurrentIndex(tab);
             const QString png = m_dir.filePath(QStringLiteral("tab%1.png").arg(tab));

@@ -1,12 +1,17 @@
 #include "app/gui/compare_window.h"
 
 #include "analysis/compare/compare_format.h"
+#include "widgets/common/qcp.h"
+#include "widgets/report/compare_report.h"
 
 #include "analysis/phase/phase_classifier.h"
 #include "analysis/store/run_database.h"
 
 #include <QApplication>
 #include <QClipboard>
+#include <QComboBox>
+#include <QSplitter>
+#include <QSvgGenerator>
 #include <QDir>
 #include <QFileDialog>
 #include <QFileInfo>
@@ -16,7 +21,6 @@
 #include <QLabel>
 #include <QMessageBox>
 #include <QPainter>
-#include <QPdfWriter>
 #include <QPixmap>
 #include <QPushButton>
 #include <QScreen>
@@ -31,24 +35,12 @@
 
 namespace runlens::app {
 
+using widgets::runColor;
+using widgets::runName;
+
 namespace {
 
 constexpr size_t kFlameRows = 12; // functions listed per direction
-
-QString fileName(const std::string& path)
-{
-    return QFileInfo(QString::fromStdString(path)).fileName();
-}
-
-// The run's name in a header: the file's name, with its folder when the name alone is ambiguous (demo.runlens).
-QString runName(const std::vector<analysis::RunSummary>& runs, size_t i)
-{
-    const QFileInfo info(QString::fromStdString(runs[i].label));
-    int same = 0;
-    for (const auto& r : runs)
-        same += fileName(r.label) == info.fileName();
-    return same > 1 ? info.dir().dirName() + QLatin1Char('/') + info.fileName() : info.fileName();
-}
 
 QString formatValue(double v, const std::string& unit, bool sign = false)
 {
@@ -123,14 +115,6 @@ QString tableText(const QTableWidget* t)
 
 } // namespace
 
-QColor runColor(size_t i)
-{
-    static const QColor palette[] = {QColor(0xd9, 0x5f, 0x02), QColor(0x1b, 0x9e, 0x77), QColor(0x75, 0x70, 0xb3),
-                                     QColor(0xe7, 0x29, 0x8a), QColor(0x66, 0xa6, 0x1e), QColor(0xa6, 0x76, 0x1d)};
-    if (i == 0) return QColor(0x5b, 0x70, 0x83); // the baseline: grey-blue
-    return palette[(i - 1) % std::size(palette)];
-}
-
 RunComparison compareRunFiles(const QStringList& paths)
 {
     std::vector<analysis::CompareInput> inputs;
@@ -178,9 +162,10 @@ CompareWindow::CompareWindow(RunComparison comparison, QWidget* parent)
     m_tabs->addTab(m_metrics, tr("Metrics"));
     m_tabs->addTab(m_findings, tr("Findings"));
     m_tabs->addTab(m_stacks, tr("Stacks"));
+    m_tabs->addTab(makeCharts(), tr("Charts"));
 
     auto* exportButton = new QPushButton(tr("Export…"));
-    exportButton->setToolTip(tr("The current tab as a PNG image, or the metric table as PDF"));
+    exportButton->setToolTip(tr("The current tab as a PNG or SVG image, or the whole comparison as PDF"));
     auto* copyButton = new QPushButton(tr("Copy as text"));
     auto* closeButton = new QPushButton(tr("Close"));
     connect(exportButton, &QPushButton::clicked, this, &CompareWindow::chooseExport);
@@ -369,61 +354,102 @@ bool CompareWindow::exportPng(const QString& path) const
 
 bool CompareWindow::exportPdf(const QString& path) const
 {
-    QPdfWriter pdf(path);
-    pdf.setPageSize(QPageSize(QPageSize::A4));
-    pdf.setPageOrientation(QPageLayout::Landscape);
-    pdf.setResolution(144);
-    pdf.setTitle(windowTitle());
+    widgets::ReportPageSetup setup;
+    setup.pageSize = widgets::defaultPageSize();
+    widgets::CompareReportOptions options;
+    options.align = m_align && m_align->currentIndex() == 1 ? widgets::CompareAlign::Step : widgets::CompareAlign::Time;
+    return static_cast<bool>(widgets::renderCompareReport(m_comparison, path, false, setup, options));
+}
+
+bool CompareWindow::exportSvg(const QString& path) const
+{
+    QWidget* page = m_tabs->currentWidget();
+    if (!page) return false;
+    QSvgGenerator svg;
+    svg.setFileName(path);
+    svg.setSize(page->size());
+    svg.setViewBox(QRect(QPoint(0, 0), page->size()));
+    svg.setTitle(windowTitle());
     QPainter p;
-    if (!p.begin(&pdf)) return false;
-    QFont font = p.font();
-    font.setPointSizeF(8);
-    p.setFont(font);
-    const QFontMetrics fm(font, &pdf);
-    const int line = fm.height() + 6;
-    const QRect page(0, 0, pdf.width(), pdf.height());
-    // Columns as wide as their widest text.
-    const QTableWidget* t = m_metrics;
-    std::vector<int> widths(static_cast<size_t>(t->columnCount()), 0);
-    const auto header = [t](int c) { return t->horizontalHeaderItem(c) ? t->horizontalHeaderItem(c)->text() : QString(); };
-    for (int c = 0; c < t->columnCount(); ++c) {
-        widths[static_cast<size_t>(c)] = fm.horizontalAdvance(header(c));
-        for (int r = 0; r < t->rowCount(); ++r)
-            if (t->item(r, c)) widths[static_cast<size_t>(c)] = std::max(widths[static_cast<size_t>(c)], fm.horizontalAdvance(t->item(r, c)->text()));
+    if (!p.begin(&svg)) return false;
+    page->render(&p, QPoint(), QRegion(), QWidget::DrawChildren);
+    return p.end() && QFileInfo(path).size() > 0;
+}
+
+QWidget* CompareWindow::makeCharts()
+{
+    auto* page = new QWidget;
+    m_lossAxis = new QComboBox;
+    m_lossAxis->addItem(tr("Step"), static_cast<int>(widgets::LossAxis::Step));
+    if (widgets::hasLoss(m_comparison, widgets::LossAxis::Size)) {
+        const std::string unit = !m_comparison.curves.empty() && !m_comparison.curves[0].sizeUnit.empty() ? m_comparison.curves[0].sizeUnit : "tokens";
+        m_lossAxis->addItem(tr("%1 seen").arg(QString::fromStdString(unit)), static_cast<int>(widgets::LossAxis::Size));
     }
-    int y = 0;
-    p.drawText(QRect(0, y, page.width(), line), Qt::AlignLeft | Qt::AlignVCenter, windowTitle());
-    y += line * 2;
-    const auto drawRow = [&](int r) {
-        int x = 0;
-        for (int c = 0; c < t->columnCount(); ++c) {
-            const int w = widths[static_cast<size_t>(c)] + 16;
-            const QTableWidgetItem* it = r < 0 ? t->horizontalHeaderItem(c) : t->item(r, c);
-            if (it) {
-                p.setPen(r < 0 ? it->foreground().color() : it->foreground().style() != Qt::NoBrush ? it->foreground().color() : Qt::black);
-                if (r < 0 && it->foreground().style() == Qt::NoBrush) p.setPen(Qt::black);
-                // Headers align as their column's values do.
-                const QTableWidgetItem* first = t->rowCount() > 0 ? t->item(0, c) : nullptr;
-                const bool right = r >= 0 ? (it->textAlignment() & Qt::AlignRight) != 0
-                                          : first && (first->textAlignment() & Qt::AlignRight) != 0;
-                p.drawText(QRect(x, y, w - 8, line), (right ? Qt::AlignRight : Qt::AlignLeft) | Qt::AlignVCenter, r < 0 ? header(c) : it->text());
-            }
-            x += w;
-        }
-        y += line;
+    m_lossAxis->addItem(tr("Wall time"), static_cast<int>(widgets::LossAxis::Time));
+    // Against tokens by default when that is what the verdict compared (the steps differ in size).
+    if (!m_comparison.candidates.empty() && m_comparison.candidates[0].loss.axis != "step" && m_lossAxis->count() == 3)
+        m_lossAxis->setCurrentIndex(1);
+    m_lossAxis->setToolTip(tr("The loss curves' x axis: is the curve unchanged against steps (or tokens), and does a run reach a "
+                              "loss sooner in wall time?"));
+    m_metric = new QComboBox;
+    for (const std::string& id : widgets::chartRows(m_comparison))
+        for (const analysis::CompareRow& r : m_comparison.rows)
+            if (r.id == id) m_metric->addItem(QString::fromStdString(r.label), QString::fromStdString(id));
+    const int sm = m_metric->findData(QStringLiteral("sm_active"));
+    if (sm >= 0) m_metric->setCurrentIndex(sm);
+    m_align = new QComboBox;
+    m_align->addItem(tr("Time since the window's start"));
+    m_align->addItem(tr("Steps since the window's start"));
+    m_align->setToolTip(tr("Align the runs' lines by elapsed time, or by the steps each has done (runs with different "
+                           "step times then line up step for step)"));
+    auto* lossLabel = new QLabel(tr("&Loss against:"));
+    lossLabel->setBuddy(m_lossAxis);
+    auto* metricLabel = new QLabel(tr("&Metric:"));
+    metricLabel->setBuddy(m_metric);
+    auto* alignLabel = new QLabel(tr("&Align by:"));
+    alignLabel->setBuddy(m_align);
+    auto* controls = new QHBoxLayout;
+    controls->addWidget(lossLabel);
+    controls->addWidget(m_lossAxis);
+    controls->addSpacing(24);
+    controls->addWidget(metricLabel);
+    controls->addWidget(m_metric);
+    controls->addWidget(alignLabel);
+    controls->addWidget(m_align);
+    controls->addStretch(1);
+
+    m_lossPlot = new QCustomPlot;
+    m_linePlot = new QCustomPlot;
+    for (QCustomPlot* plot : {m_lossPlot, m_linePlot}) {
+        plot->setInteractions(QCP::iRangeDrag | QCP::iRangeZoom);
+        plot->setMinimumHeight(160);
+    }
+    auto* summary = new QLabel(widgets::lossSummary(m_comparison));
+    summary->setWordWrap(true);
+    summary->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    auto* split = new QSplitter(Qt::Vertical);
+    split->addWidget(m_lossPlot);
+    split->addWidget(m_linePlot);
+    auto* layout = new QVBoxLayout(page);
+    layout->addLayout(controls);
+    layout->addWidget(summary);
+    layout->addWidget(split, 1);
+
+    const auto redrawLoss = [this] {
+        widgets::plotLoss(*m_lossPlot, m_comparison, static_cast<widgets::LossAxis>(m_lossAxis->currentData().toInt()));
+        m_lossPlot->replot();
     };
-    drawRow(-1);
-    p.setPen(Qt::gray);
-    p.drawLine(0, y, page.width(), y);
-    for (int r = 0; r < t->rowCount(); ++r) {
-        if (y + line > page.height()) {
-            pdf.newPage();
-            y = 0;
-            drawRow(-1);
-        }
-        drawRow(r);
-    }
-    return p.end();
+    const auto redrawLine = [this] {
+        widgets::plotRow(*m_linePlot, m_comparison, m_metric->currentData().toString().toStdString(),
+                         m_align->currentIndex() == 1 ? widgets::CompareAlign::Step : widgets::CompareAlign::Time);
+        m_linePlot->replot();
+    };
+    connect(m_lossAxis, &QComboBox::currentIndexChanged, this, redrawLoss);
+    connect(m_metric, &QComboBox::currentIndexChanged, this, redrawLine);
+    connect(m_align, &QComboBox::currentIndexChanged, this, redrawLine);
+    redrawLoss();
+    redrawLine();
+    return page;
 }
 
 QString CompareWindow::text() const
@@ -439,7 +465,8 @@ QString CompareWindow::text() const
 
 void CompareWindow::chooseExport()
 {
-    const QStringList filters{tr("PNG image of the current tab (*.png)"), tr("PDF of the metric table (*.pdf)")};
+    const QStringList filters{tr("PNG image of the current tab (*.png)"), tr("SVG image of the current tab (*.svg)"),
+                              tr("PDF of the whole comparison (*.pdf)")};
     QString filter = filters.front();
     const QFileInfo base(m_comparison.runs.empty() ? QString() : QString::fromStdString(m_comparison.runs.front().label));
     QString path = QFileDialog::getSaveFileName(this, tr("Export comparison"),
@@ -447,11 +474,13 @@ void CompareWindow::chooseExport()
                                                 filters.join(QStringLiteral(";;")), &filter);
     if (path.isEmpty()) return;
     QString suffix = QFileInfo(path).suffix().toLower();
-    if (suffix != QLatin1String("png") && suffix != QLatin1String("pdf")) {
-        suffix = filter == filters.back() ? QStringLiteral("pdf") : QStringLiteral("png");
+    if (suffix != QLatin1String("png") && suffix != QLatin1String("pdf") && suffix != QLatin1String("svg")) {
+        suffix = filter == filters.at(2) ? QStringLiteral("pdf") : filter == filters.at(1) ? QStringLiteral("svg") : QStringLiteral("png");
         path += QLatin1Char('.') + suffix;
     }
-    const bool ok = suffix == QLatin1String("pdf") ? exportPdf(path) : exportPng(path);
+    QApplication::setOverrideCursor(Qt::WaitCursor);
+    const bool ok = suffix == QLatin1String("pdf") ? exportPdf(path) : suffix == QLatin1String("svg") ? exportSvg(path) : exportPng(path);
+    QApplication::restoreOverrideCursor();
     if (!ok) QMessageBox::warning(this, tr("Export failed"), tr("Could not write %1.").arg(QDir::toNativeSeparators(path)));
 }
 

@@ -1,11 +1,11 @@
 #pragma once
 
-// File › Compare with… (issue 19): the open run as the baseline against one or more other runs. The comparison
-// (summarizeRun over each run's steady state, compareRuns, and per candidate compareFindings and compareRunFlames
-// against the baseline) is computed by compareRunFiles on a worker; CompareWindow shows it in three tabs (the
-// metric rows, the findings gone / still there / new, the functions whose share of the stack samples grew or
-// shrank), exports the current tab as PNG or the metric table as PDF, and copies everything as text. The runs are
-// opened read-only; nothing is written to them.
+// File › Compare with…: the open run as the baseline against one or more other runs. The comparison
+// (analysis::compareRunFiles over each run's steady state) is computed on a worker; CompareWindow shows it in four
+// tabs (the metric rows, the findings gone / still there / new, the functions whose share of the stack samples grew
+// or shrank, and charts: the loss curves against step, tokens or wall time, and a metric's line per run aligned by
+// time or by step), exports the current tab as PNG or SVG or the whole comparison as PDF (the compare report), and
+// copies the tables as text. The runs are opened read-only; nothing is written to them.
 
 #include "analysis/compare/run_comparison.h"
 
@@ -17,6 +17,8 @@
 #include <optional>
 #include <vector>
 
+class QComboBox;
+class QCustomPlot;
 class QTabWidget;
 class QTableWidget;
 
@@ -31,9 +33,6 @@ struct RunComparison : analysis::RunComparison
 // Synchronous (the worker's body): paths[0] is the baseline; each run over its steady state.
 RunComparison compareRunFiles(const QStringList& paths);
 
-// The colour of run i in the headers: the baseline grey-blue, the candidates from a fixed palette.
-QColor runColor(size_t i);
-
 class CompareWindow : public QWidget
 {
     Q_OBJECT
@@ -47,14 +46,22 @@ public:
     QTableWidget* findingsTable() const { return m_findings; }
     QTableWidget* stacksTable() const { return m_stacks; }
 
+    QCustomPlot* lossPlot() const { return m_lossPlot; }
+    QCustomPlot* linePlot() const { return m_linePlot; }
+    QComboBox* lossAxisBox() const { return m_lossAxis; }
+    QComboBox* metricBox() const { return m_metric; }
+    QComboBox* alignBox() const { return m_align; }
+
     bool exportPng(const QString& path) const; // the current tab as shown
-    bool exportPdf(const QString& path) const; // the metric table
+    bool exportSvg(const QString& path) const; // the current tab as shown, as vectors
+    bool exportPdf(const QString& path) const; // the whole comparison, as runlens compare -o draws it
     QString text() const;                      // all three tables, tab-separated
 
 private:
     void fillMetrics();
     void fillFindings();
     void fillStacks();
+    QWidget* makeCharts();
     void chooseExport();
 
     RunComparison m_comparison;
@@ -62,6 +69,11 @@ private:
     QTableWidget* m_metrics;
     QTableWidget* m_findings;
     QTableWidget* m_stacks;
+    QComboBox* m_lossAxis = nullptr;
+    QComboBox* m_metric = nullptr;
+    QComboBox* m_align = nullptr;
+    QCustomPlot* m_lossPlot = nullptr;
+    QCustomPlot* m_linePlot = nullptr;
 };
 
 } // namespace runlens::app
