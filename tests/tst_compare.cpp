@@ -368,8 +368,10 @@ private Q_SLOTS:
         QVERIFY2(value(sm, 1) > value(sm, 0), qPrintable(r.out));
         QCOMPARE(cell(sm).value(QStringLiteral("verdict")).toString(), QStringLiteral("higher"));
         const QJsonObject util = jsonRow(out, QStringLiteral("gpu_util"));
-        QVERIFY2(cell(util).value(QStringLiteral("verdict")).toString() == QLatin1String("no significant change") ||
-                     std::fabs(cell(util).value(QStringLiteral("delta")).toDouble()) < 3,
+        // The illusion on both sides: the GPUs read busy while they train, before and after, and the comparison
+        // says the utilization did not change (the checkpoints and idle seconds have rows of their own).
+        QVERIFY2(cell(util).value(QStringLiteral("verdict")).toString().startsWith(QLatin1String("no significant change")) &&
+                     value(util, 0) > 90 && value(util, 1) > 90,
                  QJsonDocument(util).toJson().constData());
         // Checkpoints unchanged (truth: two in each run): the checkpoint finding is still there on both sides; no
         // finding of the baseline is gone. The stacks of both windows are compared, each side as shares of its own.

@@ -98,9 +98,9 @@ constexpr RowDef kRows[] = {
     {"mfu", "MFU (model FLOPs utilization)", "%", "rate"},
     {"step_size", "step size (tokens or samples)", "count", ""},
     {"step_time_base_size", "step time at the baseline's step size", "s", "time"},
-    {"gpu_util", "GPU utilization", "%", "rate"},
-    {"sm_active", "SM activity", "%", "rate"},
-    {"tensor_active", "tensor activity", "%", "rate"},
+    {"gpu_util", "GPU utilization while training", "%", "rate"},
+    {"sm_active", "SM activity while training", "%", "rate"},
+    {"tensor_active", "tensor activity while training", "%", "rate"},
     {"network", "network (tx + rx)", "B/s", "rate"},
     {"infiniband", "InfiniBand (tx + rx)", "B/s", "rate"},
     {"storage_write", "storage writes", "B/s", "rate"},
@@ -325,15 +325,47 @@ Expected<RunSummary> summarizeRun(store::RunDatabase& db, const std::string& lab
         }
     }
 
+    // The findings: the run's stored ones, else an analysis now (kept in memory only).
+    RunAnalysis analysis;
+    if (*stored) {
+        analysis = (*stored)->analysis;
+        out.analysisStored = true;
+    } else {
+        auto fresh = analyzeRun(db, params);
+        if (!fresh) return fresh.error();
+        analysis = std::move(*fresh);
+    }
     // Rates: per-slot values over the GPUs (means) or nodes (sums), compared as means over blocks of about a step.
     const double slotS = static_cast<double>(grid.stepNs) / 1e9;
     const double stepS = steps.empty() ? slotS : quantile(steps, 0.5);
     const size_t slots = last - first;
     const size_t block = std::clamp<size_t>(static_cast<size_t>(std::llround(stepS / slotS)), 1, std::max<size_t>(1, slots / 10));
     out.blockS = static_cast<double>(block) * slotS;
+    // The GPUs' activity describes them while they train: the slots inside a checkpoint stall or a hang, and the
+    // slots where the GPUs idle (mean utilization at most stall.util_max, the waterfall's "other idle"), are left
+    // out. Those have rows of their own; kept here, how often a run checkpoints or idles in its window would move
+    // every activity row. Network and storage rates keep every slot: a checkpoint's writes are storage traffic.
+    std::vector<uint8_t> stalled(grid.size, 0);
+    for (const Finding& f : analysis.findings)
+        if (f.rule == "CKPT_GAP" || f.rule == "HANG")
+            for (const FindingEpisode& e : f.episodes)
+                for (size_t i = grid.slotOf(std::max(e.startNs, grid.startNs)); i < grid.size && grid.slotStart(i) < e.endNs; ++i)
+                    stalled[i] = 1;
+    const double idleMax = params.get("stall.util_max");
+    for (size_t i = first; i < last; ++i) {
+        double sum = 0;
+        int n = 0;
+        for (const GpuMetrics& g : m.gpus)
+            if (i < g.util.size() && std::isfinite(g.util[i])) {
+                sum += g.util[i];
+                ++n;
+            }
+        if (n > 0 && sum / n <= idleMax) stalled[i] = 1;
+    }
     const auto gpuMean = [&](auto member, double scale) {
         std::vector<double> perSlot(grid.size, kNaN);
         for (size_t i = first; i < last; ++i) {
+            if (stalled[i]) continue;
             double sum = 0;
             int n = 0;
             for (const GpuMetrics& g : m.gpus) {
@@ -384,16 +416,6 @@ Expected<RunSummary> summarizeRun(store::RunDatabase& db, const std::string& lab
     addRate("infiniband", nodeSum({&NodeMetrics::linkTx, &NodeMetrics::linkRx}, true));
     addRate("storage_write", nodeSum({&NodeMetrics::diskWrite}, false));
 
-    // The findings: the run's stored ones, else an analysis now (kept in memory only).
-    RunAnalysis analysis;
-    if (*stored) {
-        analysis = (*stored)->analysis;
-        out.analysisStored = true;
-    } else {
-        auto fresh = analyzeRun(db, params);
-        if (!fresh) return fresh.error();
-        analysis = std::move(*fresh);
-    }
     std::vector<std::pair<int64_t, int64_t>> checkpoints;
     for (const Finding& f : analysis.findings)
         if (f.rule == "CKPT_GAP")
