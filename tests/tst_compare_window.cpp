@@ -191,6 +191,16 @@ private Q_SLOTS:
                  qPrintable(failed.front().front().toString()));
         QVERIFY(!window.comparing());
     }
+
+    void cancelledComparisonSaysSo()
+    {
+        // Cancelled before it starts: no comparison, no error, said so (the dialog's Cancel sets the same flag).
+        const std::atomic<bool> cancel{true};
+        const app::RunComparison r = app::compareRunFiles({m_base2, m_tuned}, &cancel);
+        QVERIFY(r.cancelled);
+        QVERIFY(r.error.isEmpty());
+        QVERIFY(r.runs.empty());
+    }
 };
 
 QTEST_MAIN(TestCompareWindow)

@@ -115,16 +115,18 @@ QString tableText(const QTableWidget* t)
 
 } // namespace
 
-RunComparison compareRunFiles(const QStringList& paths)
+RunComparison compareRunFiles(const QStringList& paths, const std::atomic<bool>* cancel)
 {
     std::vector<analysis::CompareInput> inputs;
     for (const QString& path : paths)
         inputs.push_back({path.toStdString(), {}});
     analysis::CompareOptions options;
     options.flameRows = kFlameRows;
+    options.cancel = cancel;
     RunComparison out;
     auto comparison = analysis::compareRunFiles(inputs, options);
     if (comparison) static_cast<analysis::RunComparison&>(out) = std::move(*comparison);
+    else if (comparison.error().code == ErrorCode::Cancelled) out.cancelled = true;
     else out.error = QObject::tr("Cannot compare: %1").arg(QString::fromStdString(comparison.error().toString()));
     return out;
 }

@@ -14,6 +14,7 @@
 #include <QStringList>
 #include <QWidget>
 
+#include <atomic>
 #include <optional>
 #include <vector>
 
@@ -28,10 +29,12 @@ namespace runlens::app {
 struct RunComparison : analysis::RunComparison
 {
     QString error;
+    bool cancelled = false;
 };
 
 // Synchronous (the worker's body): paths[0] is the baseline; each run over its steady state.
-RunComparison compareRunFiles(const QStringList& paths);
+// cancel: checked between runs and while the stack samples are read.
+RunComparison compareRunFiles(const QStringList& paths, const std::atomic<bool>* cancel = nullptr);
 
 class CompareWindow : public QWidget
 {

@@ -17,6 +17,8 @@
 #include "widgets/timeline/timeline_controller.h"
 #include "widgets/timeline/timeline_widget.h"
 
+#include <atomic>
+#include <memory>
 #include <QCloseEvent>
 #include <QDir>
 #include <QGuiApplication>
@@ -292,16 +294,27 @@ bool MainWindow::compareWith(const QStringList& candidates)
     updateActions();
     m_status->setText(tr("Comparing %1 with %2…").arg(QFileInfo(paths.front()).fileName()).arg(candidates.size() == 1
         ? QFileInfo(candidates.front()).fileName() : tr("%1 runs").arg(candidates.size())));
-    auto* progress = new QProgressDialog(tr("Reading and comparing the runs…"), QString(), 0, 0, this);
+    auto* progress = new QProgressDialog(tr("Reading and comparing the runs…"), tr("Cancel"), 0, 0, this);
     progress->setWindowTitle(tr("Compare runs"));
-    progress->setCancelButton(nullptr);
     progress->setMinimumDuration(300);
     progress->setMinimumWidth(420);
     progress->setAttribute(Qt::WA_DeleteOnClose);
-    QtConcurrent::run([paths] { return compareRunFiles(paths); }).then(this, [this, progress](RunComparison result) {
+    progress->setAutoClose(false);
+    progress->setAutoReset(false);
+    auto cancel = std::make_shared<std::atomic<bool>>(false);
+    connect(progress, &QProgressDialog::canceled, this, [this, cancel] {
+        cancel->store(true);
+        m_status->setText(tr("Cancelling the comparison…"));
+    });
+    QtConcurrent::run([paths, cancel] { return compareRunFiles(paths, cancel.get()); }).then(this, [this, progress](RunComparison result) {
         progress->close();
         m_comparing = false;
         updateActions();
+        if (result.cancelled) {
+            m_status->setText(tr("Comparison cancelled"));
+            Q_EMIT compareFailed(tr("cancelled"));
+            return;
+        }
         if (!result.error.isEmpty()) {
             m_status->setText(tr("The runs were not compared"));
             Q_EMIT compareFailed(result.error);
