@@ -3,6 +3,8 @@
 
 #include "analysis/compare/loss_compare.h"
 #include "analysis/compare/run_compare.h"
+#include "analysis/mfu/mfu.h"
+#include "analysis/store/run_settings.h"
 #include "analysis/store/run_database.h"
 #include "analysis/store/run_writer.h"
 #include "tests/cli_support.h"
@@ -223,6 +225,50 @@ private Q_SLOTS:
         QVERIFY(std::fabs(scaled->values[1] - step->values[1]) < 0.01);
         // Read-only: no findings were stored in either run.
         QCOMPARE(test::queryOne(a, "SELECT count(*) FROM analysis"), QStringLiteral("0"));
+    }
+
+    void mfuRowFromTheLoggedThroughput()
+    {
+        // A 1e9-parameter model on two GPUs of 100 TFLOP/s (the user's peak): MFU = 6·N × tokens/s / (2 × 1e14),
+        // per logged value, so the row's median is the hand computation on the tokens/s row's median.
+        QTemporaryDir dir;
+        Generated base, cand;
+        cand.seed = 2;
+        cand.stepMean = 0.8;
+        const std::string a = writeGenerated(dir, QStringLiteral("a.runlens"), base);
+        const std::string b = writeGenerated(dir, QStringLiteral("b.runlens"), cand);
+        QVERIFY(!a.empty() && !b.empty());
+        for (const std::string& path : {a, b}) {
+            auto db = store::RunDatabase::open(path, store::OpenMode::ReadWrite);
+            QVERIFY(db);
+            QVERIFY(store::storeRunSettings(**db, {{kSettingModelParams, "1e9"}, {kSettingPeakTflops, "100"}}));
+        }
+        const std::vector<RunSummary> runs{summarize(a), summarize(b)};
+        const auto rows = compareRuns(runs);
+        const CompareRow* mfu = rowOf(rows, "mfu");
+        const CompareRow* tokens = rowOf(rows, "tokens_per_s");
+        QVERIFY(mfu && tokens);
+        for (size_t r = 0; r < 2; ++r) {
+            const double hand = 100 * 6e9 * tokens->values[r] / (2 * 100e12);
+            QVERIFY2(std::fabs(mfu->values[r] - hand) < 1e-6 * hand, qPrintable(QStringLiteral("%1 vs %2").arg(mfu->values[r]).arg(hand)));
+        }
+        QCOMPARE(mfu->unit, std::string("%"));
+        QCOMPARE(mfu->cells[0].verdict, std::string("higher")); // 20 % shorter steps, the same tokens per step
+        QVERIFY(runs[1].mfuText.starts_with("MFU "));
+        // The MFU line follows the throughput's moments.
+        QCOMPARE(runs[0].series.at("mfu").tS.size(), runs[0].series.at("tokens_per_s").tS.size());
+    }
+
+    void alignByStep()
+    {
+        RunSummary run;
+        QVERIFY(std::isnan(stepsAt(run, 1.0)));
+        run.stepEndsS = {2, 4, 8};
+        QCOMPARE(stepsAt(run, 0), 0.0);
+        QCOMPARE(stepsAt(run, 1), 0.5);   // half of the first step (from the window's start)
+        QCOMPARE(stepsAt(run, 4), 2.0);   // at the end of the second
+        QCOMPARE(stepsAt(run, 6), 2.5);   // half of the third
+        QCOMPARE(stepsAt(run, 10), 3.5);  // after the last: at the last step's length
     }
 
     void tinySignificantDriftIsNoChange()
