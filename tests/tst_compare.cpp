@@ -12,6 +12,8 @@
 #include <QDir>
 #include <QFile>
 #include <QJsonArray>
+#include <QStandardPaths>
+#include <QProcess>
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QTemporaryDir>
@@ -436,6 +438,42 @@ private Q_SLOTS:
         const Run text = cli({QStringLiteral("compare"), before, after});
         EXPECT_EXIT(text, 0);
         QVERIFY(text.out.contains(QStringLiteral("Findings (baseline → candidate")) && text.out.contains(QStringLiteral("Stack samples (")));
+
+        // The same as a document: the metric rows with their verdicts, the loss charts, the metric lines, the
+        // findings and stacks; as PNG pages too; and as a section of the candidate's report.
+        const QString pdf = dir.filePath(QStringLiteral("compare.pdf"));
+        const Run doc = cli({QStringLiteral("compare"), before, after, QStringLiteral("-o"), pdf});
+        EXPECT_EXIT(doc, 0);
+        EXPECT_MATCH(doc.err, QStringLiteral("^\\d+ pages → "));
+        QVERIFY(doc.out.isEmpty()); // the document instead of the text
+        const auto pdfText = [](const QString& file) {
+            QProcess p;
+            p.start(QStringLiteral("pdftotext"), {file, QStringLiteral("-")});
+            p.waitForFinished(60'000);
+            return QString::fromUtf8(p.readAllStandardOutput());
+        };
+        const bool canRead = !QStandardPaths::findExecutable(QStringLiteral("pdftotext")).isEmpty();
+        if (canRead) {
+            const QString t = pdfText(pdf);
+            for (const char* want : {"Comparison: before.runlens vs after.runlens", "step time (median)", "faster (MWU p<0.001)",
+                                     "Loss", "loss against steps: unchanged", "Over the windows, aligned by time",
+                                     "SM activity while training", "Findings", "CKPT_GAP", "Stacks"})
+                QVERIFY2(t.contains(QString::fromUtf8(want)), want);
+        }
+        const QString pages = dir.filePath(QStringLiteral("compare-pages"));
+        const Run png = cli({QStringLiteral("compare"), before, after, QStringLiteral("--format"), QStringLiteral("png"), QStringLiteral("--dpi"),
+                             QStringLiteral("50"), QStringLiteral("--align"), QStringLiteral("step"), QStringLiteral("-o"), pages});
+        EXPECT_EXIT(png, 0);
+        QVERIFY(QDir(pages).entryList({QStringLiteral("page-*.png")}).size() >= 3);
+        const Run badAlign = cli({QStringLiteral("compare"), before, after, QStringLiteral("--align"), QStringLiteral("rank"), QStringLiteral("-o"), pdf});
+        EXPECT_EXIT(badAlign, 2);
+        const QString report = dir.filePath(QStringLiteral("after-report.pdf"));
+        const Run withSection = cli({QStringLiteral("report"), after, QStringLiteral("--compare"), before, QStringLiteral("-o"), report});
+        EXPECT_EXIT(withSection, 0);
+        if (canRead) {
+            const QString t = pdfText(report);
+            QVERIFY(t.contains(QStringLiteral("Compared with before.runlens")) && t.contains(QStringLiteral("faster (MWU p<0.001)")));
+        }
     }
 
     void glooSmallTwoPhases()
