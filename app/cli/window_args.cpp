@@ -159,4 +159,51 @@ std::optional<int64_t> runStartNs(store::RunDatabase& db)
     return st->int64(0);
 }
 
+namespace {
+
+// A time of day alone ("08:42:53", "08:42:53.5"): on the UTC day of the run's start.
+std::optional<int64_t> timeOfDay(const std::string& text, std::optional<int64_t> start)
+{
+    int h = 0, m = 0;
+    double s = 0;
+    char c1 = 0, c2 = 0;
+    int used = 0;
+    if (text.find_first_of("-TZ+ ") != std::string::npos || !start) return std::nullopt;
+    if (std::sscanf(text.c_str(), "%2d%c%2d%c%lf%n", &h, &c1, &m, &c2, &s, &used) != 5 || c1 != ':' || c2 != ':' ||
+        used != static_cast<int>(text.size()) || h > 23 || m > 59 || s < 0 || s >= 61)
+        return std::nullopt;
+    constexpr int64_t kDay = 86'400'000'000'000;
+    const int64_t day = *start / kDay * kDay;
+    int64_t t = day + (int64_t{h} * 3600 + m * 60) * 1'000'000'000 + std::llround(s * 1e9);
+    if (t < *start - kDay / 2) t += kDay; // a run that started before midnight
+    return t;
+}
+
+} // namespace
+
+// "FROM..TO" (either side may be empty), each side as window_args reads a time, or a time of day.
+Expected<store::TimeWindow> parseWindowRange(const std::string& option, const std::string& text, std::optional<int64_t> start)
+{
+    const size_t dots = text.find("..");
+    if (dots == std::string::npos)
+        return makeError(ErrorCode::Usage, fmt::format("--{}: \"{}\" is not FROM..TO", option, text));
+    store::TimeWindow w;
+    const auto side = [&](const std::string& t, int64_t& into) -> Status {
+        if (t.empty()) return okStatus();
+        if (auto tod = timeOfDay(t, start)) {
+            into = *tod;
+            return okStatus();
+        }
+        auto v = parseTimeArgument(t, start);
+        if (!v) return makeError(ErrorCode::Usage, fmt::format("--{}: {}", option, v.error().message));
+        into = *v;
+        return okStatus();
+    };
+    if (Status s = side(text.substr(0, dots), w.fromNs); !s) return s.error();
+    if (Status s = side(text.substr(dots + 2), w.toNs); !s) return s.error();
+    if (w.fromNs >= w.toNs) return makeError(ErrorCode::Usage, fmt::format("--{}: the window \"{}\" is empty", option, text));
+    return w;
+}
+
+
 } // namespace runlens::app

@@ -21,6 +21,11 @@ Expected<int64_t> parseTimeArgument(std::string_view text, std::optional<int64_t
 Expected<store::TimeWindow> parseWindow(const std::string& from, const std::string& to,
                                         std::optional<int64_t> runStartNs);
 
+// "FROM..TO" (either side may be empty), each side as parseTimeArgument reads it or a UTC time of day
+// ("08:42:53.5", on the day of the run's start). Usage errors name the option ("--window-a: …").
+Expected<store::TimeWindow> parseWindowRange(const std::string& option, const std::string& text,
+                                             std::optional<int64_t> runStartNs);
+
 // The earliest time of anything in the run (series points and timed stack samples), if any.
 std::optional<int64_t> runStartNs(store::RunDatabase& db);
 
