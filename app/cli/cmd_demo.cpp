@@ -144,6 +144,7 @@ int cmdDemo(const QStringList& args, const ShowRun& showRun)
                "  runlens flame {0} --thread pt_autograd -o autograd.svg\n"
                "  runlens flame {0} --from +10m --to +11m --phase comm -o - | sort -k2 -n | tail\n"
                "  runlens query {0} \"SELECT thread, samples, first_ns, last_ns FROM stack_summary\"\n"
+               "  runlens query {0} \"SELECT ts_ns, value FROM series_points WHERE metric = 'train.loss' LIMIT 5\"\n"
                "  runlens query {0} \"SELECT node, device, labels, metric, round(mean_value, 3) AS mean FROM "
                "series_summary WHERE metric LIKE '%_busy' ORDER BY node, labels\"\n",
                dbPath);
