@@ -1,6 +1,7 @@
 // The demo's stack samples: py-spy-shaped speedscope (one timed profile per thread, weights 1/rate), the folded
 // form of the same samples, and the story they tell when classified with the built-in phase packs
-// (communication-bound autograd thread, rank 0 writing checkpoints while the others wait, DataLoader fetches).
+// (communication-bound autograd thread, rank 0 writing checkpoints while the others wait, DataLoader fetches), and
+// rank 0's trainer log.
 
 #include "analysis/phase/phase_classifier.h"
 #include "app/demo/demo_run.h"
@@ -10,6 +11,7 @@
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QTest>
+#include <cmath>
 #include <cstdio>
 #include <functional>
 #include <map>
@@ -260,6 +262,53 @@ private Q_SLOTS:
                                  std::string(threads[k]) + ";" + s.text(stack)];
         QCOMPARE(fromFolded.size(), fromSpeedscope.size());
         QVERIFY(fromFolded == fromSpeedscope);
+    }
+
+    // Rank 0's trainer log: a line per step at the step ends (none inside the checkpoint stalls), the throughput
+    // LLaMA-Factory's (tokens since the start over the time since the start), a closing line without a loss, and a
+    // loss that depends on the step only, so zero3 and zero3-tuned share it.
+    void trainerLog()
+    {
+        app::DemoSpec spec = smallSpec(); // 10.6 s steps from 63.6 s, stalls at 335-360 s and 695-720 s
+        const std::vector<double> ends = app::demoStepEnds(spec);
+        QVERIFY(ends.size() > 50);
+        QCOMPARE(app::demoTrainStartS(spec), 63.6);
+        for (double t : ends)
+            QVERIFY2(std::fmod(t, 360.0) < 335 && t > 63.6 && t < 720, qPrintable(QString::number(t)));
+        const QByteArray log = capture([&](std::FILE* f) { return app::writeDemoTrainerLog(spec, f); });
+        const QList<QByteArray> lines = log.trimmed().split('\n');
+        QCOMPARE(lines.size(), qsizetype(ends.size()) + 1);
+        const int64_t tokensPerStep = app::demoTokensPerStep(spec);
+        QCOMPARE(tokensPerStep, int64_t(2) * 2 * 8192);
+        for (qsizetype i = 0; i < lines.size(); ++i) {
+            const QJsonObject o = QJsonDocument::fromJson(lines[i]).object();
+            const int64_t step = std::min<int64_t>(i + 1, static_cast<int64_t>(ends.size()));
+            QCOMPARE(o.value(QStringLiteral("current_steps")).toInteger(), step);
+            QCOMPARE(o.value(QStringLiteral("total_steps")).toInteger(), static_cast<int64_t>(ends.size()));
+            QCOMPARE(o.value(QStringLiteral("total_tokens")).toInteger(), step * tokensPerStep);
+            const double elapsed = ends[static_cast<size_t>(step - 1)] - 63.6;
+            QVERIFY(std::fabs(static_cast<double>(step * tokensPerStep) / o.value(QStringLiteral("throughput")).toDouble() -
+                              elapsed) < 1e-3);
+            QVERIFY(o.value(QStringLiteral("elapsed_time")).toString().startsWith(QStringLiteral("0:")));
+            QCOMPARE(o.contains(QStringLiteral("loss")), i + 1 < lines.size());
+            if (o.contains(QStringLiteral("loss")))
+                QVERIFY(std::fabs(o.value(QStringLiteral("loss")).toDouble() - app::demoStepLoss(spec, step)) < 1e-4);
+        }
+        QCOMPARE(QJsonDocument::fromJson(lines.front()).object().value(QStringLiteral("elapsed_time")).toString(),
+                 QStringLiteral("0:00:10"));
+        // The same loss at each step whatever the speed; another seed, another curve.
+        auto z3 = app::demoScenario("zero3"), tuned = app::demoScenario("zero3-tuned");
+        QVERIFY(z3 && tuned);
+        QCOMPARE(app::demoTokensPerStep(*z3), app::demoTokensPerStep(*tuned));
+        app::DemoSpec other = *z3;
+        other.seed = 7;
+        for (int64_t step : {1, 100, 1000}) {
+            QCOMPARE(app::demoStepLoss(*z3, step), app::demoStepLoss(*tuned, step));
+            QVERIFY(app::demoStepLoss(other, step) != app::demoStepLoss(*z3, step));
+        }
+        QVERIFY(app::demoStepLoss(*z3, 1000) < app::demoStepLoss(*z3, 1) - 0.4);
+        // The model for the MFU: the active parameters.
+        QCOMPARE(app::demoModelSettings(spec).at("model.params").value_or(""), std::string("17000000000"));
     }
 
     void badSpec()

@@ -1,6 +1,6 @@
 // The MFU (analysis/mfu): the GPU peak table and its lookup from stored GPU names, the FLOPs per token (6N and the
 // attention term), the user's peak, the trainer log's own TFLOP/s, the settings kept in the run, the schema upgrade
-// that adds them, and `runlens info` / `runlens analyze` showing it.
+// that adds them, `runlens info` / `runlens analyze` showing it, and the timeline's MFU lane.
 
 #include "analysis/mfu/gpu_peaks.h"
 #include "analysis/mfu/mfu.h"
@@ -8,13 +8,17 @@
 #include "analysis/store/run_settings.h"
 #include "analysis/store/run_writer.h"
 #include "analysis/store/sqlite_util.h"
+#include "analysis/timeline/lane_catalog.h"
+#include "analysis/timeline/run_catalog.h"
 #include "tests/cli_support.h"
 
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QTemporaryDir>
 #include <QTest>
+#include <algorithm>
 #include <cmath>
+#include <optional>
 
 using namespace runlens;
 using namespace runlens::analysis;
@@ -261,6 +265,62 @@ private Q_SLOTS:
         QVERIFY(store::storeRunSettings(**db, {{kSettingModelParams, std::nullopt}}));
         auto settings = store::loadRunSettings(**db);
         QVERIFY(settings && settings->empty());
+    }
+
+    // The timeline's MFU lane: the trainer's tokens/s scaled by the MFU per token/s, or its TFLOP/s per GPU over the
+    // peak; no lane while the MFU is not known.
+    void timelineLane()
+    {
+        auto lane = [](const std::string& path) -> std::optional<timeline::LaneSpec> {
+            auto catalog = timeline::loadRunCatalog(path);
+            if (!catalog) qFatal("%s", catalog.error().toString().c_str());
+            for (const timeline::LaneSpec& l : timeline::laneSpecs(**catalog))
+                if (l.id == "mfu") return l;
+            return std::nullopt;
+        };
+        QTemporaryDir dir;
+        const std::string path = writeRun(dir, 8, "NVIDIA H200", {{"train.tokens_per_s", 80'000}});
+        QVERIFY(!path.empty());
+        QVERIFY(!lane(path)); // the model is not described
+        {
+            auto db = store::RunDatabase::open(path, store::OpenMode::ReadWrite);
+            QVERIFY(db && store::storeRunSettings(**db, {{kSettingModelParams, "7e9"}}));
+        }
+        auto mfu = lane(path);
+        QVERIFY(mfu);
+        QCOMPARE(mfu->title, std::string("MFU"));
+        QCOMPARE(mfu->unit, std::string("%"));
+        QCOMPARE(mfu->metrics.size(), size_t(1));
+        QCOMPARE(mfu->metrics[0].metric, std::string("train.tokens_per_s"));
+        // 6 · 7e9 FLOPs per token over 8 H200 at 989.4 TFLOP/s: 5.31e-4 % per token/s, 42 % at 80 000 tokens/s.
+        const double perTokenPerS = 100 * 6 * 7e9 / (8 * 989.4e12);
+        QVERIFY(std::fabs(mfu->metrics[0].scale - perTokenPerS) < 1e-15);
+        QVERIFY(std::fabs(mfu->metrics[0].scale * 80'000 - 42.45) < 0.01);
+        auto catalog = timeline::loadRunCatalog(path);
+        QVERIFY(catalog);
+        QCOMPARE(timeline::laneSeries(**catalog, *mfu).size(), size_t(1)); // the trainer log's series
+        const auto specs = timeline::laneSpecs(**catalog);
+        const auto tokens = std::find_if(specs.begin(), specs.end(), [](const auto& l) { return l.id == "tokens"; });
+        QVERIFY(tokens != specs.end() && tokens + 1 != specs.end() && (tokens + 1)->id == "mfu");
+
+        // The trainer log's own TFLOP/s per GPU, the model not described: that over the peak.
+        QTemporaryDir logDir;
+        const std::string logRun = writeRun(logDir, 8, "NVIDIA H100 80GB HBM3", {{"train.tflops_per_gpu", 400}});
+        QVERIFY(!logRun.empty());
+        auto fromLog = lane(logRun);
+        QVERIFY(fromLog);
+        QCOMPARE(fromLog->metrics[0].metric, std::string("train.tflops_per_gpu"));
+        QVERIFY(std::fabs(fromLog->metrics[0].scale - 100 / 989.4) < 1e-12);
+
+        // The model described but the GPUs unnamed: the MFU is not known, and there is no lane.
+        QTemporaryDir unnamedDir;
+        const std::string unnamed = writeRun(unnamedDir, 8, "", {{"train.tokens_per_s", 80'000}});
+        QVERIFY(!unnamed.empty());
+        {
+            auto db = store::RunDatabase::open(unnamed, store::OpenMode::ReadWrite);
+            QVERIFY(db && store::storeRunSettings(**db, {{kSettingModelParams, "7e9"}}));
+        }
+        QVERIFY(!lane(unnamed));
     }
 
     void upgradeFromVersion5()

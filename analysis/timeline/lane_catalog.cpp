@@ -59,6 +59,12 @@ std::vector<LaneSpec> canonicalLanes()
     };
 }
 
+// The MFU over time: the trainer series it follows from, scaled to % (RunCatalog::mfu). After the throughput lane.
+LaneSpec mfuLane(const MfuScale& mfu)
+{
+    return {"mfu", "MFU", "%", {{mfu.metric, mfu.percentPerUnit, "MFU"}}, true};
+}
+
 } // namespace
 
 std::vector<LaneSpec> laneSpecs(const RunCatalog& catalog)
@@ -80,6 +86,7 @@ std::vector<LaneSpec> laneSpecs(const RunCatalog& catalog)
         std::erase_if(lane.metrics, [&](const LaneMetric& m) { return metricUnit.count(m.metric) == 0; });
         out.push_back(std::move(lane));
     }
+    if (catalog.mfu && metricUnit.count(catalog.mfu->metric)) out.push_back(mfuLane(*catalog.mfu));
     for (const auto& [metric, unit] : metricUnit) {
         if (grouped.count(metric)) continue;
         // A 0-1 ratio is shown in percent, like the grouped ratios.

@@ -2,8 +2,9 @@
 
 // Which metrics share a timeline lane. Lanes are by metric group: GPU utilization with SM activity on one
 // axis (so the "utilization illusion" shows at a glance), tensor/DRAM activity, network, storage, CPU, host
-// memory, GPU power, clock and temperature, trace busy fractions, step time and loss. Ratios (0-1) are shown
-// as percent beside percentages. A metric of no group gets a lane of its own, hidden until asked for.
+// memory, GPU power, clock and temperature, trace busy fractions, step time, loss and throughput, and the MFU
+// (the trainer's throughput scaled to %) when the run's MFU is known. Ratios (0-1) are shown as percent beside
+// percentages. A metric of no group gets a lane of its own, hidden until asked for.
 
 #include "analysis/timeline/run_catalog.h"
 
@@ -28,7 +29,8 @@ struct LaneSpec
     bool shownByDefault = true;
 };
 
-// The lanes the run has data for, in the canonical order, then one hidden lane per ungrouped metric.
+// The lanes the run has data for, in the canonical order (the MFU lane after throughput), then one hidden lane
+// per ungrouped metric.
 std::vector<LaneSpec> laneSpecs(const RunCatalog& catalog);
 
 // The series of a lane (every series whose metric is one of the lane's), in node, device, metric order.

@@ -1,11 +1,33 @@
 #include "analysis/timeline/run_catalog.h"
 
+#include "analysis/mfu/mfu.h"
 #include "analysis/store/run_database.h"
 
 #include <algorithm>
 #include <limits>
 
 namespace runlens::timeline {
+namespace {
+
+// The MFU is proportional to the trainer's throughput (the model, GPUs and peak stay the same over the run), so the
+// factor worked out from its typical value turns every throughput point into an MFU point.
+Expected<std::optional<MfuScale>> mfuScale(store::RunDatabase& db)
+{
+    auto m = analysis::runMfu(db);
+    if (!m) return m.error();
+    if (!m->mfu) return std::optional<MfuScale>();
+    if (m->flopsSource == "model" && m->tokensPerS && *m->tokensPerS > 0) {
+        const double perTokenPerS = 100 * *m->mfu / *m->tokensPerS;
+        if (m->tokensSource == "samples_per_s" && m->seqLen)
+            return std::optional<MfuScale>(MfuScale{"train.samples_per_s", perTokenPerS * *m->seqLen});
+        return std::optional<MfuScale>(MfuScale{"train.tokens_per_s", perTokenPerS});
+    }
+    if (m->flopsSource == "trainer_log" && m->peakTflops && *m->peakTflops > 0)
+        return std::optional<MfuScale>(MfuScale{"train.tflops_per_gpu", 100 / *m->peakTflops});
+    return std::optional<MfuScale>();
+}
+
+} // namespace
 
 int RunCatalog::nodeIndex(int64_t nodeId) const
 {
@@ -93,6 +115,9 @@ Expected<std::shared_ptr<const RunCatalog>> loadRunCatalog(const std::string& pa
         cat->firstNs = first;
         cat->lastNs = last;
     }
+    auto mfu = mfuScale(**db);
+    if (!mfu) return mfu.error();
+    cat->mfu = *mfu;
     return std::shared_ptr<const RunCatalog>(std::move(cat));
 }
 

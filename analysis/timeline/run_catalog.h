@@ -1,7 +1,8 @@
 #pragma once
 
 // What a run holds, read once when it is opened (and again after an import), as one immutable value the GUI
-// can keep: nodes, devices, series with their summaries, stack threads, imports and their first problems.
+// can keep: nodes, devices, series with their summaries, stack threads, imports and their first problems, and
+// how the MFU follows from the trainer's throughput.
 // The run browser, the lane list and the import summary are built from it without touching the database.
 
 #include "analysis/store/error.h"
@@ -11,6 +12,7 @@
 #include <atomic>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -23,6 +25,15 @@ struct ImportProblems
     std::vector<store::DiagnosticInfo> first;            // the stored occurrences (file:line), up to the limit
 };
 
+// How a trainer series becomes the MFU in %, when the run's MFU is known (analysis/mfu/mfu.h): tokens/s (or
+// samples/s) × the MFU per token/s when the FLOPs come from the model, the log's TFLOP/s per GPU over the peak when
+// they come from the trainer log.
+struct MfuScale
+{
+    std::string metric;         // train.tokens_per_s, train.samples_per_s or train.tflops_per_gpu
+    double percentPerUnit = 0; // MFU in % per unit of the metric
+};
+
 struct RunCatalog
 {
     std::string path;
@@ -33,6 +44,7 @@ struct RunCatalog
     std::vector<ImportProblems> imports;
     int64_t firstNs = 0; // earliest point or timed sample (clock offsets applied); 0/0 for an empty run
     int64_t lastNs = 0;
+    std::optional<MfuScale> mfu; // unset when the run's MFU is not known
 
     int nodeIndex(int64_t nodeId) const;                     // -1 when unknown
     const store::DeviceInfo* device(int64_t deviceId) const; // null when unknown

@@ -1,4 +1,6 @@
+#include "analysis/store/run_database.h"
 #include "app/cli/cli.h"
+#include "app/cli/mfu_args.h"
 #include "app/demo/demo_run.h"
 
 #include <QApplication>
@@ -8,6 +10,16 @@
 #include <fmt/format.h>
 
 namespace runlens::app {
+namespace {
+
+Status keepDemoModel(const std::string& dbPath, const DemoSpec& spec)
+{
+    auto db = store::RunDatabase::open(dbPath, store::OpenMode::ReadWrite);
+    if (!db) return db.error();
+    return keepMfuSettings(**db, demoModelSettings(spec));
+}
+
+} // namespace
 
 int cmdDemo(const QStringList& args, const ShowRun& showRun)
 {
@@ -44,7 +56,9 @@ int cmdDemo(const QStringList& args, const ShowRun& showRun)
     if (auto done = parseCommandLine(parser, args,
                                      "Write a synthetic multi-node training run in real formats (nvidia-smi CSV and "
                                      "exporter scrapes per node, py-spy speedscope stack samples and PyTorch "
-                                     "profiler traces per rank), import it and show what it holds. The run is "
+                                     "profiler traces per rank, rank 0's LLaMA-Factory trainer log), import it, keep "
+                                     "the model it trains (Llama 4 Scout, 17e9 active parameters) for the MFU and "
+                                     "show what it holds. The run is "
                                      "communication-bound with periodic checkpoint stalls. With a display it opens the run in the "
                                      "window."))
         return *done;
@@ -85,12 +99,24 @@ int cmdDemo(const QStringList& args, const ShowRun& showRun)
         printError(files.error().toString());
         return kExitFailure;
     }
+    // The trainer log on its own, after the GPU metrics, with the start the demo knows (start= is an option of the
+    // whole import).
     ImportRequest request;
     request.dbPath = dbPath;
-    request.paths = {inputs};
     request.options.timeZone = "UTC"; // the demo writes its naive timestamps in UTC
     request.quiet = spec.scenario == "default"; // a long scenario shows its files as they are imported
-    if (int rc = importPaths(request); rc != kExitOk) return rc;
+    ImportRequest trainerLog = request;
+    for (const std::string& f : *files)
+        (std::filesystem::path(f).filename() == kDemoTrainerLogName ? trainerLog : request).paths.push_back(f);
+    trainerLog.options.extra["start"] = demoTrainerLogStart(spec);
+    for (const ImportRequest* r : {&request, &trainerLog})
+        if (!r->paths.empty())
+            if (int rc = importPaths(*r); rc != kExitOk) return rc;
+    // The model, so that the MFU is known (the trainer log gives the tokens per second).
+    if (Status kept = keepDemoModel(dbPath, spec); !kept) {
+        printError(kept.error().toString());
+        return kExitFailure;
+    }
     if (showRun && !parser.isSet(noGui)) {
         fmt::print("Opening {} in the window (runlens demo --no-gui prints its summary instead)\n", dbPath);
         std::fflush(stdout);
@@ -118,6 +144,7 @@ int cmdDemo(const QStringList& args, const ShowRun& showRun)
                "  runlens flame {0} --thread pt_autograd -o autograd.svg\n"
                "  runlens flame {0} --from +10m --to +11m --phase comm -o - | sort -k2 -n | tail\n"
                "  runlens query {0} \"SELECT thread, samples, first_ns, last_ns FROM stack_summary\"\n"
+               "  runlens query {0} \"SELECT ts_ns, value FROM series_points WHERE metric = 'train.loss' LIMIT 5\"\n"
                "  runlens query {0} \"SELECT node, device, labels, metric, round(mean_value, 3) AS mean FROM "
                "series_summary WHERE metric LIKE '%_busy' ORDER BY node, labels\"\n",
                dbPath);

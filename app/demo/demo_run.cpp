@@ -1,5 +1,6 @@
 #include "app/demo/demo_run.h"
 
+#include "analysis/mfu/mfu.h"
 #include "app/demo/demo_stacks.h"
 #include "app/demo/demo_trace.h"
 
@@ -8,6 +9,7 @@
 #include <cmath>
 #include <cstring>
 #include <filesystem>
+#include <numbers>
 #include <fmt/format.h>
 
 namespace fs = std::filesystem;
@@ -57,10 +59,13 @@ struct Phase
     bool stepEdge;
 };
 
+// Model loading and sharding before training: the GPUs idle, then warm up (rampUp).
+constexpr double kWarmupS = 60.0;
+
 Phase phaseAt(const DemoSpec& spec, double t, double sampleS)
 {
     const double inPeriod = std::fmod(t, spec.checkpointEveryS);
-    const bool warmup = t < 60.0;
+    const bool warmup = t < kWarmupS;
     return {warmup, !warmup && inPeriod >= spec.checkpointEveryS - spec.checkpointStallS, std::fmod(t, spec.stepS) < sampleS};
 }
 
@@ -95,6 +100,8 @@ Expected<DemoSpec> demoScenario(const std::string& name)
     spec.checkpointEveryS = 7200;
     spec.checkpointStallS = 120;
     spec.stackRateHz = 1; // 28 h of 32 ranks: py-spy at 1 Hz still gives ~50 samples a step
+    spec.sequencesPerGpu = 6; // a global batch of 192 sequences on 32 GPUs
+    spec.epochs = 3;
     if (name == "zero3") {
         spec.hours = 28;
         spec.stepS = 50;
@@ -298,6 +305,141 @@ Expected<int64_t> writeDemoNodeExporter(const DemoSpec& spec, int node, std::FIL
     return lines;
 }
 
+int64_t demoTokensPerStep(const DemoSpec& spec)
+{
+    return static_cast<int64_t>(spec.sequencesPerGpu) * spec.nodes * spec.gpusPerNode * spec.seqLen;
+}
+
+double demoTrainStartS(const DemoSpec& spec)
+{
+    return std::ceil(kWarmupS / spec.stepS) * spec.stepS;
+}
+
+std::vector<double> demoStepEnds(const DemoSpec& spec)
+{
+    std::vector<double> ends;
+    if (!(spec.stepS > 0)) return ends;
+    const double endS = spec.hours * 3600.0;
+    const auto first = static_cast<int64_t>(std::llround(demoTrainStartS(spec) / spec.stepS)) + 1;
+    for (int64_t k = first; static_cast<double>(k) * spec.stepS < endS; ++k) {
+        const double t = static_cast<double>(k) * spec.stepS;
+        if (!phaseAt(spec, t, 0).stall) ends.push_back(t);
+    }
+    return ends;
+}
+
+namespace {
+
+// The loss curve: floor + span × (1 + step / scale)^-exponent, about 1.8 after the first steps and 1.1 after 2000,
+// as in fine-tuning a pretrained model, with noise of kLossNoise per step (the logged loss averages the steps since
+// the previous line, as the trainer does).
+constexpr double kLossFloor = 0.95;
+constexpr double kLossSpan = 0.9;
+constexpr double kLossScaleSteps = 50;
+constexpr double kLossExponent = 0.5;
+constexpr double kLossNoise = 0.03;
+// The learning rate: a linear warm-up over the first 3 % of the steps, then a cosine decay to 0 (LLaMA-Factory's
+// lr_scheduler_type cosine with warmup_ratio 0.03), from a peak usual for full fine-tuning.
+constexpr double kPeakLr = 1e-5;
+constexpr double kWarmupRatio = 0.03;
+
+double learningRate(int64_t step, int64_t total)
+{
+    const auto warm = static_cast<int64_t>(std::ceil(kWarmupRatio * static_cast<double>(total)));
+    if (step < warm) return kPeakLr * static_cast<double>(step) / static_cast<double>(std::max<int64_t>(1, warm));
+    const double progress = static_cast<double>(step - warm) / static_cast<double>(std::max<int64_t>(1, total - warm));
+    return kPeakLr * 0.5 * (1.0 + std::cos(std::numbers::pi * progress));
+}
+
+// A float as Python's json.dumps writes it: the shortest repr, with ".0" on whole numbers.
+std::string pyFloat(double v)
+{
+    std::string s = fmt::format("{}", v);
+    if (s.find_first_of(".eni") == std::string::npos) s += ".0";
+    return s;
+}
+
+// Python's str(timedelta(seconds=int(s))): "H:MM:SS", "1 day, H:MM:SS", "N days, H:MM:SS".
+std::string pyTimedelta(double seconds)
+{
+    const auto s = static_cast<int64_t>(std::max(0.0, seconds));
+    const int64_t days = s / 86400, rest = s % 86400;
+    const std::string hms = fmt::format("{}:{:02}:{:02}", rest / 3600, rest / 60 % 60, rest % 60);
+    return days == 0 ? hms : fmt::format("{} day{}, {}", days, days == 1 ? "" : "s", hms);
+}
+
+double round2(double v)
+{
+    return std::round(v * 100.0) / 100.0;
+}
+
+} // namespace
+
+double demoStepLoss(const DemoSpec& spec, int64_t step)
+{
+    Random rng(spec.seed * 0x9e3779b97f4a7c15ull ^ static_cast<uint64_t>(step) * 0xd1b54a32d192ed03ull);
+    const double trend = kLossFloor + kLossSpan * std::pow(1.0 + static_cast<double>(step) / kLossScaleSteps, -kLossExponent);
+    return trend + rng.normal(kLossNoise);
+}
+
+const char* const kDemoTrainerLogName = "trainer_log.jsonl";
+
+std::string demoTrainerLogStart(const DemoSpec& spec)
+{
+    return fmt::format("{}", static_cast<double>(spec.startUnixS) + demoTrainStartS(spec));
+}
+
+std::map<std::string, std::optional<std::string>> demoModelSettings(const DemoSpec& spec)
+{
+    // The active parameters, not the total: each token passes through the shared weights and one routed expert,
+    // so its FLOPs are those of 17e9 parameters; the other experts' weights are held (ZeRO-3 gathers them) but do
+    // no work for it.
+    return {{analysis::kSettingModelParams, fmt::format("{}", kDemoModelActiveParams)},
+            {analysis::kSettingModelLayers, fmt::format("{}", kDemoModelLayers)},
+            {analysis::kSettingModelHidden, fmt::format("{}", kDemoModelHidden)},
+            {analysis::kSettingSeqLen, fmt::format("{}", spec.seqLen)}};
+}
+
+Expected<int64_t> writeDemoTrainerLog(const DemoSpec& spec, std::FILE* out)
+{
+    const std::vector<double> ends = demoStepEnds(spec);
+    const auto total = static_cast<int64_t>(ends.size());
+    const int64_t tokensPerStep = demoTokensPerStep(spec);
+    const double startS = demoTrainStartS(spec);
+    std::string buf;
+    int64_t lines = 0;
+    // LLaMA-Factory's LogCallback.on_log: keys whose value is None left out, throughput the tokens since the start
+    // over the time since the start.
+    auto line = [&](int64_t step, std::optional<double> loss) {
+        const double elapsed = ends[static_cast<size_t>(step - 1)] - startS;
+        const int64_t tokens = step * tokensPerStep;
+        const double remaining = static_cast<double>(total - step) * elapsed / static_cast<double>(step);
+        fmt::format_to(std::back_inserter(buf), "{{\"current_steps\": {}, \"total_steps\": {}, ", step, total);
+        if (loss)
+            fmt::format_to(std::back_inserter(buf), "\"loss\": {}, \"lr\": {}, ", pyFloat(*loss),
+                           pyFloat(learningRate(step, total)));
+        fmt::format_to(std::back_inserter(buf),
+                       "\"epoch\": {}, \"percentage\": {}, \"elapsed_time\": \"{}\", \"remaining_time\": \"{}\", "
+                       "\"throughput\": {}, \"total_tokens\": {}}}\n",
+                       pyFloat(spec.epochs * static_cast<double>(step) / static_cast<double>(total)),
+                       pyFloat(round2(100.0 * static_cast<double>(step) / static_cast<double>(total))),
+                       pyTimedelta(elapsed), pyTimedelta(remaining),
+                       pyFloat(round2(static_cast<double>(tokens) / elapsed)), tokens);
+        ++lines;
+    };
+    double lossSum = 0;
+    for (int64_t step = 1; step <= total; ++step) {
+        lossSum += demoStepLoss(spec, step);
+        if (step % kDemoLoggingSteps != 0) continue;
+        line(step, std::round(lossSum / kDemoLoggingSteps * 1e4) / 1e4); // the trainer rounds to 4 places
+        lossSum = 0;
+    }
+    // The closing line (the trainer's summary: train_loss, not loss).
+    if (total > 0) line(total, std::nullopt);
+    if (Status st = writeAll(buf, out); !st) return st.error();
+    return lines;
+}
+
 Expected<std::vector<std::string>> writeDemoRun(const DemoSpec& spec, const std::string& dir)
 {
     if (spec.nodes < 1 || spec.gpusPerNode < 1 || spec.hours <= 0 || spec.intervalMs < 1)
@@ -331,6 +473,17 @@ Expected<std::vector<std::string>> writeDemoRun(const DemoSpec& spec, const std:
                 if (!ok) return makeError(ErrorCode::Io, "write failed", {path.string()});
                 files.push_back(path.string());
             }
+        }
+        if (n == 0 && !demoStepEnds(spec).empty()) {
+            const fs::path path = nodeDir / kDemoTrainerLogName; // LLaMA-Factory writes it on rank 0
+            std::FILE* f = std::fopen(path.string().c_str(), "wb");
+            if (!f)
+                return makeError(ErrorCode::Io, fmt::format("cannot write: {}", std::strerror(errno)), {path.string()});
+            auto written = writeDemoTrainerLog(spec, f);
+            const bool ok = std::fclose(f) == 0;
+            if (!written) return written.error();
+            if (!ok) return makeError(ErrorCode::Io, "write failed", {path.string()});
+            files.push_back(path.string());
         }
         if (!spec.stacks) continue;
         for (int g = 0; g < spec.gpusPerNode; ++g) {
