@@ -102,7 +102,8 @@ constexpr RowDef kRows[] = {
     {"sm_active", "SM activity while training", "%", "rate"},
     {"tensor_active", "tensor activity while training", "%", "rate"},
     {"network", "network (tx + rx)", "B/s", "rate"},
-    {"infiniband", "InfiniBand (tx + rx)", "B/s", "rate"},
+    {"infiniband", "InfiniBand (tx + rx, all nodes)", "B/s", "rate"},
+    {"link_per_port", "interconnect per port and direction", "B/s", "rate"},
     {"storage_write", "storage writes", "B/s", "rate"},
     {"checkpoint_s", "checkpoint stalls (CKPT_GAP)", "s", ""},
     {"checkpoint_pct", "checkpoint stalls, share of window", "%", ""},
@@ -414,6 +415,18 @@ Expected<RunSummary> summarizeRun(store::RunDatabase& db, const std::string& lab
     addRate("tensor_active", gpuMean(&GpuMetrics::tensorActive, 100));
     addRate("network", nodeSum({&NodeMetrics::netTx, &NodeMetrics::netRx}, false));
     addRate("infiniband", nodeSum({&NodeMetrics::linkTx, &NodeMetrics::linkRx}, true));
+    // The interconnect per port and direction: what a port's capacity (25 GB/s for 200 Gb/s) is set against.
+    {
+        size_t ports = 0;
+        for (const NodeMetrics& node : m.nodes)
+            if (!node.linkTx.empty() || !node.linkRx.empty()) ports += node.linkPorts;
+        std::vector<double> perPort = nodeSum({&NodeMetrics::linkTx, &NodeMetrics::linkRx}, false);
+        if (ports > 0) {
+            for (double& v : perPort)
+                v /= static_cast<double>(2 * ports);
+            addRate("link_per_port", perPort);
+        }
+    }
     addRate("storage_write", nodeSum({&NodeMetrics::diskWrite}, false));
 
     std::vector<std::pair<int64_t, int64_t>> checkpoints;

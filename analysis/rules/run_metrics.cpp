@@ -1,6 +1,7 @@
 #include "analysis/rules/run_metrics.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <limits>
 #include <map>
@@ -201,6 +202,9 @@ Expected<RunMetrics> loadRunMetrics(store::RunDatabase& db, int64_t gridNs)
         m.linkIsInfiniBand = ib;
         m.linkTx = ib ? total(IbTx) : m.netTx;
         m.linkRx = ib ? total(IbRx) : m.netRx;
+        const std::array<int, 2> linkMetrics = ib ? std::array<int, 2>{IbTx, IbRx} : std::array<int, 2>{NetTx, NetRx};
+        for (int metric : linkMetrics)
+            if (const auto it = nodeAcc.find({n.id, metric}); it != nodeAcc.end()) m.linkPorts = std::max(m.linkPorts, it->second.size());
         for (const auto& d : *devices)
             if (d.nodeId == n.id && d.kind == "host")
                 for (const auto& [key, value] : d.attributes)

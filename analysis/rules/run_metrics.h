@@ -52,6 +52,7 @@ struct NodeMetrics
     // ib.capacity (node_exporter's InfiniBand rate) or net.capacity (the NICs' speed).
     std::vector<double> linkTx, linkRx;
     bool linkIsInfiniBand = false; // the interconnect rates are InfiniBand ports' (traffic to other nodes' ranks)
+    size_t linkPorts = 0;          // the ports (or NICs) the interconnect rates add up
     double linkCapacity = std::numeric_limits<double>::quiet_NaN();
     std::string linkCapacitySource;
     std::vector<double> cpuUtil;             // %

@@ -17,7 +17,7 @@ constexpr int kLossFigureHeight = 250;
 constexpr int kLineFigureHeight = 170;
 // The rows drawn as lines over the window, in this order, when the runs have them.
 const char* const kLineRows[] = {"step_time_median", "tokens_per_s", "samples_per_s", "mfu", "gpu_util", "sm_active",
-                                 "tensor_active", "infiniband", "network", "storage_write"};
+                                 "tensor_active", "link_per_port", "network", "storage_write"};
 
 QString q(const std::string& s)
 {
