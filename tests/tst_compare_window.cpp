@@ -137,6 +137,10 @@ private Q_SLOTS:
         QVERIFY2(found && byStep.upper >= 10 && byStep.upper <= 20, qPrintable(QString::number(byStep.upper)));
         QVERIFY(line->xAxis->label().contains(QStringLiteral("steps")));
 
+        // Loss: both runs' curves (raw and smoothed), the same against steps.
+        QCOMPARE(cw->lossPlot()->graphCount(), 4);
+        QVERIFY2(cw->comparison().candidates[0].loss.verdict == "unchanged", cw->comparison().candidates[0].loss.verdict.c_str());
+
         // Export: the current tab as PNG (each tab) and SVG, the whole comparison as PDF; the text has the tables.
         cw->tabs()->setCurrentIndex(cw->tabs()->count() - 1);
         const QString svg = m_dir.filePath(QStringLiteral("charts.svg"));
@@ -159,6 +163,27 @@ private Q_SLOTS:
         const QString text = cw->text();
         QVERIFY(text.contains(QStringLiteral("faster")) && text.contains(QStringLiteral("COMM_BOUND")) &&
                 text.contains(QStringLiteral("fetch_sub_module")));
+
+        // Other windows: the baseline's minutes 2 to 10 against the whole candidate, on a worker; a window that
+        // cannot be read keeps the comparison shown and says why.
+        cw->windowBox(0)->setCurrentIndex(2);
+        cw->rangeEdit(0)->setText(QStringLiteral("+2m..+10m"));
+        cw->windowBox(1)->setCurrentIndex(1);
+        QSignalSpy again(cw, &app::CompareWindow::recompared);
+        QVERIFY(cw->recompare());
+        QVERIFY(cw->recomparing());
+        QVERIFY(again.count() > 0 || again.wait(60'000));
+        QCOMPARE(again.front().front().toBool(), true);
+        QCOMPARE(cw->comparison().runs[0].windowKind, std::string("given"));
+        QCOMPARE(cw->comparison().runs[0].toNs - cw->comparison().runs[0].fromNs, int64_t{480'000'000'000});
+        QCOMPARE(cw->comparison().runs[1].windowKind, std::string("whole run"));
+        QVERIFY(cw->metricsTable()->rowCount() > 5);
+        cw->rangeEdit(0)->setText(QStringLiteral("+20m..+10m"));
+        again.clear();
+        QVERIFY(cw->recompare());
+        QVERIFY(again.count() > 0 || again.wait(60'000));
+        QCOMPARE(again.front().front().toBool(), false);
+        QCOMPARE(cw->comparison().runs[0].windowKind, std::string("given")); // the one before stays
 
         // Read-only: the candidate was not touched.
         QCOMPARE(QFileInfo(m_tuned).lastModified(), modified);
@@ -196,7 +221,7 @@ private Q_SLOTS:
     {
         // Cancelled before it starts: no comparison, no error, said so (the dialog's Cancel sets the same flag).
         const std::atomic<bool> cancel{true};
-        const app::RunComparison r = app::compareRunFiles({m_base2, m_tuned}, &cancel);
+        const app::RunComparison r = app::compareRunFiles({m_base2, m_tuned}, {}, &cancel);
         QVERIFY(r.cancelled);
         QVERIFY(r.error.isEmpty());
         QVERIFY(r.runs.empty());

@@ -1,6 +1,7 @@
 #include "app/gui/compare_window.h"
 
 #include "analysis/compare/compare_format.h"
+#include "app/cli/window_args.h"
 #include "widgets/common/qcp.h"
 #include "widgets/report/compare_report.h"
 
@@ -10,6 +11,10 @@
 #include <QApplication>
 #include <QClipboard>
 #include <QComboBox>
+#include <QDateTime>
+#include <QGridLayout>
+#include <QLineEdit>
+#include <QtConcurrent/QtConcurrentRun>
 #include <QSplitter>
 #include <QSvgGenerator>
 #include <QDir>
@@ -115,15 +120,33 @@ QString tableText(const QTableWidget* t)
 
 } // namespace
 
-RunComparison compareRunFiles(const QStringList& paths, const std::atomic<bool>* cancel)
+RunComparison compareRunFiles(const QStringList& paths, const std::vector<WindowChoice>& windows, const std::atomic<bool>* cancel)
 {
+    RunComparison out;
     std::vector<analysis::CompareInput> inputs;
-    for (const QString& path : paths)
-        inputs.push_back({path.toStdString(), {}});
+    for (qsizetype i = 0; i < paths.size(); ++i) {
+        analysis::CompareInput in;
+        in.path = paths.at(i).toStdString();
+        const WindowChoice choice = static_cast<size_t>(i) < windows.size() ? windows[static_cast<size_t>(i)] : WindowChoice{};
+        in.window.wholeRun = choice.kind == WindowChoice::Kind::WholeRun;
+        if (choice.kind == WindowChoice::Kind::Given) { // a window relative to the run's start: read the start first
+            auto db = store::RunDatabase::open(in.path, store::OpenMode::ReadOnly);
+            if (!db) {
+                out.error = QObject::tr("Cannot compare: cannot read %1: %2").arg(paths.at(i), QString::fromStdString(db.error().toString()));
+                return out;
+            }
+            auto w = parseWindowRange(i == 0 ? "window-a" : "window-b", choice.range.trimmed().toStdString(), runStartNs(**db));
+            if (!w) {
+                out.error = QObject::tr("%1: %2").arg(QFileInfo(paths.at(i)).fileName(), QString::fromStdString(w.error().message));
+                return out;
+            }
+            in.window.window = *w;
+        }
+        inputs.push_back(std::move(in));
+    }
     analysis::CompareOptions options;
     options.flameRows = kFlameRows;
     options.cancel = cancel;
-    RunComparison out;
     auto comparison = analysis::compareRunFiles(inputs, options);
     if (comparison) static_cast<analysis::RunComparison&>(out) = std::move(*comparison);
     else if (comparison.error().code == ErrorCode::Cancelled) out.cancelled = true;
@@ -132,39 +155,61 @@ RunComparison compareRunFiles(const QStringList& paths, const std::atomic<bool>*
 }
 
 CompareWindow::CompareWindow(RunComparison comparison, QWidget* parent)
-    : QWidget(parent, Qt::Window), m_comparison(std::move(comparison)), m_tabs(new QTabWidget),
-      m_metrics(nullptr), m_findings(nullptr), m_stacks(nullptr)
+    : QWidget(parent, Qt::Window), m_tabs(new QTabWidget), m_metrics(nullptr), m_findings(nullptr), m_stacks(nullptr)
 {
     setAttribute(Qt::WA_DeleteOnClose);
-    const auto& runs = m_comparison.runs;
-    QStringList names;
-    for (size_t i = 1; i < runs.size(); ++i)
-        names << runName(runs, i);
-    setWindowTitle(tr("%1 vs %2 — RunLens").arg(runs.empty() ? QString() : runName(runs, 0), names.join(QStringLiteral(", "))));
+    for (const analysis::RunSummary& r : comparison.runs)
+        m_paths << QString::fromStdString(r.label);
 
-    // Which runs and windows: one line per run in its colour.
-    auto* legend = new QLabel;
-    legend->setTextFormat(Qt::RichText);
-    legend->setWordWrap(true);
-    QStringList lines;
-    for (size_t i = 0; i < runs.size(); ++i) {
-        const auto& r = runs[i];
-        lines << tr("<span style='color:%1'>■</span> <b>%2</b> %3: %4 s of %5; steps from %6")
-                     .arg(runColor(i).name(), i == 0 ? tr("Baseline") : tr("Candidate %1").arg(i),
-                          runName(runs, i).toHtmlEscaped())
-                     .arg(static_cast<double>(r.toNs - r.fromNs) / 1e9, 0, 'f', 0)
-                     .arg(QString::fromStdString(r.windowKind),
-                          r.stepSource.empty() ? tr("nowhere") : QString::fromStdString(r.stepSource));
+    // Which runs and windows: one line per run in its colour, with its window to compare.
+    auto* windows = new QGridLayout;
+    windows->setColumnStretch(3, 1);
+    for (size_t i = 0; i < comparison.runs.size(); ++i) {
+        const int row = static_cast<int>(i);
+        auto* name = new QLabel(tr("<span style='color:%1'>■</span> <b>%2</b> %3")
+                                    .arg(runColor(i).name(), i == 0 ? tr("Baseline") : tr("Candidate %1").arg(i),
+                                         runName(comparison.runs, i).toHtmlEscaped()));
+        name->setToolTip(QDir::toNativeSeparators(m_paths.at(row)));
+        auto* box = new QComboBox;
+        box->addItems({tr("Steady state"), tr("Whole run"), tr("Window:")});
+        box->setToolTip(tr("The part of the run compared: its steady state (after the start-up the rules leave out), the whole "
+                           "run, or the window given"));
+        auto* range = new QLineEdit;
+        range->setPlaceholderText(tr("FROM..TO, e.g. +10m..+2h or 08:40:00..09:10:00 (UTC)"));
+        range->setToolTip(tr("FROM..TO: ISO 8601, epoch seconds, +offset from the run's start (+90s, +1h30m) or a UTC time "
+                             "of day; a side may be empty"));
+        const analysis::RunSummary& r = comparison.runs[i];
+        const auto clock = [](int64_t ns) { return QDateTime::fromMSecsSinceEpoch(ns / 1'000'000, Qt::UTC).toString(QStringLiteral("hh:mm:ss")); };
+        range->setText(clock(r.fromNs) + QStringLiteral("..") + clock(r.toNs));
+        box->setCurrentIndex(r.windowKind == "whole run" ? 1 : r.windowKind == "given" ? 2 : 0);
+        range->setEnabled(box->currentIndex() == 2);
+        connect(box, &QComboBox::currentIndexChanged, range, [range](int index) {
+            range->setEnabled(index == 2);
+            if (index == 2) range->setFocus();
+        });
+        connect(range, &QLineEdit::returnPressed, this, &CompareWindow::recompare);
+        auto* line = new QLabel;
+        line->setStyleSheet(QStringLiteral("color: palette(mid)"));
+        windows->addWidget(name, row, 0);
+        windows->addWidget(box, row, 1);
+        windows->addWidget(range, row, 2);
+        windows->addWidget(line, row, 3);
+        m_windowBoxes.push_back(box);
+        m_rangeEdits.push_back(range);
+        m_runLines.push_back(line);
     }
-    legend->setText(lines.join(QStringLiteral("<br>")));
-
-    fillMetrics();
-    fillFindings();
-    fillStacks();
-    m_tabs->addTab(m_metrics, tr("Metrics"));
-    m_tabs->addTab(m_findings, tr("Findings"));
-    m_tabs->addTab(m_stacks, tr("Stacks"));
-    m_tabs->addTab(makeCharts(), tr("Charts"));
+    m_recompare = new QPushButton(tr("&Compare again"));
+    m_recompare->setToolTip(tr("Compare the runs over the windows chosen (Ctrl+R); while it runs, Cancel stops it"));
+    m_recompare->setShortcut(QKeySequence(tr("Ctrl+R")));
+    connect(m_recompare, &QPushButton::clicked, this, [this] {
+        if (m_cancel) m_cancel->store(true);
+        else recompare();
+    });
+    m_windowNote = new QLabel;
+    m_windowNote->setWordWrap(true);
+    auto* windowRow = new QHBoxLayout;
+    windowRow->addLayout(windows, 1);
+    windowRow->addWidget(m_recompare, 0, Qt::AlignBottom);
 
     auto* exportButton = new QPushButton(tr("Export…"));
     exportButton->setToolTip(tr("The current tab as a PNG or SVG image, or the whole comparison as PDF"));
@@ -174,8 +219,8 @@ CompareWindow::CompareWindow(RunComparison comparison, QWidget* parent)
     connect(copyButton, &QPushButton::clicked, this, [this] { QApplication::clipboard()->setText(text()); });
     connect(closeButton, &QPushButton::clicked, this, &QWidget::close);
     auto* buttons = new QHBoxLayout;
-    auto* note = new QLabel(tr("Verdicts: Mann–Whitney U, two-sided, α = %1 (p-value in the tooltip). "
-                               "Each run over its steady state; opened read-only.")
+    auto* note = new QLabel(tr("Verdicts: Mann–Whitney U, two-sided, α = %1 (p-value in the tooltip). The runs are opened "
+                               "read-only.")
                                 .arg(analysis::kCompareAlpha));
     note->setStyleSheet(QStringLiteral("color: palette(mid)"));
     buttons->addWidget(note, 1);
@@ -184,16 +229,92 @@ CompareWindow::CompareWindow(RunComparison comparison, QWidget* parent)
     buttons->addWidget(closeButton);
 
     auto* layout = new QVBoxLayout(this);
-    layout->addWidget(legend);
+    layout->addLayout(windowRow);
+    layout->addWidget(m_windowNote);
     layout->addWidget(m_tabs, 1);
     layout->addLayout(buttons);
+    m_windowNote->hide();
+    display(std::move(comparison));
     // As wide as the metric table wants (several candidates add four columns each), within the screen.
     int tableWidth = m_metrics->verticalScrollBar()->sizeHint().width() + 2 * m_metrics->frameWidth() + 40;
     for (int c = 0; c < m_metrics->columnCount(); ++c)
         tableWidth += m_metrics->columnWidth(c);
     const QScreen* screen = parent ? parent->screen() : QGuiApplication::primaryScreen();
     const int maxWidth = screen ? screen->availableGeometry().width() * 92 / 100 : 1600;
-    resize(std::clamp(tableWidth, 1000, std::max(1000, maxWidth)), 720);
+    resize(std::clamp(tableWidth, 1000, std::max(1000, maxWidth)), 760);
+}
+
+void CompareWindow::display(RunComparison comparison)
+{
+    m_comparison = std::move(comparison);
+    const auto& runs = m_comparison.runs;
+    QStringList names;
+    for (size_t i = 1; i < runs.size(); ++i)
+        names << runName(runs, i);
+    setWindowTitle(tr("%1 vs %2 — RunLens").arg(runs.empty() ? QString() : runName(runs, 0), names.join(QStringLiteral(", "))));
+    for (size_t i = 0; i < runs.size() && i < m_runLines.size(); ++i) {
+        const auto& r = runs[i];
+        m_runLines[i]->setText(tr("%1 s (%2); steps from %3")
+                                   .arg(static_cast<double>(r.toNs - r.fromNs) / 1e9, 0, 'f', 0)
+                                   .arg(QString::fromStdString(r.windowKind),
+                                        r.stepSource.empty() ? tr("nowhere") : QString::fromStdString(r.stepSource)));
+        m_runLines[i]->setToolTip(QString::fromStdString(r.mfuText));
+    }
+    const int current = m_tabs->currentIndex();
+    while (m_tabs->count() > 0) {
+        QWidget* page = m_tabs->widget(0);
+        m_tabs->removeTab(0);
+        page->deleteLater();
+    }
+    fillMetrics();
+    fillFindings();
+    fillStacks();
+    m_tabs->addTab(m_metrics, tr("&Metrics"));
+    m_tabs->addTab(m_findings, tr("&Findings"));
+    m_tabs->addTab(m_stacks, tr("&Stacks"));
+    m_tabs->addTab(makeCharts(), tr("C&harts"));
+    if (current >= 0) m_tabs->setCurrentIndex(current);
+}
+
+bool CompareWindow::recompare()
+{
+    if (m_cancel) return false;
+    std::vector<WindowChoice> windows;
+    for (size_t i = 0; i < m_windowBoxes.size(); ++i) {
+        WindowChoice w;
+        w.kind = static_cast<WindowChoice::Kind>(m_windowBoxes[i]->currentIndex());
+        w.range = m_rangeEdits[i]->text();
+        if (w.kind == WindowChoice::Kind::Given && !w.range.contains(QStringLiteral(".."))) {
+            m_windowNote->setText(tr("<span style='color:#c0392b'>%1: the window is FROM..TO</span>").arg(runName(m_comparison.runs, i)));
+            m_windowNote->show();
+            m_rangeEdits[i]->setFocus();
+            return false;
+        }
+        windows.push_back(w);
+    }
+    m_cancel = std::make_shared<std::atomic<bool>>(false);
+    m_recompare->setText(tr("Cancel"));
+    m_windowNote->setText(tr("Comparing over the windows chosen…"));
+    m_windowNote->show();
+    QApplication::setOverrideCursor(Qt::BusyCursor);
+    const QStringList paths = m_paths;
+    auto cancel = m_cancel;
+    QtConcurrent::run([paths, windows, cancel] { return compareRunFiles(paths, windows, cancel.get()); })
+        .then(this, [this](RunComparison result) {
+            QApplication::restoreOverrideCursor();
+            m_cancel.reset();
+            m_recompare->setText(tr("&Compare again"));
+            if (result.cancelled || !result.error.isEmpty()) {
+                m_windowNote->setText(result.cancelled ? tr("Cancelled: the comparison shown is the one before")
+                                                       : tr("<span style='color:#c0392b'>%1</span>").arg(result.error.toHtmlEscaped()));
+                Q_EMIT recompared(false);
+                return;
+            }
+            m_windowNote->hide();
+            display(std::move(result));
+            Q_EMIT recompared(true);
+        });
+    return true;
 }
 
 CompareWindow::~CompareWindow() = default;

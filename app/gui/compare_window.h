@@ -15,10 +15,14 @@
 #include <QWidget>
 
 #include <atomic>
+#include <memory>
 #include <optional>
 #include <vector>
 
 class QComboBox;
+class QLabel;
+class QLineEdit;
+class QPushButton;
 class QCustomPlot;
 class QTabWidget;
 class QTableWidget;
@@ -32,9 +36,24 @@ struct RunComparison : analysis::RunComparison
     bool cancelled = false;
 };
 
-// Synchronous (the worker's body): paths[0] is the baseline; each run over its steady state.
-// cancel: checked between runs and while the stack samples are read.
-RunComparison compareRunFiles(const QStringList& paths, const std::atomic<bool>* cancel = nullptr);
+// Which window of a run to compare: its steady state, the whole run, or FROM..TO as runlens compare's --window-a
+// reads it (ISO 8601, epoch seconds, +offset from the run's start, or a UTC time of day).
+struct WindowChoice
+{
+    enum class Kind
+    {
+        SteadyState,
+        WholeRun,
+        Given,
+    };
+    Kind kind = Kind::SteadyState;
+    QString range; // Given: "FROM..TO"
+};
+
+// Synchronous (the worker's body): paths[0] is the baseline; each run over its window (windows may be shorter
+// than paths: the rest over their steady state). cancel: checked between runs and while stack samples are read.
+RunComparison compareRunFiles(const QStringList& paths, const std::vector<WindowChoice>& windows = {},
+                              const std::atomic<bool>* cancel = nullptr);
 
 class CompareWindow : public QWidget
 {
@@ -42,6 +61,18 @@ class CompareWindow : public QWidget
 public:
     explicit CompareWindow(RunComparison comparison, QWidget* parent = nullptr);
     ~CompareWindow() override;
+
+    // Compare again over the windows chosen above the tabs (on a worker; Cancel stops it). False when the
+    // windows cannot be read (the reason shows beside them) or a comparison is running.
+    bool recompare();
+    bool recomparing() const { return m_cancel != nullptr; }
+    QComboBox* windowBox(size_t run) const { return run < m_windowBoxes.size() ? m_windowBoxes[run] : nullptr; }
+    QLineEdit* rangeEdit(size_t run) const { return run < m_rangeEdits.size() ? m_rangeEdits[run] : nullptr; }
+
+Q_SIGNALS:
+    void recompared(bool ok); // a new comparison is shown (true), or it failed or was cancelled (false)
+
+public:
 
     const RunComparison& comparison() const { return m_comparison; }
     QTabWidget* tabs() const { return m_tabs; }
@@ -61,6 +92,7 @@ public:
     QString text() const;                      // all three tables, tab-separated
 
 private:
+    void display(RunComparison comparison); // fills the tabs and the run lines from a comparison
     void fillMetrics();
     void fillFindings();
     void fillStacks();
@@ -77,6 +109,13 @@ private:
     QComboBox* m_align = nullptr;
     QCustomPlot* m_lossPlot = nullptr;
     QCustomPlot* m_linePlot = nullptr;
+    QStringList m_paths;                  // the runs, baseline first
+    std::vector<QComboBox*> m_windowBoxes; // per run: steady state / whole run / given
+    std::vector<QLineEdit*> m_rangeEdits;  // per run: FROM..TO
+    std::vector<QLabel*> m_runLines;       // per run: its window and step source
+    QLabel* m_windowNote = nullptr;        // why the windows cannot be read, or progress
+    QPushButton* m_recompare = nullptr;
+    std::shared_ptr<std::atomic<bool>> m_cancel; // while a comparison runs
 };
 
 } // namespace runlens::app

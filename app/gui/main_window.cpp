@@ -306,7 +306,7 @@ bool MainWindow::compareWith(const QStringList& candidates)
         cancel->store(true);
         m_status->setText(tr("Cancelling the comparison…"));
     });
-    QtConcurrent::run([paths, cancel] { return compareRunFiles(paths, cancel.get()); }).then(this, [this, progress](RunComparison result) {
+    QtConcurrent::run([paths, cancel] { return compareRunFiles(paths, {}, cancel.get()); }).then(this, [this, progress](RunComparison result) {
         progress->close();
         m_comparing = false;
         updateActions();
