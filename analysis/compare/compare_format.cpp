@@ -7,6 +7,8 @@ namespace runlens::analysis {
 
 namespace {
 
+constexpr double kHoursFrom = 10'000; // seconds from which a duration reads in hours
+
 std::string signOf(double v, bool sign)
 {
     return v < 0 ? "−" : sign ? "+" : "";
@@ -29,7 +31,8 @@ std::string formatCompareValue(double v, const std::string& unit, bool sign)
         }
         return fmt::format("{}{:.3g} {}", s, x, units[u]);
     }
-    if (unit == "s") return fmt::format("{}{:.4g} s", s, a);
+    // Seconds up to a few hours; longer as hours (a day's saving is "19.4 h", not "6.983e+04 s").
+    if (unit == "s") return a >= kHoursFrom ? fmt::format("{}{:.3g} h", s, a / 3600) : fmt::format("{}{:.4g} s", s, a);
     if (unit == "%") return fmt::format("{}{:.1f}{}", s, a, sign ? " pts" : " %");
     const std::string body = a >= 1e7 ? fmt::format("{:.4g}M", a / 1e6)
                              : a >= 1e4 ? fmt::format("{:.4g}k", a / 1e3)

@@ -437,18 +437,23 @@ Expected<RunSummary> summarizeRun(store::RunDatabase& db, const std::string& lab
     const double ckptS = coveredSeconds(checkpoints, out.fromNs, out.toNs);
     metric["checkpoint_s"] = {ckptS, {}};
     metric["checkpoint_pct"] = {100 * ckptS / windowS, {}};
+    // Per rule: its saving, and its impact as the model defines it (the window's share inside its episodes).
     std::map<std::string, double> savingByRule;
+    std::map<std::string, std::vector<std::pair<int64_t, int64_t>>> episodesByRule;
     for (const Finding& f : analysis.findings) {
         if (!f.causedBy.empty()) continue; // a symptom: its cause's saving counts
         const double s = savingWithin(f, out.fromNs, out.toNs);
         if (!(s > 0)) continue;
         if (!savingByRule.count(f.rule)) out.findingRules.push_back(f.rule);
         savingByRule[f.rule] += s;
+        for (const FindingEpisode& e : f.episodes)
+            episodesByRule[f.rule].emplace_back(e.startNs, e.endNs);
     }
     out.findings = analysis.findings;
     for (const auto& [rule, s] : savingByRule) {
         metric["finding_" + rule + "_saving"] = {s, {}};
-        metric["finding_" + rule + "_impact"] = {100 * s / windowS, {}};
+        metric["finding_" + rule + "_saving_pct"] = {100 * s / windowS, {}};
+        metric["finding_" + rule + "_impact"] = {100 * coveredSeconds(episodesByRule[rule], out.fromNs, out.toNs) / windowS, {}};
     }
 
     // The goodput waterfall within the window, over the nodes with GPUs (as the analysis' budgets, windowed).
@@ -611,8 +616,9 @@ std::vector<CompareRow> compareRuns(const std::vector<RunSummary>& runs)
         makeRow(d.id, label, d.unit, d.kind);
     }
     for (const std::string& rule : rules) {
-        makeRow("finding_" + rule + "_impact", "finding " + rule + ": impact", "%", "");
+        makeRow("finding_" + rule + "_impact", "finding " + rule + ": impact (time in its episodes)", "%", "");
         makeRow("finding_" + rule + "_saving", "finding " + rule + ": saving", "s", "");
+        makeRow("finding_" + rule + "_saving_pct", "finding " + rule + ": saving, share of window", "%", "");
     }
     return rows;
 }
