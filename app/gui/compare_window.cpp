@@ -179,8 +179,12 @@ CompareWindow::CompareWindow(RunComparison comparison, QWidget* parent)
         range->setToolTip(tr("FROM..TO: ISO 8601, epoch seconds, +offset from the run's start (+90s, +1h30m) or a UTC time "
                              "of day; a side may be empty"));
         const analysis::RunSummary& r = comparison.runs[i];
-        const auto clock = [](int64_t ns) { return QDateTime::fromMSecsSinceEpoch(ns / 1'000'000, Qt::UTC).toString(QStringLiteral("hh:mm:ss")); };
+        // Full UTC dates: a time of day alone would be read on the run's first day.
+        const auto clock = [](int64_t ns) {
+            return QDateTime::fromMSecsSinceEpoch(ns / 1'000'000, Qt::UTC).toString(QStringLiteral("yyyy-MM-ddThh:mm:ss"));
+        };
         range->setText(clock(r.fromNs) + QStringLiteral("..") + clock(r.toNs));
+        range->setMinimumWidth(range->fontMetrics().horizontalAdvance(range->text()) + 24);
         box->setCurrentIndex(r.windowKind == "whole run" ? 1 : r.windowKind == "given" ? 2 : 0);
         range->setEnabled(box->currentIndex() == 2);
         connect(box, &QComboBox::currentIndexChanged, range, [range](int index) {
@@ -254,9 +258,9 @@ void CompareWindow::display(RunComparison comparison)
     setWindowTitle(tr("%1 vs %2 — RunLens").arg(runs.empty() ? QString() : runName(runs, 0), names.join(QStringLiteral(", "))));
     for (size_t i = 0; i < runs.size() && i < m_runLines.size(); ++i) {
         const auto& r = runs[i];
-        m_runLines[i]->setText(tr("%1 s (%2); steps from %3")
-                                   .arg(static_cast<double>(r.toNs - r.fromNs) / 1e9, 0, 'f', 0)
-                                   .arg(QString::fromStdString(r.windowKind),
+        m_runLines[i]->setText(tr("%1 (%2); steps from %3")
+                                   .arg(formatValue(static_cast<double>(r.toNs - r.fromNs) / 1e9, "s"),
+                                        QString::fromStdString(r.windowKind),
                                         r.stepSource.empty() ? tr("nowhere") : QString::fromStdString(r.stepSource)));
         m_runLines[i]->setToolTip(QString::fromStdString(r.mfuText));
     }

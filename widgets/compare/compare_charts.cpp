@@ -188,8 +188,11 @@ bool plotLoss(QCustomPlot& plot, const analysis::RunComparison& c, LossAxis axis
         if (axis == LossAxis::Size && sizeUnit.empty()) sizeUnit = curve.sizeUnit;
         QColor faint = runColor(i);
         faint.setAlpha(70);
-        line(plot, x, raw, faint, 1, QString());
-        line(plot, x, med, runColor(i), 2, legendName(c, i));
+        QCPGraph* points = line(plot, x, raw, faint, 1, QString());
+        points->setLayer(QStringLiteral("background")); // every run's raw points under every run's median
+        QCPGraph* median = line(plot, x, med, runColor(i), 2, legendName(c, i));
+        // The candidates dashed over the baseline: where the curves are the same, both still show.
+        if (i > 0) median->setPen(QPen(runColor(i), 2, Qt::DashLine));
         any = true;
     }
     plot.yAxis->setLabel(QObject::tr("loss"));
