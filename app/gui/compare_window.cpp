@@ -98,6 +98,7 @@ QTableWidget* makeTable(const QStringList& headers)
     t->setSelectionBehavior(QAbstractItemView::SelectRows);
     t->setAlternatingRowColors(true);
     t->setWordWrap(false);
+    t->verticalHeader()->setDefaultSectionSize(t->fontMetrics().height() + 8); // compact rows: more of the table at once
     t->horizontalHeader()->setStretchLastSection(true);
     return t;
 }

@@ -13,6 +13,7 @@ namespace runlens::widgets {
 
 namespace {
 
+constexpr int64_t kDayNs = 86'400'000'000'000;
 constexpr int kLossFigureHeight = 250;
 constexpr int kLineFigureHeight = 170;
 // The rows drawn as lines over the window, in this order, when the runs have them.
@@ -58,11 +59,12 @@ QString runsHtml(const analysis::RunComparison& c)
     QStringList lines;
     for (size_t i = 0; i < c.runs.size(); ++i) {
         const analysis::RunSummary& r = c.runs[i];
-        lines << QObject::tr("<span style='color:%1'>■</span> <b>%2</b> %3: %4 – %5 UTC (%6 s, %7); steps from %8; %9<br>"
+        const bool sameDay = r.toNs / kDayNs == r.fromNs / kDayNs;
+        lines << QObject::tr("<span style='color:%1'>■</span> <b>%2</b> %3: %4 – %5 UTC (%6, %7); steps from %8; %9<br>"
                              "<span style='color:#555'>&nbsp;&nbsp;&nbsp;%10</span>")
                      .arg(runColor(i).name(), i == 0 ? QObject::tr("Baseline") : QObject::tr("Candidate %1").arg(i),
-                          runName(c.runs, i).toHtmlEscaped(), utc(r.fromNs), utc(r.toNs, QStringLiteral("hh:mm:ss")))
-                     .arg(static_cast<double>(r.toNs - r.fromNs) / 1e9, 0, 'f', 0)
+                          runName(c.runs, i).toHtmlEscaped(), utc(r.fromNs), sameDay ? utc(r.toNs, QStringLiteral("hh:mm:ss")) : utc(r.toNs))
+                     .arg(q(analysis::formatCompareValue(static_cast<double>(r.toNs - r.fromNs) / 1e9, "s")))
                      .arg(esc(r.windowKind), r.stepSource.empty() ? QObject::tr("nowhere") : esc(r.stepSource),
                           r.analysisStored ? QObject::tr("its stored findings") : QObject::tr("findings analysed now, not kept"),
                           esc(r.mfuText));
