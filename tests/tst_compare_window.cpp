@@ -7,6 +7,7 @@
 #include "app/gui/main_window.h"
 #include "widgets/common/qcp.h"
 #include "widgets/compare/compare_charts.h"
+#include "widgets/flame/flame_graph_widget.h"
 #include "tests/cli_support.h"
 
 #include <QAction>
@@ -136,6 +137,10 @@ private Q_SLOTS:
         const QCPRange byStep = line->graph(0)->getKeyRange(found);
         QVERIFY2(found && byStep.upper >= 10 && byStep.upper <= 20, qPrintable(QString::number(byStep.upper)));
         QVERIFY(line->xAxis->label().contains(QStringLiteral("steps")));
+
+        // Flame: the two windows' stacks as one differential graph.
+        QVERIFY(cw->flameGraph());
+        QTRY_VERIFY_WITH_TIMEOUT(cw->flameGraph()->diff() != nullptr, 30'000);
 
         // Loss: both runs' curves (raw and smoothed), the same against steps.
         QCOMPARE(cw->lossPlot()->graphCount(), 4);

@@ -3,6 +3,7 @@
 #include "analysis/compare/compare_format.h"
 #include "app/cli/window_args.h"
 #include "widgets/common/qcp.h"
+#include "widgets/flame/flame_graph_widget.h"
 #include "widgets/report/compare_report.h"
 
 #include "analysis/phase/phase_classifier.h"
@@ -277,6 +278,7 @@ void CompareWindow::display(RunComparison comparison)
     m_tabs->addTab(m_metrics, tr("&Metrics"));
     m_tabs->addTab(m_findings, tr("&Findings"));
     m_tabs->addTab(m_stacks, tr("&Stacks"));
+    m_tabs->addTab(makeFlame(), tr("F&lame"));
     m_tabs->addTab(makeCharts(), tr("C&harts"));
     if (current >= 0) m_tabs->setCurrentIndex(current);
 }
@@ -502,6 +504,48 @@ bool CompareWindow::exportSvg(const QString& path) const
     if (!p.begin(&svg)) return false;
     page->render(&p, QPoint(), QRegion(), QWidget::DrawChildren);
     return p.end() && QFileInfo(path).size() > 0;
+}
+
+QWidget* CompareWindow::makeFlame()
+{
+    auto* page = new QWidget;
+    auto* layout = new QVBoxLayout(page);
+    m_flame = new widgets::FlameGraphWidget;
+    auto* candidate = new QComboBox;
+    for (size_t c = 1; c < m_comparison.runs.size(); ++c)
+        candidate->addItem(runName(m_comparison.runs, c));
+    candidate->setVisible(m_comparison.runs.size() > 2);
+    auto* search = new QLineEdit;
+    search->setPlaceholderText(tr("Search frames (substring; capitals make it case-sensitive)"));
+    search->setClearButtonEnabled(true);
+    auto* note = new QLabel;
+    note->setWordWrap(true);
+    auto* controls = new QHBoxLayout;
+    controls->addWidget(candidate);
+    controls->addWidget(search, 1);
+    layout->addLayout(controls);
+    layout->addWidget(note);
+    layout->addWidget(m_flame, 1);
+    const auto showCandidate = [this, note](int index) {
+        const size_t c = static_cast<size_t>(std::max(0, index));
+        const auto& flame = c < m_comparison.candidates.size() ? m_comparison.candidates[c].flame : std::nullopt;
+        if (!flame) {
+            m_flame->setTree(nullptr);
+            note->setText(tr("Not compared: a run has no timed stack samples in its window."));
+            return;
+        }
+        note->setText(tr("The stack samples of both windows merged by call path, each side as shares of its own samples "
+                         "(%1 → %2): a block's colour is how its share changed from the baseline to %3. Double-click "
+                         "to focus, hover for the shares.")
+                          .arg(flame->totalA)
+                          .arg(flame->totalB)
+                          .arg(runName(m_comparison.runs, c + 1)));
+        m_flame->setDiff(flame->diff, tr("A: %1   B: %2").arg(runName(m_comparison.runs, 0), runName(m_comparison.runs, c + 1)));
+    };
+    connect(candidate, &QComboBox::currentIndexChanged, this, showCandidate);
+    connect(search, &QLineEdit::textChanged, m_flame, [this](const QString& text) { m_flame->setSearch(text, false); });
+    showCandidate(0);
+    return page;
 }
 
 QWidget* CompareWindow::makeCharts()

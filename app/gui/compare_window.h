@@ -3,7 +3,7 @@
 // File › Compare with…: the open run as the baseline against one or more other runs. The comparison
 // (analysis::compareRunFiles over each run's steady state) is computed on a worker; CompareWindow shows it in four
 // tabs (the metric rows, the findings gone / still there / new, the functions whose share of the stack samples grew
-// or shrank, and charts: the loss curves against step, tokens or wall time, and a metric's line per run aligned by
+// or shrank, the differential flame graph of the two windows, and charts: the loss curves against step, tokens or wall time, and a metric's line per run aligned by
 // time or by step), exports the current tab as PNG or SVG or the whole comparison as PDF (the compare report), and
 // copies the tables as text. The runs are opened read-only; nothing is written to them.
 
@@ -26,6 +26,10 @@ class QPushButton;
 class QCustomPlot;
 class QTabWidget;
 class QTableWidget;
+
+namespace runlens::widgets {
+class FlameGraphWidget;
+}
 
 namespace runlens::app {
 
@@ -80,6 +84,7 @@ public:
     QTableWidget* findingsTable() const { return m_findings; }
     QTableWidget* stacksTable() const { return m_stacks; }
 
+    widgets::FlameGraphWidget* flameGraph() const { return m_flame; }
     QCustomPlot* lossPlot() const { return m_lossPlot; }
     QCustomPlot* linePlot() const { return m_linePlot; }
     QComboBox* lossAxisBox() const { return m_lossAxis; }
@@ -97,6 +102,7 @@ private:
     void fillFindings();
     void fillStacks();
     QWidget* makeCharts();
+    QWidget* makeFlame();
     void chooseExport();
 
     RunComparison m_comparison;
@@ -109,6 +115,7 @@ private:
     QComboBox* m_align = nullptr;
     QCustomPlot* m_lossPlot = nullptr;
     QCustomPlot* m_linePlot = nullptr;
+    widgets::FlameGraphWidget* m_flame = nullptr;
     QStringList m_paths;                  // the runs, baseline first
     std::vector<QComboBox*> m_windowBoxes; // per run: steady state / whole run / given
     std::vector<QLineEdit*> m_rangeEdits;  // per run: FROM..TO
