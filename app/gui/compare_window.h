@@ -1,7 +1,7 @@
 #pragma once
 
 // File › Compare with…: the open run as the baseline against one or more other runs. The comparison
-// (analysis::compareRunFiles over each run's steady state) is computed on a worker; CompareWindow shows it in four
+// (analysis::compareRunFiles over each run's steady state) is computed on a worker; CompareWindow shows it in five
 // tabs (the metric rows, the findings gone / still there / new, the functions whose share of the stack samples grew
 // or shrank, the differential flame graph of the two windows, and charts: the loss curves against step, tokens or wall time, and a metric's line per run aligned by
 // time or by step), exports the current tab as PNG or SVG or the whole comparison as PDF (the compare report), and
