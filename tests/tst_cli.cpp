@@ -5,6 +5,7 @@
 #include "tests/test_support.h"
 
 #include <QDir>
+#include <QCryptographicHash>
 #include <QFile>
 #include <QJsonArray>
 #include <QJsonDocument>
@@ -58,6 +59,14 @@ QByteArray fileBytes(const QString& path)
 {
     QFile f(path);
     return f.open(QIODevice::ReadOnly) ? f.readAll() : QByteArray();
+}
+
+// The file's bytes, hashed: a command that only reads must leave them as they were.
+QByteArray fileHash(const QString& path)
+{
+    QFile f(path);
+    if (!f.open(QIODevice::ReadOnly)) return {};
+    return QCryptographicHash::hash(f.readAll(), QCryptographicHash::Sha256);
 }
 
 } // namespace
@@ -195,7 +204,14 @@ private Q_SLOTS:
         const QString csv = qs(writeFile(dir, QStringLiteral("node1/nvsmi.csv"), nvsmiCsv(2, 30)));
         const QString db = dir.filePath(QStringLiteral("run.runlens"));
         EXPECT_EXIT(cli(importArgs(db, {csv})), 0);
-        const Run r = cli({QStringLiteral("analyze"), db, QStringLiteral("--json"), QStringLiteral("--param"),
+        // Without --store nothing is written: the file's bytes stay the same.
+        const QByteArray before = fileHash(db);
+        const Run look = cli({QStringLiteral("analyze"), db, QStringLiteral("--json"), QStringLiteral("--param"),
+                              QStringLiteral("ckpt_gap.overlap=0.7")});
+        EXPECT_EXIT(look, 0);
+        QCOMPARE(QJsonDocument::fromJson(look.out.toUtf8()).object().value(QStringLiteral("stored")).toBool(), false);
+        QCOMPARE(fileHash(db), before);
+        const Run r = cli({QStringLiteral("analyze"), db, QStringLiteral("--json"), QStringLiteral("--store"), QStringLiteral("--param"),
                            QStringLiteral("ckpt_gap.overlap=0.6")});
         EXPECT_EXIT(r, 0);
         const QJsonObject o = QJsonDocument::fromJson(r.out.toUtf8()).object();
@@ -211,7 +227,7 @@ private Q_SLOTS:
         const Run again = cli({QStringLiteral("analyze"), db, QStringLiteral("--json")});
         QCOMPARE(QJsonDocument::fromJson(again.out.toUtf8()).object().value(QStringLiteral("params")).toObject()
                      .value(QStringLiteral("ckpt_gap.overlap")).toDouble(), 0.6);
-        const Run reset = cli({QStringLiteral("analyze"), db, QStringLiteral("--reset-params"), QStringLiteral("--json")});
+        const Run reset = cli({QStringLiteral("analyze"), db, QStringLiteral("--reset-params"), QStringLiteral("--json"), QStringLiteral("--store")});
         QCOMPARE(QJsonDocument::fromJson(reset.out.toUtf8()).object().value(QStringLiteral("params")).toObject()
                      .value(QStringLiteral("ckpt_gap.overlap")).toDouble(), 0.5);
         QCOMPARE(query(db, QStringLiteral("SELECT count(*) AS n FROM analysis")), QStringLiteral("n\n1\n"));

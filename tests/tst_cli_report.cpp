@@ -29,7 +29,7 @@ private Q_SLOTS:
                          QStringLiteral("2"), QStringLiteral("--hours"), QStringLiteral("2"), QStringLiteral("--no-gui"),
                          QStringLiteral("-o"), out}),
                     0);
-        const Run analyzed = cli({QStringLiteral("analyze"), out + QStringLiteral("/demo.runlens"), QStringLiteral("--json")});
+        const Run analyzed = cli({QStringLiteral("analyze"), out + QStringLiteral("/demo.runlens"), QStringLiteral("--json"), QStringLiteral("--store")});
         EXPECT_EXIT(analyzed, 0);
         const QJsonArray findings =
             QJsonDocument::fromJson(analyzed.out.toUtf8()).object().value(QStringLiteral("findings")).toArray();

@@ -331,8 +331,8 @@ private Q_SLOTS:
 
     void findingsClickThrough()
     {
-        // A demo run (communication-bound, a checkpoint stall every 6 min): opening it analyses it on a worker and
-        // keeps the findings in the run; selecting a finding sets the timeline to its episode and the flame graph to
+        // A demo run (communication-bound, a checkpoint stall every 6 min): opening it analyses it on a worker, in
+        // memory (the file is not changed), and Keep in run writes the findings; selecting a finding sets the timeline to its episode and the flame graph to
         // its nodes and evidence frame; the primary findings are spans on the timeline.
         QTemporaryDir dir;
         const std::string db = demoRun(dir);
@@ -349,6 +349,19 @@ private Q_SLOTS:
         QCOMPARE(list.front().rule, std::string("COMM_BOUND"));
         QVERIFY(findings->panel()->findChild<QTreeWidget*>()->topLevelItem(0)->text(5).contains(QStringLiteral("all 2 nodes")));
         QVERIFY(!window.timeline()->spans().empty());
+        {
+            // Viewing wrote nothing: the analysis is in memory, offered to keep.
+            auto before = store::RunDatabase::open(db, store::OpenMode::ReadOnly);
+            QVERIFY_OK(before);
+            auto none = analysis::loadStoredAnalysis(**before);
+            QVERIFY(none && !*none);
+        }
+        QVERIFY(findings->hasUnkeptFindings() && findings->panel()->keepable());
+        QSignalSpy keptSpy(findings, &app::FindingsDock::keptInRun);
+        QVERIFY(findings->keep());
+        QVERIFY(keptSpy.count() > 0 || keptSpy.wait(30'000));
+        QCOMPARE(keptSpy.front().front().toBool(), true);
+        QVERIFY(!findings->hasUnkeptFindings() && !findings->panel()->keepable());
         {
             auto kept = store::RunDatabase::open(db, store::OpenMode::ReadOnly);
             QVERIFY_OK(kept);

@@ -362,7 +362,7 @@ private Q_SLOTS:
         const Run analyze = cli({QStringLiteral("analyze"), run});
         EXPECT_EXIT(analyze, 0);
         EXPECT_MATCH(analyze.out, line);
-        const Run json = cli({QStringLiteral("analyze"), run, QStringLiteral("--json"), QStringLiteral("--gpu-peak-tflops"),
+        const Run json = cli({QStringLiteral("analyze"), run, QStringLiteral("--json"), QStringLiteral("--store"), QStringLiteral("--gpu-peak-tflops"),
                               QStringLiteral("1000")});
         EXPECT_EXIT(json, 0);
         const QJsonObject mfu = QJsonDocument::fromJson(json.out.toUtf8()).object().value(QStringLiteral("mfu")).toObject();

@@ -98,11 +98,18 @@ void TestReport::pdfHasTheSectionsAndFigures()
     QCOMPARE(model->keyMetrics.size(), size_t(1));
     QVERIFY(std::abs(model->keyMetrics[0].smActive - 0.7) < 0.01);
     QVERIFY(model->keyMetrics[0].utilPct > 90);
-    // … and kept in the run: the next report uses the stored findings.
+    // … and not kept: a report never changes the run unless asked (storeAnalysis, report --store) …
     auto again = analysis::buildReportModel(run, {});
     QVERIFY(again);
-    QVERIFY(!again->analysisFresh);
-    QCOMPARE(again->findings.size(), model->findings.size());
+    QVERIFY(again->analysisFresh);
+    analysis::ReportOptions keep;
+    keep.storeAnalysis = true;
+    auto kept = analysis::buildReportModel(run, keep);
+    QVERIFY(kept && kept->analysisFresh);
+    // … then the next report uses the stored findings.
+    auto fourth = analysis::buildReportModel(run, {});
+    QVERIFY(fourth && !fourth->analysisFresh);
+    QCOMPARE(fourth->findings.size(), model->findings.size());
     analysis::ReportOptions rerun;
     rerun.reanalyze = true; // the rules run again all the same
     auto third = analysis::buildReportModel(run, rerun);

@@ -190,8 +190,9 @@ Expected<ReportModel> buildReportModel(const std::string& runPath, const ReportO
     });
 
     if (Status s = step("analysis"); !s) return s.error();
-    auto db = store::RunDatabase::open(runPath, store::OpenMode::ReadWrite);
-    if (!db) db = store::RunDatabase::open(runPath, store::OpenMode::ReadOnly); // a read-only file: do not keep it
+    // Read-only unless the analysis made for the report is to be kept (and a file we may not write is still read).
+    auto db = store::RunDatabase::open(runPath, options.storeAnalysis ? store::OpenMode::ReadWrite : store::OpenMode::ReadOnly);
+    if (!db && options.storeAnalysis) db = store::RunDatabase::open(runPath, store::OpenMode::ReadOnly);
     if (!db) return db.error();
     auto stored = loadStoredAnalysis(**db);
     if (!stored) return stored.error();

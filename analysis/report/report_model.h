@@ -30,7 +30,7 @@ struct ReportOptions
     std::vector<std::string> nodes;      // --nodes: only these nodes (empty: all)
     std::vector<std::string> findings;   // --findings: report numbers ("2") or rules ("CKPT_GAP"); empty: all
     int figurePixels = 680;              // the width the timeline figures are reduced for
-    bool storeAnalysis = true;           // a run without a stored analysis: keep the one run for the report
+    bool storeAnalysis = false;          // a run without a stored analysis: keep the one run for the report (only when asked)
     bool reanalyze = false;              // analyse even when the run has findings (with its kept parameters)
 };
 

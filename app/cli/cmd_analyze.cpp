@@ -25,7 +25,10 @@ episodes, its impact (the fraction of the wall time it costs) and the seconds re
 evidence behind it and what to change. --json prints one object: {"run", "rules", "params", "findings": [...]},
 each finding with rule, severity, confidence, primary, title, nodes, gpus, episodes [{start_ns, end_ns}],
 impact, saving_s, evidence and recommendation; "mfu" is the model FLOPs utilization with how it was worked out
-(the model and GPU options are kept in the run unless --no-store). The exit code is 0 whether or not something was found.)";
+(the model and GPU options apply to this analysis; with --store they are kept in the run).
+Nothing is written to the run unless --store is given: then the findings replace the run's previous ones (the
+window and reports show them), with the parameters used (--param values are reused by the next analyze of the run
+until --reset-params) and the model and GPU options. The exit code is 0 whether or not something was found.)";
 
 std::string clock(int64_t ns)
 {
@@ -43,13 +46,14 @@ int cmdAnalyze(const QStringList& args)
                                    QStringLiteral("Override a rule parameter, e.g. ckpt_gap.overlap=0.6 (repeat)."),
                                    QStringLiteral("NAME=VALUE"));
     const QCommandLineOption list(QStringLiteral("list-params"), QStringLiteral("List the rule parameters and exit."));
-    const QCommandLineOption noStore(QStringLiteral("no-store"),
-                                     QStringLiteral("Do not keep the findings in the run (by default they replace the "
-                                                    "run's previous ones, with the parameters used)."));
+    const QCommandLineOption keepOption(QStringLiteral("store"),
+                                   QStringLiteral("Keep the findings in the run (they replace its previous ones, with the "
+                                                  "parameters and model options used). Without it nothing is written."));
+    const QCommandLineOption noStore(QStringLiteral("no-store"), QStringLiteral("Write nothing (the default; kept for scripts)."));
     const QCommandLineOption reset(QStringLiteral("reset-params"),
                                    QStringLiteral("Forget the parameters set for this run by earlier --param (start from "
                                                   "the defaults)."));
-    for (const auto* o : {&json, &param, &list, &noStore, &reset})
+    for (const auto* o : {&json, &param, &list, &keepOption, &noStore, &reset})
         parser.addOption(*o);
     for (const QCommandLineOption& o : mfuOptions())
         parser.addOption(o);
@@ -76,8 +80,12 @@ int cmdAnalyze(const QStringList& args)
         return kExitUsage;
     }
     const std::string path = parser.positionalArguments().front().toStdString();
-    // Read-write to keep the findings; a run we may not write is analysed all the same.
-    const bool keep = !parser.isSet(noStore);
+    if (parser.isSet(keepOption) && parser.isSet(noStore)) {
+        printError("--store and --no-store: one or the other");
+        return kExitUsage;
+    }
+    // Read-write only to keep the findings (--store); a run we may not write is analysed all the same.
+    const bool keep = parser.isSet(keepOption);
     auto db = store::RunDatabase::open(path, keep ? store::OpenMode::ReadWrite : store::OpenMode::ReadOnly);
     const bool canStore = keep && static_cast<bool>(db);
     std::string whyNotKept;
@@ -150,7 +158,7 @@ int cmdAnalyze(const QStringList& args)
         }
         stored = "kept in the run";
     } else {
-        stored = keep ? "not kept (" + whyNotKept + ")" : "not kept (--no-store)";
+        stored = keep ? "not kept (" + whyNotKept + ")" : "not kept (--store keeps them)";
     }
     std::vector<std::string> setHere;
     for (const auto& [name, value] : overrides)

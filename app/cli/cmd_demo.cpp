@@ -127,7 +127,8 @@ int cmdDemo(const QStringList& args, const ShowRun& showRun)
     // Headless, the demo ends in its report: the findings printed and kept, and the PDF beside the run.
     fmt::print("\n");
     std::fflush(stdout);
-    if (int rc = cmdAnalyze({QStringLiteral("analyze"), QString::fromStdString(dbPath)}); rc != kExitOk) return rc;
+    if (int rc = cmdAnalyze({QStringLiteral("analyze"), QStringLiteral("--store"), QString::fromStdString(dbPath)}); rc != kExitOk)
+        return rc; // the demo's own run: its findings are kept in it
     const std::string pdf = (std::filesystem::path(dir) / "report.pdf").string();
     if (qobject_cast<QApplication*>(QCoreApplication::instance())) {
         std::fflush(stdout);

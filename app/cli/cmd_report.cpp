@@ -25,7 +25,8 @@ timeline snapshot of its episode, its evidence, the flame graph of the episode f
 and what to change; with --compare BASE, a comparison of this run against BASE (the metric rows with their
 verdicts, the loss curves, the key metrics overlaid, findings and stacks, as runlens compare -o draws it); an
 appendix lists the rule parameters and the import diagnostics. The findings are the
-run's stored ones (runlens analyze); a run without them is analysed first and they are kept in it.
+run's stored ones (runlens analyze --store); a run without them is analysed for the report, which writes nothing
+to the run unless --store is given.
 Times (--from/--to, --window FROM..TO) as for flame: ISO 8601 (UTC unless it has a zone), epoch seconds or
 an offset from the run's start (+90s, +1h30m).)";
 
@@ -48,17 +49,18 @@ int cmdReport(const QStringList& args)
                                       QStringLiteral("LIST"));
     const QCommandLineOption analyze(QStringLiteral("analyze"),
                                      QStringLiteral("Run the rules again (with the parameters set for the run) even "
-                                                    "when it has findings; they replace the stored ones."));
-    const QCommandLineOption noStore(QStringLiteral("no-store"),
-                                     QStringLiteral("Keep nothing in the run: findings analysed for the report are "
-                                                    "not stored."));
+                                                    "when it has findings (with --store they replace the stored ones)."));
+    const QCommandLineOption keepOption(QStringLiteral("store"),
+                                        QStringLiteral("Keep the findings analysed for the report in the run (a run "
+                                                       "without stored findings). Without it nothing is written."));
+    const QCommandLineOption noStore(QStringLiteral("no-store"), QStringLiteral("Write nothing (the default; kept for scripts)."));
     const QCommandLineOption compare(QStringLiteral("compare"),
                                      QStringLiteral("Add a comparison with BASE: BASE as the baseline, this run as the "
                                                     "candidate, each over its steady state (as runlens compare)."),
                                      QStringLiteral("BASE"));
     for (const auto* o : output.all())
         parser.addOption(*o);
-    for (const auto* o : {&from, &to, &window, &nodes, &findings, &analyze, &noStore, &compare})
+    for (const auto* o : {&from, &to, &window, &nodes, &findings, &analyze, &keepOption, &noStore, &compare})
         parser.addOption(*o);
     parser.addPositionalArgument(QStringLiteral("run"), QStringLiteral("Run database (.runlens)."), QStringLiteral("RUN"));
     if (auto done = parseCommandLine(parser, args, kSummary)) return *done;
@@ -75,7 +77,7 @@ int cmdReport(const QStringList& args)
     analysis::ReportOptions options;
     options.nodes = splitList(parser.values(nodes));
     options.findings = splitList(parser.values(findings));
-    options.storeAnalysis = !parser.isSet(noStore);
+    options.storeAnalysis = parser.isSet(keepOption) && !parser.isSet(noStore);
     options.reanalyze = parser.isSet(analyze);
     QString fromText = parser.value(from), toText = parser.value(to);
     if (parser.isSet(window)) {

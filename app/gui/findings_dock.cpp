@@ -15,6 +15,7 @@
 #include <QMainWindow>
 #include <QtConcurrent>
 #include <algorithm>
+#include <map>
 #include <utility>
 
 namespace runlens::app {
@@ -27,16 +28,17 @@ struct Loaded
     std::vector<analysis::Finding> findings;
     QString status;
     QString error;
+    std::shared_ptr<const analysis::RunAnalysis> fresh; // analysed now, not in the run
+    std::map<std::string, double> overrides;            // the parameters it ran with
 };
 
-// On a worker, with its own connection: the stored analysis, or a new one (kept when the run can be written).
+// On a worker, with its own read-only connection: the stored analysis, or a new one held in memory (viewing never
+// changes the file; keepFindings writes it when asked).
 Loaded loadFindings(const std::string& path, bool rerun, uint64_t generation)
 {
     Loaded out;
     out.generation = generation;
-    auto db = store::RunDatabase::open(path, store::OpenMode::ReadWrite);
-    const bool writable = static_cast<bool>(db);
-    if (!db) db = store::RunDatabase::open(path, store::OpenMode::ReadOnly);
+    auto db = store::RunDatabase::open(path, store::OpenMode::ReadOnly);
     if (!db) {
         out.error = QString::fromStdString(db.error().toString());
         return out;
@@ -64,18 +66,14 @@ Loaded loadFindings(const std::string& path, bool rerun, uint64_t generation)
         return out;
     }
     out.findings = analysis->findings;
-    QString kept = QObject::tr("not kept: the run is read-only");
-    if (writable) {
-        if (Status s = analysis::storeAnalysis(**db, *analysis, overrides); s) kept = QObject::tr("kept in the run");
-        else kept = QObject::tr("not kept: %1").arg(QString::fromStdString(s.error().message));
-    }
     QStringList missing;
     for (const std::string& m : analysis->missing)
         missing << QString::fromStdString(m);
-    out.status = QObject::tr("%1 findings (%2).%3")
+    out.status = QObject::tr("%1 findings (analysed now, not kept in the run: Keep in run writes them).%2")
                      .arg(out.findings.size())
-                     .arg(kept)
                      .arg(missing.isEmpty() ? QString() : QStringLiteral(" ") + missing.join(QStringLiteral("; ")));
+    out.fresh = std::make_shared<const analysis::RunAnalysis>(std::move(*analysis));
+    out.overrides = std::move(overrides);
     return out;
 }
 
@@ -92,6 +90,37 @@ FindingsDock::FindingsDock(QMainWindow* window, widgets::TimelineController* con
     window->addDockWidget(Qt::RightDockWidgetArea, m_dock);
     connect(m_panel, &widgets::FindingsPanel::findingSelected, this, &FindingsDock::show);
     connect(m_panel, &widgets::FindingsPanel::analyzeRequested, this, &FindingsDock::analyze);
+    connect(m_panel, &widgets::FindingsPanel::keepRequested, this, &FindingsDock::keep);
+}
+
+bool FindingsDock::keep()
+{
+    if (!m_catalog || !m_fresh || m_busy) return false;
+    const std::string path = m_catalog->path;
+    auto fresh = m_fresh;
+    auto overrides = m_freshOverrides;
+    const uint64_t generation = m_generation;
+    m_busy = true;
+    m_panel->setStatus(tr("Writing the findings into the run…"));
+    QtConcurrent::run([path, fresh, overrides]() -> QString {
+        auto db = store::RunDatabase::open(path, store::OpenMode::ReadWrite);
+        if (!db) return QString::fromStdString(db.error().toString());
+        if (Status s = analysis::storeAnalysis(**db, *fresh, overrides); !s) return QString::fromStdString(s.error().toString());
+        return {};
+    }).then(this, [this, generation, count = fresh->findings.size()](const QString& error) {
+        m_busy = false;
+        if (generation != m_generation) return; // another run meanwhile
+        if (!error.isEmpty()) {
+            m_panel->setStatus(tr("The findings were not kept: %1").arg(error));
+            Q_EMIT keptInRun(false);
+            return;
+        }
+        m_fresh.reset();
+        m_panel->setKeepable(false);
+        m_panel->setStatus(tr("%1 findings, kept in the run.").arg(count));
+        Q_EMIT keptInRun(true);
+    });
+    return true;
 }
 
 void FindingsDock::setRun(std::shared_ptr<const timeline::RunCatalog> catalog)
@@ -108,6 +137,8 @@ void FindingsDock::analyze()
 void FindingsDock::clear()
 {
     m_catalog.reset();
+    m_fresh.reset();
+    m_panel->setKeepable(false);
     ++m_generation;
     m_panel->setFindings({}, QString());
     m_timeline->setSpans({});
@@ -143,7 +174,10 @@ void FindingsDock::load(bool rerun)
             });
             if (spans.size() > 400) spans.resize(400);
             m_timeline->setSpans(std::move(spans));
+            m_fresh = loaded.fresh;
+            m_freshOverrides = loaded.overrides;
             m_panel->setFindings(std::move(loaded.findings), loaded.status);
+            m_panel->setKeepable(m_fresh != nullptr);
             if (m_initialFinding >= 0) m_panel->select(std::exchange(m_initialFinding, -1));
             Q_EMIT findingsShown();
         });

@@ -1,15 +1,18 @@
 #pragma once
 
-// The findings dock: the run's findings (kept in the run by the last analysis; a run without them is analysed on
-// a worker when it opens, and "Analyze again" reruns the rules), drawn as spans on the timeline. Selecting a
+// The findings dock: the run's findings (kept in the run by the last stored analysis; a run without them is
+// analysed on a worker when it opens, and "Analyze again" reruns the rules; a new analysis is held in memory, the
+// file opened read-only, until "Keep in run" writes it), drawn as spans on the timeline. Selecting a
 // finding shows its episode on the timeline (the window around it, the episode selected), restricts the flame
 // graph to its nodes and searches it for the finding's evidence frame.
 
 #include "analysis/rules/finding.h"
+#include "analysis/rules/run_analysis.h"
 #include "analysis/timeline/run_catalog.h"
 
 #include <QObject>
 #include <QString>
+#include <map>
 #include <memory>
 #include <vector>
 
@@ -34,7 +37,11 @@ public:
                  FlameDock* flame);
 
     void setRun(std::shared_ptr<const timeline::RunCatalog> catalog);
-    void analyze(); // runs the rules again (keeps the findings in the run when it can write it)
+    void analyze(); // runs the rules again (in memory: the run is not changed)
+    // Writes the findings analysed now into the run (replacing its stored ones), on a worker. False when there
+    // is nothing to keep or the dock is busy; keptInRun says how it went.
+    bool keep();
+    bool hasUnkeptFindings() const { return m_fresh != nullptr; }
     void clear();
     // Selects the index-th finding (0-based) once the next findings are shown.
     void setInitialFinding(int index) { m_initialFinding = index; }
@@ -47,6 +54,7 @@ public:
 
 Q_SIGNALS:
     void findingsShown();
+    void keptInRun(bool ok);
     // A finding was selected: the nodes and GPUs ("node:gpuN"; empty: all of the nodes') it concerns (the window
     // shows their series only).
     void scopeSelected(const std::vector<std::string>& nodes, const std::vector<std::string>& gpus = {});
@@ -63,6 +71,8 @@ private:
     uint64_t m_generation = 0;
     bool m_busy = false;
     int m_initialFinding = -1;
+    std::shared_ptr<const analysis::RunAnalysis> m_fresh; // analysed now, not kept in the run
+    std::map<std::string, double> m_freshOverrides;
 };
 
 } // namespace runlens::app

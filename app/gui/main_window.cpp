@@ -69,6 +69,8 @@ MainWindow::MainWindow(QWidget* parent)
     m_flame = new FlameDock(this, m_controller);
     resizeDocks({m_flame->dock()}, {360}, Qt::Vertical);
     m_findings = new FindingsDock(this, m_controller, m_timeline, m_flame);
+    connect(m_findings, &FindingsDock::findingsShown, this, &MainWindow::updateActions);
+    connect(m_findings, &FindingsDock::keptInRun, this, &MainWindow::updateActions);
     // A finding's scope: the series of its nodes only (the run browser shows what is hidden; check a node to show
     // it again).
     connect(m_findings, &FindingsDock::scopeSelected, this, [this](const std::vector<std::string>& nodes,
@@ -138,6 +140,8 @@ void MainWindow::createMenus()
     m_compare = file->addAction(tr("&Compare with…"), QKeySequence(tr("Ctrl+Shift+C")), this, &MainWindow::chooseCompare);
     m_compare->setStatusTip(tr("Set other runs against the open one: step time, throughput, activity, findings "
                                "and stacks, each with a verdict"));
+    m_keepFindings = file->addAction(tr("&Keep findings in run"), QKeySequence::Save, this, [this] { m_findings->keep(); });
+    m_keepFindings->setStatusTip(tr("Write the findings analysed now into the run file (viewing never changes it)"));
     file->addSeparator();
     m_exportTimeline = file->addAction(tr("Export &timeline…"), QKeySequence(tr("Ctrl+E")), this,
                                        &MainWindow::exportTimeline);
@@ -176,6 +180,7 @@ void MainWindow::updateActions()
     m_exportReport->setEnabled(open && !m_report->busy());
     m_exportReportPng->setEnabled(open && !m_report->busy());
     m_compare->setEnabled(open && !m_comparing);
+    if (m_keepFindings) m_keepFindings->setEnabled(open && m_findings->hasUnkeptFindings());
 }
 
 bool MainWindow::exportReport(const QString& out, bool png, std::optional<widgets::TimeRange> window)

@@ -108,6 +108,7 @@ private:
     QAction* m_exportReport = nullptr;
     QAction* m_exportReportPng = nullptr;
     QAction* m_compare = nullptr;
+    QAction* m_keepFindings = nullptr;
     bool m_comparing = false;
     std::shared_ptr<const timeline::RunCatalog> m_catalog;
     QString m_loadingPath;

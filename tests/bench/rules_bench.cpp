@@ -26,7 +26,7 @@ bool benchRules(const std::string& dir, bool quick)
                static_cast<double>(fs::file_size(db)) / 1e6);
     std::vector<ProcessRun> runs;
     for (int i = 0; i < (quick ? 1 : 3); ++i) {
-        runs.push_back(runProcess({RUNLENS_BINARY, "analyze", "--no-store", db}));
+        runs.push_back(runProcess({RUNLENS_BINARY, "analyze", db}));
         if (runs.back().exitCode != 0) {
             fmt::print(stderr, "runlens analyze failed (exit {})\n", runs.back().exitCode);
             return false;
@@ -45,12 +45,12 @@ bool benchRules(const std::string& dir, bool quick)
     if (!quick) fmt::print("targets {}\n", median.seconds <= 10 && median.peakRssMb < 1000 ? "met" : "NOT met");
 
     // The full report of the same run: analysed for it (--analyze, even though the demo kept its findings;
-    // --no-store: every round does the whole job), key metrics, figures, drawn into a PDF.
-    fmt::print("\nReport: runlens report --analyze --no-store on the same run (analysis, figures, PDF)\n");
+    // nothing stored: every round does the whole job), key metrics, figures, drawn into a PDF.
+    fmt::print("\nReport: runlens report --analyze on the same run (analysis, figures, PDF)\n");
     std::vector<ProcessRun> reports;
     const std::string pdf = (fs::path(dir) / "report.pdf").string();
     for (int i = 0; i < (quick ? 1 : 3); ++i) {
-        reports.push_back(runProcess({RUNLENS_BINARY, "report", "--analyze", "--no-store", db, "-o", pdf}));
+        reports.push_back(runProcess({RUNLENS_BINARY, "report", "--analyze", db, "-o", pdf}));
         if (reports.back().exitCode != 0) {
             fmt::print(stderr, "runlens report failed (exit {})\n", reports.back().exitCode);
             return false;

@@ -99,10 +99,16 @@ FindingsPanel::FindingsPanel(QWidget* parent) : QWidget(parent)
     m_status = new QLabel;
     m_status->setWordWrap(true);
     auto* analyze = new QPushButton(tr("Analyze again"));
-    analyze->setToolTip(tr("Run every rule over the run again and keep the findings in it"));
+    analyze->setToolTip(tr("Run every rule over the run again (the run is not changed until you keep the findings)"));
     connect(analyze, &QPushButton::clicked, this, &FindingsPanel::analyzeRequested);
+    m_keep = new QPushButton(tr("Keep in run"));
+    m_keep->setToolTip(tr("Write these findings into the run file, replacing the ones it keeps, so reports and the next "
+                          "opening show them (viewing never changes the file)"));
+    m_keep->hide();
+    connect(m_keep, &QPushButton::clicked, this, &FindingsPanel::keepRequested);
     auto* top = new QHBoxLayout;
     top->addWidget(m_status, 1);
+    top->addWidget(m_keep);
     top->addWidget(analyze);
     auto* split = new QSplitter(Qt::Vertical);
     split->addWidget(m_list);
@@ -121,6 +127,16 @@ FindingsPanel::FindingsPanel(QWidget* parent) : QWidget(parent)
     connect(m_list, &QTreeWidget::itemActivated, this, [this] {
         if (current() >= 0) Q_EMIT findingSelected(current());
     });
+}
+
+void FindingsPanel::setKeepable(bool keepable)
+{
+    m_keep->setVisible(keepable);
+}
+
+bool FindingsPanel::keepable() const
+{
+    return !m_keep->isHidden();
 }
 
 void FindingsPanel::setStatus(const QString& status)

@@ -12,6 +12,7 @@
 #include <vector>
 
 class QLabel;
+class QPushButton;
 class QTextBrowser;
 class QTreeWidget;
 
@@ -37,6 +38,9 @@ public:
     // The findings in report order, and a line about the analysis (when it ran, what was missing).
     void setFindings(std::vector<analysis::Finding> findings, const QString& status);
     void setStatus(const QString& status);
+    // Whether "Keep in run" is offered (findings analysed now and not yet written to the run).
+    void setKeepable(bool keepable);
+    bool keepable() const;
     const std::vector<analysis::Finding>& findings() const { return m_findings; }
     int current() const; // -1 when none
     void select(int index);
@@ -46,6 +50,7 @@ public:
 Q_SIGNALS:
     void findingSelected(int index);
     void analyzeRequested();
+    void keepRequested();
 
 private:
     void showDetails(int index);
@@ -53,6 +58,7 @@ private:
     QTreeWidget* m_list;
     QTextBrowser* m_details;
     QLabel* m_status;
+    QPushButton* m_keep;
 };
 
 } // namespace runlens::widgets
