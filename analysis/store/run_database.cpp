@@ -6,13 +6,46 @@
 #include "analysis/store/sqlite_util.h"
 
 #include <chrono>
+#include <cstring>
 #include <filesystem>
 #include <fmt/format.h>
 #include <sqlite3.h>
 
 namespace runlens::store {
 
+namespace {
+
+// Extended result codes of a read-only open that an interrupted writer left behind: the write-ahead log needs its
+// index rebuilt (which writes only the -shm file), or a rollback journal is hot (which would write the run).
+bool needsRecovery(int extended)
+{
+    return extended == SQLITE_READONLY_RECOVERY || extended == SQLITE_READONLY_CANTINIT || extended == SQLITE_READONLY_CANTLOCK;
+}
+
+} // namespace
+
 Expected<std::unique_ptr<RunDatabase>> RunDatabase::open(const std::string& path, OpenMode mode)
+{
+    auto db = openWith(path, mode, false);
+    if (db || mode != OpenMode::ReadOnly) return db;
+    // A writer killed mid-import left its log needing recovery: a connection that may write the log's index (never
+    // the run itself: no statement writes, and it does not checkpoint when it closes) reads what was committed.
+    if (db.error().code == ErrorCode::Database && db.error().message.find("[recovery]") != std::string::npos) {
+        auto again = openWith(path, OpenMode::ReadWrite, true);
+        if (again) return again;
+    }
+    if (db.error().message.find("[rollback]") != std::string::npos)
+        return makeError(ErrorCode::Database,
+                         fmt::format("{}: a write into it was interrupted and must be rolled back first: open it for "
+                                     "writing once (e.g. `runlens import` into it)",
+                                     path));
+    Error e = db.error();
+    for (const char* marker : {" [recovery]", " [rollback]"})
+        if (const size_t at = e.message.find(marker); at != std::string::npos) e.message.erase(at, std::strlen(marker));
+    return e;
+}
+
+Expected<std::unique_ptr<RunDatabase>> RunDatabase::openWith(const std::string& path, OpenMode mode, bool lookOnly)
 {
     std::error_code ec;
     const bool exists = std::filesystem::exists(path, ec);
@@ -29,23 +62,46 @@ Expected<std::unique_ptr<RunDatabase>> RunDatabase::open(const std::string& path
         return e;
     }
     std::unique_ptr<RunDatabase> db(new RunDatabase(raw, path));
+    db->m_lookOnly = lookOnly;
     sqlite3_extended_result_codes(raw, 1);
     // Several connections share a run (the window's readers, the analysis keeping its findings): a lock held for
     // a moment by one waits rather than fails the other.
     sqlite3_busy_timeout(raw, 10000);
     sqlite3_db_config(raw, SQLITE_DBCONFIG_ENABLE_LOAD_EXTENSION, 0, nullptr);
+    if (lookOnly) {
+        sqlite3_db_config(raw, SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1, nullptr);
+        if (Status s = execSql(raw, "PRAGMA query_only = ON;"); !s) return s.error();
+    }
     if (Status s = registerSeriesPoints(raw); !s) return s.error();
     if (Status s = registerStackSamples(raw); !s) return s.error();
+    // A writer keeps a write-ahead log while it is open (set before anything is written, the new file's schema
+    // too): a transaction (an import's file) is in the run once it commits, and a writer killed mid-file leaves the
+    // log's committed part for readers, who ignore the rest. A read-only open then shows exactly the files whose
+    // import finished, and the next writer finishes the recovery. A file system without shared memory keeps the
+    // rollback journal. A file that is not yet known to be a run is left alone until initialise has checked it.
+    const bool writer = mode != OpenMode::ReadOnly && !lookOnly;
+    if (writer && !exists) db->m_wal = static_cast<bool>(execSql(raw, "PRAGMA journal_mode = WAL;"));
     if (Status s = db->initialise(!exists); !s) {
         Error e = s.error();
+        const int extended = sqlite3_extended_errcode(raw);
+        if (needsRecovery(extended)) e.message += " [recovery]";
+        else if (extended == SQLITE_READONLY_ROLLBACK) e.message += " [rollback]";
         if (e.message.rfind(path, 0) != 0) e.message = fmt::format("{}: {}", path, e.message);
         return e;
     }
+    if (writer && exists) db->m_wal = static_cast<bool>(execSql(raw, "PRAGMA journal_mode = WAL;"));
     return db;
 }
 
 RunDatabase::~RunDatabase()
 {
+    // The last writer (one that put the run in WAL mode) to close puts the file back in rollback-journal mode (the log checkpointed into it), so a
+    // copy of the single file is complete and it opens on read-only media; with other connections still open
+    // this fails at once and the file stays in WAL mode until the next writer closes.
+    if (m_wal && sqlite3_db_readonly(m_db, "main") == 0) {
+        sqlite3_busy_timeout(m_db, 0);
+        (void)execSql(m_db, "PRAGMA journal_mode = DELETE;");
+    }
     sqlite3_close_v2(m_db);
 }
 

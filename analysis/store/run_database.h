@@ -39,9 +39,14 @@ public:
 
 private:
     RunDatabase(sqlite3* db, std::string path) : m_db(db), m_path(std::move(path)) {}
+    // lookOnly: a read-write connection used only to read a run whose log needs recovery (query_only, no
+    // checkpoint when it closes: the run's bytes stay as they are).
+    static Expected<std::unique_ptr<RunDatabase>> openWith(const std::string& path, OpenMode mode, bool lookOnly);
     Status initialise(bool created);
     sqlite3* m_db;
     std::string m_path;
+    bool m_lookOnly = false;
+    bool m_wal = false; // this connection put the run in WAL mode (and puts it back when it closes)
 };
 
 // The embedded schema.sql text.
