@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <fmt/format.h>
 #include <sqlite3.h>
+#include <unistd.h>
 
 namespace runlens::store {
 
@@ -26,6 +27,27 @@ bool needsRecovery(int extended)
 
 Expected<std::unique_ptr<RunDatabase>> RunDatabase::open(const std::string& path, OpenMode mode)
 {
+    std::error_code ec;
+    if (mode == OpenMode::Create && !std::filesystem::exists(path, ec)) {
+        // A new run appears whole: its schema is written to a file beside it and renamed into place, so the path
+        // never holds a run without its schema (a process killed while creating it leaves nothing at the path).
+        const std::filesystem::path target(path);
+        const std::filesystem::path temp =
+            target.parent_path() / fmt::format(".{}.creating-{}", target.filename().string(), ::getpid());
+        {
+            auto fresh = openWith(temp.string(), OpenMode::Create, false, path);
+            if (!fresh) {
+                std::filesystem::remove(temp, ec);
+                return fresh.error();
+            }
+        } // closed: back in rollback-journal mode, the log checkpointed into it
+        std::filesystem::rename(temp, target, ec);
+        if (ec) {
+            std::filesystem::remove(temp, ec);
+            return makeError(ErrorCode::Io, fmt::format("{}: cannot create the run: {}", path, ec.message()));
+        }
+        mode = OpenMode::ReadWrite;
+    }
     auto db = openWith(path, mode, false);
     if (db || mode != OpenMode::ReadOnly) return db;
     // A writer killed mid-import left its log needing recovery: a connection that may write the log's index (never
@@ -45,7 +67,8 @@ Expected<std::unique_ptr<RunDatabase>> RunDatabase::open(const std::string& path
     return e;
 }
 
-Expected<std::unique_ptr<RunDatabase>> RunDatabase::openWith(const std::string& path, OpenMode mode, bool lookOnly)
+Expected<std::unique_ptr<RunDatabase>> RunDatabase::openWith(const std::string& path, OpenMode mode, bool lookOnly,
+                                                             const std::string& runPath)
 {
     std::error_code ec;
     const bool exists = std::filesystem::exists(path, ec);
@@ -61,7 +84,7 @@ Expected<std::unique_ptr<RunDatabase>> RunDatabase::openWith(const std::string& 
         sqlite3_close(raw);
         return e;
     }
-    std::unique_ptr<RunDatabase> db(new RunDatabase(raw, path));
+    std::unique_ptr<RunDatabase> db(new RunDatabase(raw, runPath.empty() ? path : runPath));
     db->m_lookOnly = lookOnly;
     sqlite3_extended_result_codes(raw, 1);
     // Several connections share a run (the window's readers, the analysis keeping its findings): a lock held for

@@ -41,7 +41,9 @@ private:
     RunDatabase(sqlite3* db, std::string path) : m_db(db), m_path(std::move(path)) {}
     // lookOnly: a read-write connection used only to read a run whose log needs recovery (query_only, no
     // checkpoint when it closes: the run's bytes stay as they are).
-    static Expected<std::unique_ptr<RunDatabase>> openWith(const std::string& path, OpenMode mode, bool lookOnly);
+    // runPath: the run's own path when path is a file it is being created in (its name, messages).
+    static Expected<std::unique_ptr<RunDatabase>> openWith(const std::string& path, OpenMode mode, bool lookOnly,
+                                                           const std::string& runPath = {});
     Status initialise(bool created);
     sqlite3* m_db;
     std::string m_path;
