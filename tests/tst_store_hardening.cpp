@@ -151,6 +151,7 @@ private Q_SLOTS:
         crafted("missing index", "DROP INDEX import_size;", "index import_size is missing");
         crafted("index on other columns", "DROP INDEX import_size; CREATE INDEX import_size ON import(path);",
                 "index import_size differs from the one RunLens creates");
+        row("write-ahead log", "sql", "PRAGMA journal_mode = WAL;", "uses a write-ahead log", ErrorCode::Unsupported);
         row("truncated (cut in half)", "truncate", "", "database disk image is malformed", ErrorCode::Database);
         row("random bytes", "random", "", "file is not a database", ErrorCode::Database);
     }

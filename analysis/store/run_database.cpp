@@ -9,7 +9,9 @@
 #include <chrono>
 #include <filesystem>
 #include <fmt/format.h>
+#include <fstream>
 #include <sqlite3.h>
+#include <string_view>
 
 namespace runlens::store {
 namespace {
@@ -38,6 +40,30 @@ Status hardenConnection(sqlite3* db)
     return execSql(db, "PRAGMA cell_size_check = ON; PRAGMA mmap_size = 0;");
 }
 
+// SQLite's file header: the magic string, and at offsets 18 and 19 the versions that read and write the file,
+// 2 for a write-ahead log (https://www.sqlite.org/fileformat.html).
+constexpr std::string_view kSqliteMagic{"SQLite format 3\0", 16};
+constexpr size_t kWriteVersionOffset = 18;
+constexpr size_t kReadVersionOffset = 19;
+constexpr char kWalVersion = 2;
+
+// RunLens never writes a write-ahead log. Opening a file in WAL mode, even read-only, creates its -wal and -shm
+// files beside it (and applies a -wal file found there): such a file is refused before SQLite sees it. Anything
+// else (not SQLite at all, too short) is left for SQLite to judge.
+Status refuseWriteAheadLog(const std::string& path)
+{
+    std::ifstream in(path, std::ios::binary);
+    char header[kReadVersionOffset + 1] = {};
+    if (!in.read(header, sizeof header)) return okStatus();
+    if (std::string_view(header, kSqliteMagic.size()) != kSqliteMagic) return okStatus();
+    if (header[kWriteVersionOffset] != kWalVersion && header[kReadVersionOffset] != kWalVersion) return okStatus();
+    return makeError(ErrorCode::Unsupported,
+                     fmt::format("{}: uses a write-ahead log (journal_mode=WAL), which RunLens files never do; opening "
+                                 "it would create files beside it. If you trust it, convert it with sqlite3 "
+                                 "(PRAGMA journal_mode=DELETE)",
+                                 path));
+}
+
 } // namespace
 
 Expected<std::unique_ptr<RunDatabase>> RunDatabase::open(const std::string& path, OpenMode mode)
@@ -46,6 +72,8 @@ Expected<std::unique_ptr<RunDatabase>> RunDatabase::open(const std::string& path
     const bool exists = std::filesystem::exists(path, ec);
     if (!exists && mode != OpenMode::Create)
         return makeError(ErrorCode::Io, fmt::format("{}: no such run database", path));
+    if (exists)
+        if (Status s = refuseWriteAheadLog(path); !s) return s.error();
     int flags = SQLITE_OPEN_NOMUTEX;
     flags |= mode == OpenMode::ReadOnly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE;
     if (mode == OpenMode::Create) flags |= SQLITE_OPEN_CREATE;
