@@ -1,5 +1,6 @@
 #include "analysis/store/run_database.h"
 
+#include "analysis/store/schema_check.h"
 #include "analysis/store/schema_upgrade.h"
 #include "analysis/store/series_points_vtab.h"
 #include "analysis/store/stack_samples_vtab.h"
@@ -9,12 +10,37 @@
 #include <cstring>
 #include <filesystem>
 #include <fmt/format.h>
+#include <fstream>
 #include <sqlite3.h>
+#include <string_view>
 #include <unistd.h>
 
 namespace runlens::store {
-
 namespace {
+
+// A run file may come from anyone (another team, a crash, a download cut short): before the connection reads its
+// schema, SQLite is told to trust nothing in it. The calls exist since SQLite 3.31.
+Status hardenConnection(sqlite3* db)
+{
+    static constexpr std::pair<int, int> kOptions[] = {
+        {SQLITE_DBCONFIG_ENABLE_LOAD_EXTENSION, 0}, // no shared library loaded from SQL
+        // Functions with side effects and virtual tables not marked innocuous cannot run from the file's schema
+        // (views, defaults, CHECK constraints).
+        {SQLITE_DBCONFIG_TRUSTED_SCHEMA, 0},
+        // No way for SQL to corrupt the file on purpose: writable_schema, journal_mode=OFF, writes to shadow tables
+        // and to sqlite_dbpage are refused.
+        {SQLITE_DBCONFIG_DEFENSIVE, 1},
+        {SQLITE_DBCONFIG_ENABLE_FTS3_TOKENIZER, 0}, // fts3_tokenizer() could hand SQLite a pointer to call
+        {SQLITE_DBCONFIG_ENABLE_TRIGGER, 0},        // RunLens creates no triggers; one in a file never runs
+    };
+    for (const auto& [option, value] : kOptions)
+        if (sqlite3_db_config(db, option, value, nullptr) != SQLITE_OK)
+            return sqliteError(db, fmt::format("cannot set connection option {}", option));
+    // Damaged pages are detected when read instead of trusted; and no memory mapping: a file cut short while
+    // mapped (another process truncating it, a network share going away) would kill RunLens with SIGBUS instead of
+    // failing a read.
+    return execSql(db, "PRAGMA cell_size_check = ON; PRAGMA mmap_size = 0;");
+}
 
 // Extended result codes of a read-only open that an interrupted writer left behind: the write-ahead log needs its
 // index rebuilt (which writes only the -shm file), or a rollback journal is hot (which would write the run).
@@ -78,7 +104,10 @@ Expected<std::unique_ptr<RunDatabase>> RunDatabase::openWith(const std::string& 
     flags |= mode == OpenMode::ReadOnly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE;
     if (mode == OpenMode::Create) flags |= SQLITE_OPEN_CREATE;
     sqlite3* raw = nullptr;
-    const int rc = sqlite3_open_v2(path.c_str(), &raw, flags, nullptr);
+    // SQLite reads a name that starts with "file:" as a URI whose parameters choose the mode, locking and VFS: a
+    // file of that name is opened as the file it is.
+    const std::string sqlitePath = path.rfind("file:", 0) == 0 ? "./" + path : path;
+    const int rc = sqlite3_open_v2(sqlitePath.c_str(), &raw, flags, nullptr);
     if (rc != SQLITE_OK) {
         Error e = sqliteError(raw, fmt::format("{}: cannot open run database", path));
         sqlite3_close(raw);
@@ -90,7 +119,11 @@ Expected<std::unique_ptr<RunDatabase>> RunDatabase::openWith(const std::string& 
     // Several connections share a run (the window's readers, the analysis keeping its findings): a lock held for
     // a moment by one waits rather than fails the other.
     sqlite3_busy_timeout(raw, 10000);
-    sqlite3_db_config(raw, SQLITE_DBCONFIG_ENABLE_LOAD_EXTENSION, 0, nullptr);
+    if (Status s = hardenConnection(raw); !s) {
+        Error e = s.error();
+        e.message = fmt::format("{}: {}", path, e.message);
+        return e;
+    }
     if (lookOnly) {
         sqlite3_db_config(raw, SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1, nullptr);
         if (Status s = execSql(raw, "PRAGMA query_only = ON;"); !s) return s.error();
@@ -133,9 +166,6 @@ Status RunDatabase::initialise(bool created)
     if (Status s = execSql(m_db, "PRAGMA foreign_keys = OFF; PRAGMA cache_size = -65536; PRAGMA temp_store = MEMORY;");
         !s)
         return s;
-    // Reads map the file instead of copying each page through a read call (chunk blobs span many pages).
-    if (sqlite3_db_readonly(m_db, "main") == 1)
-        if (Status s = execSql(m_db, "PRAGMA mmap_size = 4294967296;"); !s) return s;
     auto version = Statement::prepare(m_db, "PRAGMA user_version");
     if (!version) return version.error();
     auto row = version->step();
@@ -156,8 +186,12 @@ Status RunDatabase::initialise(bool created)
                                      userVersion, kSchemaVersion));
     if (userVersion > 0 && appId != kApplicationId)
         return makeError(ErrorCode::Unsupported, "not a RunLens run database (unknown application id)");
-    if (userVersion == kSchemaVersion) return okStatus();
+    // Exactly what this version creates, or refused before anything reads a table or a view.
+    if (userVersion == kSchemaVersion) return checkSchema(m_db);
     if (userVersion > 0) {
+        // An earlier version's file: nothing foreign may run while it is upgraded; the upgrade ends with the exact
+        // check.
+        if (Status s = checkNoForeignObjects(m_db); !s) return s;
         if (sqlite3_db_readonly(m_db, "main") == 1)
             return makeError(ErrorCode::Unsupported,
                              fmt::format("written by an earlier RunLens (schema version {}): open it for writing once "

@@ -1,6 +1,7 @@
 #include "analysis/store/schema_upgrade.h"
 
 #include "analysis/store/run_database.h"
+#include "analysis/store/schema_check.h"
 #include "analysis/store/sqlite_util.h"
 #include "analysis/store/stack_writer.h"
 
@@ -129,6 +130,8 @@ Status upgradeSchema(sqlite3* db, int fromVersion)
     for (const std::string& v : views)
         if (Status s = execSql(db, v.c_str()); !s) return fail(s);
     if (Status s = execSql(db, fmt::format("PRAGMA user_version = {}", kSchemaVersion).c_str()); !s) return fail(s);
+    // The upgraded file must be exactly what this version creates; otherwise it stays as it was.
+    if (Status s = checkSchema(db); !s) return fail(s);
     return execSql(db, "COMMIT");
 }
 
