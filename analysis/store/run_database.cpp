@@ -130,13 +130,6 @@ Expected<std::unique_ptr<RunDatabase>> RunDatabase::openWith(const std::string& 
     }
     if (Status s = registerSeriesPoints(raw); !s) return s.error();
     if (Status s = registerStackSamples(raw); !s) return s.error();
-    // A writer keeps a write-ahead log while it is open (set before anything is written, the new file's schema
-    // too): a transaction (an import's file) is in the run once it commits, and a writer killed mid-file leaves the
-    // log's committed part for readers, who ignore the rest. A read-only open then shows exactly the files whose
-    // import finished, and the next writer finishes the recovery. A file system without shared memory keeps the
-    // rollback journal. A file that is not yet known to be a run is left alone until initialise has checked it.
-    const bool writer = mode != OpenMode::ReadOnly && !lookOnly;
-    if (writer && !exists) db->m_wal = static_cast<bool>(execSql(raw, "PRAGMA journal_mode = WAL;"));
     if (Status s = db->initialise(!exists); !s) {
         Error e = s.error();
         const int extended = sqlite3_extended_errcode(raw);
@@ -145,15 +138,14 @@ Expected<std::unique_ptr<RunDatabase>> RunDatabase::openWith(const std::string& 
         if (e.message.rfind(path, 0) != 0) e.message = fmt::format("{}: {}", path, e.message);
         return e;
     }
-    if (writer && exists) db->m_wal = static_cast<bool>(execSql(raw, "PRAGMA journal_mode = WAL;"));
     return db;
 }
 
 RunDatabase::~RunDatabase()
 {
-    // The last writer (one that put the run in WAL mode) to close puts the file back in rollback-journal mode (the log checkpointed into it), so a
-    // copy of the single file is complete and it opens on read-only media; with other connections still open
-    // this fails at once and the file stays in WAL mode until the next writer closes.
+    // The last writer (one that put the run in WAL mode) to close puts the file back in rollback-journal mode (the
+    // log checkpointed into it), so a copy of the single file is complete and it opens on read-only media; with
+    // other connections still open this fails at once and the file stays in WAL mode until the next writer closes.
     if (m_wal && sqlite3_db_readonly(m_db, "main") == 0) {
         sqlite3_busy_timeout(m_db, 0);
         (void)execSql(m_db, "PRAGMA journal_mode = DELETE;");
@@ -233,6 +225,12 @@ Status RunDatabase::initialise(bool created)
 
 Status RunDatabase::begin()
 {
+    // A writer keeps a write-ahead log from its first transaction until it closes: a transaction (an import's file)
+    // is in the run once it commits, and a writer killed mid-file leaves the log's committed part for readers, who
+    // ignore the rest. A read-only open then shows exactly the files whose import finished, and the next writer
+    // finishes the recovery. Set here rather than at open, so opening for writing changes nothing by itself. A file
+    // system without shared memory keeps the rollback journal.
+    if (!m_wal && !m_lookOnly) m_wal = static_cast<bool>(execSql(m_db, "PRAGMA journal_mode = WAL;"));
     return execSql(m_db, "BEGIN IMMEDIATE");
 }
 Status RunDatabase::commit()
