@@ -3,9 +3,12 @@
 // timestamps at the int64 limits and very deep stacks. Each must give a clear error or a bounded result, quickly.
 
 #include "analysis/flame/flame_diff.h"
+#include "analysis/flame/flame_export.h"
+#include "analysis/flame/flame_layout.h"
 #include "analysis/flame/flame_tree.h"
 #include "analysis/store/chunk_codec.h"
 #include "analysis/store/run_database.h"
+#include "analysis/store/run_reader.h"
 #include "analysis/store/stack_codec.h"
 #include "analysis/store/stack_reader.h"
 #include "importers/import_session.h"
@@ -14,6 +17,8 @@
 #include <QElapsedTimer>
 #include <QTemporaryDir>
 #include <QTest>
+#include <algorithm>
+#include <limits>
 #include <memory>
 #include <sqlite3.h>
 #include <string>
@@ -25,16 +30,22 @@ using test::varintBytes;
 
 namespace {
 
-// A zstd frame (single segment, content size declared) whose content is `head` (one raw block) followed by
-// `zeros` zero bytes in RLE blocks: 4 bytes per 128 KiB, so a few KB of frame declare and hold a gigabyte.
-std::string zstdFrame(const std::string& head, uint64_t zeros)
+// A zstd frame whose content is `head` (one raw block) followed by `zeros` bytes of fill in RLE blocks: 4 bytes per
+// 128 KiB, so a few KB of frame hold a gigabyte. Declared: single segment with the content size (as the chunk
+// codecs read it); else a 128 KiB window and no size (as a streaming decoder accepts it, whatever the size).
+std::string zstdFrame(const std::string& head, uint64_t zeros, char fill = '\0', bool declared = true)
 {
     constexpr uint64_t kBlock = 128 * 1024;
     std::string out = "\x28\xB5\x2F\xFD";
-    out += static_cast<char>(0xE0); // 8-byte content size, single segment, no checksum, no dictionary
-    const uint64_t size = head.size() + zeros;
-    for (int b = 0; b < 8; ++b)
-        out += static_cast<char>((size >> (8 * b)) & 0xff);
+    if (declared) {
+        out += static_cast<char>(0xE0); // 8-byte content size, single segment, no checksum, no dictionary
+        const uint64_t size = head.size() + zeros;
+        for (int b = 0; b < 8; ++b)
+            out += static_cast<char>((size >> (8 * b)) & 0xff);
+    } else {
+        out += '\0';                    // no content size, a window descriptor, no checksum, no dictionary
+        out += static_cast<char>(7 << 3); // window 2^(10 + 7) = 128 KiB
+    }
     const auto blockHeader = [&](bool last, int type, uint64_t n) {
         const uint64_t h = (last ? 1u : 0u) | (static_cast<uint64_t>(type) << 1) | (n << 3);
         for (int b = 0; b < 3; ++b)
@@ -46,7 +57,7 @@ std::string zstdFrame(const std::string& head, uint64_t zeros)
         const uint64_t n = std::min(left, kBlock);
         left -= n;
         blockHeader(left == 0, 1, n);
-        out += '\0';
+        out += fill;
     }
     return out;
 }
@@ -95,6 +106,29 @@ Imported importInto(const std::string& db, const std::string& path, ImportOption
 bool contains(const std::string& text, const char* part)
 {
     return text.find(part) != std::string::npos;
+}
+
+bool anyContains(const std::vector<std::string>& lines, const char* part)
+{
+    return std::any_of(lines.begin(), lines.end(), [&](const std::string& l) { return contains(l, part); });
+}
+
+std::string joined(const std::vector<std::string>& lines)
+{
+    std::string out;
+    for (const std::string& l : lines)
+        out += l + "\n";
+    return out;
+}
+
+ImportOptions withOptions(std::initializer_list<std::pair<const char*, const char*>> extra, const char* format = "")
+{
+    ImportOptions o;
+    o.format = format;
+    o.timeZone = "UTC";
+    for (const auto& [k, v] : extra)
+        o.extra[k] = v;
+    return o;
 }
 
 } // namespace
@@ -237,6 +271,222 @@ private Q_SLOTS:
         auto tree = source.tree({});
         QVERIFY(!tree.ok());
         QCOMPARE(tree.error().code, ErrorCode::Format);
+    }
+
+
+    // --- Whole-document importers: the decoded size is capped ----------------------------------------------
+
+    void decompressionBomb_data()
+    {
+        QTest::addColumn<QString>("format");
+        QTest::addColumn<QString>("head");
+        QTest::newRow("chrome-trace") << QStringLiteral("chrome-trace") << QString::fromUtf8("{\"traceEvents\": [");
+        QTest::newRow("speedscope")
+            << QStringLiteral("speedscope")
+            << QString::fromUtf8("{\"$schema\": \"https://www.speedscope.app/file-format-schema.json\", \"shared\": ");
+        QTest::newRow("hf-trainer-state") << QStringLiteral("hf-trainer-state")
+                                          << QString::fromUtf8("{\"global_step\": 10, \"log_history\": [");
+    }
+    void decompressionBomb()
+    {
+        QFETCH(QString, format);
+        QFETCH(QString, head);
+        // 32 KB of zstd that decodes to 1 GiB of blanks; the cap here is 1 MiB (the default's 4 GiB would need
+        // that much memory to reach).
+        const std::string bomb = zstdFrame(head.toStdString(), 1ull << 30, ' ', false);
+        QVERIFY(bomb.size() < 40'000);
+        const std::string file = test::writeFile(*m_tmp, QStringLiteral("bomb.json.zst"), bomb);
+        QElapsedTimer timer;
+        timer.start();
+        const Imported r = importInto(m_tmp->filePath(QStringLiteral("bomb.runlens")).toStdString(), file,
+                                      withOptions({{"max_input", "1MiB"}}, format.toUtf8().constData()));
+        QCOMPARE(r.outcome, FileOutcome::Failed);
+        QVERIFY2(contains(r.error, "bomb.json.zst"), r.error.c_str());
+        QVERIFY2(contains(r.error, "larger than 1 MiB"), r.error.c_str());
+        QVERIFY2(contains(r.error, "max_input"), r.error.c_str());
+        QVERIFY2(timer.elapsed() < 10'000, "a bomb took long to stop");
+    }
+
+    void maxInputOption()
+    {
+        const std::string file = test::writeFile(*m_tmp, QStringLiteral("t.json"), "{\"traceEvents\": []}");
+        const std::string run = m_tmp->filePath(QStringLiteral("opt.runlens")).toStdString();
+        const Imported bad = importInto(run, file, withOptions({{"max_input", "lots"}}, "chrome-trace"));
+        QCOMPARE(bad.outcome, FileOutcome::Failed);
+        QVERIFY2(contains(bad.error, "max_input=lots"), bad.error.c_str());
+        const Imported tooBig = importInto(run, file, withOptions({{"max_input", "5GiB"}}, "speedscope"));
+        QCOMPARE(tooBig.outcome, FileOutcome::Failed);
+        QVERIFY2(contains(tooBig.error, "at most"), tooBig.error.c_str());
+    }
+
+    // --- Timestamps at the int64 limits: a diagnostic and a skipped value, never overflow ------------------
+
+    void perfTimeBeyondInt64()
+    {
+        const std::string perf = "python 123/123 [001] 9999999999.999999: 1 cycles:\n"
+                                 "\t    7f0000001000 train_step+0x10 (/usr/bin/python3)\n\n"
+                                 "python 123/123 [001] 100.000000: 1 cycles:\n"
+                                 "\t    7f0000001000 train_step+0x10 (/usr/bin/python3)\n\n";
+        const std::string file = test::writeFile(*m_tmp, QStringLiteral("perf.txt"), perf);
+        const std::string run = m_tmp->filePath(QStringLiteral("perf.runlens")).toStdString();
+        // Anchored in 2261: the first sample would land past int64; the second is placed.
+        const Imported r = importInto(run, file, withOptions({{"anchor", "9100000000"}}, "perf-script"));
+        QVERIFY2(r.outcome == FileOutcome::Imported, r.error.c_str());
+        QVERIFY2(anyContains(r.diagnostics, "bad_timestamp: sample of"), joined(r.diagnostics).c_str());
+        QCOMPARE(test::queryOne(run, "SELECT sum(samples) FROM stack_chunk"), QStringLiteral("1"));
+        // Unanchored both are kept untimed: the time is not used.
+        const std::string run2 = m_tmp->filePath(QStringLiteral("perf2.runlens")).toStdString();
+        const Imported u = importInto(run2, file, withOptions({}, "perf-script"));
+        QVERIFY2(u.outcome == FileOutcome::Imported, u.error.c_str());
+        QCOMPARE(test::queryOne(run2, "SELECT sum(sample_count) FROM stack_sample"), QStringLiteral("2"));
+    }
+
+    void nvsmiYearBeyondInt64()
+    {
+        std::string csv = test::nvsmiCsv(1, 3);
+        csv += "2263/01/02 03:00:05.000, 0, NVIDIA H200, 00000000:0A:00.0, 50 %, 1000 MiB\n";
+        csv += "9999/12/31 23:59:59.999, 0, NVIDIA H200, 00000000:0A:00.0, 50 %, 1000 MiB\n";
+        const std::string file = test::writeFile(*m_tmp, QStringLiteral("smi.csv"), csv);
+        const std::string run = m_tmp->filePath(QStringLiteral("smi.runlens")).toStdString();
+        const Imported r = importInto(run, file, withOptions({}));
+        QVERIFY2(r.outcome == FileOutcome::Imported, r.error.c_str());
+        QVERIFY2(anyContains(r.diagnostics, "bad_timestamp: cannot read timestamp \"2263/01/02"),
+                 joined(r.diagnostics).c_str());
+        QVERIFY2(anyContains(r.diagnostics, "bad_timestamp: cannot read timestamp \"9999/12/31"),
+                 joined(r.diagnostics).c_str());
+        QCOMPARE(test::queryOne(run, "SELECT max(points) FROM series"), QStringLiteral("3"));
+    }
+
+    void trainerStateHugeSteps()
+    {
+        const std::string json = "{\"global_step\": 9000000000000000000, \"log_history\": [\n"
+                                 "{\"step\": 1, \"loss\": 2.0}, {\"step\": 2, \"loss\": 1.5},\n"
+                                 "{\"step\": 9000000000, \"loss\": 1.2}, {\"step\": 9000000000000000000, \"loss\": 1.0}]}";
+        const std::string file = test::writeFile(*m_tmp, QStringLiteral("trainer_state.json"), json);
+        const std::string run = m_tmp->filePath(QStringLiteral("hf.runlens")).toStdString();
+        const Imported r = importInto(run, file, withOptions({{"interval", "1s"}, {"start", "1700000000"}}));
+        QVERIFY2(r.outcome == FileOutcome::Imported, r.error.c_str());
+        QVERIFY2(anyContains(r.diagnostics, "step 9000000000000000000 at 1 s per step is beyond any time"),
+                 joined(r.diagnostics).c_str());
+        QVERIFY2(anyContains(r.diagnostics, "step 9000000000 falls"), joined(r.diagnostics).c_str());
+        QCOMPARE(test::queryOne(run, "SELECT points FROM series WHERE metric = 'train.loss'"), QStringLiteral("2"));
+    }
+
+    void wideCsvElapsedBeyondInt64()
+    {
+        const std::string csv = "elapsed_s,loss\n0,2.0\n1,1.5\n1e30,1.0\n-1e30,0.5\n";
+        const std::string file = test::writeFile(*m_tmp, QStringLiteral("log.csv"), csv);
+        const std::string run = m_tmp->filePath(QStringLiteral("csv.runlens")).toStdString();
+        const Imported r = importInto(run, file, withOptions({{"start", "9100000000"}}, "wide-csv"));
+        QVERIFY2(r.outcome == FileOutcome::Imported, r.error.c_str());
+        QVERIFY2(anyContains(r.diagnostics, "bad_timestamp: time 1e30 is out of range"), joined(r.diagnostics).c_str());
+        QCOMPARE(test::queryOne(run, "SELECT points FROM series WHERE metric = 'csv.loss'"), QStringLiteral("2"));
+        // Without start=, the last elapsed value places the start: 1e30 s before the file time cannot be.
+        const std::string last = test::writeFile(*m_tmp, QStringLiteral("last.csv"), "elapsed_s,loss\n0,2.0\n1e30,1.0\n");
+        const Imported e = importInto(m_tmp->filePath(QStringLiteral("csv2.runlens")).toStdString(), last,
+                                      withOptions({}, "wide-csv"));
+        QCOMPARE(e.outcome, FileOutcome::Failed);
+        QVERIFY2(contains(e.error, "cannot be placed"), e.error.c_str());
+    }
+
+    void startOptionBeyondInt64()
+    {
+        const std::string csv = "elapsed_s,loss\n0,2.0\n1,1.5\n";
+        const std::string file = test::writeFile(*m_tmp, QStringLiteral("s.csv"), csv);
+        const Imported r = importInto(m_tmp->filePath(QStringLiteral("s.runlens")).toStdString(), file,
+                                      withOptions({{"start", "99999999999"}}, "wide-csv"));
+        QCOMPARE(r.outcome, FileOutcome::Failed);
+        QVERIFY2(contains(r.error, "start=99999999999"), r.error.c_str());
+    }
+
+    void extremeClockOffsets_data()
+    {
+        QTest::addColumn<qint64>("offset");
+        QTest::newRow("INT64_MIN") << std::numeric_limits<qint64>::min();
+        QTest::newRow("INT64_MAX") << std::numeric_limits<qint64>::max();
+    }
+    void extremeClockOffsets()
+    {
+        QFETCH(qint64, offset);
+        const std::string run = m_tmp->filePath(QStringLiteral("offset.runlens")).toStdString();
+        const std::string smi = test::writeFile(*m_tmp, QStringLiteral("smi.csv"), test::nvsmiCsv(1, 5));
+        QVERIFY2(importInto(run, smi, withOptions({})).outcome == FileOutcome::Imported, "nvidia-smi import");
+        const std::string perf = test::writeFile(*m_tmp, QStringLiteral("perf.txt"),
+                                                 "python 123/123 [001] 100.000000: 1 cycles:\n"
+                                                 "\t    7f0000001000 train_step+0x10 (/usr/bin/python3)\n\n");
+        QVERIFY2(importInto(run, perf, withOptions({{"anchor", "1767322800"}}, "perf-script")).outcome ==
+                     FileOutcome::Imported,
+                 "perf import");
+        QCOMPARE(execRaw(run, "UPDATE node SET clock_offset_ns = " + std::to_string(offset)), std::string());
+        auto db = RunDatabase::open(run, OpenMode::ReadOnly);
+        QVERIFY_OK(db);
+        RunReader reader(**db);
+        auto series = reader.series();
+        QVERIFY_OK(series);
+        QVERIFY(!series->empty());
+        for (const SeriesInfo& s : *series) {
+            QVERIFY_OK(reader.readPoints(s.id, TimeWindow{}));
+            QVERIFY_OK(reader.readEnvelope(s.id, TimeWindow{}, 10));
+        }
+        StackReader stacks(**db);
+        auto threads = stacks.threads();
+        QVERIFY_OK(threads);
+        QCOMPARE(threads->size(), size_t(1));
+        QVERIFY_OK(stacks.samples(threads->front().id, TimeWindow{}));
+        QVERIFY_OK(stacks.totals({}, TimeWindow{0, 1'000'000'000}, false));
+        QVERIFY_OK(stacks.totals({}, TimeWindow{}, true));
+        for (const char* sql : {"SELECT count(*), min(ts_ns), max(ts_ns) FROM stack_samples",
+                                "SELECT count(*), min(ts_ns), max(ts_ns) FROM series_points"}) {
+            const QString row = test::queryOne(run, sql);
+            QVERIFY2(!row.startsWith(QStringLiteral("query failed")), qPrintable(row));
+        }
+    }
+
+    // --- Very deep stacks: every walk of the flame tree and its diff is iterative ---------------------------
+
+    void deepStack()
+    {
+        constexpr int kDepth = 200'000;
+        std::string line;
+        line.reserve(kDepth * 8);
+        for (int i = 0; i < kDepth; ++i)
+            line += (i ? ";f" : "f") + std::to_string(i);
+        const std::string file =
+            test::writeFile(*m_tmp, QStringLiteral("deep.folded"), line + " 3\n" + line.substr(0, line.size() / 2) + " 2\n");
+        const std::string run = m_tmp->filePath(QStringLiteral("deep.runlens")).toStdString();
+        QElapsedTimer timer;
+        timer.start();
+        const Imported r = importInto(run, file, withOptions({}, "folded"));
+        QVERIFY2(r.outcome == FileOutcome::Imported, r.error.c_str());
+        auto db = RunDatabase::open(run, OpenMode::ReadOnly);
+        QVERIFY_OK(db);
+        analysis::FlameSource source(**db, nullptr);
+        auto tree = source.tree({});
+        QVERIFY_OK(tree);
+        QCOMPARE((*tree)->totalSamples(), int64_t(5));
+        QVERIFY((*tree)->maxDepth() >= kDepth);
+
+        // The same stacks built in memory, then diffed against the stored tree both ways.
+        std::vector<analysis::FlameTree::Stack> stacks(1);
+        for (int i = 0; i < kDepth; ++i) {
+            store::FrameInfo f;
+            f.name = "f" + std::to_string(i);
+            stacks[0].frames.push_back(f);
+        }
+        stacks[0].samples = 4;
+        auto other = analysis::FlameTree::fromStacks(stacks);
+        QCOMPARE(other->maxDepth(), kDepth);
+        auto diff = analysis::diffTree(**tree, *other, {});
+        QVERIFY(diff->nodes().size() > size_t(kDepth));
+        QCOMPARE(diff->node(1).samplesA, int64_t(5));
+        QCOMPARE(diff->node(1).samplesB, int64_t(4));
+        auto asTree = analysis::diffAsFlameTree(*diff);
+        QCOMPARE(static_cast<size_t>(asTree->subtreeEnd(0)), asTree->nodes().size());
+        const auto layout = analysis::layoutFlame(*asTree, 0, 0.0);
+        QVERIFY(layout.rows > kDepth);
+        const std::string folded = analysis::foldedText(**tree, analysis::FlameValue::Samples);
+        QVERIFY(contains(folded, " 3\n"));
+        QVERIFY2(timer.elapsed() < 120'000, "a deep stack took minutes");
     }
 
 private:

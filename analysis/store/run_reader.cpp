@@ -70,8 +70,8 @@ static SeriesInfo seriesFromRow(const Statement& st)
     s.points = st.int64(7);
     s.missingPoints = st.int64(8);
     const int64_t offset = st.int64(14);
-    if (!st.isNull(9)) s.firstNs = st.int64(9) + offset;
-    if (!st.isNull(10)) s.lastNs = st.int64(10) + offset;
+    if (!st.isNull(9)) s.firstNs = saturatingAdd(st.int64(9), offset);
+    if (!st.isNull(10)) s.lastNs = saturatingAdd(st.int64(10), offset);
     if (!st.isNull(11)) s.minValue = st.real(11);
     if (!st.isNull(12)) s.maxValue = st.real(12);
     s.sum = st.real(13);

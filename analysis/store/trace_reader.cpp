@@ -90,7 +90,7 @@ Expected<std::vector<TraceSliceInfo>> TraceReader::slices(TimeWindow window, con
             if (!*row) break;
             TraceSliceInfo s;
             s.trackId = t.id;
-            s.tsNs = st->int64(0) + t.clockOffsetNs;
+            s.tsNs = saturatingAdd(st->int64(0), t.clockOffsetNs);
             s.durNs = st->int64(1);
             s.category = traceCategoryFromName(st->text(2)).value_or(TraceCategory::Other);
             s.name = st->text(3);
