@@ -374,7 +374,7 @@ private Q_SLOTS:
 
     void wideCsvElapsedBeyondInt64()
     {
-        const std::string csv = "elapsed_s,loss\n0,2.0\n1,1.5\n1e30,1.0\n-1e30,0.5\n";
+        const std::string csv = "elapsed_s,loss\n0,2.0\n1,1.5\n1e30,1.0\n-1e30,0.5\n-9223372036854775808,0.25\n";
         const std::string file = test::writeFile(*m_tmp, QStringLiteral("log.csv"), csv);
         const std::string run = m_tmp->filePath(QStringLiteral("csv.runlens")).toStdString();
         const Imported r = importInto(run, file, withOptions({{"start", "9100000000"}}, "wide-csv"));

@@ -276,7 +276,8 @@ std::optional<int64_t> Parser::timestamp(std::string_view v)
     case TimeForm::Number: {
         const auto scaleNs = static_cast<int64_t>(m_scale);
         // Out of int64 once scaled or added to the start: not a time that can be stored (the caller says so).
-        if (auto i = parseInteger(v); i && std::llabs(*i) <= std::numeric_limits<int64_t>::max() / 2 / scaleNs)
+        const int64_t wholeLimit = std::numeric_limits<int64_t>::max() / 2 / scaleNs; // (llabs(INT64_MIN) overflows)
+        if (auto i = parseInteger(v); i && *i >= -wholeLimit && *i <= wholeLimit)
             return store::checkedAdd(m_baseNs, *i * scaleNs); // whole numbers exactly, without a detour through double
         if (auto n = parseNumber(v); n && std::isfinite(*n) && std::fabs(*n * m_scale) < 4e18)
             return store::checkedAdd(m_baseNs, static_cast<int64_t>(std::llround(*n * m_scale)));

@@ -207,7 +207,7 @@ Status anchorRelative(ImportContext& ctx, TimeZoneResolver& tz, std::vector<Step
     // A record whose time from the start is past kMaxRelativeNs, or past int64 once placed, cannot be a step of a
     // run: it is reported and dropped rather than overflowing.
     std::erase_if(records, [&](const StepRecord& r) {
-        if (std::llabs(*r.tsNs) <= kMaxRelativeNs) return false;
+        if (*r.tsNs >= -kMaxRelativeNs && *r.tsNs <= kMaxRelativeNs) return false; // (llabs(INT64_MIN) overflows)
         ctx.diagnostics.report(diag::kBadTimestamp, locationOf(ctx, r.line),
                                fmt::format("step {} falls {:.3g} years from the run's start: record dropped",
                                            r.step.value_or(-1), static_cast<double>(*r.tsNs) / kNsPerYear));
