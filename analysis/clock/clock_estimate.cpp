@@ -4,6 +4,7 @@
 #include "analysis/store/node_clock.h"
 #include "analysis/store/run_database.h"
 #include "analysis/store/run_reader.h"
+#include "analysis/store/saturating.h"
 #include "analysis/store/trace_reader.h"
 
 #include <algorithm>
@@ -58,7 +59,8 @@ Status readTraces(store::RunDatabase& db, std::map<int64_t, NodeData>& nodes)
         NodeData& n = nodes[t->second->nodeId];
         auto& byRank = s.category == TraceCategory::CommKernel ? n.commKernels : n.collectives;
         // The end as imported: the reader added the node's current offset.
-        byRank[t->second->rank][s.name].push_back(s.tsNs - t->second->clockOffsetNs + s.durNs);
+        byRank[t->second->rank][s.name].push_back(
+            store::saturatingAdd(store::saturatingSub(s.tsNs, t->second->clockOffsetNs), s.durNs));
         ++n.traceEnds;
     }
     for (auto& [id, n] : nodes)
@@ -90,7 +92,7 @@ Status readActivity(store::RunDatabase& db, std::map<int64_t, NodeData>& nodes,
         TimedValues v;
         const int64_t offset = offsets.at(s.nodeId);
         for (const store::Point& p : *points) {
-            v.ts.push_back(p.tsNs - offset);
+            v.ts.push_back(store::saturatingSub(p.tsNs, offset));
             v.values.push_back(p.missing ? std::nan("") : p.value);
         }
         if (v.ts.size() < 2) continue;
@@ -235,8 +237,8 @@ Expected<ClockEstimates> estimateClockOffsets(store::RunDatabase& db, const Cloc
         }
         e = ClockEstimate{n.name,
                           true,
-                          base.offsetNs + m.offsetNs,
-                          base.uncertaintyNs + interval,
+                          store::saturatingAdd(base.offsetNs, m.offsetNs),
+                          store::saturatingAdd(base.uncertaintyNs, interval),
                           std::string(store::kClockSourceMetrics),
                           false,
                           m.overlap,
@@ -287,7 +289,7 @@ Expected<std::vector<ClockChange>> applyClockEstimates(store::RunDatabase& db, c
         if (n.clockOffsetSource == store::kClockSourceUser && !force) {
             c.keptUser = true;
         } else if (e.found) {
-            c = ClockChange{e.node, true, false, base + e.offsetNs, e.uncertaintyNs, e.source, e.method};
+            c = ClockChange{e.node, true, false, store::saturatingAdd(base, e.offsetNs), e.uncertaintyNs, e.source, e.method};
             if (Status s = store::setNodeClockOffset(db, e.node, c.offsetNs, c.uncertaintyNs, c.source); !s) {
                 db.rollback();
                 return s.error();

@@ -57,7 +57,51 @@ struct Merger
         return best;
     }
 
-    void add(const Nodes& as, const Nodes& bs, int32_t parent, int32_t depth)
+    // A pair of node sets waiting to become one diff node under parent.
+    struct Pending
+    {
+        Nodes as, bs;
+        int32_t parent;
+        int32_t depth;
+    };
+
+    // The diff of the subtrees under as and bs, depth first with children in label order. Iterative (an explicit
+    // stack, not recursion): a stack of 200,000 frames would overflow the thread's stack otherwise.
+    void addTree(const Nodes& as, const Nodes& bs)
+    {
+        std::vector<int32_t> lastChild; // per diff node, its last child so far
+        std::vector<Pending> todo;
+        todo.push_back({as, bs, -1, 0});
+        while (!todo.empty()) {
+            Pending p = std::move(todo.back());
+            todo.pop_back();
+            const auto index = static_cast<int32_t>(out.size());
+            if (p.parent >= 0) {
+                int32_t& last = lastChild[static_cast<size_t>(p.parent)];
+                if (last < 0)
+                    out[static_cast<size_t>(p.parent)].firstChild = index;
+                else
+                    out[static_cast<size_t>(last)].nextSibling = index;
+                last = index;
+            }
+            out.push_back(merged(p.as, p.bs, p.parent, p.depth));
+            lastChild.push_back(-1);
+            // Children of both sides, matched by frame; ordered by label like the trees themselves, so pushed in
+            // reverse to come off the stack in order.
+            std::map<Key, std::pair<Nodes, Nodes>> children;
+            for (int32_t i : p.as)
+                for (int32_t c = a.node(i).firstChild; c >= 0; c = a.node(c).nextSibling)
+                    children[keyOf(a, c)].first.push_back(c);
+            for (int32_t i : p.bs)
+                for (int32_t c = b.node(i).firstChild; c >= 0; c = b.node(c).nextSibling)
+                    children[keyOf(b, c)].second.push_back(c);
+            for (auto it = children.rbegin(); it != children.rend(); ++it)
+                todo.push_back({std::move(it->second.first), std::move(it->second.second), index, p.depth + 1});
+        }
+    }
+
+    // One diff node of the nodes as (of a) and bs (of b), without links.
+    DiffNode merged(const Nodes& as, const Nodes& bs, int32_t parent, int32_t depth) const
     {
         DiffNode n;
         const FlameTree& src = !as.empty() ? a : b;
@@ -79,26 +123,7 @@ struct Merger
         }
         n.shareA = totalA > 0 ? static_cast<double>(n.samplesA) / totalA : 0;
         n.shareB = totalB > 0 ? static_cast<double>(n.samplesB) / totalB : 0;
-        const auto index = static_cast<int32_t>(out.size());
-        out.push_back(std::move(n));
-        // Children of both sides, matched by frame; ordered by label like the trees themselves.
-        std::map<Key, std::pair<Nodes, Nodes>> children;
-        for (int32_t i : as)
-            for (int32_t c = a.node(i).firstChild; c >= 0; c = a.node(c).nextSibling)
-                children[keyOf(a, c)].first.push_back(c);
-        for (int32_t i : bs)
-            for (int32_t c = b.node(i).firstChild; c >= 0; c = b.node(c).nextSibling)
-                children[keyOf(b, c)].second.push_back(c);
-        int32_t last = -1;
-        for (const auto& [key, pair] : children) {
-            const auto child = static_cast<int32_t>(out.size());
-            if (last < 0)
-                out[static_cast<size_t>(index)].firstChild = child;
-            else
-                out[static_cast<size_t>(last)].nextSibling = child;
-            last = child;
-            add(pair.first, pair.second, index, depth + 1);
-        }
+        return n;
     }
 };
 
@@ -110,7 +135,7 @@ std::shared_ptr<const DiffTree> diffTree(const FlameTree& a, const FlameTree& b,
     tree->m_nodes.reserve(a.nodes().size() + b.nodes().size() / 4);
     Merger m{a, b, tree->m_nodes, static_cast<double>(a.totalSamples()), static_cast<double>(b.totalSamples()),
              options.matchLines};
-    m.add({0}, {0}, -1, 0);
+    m.addTree({0}, {0});
     tree->m_nodes[0].name = "all";
     tree->m_nodes[0].file.clear();
     tree->m_nodes[0].module.clear();

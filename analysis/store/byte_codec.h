@@ -83,6 +83,7 @@ public:
         return true;
     }
     bool atEnd() const { return m_p == m_end; }
+    size_t remaining() const { return static_cast<size_t>(m_end - m_p); }
 
 private:
     const uint8_t* m_p;

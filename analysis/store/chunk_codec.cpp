@@ -18,6 +18,18 @@ constexpr int kZstdLevel = 3;
 constexpr int kMaxDecimalDigits = 6;
 constexpr double kPow10[] = {1, 10, 100, 1000, 10000, 100000, 1000000};
 
+// Bounds on what the bytes of a chunk may declare, checked before anything is allocated for it. The writer cuts
+// chunks at kChunkPoints (importers flush after every point), so a chunk of many more points was not written by
+// it; this cap keeps the generous room and bounds one decode at about 32 MiB of points whatever a blob says.
+constexpr uint64_t kMaxDecodedPoints = 256 * static_cast<uint64_t>(kChunkPoints);
+// A point at its widest takes about 40 bytes before compression (timestamp and value varints, a missing entry);
+// the rest is room for the missing-value tokens. zstd frames can expand ~30000-fold, so the declared size of a
+// tiny blob must not be trusted beyond this.
+constexpr unsigned long long kMaxRawChunkBytes = 64ull << 20;
+// Every point takes at least two bytes before compression: its timestamp varint and either a value (a varint
+// byte or 8 raw bytes) or a missing entry (two varints). A count above half the bytes left cannot be true.
+constexpr uint64_t kMinBytesPerPoint = 2;
+
 // The smallest k such that every value is exactly round(v * 10^k) / 10^k, or -1.
 int decimalScale(const std::vector<Point>& points)
 {
@@ -150,7 +162,7 @@ Expected<ChunkPoints> decodeChunk(const void* data, size_t size)
         return makeError(ErrorCode::Database, fmt::format("corrupt point chunk: {}", what));
     };
     const unsigned long long rawSize = ZSTD_getFrameContentSize(data, size);
-    if (rawSize == ZSTD_CONTENTSIZE_ERROR || rawSize == ZSTD_CONTENTSIZE_UNKNOWN || rawSize > (1ull << 30))
+    if (rawSize == ZSTD_CONTENTSIZE_ERROR || rawSize == ZSTD_CONTENTSIZE_UNKNOWN || rawSize > kMaxRawChunkBytes)
         return corrupt("bad zstd frame header");
     std::string raw(rawSize, '\0');
     const size_t n = ZSTD_decompressDCtx(zstdContexts().d, raw.data(), raw.size(), data, size);
@@ -160,7 +172,10 @@ Expected<ChunkPoints> decodeChunk(const void* data, size_t size)
     Cursor c(reinterpret_cast<const uint8_t*>(raw.data()), raw.size());
     uint64_t version = 0, count = 0, missing = 0;
     if (!c.varint(version) || version != 1) return corrupt("unknown chunk version");
-    if (!c.varint(count) || !c.varint(missing) || missing > count || count > raw.size()) return corrupt("bad counts");
+    if (!c.varint(count) || !c.varint(missing) || missing > count) return corrupt("bad counts");
+    if (count > kMaxDecodedPoints || count > c.remaining() / kMinBytesPerPoint)
+        return makeError(ErrorCode::Database,
+                         fmt::format("corrupt point chunk: {} points declared in {} bytes", count, raw.size()));
 
     ChunkPoints out;
     out.points.resize(count);
@@ -221,7 +236,7 @@ Expected<ChunkPoints> decodeChunk(const void* data, size_t size)
     std::vector<std::string> tokens(nTokens);
     for (std::string& t : tokens) {
         uint64_t len;
-        if (!c.varint(len) || len > raw.size()) return corrupt("bad token");
+        if (!c.varint(len) || len > c.remaining()) return corrupt("bad token");
         t.resize(len);
         if (!c.bytes(t.data(), len)) return corrupt("truncated token");
     }

@@ -70,8 +70,8 @@ static SeriesInfo seriesFromRow(const Statement& st)
     s.points = st.int64(7);
     s.missingPoints = st.int64(8);
     const int64_t offset = st.int64(14);
-    if (!st.isNull(9)) s.firstNs = st.int64(9) + offset;
-    if (!st.isNull(10)) s.lastNs = st.int64(10) + offset;
+    if (!st.isNull(9)) s.firstNs = saturatingAdd(st.int64(9), offset);
+    if (!st.isNull(10)) s.lastNs = saturatingAdd(st.int64(10), offset);
     if (!st.isNull(11)) s.minValue = st.real(11);
     if (!st.isNull(12)) s.maxValue = st.real(12);
     s.sum = st.real(13);
@@ -199,8 +199,8 @@ Expected<std::vector<Point>> RunReader::readPoints(int64_t seriesId, TimeWindow 
 {
     auto offset = clockOffset(seriesId);
     if (!offset) return offset.error();
-    const int64_t from = saturatingAdd(window.fromNs, -*offset);
-    const int64_t to = saturatingAdd(window.toNs, -*offset);
+    const int64_t from = saturatingSub(window.fromNs, *offset);
+    const int64_t to = saturatingSub(window.toNs, *offset);
     auto st = Statement::prepare(m_db.handle(), "SELECT data FROM point_chunk WHERE series_id = ? AND first_ns <= ? "
                                                 "AND last_ns >= ? ORDER BY first_ns");
     if (!st) return st.error();
@@ -223,7 +223,7 @@ Expected<std::vector<Point>> RunReader::readPoints(int64_t seriesId, TimeWindow 
         std::stable_sort(out.begin(), out.end(), [](const Point& a, const Point& b) { return a.tsNs < b.tsNs; });
     if (*offset != 0)
         for (Point& p : out)
-            p.tsNs += *offset;
+            p.tsNs = saturatingAdd(p.tsNs, *offset);
     return out;
 }
 
@@ -233,8 +233,8 @@ Expected<std::vector<EnvelopeBucket>> RunReader::readEnvelope(int64_t seriesId, 
     if (window.toNs < window.fromNs) return makeError(ErrorCode::Usage, "empty time window");
     auto offset = clockOffset(seriesId);
     if (!offset) return offset.error();
-    const int64_t from = saturatingAdd(window.fromNs, -*offset);
-    const int64_t to = saturatingAdd(window.toNs, -*offset);
+    const int64_t from = saturatingSub(window.fromNs, *offset);
+    const int64_t to = saturatingSub(window.toNs, *offset);
     // Integer arithmetic: nanosecond epoch times are beyond double precision (256 ns steps in 2026).
     __extension__ using Wide = __int128;
     const Wide span = static_cast<Wide>(to) - static_cast<Wide>(from) + 1;
@@ -242,8 +242,8 @@ Expected<std::vector<EnvelopeBucket>> RunReader::readEnvelope(int64_t seriesId, 
 
     std::vector<EnvelopeBucket> out(static_cast<size_t>(buckets));
     for (int i = 0; i < buckets; ++i) {
-        out[i].startNs = boundary(i) + *offset;
-        out[i].endNs = boundary(i + 1) + *offset;
+        out[i].startNs = saturatingAdd(boundary(i), *offset);
+        out[i].endNs = saturatingAdd(boundary(i + 1), *offset);
     }
     // The bucket i with boundary(i) <= ts < boundary(i + 1).
     auto bucketOf = [&](int64_t ts) {
@@ -301,14 +301,15 @@ Expected<std::vector<ChunkRef>> RunReader::chunkRefs(int64_t seriesId, TimeWindo
                                                 "FROM point_chunk WHERE series_id = ? AND first_ns <= ? "
                                                 "AND last_ns >= ? ORDER BY first_ns, import_id, chunk_seq");
     if (!st) return st.error();
-    st->bind(1, seriesId).bind(2, saturatingAdd(window.toNs, -*offset)).bind(3, saturatingAdd(window.fromNs, -*offset));
+    st->bind(1, seriesId).bind(2, saturatingSub(window.toNs, *offset)).bind(3, saturatingSub(window.fromNs, *offset));
     std::vector<ChunkRef> out;
     for (;;) {
         auto row = st->step();
         if (!row) return row.error();
         if (!*row) break;
         out.push_back(
-            {st->int64(0) + *offset, st->int64(1) + *offset, st->int64(2), st->int64(3), st->int64(4), st->int64(5)});
+            {saturatingAdd(st->int64(0), *offset), saturatingAdd(st->int64(1), *offset), st->int64(2), st->int64(3),
+             st->int64(4), st->int64(5)});
     }
     return out;
 }
@@ -331,7 +332,7 @@ Expected<std::vector<Point>> RunReader::readChunk(int64_t seriesId, const ChunkR
     }
     Statement& st = m_st->readChunk;
     st.reset();
-    st.bind(1, seriesId).bind(2, chunk.firstNs - *offset).bind(3, chunk.importId).bind(4, chunk.chunkSeq);
+    st.bind(1, seriesId).bind(2, saturatingSub(chunk.firstNs, *offset)).bind(3, chunk.importId).bind(4, chunk.chunkSeq);
     auto row = st.step();
     if (!row) return row.error();
     if (!*row) return makeError(ErrorCode::Database, "point chunk not found");
@@ -340,7 +341,7 @@ Expected<std::vector<Point>> RunReader::readChunk(int64_t seriesId, const ChunkR
     if (!decoded) return decoded.error();
     if (*offset != 0)
         for (Point& p : decoded->points)
-            p.tsNs += *offset;
+            p.tsNs = saturatingAdd(p.tsNs, *offset);
     return std::move(decoded->points);
 }
 

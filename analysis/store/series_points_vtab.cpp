@@ -1,6 +1,7 @@
 #include "analysis/store/series_points_vtab.h"
 
 #include "analysis/store/chunk_codec.h"
+#include "analysis/store/saturating.h"
 #include "analysis/store/sqlite_util.h"
 
 #include <algorithm>
@@ -141,8 +142,8 @@ int loadSeries(Cursor& cur, sqlite3* db, sqlite3_vtab_cursor* base)
 {
     for (; cur.seriesIndex < cur.series.size(); ++cur.seriesIndex) {
         const SeriesRef& s = cur.series[cur.seriesIndex];
-        const int64_t from = cur.from == std::numeric_limits<int64_t>::min() ? cur.from : cur.from - s.offset;
-        const int64_t to = cur.to == std::numeric_limits<int64_t>::max() ? cur.to : cur.to - s.offset;
+        const int64_t from = cur.from == std::numeric_limits<int64_t>::min() ? cur.from : saturatingSub(cur.from, s.offset);
+        const int64_t to = cur.to == std::numeric_limits<int64_t>::max() ? cur.to : saturatingSub(cur.to, s.offset);
         auto st = Statement::prepare(db, "SELECT data FROM point_chunk WHERE series_id = ? AND first_ns <= ? AND "
                                          "last_ns >= ? ORDER BY first_ns");
         if (!st) return setError(base, st.error().message);
@@ -160,7 +161,7 @@ int loadSeries(Cursor& cur, sqlite3* db, sqlite3_vtab_cursor* base)
             for (const Point& p : chunk->points) {
                 std::string token = p.missing ? chunk->missingTokens[m++] : std::string();
                 if (p.tsNs < from || p.tsNs > to) continue;
-                all.emplace_back(Point{p.tsNs + s.offset, p.value, p.missing}, std::move(token));
+                all.emplace_back(Point{saturatingAdd(p.tsNs, s.offset), p.value, p.missing}, std::move(token));
             }
         }
         std::stable_sort(all.begin(), all.end(),

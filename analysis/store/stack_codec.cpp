@@ -13,6 +13,16 @@ using namespace codec;
 
 constexpr int kZstdLevel = 1;
 constexpr uint64_t kVersion = 1;
+// Bounds on what a chunk's bytes may declare, checked before anything is allocated for them. The writer cuts
+// chunks at kStackChunkSamples; this cap leaves ample room and bounds one decode at 32 MiB of samples.
+constexpr uint64_t kMaxDecodedSamples = 256 * static_cast<uint64_t>(kStackChunkSamples);
+// A sample at its widest takes 38 bytes before compression (three varints and a weight): twice that cap's worth.
+// zstd frames can expand ~30000-fold, so the declared size of a tiny blob must not be trusted beyond this.
+constexpr unsigned long long kMaxRawChunkBytes = 64ull << 20;
+// Every sample takes at least three bytes: its time delta, callsite and count varints.
+constexpr uint64_t kMinBytesPerSample = 3;
+// Every per-callsite total takes at least ten bytes: its id delta and sample varints and the 8-byte weight.
+constexpr uint64_t kMinBytesPerTotal = 10;
 
 void writeDouble(ByteWriter& w, double v)
 {
@@ -70,7 +80,7 @@ std::string encodeStackSamples(const std::vector<StackSample>& samples)
 Expected<std::vector<StackSample>> decodeStackSamples(const void* data, size_t size)
 {
     const unsigned long long rawSize = ZSTD_getFrameContentSize(data, size);
-    if (rawSize == ZSTD_CONTENTSIZE_ERROR || rawSize == ZSTD_CONTENTSIZE_UNKNOWN || rawSize > (64u << 20))
+    if (rawSize == ZSTD_CONTENTSIZE_ERROR || rawSize == ZSTD_CONTENTSIZE_UNKNOWN || rawSize > kMaxRawChunkBytes)
         return corrupt("bad zstd frame");
     std::string raw(static_cast<size_t>(rawSize), '\0');
     const size_t n = ZSTD_decompressDCtx(zstdContexts().d, raw.data(), raw.size(), data, size);
@@ -78,13 +88,17 @@ Expected<std::vector<StackSample>> decodeStackSamples(const void* data, size_t s
     Cursor c(reinterpret_cast<const uint8_t*>(raw.data()), raw.size());
     uint64_t version = 0, count = 0;
     if (!c.varint(version) || version != kVersion) return corrupt("unknown version");
-    if (!c.varint(count) || count > raw.size()) return corrupt("bad count");
+    if (!c.varint(count)) return corrupt("bad count");
+    if (count > kMaxDecodedSamples || count > c.remaining() / kMinBytesPerSample)
+        return corrupt(fmt::format("{} samples declared in {} bytes", count, raw.size()));
     std::vector<StackSample> out(static_cast<size_t>(count));
     int64_t ts = 0;
     double weight = 0;
     for (StackSample& s : out) {
         uint64_t delta = 0, site = 0, flags = 0;
         if (!c.varint(delta) || !c.varint(site) || !c.varint(flags)) return corrupt("truncated sample");
+        if (site > static_cast<uint64_t>(std::numeric_limits<int64_t>::max()))
+            return corrupt(fmt::format("callsite id {} out of range", site));
         ts = static_cast<int64_t>(static_cast<uint64_t>(ts) + static_cast<uint64_t>(unzigzag(delta)));
         if (!(flags & 1) && !readDouble(c, weight)) return corrupt("truncated weight");
         s = {ts, static_cast<int64_t>(site), static_cast<int64_t>(flags >> 1), weight};
@@ -114,7 +128,7 @@ template <typename F> Status forEachTotal(const void* data, size_t size, int64_t
     Cursor c(static_cast<const uint8_t*>(data), size);
     uint64_t version = 0, count = 0;
     if (!c.varint(version) || version != kVersion) return corrupt("unknown summary version");
-    if (!c.varint(count) || count > size) return corrupt("bad summary count");
+    if (!c.varint(count) || count > c.remaining() / kMinBytesPerTotal) return corrupt("bad summary count");
     int64_t id = 0;
     for (uint64_t i = 0; i < count; ++i) {
         uint64_t delta = 0, samples = 0;

@@ -43,6 +43,79 @@ Error unknownCallsite(int64_t id)
     return makeError(ErrorCode::Database, fmt::format("corrupt stack data: callsite {} does not exist", id));
 }
 
+// Frame and callsite ids index the catalogue's vectors (int32 in the flame tree); ids are the rowids the writer
+// takes one after another and it never deletes a row, so the largest id is the number of rows. One far beyond
+// that would only make the catalogue allocate for rows that do not exist: twice the rows, plus slack, is the bound.
+constexpr int64_t kMaxStackId = std::numeric_limits<int32_t>::max() - 1;
+constexpr int64_t kStackIdSlack = 1 << 16;
+
+// A catalogue row that cannot be true: the file is damaged (or made up), and every id in it indexes memory.
+Error badCatalog(std::string what)
+{
+    return makeError(ErrorCode::Format, fmt::format("corrupt stack catalogue: {}", what));
+}
+
+// The number of slots (largest id + 1) for the ids of table, after checking they are positive and dense enough.
+Expected<size_t> idSlots(sqlite3* h, const char* table)
+{
+    auto st = Statement::prepare(h, fmt::format("SELECT count(*), coalesce(min(id), 1), coalesce(max(id), 0) FROM {}",
+                                                table));
+    if (!st) return st.error();
+    if (auto r = st->step(); !r) return r.error();
+    const int64_t rows = st->int64(0), minId = st->int64(1), maxId = st->int64(2);
+    if (minId < 1) return badCatalog(fmt::format("{} id {} (ids start at 1)", table, minId));
+    if (maxId > kMaxStackId || maxId > 2 * rows + kStackIdSlack)
+        return badCatalog(fmt::format("{} id {} with {} rows", table, maxId, rows));
+    return static_cast<size_t>(maxId) + 1;
+}
+
+Status loadFrames(sqlite3* h, StackCatalog& cat)
+{
+    auto slots = idSlots(h, "frame");
+    if (!slots) return slots.error();
+    cat.frames.resize(*slots);
+    auto fr = Statement::prepare(h, "SELECT id, name, file, line, module FROM frame");
+    if (!fr) return fr.error();
+    for (;;) {
+        auto row = fr->step();
+        if (!row) return row.error();
+        if (!*row) break;
+        cat.frames[static_cast<size_t>(fr->int64(0))] = {fr->text(1), fr->text(2), fr->int64(3), fr->text(4)};
+    }
+    return okStatus();
+}
+
+// Every callsite's parent is 0 (the root) or an earlier callsite (the writer adds a parent before its children),
+// its frame exists and its depth is its parent's plus one: the tree has no cycle and no id points outside it.
+Status loadCallsites(sqlite3* h, StackCatalog& cat)
+{
+    auto slots = idSlots(h, "callsite");
+    if (!slots) return slots.error();
+    cat.parent.assign(*slots, 0);
+    cat.frame.assign(*slots, 0);
+    cat.depth.assign(*slots, -1);
+    auto cs = Statement::prepare(h, "SELECT id, parent_id, frame_id, depth FROM callsite ORDER BY id");
+    if (!cs) return cs.error();
+    for (;;) {
+        auto row = cs->step();
+        if (!row) return row.error();
+        if (!*row) break;
+        const int64_t id = cs->int64(0), parent = cs->int64(1), frame = cs->int64(2), depth = cs->int64(3);
+        if (parent < 0 || parent >= id || (parent > 0 && cat.depth[static_cast<size_t>(parent)] < 0))
+            return badCatalog(fmt::format("callsite {} has parent {}, not an earlier callsite", id, parent));
+        if (frame < 1 || static_cast<size_t>(frame) >= cat.frames.size())
+            return badCatalog(fmt::format("callsite {} has frame {}, which does not exist", id, frame));
+        const int64_t want = parent == 0 ? 0 : cat.depth[static_cast<size_t>(parent)] + 1;
+        if (depth != want)
+            return badCatalog(fmt::format("callsite {} has depth {}, its parent's is {}", id, depth, want - 1));
+        const auto i = static_cast<size_t>(id);
+        cat.parent[i] = static_cast<int32_t>(parent);
+        cat.frame[i] = static_cast<int32_t>(frame);
+        cat.depth[i] = static_cast<int32_t>(depth);
+    }
+    return okStatus();
+}
+
 } // namespace
 
 struct StackReader::Statements
@@ -149,36 +222,9 @@ Expected<std::shared_ptr<const StackCatalog>> StackReader::catalog()
     const std::pair<int64_t, int64_t> signature{version->int64(0), sqlite3_total_changes64(h)};
     if (m_catalog && signature == m_catalogVersion) return m_catalog;
 
-    auto count = Statement::prepare(h, "SELECT coalesce(max(id), 0) FROM callsite");
-    if (!count) return count.error();
-    if (auto r = count->step(); !r) return r.error();
     auto cat = std::make_shared<StackCatalog>();
-    const auto n = static_cast<size_t>(count->int64(0)) + 1;
-    cat->parent.assign(n, 0);
-    cat->frame.assign(n, 0);
-    cat->depth.assign(n, -1);
-    auto cs = Statement::prepare(h, "SELECT id, parent_id, frame_id, depth FROM callsite");
-    if (!cs) return cs.error();
-    for (;;) {
-        auto row = cs->step();
-        if (!row) return row.error();
-        if (!*row) break;
-        const auto id = static_cast<size_t>(cs->int64(0));
-        cat->parent[id] = static_cast<int32_t>(cs->int64(1));
-        cat->frame[id] = static_cast<int32_t>(cs->int64(2));
-        cat->depth[id] = static_cast<int32_t>(cs->int64(3));
-    }
-    auto fr = Statement::prepare(h, "SELECT id, name, file, line, module FROM frame ORDER BY id");
-    if (!fr) return fr.error();
-    for (;;) {
-        auto row = fr->step();
-        if (!row) return row.error();
-        if (!*row) break;
-        const auto id = static_cast<size_t>(fr->int64(0));
-        if (id >= cat->frames.size()) cat->frames.resize(id + 1);
-        cat->frames[id] = {fr->text(1), fr->text(2), fr->int64(3), fr->text(4)};
-    }
-    if (cat->frames.empty()) cat->frames.resize(1);
+    if (Status s = loadFrames(h, *cat); !s) return s.error();
+    if (Status s = loadCallsites(h, *cat); !s) return s.error();
     auto threads = this->threads();
     if (!threads) return threads.error();
     cat->threads = std::move(*threads);

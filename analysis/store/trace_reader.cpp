@@ -79,9 +79,9 @@ Expected<std::vector<TraceSliceInfo>> TraceReader::slices(TimeWindow window, con
             (filter.trackId && t.id != *filter.trackId))
             continue;
         // Stored times are the node's own clock; a slice overlapping the window starts at most maxDur before it.
-        const int64_t from = saturatingAdd(window.fromNs, -t.clockOffsetNs);
-        const int64_t to = saturatingAdd(window.toNs, -t.clockOffsetNs);
-        st->bind(1, t.id).bind(2, saturatingAdd(from, -t.maxDurNs)).bind(3, to).bind(4, from);
+        const int64_t from = saturatingSub(window.fromNs, t.clockOffsetNs);
+        const int64_t to = saturatingSub(window.toNs, t.clockOffsetNs);
+        st->bind(1, t.id).bind(2, saturatingSub(from, t.maxDurNs)).bind(3, to).bind(4, from);
         for (size_t i = 0; i < filter.categories.size(); ++i)
             st->bind(static_cast<int>(5 + i), traceCategoryName(filter.categories[i]));
         for (;;) {
@@ -90,7 +90,7 @@ Expected<std::vector<TraceSliceInfo>> TraceReader::slices(TimeWindow window, con
             if (!*row) break;
             TraceSliceInfo s;
             s.trackId = t.id;
-            s.tsNs = st->int64(0) + t.clockOffsetNs;
+            s.tsNs = saturatingAdd(st->int64(0), t.clockOffsetNs);
             s.durNs = st->int64(1);
             s.category = traceCategoryFromName(st->text(2)).value_or(TraceCategory::Other);
             s.name = st->text(3);

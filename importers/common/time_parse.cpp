@@ -10,6 +10,10 @@ namespace {
 
 constexpr int64_t kNsPerSecond = 1'000'000'000;
 constexpr int64_t kNsPerHour = 3600 * kNsPerSecond;
+// int64 nanoseconds from 1970 span 1677-09-21 to 2262-04-11: whole years inside that, so a date and a zone
+// offset (up to a day) never leave int64. A date outside them is not a timestamp this reader can store.
+constexpr int64_t kMinYear = 1678;
+constexpr int64_t kMaxYear = 2261;
 
 bool digits(std::string_view s, size_t pos, size_t n, int64_t& out)
 {
@@ -66,6 +70,7 @@ std::optional<LocalTime> parseLocalDateTime(std::string_view s)
         !digits(s, 14, 2, mi) || !digits(s, 17, 2, sec))
         return std::nullopt;
     if (mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 || sec > 60) return std::nullopt;
+    if (y < kMinYear || y > kMaxYear) return std::nullopt;
     int64_t frac = 0;
     size_t pos = 19;
     if (pos < s.size() && (s[pos] == '.' || s[pos] == ',')) {

@@ -14,6 +14,7 @@ namespace runlens::importers {
 namespace {
 
 constexpr int64_t kSecond = 1'000'000'000;
+constexpr double kMaxEpochS = 9.2e9; // the largest start= in epoch seconds whose nanoseconds fit int64 (2261)
 
 bool digitsAt(std::string_view s, size_t pos, size_t n, int64_t& out)
 {
@@ -75,7 +76,8 @@ Expected<Placement> readPlacement(const ImportOptions& options, TimeZoneResolver
     auto it = options.extra.find("start");
     if (it == options.extra.end()) return p;
     std::string_view v = it->second;
-    if (auto n = parseNumber(v); n && std::isfinite(*n) && *n >= 0 && *n < 1e11) {
+    // Epoch seconds up to 9.2e9 (the year 2261): beyond that the time is not an int64 of nanoseconds.
+    if (auto n = parseNumber(v); n && std::isfinite(*n) && *n >= 0 && *n < kMaxEpochS) {
         p.startNs = static_cast<int64_t>(std::llround(*n * 1e9));
         return p;
     }

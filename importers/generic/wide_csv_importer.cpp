@@ -1,5 +1,7 @@
 #include "importers/generic/wide_csv_importer.h"
 
+#include "analysis/store/saturating.h"
+
 #include "importers/common/text_fields.h"
 #include "importers/common/time_parse.h"
 #include "importers/common/untimed.h"
@@ -210,7 +212,15 @@ Expected<int64_t> Parser::estimateStart()
                          !mtime ? "elapsed times need the start= option (the file's modification time cannot be read)"
                                 : "elapsed times need the start= option (no readable elapsed value to place the end)",
                          m_ctx.lines.location());
-    const int64_t start = *mtime - static_cast<int64_t>(std::llround(*last * 1e9));
+    const auto lastNs = store::roundToInt64(*last * 1e9);
+    const auto startNs = lastNs ? store::checkedSub(*mtime, *lastNs) : std::nullopt;
+    if (!startNs)
+        return makeError(ErrorCode::Format,
+                         fmt::format("the last elapsed value ({} s) cannot be placed before the file's modification "
+                                     "time: give start=",
+                                     *last),
+                         m_ctx.lines.location());
+    const int64_t start = *startNs;
     m_ctx.notes.push_back(fmt::format("start estimated as the file's modification time ({}) minus the last elapsed "
                                       "value ({} s): {}; give start= for exact times",
                                       untimed::utcText(*mtime), *last, untimed::utcText(start)));
@@ -265,10 +275,12 @@ std::optional<int64_t> Parser::timestamp(std::string_view v)
         return zonedTime(v);
     case TimeForm::Number: {
         const auto scaleNs = static_cast<int64_t>(m_scale);
-        if (auto i = parseInteger(v); i && std::llabs(*i) <= std::numeric_limits<int64_t>::max() / 2 / scaleNs)
-            return m_baseNs + *i * scaleNs; // whole numbers exactly, without a detour through double
+        // Out of int64 once scaled or added to the start: not a time that can be stored (the caller says so).
+        const int64_t wholeLimit = std::numeric_limits<int64_t>::max() / 2 / scaleNs; // (llabs(INT64_MIN) overflows)
+        if (auto i = parseInteger(v); i && *i >= -wholeLimit && *i <= wholeLimit)
+            return store::checkedAdd(m_baseNs, *i * scaleNs); // whole numbers exactly, without a detour through double
         if (auto n = parseNumber(v); n && std::isfinite(*n) && std::fabs(*n * m_scale) < 4e18)
-            return m_baseNs + static_cast<int64_t>(std::llround(*n * m_scale));
+            return store::checkedAdd(m_baseNs, static_cast<int64_t>(std::llround(*n * m_scale)));
         break;
     }
     case TimeForm::Unknown:
@@ -343,7 +355,11 @@ Status Parser::row(std::string_view line)
         if (Status s = decideTimeForm(tv); !s) return s;
     const auto ts = timestamp(tv);
     if (!ts) {
-        report(diag::kBadTimestamp, 0, m_tsColumn + 1, fmt::format("cannot read time \"{}\"; row dropped", clip(tv)));
+        const bool number = m_form == TimeForm::Number && parseNumber(tv).has_value();
+        report(diag::kBadTimestamp, 0, m_tsColumn + 1,
+               number ? fmt::format("time {} is out of range (a time must fall in the years 1678 to 2261); row dropped",
+                                    clip(tv))
+                      : fmt::format("cannot read time \"{}\"; row dropped", clip(tv)));
         return okStatus();
     }
     if (m_prevTs && *ts < *m_prevTs) {

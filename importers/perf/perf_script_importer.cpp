@@ -1,5 +1,6 @@
 #include "importers/perf/perf_script_importer.h"
 
+#include "analysis/store/saturating.h"
 #include "importers/common/text_fields.h"
 #include "importers/common/untimed.h"
 #include "importers/diagnostic_kinds.h"
@@ -66,22 +67,25 @@ void tokenize(std::string_view line, std::vector<Token>& out)
     }
 }
 
-// SECONDS.USEC: as nanoseconds, exactly.
-std::optional<int64_t> parseTimestamp(std::string_view t)
+// Whether t is a `SECONDS.USEC:` time; ns is then its value as nanoseconds, exactly, or nothing when that is beyond
+// int64 (292 years): such a time is still the header's time field, reported where it would be placed.
+bool parseTimestamp(std::string_view t, std::optional<int64_t>& ns)
 {
-    if (t.size() < 4 || t.back() != ':') return std::nullopt;
+    if (t.size() < 4 || t.back() != ':') return false;
     t.remove_suffix(1);
     const size_t dot = t.find('.');
-    if (dot == std::string_view::npos || dot == 0 || dot + 1 >= t.size() || t.size() - dot - 1 > 9) return std::nullopt;
+    if (dot == std::string_view::npos || dot == 0 || dot + 1 >= t.size() || t.size() - dot - 1 > 9) return false;
     const std::string_view sec = t.substr(0, dot), frac = t.substr(dot + 1);
-    if (!allDigits(sec) || !allDigits(frac) || sec.size() > 10) return std::nullopt;
-    int64_t ns = 0;
+    if (!allDigits(sec) || !allDigits(frac) || sec.size() > 10) return false;
+    int64_t s = 0;
     for (const char c : sec)
-        ns = ns * 10 + (c - '0');
+        s = s * 10 + (c - '0'); // at most 10 digits: fits
     int64_t f = 0;
     for (size_t i = 0; i < 9; ++i)
         f = f * 10 + (i < frac.size() ? frac[i] - '0' : 0);
-    return ns * 1'000'000'000 + f;
+    const auto whole = store::checkedMul(s, 1'000'000'000);
+    ns = whole ? store::checkedAdd(*whole, f) : std::nullopt;
+    return true;
 }
 
 struct Header
@@ -90,6 +94,7 @@ struct Header
     int64_t pid = 0;
     int64_t tid = 0;
     std::optional<int64_t> timeNs;
+    std::string timeText; // the time as written, when it is beyond int64 nanoseconds (timeNs empty)
     double weight = 1;
 };
 
@@ -101,13 +106,13 @@ std::optional<Header> parseHeader(std::string_view line, std::vector<Token>& tok
     Header h;
     size_t end = toks.size(); // first token after the comm/pid/cpu part
     for (size_t i = 2; i < toks.size(); ++i)
-        if (auto ts = parseTimestamp(toks[i].text)) {
-            h.timeNs = ts;
+        if (parseTimestamp(toks[i].text, h.timeNs)) {
+            if (!h.timeNs) h.timeText = std::string(toks[i].text);
             end = i;
             break;
         }
     size_t after = end + 1;
-    if (!h.timeNs) { // legacy: `comm pid [cpu] [period] event:`
+    if (end == toks.size()) { // legacy: `comm pid [cpu] [period] event:`
         for (size_t i = 2; i < toks.size() && end == toks.size(); ++i)
             if (toks[i].text.size() > 1 && toks[i].text.back() == ':') end = i;
         if (end == toks.size()) return std::nullopt;
@@ -136,7 +141,7 @@ std::optional<Header> parseHeader(std::string_view line, std::vector<Token>& tok
     h.comm = trim(line.substr(0, toks[end - 1].begin));
     if (h.comm.empty()) return std::nullopt;
     // After the timestamp: [PERIOD] EVENT: ...
-    if (h.timeNs) {
+    if (h.timeNs || !h.timeText.empty()) {
         if (after >= toks.size()) return std::nullopt;
         if (allDigits(toks[after].text) && after + 1 < toks.size()) h.weight = *parseNumber(toks[after].text);
     }
@@ -249,6 +254,21 @@ Status PerfScriptImporter::run(ImportContext& ctx) const
                        fmt::format("sample of {} {}/{} has no frames", quote(currentComm), h.pid, h.tid));
             return okStatus();
         }
+        // With anchor= every time is placed: one beyond int64 nanoseconds, or past it once anchored, cannot be.
+        std::optional<int64_t> ts;
+        if (anchorNs) {
+            if (h.timeNs) ts = store::checkedAdd(*anchorNs, *h.timeNs);
+            if (!ts && (h.timeNs || !h.timeText.empty())) {
+                stack.clear();
+                ctx.report(diag::kBadTimestamp, 0,
+                           fmt::format("sample of {} {}/{} at perf time {} s: past the year 2262 once placed with "
+                                       "anchor=, skipped",
+                                       quote(currentComm), h.pid, h.tid,
+                                       h.timeNs ? fmt::format("{:.9f}", static_cast<double>(*h.timeNs) / 1e9)
+                                                : untimed::clip(h.timeText.substr(0, h.timeText.size() - 1))));
+                return okStatus();
+            }
+        }
         const auto key = std::make_tuple(currentComm, h.pid, h.tid);
         auto t = threads.find(key);
         if (t == threads.end()) {
@@ -263,8 +283,6 @@ Status PerfScriptImporter::run(ImportContext& ctx) const
             callsite = *next;
         }
         stack.clear();
-        std::optional<int64_t> ts;
-        if (anchorNs && h.timeNs) ts = *anchorNs + *h.timeNs;
         ++samples;
         return ctx.writer.stackSample(t->second, callsite, ts, 1, h.weight);
     };

@@ -1,6 +1,7 @@
 #include "importers/prometheus/prom_json_importer.h"
 
 #include "importers/common/text_fields.h"
+#include "importers/common/whole_input.h"
 #include "importers/diagnostic_kinds.h"
 #include "importers/prometheus/prom_series.h"
 
@@ -202,15 +203,16 @@ SourceLocation Parser::where(const char* p)
 
 Status Parser::readAll()
 {
+    auto maxBytes = maxDocumentBytes(m_ctx.options, kMaxJsonBytes);
+    if (!maxBytes) return maxBytes.error();
     InputStream& in = m_ctx.lines.input();
-    if (in.compression() == Compression::None && in.rawSize() > 0 && in.rawSize() < kMaxJsonBytes)
+    if (in.compression() == Compression::None && in.rawSize() > 0 && in.rawSize() < *maxBytes)
         m_buf.reserve(in.rawSize() + sj::SIMDJSON_PADDING);
     for (;;) {
         auto block = in.nextBlock();
         if (!block) return block.error();
         if (block->empty()) break;
-        if (m_buf.size() + block->size() > kMaxJsonBytes)
-            return makeError(ErrorCode::Unsupported, "more than 4 GiB of JSON: too large to parse", {in.displayName()});
+        if (Status s = documentFits(in, m_buf.size(), block->size(), *maxBytes); !s) return s;
         m_buf.append(*block);
     }
     const size_t size = m_buf.size();

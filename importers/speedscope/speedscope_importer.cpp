@@ -3,6 +3,7 @@
 #include "importers/common/text_fields.h"
 #include "importers/common/text_map.h"
 #include "importers/common/untimed.h"
+#include "importers/common/whole_input.h"
 #include "importers/diagnostic_kinds.h"
 
 #include <algorithm>
@@ -386,14 +387,16 @@ Status SpeedscopeImporter::run(ImportContext& ctx) const
     auto placement = untimed::readPlacement(ctx.options, *tz, 1'000'000'000, 0);
     if (!placement) return placement.error();
 
+    auto maxBytes = maxDocumentBytes(ctx.options, kMaxJsonBytes);
+    if (!maxBytes) return maxBytes.error();
+
     InputStream& in = ctx.lines.input();
     std::string buf;
     for (;;) {
         auto block = in.nextBlock();
         if (!block) return block.error();
         if (block->empty()) break;
-        if (buf.size() + block->size() > kMaxJsonBytes)
-            return makeError(ErrorCode::Unsupported, "more than 4 GiB of JSON: too large to parse", {in.displayName()});
+        if (Status s = documentFits(in, buf.size(), block->size(), *maxBytes); !s) return s;
         buf.append(*block);
     }
     const sj::padded_string json(buf);

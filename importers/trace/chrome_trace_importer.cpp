@@ -2,6 +2,7 @@
 
 #include "analysis/store/trace_writer.h"
 #include "importers/common/untimed.h"
+#include "importers/common/whole_input.h"
 #include "importers/diagnostic_kinds.h"
 #include "importers/trace/chrome_trace_parse.h"
 #include "importers/trace/trace_busy.h"
@@ -265,14 +266,19 @@ Status ChromeTraceImporter::run(ImportContext& ctx) const
     auto binNs = trace::busyIntervalNs(ctx.options);
     if (!binNs) return binNs.error();
 
+    // Pieces of the trace are parsed one at a time: no format limit beyond the cap.
+    auto maxBytes = maxDocumentBytes(ctx.options, std::numeric_limits<uint64_t>::max());
+    if (!maxBytes) return maxBytes.error();
+
     InputStream& in = ctx.lines.input();
     std::string text;
     for (bool firstBlock = true;; firstBlock = false) {
         auto block = in.nextBlock();
         if (!block) return block.error();
         if (block->empty()) break;
+        if (Status s = documentFits(in, text.size(), block->size(), *maxBytes); !s) return s;
         if (firstBlock) { // the decoded size: known for plain text, a guess for compressed input
-            text.reserve(in.rawSize() * (in.compression() == Compression::None ? 1 : 4));
+            text.reserve(std::min(in.rawSize() * (in.compression() == Compression::None ? 1 : 4), *maxBytes));
             adviseHugePages(text.data(), text.capacity());
         }
         text.append(*block);

@@ -1,7 +1,9 @@
 #include "importers/trainer/hf_trainer_state_importer.h"
 
+#include "analysis/store/saturating.h"
 #include "importers/common/text_fields.h"
 #include "importers/common/untimed.h"
+#include "importers/common/whole_input.h"
 #include "importers/diagnostic_kinds.h"
 #include "importers/trainer/train_steps.h"
 
@@ -205,8 +207,15 @@ Status Reader::run(dom::element root)
     }
     m_ctx.diagnostics.report(diag::kEstimatedTime, trainer::locationOf(m_ctx, records.back().line),
                              "no times in trainer_state.json: steps spread evenly (see the notes)");
-    for (StepRecord& r : records)
-        r.tsNs = static_cast<int64_t>(std::llround(static_cast<double>(*r.step) * perStepS * 1e9));
+    // A step too large for its time to fit int64 nanoseconds (9e18) is reported and dropped.
+    std::erase_if(records, [&](StepRecord& r) {
+        r.tsNs = store::roundToInt64(static_cast<double>(*r.step) * perStepS * 1e9);
+        if (r.tsNs) return false;
+        m_ctx.diagnostics.report(diag::kBadTimestamp, trainer::locationOf(m_ctx, r.line),
+                                 fmt::format("step {} at {:.4g} s per step is beyond any time: record dropped",
+                                             *r.step, perStepS));
+        return true;
+    });
     // Step 0 at start=, or where the steps match the node's GPU activity (only the run's edges can match: the
     // steps are spread evenly).
     if (Status s = trainer::anchorRelative(m_ctx, *tz, records, static_cast<int64_t>(std::llround(perStepS * 1e9))); !s)
@@ -232,14 +241,15 @@ int HfTrainerStateImporter::sniff(const SniffInput& input) const
 
 Status HfTrainerStateImporter::run(ImportContext& ctx) const
 {
+    auto maxBytes = maxDocumentBytes(ctx.options, kMaxJsonBytes);
+    if (!maxBytes) return maxBytes.error();
     InputStream& in = ctx.lines.input();
     std::string buf;
     for (;;) {
         auto block = in.nextBlock();
         if (!block) return block.error();
         if (block->empty()) break;
-        if (buf.size() + block->size() > kMaxJsonBytes)
-            return makeError(ErrorCode::Unsupported, "more than 4 GiB of JSON: too large to parse", {in.displayName()});
+        if (Status s = documentFits(in, buf.size(), block->size(), *maxBytes); !s) return s;
         buf.append(*block);
     }
     const int nonFinite = trainer::replaceNonFiniteTokens(buf);

@@ -1,5 +1,7 @@
 #include "importers/trainer/train_steps.h"
 
+#include "analysis/store/saturating.h"
+
 #include "analysis/store/run_writer.h"
 #include "importers/common/metric_map.h"
 #include "importers/common/time_anchor.h"
@@ -14,6 +16,10 @@ namespace runlens::importers::trainer {
 namespace {
 
 constexpr double kNsPerS = 1e9;
+constexpr double kNsPerYear = 365.25 * 86400 * kNsPerS;
+// Relative step times beyond a century from the start are not a training run; the bound also keeps every sum of
+// a start and a relative time, and the file time minus one, far from int64's limits.
+constexpr int64_t kMaxRelativeNs = int64_t{100} * 366 * 86400 * 1'000'000'000;
 
 int64_t seconds(double s)
 {
@@ -198,10 +204,28 @@ Status anchorRelative(ImportContext& ctx, TimeZoneResolver& tz, std::vector<Step
     if (records.empty()) return okStatus();
     auto placement = untimed::readPlacement(ctx.options, tz, 1'000'000'000, 0);
     if (!placement) return placement.error();
+    // A record whose time from the start is past kMaxRelativeNs, or past int64 once placed, cannot be a step of a
+    // run: it is reported and dropped rather than overflowing.
+    std::erase_if(records, [&](const StepRecord& r) {
+        if (*r.tsNs >= -kMaxRelativeNs && *r.tsNs <= kMaxRelativeNs) return false; // (llabs(INT64_MIN) overflows)
+        ctx.diagnostics.report(diag::kBadTimestamp, locationOf(ctx, r.line),
+                               fmt::format("step {} falls {:.3g} years from the run's start: record dropped",
+                                           r.step.value_or(-1), static_cast<double>(*r.tsNs) / kNsPerYear));
+        return true;
+    });
     auto shift = [&](int64_t startNs) {
-        for (StepRecord& r : records)
-            *r.tsNs += startNs;
+        std::erase_if(records, [&](StepRecord& r) {
+            if (const auto t = store::checkedAdd(*r.tsNs, startNs)) {
+                r.tsNs = *t;
+                return false;
+            }
+            ctx.diagnostics.report(diag::kBadTimestamp, locationOf(ctx, r.line),
+                                   fmt::format("step {} placed after {} falls past the year 2262: record dropped",
+                                               r.step.value_or(-1), untimed::utcText(startNs)));
+            return true;
+        });
     };
+    if (records.empty()) return okStatus();
     if (placement->startNs) {
         shift(*placement->startNs);
         ctx.anchor = {"option", *placement->startNs, 0, fmt::format("start={}", ctx.options.extra.at("start"))};

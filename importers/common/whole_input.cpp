@@ -1,0 +1,69 @@
+#include "importers/common/whole_input.h"
+
+#include "importers/common/text_fields.h"
+#include "importers/common/untimed.h"
+
+#include <cmath>
+#include <fmt/format.h>
+#include <string_view>
+#include <utility>
+
+namespace runlens::importers {
+namespace {
+
+// "4 GiB", "1.5 MiB", "512 bytes": how a cap is named in messages.
+std::string bytesText(uint64_t n)
+{
+    constexpr std::pair<uint64_t, const char*> kUnits[] = {
+        {uint64_t{1} << 40, "TiB"}, {uint64_t{1} << 30, "GiB"}, {uint64_t{1} << 20, "MiB"}, {uint64_t{1} << 10, "KiB"}};
+    for (const auto& [size, name] : kUnits)
+        if (n >= size) return fmt::format("{:g} {}", static_cast<double>(n) / static_cast<double>(size), name);
+    return fmt::format("{} bytes", n);
+}
+
+} // namespace
+
+Expected<uint64_t> maxDocumentBytes(const ImportOptions& options, uint64_t formatLimit)
+{
+    auto it = options.extra.find("max_input");
+    if (it == options.extra.end()) return std::min(kDefaultMaxDocumentBytes, formatLimit);
+    std::string_view v = trim(it->second);
+    double scale = 1;
+    constexpr std::pair<const char*, double> kSuffixes[] = {
+        {"TiB", 0x1p40}, {"GiB", 0x1p30}, {"MiB", 0x1p20}, {"KiB", 0x1p10}, {"TB", 1e12},
+        {"GB", 1e9},     {"MB", 1e6},     {"KB", 1e3},     {"kB", 1e3},     {"B", 1}};
+    for (const auto& [suffix, factor] : kSuffixes) {
+        const std::string_view s(suffix);
+        if (v.size() > s.size() && v.ends_with(s)) {
+            scale = factor;
+            v = trim(v.substr(0, v.size() - s.size()));
+            break;
+        }
+    }
+    const auto n = parseNumber(v);
+    // 2^64 is exactly representable: anything below it converts to uint64 without overflow.
+    if (!n || !std::isfinite(*n) || *n * scale < 1 || *n * scale >= 0x1p64)
+        return makeError(ErrorCode::Usage, fmt::format("max_input={}: expected a size such as 512MiB, 8GiB or a "
+                                                       "number of bytes",
+                                                       untimed::clip(it->second)));
+    const auto bytes = static_cast<uint64_t>(*n * scale);
+    if (bytes > formatLimit)
+        return makeError(ErrorCode::Usage, fmt::format("max_input={}: this format can read at most {}",
+                                                       untimed::clip(it->second), bytesText(formatLimit)));
+    return bytes;
+}
+
+Status documentFits(const InputStream& in, uint64_t have, uint64_t adding, uint64_t maxBytes)
+{
+    if (adding <= maxBytes && have <= maxBytes - adding) return okStatus();
+    const std::string raw = in.compression() == Compression::None
+                                ? std::string()
+                                : fmt::format(" after {} of {} data", bytesText(in.rawBytesRead()), compressionName(in.compression()));
+    return makeError(ErrorCode::Unsupported,
+                     fmt::format("the decoded input is larger than {}{}, the most read whole into memory: not imported "
+                                 "(--option max_input= raises the cap)",
+                                 bytesText(maxBytes), raw),
+                     {in.displayName()});
+}
+
+} // namespace runlens::importers
