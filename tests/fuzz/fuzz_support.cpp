@@ -31,14 +31,15 @@ void removeScratch()
 
 const std::string& scratchDir()
 {
-    static const std::string dir = [] {
+    // Never destroyed: removeScratch runs at exit, after the destructors of statics made later than this one.
+    static const std::string& dir = *new std::string([] {
         std::error_code ec;
         const fs::path base = fs::is_directory("/dev/shm", ec) ? fs::path("/dev/shm") : fs::temp_directory_path();
         std::string tmpl = (base / "runlens-fuzz-XXXXXX").string();
         if (!mkdtemp(tmpl.data())) fatal("cannot create a scratch folder in " + base.string());
         std::atexit(removeScratch);
         return tmpl;
-    }();
+    }());
     return dir;
 }
 
