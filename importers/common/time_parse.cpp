@@ -12,8 +12,8 @@ constexpr int64_t kNsPerSecond = 1'000'000'000;
 constexpr int64_t kNsPerHour = 3600 * kNsPerSecond;
 // int64 nanoseconds from 1970 span 1677-09-21 to 2262-04-11: whole years inside that, so a date and a zone
 // offset (up to a day) never leave int64. A date outside them is not a timestamp this reader can store.
-constexpr int64_t kMinYear = 1678;
-constexpr int64_t kMaxYear = 2261;
+constexpr int64_t kMinYear = kMinTimestampYear;
+constexpr int64_t kMaxYear = kMaxTimestampYear;
 
 bool digits(std::string_view s, size_t pos, size_t n, int64_t& out)
 {

@@ -14,6 +14,11 @@
 
 namespace runlens::importers {
 
+// The years a timestamp in nanoseconds since 1970 can hold (int64: 1677-09-21 to 2262-04-11), whole years only.
+// A date outside them is unreadable, not an overflow.
+inline constexpr int64_t kMinTimestampYear = 1678;
+inline constexpr int64_t kMaxTimestampYear = 2261;
+
 // Days since 1970-01-01 of a proleptic Gregorian date (no range checks beyond the obvious).
 int64_t daysFromCivil(int64_t y, unsigned m, unsigned d);
 
