@@ -247,6 +247,7 @@ private Q_SLOTS:
     void stepsFromTrainerLogAndSm_data();
     void stepsFromTrainerLogAndSm();
     void stepsFromUtilization();
+    void stepsFromSparseTrainerLog();
     void stepsFromNarrowDips_data();
     void stepsFromNarrowDips();
     void noStepsWithoutPeriod_data();
@@ -357,6 +358,36 @@ void TestRulesSteps::stepsFromTrainerLogAndSm()
     QVERIFY(std::abs(fromLog[0].medianStepS - period) < 1e-6);
     QCOMPARE(fromLog[0].startsNs.front(), kStart);
     QVERIFY(std::abs(fromLog[0].medianStepS - fromSm[0].medianStepS) <= 1.0);
+}
+
+void TestRulesSteps::stepsFromSparseTrainerLog()
+{
+    // A trainer that logs every 10 steps of 2 s: each line holds the mean step time since the line before and the
+    // step number. Every step gets its start (not one per line), each 2 s after the one before; without the step
+    // numbers a line is one step, as before.
+    RunMetrics m;
+    m.grid = TimeGrid{0, 1'000'000'000, 1000};
+    NodeMetrics node;
+    node.node = "node0";
+    constexpr int kLines = 20, kEvery = 10;
+    constexpr double kStepS = 2.0;
+    for (int line = 1; line <= kLines; ++line) {
+        const int64_t ts = static_cast<int64_t>(line * kEvery * kStepS * 1e9);
+        node.stepTimes.push_back(store::Point{ts, kStepS, false});
+        node.stepNumbers.push_back(store::Point{ts, static_cast<double>(line * kEvery), false});
+    }
+    m.nodes.push_back(node);
+    const RuleParams p = RuleParams::defaults();
+    auto steps = computeStepTimes(m, p);
+    QCOMPARE(steps.size(), size_t{1});
+    QCOMPARE(steps[0].source, std::string("trainer_log"));
+    // The first line's steps are not known to be 10 (no line before it): it stands for one.
+    QCOMPARE(steps[0].startsNs.size(), size_t{1 + (kLines - 1) * kEvery});
+    for (size_t i = 1; i < steps[0].startsNs.size(); ++i)
+        QCOMPARE(steps[0].startsNs[i] - steps[0].startsNs[i - 1], int64_t{2'000'000'000});
+    QCOMPARE(steps[0].medianStepS, kStepS);
+    m.nodes[0].stepNumbers.clear();
+    QCOMPARE(computeStepTimes(m, p)[0].startsNs.size(), size_t{kLines});
 }
 
 void TestRulesSteps::stepsFromUtilization()

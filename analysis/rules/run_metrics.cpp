@@ -96,7 +96,7 @@ Expected<RunMetrics> loadRunMetrics(store::RunDatabase& db, int64_t gridNs)
     std::map<int64_t, Acc> clock, power, limit, enforcedLimit, temp;  // by GPU device
     std::map<int64_t, std::vector<double>> reasons;                    // by GPU device: OR-ed bit masks
     // The trainer's series per node (the longest one wins).
-    std::map<int64_t, std::vector<store::Point>> stepTimes, losses;
+    std::map<int64_t, std::vector<store::Point>> stepTimes, losses, stepNumbers;
     std::map<std::pair<int64_t, int>, std::map<int64_t, Acc>> nodeAcc; // (node, metric) -> device -> acc
     enum { DiskWrite, DiskRead, NetTx, NetRx, Cpu, Collective, IbTx, IbRx };
     // Capacities: per node, the sum over its IB ports / NICs of each device's median (a rate can renegotiate).
@@ -138,7 +138,7 @@ Expected<RunMetrics> loadRunMetrics(store::RunDatabase& db, int64_t gridNs)
         }
         const uint64_t reasonBit = d->kind == "gpu" ? clockEventBit(s.metric) : 0;
         const bool reasonMask = d->kind == "gpu" && isMetric(s.metric, "gpu.clock_event_reasons");
-        const bool trainer = isMetric(s.metric, "train.step_time") || isMetric(s.metric, "train.loss");
+        const bool trainer = isMetric(s.metric, "train.step_time") || isMetric(s.metric, "train.loss") || isMetric(s.metric, "train.step");
         if (!target && metric < 0 && !reasonBit && !reasonMask && !trainer) continue;
         if (reasonBit || reasonMask || trainer) {
             auto points = reader.readPoints(s.id, {});
@@ -150,7 +150,9 @@ Expected<RunMetrics> loadRunMetrics(store::RunDatabase& db, int64_t gridNs)
             std::vector<store::Point> present;
             for (const store::Point& p : *points)
                 if (!p.missing && std::isfinite(p.value)) present.push_back(p);
-            auto& kept = isMetric(s.metric, "train.step_time") ? stepTimes[s.nodeId] : losses[s.nodeId];
+            auto& kept = isMetric(s.metric, "train.step_time") ? stepTimes[s.nodeId]
+                         : isMetric(s.metric, "train.step")    ? stepNumbers[s.nodeId]
+                                                               : losses[s.nodeId];
             if (present.size() > kept.size()) kept = std::move(present);
             continue;
         }
@@ -225,6 +227,7 @@ Expected<RunMetrics> loadRunMetrics(store::RunDatabase& db, int64_t gridNs)
         }
         if (stepTimes.count(n.id)) m.stepTimes = stepTimes[n.id];
         if (losses.count(n.id)) m.losses = losses[n.id];
+        if (stepNumbers.count(n.id)) m.stepNumbers = stepNumbers[n.id];
         out.nodes.push_back(std::move(m));
     }
     return out;

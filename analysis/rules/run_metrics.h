@@ -60,6 +60,7 @@ struct NodeMetrics
     // The trainer log: of the node's train.step_time (s) and train.loss series, the one with the most present points
     // (the ranks of a node step together), in time order, missing points left out; empty when the run has none.
     std::vector<store::Point> stepTimes, losses;
+    std::vector<store::Point> stepNumbers; // train.step at the logged lines (a line may close several steps)
 };
 
 struct RunMetrics

@@ -4,6 +4,8 @@
 #include <cmath>
 #include <deque>
 #include <limits>
+#include <map>
+#include <optional>
 
 namespace runlens::analysis {
 
@@ -42,18 +44,39 @@ double parabolicOffset(double a, double b, double c)
     return std::clamp(0.5 * (a - c) / den, -0.5, 0.5);
 }
 
+// More steps than this between two logged lines is not a logging interval (a gap in the log, a restart, a counter
+// that jumped): the line stands for its last step only.
+constexpr int64_t kMaxStepsPerLine = 10'000;
+
 StepTimes fromTrainerLog(const NodeMetrics& node, const RuleParams& p)
 {
     StepTimes out;
     out.node = node.node;
     const auto minSteps = static_cast<size_t>(std::max(2.0, p.get("steps.min_logged")));
     if (node.stepTimes.size() >= minSteps) {
-        // A point at the end of each step, holding its duration.
+        // A point at each logged line, holding the mean step time since the line before: a trainer that logs
+        // every N steps (logging_steps, log_interval) covers N steps with one line, as its step numbers
+        // (train.step at the same moments) say. Each of those steps gets its start, the line's mean its length.
+        // Without step numbers a line is one step.
+        std::map<int64_t, double> stepAt;
+        for (const store::Point& pt : node.stepNumbers)
+            stepAt[pt.tsNs] = pt.value;
         std::vector<double> seconds;
+        std::optional<double> previousStep;
         for (const store::Point& pt : node.stepTimes) {
             if (!(pt.value > 0)) continue;
-            seconds.push_back(pt.value);
-            out.startsNs.push_back(pt.tsNs - std::llround(pt.value * 1e9));
+            const double stepNs = pt.value * 1e9;
+            int64_t steps = 1;
+            const auto number = stepAt.find(pt.tsNs);
+            if (number != stepAt.end() && previousStep) {
+                const double between = number->second - *previousStep;
+                if (between >= 1.5 && between <= static_cast<double>(kMaxStepsPerLine)) steps = std::llround(between);
+            }
+            previousStep = number != stepAt.end() ? std::optional<double>(number->second) : std::nullopt;
+            for (int64_t j = steps; j >= 1; --j) {
+                seconds.push_back(pt.value);
+                out.startsNs.push_back(pt.tsNs - std::llround(static_cast<double>(j) * stepNs));
+            }
         }
         if (seconds.size() < minSteps) return {};
         std::sort(out.startsNs.begin(), out.startsNs.end());
