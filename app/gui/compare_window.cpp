@@ -36,6 +36,7 @@
 #include <QVBoxLayout>
 
 #include <algorithm>
+#include <exception>
 #include <cmath>
 #include <memory>
 
@@ -122,7 +123,26 @@ QString tableText(const QTableWidget* t)
 
 } // namespace
 
+namespace {
+RunComparison compareRunFilesUnguarded(const QStringList& paths, const std::vector<WindowChoice>& windows,
+                                       const std::atomic<bool>* cancel);
+}
+
 RunComparison compareRunFiles(const QStringList& paths, const std::vector<WindowChoice>& windows, const std::atomic<bool>* cancel)
+{
+    // Whatever the worker throws (memory exhausted by huge runs) ends as an error shown, never a window busy forever.
+    try {
+        return compareRunFilesUnguarded(paths, windows, cancel);
+    } catch (const std::exception& e) {
+        RunComparison failed;
+        failed.error = QObject::tr("Cannot compare: %1").arg(QString::fromUtf8(e.what()));
+        return failed;
+    }
+}
+
+namespace {
+RunComparison compareRunFilesUnguarded(const QStringList& paths, const std::vector<WindowChoice>& windows,
+                                       const std::atomic<bool>* cancel)
 {
     RunComparison out;
     std::vector<analysis::CompareInput> inputs;
@@ -155,6 +175,7 @@ RunComparison compareRunFiles(const QStringList& paths, const std::vector<Window
     else out.error = QObject::tr("Cannot compare: %1").arg(QString::fromStdString(comparison.error().toString()));
     return out;
 }
+} // namespace
 
 CompareWindow::CompareWindow(RunComparison comparison, QWidget* parent)
     : QWidget(parent, Qt::Window), m_tabs(new QTabWidget), m_metrics(nullptr), m_findings(nullptr), m_stacks(nullptr)

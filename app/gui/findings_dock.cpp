@@ -15,6 +15,7 @@
 #include <QMainWindow>
 #include <QtConcurrent>
 #include <algorithm>
+#include <exception>
 #include <map>
 #include <utility>
 
@@ -103,10 +104,14 @@ bool FindingsDock::keep()
     m_busy = true;
     m_panel->setStatus(tr("Writing the findings into the run…"));
     QtConcurrent::run([path, fresh, overrides]() -> QString {
-        auto db = store::RunDatabase::open(path, store::OpenMode::ReadWrite);
-        if (!db) return QString::fromStdString(db.error().toString());
-        if (Status s = analysis::storeAnalysis(**db, *fresh, overrides); !s) return QString::fromStdString(s.error().toString());
-        return {};
+        try {
+            auto db = store::RunDatabase::open(path, store::OpenMode::ReadWrite);
+            if (!db) return QString::fromStdString(db.error().toString());
+            if (Status s = analysis::storeAnalysis(**db, *fresh, overrides); !s) return QString::fromStdString(s.error().toString());
+            return {};
+        } catch (const std::exception& e) {
+            return QString::fromUtf8(e.what());
+        }
     }).then(this, [this, generation, count = fresh->findings.size()](const QString& error) {
         m_busy = false;
         if (generation != m_generation) return; // another run meanwhile
@@ -151,7 +156,17 @@ void FindingsDock::load(bool rerun)
     m_busy = true;
     m_panel->setStatus(rerun ? tr("Analysing the run…") : tr("Reading the findings…"));
     const std::string path = m_catalog->path;
-    QtConcurrent::run([path, rerun, generation] { return loadFindings(path, rerun, generation); })
+    QtConcurrent::run([path, rerun, generation] {
+        // Whatever the worker throws (memory exhausted by a huge run) ends as an error shown, never a dock busy forever.
+        try {
+            return loadFindings(path, rerun, generation);
+        } catch (const std::exception& e) {
+            Loaded failed;
+            failed.generation = generation;
+            failed.error = QString::fromUtf8(e.what());
+            return failed;
+        }
+    })
         .then(this, [this](Loaded loaded) {
             if (loaded.generation != m_generation) return; // another run or a newer analysis meanwhile
             m_busy = false;
