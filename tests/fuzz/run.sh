@@ -1,16 +1,18 @@
 #!/usr/bin/env bash
-# Builds the fuzz preset and runs every libFuzzer target for SECONDS each (default 60) on its seed corpus: the
+# Builds the fuzz targets (the asan build tree) and runs every libFuzzer target for SECONDS each (default 60) on its seed corpus: the
 # seeds under tests/fuzz/seeds, the shared fixtures (../shared/fixtures, read from there when present) and a run
 # imported from them (database and codec targets). The regression inputs under tests/fuzz/regressions/<target>/
-# are replayed first. Crashes (and timeouts, out-of-memory) go to build/fuzz/fuzz-out/crashes/<target>/.
-# Prints one row per target (executions, corpus size, crashes) and exits 1 on any crash.
-#   tests/fuzz/run.sh [SECONDS]        RUNLENS_FUZZ_TARGETS="fuzz_input fuzz_import_folded" limits the targets
+# are replayed first. Crashes (and timeouts, out-of-memory) go to build/asan/fuzz-out/crashes/<target>/.
+# Prints one row per target (executions, corpus size, peak memory, crashes) and exits 1 on any crash.
+#   tests/fuzz/run.sh [SECONDS]        RUNLENS_FUZZ_TARGETS="fuzz_input fuzz_import_folded" limits the targets;
+#                                      RUNLENS_FUZZ_JOBS=2 runs two targets at a time (default 1)
 set -euo pipefail
 seconds="${1:-60}"
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 shared="${RUNLENS_SHARED_DIR:-$root/../shared}"
 fixtures="$shared/fixtures"
-build="$root/build/fuzz"
+build="$root/build/asan"
+jobs="${RUNLENS_FUZZ_JOBS:-1}"
 out="$build/fuzz-out"
 cd "$root"
 
@@ -25,7 +27,7 @@ if ! command -v clang++ >/dev/null ||
     exit 2
 fi
 mkdir -p "$build"
-cmake --workflow --preset fuzz >"$build.log" 2>&1 || { cat "$build.log"; echo "fuzz build failed" >&2; exit 2; }
+cmake --workflow --preset fuzz >"$build.fuzz.log" 2>&1 || { cat "$build.fuzz.log"; echo "fuzz build failed" >&2; exit 2; }
 
 # The shared fixtures each importer family starts from (globs under ../shared/fixtures).
 fixtures_of() {
@@ -78,11 +80,9 @@ if [ -d "$fixtures/public" ]; then
         { cat "$out/logs/make_seeds.log"; exit 2; }
 fi
 
-status=0
-printf '%-24s %10s %8s %8s %8s\n' target executions corpus seconds crashes
-for t in $targets; do
-    bin="$build/tests/fuzz/$t"
-    crashes=0
+# One target: its regression inputs, then SECONDS of fuzzing; writes its row to logs/<target>.row.
+run_target() {
+    local t="$1" bin="$build/tests/fuzz/$1" crashes=0 start elapsed execs corpus rss
     # Regression inputs: each must run through without a crash or a sanitizer report.
     if [ -d "tests/fuzz/regressions/$t" ]; then
         for r in tests/fuzz/regressions/"$t"/*; do
@@ -94,16 +94,35 @@ for t in $targets; do
         done
     fi
     start=$SECONDS
-    # -fork=0 and one job: the machine's cores are shared; a crash stops the target (libFuzzer's default).
+    # -fork=0: a crash stops the target (libFuzzer's default).
     "$bin" "$out/corpus/$t" "$out/seeds/$t" -max_total_time="$seconds" -max_len="$(max_len_of "$t")" \
         -timeout=25 -rss_limit_mb=2560 -print_final_stats=1 -artifact_prefix="$out/crashes/$t/" \
         >"$out/logs/$t.log" 2>&1 || true
     elapsed=$((SECONDS - start))
     execs="$(sed -n 's/^stat::number_of_executed_units: *//p' "$out/logs/$t.log" | tail -1)"
+    rss="$(sed -n 's/^stat::peak_rss_mb: *//p' "$out/logs/$t.log" | tail -1)"
     crashes=$((crashes + $(find "$out/crashes/$t" -type f -name '*-*' ! -name 'regression-*' | wc -l)))
     corpus="$(find "$out/corpus/$t" -type f | wc -l)"
-    printf '%-24s %10s %8s %8s %8s\n' "$t" "${execs:-?}" "$corpus" "$elapsed" "$crashes"
-    [ "$crashes" -eq 0 ] || status=1
+    printf '%-24s %10s %8s %8s %8s %8s\n' "$t" "${execs:-?}" "$corpus" "${rss:-?}" "$elapsed" "$crashes" \
+        >"$out/logs/$t.row"
+}
+
+running=0
+for t in $targets; do
+    if [ "$running" -ge "$jobs" ]; then
+        wait -n
+        running=$((running - 1))
+    fi
+    run_target "$t" &
+    running=$((running + 1))
+done
+wait
+
+status=0
+printf '%-24s %10s %8s %8s %8s %8s\n' target executions corpus peak_mb seconds crashes
+for t in $targets; do
+    cat "$out/logs/$t.row"
+    [ "$(awk '{print $6}' "$out/logs/$t.row")" = 0 ] || status=1
 done
 [ "$status" -eq 0 ] || echo "crashes: $out/crashes (logs: $out/logs)" >&2
 exit "$status"
