@@ -286,6 +286,32 @@ private Q_SLOTS:
         QVERIFY(est->reference.empty());
     }
 
+    // One stray sample a century away: the grid that would span it is not allocated; the node is left unaligned
+    // and the method says why.
+    void strayTimestampBounded()
+    {
+        QTemporaryDir dir;
+        const std::string db = dir.filePath(QStringLiteral("run.runlens")).toStdString();
+        const std::vector<int64_t> ends = stepEnds(36, 5);
+        Lcg rng{5};
+        for (int n = 0; n < 2; ++n) {
+            std::string csv = nvsmiCsv(n, ends, kSecond, 700 * kMs, rng);
+            if (n == 1) csv += "2200/01/01 00:00:00.000, 0, NVIDIA H200, 00000000:10:00.0, 50 %, 1000 MiB\n";
+            const std::string p = test::writeFile(dir, QString::fromStdString(fmt::format("n{}.csv", n)), csv);
+            QCOMPARE(importAs(db, {p}, nodeName(n)), std::string());
+        }
+        auto database = store::RunDatabase::open(db, store::OpenMode::ReadWrite);
+        QVERIFY_OK(database);
+        auto est = estimateClockOffsets(**database);
+        QVERIFY_OK(est);
+        // The node with the most samples is the reference; the other is the one left unaligned.
+        const ClockEstimate* e = estimateOf(*est, "node0");
+        QVERIFY(e);
+        QVERIFY2(!e->found, e->method.c_str());
+        QVERIFY2(e->method.find("span more than 2000000 samples of 1 s: not aligned by metrics") != std::string::npos,
+                 e->method.c_str());
+    }
+
     // A user-set offset is never replaced by an estimate, unless forced.
     void userOffsetKept()
     {

@@ -357,6 +357,24 @@ private Q_SLOTS:
         QCOMPARE(test::queryOne(run, "SELECT max(points) FROM series"), QStringLiteral("3"));
     }
 
+    void speedscopeOffsetBeyondInt64()
+    {
+        // Started in 2261, in milliseconds: the third sample's offset (1e300 ms) is beyond any time.
+        const std::string json =
+            "{\"shared\": {\"frames\": [{\"name\": \"main\"}, {\"name\": \"step\"}]},\n"
+            "\"profiles\": [{\"type\": \"sampled\", \"name\": \"t\", \"unit\": \"milliseconds\", \"startValue\": 0,\n"
+            "\"endValue\": 1, \"startUnixNs\": 9200000000000000000, \"samples\": [[0], [0, 1], [0]],\n"
+            "\"weights\": [10, 1e300, 5]}]}";
+        const std::string file = test::writeFile(*m_tmp, QStringLiteral("p.speedscope.json"), json);
+        const std::string run = m_tmp->filePath(QStringLiteral("ss.runlens")).toStdString();
+        const Imported r = importInto(run, file, withOptions({}));
+        QVERIFY2(r.outcome == FileOutcome::Imported, r.error.c_str());
+        QVERIFY2(anyContains(r.diagnostics, "bad_timestamp: 1 sample(s) at offsets beyond the years a timestamp holds"),
+                 joined(r.diagnostics).c_str());
+        QCOMPARE(test::queryOne(run, "SELECT count(*) FROM stack_samples WHERE ts_ns IS NOT NULL"), QStringLiteral("2"));
+        QCOMPARE(test::queryOne(run, "SELECT sum(sample_count) FROM stack_samples"), QStringLiteral("3"));
+    }
+
     void trainerStateHugeSteps()
     {
         const std::string json = "{\"global_step\": 9000000000000000000, \"log_history\": [\n"

@@ -286,6 +286,10 @@ void TestDcgmiImporter::importCases_data()
     addCase("wall clock as epoch seconds, only on rows",
             lines({"#Entity   GPUTL", "ID", "1768471201 GPU 0     7", "1768471202 GPU 0     8"}),
             strs({"gpu:0|gpu.util|10:00:01=7, 10:00:02=8"}), {}, {}, {});
+    addCase("epoch milliseconds beyond the years a timestamp holds: the row is not read",
+            lines({"#Entity   GPUTL", "ID", "1768471201000 GPU 0     7", "99999999999999 GPU 0     8",
+                   "1768471203000 GPU 0     9"}),
+            strs({"gpu:0|gpu.util|10:00:01=7, 10:00:03=9"}), strs({"invalid_line|4"}), {}, {});
     addCase("a row without the wall clock the others have",
             lines({"#Entity   GPUTL", "ID", "2026-01-15 10:00:01 GPU 0     7", "GPU 0     8",
                    "2026-01-15 10:00:03 GPU 0     9"}),

@@ -411,8 +411,8 @@ private Q_SLOTS:
         std::vector<GenSample> all;
         int64_t thread = 0;
         std::vector<int64_t> sites;
-        for (const auto& [hash, times] : {std::pair{"one", first}, std::pair{"two", second}})
-            QVERIFY_OK(writeImport(**db, hash, [&](RunWriter& w) -> Status {
+        for (const auto& [hash, run] : {std::pair{"one", first}, std::pair{"two", second}})
+            QVERIFY_OK(writeImport(**db, hash, [&, &times = run](RunWriter& w) -> Status {
                 auto node = w.node("node-a", "option", "UTC");
                 if (!node) return node.error();
                 auto id = w.thread(*node, "p", 1, "main", 1);

@@ -225,7 +225,13 @@ Expected<ClockEstimates> estimateClockOffsets(store::RunDatabase& db, const Cloc
         const int64_t interval = std::max(n.intervalNs, anchor->intervalNs);
         if (interval <= 0) continue;
         const int64_t origin = std::min(n.firstNs, anchor->firstNs) / interval * interval;
-        const auto count = static_cast<size_t>((std::max(n.lastNs, anchor->lastNs) - origin) / interval + 1);
+        const auto span = store::checkedSub(std::max(n.lastNs, anchor->lastNs), origin);
+        if (!span || *span / interval >= params.maxMetricGridSamples) {
+            e.method = fmt::format("{} and {} span more than {} samples of {} s: not aligned by metrics", n.name,
+                                   anchor->name, params.maxMetricGridSamples, static_cast<double>(interval) / 1e9);
+            continue;
+        }
+        const auto count = static_cast<size_t>(*span / interval + 1);
         const int64_t maxGap = 3 * interval; // a longer gap is missing data, not a slow sample
         const MetricAlignment m = alignByActivity(meanOnGrid(n.gpus, origin, interval, count, maxGap),
                                                   meanOnGrid(anchor->gpus, origin, interval, count, maxGap), params);

@@ -51,6 +51,9 @@ struct ClockParams
     // Metrics: and exceed every other local peak further than two grid samples away by this much; a steady or
     // strictly periodic activity has several near-equal peaks, and then the lag is ambiguous.
     double minMetricPeakMargin = 0.1;
+    // Metrics: the activity grid holds at most this many samples (23 days at 1 s, 80 MB for the two grids); a
+    // longer span (a stray timestamp years away) is not aligned by metrics rather than allocated.
+    int64_t maxMetricGridSamples = 2'000'000;
 };
 
 struct ClockEstimate

@@ -159,8 +159,9 @@ Expected<std::vector<Finding>> inputStallRule(const RunMetrics& m, FlameSource& 
             std::vector<size_t> order(g.episodes.size());
             for (size_t k = 0; k < order.size(); ++k)
                 order[k] = k;
+            const std::vector<FindingEpisode>& episodes = g.episodes; // a structured binding is not captured by clang 14
             std::sort(order.begin(), order.end(), [&](size_t a, size_t b) {
-                return g.episodes[a].endNs - g.episodes[a].startNs > g.episodes[b].endNs - g.episodes[b].startNs;
+                return episodes[a].endNs - episodes[a].startNs > episodes[b].endNs - episodes[b].startNs;
             });
             std::map<std::pair<std::string, std::string>, int64_t> hostSelf; // (name, file) -> samples
             int64_t total = 0;

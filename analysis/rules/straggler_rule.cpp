@@ -511,7 +511,7 @@ Expected<std::map<int64_t, RankTrace>> traceLateness(store::TraceReader& traces,
                     r.latePerStepS.push_back(seconds);
                     r.lateS += seconds;
                     const auto& starts = stepStarts[rank];
-                    const auto s = std::find_if(starts.begin(), starts.end(), [&](const auto& x) { return x.second == step; });
+                    const auto s = std::find_if(starts.begin(), starts.end(), [want = step](const auto& x) { return x.second == want; });
                     const int64_t a = s != starts.end() ? s->first : from;
                     r.lateSpans.push_back({a, a + static_cast<int64_t>(own * 1e9), own});
                 }

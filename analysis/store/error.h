@@ -20,6 +20,7 @@ enum class ErrorCode
     Usage,           // a bad argument or option
     Cancelled,       // the user cancelled
     AlreadyImported, // not a failure: the same content was imported before
+    Internal,        // the work itself failed (memory exhausted, a bug), not the input
 };
 
 struct SourceLocation

@@ -1,6 +1,7 @@
 #include "analysis/mfu/mfu.h"
 #include "analysis/store/run_database.h"
 #include "analysis/store/run_reader.h"
+#include "analysis/store/saturating.h"
 #include "analysis/store/stack_reader.h"
 #include "analysis/store/trace_reader.h"
 #include "app/cli/cli.h"
@@ -64,8 +65,9 @@ Status printTraceSlices(store::RunDatabase& db, const std::vector<store::NodeInf
         r.kernels += row.category == store::TraceCategory::Kernel ? row.slices : 0;
         r.comm += row.category == store::TraceCategory::CommKernel ? row.slices : 0;
         r.collectives += row.category == store::TraceCategory::Collective ? row.slices : 0;
-        r.first = std::min(r.first.value_or(row.firstNs + offset), row.firstNs + offset);
-        r.last = std::max(r.last.value_or(row.lastNs + offset), row.lastNs + offset);
+        const int64_t first = store::saturatingAdd(row.firstNs, offset), last = store::saturatingAdd(row.lastNs, offset);
+        r.first = std::min(r.first.value_or(first), first);
+        r.last = std::max(r.last.value_or(last), last);
         total += row.slices;
     }
     fmt::print("\nTrace slices ({} on {} track{})\n", total, tracks->size(), tracks->size() == 1 ? "" : "s");

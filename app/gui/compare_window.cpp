@@ -2,6 +2,7 @@
 
 #include "analysis/compare/compare_format.h"
 #include "app/cli/window_args.h"
+#include "widgets/common/background_job.h"
 #include "widgets/common/qcp.h"
 #include "widgets/flame/flame_graph_widget.h"
 #include "widgets/report/compare_report.h"
@@ -123,26 +124,7 @@ QString tableText(const QTableWidget* t)
 
 } // namespace
 
-namespace {
-RunComparison compareRunFilesUnguarded(const QStringList& paths, const std::vector<WindowChoice>& windows,
-                                       const std::atomic<bool>* cancel);
-}
-
 RunComparison compareRunFiles(const QStringList& paths, const std::vector<WindowChoice>& windows, const std::atomic<bool>* cancel)
-{
-    // Whatever the worker throws (memory exhausted by huge runs) ends as an error shown, never a window busy forever.
-    try {
-        return compareRunFilesUnguarded(paths, windows, cancel);
-    } catch (const std::exception& e) {
-        RunComparison failed;
-        failed.error = QObject::tr("Cannot compare: %1").arg(QString::fromUtf8(e.what()));
-        return failed;
-    }
-}
-
-namespace {
-RunComparison compareRunFilesUnguarded(const QStringList& paths, const std::vector<WindowChoice>& windows,
-                                       const std::atomic<bool>* cancel)
 {
     RunComparison out;
     std::vector<analysis::CompareInput> inputs;
@@ -175,7 +157,13 @@ RunComparison compareRunFilesUnguarded(const QStringList& paths, const std::vect
     else out.error = QObject::tr("Cannot compare: %1").arg(QString::fromStdString(comparison.error().toString()));
     return out;
 }
-} // namespace
+
+RunComparison failedComparison(const QString& error)
+{
+    RunComparison failed;
+    failed.error = QObject::tr("Cannot compare: %1").arg(error);
+    return failed;
+}
 
 CompareWindow::CompareWindow(RunComparison comparison, QWidget* parent)
     : QWidget(parent, Qt::Window), m_tabs(new QTabWidget), m_metrics(nullptr), m_findings(nullptr), m_stacks(nullptr)
@@ -327,7 +315,8 @@ bool CompareWindow::recompare()
     QApplication::setOverrideCursor(Qt::BusyCursor);
     const QStringList paths = m_paths;
     auto cancel = m_cancel;
-    QtConcurrent::run([paths, windows, cancel] { return compareRunFiles(paths, windows, cancel.get()); })
+    QtConcurrent::run(widgets::guardedJob([paths, windows, cancel] { return compareRunFiles(paths, windows, cancel.get()); },
+                                          failedComparison))
         .then(this, [this](RunComparison result) {
             QApplication::restoreOverrideCursor();
             m_cancel.reset();

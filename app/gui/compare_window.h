@@ -58,6 +58,8 @@ struct WindowChoice
 // than paths: the rest over their steady state). cancel: checked between runs and while stack samples are read.
 RunComparison compareRunFiles(const QStringList& paths, const std::vector<WindowChoice>& windows = {},
                               const std::atomic<bool>* cancel = nullptr);
+// What a comparison whose worker threw shows: "Cannot compare: " and the error.
+RunComparison failedComparison(const QString& error);
 
 class CompareWindow : public QWidget
 {

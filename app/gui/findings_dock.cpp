@@ -4,6 +4,7 @@
 #include "analysis/rules/run_analysis.h"
 #include "analysis/store/run_database.h"
 #include "app/gui/flame_dock.h"
+#include "widgets/common/background_job.h"
 #include "widgets/findings/findings_panel.h"
 #include "widgets/flame/flame_panel.h"
 #include "widgets/timeline/timeline_controller.h"
@@ -103,16 +104,12 @@ bool FindingsDock::keep()
     const uint64_t generation = m_generation;
     m_busy = true;
     m_panel->setStatus(tr("Writing the findings into the run…"));
-    QtConcurrent::run([path, fresh, overrides]() -> QString {
-        try {
-            auto db = store::RunDatabase::open(path, store::OpenMode::ReadWrite);
-            if (!db) return QString::fromStdString(db.error().toString());
-            if (Status s = analysis::storeAnalysis(**db, *fresh, overrides); !s) return QString::fromStdString(s.error().toString());
-            return {};
-        } catch (const std::exception& e) {
-            return QString::fromUtf8(e.what());
-        }
-    }).then(this, [this, generation, count = fresh->findings.size()](const QString& error) {
+    QtConcurrent::run(widgets::guardedJob([path, fresh, overrides]() -> QString {
+        auto db = store::RunDatabase::open(path, store::OpenMode::ReadWrite);
+        if (!db) return QString::fromStdString(db.error().toString());
+        if (Status s = analysis::storeAnalysis(**db, *fresh, overrides); !s) return QString::fromStdString(s.error().toString());
+        return {};
+    }, [](const QString& error) { return error; })).then(this, [this, generation, count = fresh->findings.size()](const QString& error) {
         m_busy = false;
         if (generation != m_generation) return; // another run meanwhile
         if (!error.isEmpty()) {
@@ -156,17 +153,13 @@ void FindingsDock::load(bool rerun)
     m_busy = true;
     m_panel->setStatus(rerun ? tr("Analysing the run…") : tr("Reading the findings…"));
     const std::string path = m_catalog->path;
-    QtConcurrent::run([path, rerun, generation] {
-        // Whatever the worker throws (memory exhausted by a huge run) ends as an error shown, never a dock busy forever.
-        try {
-            return loadFindings(path, rerun, generation);
-        } catch (const std::exception& e) {
-            Loaded failed;
-            failed.generation = generation;
-            failed.error = QString::fromUtf8(e.what());
-            return failed;
-        }
-    })
+    QtConcurrent::run(widgets::guardedJob([path, rerun, generation] { return loadFindings(path, rerun, generation); },
+                                          [generation](const QString& error) {
+                                              Loaded failed;
+                                              failed.generation = generation;
+                                              failed.error = error;
+                                              return failed;
+                                          }))
         .then(this, [this](Loaded loaded) {
             if (loaded.generation != m_generation) return; // another run or a newer analysis meanwhile
             m_busy = false;

@@ -2,6 +2,7 @@
 
 #include "analysis/flame/flame_tree.h"
 #include "analysis/store/run_database.h"
+#include "widgets/common/background_job.h"
 #include "widgets/flame/flame_graph_widget.h"
 #include "widgets/flame/flame_panel.h"
 #include "widgets/timeline/lane_plot_data.h"
@@ -231,9 +232,12 @@ void FlameDock::startTree()
     m_panel->setCaption(caption(r));
     m_panel->setMessage(tr("building…"));
     auto backend = m_backend;
-    QtConcurrent::run(m_pool.get(), [backend, r]() -> std::pair<uint64_t, Expected<std::shared_ptr<const analysis::FlameTree>>> {
+    using Built = std::pair<uint64_t, Expected<std::shared_ptr<const analysis::FlameTree>>>;
+    QtConcurrent::run(m_pool.get(), widgets::guardedJob([backend, r]() -> Built {
         return {r.generation, buildTree(*backend, r.query)};
-    }).then(this, [this, backend, window = r.window](std::pair<uint64_t, Expected<std::shared_ptr<const analysis::FlameTree>>> result) {
+    }, [generation = r.generation](const QString& error) -> Built {
+        return {generation, Error{ErrorCode::Internal, error.toStdString(), {}}};
+    })).then(this, [this, backend, window = r.window](std::pair<uint64_t, Expected<std::shared_ptr<const analysis::FlameTree>>> result) {
         m_inFlight = false;
         if (backend != m_backend) { // another run meanwhile
             if (m_catalog) startTree();
@@ -269,7 +273,10 @@ void FlameDock::applyView()
     const QStringList baseCaption = caption(base);
     auto backend = m_backend;
     m_inFlight = true;
-    QtConcurrent::run(m_pool.get(), [backend, base] { return buildTree(*backend, base.query); })
+    QtConcurrent::run(m_pool.get(), widgets::guardedJob([backend, base] { return buildTree(*backend, base.query); },
+                                                        [](const QString& error) -> Expected<std::shared_ptr<const analysis::FlameTree>> {
+                                                            return Error{ErrorCode::Internal, error.toStdString(), {}};
+                                                        }))
         .then(this, [this, v, baseCaption, backend](Expected<std::shared_ptr<const analysis::FlameTree>> tree) {
             m_inFlight = false;
             if (backend != m_backend) return;

@@ -3,6 +3,7 @@
 #include "analysis/store/run_database.h"
 #include "app/gui/import_plan_model.h"
 #include "app/jobs/clock_job.h"
+#include "widgets/common/background_job.h"
 
 #include <QDialogButtonBox>
 #include <QDir>
@@ -189,7 +190,10 @@ void ImportDialog::replan()
     const uint64_t generation = ++m_planGeneration;
     m_planStatus->setText(tr("Detecting the formats of %n input(s)…", nullptr, static_cast<int>(m_paths.size())));
     m_import->setEnabled(false);
-    QtConcurrent::run([paths, options] { return importers::planImport(paths, options); })
+    QtConcurrent::run(widgets::guardedJob([paths, options] { return importers::planImport(paths, options); },
+                                          [](const QString& failure) -> Expected<std::vector<importers::PlannedFile>> {
+                                              return Error{ErrorCode::Internal, failure.toStdString(), {}};
+                                          }))
         .then(this, [this, generation](const Expected<std::vector<importers::PlannedFile>>& plan) {
             if (generation != m_planGeneration) return;
             if (!plan) {
@@ -238,7 +242,15 @@ void ImportDialog::startImport()
     m_progressTimer->start();
     updateButtons();
 
-    QtConcurrent::run([state, dbPath, plan, options] {
+    auto failed = [](const QString& failure) {
+        ImportJobResult result;
+        result.error = Error{ErrorCode::Internal,
+                             "the import stopped (" + failure.toStdString() +
+                                 "); the files whose import had finished are kept in the run",
+                             {}};
+        return result;
+    };
+    QtConcurrent::run(widgets::guardedJob([state, dbPath, plan, options] {
         ImportJobCallbacks callbacks;
         callbacks.progress = [state](uint64_t done, uint64_t total, size_t file) {
             state->done = done;
@@ -255,7 +267,7 @@ void ImportDialog::startImport()
                     lines ? *lines : std::vector<std::string>{"clocks not estimated: " + lines.error().toString()};
             }
         return result;
-    }).then(this, [this](const ImportJobResult& result) { finishImport(result); });
+    }, failed)).then(this, [this](const ImportJobResult& result) { finishImport(result); });
 }
 
 void ImportDialog::cancelImport()

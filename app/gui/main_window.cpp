@@ -12,6 +12,7 @@
 #include "app/gui/flame_dock.h"
 #include "app/gui/run_docks.h"
 #include "app/gui/welcome_widget.h"
+#include "widgets/common/background_job.h"
 #include "widgets/problems/problems_bar.h"
 #include "widgets/run_browser/run_browser_model.h"
 #include "widgets/timeline/timeline_controller.h"
@@ -311,7 +312,8 @@ bool MainWindow::compareWith(const QStringList& candidates)
         cancel->store(true);
         m_status->setText(tr("Cancelling the comparison…"));
     });
-    QtConcurrent::run([paths, cancel] { return compareRunFiles(paths, {}, cancel.get()); }).then(this, [this, progress](RunComparison result) {
+    QtConcurrent::run(widgets::guardedJob([paths, cancel] { return compareRunFiles(paths, {}, cancel.get()); },
+                                          failedComparison)).then(this, [this, progress](RunComparison result) {
         progress->close();
         m_comparing = false;
         updateActions();

@@ -1,6 +1,7 @@
 #include "app/gui/report_export.h"
 
 #include "analysis/report/report_model.h"
+#include "widgets/common/background_job.h"
 #include "widgets/findings/findings_panel.h"
 #include "widgets/report/report_renderer.h"
 #include "widgets/timeline/lane_plot_data.h"
@@ -115,7 +116,12 @@ bool ReportExport::exportReport(const QString& runPath, const QString& out, bool
         options.toNs = window->toNs;
     }
     const std::string path = runPath.toStdString();
-    QtConcurrent::run([job, path, options] {
+    auto failed = [](const QString& error) {
+        Built built;
+        built.error = error;
+        return built;
+    };
+    QtConcurrent::run(widgets::guardedJob([job, path, options] {
         Built built;
         auto model = analysis::buildReportModel(
             path, options,
@@ -132,7 +138,7 @@ bool ReportExport::exportReport(const QString& runPath, const QString& out, bool
         else if (model.error().code == ErrorCode::Cancelled) built.cancelled = true;
         else built.error = QString::fromStdString(model.error().toString());
         return built;
-    }).then(this, [this, job](Built built) {
+    }, failed)).then(this, [this, job](Built built) {
         if (job != m_job) return;
         if (!built.model || job->cancel) {
             finish(built.error, built.cancelled || job->cancel);

@@ -1,5 +1,7 @@
 #include "app/gui/run_loader.h"
 
+#include "widgets/common/background_job.h"
+
 #include <QFuture>
 #include <QtConcurrent/QtConcurrentRun>
 
@@ -37,7 +39,14 @@ void RunLoader::open(const QString& path)
 {
     const uint64_t generation = ++m_generation;
     if (m_running++ == 0) Q_EMIT busyChanged(true);
-    QtConcurrent::run([path] { return openRun(path); }).then(this, [this, generation](const OpenedRun& run) {
+    auto thrown = [path](const QString& error) {
+        OpenedRun run;
+        run.path = path;
+        run.error = error;
+        return run;
+    };
+    QtConcurrent::run(widgets::guardedJob([path] { return openRun(path); }, thrown))
+        .then(this, [this, generation](const OpenedRun& run) {
         if (--m_running == 0) Q_EMIT busyChanged(false);
         if (generation != m_generation) return; // a newer open is on its way
         if (!run.error.isEmpty())

@@ -1,5 +1,6 @@
 #include "importers/dcgm/dcgmi_dmon_importer.h"
 
+#include "analysis/store/saturating.h"
 #include "importers/common/counters.h"
 #include "importers/common/metric_map.h"
 #include "importers/common/text_fields.h"
@@ -46,7 +47,10 @@ std::optional<WallClock> wallClockPrefix(std::string_view line, std::string_view
     if (auto t = parseLocalDateTime(s.substr(0, end))) {
         w.local = *t;
     } else if (auto n = parseNumber(s.substr(0, end)); n && std::isfinite(*n) && *n >= 1e9 && *n < 1e14) {
-        w.epochNs = static_cast<int64_t>(std::llround(*n >= 1e11 ? *n * 1e6 : *n * 1e9));
+        // Seconds below 1e11, milliseconds above; beyond the years a nanosecond timestamp holds: not a time.
+        const auto ns = store::roundToInt64(*n >= 1e11 ? *n * 1e6 : *n * 1e9);
+        if (!ns) return std::nullopt;
+        w.epochNs = *ns;
     } else {
         return std::nullopt;
     }

@@ -1,5 +1,6 @@
 #include "importers/speedscope/speedscope_importer.h"
 
+#include "analysis/store/saturating.h"
 #include "importers/common/text_fields.h"
 #include "importers/common/text_map.h"
 #include "importers/common/untimed.h"
@@ -128,10 +129,16 @@ private:
     Status evented(dom::object profile);
     // Unit and start of the profile being read.
     void begin(dom::object profile);
-    std::optional<int64_t> tsAt(double offset) const
+    // The time of a sample `offset` units after the profile's start; none when the profile is untimed, or when the
+    // time is beyond what a nanosecond timestamp holds (counted, reported once).
+    std::optional<int64_t> tsAt(double offset)
     {
         if (!m_start) return std::nullopt;
-        return *m_start + (m_unit.nsPerUnit > 0 ? std::llround(offset * m_unit.nsPerUnit) : 0);
+        if (m_unit.nsPerUnit <= 0) return m_start;
+        const auto delta = store::roundToInt64(offset * m_unit.nsPerUnit);
+        const auto ts = delta ? store::checkedAdd(*m_start, *delta) : std::nullopt;
+        if (!ts) ++m_outOfRange;
+        return ts;
     }
     double weightOf(double w) const { return m_unit.nsPerUnit > 0 ? w * m_unit.nsPerUnit / 1e9 : w; }
 
@@ -145,7 +152,7 @@ private:
     Unit m_unit{"none", 0};
     std::optional<int64_t> m_start;
     std::string m_profileName;
-    int64_t m_samples = 0, m_untimedProfiles = 0;
+    int64_t m_samples = 0, m_untimedProfiles = 0, m_outOfRange = 0;
     std::vector<std::string> m_units;
 };
 
@@ -367,6 +374,9 @@ Status Reader::run(dom::element root)
     if (m_untimedProfiles > 0)
         m_ctx.notes.push_back(
             fmt::format("{} profile(s) without startUnixNs and no start= option: samples untimed", m_untimedProfiles));
+    if (m_outOfRange > 0)
+        report(diag::kBadTimestamp,
+               fmt::format("{} sample(s) at offsets beyond the years a timestamp holds: stored untimed", m_outOfRange));
     return okStatus();
 }
 

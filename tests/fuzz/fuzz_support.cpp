@@ -65,7 +65,12 @@ std::string freshRunDatabase()
     std::error_code ec;
     for (const char* suffix : {"-journal", "-wal", "-shm"})
         fs::remove(path + suffix, ec);
-    fs::copy_file(empty, path, fs::copy_options::overwrite_existing, ec);
+    // libFuzzer's timer signals interrupt the copy now and then: try again.
+    for (int attempt = 0; attempt < 100; ++attempt) {
+        ec.clear();
+        fs::copy_file(empty, path, fs::copy_options::overwrite_existing, ec);
+        if (ec != std::errc::interrupted) break;
+    }
     if (ec) fatal("cannot copy the empty run: " + ec.message());
     return path;
 }

@@ -1,5 +1,7 @@
 #include "widgets/flame/flame_graph_widget.h"
 
+#include "widgets/common/background_job.h"
+
 #include <QApplication>
 #include <QClipboard>
 #include <QContextMenuEvent>
@@ -29,6 +31,7 @@ struct FlameGraphWidget::Result
     std::shared_ptr<const FlameSearch> search; // null: keep the one shown
     QString searchError;
     std::vector<std::vector<int>> rows;
+    QString error; // the worker failed: nothing else is set
 };
 
 FlameGraphWidget::FlameGraphWidget(QWidget* parent) : QWidget(parent), m_pool(std::make_unique<QThreadPool>())
@@ -204,7 +207,13 @@ void FlameGraphWidget::startLayout()
     const std::string pattern = m_searchPattern.toStdString();
     const bool regex = m_searchRegex;
     const FlamePaintOptions options = m_options;
-    QtConcurrent::run(m_pool.get(), [=]() -> std::shared_ptr<const Result> {
+    auto failed = [generation](const QString& error) -> std::shared_ptr<const Result> {
+        auto r = std::make_shared<Result>();
+        r->generation = generation;
+        r->error = error;
+        return r;
+    };
+    QtConcurrent::run(m_pool.get(), guardedJob([=]() -> std::shared_ptr<const Result> {
         auto r = std::make_shared<Result>();
         r->generation = generation;
         r->tree = tree;
@@ -228,12 +237,17 @@ void FlameGraphWidget::startLayout()
             }
         }
         return r;
-    }).then(this, [this](std::shared_ptr<const Result> r) { finishLayout(std::move(r)); });
+    }, failed)).then(this, [this](std::shared_ptr<const Result> r) { finishLayout(std::move(r)); });
 }
 
 void FlameGraphWidget::finishLayout(std::shared_ptr<const Result> result)
 {
     m_inFlight = false;
+    if (!result->error.isEmpty()) {
+        Q_EMIT layoutFailed(tr("The flame graph could not be laid out: %1").arg(result->error));
+        if (m_pending) startLayout();
+        return;
+    }
     if (m_pending) {
         // A newer request waits; a search this one carried is kept (the next one does not redo it).
         if (result->search) {

@@ -81,6 +81,7 @@ Q_SIGNALS:
     void searchForRequested(const QString& name); // "Search for this frame"
     void findRequested();                         // '/' pressed
     void layoutShown();
+    void layoutFailed(const QString& message); // the layout's worker failed (out of memory); the last one stays
 
 protected:
     void paintEvent(QPaintEvent* event) override;

@@ -1,5 +1,6 @@
 #include "widgets/flame/flame_panel.h"
 
+#include "widgets/common/background_job.h"
 #include "widgets/flame/flame_graph_widget.h"
 #include "widgets/flame/flame_painter.h"
 
@@ -56,6 +57,7 @@ struct SandwichResult
 {
     analysis::Sandwich sandwich;
     std::vector<analysis::FunctionTotal> totals;
+    QString error; // the worker failed: nothing else is set
 };
 
 } // namespace
@@ -176,6 +178,7 @@ FlamePanel::FlamePanel(QWidget* parent)
     connect(m_reset, &QToolButton::clicked, m_graph, &FlameGraphWidget::resetFocus);
     connect(m_graph, &FlameGraphWidget::focusChanged, this, [this](int32_t, const QStringList& path) { updateBreadcrumb(path); });
     connect(m_graph, &FlameGraphWidget::focusLost, this, &FlamePanel::setMessage);
+    connect(m_graph, &FlameGraphWidget::layoutFailed, this, &FlamePanel::setMessage);
     connect(m_breadcrumb, &QLabel::linkActivated, this, [this](const QString& link) {
         // "#k": the k-th step of the path (0: the root).
         const int depth = link.mid(1).toInt();
@@ -254,10 +257,16 @@ void FlamePanel::showCurrent()
     const QString legend = tr("A: %1   B: %2").arg(m_baselineCaption.mid(1).join(QStringLiteral(", ")),
                                                   m_caption.mid(1).join(QStringLiteral(", ")));
     auto a = m_baseline, b = m_tree;
-    QtConcurrent::run(m_pool.get(), [a, b] { return analysis::diffTree(*a, *b); })
-        .then(this, [this, generation, legend](std::shared_ptr<const analysis::DiffTree> diff) {
+    using DiffResult = std::pair<std::shared_ptr<const analysis::DiffTree>, QString>; // the diff, or an error
+    QtConcurrent::run(m_pool.get(), guardedJob([a, b] { return DiffResult{analysis::diffTree(*a, *b), {}}; },
+                                               [](const QString& error) { return DiffResult{nullptr, error}; }))
+        .then(this, [this, generation, legend](const DiffResult& diff) {
             if (generation != m_diffGeneration) return; // a newer tree or the diff switched off
-            m_graph->setDiff(std::move(diff), legend);
+            if (!diff.first) {
+                setMessage(tr("The difference could not be computed: %1").arg(diff.second));
+                return;
+            }
+            m_graph->setDiff(diff.first, legend);
         });
 }
 
@@ -370,13 +379,21 @@ void FlamePanel::showSandwich(int32_t node)
                                                                                       static_cast<qsizetype>(m_tree->name(node).size()))));
     const uint64_t generation = ++m_sandwichGeneration;
     auto tree = m_tree;
-    QtConcurrent::run(m_pool.get(), [tree, node] {
+    QtConcurrent::run(m_pool.get(), guardedJob([tree, node] {
         auto r = std::make_shared<SandwichResult>();
         r->sandwich = analysis::sandwichOf(*tree, node);
         r->totals = analysis::functionTotals(*tree);
         return std::shared_ptr<const SandwichResult>(std::move(r));
-    }).then(this, [this, generation, tree](std::shared_ptr<const SandwichResult> r) {
+    }, [](const QString& error) {
+        auto r = std::make_shared<SandwichResult>();
+        r->error = error;
+        return std::shared_ptr<const SandwichResult>(std::move(r));
+    })).then(this, [this, generation, tree](std::shared_ptr<const SandwichResult> r) {
         if (generation != m_sandwichGeneration || tree != m_tree) return; // a newer request or another tree
+        if (!r->error.isEmpty()) {
+            m_sandwichTitle->setText(tr("The sandwich could not be computed: %1").arg(r->error.toHtmlEscaped()));
+            return;
+        }
         const auto& sw = r->sandwich;
         const double total = static_cast<double>(std::max<int64_t>(tree->totalSamples(), 1));
         m_sandwichTitle->setText(tr("Sandwich of <b>%1</b> (%2): %3 samples, %4 % of total — callers above, callees below")

@@ -1,5 +1,6 @@
 #include "widgets/timeline/timeline_widget.h"
 
+#include "widgets/common/background_job.h"
 #include "widgets/common/node_colors.h"
 #include "widgets/timeline/timeline_lane.h"
 
@@ -262,7 +263,13 @@ void TimelineWidget::startFetch()
     m_pending = false;
     auto source = m_source;
     const uint64_t epoch = m_sourceEpoch;
-    QtConcurrent::run(m_pool.get(), [this, source, request, epoch]() -> std::shared_ptr<const FetchResult> {
+    auto failed = [epoch](const QString& error) -> std::shared_ptr<const FetchResult> {
+        auto result = std::make_shared<FetchResult>();
+        result->sourceEpoch = epoch;
+        result->error = error.toStdString();
+        return result;
+    };
+    QtConcurrent::run(m_pool.get(), guardedJob([this, source, request, epoch]() -> std::shared_ptr<const FetchResult> {
         auto result = std::make_shared<FetchResult>();
         result->sourceEpoch = epoch;
         // Each lane is handed to the GUI thread as soon as it is complete, so the first lanes are drawn while the
@@ -291,7 +298,7 @@ void TimelineWidget::startFetch()
         result->frame = *frame;
         result->plots = std::move(plots);
         return result;
-    }).then(this, [this](std::shared_ptr<const FetchResult> result) { finishFetch(std::move(result)); });
+    }, failed)).then(this, [this](std::shared_ptr<const FetchResult> result) { finishFetch(std::move(result)); });
 }
 
 void TimelineWidget::showLane(uint64_t sourceEpoch, std::shared_ptr<const timeline::TimelineFrame> frame,
