@@ -69,14 +69,9 @@ int64_t ns(double s)
 std::unique_ptr<store::RunDatabase> writeRankRun(const QTemporaryDir& dir, RankRun& run)
 {
     run.build();
-    auto db = store::RunDatabase::open(dir.filePath(QStringLiteral("ranks.runlens")).toStdString(), store::OpenMode::Create);
-    if (!db || !(*db)->begin()) return nullptr;
-    store::RunWriter w(**db);
-    store::ImportRecord rec;
-    rec.path = "synthetic";
-    rec.contentHash = "synthetic";
-    rec.format = "test";
-    if (!w.beginImport(rec)) return nullptr;
+    test::rules::SyntheticImport synthetic(dir, QStringLiteral("ranks.runlens"));
+    if (!synthetic) return nullptr;
+    store::RunWriter& w = synthetic.writer();
     // Per node: the shared GPU, under-used (SM activity 0.3), and the trainer's step times.
     std::vector<int64_t> nodes;
     for (int n = 0; n < run.nodes; ++n) {
@@ -188,10 +183,7 @@ std::unique_ptr<store::RunDatabase> writeRankRun(const QTemporaryDir& dir, RankR
         }
         if (!tw.finish()) return nullptr;
     }
-    store::ImportTotals totals;
-    totals.contentHash = rec.contentHash;
-    if (!w.finishImport(totals, store::Diagnostics()) || !(*db)->commit()) return nullptr;
-    return std::move(*db);
+    return synthetic.finish();
 }
 
 // The rank stragglers of a run, as analyzeRun finds them.
