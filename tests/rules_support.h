@@ -27,6 +27,42 @@ using namespace runlens::analysis;
 inline constexpr int64_t kSecond = 1'000'000'000;
 inline constexpr int64_t kStart = 1'790'000'000'000'000'000;
 
+// A generated run written into a new run database dir/name as one import ("synthetic", format "test"): true once
+// the import has begun; finish() ends it, commits and hands the run back (null on a failure).
+class SyntheticImport
+{
+public:
+    SyntheticImport(const QTemporaryDir& dir, const QString& name)
+    {
+        auto db = store::RunDatabase::open(dir.filePath(name).toStdString(), store::OpenMode::Create);
+        if (!db || !(*db)->begin()) return;
+        m_db = std::move(*db);
+        auto writer = std::make_unique<store::RunWriter>(*m_db);
+        store::ImportRecord rec;
+        rec.path = "synthetic";
+        rec.contentHash = "synthetic";
+        rec.format = "test";
+        if (!writer->beginImport(rec)) return;
+        m_writer = std::move(writer);
+    }
+
+    explicit operator bool() const { return m_writer != nullptr; }
+    store::RunWriter& writer() { return *m_writer; }
+    // The writer stays until this is destroyed: writers of the import's other tables (TraceWriter) may hold it.
+    std::unique_ptr<store::RunDatabase> finish()
+    {
+        if (!m_writer) return nullptr;
+        store::ImportTotals totals;
+        totals.contentHash = "synthetic";
+        if (!m_writer->finishImport(totals, store::Diagnostics()) || !m_db->commit()) return nullptr;
+        return std::move(m_db);
+    }
+
+private:
+    std::unique_ptr<store::RunDatabase> m_db;
+    std::unique_ptr<store::RunWriter> m_writer; // destroyed first
+};
+
 // One node with `gpus` GPUs and one disk, `seconds` at 1 s: SM activity and utilization per GPU and second,
 // disk writes per second.
 struct Synthetic
@@ -47,15 +83,9 @@ struct Synthetic
 
 inline std::unique_ptr<store::RunDatabase> writeRun(const QTemporaryDir& dir, const Synthetic& run)
 {
-    const std::string path = dir.filePath(QStringLiteral("r.runlens")).toStdString();
-    auto db = store::RunDatabase::open(path, store::OpenMode::Create);
-    if (!db || !(*db)->begin()) return nullptr;
-    store::RunWriter w(**db);
-    store::ImportRecord rec;
-    rec.path = "synthetic";
-    rec.contentHash = "synthetic";
-    rec.format = "test";
-    if (!w.beginImport(rec)) return nullptr;
+    SyntheticImport synthetic(dir, QStringLiteral("r.runlens"));
+    if (!synthetic) return nullptr;
+    store::RunWriter& w = synthetic.writer();
     for (int n = 0; n < run.nodes; ++n) {
     auto node = w.node("node" + std::to_string(n), "option", "UTC");
     if (!node) return nullptr;
@@ -98,10 +128,7 @@ inline std::unique_ptr<store::RunDatabase> writeRun(const QTemporaryDir& dir, co
         }
     }
     }
-    store::ImportTotals totals;
-    totals.contentHash = rec.contentHash;
-    if (!w.finishImport(totals, store::Diagnostics()) || !(*db)->commit()) return nullptr;
-    return std::move(*db);
+    return synthetic.finish();
 }
 
 using Rule = std::vector<Finding> (*)(const RunMetrics&, const RuleParams&);

@@ -8,9 +8,9 @@
 #include "analysis/store/run_database.h"
 #include "analysis/store/run_writer.h"
 #include "tests/cli_support.h"
+#include "tests/truth_support.h"
 
 #include <QDir>
-#include <QFile>
 #include <QJsonArray>
 #include <QStandardPaths>
 #include <QProcess>
@@ -110,44 +110,11 @@ const CompareRow* rowOf(const std::vector<CompareRow>& rows, const std::string& 
     return nullptr;
 }
 
-double median(std::vector<double> v)
-{
-    std::sort(v.begin(), v.end());
-    return v.empty() ? NAN : v.size() % 2 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
-}
-
-// The truth file's events.
-std::vector<QJsonObject> events(const QString& path)
-{
-    std::vector<QJsonObject> out;
-    QFile f(path);
-    if (!f.open(QIODevice::ReadOnly)) return out;
-    while (!f.atEnd()) {
-        const QJsonDocument d = QJsonDocument::fromJson(f.readLine());
-        if (d.isObject()) out.push_back(d.object());
-    }
-    return out;
-}
-
-bool copyWithoutTruth(const QString& from, const QString& to)
-{
-    if (!QDir().mkpath(to)) return false;
-    for (const QFileInfo& e : QDir(from).entryInfoList(QDir::Files | QDir::Dirs | QDir::NoDotAndDotDot)) {
-        if (e.isDir()) {
-            if (e.fileName() == QLatin1String("truth")) continue;
-            if (!copyWithoutTruth(e.filePath(), to + QLatin1Char('/') + e.fileName())) return false;
-        } else if (!QFile::copy(e.filePath(), to + QLatin1Char('/') + e.fileName())) {
-            return false;
-        }
-    }
-    return true;
-}
-
 // Imports a fixture folder (without truth/) as `runlens import` does; empty on failure.
 QString importFixture(const QTemporaryDir& dir, const QString& folder, const QString& name)
 {
     const QString copy = dir.filePath(name + QStringLiteral("-in"));
-    if (!copyWithoutTruth(folder, copy)) return {};
+    if (!test::copyWithoutTruth(folder, copy)) return {};
     const QString db = dir.filePath(name + QStringLiteral(".runlens"));
     const Run r = cli({QStringLiteral("import"), QStringLiteral("--tz"), QStringLiteral("UTC"), QStringLiteral("-o"), db, copy});
     return r.exitCode == 0 ? db : QString();
@@ -410,14 +377,13 @@ private Q_SLOTS:
         const Run r = cli({QStringLiteral("compare"), before, after, QStringLiteral("--json")});
         EXPECT_EXIT(r, 0);
         const QJsonObject out = QJsonDocument::fromJson(r.out.toUtf8()).object();
-        const auto truthMedian = [](const QString& file) {
+        const auto truthMedian = [](const QString& runDir) { // rank 0's steps
             std::vector<double> s;
-            for (const QJsonObject& e : events(file))
-                if (e.value(QStringLiteral("event")).toString() == QLatin1String("step")) s.push_back(e.value(QStringLiteral("seconds")).toDouble());
-            return median(s);
+            for (const test::TruthStep& step : test::readTruth(runDir).steps)
+                if (step.rank == 0) s.push_back(step.seconds);
+            return test::median(s);
         };
-        const double truth = 1 - truthMedian(pair + QStringLiteral("/after/truth/events-rank0.jsonl")) /
-                                     truthMedian(pair + QStringLiteral("/before/truth/events-rank0.jsonl"));
+        const double truth = 1 - truthMedian(pair + QStringLiteral("/after")) / truthMedian(pair + QStringLiteral("/before"));
         const QJsonObject step = jsonRow(out, QStringLiteral("step_time_median"));
         const double measured = -cell(step).value(QStringLiteral("delta_pct")).toDouble(NAN) / 100;
         QVERIFY2(std::fabs(measured - truth) < 0.02, qPrintable(QStringLiteral("%1 vs truth %2").arg(measured).arg(truth)));
@@ -494,27 +460,28 @@ private Q_SLOTS:
         QTemporaryDir dir;
         const QString run = importFixture(dir, folder, QStringLiteral("gloo"));
         QVERIFY(!run.isEmpty());
-        std::map<QString, int64_t> phaseEnd;
-        std::map<QString, std::vector<double>> perMicroStep;
-        for (const QJsonObject& e : events(folder + QStringLiteral("/truth/events-rank0.jsonl"))) {
-            const QString phase = e.value(QStringLiteral("phase")).toString();
-            if (e.value(QStringLiteral("event")).toString() == QLatin1String("phase_end"))
-                phaseEnd[phase] = e.value(QStringLiteral("ts_ns")).toInteger();
-            else if (e.value(QStringLiteral("event")).toString() == QLatin1String("step"))
-                perMicroStep[phase].push_back(e.value(QStringLiteral("seconds")).toDouble() / e.value(QStringLiteral("micro_steps")).toDouble(1));
-        }
-        QVERIFY(phaseEnd.count(QStringLiteral("inputstall")) && phaseEnd.count(QStringLiteral("baseline")) && phaseEnd.count(QStringLiteral("accum")));
+        // Rank 0's phases, each ending at its phase_end event.
+        const test::Truth truth = test::readTruth(folder);
+        const test::TruthPhase* inputstall = truth.phase("inputstall");
+        const test::TruthPhase* baseline = truth.phase("baseline");
+        const test::TruthPhase* accum = truth.phase("accum");
+        QVERIFY(inputstall && baseline && accum && inputstall->note.empty() && baseline->note.empty() && accum->note.empty());
+        const auto perMicroStep = [](const test::TruthPhase& p) {
+            std::vector<double> s;
+            for (double seconds : p.stepSeconds)
+                s.push_back(seconds / std::max(p.microSteps, 1));
+            return test::median(s);
+        };
         const auto epoch = [](int64_t ns) { return QString::number(static_cast<double>(ns) / 1e9, 'f', 3); };
         const Run r = cli({QStringLiteral("compare"), run, run, QStringLiteral("--json"), QStringLiteral("--window-a"),
-                           epoch(phaseEnd[QStringLiteral("inputstall")]) + QStringLiteral("..") + epoch(phaseEnd[QStringLiteral("baseline")]),
-                           QStringLiteral("--window-b"),
-                           epoch(phaseEnd[QStringLiteral("baseline")]) + QStringLiteral("..") + epoch(phaseEnd[QStringLiteral("accum")])});
+                           epoch(inputstall->endNs) + QStringLiteral("..") + epoch(baseline->endNs), QStringLiteral("--window-b"),
+                           epoch(baseline->endNs) + QStringLiteral("..") + epoch(accum->endNs)});
         EXPECT_EXIT(r, 0);
         const QJsonObject out = QJsonDocument::fromJson(r.out.toUtf8()).object();
         const QJsonObject scaled = jsonRow(out, QStringLiteral("step_time_base_size"));
         QVERIFY2(!scaled.isEmpty(), qPrintable(r.out));
-        const double truthBase = median(perMicroStep[QStringLiteral("baseline")]);
-        const double truthAccum = median(perMicroStep[QStringLiteral("accum")]);
+        const double truthBase = perMicroStep(*baseline);
+        const double truthAccum = perMicroStep(*accum);
         QVERIFY2(std::fabs(value(scaled, 0) / truthBase - 1) < 0.10, qPrintable(QStringLiteral("%1 vs %2").arg(value(scaled, 0)).arg(truthBase)));
         QVERIFY2(std::fabs(value(scaled, 1) / truthAccum - 1) < 0.10, qPrintable(QStringLiteral("%1 vs %2").arg(value(scaled, 1)).arg(truthAccum)));
         QCOMPARE(cell(scaled).value(QStringLiteral("verdict")).toString(), QStringLiteral("faster"));

@@ -12,23 +12,17 @@
 // a 1 s grid and the metrics are sampled at 1 s.
 
 #include "analysis/rules/finding.h"
-#include "analysis/rules/rule_params.h"
 #include "analysis/rules/run_analysis.h"
-#include "analysis/store/run_database.h"
-#include "app/jobs/clock_job.h"
-#include "app/jobs/import_job.h"
-#include "importers/import_session.h"
+#include "tests/fixture_run.h"
 #include "tests/test_support.h"
+#include "tests/truth_support.h"
 
 #include <QCoreApplication>
 #include <QDateTime>
-#include <QDir>
 #include <QElapsedTimer>
 #include <QFile>
 #include <QJsonDocument>
-#include <QJsonObject>
 #include <QRegularExpression>
-#include <QTemporaryDir>
 #include <QTest>
 #include <QTimeZone>
 #include <algorithm>
@@ -36,12 +30,12 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 #include <map>
-#include <optional>
 #include <set>
 #include <string>
 #include <vector>
 
 using namespace runlens;
+using namespace runlens::test;
 
 namespace {
 
@@ -99,10 +93,6 @@ const std::vector<PhaseExpectation> kExpectedPrimary = {
     {"h200x2-fsdp-hang", "hang", "HANG"},
 };
 
-// The phase read from a job's own error output (truth/train-stderr.txt): from the first NCCL error to the last
-// line with a time (the abort).
-constexpr const char* kHangPhase = "hang";
-
 // Check 4. h200-gloo-straggler: "rank 1 does 250 ms of host work (`slow_rank_work`, numpy sorts) before every
 // step" — the late rank is read from truth (the rank whose steps have slow_work_s > 0); truth names no frames in
 // this run, so the frame is the README's.
@@ -138,309 +128,6 @@ const std::vector<std::string> kCheckNames = {
     "spin-pair saving against the measured change",
     "critical findings save time",
 };
-
-// ---------------------------------------------------------------------------------------------------------------
-// Ground truth
-// ---------------------------------------------------------------------------------------------------------------
-
-struct TruthStep
-{
-    int rank = 0;
-    int64_t endNs = 0;
-    double seconds = 0;
-    std::string phase;
-    int microSteps = 0;
-    double slowWorkS = 0;
-};
-
-// A checkpoint or host pause, the union over the ranks (earliest start, latest end).
-struct TruthEvent
-{
-    int step = 0;
-    int64_t startNs = 0, endNs = 0;
-    std::string frame; // host_pause
-};
-
-struct TruthAsync
-{
-    int step = 0;
-    int64_t startNs = 0, copiedNs = 0, writeStartNs = 0, endNs = 0;
-};
-
-struct TruthPhase
-{
-    std::string name;
-    int64_t startNs = 0, endNs = 0;
-    std::vector<double> stepSeconds; // rank 0's
-    int microSteps = 0;              // rank 0's (0: not in truth)
-    std::string note;                // where its ends come from when not from phase_end events
-    double seconds() const { return static_cast<double>(endNs - startNs) / 1e9; }
-};
-
-struct Truth
-{
-    std::vector<std::string> problems;
-    std::vector<TruthStep> steps;
-    std::vector<TruthEvent> checkpoints, hostPauses;
-    std::vector<TruthAsync> asyncCheckpoints;
-    std::vector<TruthPhase> phases;
-
-    const TruthPhase* phase(const std::string& name) const
-    {
-        for (const TruthPhase& p : phases)
-            if (p.name == name) return &p;
-        return nullptr;
-    }
-    std::string phaseAt(int64_t ns) const
-    {
-        for (const TruthPhase& p : phases)
-            if (ns >= p.startNs && ns < p.endNs) return p.name;
-        return "(run)";
-    }
-};
-
-double median(std::vector<double> v)
-{
-    if (v.empty()) return std::nan("");
-    std::sort(v.begin(), v.end());
-    const size_t n = v.size();
-    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
-// "[2026-11-29 09:34:49] ..." lines of a job's error output, in the recording machine's local time, UTC.
-std::optional<int64_t> bracketTime(const QString& line)
-{
-    static const QRegularExpression re(QStringLiteral("^\\[(\\d{4}-\\d\\d-\\d\\d \\d\\d:\\d\\d:\\d\\d)\\]"));
-    const QRegularExpressionMatch m = re.match(line);
-    if (!m.hasMatch()) return std::nullopt;
-    QDateTime t = QDateTime::fromString(m.captured(1), QStringLiteral("yyyy-MM-dd HH:mm:ss"));
-    if (!t.isValid()) return std::nullopt;
-    t.setTimeZone(QTimeZone::utc());
-    return t.toMSecsSinceEpoch() * 1'000'000;
-}
-
-Truth readTruth(const QString& runDir)
-{
-    Truth truth;
-    const QDir dir(runDir + QStringLiteral("/truth"));
-    std::map<int, TruthEvent> checkpoints, pauses;
-    std::map<int, TruthAsync> asyncs;
-    std::map<std::string, int64_t> phaseEnds; // of the lowest rank
-    int lowestRank = -1;
-    static const QRegularExpression rankRe(QStringLiteral("rank(\\d+)"));
-    QStringList files = dir.entryList({QStringLiteral("events-rank*.jsonl")}, QDir::Files);
-    std::sort(files.begin(), files.end(), [&](const QString& a, const QString& b) {
-        return rankRe.match(a).captured(1).toInt() < rankRe.match(b).captured(1).toInt();
-    });
-    if (files.isEmpty()) truth.problems.push_back("no truth/events-rank*.jsonl");
-    for (const QString& name : files) {
-        const int fileRank = rankRe.match(name).captured(1).toInt();
-        if (lowestRank < 0) lowestRank = fileRank;
-        QFile f(dir.filePath(name));
-        if (!f.open(QIODevice::ReadOnly)) {
-            truth.problems.push_back("cannot read truth/" + name.toStdString());
-            continue;
-        }
-        int lineNo = 0;
-        while (!f.atEnd()) {
-            const QByteArray line = f.readLine().trimmed();
-            ++lineNo;
-            if (line.isEmpty()) continue;
-            QJsonParseError error;
-            const QJsonObject o = QJsonDocument::fromJson(line, &error).object();
-            if (error.error != QJsonParseError::NoError) {
-                truth.problems.push_back(
-                    fmt::format("truth/{}:{}: {}", name.toStdString(), lineNo, error.errorString().toStdString()));
-                continue;
-            }
-            const std::string event = o.value(QStringLiteral("event")).toString().toStdString();
-            const int64_t ts = o.value(QStringLiteral("ts_ns")).toInteger();
-            const int64_t end = o.value(QStringLiteral("end_ns")).toInteger();
-            const int step = o.value(QStringLiteral("step")).toInt();
-            const int rank = o.value(QStringLiteral("rank")).toInt(fileRank);
-            if (event == "step") {
-                truth.steps.push_back({rank, ts, o.value(QStringLiteral("seconds")).toDouble(),
-                                       o.value(QStringLiteral("phase")).toString().toStdString(),
-                                       o.value(QStringLiteral("micro_steps")).toInt(),
-                                       o.value(QStringLiteral("slow_work_s")).toDouble()});
-            } else if (event == "phase_end") {
-                if (rank == lowestRank)
-                    phaseEnds.emplace(o.value(QStringLiteral("phase")).toString().toStdString(), ts);
-            } else if (event == "checkpoint" || event == "host_pause") {
-                auto& into = event == "checkpoint" ? checkpoints : pauses;
-                const auto it = into.try_emplace(step, TruthEvent{step, ts, end, {}}).first;
-                it->second.startNs = std::min(it->second.startNs, ts);
-                it->second.endNs = std::max(it->second.endNs, end);
-                if (o.contains(QStringLiteral("frame")))
-                    it->second.frame = o.value(QStringLiteral("frame")).toString().toStdString();
-            } else if (event == "async_checkpoint") {
-                TruthAsync a{step, ts, o.value(QStringLiteral("copied_ns")).toInteger(),
-                             o.value(QStringLiteral("write_start_ns")).toInteger(), end};
-                const auto it = asyncs.try_emplace(step, a).first;
-                it->second.startNs = std::min(it->second.startNs, a.startNs);
-                it->second.endNs = std::max(it->second.endNs, a.endNs);
-            }
-        }
-    }
-    for (auto& [step, e] : checkpoints)
-        truth.checkpoints.push_back(e);
-    for (auto& [step, e] : pauses)
-        truth.hostPauses.push_back(e);
-    for (auto& [step, a] : asyncs)
-        truth.asyncCheckpoints.push_back(a);
-
-    // Phases, in the order of rank 0's steps: from the previous phase's end (the first: from its first step's
-    // start, ts_ns − seconds) to its phase_end, or to its last step's end when truth has no phase_end for it.
-    int64_t previousEnd = 0;
-    for (const TruthStep& s : truth.steps) {
-        if (s.rank != lowestRank) continue;
-        if (truth.phases.empty() || truth.phases.back().name != s.phase) {
-            if (truth.phase(s.phase)) {
-                truth.problems.push_back("phase " + s.phase + " comes back after another phase");
-                continue;
-            }
-            TruthPhase p;
-            p.name = s.phase;
-            p.startNs =
-                truth.phases.empty() ? s.endNs - static_cast<int64_t>(std::llround(s.seconds * 1e9)) : previousEnd;
-            p.microSteps = s.microSteps;
-            truth.phases.push_back(p);
-        }
-        TruthPhase& p = truth.phases.back();
-        p.stepSeconds.push_back(s.seconds);
-        if (s.microSteps != p.microSteps) truth.problems.push_back("phase " + p.name + ": micro_steps vary");
-        if (auto it = phaseEnds.find(p.name); it != phaseEnds.end()) {
-            p.endNs = it->second;
-        } else {
-            p.endNs = s.endNs;
-            p.note = "ends at its last step (no phase_end in truth)";
-        }
-        previousEnd = p.endNs;
-    }
-
-    // A job's own error output: the hang from the first NCCL error to the abort (the last line with a time).
-    QFile stderrFile(dir.filePath(QStringLiteral("train-stderr.txt")));
-    if (stderrFile.open(QIODevice::ReadOnly | QIODevice::Text)) {
-        std::optional<int64_t> firstError, last;
-        std::string who;
-        static const QRegularExpression ncclError(QStringLiteral("^\\[[^]]+\\] \\S+ (\\[\\d+\\]) .*NCCL WARN"));
-        while (!stderrFile.atEnd()) {
-            const QString line = QString::fromUtf8(stderrFile.readLine());
-            const std::optional<int64_t> t = bracketTime(line);
-            if (!t) continue;
-            if (const QRegularExpressionMatch m = ncclError.match(line); m.hasMatch() && !firstError) {
-                firstError = t;
-                who = m.captured(1).toStdString();
-            }
-            last = t;
-        }
-        if (!firstError || !last || *last <= *firstError) {
-            truth.problems.push_back("truth/train-stderr.txt: no NCCL error followed by an abort");
-        } else {
-            TruthPhase hang;
-            hang.name = kHangPhase;
-            hang.startNs = *firstError;
-            hang.endNs = *last;
-            hang.note = fmt::format("truth/train-stderr.txt: from the first NCCL error (device {}) to the abort (its "
-                                    "last timed line)",
-                                    who);
-            if (!truth.phases.empty() && hang.startNs < truth.phases.back().endNs)
-                truth.problems.push_back("truth/train-stderr.txt: the NCCL error comes before the last step");
-            truth.phases.push_back(hang);
-        }
-    }
-    if (truth.phases.empty()) truth.problems.push_back("no steps in truth");
-    return truth;
-}
-
-// ---------------------------------------------------------------------------------------------------------------
-// The run as `runlens import` imports it and `runlens analyze` analyses it
-// ---------------------------------------------------------------------------------------------------------------
-
-// Copies a fixture folder without its truth/ folder (so nothing of truth can be read by the import).
-bool copyWithoutTruth(const QString& from, const QString& to, bool top = true)
-{
-    if (!QDir().mkpath(to)) return false;
-    const QDir src(from);
-    for (const QFileInfo& e : src.entryInfoList(QDir::Files | QDir::Dirs | QDir::NoDotAndDotDot | QDir::Hidden)) {
-        const QString target = to + QLatin1Char('/') + e.fileName();
-        if (e.isDir()) {
-            if (top && e.fileName() == QLatin1String("truth")) continue;
-            if (!copyWithoutTruth(e.filePath(), target, false)) return false;
-        } else if (!QFile::copy(e.filePath(), target)) {
-            return false;
-        }
-    }
-    return true;
-}
-
-struct FixtureRun
-{
-    std::string id;
-    bool present = false;
-    std::string error; // the import or the analysis failed
-    std::string importSummary;
-    std::vector<std::string> truthImportable; // files of truth/ that `runlens import FOLDER` would import
-    Truth truth;
-    analysis::RunAnalysis analysis;
-};
-
-FixtureRun importAndAnalyse(const QString& fixtures, const std::string& id)
-{
-    FixtureRun run;
-    run.id = id;
-    const QString runDir = fixtures + QLatin1Char('/') + QString::fromStdString(id);
-    if (!QFileInfo(runDir).isDir()) return run;
-    run.present = true;
-    run.truth = readTruth(runDir);
-
-    // `runlens import FOLDER` on the fixture as it is would read truth/ too: none of it may be taken as input.
-    importers::ImportOptions options;
-    options.timeZone = "UTC"; // --tz UTC: the runs were recorded on machines whose local time was UTC
-    if (auto whole = importers::planImport({runDir.toStdString()}, options); whole) {
-        const std::string truthDir = QDir(runDir).filePath(QStringLiteral("truth")).toStdString() + "/";
-        for (const importers::PlannedFile& f : *whole)
-            if (f.path.rfind(truthDir, 0) == 0 && f.importer)
-                run.truthImportable.push_back("truth/" + f.path.substr(truthDir.size()) + " as " +
-                                              std::string(f.importer->format()));
-    }
-
-    // The folder keeps its name (a node may be named after it), the truth/ folder stays behind.
-    QTemporaryDir tmp;
-    const QString copy = tmp.filePath(QFileInfo(runDir).fileName());
-    if (!tmp.isValid() || !copyWithoutTruth(runDir, copy)) {
-        run.error = "cannot copy the run's files";
-        return run;
-    }
-    auto plan = importers::planImport({copy.toStdString()}, options);
-    if (!plan) {
-        run.error = plan.error().toString();
-        return run;
-    }
-    const std::string dbPath = tmp.filePath(QStringLiteral("run.runlens")).toStdString();
-    const app::ImportJobResult job = app::runImport(dbPath, *plan, options);
-    run.importSummary = job.summary();
-    if (job.error || job.failed > 0 || job.cancelled) {
-        run.error = "import: " + job.summary();
-        return run;
-    }
-    auto db = store::RunDatabase::open(dbPath, store::OpenMode::ReadWrite);
-    if (!db) {
-        run.error = db.error().toString();
-        return run;
-    }
-    if (auto clocks = app::estimateAndDescribeClocks(**db, false); !clocks) { // as runlens import does after a run
-        run.error = clocks.error().toString();
-        return run;
-    }
-    auto analysed = analysis::analyzeRun(**db, analysis::RuleParams::defaults());
-    if (!analysed) {
-        run.error = analysed.error().toString();
-        return run;
-    }
-    run.analysis = std::move(*analysed);
-    return run;
-}
 
 // ---------------------------------------------------------------------------------------------------------------
 // The checks

@@ -52,14 +52,9 @@ struct ProfiledRun
 
 std::unique_ptr<store::RunDatabase> writeProfiledRun(const QTemporaryDir& dir, const ProfiledRun& run)
 {
-    auto db = store::RunDatabase::open(dir.filePath(QStringLiteral("p.runlens")).toStdString(), store::OpenMode::Create);
-    if (!db || !(*db)->begin()) return nullptr;
-    store::RunWriter w(**db);
-    store::ImportRecord rec;
-    rec.path = "synthetic";
-    rec.contentHash = "synthetic";
-    rec.format = "test";
-    if (!w.beginImport(rec)) return nullptr;
+    test::rules::SyntheticImport synthetic(dir, QStringLiteral("p.runlens"));
+    if (!synthetic) return nullptr;
+    store::RunWriter& w = synthetic.writer();
     auto node = w.node("node0", "option", "UTC");
     if (!node) return nullptr;
     auto series = [&](int64_t device, const char* metric, const char* unit, const std::function<double(int64_t)>& f) {
@@ -134,10 +129,7 @@ std::unique_ptr<store::RunDatabase> writeProfiledRun(const QTemporaryDir& dir, c
             if (!t.slice(*stream, store::TraceCategory::Kernel, *kernel, at0, 10'000'000, std::nullopt)) return nullptr;
     }
     if (!t.finish()) return nullptr;
-    store::ImportTotals totals;
-    totals.contentHash = rec.contentHash;
-    if (!w.finishImport(totals, store::Diagnostics()) || !(*db)->commit()) return nullptr;
-    return std::move(*db);
+    return synthetic.finish();
 }
 
 double episodeSeconds(const Finding& f, int64_t from, int64_t to)

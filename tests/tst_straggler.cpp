@@ -1,3 +1,6 @@
+// STRAGGLER by node: generated runs where a node reaches the step's collective late in most steps (persistent) or
+// some of them (intermittent), and where jitter, a different late node every step, rare or small lateness make no
+// straggler.
 // STRAGGLER by rank: generated runs where one rank does extra host work before every step while its peers wait at
 // the collective (found from profiled traces alone, from the stack samples alone, and from both when the peers wait
 // in a frame only the traces show to hold the collectives), ranks late in turn at random (jitter: no straggler), the peers'
@@ -5,11 +8,13 @@
 // truth (rank 1, slow_rank_work, 0.25 s a step, in the straggler phase only) and h200-gloo-small (no straggler).
 
 #include "analysis/rules/run_analysis.h"
+#include "analysis/rules/step_detection.h"
 #include "analysis/rules/straggler_rule.h"
 #include "analysis/store/run_database.h"
 #include "analysis/store/run_writer.h"
 #include "analysis/store/trace_writer.h"
 #include "tests/rules_support.h"
+#include "tests/steps_support.h"
 #include "tests/test_support.h"
 
 #include <QFile>
@@ -25,6 +30,7 @@
 using namespace runlens;
 using namespace runlens::analysis;
 using namespace runlens::test::rules;
+using namespace runlens::test::steps;
 
 namespace {
 
@@ -69,14 +75,9 @@ int64_t ns(double s)
 std::unique_ptr<store::RunDatabase> writeRankRun(const QTemporaryDir& dir, RankRun& run)
 {
     run.build();
-    auto db = store::RunDatabase::open(dir.filePath(QStringLiteral("ranks.runlens")).toStdString(), store::OpenMode::Create);
-    if (!db || !(*db)->begin()) return nullptr;
-    store::RunWriter w(**db);
-    store::ImportRecord rec;
-    rec.path = "synthetic";
-    rec.contentHash = "synthetic";
-    rec.format = "test";
-    if (!w.beginImport(rec)) return nullptr;
+    test::rules::SyntheticImport synthetic(dir, QStringLiteral("ranks.runlens"));
+    if (!synthetic) return nullptr;
+    store::RunWriter& w = synthetic.writer();
     // Per node: the shared GPU, under-used (SM activity 0.3), and the trainer's step times.
     std::vector<int64_t> nodes;
     for (int n = 0; n < run.nodes; ++n) {
@@ -188,10 +189,7 @@ std::unique_ptr<store::RunDatabase> writeRankRun(const QTemporaryDir& dir, RankR
         }
         if (!tw.finish()) return nullptr;
     }
-    store::ImportTotals totals;
-    totals.contentHash = rec.contentHash;
-    if (!w.finishImport(totals, store::Diagnostics()) || !(*db)->commit()) return nullptr;
-    return std::move(*db);
+    return synthetic.finish();
 }
 
 // The rank stragglers of a run, as analyzeRun finds them.
@@ -232,6 +230,15 @@ double covered(const Finding& f, int64_t from, int64_t to)
     return s;
 }
 
+// The node and GPU stragglers (stragglerRule) of a generated run.
+std::vector<Finding> nodeStragglers(store::RunDatabase& db)
+{
+    auto m = metricsOf(db);
+    if (!m) return {};
+    const RuleParams p = RuleParams::defaults();
+    return stragglerRule(*m, computeStepTimes(*m, p), p);
+}
+
 } // namespace
 
 class TestStraggler : public QObject
@@ -240,6 +247,10 @@ class TestStraggler : public QObject
 
 private Q_SLOTS:
     void parameters();
+    void nodeStraggler_data();
+    void nodeStraggler();
+    void noNodeStraggler_data();
+    void noNodeStraggler();
     void lateRankFromTraces();
     void lateRankFromStacks();
     void lateRankWaitsInOwnFrame();
@@ -596,6 +607,87 @@ void TestStraggler::fixtureBalancedRun()
                              "kineto-rank0-baseline.json", "kineto-rank1-baseline.json"});
     QVERIFY(db);
     const auto found = rankStragglers(*db);
+    QVERIFY2(found.empty(), found.empty() ? "" : found[0].title.c_str());
+}
+
+void TestStraggler::nodeStraggler_data()
+{
+    QTest::addColumn<int>("nodes");
+    QTest::addColumn<int>("everyOf10"); // node 2 (node 1 with two nodes) is 1.5 s late in this many steps of 10
+    QTest::addColumn<bool>("stepLog");
+    QTest::addColumn<QString>("type");
+    QTest::newRow("4 nodes, late in 60 % of steps") << 4 << 6 << false << "persistent";
+    QTest::newRow("4 nodes, late in 60 %, steps from the trainer log") << 4 << 6 << true << "persistent";
+    QTest::newRow("4 nodes, late in 30 %: intermittent") << 4 << 3 << false << "intermittent";
+    QTest::newRow("2 nodes, late in every step") << 2 << 10 << false << "persistent";
+    QTest::newRow("2 nodes, late in half the steps") << 2 << 5 << false << ""; // either type: the share is at the bound
+}
+
+void TestStraggler::nodeStraggler()
+{
+    QFETCH(int, nodes);
+    QFETCH(int, everyOf10);
+    QFETCH(bool, stepLog);
+    QFETCH(QString, type);
+    const int slow = nodes == 2 ? 1 : 2;
+    StragglerCase c;
+    c.nodes = nodes;
+    c.stepLog = stepLog;
+    c.late = [=](int n, int64_t k) { return n == slow && (k * 7) % 10 < everyOf10 ? 1.5 : 0.0; };
+    auto model = std::make_shared<StepModel>(stragglerModel(c, 1800));
+    QTemporaryDir dir;
+    auto db = writeRun(dir, stragglerRun(c, model));
+    QVERIFY(db);
+    const auto found = nodeStragglers(*db);
+    QCOMPARE(found.size(), size_t(1));
+    const Finding& f = found[0];
+    const std::string node = "node" + std::to_string(slow);
+    QCOMPARE(f.rule, std::string("STRAGGLER"));
+    QCOMPARE(f.nodes, std::vector<std::string>{node});
+    QCOMPARE(f.gpus, (std::vector<std::string>{node + ":gpu0", node + ":gpu1"}));
+    if (!type.isEmpty()) QCOMPARE(f.evidence.value(QStringLiteral("type")).toString(), type);
+    QCOMPARE(f.evidence.value(QStringLiteral("step_source")).toString(),
+             stepLog ? QStringLiteral("trainer_log") : QStringLiteral("sm_periodicity"));
+    const double share = f.evidence.value(QStringLiteral("share_of_steps")).toDouble();
+    QVERIFY2(std::abs(share - everyOf10 / 10.0) <= 0.08, qPrintable(QString::number(share)));
+    const double lag = f.evidence.value(QStringLiteral("median_lag_s")).toDouble();
+    QVERIFY2(std::abs(lag - 1.5) <= 0.25, qPrintable(QString::number(lag)));
+    QVERIFY(f.evidence.value(QStringLiteral("median_z")).toDouble() >= 3);
+    QVERIFY(f.savingS > 0 && f.impact > 0 && f.impact < 0.2);
+    QVERIFY(!f.episodes.empty());
+    QVERIFY(f.recommendation.find(node) != std::string::npos);
+}
+
+void TestStraggler::noNodeStraggler_data()
+{
+    QTest::addColumn<int>("kind");
+    QTest::newRow("jitter only (0.15 s)") << 0;
+    QTest::newRow("a different node 1.5 s late every step") << 1;
+    QTest::newRow("late in 10 % of steps") << 2;
+    QTest::newRow("late by 0.3 s (3 % of the step) in every step") << 3;
+}
+
+void TestStraggler::noNodeStraggler()
+{
+    QFETCH(int, kind);
+    StragglerCase c;
+    c.jitterS = kind == 0 ? 0.15 : 0.05;
+    c.late = [=](int n, int64_t k) {
+        switch (kind) {
+        case 1: return n == (k * 3) % 4 ? 1.5 : 0.0;
+        case 2: return n == 2 && k % 10 == 0 ? 1.5 : 0.0;
+        case 3: return n == 2 ? 0.3 : 0.0;
+        default: return 0.0;
+        }
+    };
+    auto model = std::make_shared<StepModel>(stragglerModel(c, 1800));
+    QTemporaryDir dir;
+    auto db = writeRun(dir, stragglerRun(c, model));
+    QVERIFY(db);
+    auto m = metricsOf(*db);
+    QVERIFY_OK(m);
+    QVERIFY(!computeStepTimes(*m, RuleParams::defaults()).empty()); // the steps were found; no one straggles
+    const auto found = nodeStragglers(*db);
     QVERIFY2(found.empty(), found.empty() ? "" : found[0].title.c_str());
 }
 

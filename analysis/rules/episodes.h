@@ -43,4 +43,7 @@ std::vector<Episode> episodesOf(const std::vector<uint8_t>& flagged, const TimeG
 // The q-quantile (0..1) of the finite values, NaN when there are none.
 double quantile(std::vector<double> values, double q);
 
+// The mean of the finite values in [first, end), NaN when there are none.
+double meanOf(const std::vector<double>& values, size_t first, size_t end);
+
 } // namespace runlens::analysis

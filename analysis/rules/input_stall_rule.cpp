@@ -129,17 +129,7 @@ Expected<std::vector<Finding>> inputStallRule(const RunMetrics& m, FlameSource& 
             }
             // Sub-cause: DataLoader waits (io_bound when disk reads run near their peak), or the host's own work
             // (cpu_bound when the node's CPU is saturated).
-            auto meanOver = [&](const std::vector<double>& v) {
-                double sum = 0;
-                int c = 0;
-                for (size_t i = firstSlot; i < endSlot && i < v.size(); ++i)
-                    if (std::isfinite(v[i])) {
-                        sum += v[i];
-                        ++c;
-                    }
-                return c ? sum / c : std::nan("");
-            };
-            const double cpu = meanOver(node.cpuUtil), reads = meanOver(node.diskRead);
+            const double cpu = meanOf(node.cpuUtil, firstSlot, endSlot), reads = meanOf(node.diskRead, firstSlot, endSlot);
             std::string sub;
             if (inputSlices * 2 >= static_cast<int>(n)) sub = std::isfinite(reads) && readPeak > 0 && reads >= 0.8 * readPeak ? "io_bound" : "worker_starved";
             else sub = std::isfinite(cpu) && cpu >= p.get("input_stall.cpu_bound_pct") ? "cpu_bound" : "host_compute";

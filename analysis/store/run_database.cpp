@@ -7,7 +7,6 @@
 #include "analysis/store/sqlite_util.h"
 
 #include <chrono>
-#include <cstring>
 #include <filesystem>
 #include <fmt/format.h>
 #include <fstream>
@@ -74,27 +73,25 @@ Expected<std::unique_ptr<RunDatabase>> RunDatabase::open(const std::string& path
         }
         mode = OpenMode::ReadWrite;
     }
-    auto db = openWith(path, mode, false);
+    int extended = 0; // SQLite's extended result code when the run could not be read
+    auto db = openWith(path, mode, false, {}, &extended);
     if (db || mode != OpenMode::ReadOnly) return db;
     // A writer killed mid-import left its log needing recovery: a connection that may write the log's index (never
     // the run itself: no statement writes, and it does not checkpoint when it closes) reads what was committed.
-    if (db.error().code == ErrorCode::Database && db.error().message.find("[recovery]") != std::string::npos) {
+    if (db.error().code == ErrorCode::Database && needsRecovery(extended)) {
         auto again = openWith(path, OpenMode::ReadWrite, true);
         if (again) return again;
     }
-    if (db.error().message.find("[rollback]") != std::string::npos)
+    if (extended == SQLITE_READONLY_ROLLBACK)
         return makeError(ErrorCode::Database,
                          fmt::format("{}: a write into it was interrupted and must be rolled back first: open it for "
                                      "writing once (e.g. `runlens import` into it)",
                                      path));
-    Error e = db.error();
-    for (const char* marker : {" [recovery]", " [rollback]"})
-        if (const size_t at = e.message.find(marker); at != std::string::npos) e.message.erase(at, std::strlen(marker));
-    return e;
+    return db.error();
 }
 
 Expected<std::unique_ptr<RunDatabase>> RunDatabase::openWith(const std::string& path, OpenMode mode, bool lookOnly,
-                                                             const std::string& runPath)
+                                                             const std::string& runPath, int* readCode)
 {
     std::error_code ec;
     const bool exists = std::filesystem::exists(path, ec);
@@ -132,9 +129,7 @@ Expected<std::unique_ptr<RunDatabase>> RunDatabase::openWith(const std::string& 
     if (Status s = registerStackSamples(raw); !s) return s.error();
     if (Status s = db->initialise(!exists); !s) {
         Error e = s.error();
-        const int extended = sqlite3_extended_errcode(raw);
-        if (needsRecovery(extended)) e.message += " [recovery]";
-        else if (extended == SQLITE_READONLY_ROLLBACK) e.message += " [rollback]";
+        if (readCode) *readCode = sqlite3_extended_errcode(raw);
         if (e.message.rfind(path, 0) != 0) e.message = fmt::format("{}: {}", path, e.message);
         return e;
     }

@@ -42,8 +42,9 @@ private:
     // lookOnly: a read-write connection used only to read a run whose log needs recovery (query_only, no
     // checkpoint when it closes: the run's bytes stay as they are).
     // runPath: the run's own path when path is a file it is being created in (its name, messages).
+    // readCode: set to SQLite's extended result code when the run could not be read (e.g. SQLITE_READONLY_RECOVERY).
     static Expected<std::unique_ptr<RunDatabase>> openWith(const std::string& path, OpenMode mode, bool lookOnly,
-                                                           const std::string& runPath = {});
+                                                           const std::string& runPath = {}, int* readCode = nullptr);
     Status initialise(bool created);
     sqlite3* m_db;
     std::string m_path;

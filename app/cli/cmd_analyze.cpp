@@ -55,7 +55,7 @@ int cmdAnalyze(const QStringList& args)
                                                   "the defaults)."));
     for (const auto* o : {&json, &param, &list, &keepOption, &noStore, &reset})
         parser.addOption(*o);
-    for (const QCommandLineOption& o : mfuOptions())
+    for (const QCommandLineOption& o : mfuOptions(MfuKept::WithStore))
         parser.addOption(o);
     parser.addPositionalArgument(QStringLiteral("run"), QStringLiteral("Run database (.runlens)."), QStringLiteral("RUN"));
     if (auto done = parseCommandLine(parser, args, kSummary)) return *done;

@@ -12,34 +12,35 @@ struct MfuOption
 {
     const char* name;
     const char* key;
-    const char* help;
+    const char* help; // followed by where the value is kept
     const char* value;
+    const char* more; // after where it is kept
 };
 
 constexpr MfuOption kOptions[] = {
-    {"model-params", analysis::kSettingModelParams,
-     "The model's parameter count for the MFU, e.g. 7e9 or 70B (kept in the run; none clears it).", "N"},
-    {"model-layers", analysis::kSettingModelLayers, "The model's layers, for the MFU's attention term (kept in the run).",
-     "L"},
-    {"model-hidden", analysis::kSettingModelHidden,
-     "The model's hidden size, for the MFU's attention term (kept in the run).", "H"},
+    {"model-params", analysis::kSettingModelParams, "The model's parameter count for the MFU, e.g. 7e9 or 70B", "N",
+     "; none clears it"},
+    {"model-layers", analysis::kSettingModelLayers, "The model's layers, for the MFU's attention term", "L", ""},
+    {"model-hidden", analysis::kSettingModelHidden, "The model's hidden size, for the MFU's attention term", "H", ""},
     {"seq-len", analysis::kSettingSeqLen,
-     "The training sequence length, for the MFU's attention term and samples/s → tokens/s (kept in the run).", "S"},
+     "The training sequence length, for the MFU's attention term and samples/s → tokens/s", "S", ""},
     {"gpu-peak-tflops", analysis::kSettingPeakTflops,
-     "The GPUs' dense peak in TFLOP/s per GPU, instead of the built-in table's (kept in the run).", "TFLOPS"},
-    {"gpu-precision", analysis::kSettingPrecision, "The peak's data type: bf16 (default), fp16 or fp8 (kept in the run).",
-     "TYPE"},
-    {"gpu-count", analysis::kSettingGpuCount,
-     "The job's GPUs, when the run holds the metrics of only some of them (kept in the run).", "N"},
+     "The GPUs' dense peak in TFLOP/s per GPU, instead of the built-in table's", "TFLOPS", ""},
+    {"gpu-precision", analysis::kSettingPrecision, "The peak's data type: bf16 (default), fp16 or fp8", "TYPE", ""},
+    {"gpu-count", analysis::kSettingGpuCount, "The job's GPUs, when the run holds the metrics of only some of them",
+     "N", ""},
 };
 
 } // namespace
 
-std::vector<QCommandLineOption> mfuOptions()
+std::vector<QCommandLineOption> mfuOptions(MfuKept kept)
 {
+    const char* where = kept == MfuKept::WithStore ? "kept in the run with --store" : "kept in the run";
     std::vector<QCommandLineOption> out;
     for (const MfuOption& o : kOptions)
-        out.emplace_back(QString::fromLatin1(o.name), QString::fromUtf8(o.help), QString::fromLatin1(o.value));
+        out.emplace_back(QString::fromLatin1(o.name),
+                         QString::fromStdString(fmt::format("{} ({}{}).", o.help, where, o.more)),
+                         QString::fromLatin1(o.value));
     return out;
 }
 
