@@ -66,6 +66,34 @@ QByteArray readBytes(const QString& path)
     return f.open(QIODevice::ReadOnly) ? f.readAll() : QByteArray();
 }
 
+// A hot rollback journal for the run at path, as SQLite writes one (one header of nRec records, each page's number,
+// its bytes before the change and their checksum), holding the original bytes of the given pages.
+QByteArray hotJournalOf(const QByteArray& run, const std::vector<uint32_t>& pages)
+{
+    const uint32_t page = 4096, sector = 512, nonce = 0x1234567;
+    const auto be32 = [](QByteArray& out, uint32_t v) {
+        for (int shift = 24; shift >= 0; shift -= 8)
+            out.append(static_cast<char>((v >> shift) & 0xff));
+    };
+    QByteArray j = QByteArray::fromHex("d9d505f920a163d7");
+    be32(j, static_cast<uint32_t>(pages.size()));
+    be32(j, nonce);
+    be32(j, static_cast<uint32_t>(run.size() / page));
+    be32(j, sector);
+    be32(j, page);
+    j.append(QByteArray(sector - j.size(), '\0'));
+    for (const uint32_t n : pages) {
+        const QByteArray bytes = run.mid(static_cast<qsizetype>(n - 1) * page, page);
+        be32(j, n);
+        j.append(bytes);
+        uint32_t sum = nonce;
+        for (int i = static_cast<int>(page) - 200; i > 0; i -= 200)
+            sum += static_cast<unsigned char>(bytes[i]);
+        be32(j, sum);
+    }
+    return j;
+}
+
 QByteArray randomBytes(qsizetype size)
 {
     std::mt19937 rng(7);
@@ -235,6 +263,45 @@ private Q_SLOTS:
         const QString text = QString::fromStdString(db.error().toString());
         QVERIFY2(text.contains(message), qPrintable(text));
         QCOMPARE(fileHash(path), before);
+    }
+
+    // A writer killed while it switched the run's journal mode leaves a hot journal of the header page only: the run
+    // reads the same with or without the rollback, so a read-only open reads it as it is and changes neither file.
+    // A journal with any other page still needs the rollback a writer does, and says so.
+    void hotJournal_data()
+    {
+        QTest::addColumn<std::vector<uint32_t>>("pages");
+        QTest::addColumn<bool>("readable");
+        QTest::newRow("header page only (a journal mode switch)") << std::vector<uint32_t>{1} << true;
+        QTest::newRow("a data page too (an interrupted write)") << std::vector<uint32_t>{1, 2} << false;
+    }
+
+    void hotJournal()
+    {
+        QFETCH(std::vector<uint32_t>, pages);
+        QFETCH(bool, readable);
+        const QString path = copyOfRun(QStringLiteral("hot.runlens"));
+        QVERIFY(!path.isEmpty());
+        const QByteArray run = readBytes(path);
+        QVERIFY(run.size() >= 2 * 4096);
+        const QString journal = path + QStringLiteral("-journal");
+        QVERIFY(writeBytes(journal, hotJournalOf(run, pages)));
+        const QByteArray runBefore = fileHash(path), journalBefore = fileHash(journal);
+        const Run r = cli({QStringLiteral("info"), path});
+        if (readable) {
+            EXPECT_EXIT(r, 0);
+            EXPECT_MATCH(r.out, QStringLiteral("gpu-host-7"));
+        } else {
+            QVERIFY2(r.exitCode != 0, qPrintable(r.describe()));
+            QVERIFY2(r.err.contains(QStringLiteral("a write into it was interrupted and must be rolled back first")),
+                     qPrintable(r.describe()));
+        }
+        QCOMPARE(fileHash(path), runBefore);
+        QCOMPARE(fileHash(journal), journalBefore);
+        // A read-write open rolls it back; then it reads as before.
+        QVERIFY_OK(store::RunDatabase::open(path.toStdString(), store::OpenMode::ReadWrite));
+        QVERIFY(!QFileInfo::exists(journal));
+        EXPECT_EXIT(cli({QStringLiteral("info"), path}), 0);
     }
 
     // A file whose name starts with "file:" is that file, not a URI with parameters.

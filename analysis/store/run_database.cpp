@@ -6,6 +6,7 @@
 #include "analysis/store/stack_samples_vtab.h"
 #include "analysis/store/sqlite_util.h"
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <fmt/format.h>
@@ -48,6 +49,52 @@ bool needsRecovery(int extended)
     return extended == SQLITE_READONLY_RECOVERY || extended == SQLITE_READONLY_CANTINIT || extended == SQLITE_READONLY_CANTLOCK;
 }
 
+uint32_t bigEndian32(const unsigned char* p)
+{
+    return (uint32_t{p[0]} << 24) | (uint32_t{p[1]} << 16) | (uint32_t{p[2]} << 8) | uint32_t{p[3]};
+}
+
+// True when the hot rollback journal beside the run holds nothing but the run's header page: what a writer killed
+// while switching the run between its journal modes leaves (the switch rewrites the file format bytes of page 1
+// only). The run's content is then the same with or without the rollback, and it can be read as it is. Every page
+// record of the journal must be page 1, the journal a single header (SQLite's rollback-journal format), and the run
+// as long as the journal says it was.
+bool onlyHeaderInJournal(const std::string& path)
+{
+    std::ifstream in(path + "-journal", std::ios::binary);
+    std::error_code journalError, runError;
+    const auto journalSize = std::filesystem::file_size(path + "-journal", journalError);
+    const auto runSize = std::filesystem::file_size(path, runError);
+    if (!in || journalError || runError) return false;
+    static constexpr unsigned char kMagic[8] = {0xd9, 0xd5, 0x05, 0xf9, 0x20, 0xa1, 0x63, 0xd7};
+    unsigned char header[28];
+    if (!in.read(reinterpret_cast<char*>(header), sizeof header) || !std::equal(kMagic, kMagic + 8, header)) return false;
+    const uint64_t initialPages = bigEndian32(header + 16), sector = bigEndian32(header + 20), page = bigEndian32(header + 24);
+    if (sector < 32 || sector > 65536 || page < 512 || page > 65536 || (page & (page - 1)) != 0) return false;
+    if (initialPages == 0 || runSize != initialPages * page || journalSize < sector) return false;
+    const uint64_t records = (journalSize - sector) / (page + 8);
+    unsigned char number[4];
+    for (uint64_t r = 0; r < records; ++r) {
+        in.seekg(static_cast<std::streamoff>(sector + r * (page + 8)));
+        if (!in.read(reinterpret_cast<char*>(number), 4) || bigEndian32(number) != 1) return false;
+    }
+    return true;
+}
+
+// path as an SQLite URI (for its parameters): the characters a URI gives a meaning to, percent-encoded.
+std::string fileUri(const std::string& path)
+{
+    const std::string absolute = std::filesystem::absolute(path).string();
+    std::string out = "file:";
+    for (const char c : absolute) {
+        if (c == '%' || c == '?' || c == '#' || c == '&' || c == '=' || static_cast<unsigned char>(c) < 0x20)
+            out += fmt::format("%{:02X}", static_cast<unsigned char>(c));
+        else
+            out += c;
+    }
+    return out;
+}
+
 } // namespace
 
 Expected<std::unique_ptr<RunDatabase>> RunDatabase::open(const std::string& path, OpenMode mode)
@@ -82,6 +129,12 @@ Expected<std::unique_ptr<RunDatabase>> RunDatabase::open(const std::string& path
         auto again = openWith(path, OpenMode::ReadWrite, true);
         if (again) return again;
     }
+    // A writer killed while it switched the journal mode: only the header page is in the journal, the run reads the
+    // same either way.
+    if (extended == SQLITE_READONLY_ROLLBACK && onlyHeaderInJournal(path)) {
+        auto asItIs = openWith(path, OpenMode::ReadOnly, false, {}, nullptr, true);
+        if (asItIs) return asItIs;
+    }
     if (extended == SQLITE_READONLY_ROLLBACK)
         return makeError(ErrorCode::Database,
                          fmt::format("{}: a write into it was interrupted and must be rolled back first: open it for "
@@ -91,7 +144,8 @@ Expected<std::unique_ptr<RunDatabase>> RunDatabase::open(const std::string& path
 }
 
 Expected<std::unique_ptr<RunDatabase>> RunDatabase::openWith(const std::string& path, OpenMode mode, bool lookOnly,
-                                                             const std::string& runPath, int* readCode)
+                                                             const std::string& runPath, int* readCode,
+                                                             bool ignoreJournal)
 {
     std::error_code ec;
     const bool exists = std::filesystem::exists(path, ec);
@@ -103,7 +157,12 @@ Expected<std::unique_ptr<RunDatabase>> RunDatabase::openWith(const std::string& 
     sqlite3* raw = nullptr;
     // SQLite reads a name that starts with "file:" as a URI whose parameters choose the mode, locking and VFS: a
     // file of that name is opened as the file it is.
-    const std::string sqlitePath = path.rfind("file:", 0) == 0 ? "./" + path : path;
+    std::string sqlitePath = path.rfind("file:", 0) == 0 ? "./" + path : path;
+    if (ignoreJournal) {
+        // immutable: no locks, no journal, no log; the run read as its bytes are.
+        sqlitePath = fileUri(path) + "?immutable=1";
+        flags = SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_READONLY | SQLITE_OPEN_URI;
+    }
     const int rc = sqlite3_open_v2(sqlitePath.c_str(), &raw, flags, nullptr);
     if (rc != SQLITE_OK) {
         Error e = sqliteError(raw, fmt::format("{}: cannot open run database", path));

@@ -43,8 +43,10 @@ private:
     // checkpoint when it closes: the run's bytes stay as they are).
     // runPath: the run's own path when path is a file it is being created in (its name, messages).
     // readCode: set to SQLite's extended result code when the run could not be read (e.g. SQLITE_READONLY_RECOVERY).
+    // ignoreJournal: read-only, the run read as it is, without its rollback journal (onlyHeaderInJournal).
     static Expected<std::unique_ptr<RunDatabase>> openWith(const std::string& path, OpenMode mode, bool lookOnly,
-                                                           const std::string& runPath = {}, int* readCode = nullptr);
+                                                           const std::string& runPath = {}, int* readCode = nullptr,
+                                                           bool ignoreJournal = false);
     Status initialise(bool created);
     sqlite3* m_db;
     std::string m_path;

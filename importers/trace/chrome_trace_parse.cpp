@@ -14,7 +14,7 @@ constexpr size_t kChunkBytes = 4u << 20; // of event text parsed as one document
 Status TraceEventReader::document(od::document& doc)
 {
     od::json_type type;
-    if (auto e = doc.type().get(type)) return jsonError(e, m_docBase);
+    if (auto e = doc.type().get(type)) return jsonError(e, m_docStart);
     if (type == od::json_type::array) return chunk(doc);
     od::object top;
     if (type != od::json_type::object)
@@ -54,7 +54,7 @@ Status TraceEventReader::document(od::document& doc)
 Status TraceEventReader::chunk(od::document& doc)
 {
     od::array all;
-    if (auto e = doc.get_array().get(all)) return jsonError(e, m_docBase);
+    if (auto e = doc.get_array().get(all)) return jsonError(e, m_docStart);
     return events(all);
 }
 
@@ -156,7 +156,7 @@ Status parseChromeTrace(std::string_view text, ImportContext& ctx, ParsedTrace& 
     // Parses piece, whose offsets from `from` on are those of text plus shift (after base: piece[0] is text[base]).
     auto parse = [&](size_t base, size_t from, int64_t shift, bool events) -> Status {
         piece.reserve(piece.size() + simdjson::SIMDJSON_PADDING);
-        p.setDocument(piece.data() - base, from, shift);
+        p.setDocument(piece.data(), base, from, shift);
         auto e = parser.iterate(simdjson::padded_string_view(piece.data(), piece.size(), piece.capacity())).get(doc);
         if (e) {
             const bool atEnd = e == simdjson::INCOMPLETE_ARRAY_OR_OBJECT || e == simdjson::UNCLOSED_STRING;

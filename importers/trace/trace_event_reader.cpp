@@ -229,7 +229,7 @@ uint32_t TraceEventReader::name(std::string_view n)
 
 void TraceEventReader::finish()
 {
-    m_docBase = nullptr; // the places kept with B/E events are in text already
+    m_docStart = nullptr; // the places kept with B/E events are in text already
     // B/E pairs: an E closes the latest open B of its thread, in time order (file order for equal times).
     std::sort(m_pending.begin(), m_pending.end(), [](const Pending& a, const Pending& b) {
         return std::tie(a.track, a.tsNs, a.order) < std::tie(b.track, b.tsNs, b.order);

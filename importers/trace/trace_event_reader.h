@@ -46,9 +46,11 @@ public:
     TraceEventReader(ImportContext& ctx, ParsedTrace& out, std::string_view text) : m_ctx(ctx), m_out(out), m_text(text)
     {
     }
-    // The document parsed next is a copy of text: its offsets from `from` on are those of text plus shift.
-    void setDocument(const char* base, size_t from, int64_t shift)
+    // The document parsed next is a copy of text starting at `start`, whose first byte is text[base]: its offsets
+    // (from text's start) from `from` on are those of text plus shift.
+    void setDocument(const char* start, size_t base, size_t from, int64_t shift)
     {
+        m_docStart = start;
         m_docBase = base;
         m_docFrom = from;
         m_docShift = shift;
@@ -72,11 +74,17 @@ private:
     uint32_t name(std::string_view name);
 
     // A place in the current document as a place in text.
+    // Null when it is not in the current document or the text (a crafted file's places are computed in integers
+    // and bounded before they become pointers).
     const char* inText(const char* at) const
     {
-        if (!at || !m_docBase) return at;
-        const auto offset = static_cast<size_t>(at - m_docBase);
-        return m_text.data() + offset + (offset >= m_docFrom ? m_docShift : 0);
+        if (!at || !m_docStart) return at;
+        const auto address = reinterpret_cast<uintptr_t>(at), start = reinterpret_cast<uintptr_t>(m_docStart);
+        if (address < start) return nullptr;
+        const uint64_t offset = address - start + m_docBase;
+        const int64_t shifted = static_cast<int64_t>(offset) + (offset >= m_docFrom ? m_docShift : 0);
+        if (shifted < 0 || static_cast<uint64_t>(shifted) > m_text.size()) return nullptr;
+        return m_text.data() + shifted;
     }
     int64_t lineAt(const char* at)
     {
@@ -113,7 +121,8 @@ private:
     ImportContext& m_ctx;
     ParsedTrace& m_out;
     std::string_view m_text;
-    const char* m_docBase = nullptr;
+    const char* m_docStart = nullptr;
+    size_t m_docBase = 0;
     size_t m_docFrom = 0;
     int64_t m_docShift = 0;
     const char* m_linePos = m_text.data();
