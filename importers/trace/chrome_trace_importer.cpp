@@ -278,7 +278,7 @@ Status ChromeTraceImporter::run(ImportContext& ctx) const
         if (block->empty()) break;
         if (Status s = documentFits(in, text.size(), block->size(), *maxBytes); !s) return s;
         if (firstBlock) { // the decoded size: known for plain text, a guess for compressed input
-            text.reserve(std::min(in.rawSize() * (in.compression() == Compression::None ? 1 : 4), *maxBytes));
+            text.reserve(std::min(in.rawSize() * (in.compression() == Compression::None ? 1 : 4), maxBytes->maxBytes));
             adviseHugePages(text.data(), text.capacity());
         }
         text.append(*block);
