@@ -24,6 +24,8 @@ inline constexpr DiagnosticKind kCommentLine{"comment_line", false, "a comment l
 inline constexpr DiagnosticKind kRepeatedHeader{"repeated_header", false, "a header line repeated inside the data"};
 inline constexpr DiagnosticKind kUnmappedColumn{"unmapped_column", false,
                                                 "a column with no canonical metric, kept under its raw name"};
+inline constexpr DiagnosticKind kRenamedColumn{
+    "renamed_column", false, "a column whose name is empty or repeats another's, kept under a name with its position"};
 inline constexpr DiagnosticKind kQuotedNewline{"quoted_newline", true,
                                                "a quoted cell with an embedded line break (broken CSV row)"};
 inline constexpr DiagnosticKind kAttributeChanged{"attribute_changed", false,

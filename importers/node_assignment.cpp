@@ -215,7 +215,8 @@ std::optional<int64_t> fileRank(std::string_view fileName, std::string_view head
         size_t end = at;
         while (end < s.size() && end - at < 9 && std::isdigit(static_cast<unsigned char>(s[end])))
             ++end;
-        if (end == at) return {};
+        // More than nine digits is no rank (cut to nine, it would name another one).
+        if (end == at || (end < s.size() && std::isdigit(static_cast<unsigned char>(s[end])))) return {};
         return std::stoll(std::string(s.substr(at, end - at)));
     };
     if (isTrace) {

@@ -166,7 +166,8 @@ Expected<ChunkPoints> decodeChunk(const void* data, size_t size)
         return corrupt("bad zstd frame header");
     std::string raw(rawSize, '\0');
     const size_t n = ZSTD_decompressDCtx(zstdContexts().d, raw.data(), raw.size(), data, size);
-    if (ZSTD_isError(n)) return corrupt(ZSTD_getErrorName(n));
+    if (ZSTD_isError(n))
+        return corrupt(fmt::format("its zstd data is damaged or cut short ({})", ZSTD_getErrorName(n)).c_str());
     if (n != rawSize) return corrupt("short zstd frame");
 
     Cursor c(reinterpret_cast<const uint8_t*>(raw.data()), raw.size());

@@ -8,9 +8,14 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace runlens::store {
+
+// Text from an input as it may be shown in a terminal or stored: control characters (but tab) and bytes that are not
+// UTF-8 written as \xNN, so a NUL, an escape sequence or a broken byte in a file is visible instead of acting.
+std::string printableText(std::string_view text);
 
 struct DiagnosticKind
 {
@@ -61,7 +66,7 @@ inline void Diagnostics::report(const DiagnosticKind& kind, SourceLocation where
     ++c.count;
     ++m_total;
     if (kind.dataLoss) ++m_dataLoss;
-    if (c.count <= kMaxStoredPerKind) m_entries.push_back({kind.name, std::move(where), std::move(message)});
+    if (c.count <= kMaxStoredPerKind) m_entries.push_back({kind.name, std::move(where), printableText(message)});
 }
 
 inline void Diagnostics::reportCount(const DiagnosticKind& kind, SourceLocation where, std::string message,

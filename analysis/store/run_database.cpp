@@ -151,6 +151,12 @@ Expected<std::unique_ptr<RunDatabase>> RunDatabase::openWith(const std::string& 
     const bool exists = std::filesystem::exists(path, ec);
     if (!exists && mode != OpenMode::Create)
         return makeError(ErrorCode::Io, fmt::format("{}: no such run database", path));
+    // Only an import may make a run of an empty file (`touch run.runlens` first); anything else opening one says so
+    // rather than SQLite's "not a database" or, for writing, a schema written into a file it was not asked to create.
+    if (exists && mode != OpenMode::Create && std::filesystem::is_regular_file(path, ec) &&
+        std::filesystem::file_size(path, ec) == 0 && !ec)
+        return makeError(ErrorCode::Unsupported,
+                         fmt::format("{}: an empty file (0 bytes), not a RunLens run database", path));
     int flags = SQLITE_OPEN_NOMUTEX;
     flags |= mode == OpenMode::ReadOnly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE;
     if (mode == OpenMode::Create) flags |= SQLITE_OPEN_CREATE;

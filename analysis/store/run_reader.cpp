@@ -5,8 +5,18 @@
 #include "analysis/store/sqlite_util.h"
 
 #include <algorithm>
+#include <fmt/format.h>
 
 namespace runlens::store {
+namespace {
+
+// A chunk that cannot be decoded, named by the run and the series it belongs to: a damaged or crafted file.
+Error damaged(const RunDatabase& db, int64_t seriesId, const Error& e)
+{
+    return makeError(e.code, fmt::format("series {}: {}", seriesId, e.message), {db.path()});
+}
+
+} // namespace
 
 Expected<std::vector<NodeInfo>> RunReader::nodes()
 {
@@ -212,7 +222,7 @@ Expected<std::vector<Point>> RunReader::readPoints(int64_t seriesId, TimeWindow 
         if (!row) return row.error();
         if (!*row) break;
         auto chunk = decodeChunk(st->blob(0), st->blobSize(0));
-        if (!chunk) return chunk.error();
+        if (!chunk) return damaged(m_db, seriesId, chunk.error());
         const auto& pts = chunk->points;
         auto lo = std::lower_bound(pts.begin(), pts.end(), from, [](const Point& p, int64_t t) { return p.tsNs < t; });
         auto hi = std::upper_bound(lo, pts.end(), to, [](int64_t t, const Point& p) { return t < p.tsNs; });
@@ -284,7 +294,7 @@ Expected<std::vector<EnvelopeBucket>> RunReader::readEnvelope(int64_t seriesId, 
             continue;
         }
         auto chunk = decodeChunk(st->blob(6), st->blobSize(6));
-        if (!chunk) return chunk.error();
+        if (!chunk) return damaged(m_db, seriesId, chunk.error());
         for (const Point& p : chunk->points) {
             if (p.missing || p.tsNs < from || p.tsNs > to) continue;
             add(out[bucketOf(p.tsNs)], 1, p.value, p.value, p.value);
@@ -338,7 +348,7 @@ Expected<std::vector<Point>> RunReader::readChunk(int64_t seriesId, const ChunkR
     if (!*row) return makeError(ErrorCode::Database, "point chunk not found");
     auto decoded = decodeChunk(st.blob(0), st.blobSize(0));
     st.reset(); // releases the read
-    if (!decoded) return decoded.error();
+    if (!decoded) return damaged(m_db, seriesId, decoded.error());
     if (*offset != 0)
         for (Point& p : decoded->points)
             p.tsNs = saturatingAdd(p.tsNs, *offset);

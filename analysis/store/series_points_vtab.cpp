@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <fmt/format.h>
 #include <limits>
 #include <sqlite3.h>
 #include <string>
@@ -156,7 +157,7 @@ int loadSeries(Cursor& cur, sqlite3* db, sqlite3_vtab_cursor* base)
             if (!row) return setError(base, row.error().message);
             if (!*row) break;
             auto chunk = decodeChunk(st->blob(0), st->blobSize(0));
-            if (!chunk) return setError(base, chunk.error().message);
+            if (!chunk) return setError(base, fmt::format("series {}: {}", s.id, chunk.error().message));
             size_t m = 0;
             for (const Point& p : chunk->points) {
                 std::string token = p.missing ? chunk->missingTokens[m++] : std::string();

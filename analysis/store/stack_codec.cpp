@@ -84,7 +84,9 @@ Expected<std::vector<StackSample>> decodeStackSamples(const void* data, size_t s
         return corrupt("bad zstd frame");
     std::string raw(static_cast<size_t>(rawSize), '\0');
     const size_t n = ZSTD_decompressDCtx(zstdContexts().d, raw.data(), raw.size(), data, size);
-    if (ZSTD_isError(n) || n != raw.size()) return corrupt(ZSTD_isError(n) ? ZSTD_getErrorName(n) : "short frame");
+    if (ZSTD_isError(n))
+        return corrupt(fmt::format("its zstd data is damaged or cut short ({})", ZSTD_getErrorName(n)).c_str());
+    if (n != raw.size()) return corrupt("short frame");
     Cursor c(reinterpret_cast<const uint8_t*>(raw.data()), raw.size());
     uint64_t version = 0, count = 0;
     if (!c.varint(version) || version != kVersion) return corrupt("unknown version");

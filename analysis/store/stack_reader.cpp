@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <fmt/format.h>
 #include <limits>
+#include <optional>
 #include <unordered_map>
 
 namespace runlens::store {
@@ -48,6 +49,15 @@ Error unknownCallsite(int64_t id)
 // that would only make the catalogue allocate for rows that do not exist: twice the rows, plus slack, is the bound.
 constexpr int64_t kMaxStackId = std::numeric_limits<int32_t>::max() - 1;
 constexpr int64_t kStackIdSlack = 1 << 16;
+
+// An error of the stack data of the run at path (a damaged or crafted file), named by it and, for a chunk, by its
+// thread.
+Error damaged(const std::string& path, Error e, std::optional<int64_t> threadId = std::nullopt)
+{
+    if (threadId) e.message = fmt::format("thread {}: {}", *threadId, e.message);
+    if (e.where.file.empty()) e.where.file = path;
+    return e;
+}
 
 // A catalogue row that cannot be true: the file is damaged (or made up), and every id in it indexes memory.
 Error badCatalog(std::string what)
@@ -223,8 +233,8 @@ Expected<std::shared_ptr<const StackCatalog>> StackReader::catalog()
     if (m_catalog && signature == m_catalogVersion) return m_catalog;
 
     auto cat = std::make_shared<StackCatalog>();
-    if (Status s = loadFrames(h, *cat); !s) return s.error();
-    if (Status s = loadCallsites(h, *cat); !s) return s.error();
+    if (Status s = loadFrames(h, *cat); !s) return damaged(m_db.path(), s.error());
+    if (Status s = loadCallsites(h, *cat); !s) return damaged(m_db.path(), s.error());
     auto threads = this->threads();
     if (!threads) return threads.error();
     cat->threads = std::move(*threads);
@@ -305,14 +315,14 @@ Status StackReader::addThread(const StackThreadInfo& t, TimeWindow window, int64
             auto samples = decodeStackSamples(q.blob(3), q.blobSize(3));
             if (!samples) {
                 q.reset();
-                return samples.error();
+                return damaged(m_db.path(), samples.error(), t.id);
             }
             ++out.chunksDecoded;
             for (const StackSample& s : *samples) {
                 if (s.tsNs < iv.lo || s.tsNs >= iv.hi) continue;
                 if (s.callsiteId < 0 || s.callsiteId >= callsiteCount) {
                     q.reset();
-                    return unknownCallsite(s.callsiteId);
+                    return damaged(m_db.path(), unknownCallsite(s.callsiteId), t.id);
                 }
                 out.self.add(s.callsiteId, s.count, s.weight);
             }
@@ -349,7 +359,7 @@ Expected<StackWindowTotals> StackReader::totals(const std::vector<int64_t>& thre
                 const int64_t site = q.int64(0);
                 if (site < 0 || site >= callsites) {
                     q.reset();
-                    return unknownCallsite(site);
+                    return damaged(m_db.path(), unknownCallsite(site), t.id);
                 }
                 out.self.add(site, q.int64(1), q.real(2));
                 out.untimedSamples += q.int64(1);
@@ -390,7 +400,7 @@ Expected<std::vector<StackSample>> StackReader::samples(int64_t threadId, TimeWi
         auto decoded = decodeStackSamples(q.blob(3), q.blobSize(3));
         if (!decoded) {
             q.reset();
-            return decoded.error();
+            return damaged(m_db.path(), decoded.error(), threadId);
         }
         for (StackSample s : *decoded)
             if (s.tsNs >= lo && s.tsNs <= hi) {

@@ -5,6 +5,7 @@
 #include "analysis/store/stack_codec.h"
 
 #include <algorithm>
+#include <fmt/format.h>
 #include <optional>
 #include <sqlite3.h>
 #include <string>
@@ -126,7 +127,7 @@ int loadThread(Cursor& cur, sqlite3* db, sqlite3_vtab_cursor* base)
             if (!row) return setError(base, row.error().message);
             if (!*row) break;
             auto samples = decodeStackSamples(chunks->blob(1), chunks->blobSize(1));
-            if (!samples) return setError(base, samples.error().message);
+            if (!samples) return setError(base, fmt::format("thread {}: {}", t.id, samples.error().message));
             for (const StackSample& s : *samples)
                 cur.rows.push_back({saturatingAdd(s.tsNs, t.offset), s.callsiteId, s.count, chunks->int64(0), s.weight});
         }

@@ -58,6 +58,14 @@ int64_t daysFromCivil(int64_t y, unsigned m, unsigned d)
     return era * 146097 + static_cast<int64_t>(doe) - 719468;
 }
 
+bool isCalendarDate(int64_t y, int64_t m, int64_t d)
+{
+    static constexpr int kDays[] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+    if (m < 1 || m > 12 || d < 1) return false;
+    const bool leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
+    return d <= kDays[m - 1] + (m == 2 && leap ? 1 : 0);
+}
+
 std::optional<LocalTime> parseLocalDateTime(std::string_view s)
 {
     // YYYY?MM?DD?HH:MM:SS[.f+]
@@ -69,7 +77,7 @@ std::optional<LocalTime> parseLocalDateTime(std::string_view s)
     if (!digits(s, 0, 4, y) || !digits(s, 5, 2, mo) || !digits(s, 8, 2, d) || !digits(s, 11, 2, h) ||
         !digits(s, 14, 2, mi) || !digits(s, 17, 2, sec))
         return std::nullopt;
-    if (mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 || sec > 60) return std::nullopt;
+    if (!isCalendarDate(y, mo, d) || h > 23 || mi > 59 || sec > 60) return std::nullopt;
     if (y < kMinYear || y > kMaxYear) return std::nullopt;
     int64_t frac = 0;
     size_t pos = 19;

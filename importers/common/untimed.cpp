@@ -67,7 +67,8 @@ Expected<Placement> readPlacement(const ImportOptions& options, TimeZoneResolver
             v.remove_suffix(1);
         }
         auto n = parseNumber(v);
-        if (!n || !std::isfinite(*n) || *n <= 0 || *n * scale > 1e15)
+        // Below a nanosecond every row would fall at the same instant.
+        if (!n || !std::isfinite(*n) || *n * scale < 1 || *n * scale > 1e15)
             return makeError(ErrorCode::Usage, fmt::format("interval={}: expected a time such as 2s or 500ms "
                                                            "(a bare number counts {})",
                                                            clip(it->second), bareUnitNs == kSecond ? "s" : "ms"));

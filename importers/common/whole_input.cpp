@@ -3,6 +3,7 @@
 #include "importers/common/text_fields.h"
 #include "importers/common/untimed.h"
 
+#include <algorithm>
 #include <cmath>
 #include <fmt/format.h>
 #include <string_view>
@@ -17,16 +18,16 @@ std::string bytesText(uint64_t n)
     constexpr std::pair<uint64_t, const char*> kUnits[] = {
         {uint64_t{1} << 40, "TiB"}, {uint64_t{1} << 30, "GiB"}, {uint64_t{1} << 20, "MiB"}, {uint64_t{1} << 10, "KiB"}};
     for (const auto& [size, name] : kUnits)
-        if (n >= size) return fmt::format("{:g} {}", static_cast<double>(n) / static_cast<double>(size), name);
+        if (n >= size) return fmt::format("{:.3g} {}", static_cast<double>(n) / static_cast<double>(size), name);
     return fmt::format("{} bytes", n);
 }
 
 } // namespace
 
-Expected<uint64_t> maxDocumentBytes(const ImportOptions& options, uint64_t formatLimit)
+Expected<DocumentLimit> maxDocumentBytes(const ImportOptions& options, uint64_t formatLimit)
 {
     auto it = options.extra.find("max_input");
-    if (it == options.extra.end()) return std::min(kDefaultMaxDocumentBytes, formatLimit);
+    if (it == options.extra.end()) return DocumentLimit{std::min(kDefaultMaxDocumentBytes, formatLimit), false};
     std::string_view v = trim(it->second);
     double scale = 1;
     constexpr std::pair<const char*, double> kSuffixes[] = {
@@ -50,12 +51,25 @@ Expected<uint64_t> maxDocumentBytes(const ImportOptions& options, uint64_t forma
     if (bytes > formatLimit)
         return makeError(ErrorCode::Usage, fmt::format("max_input={}: this format can read at most {}",
                                                        untimed::clip(it->second), bytesText(formatLimit)));
-    return bytes;
+    return DocumentLimit{bytes, true};
 }
 
-Status documentFits(const InputStream& in, uint64_t have, uint64_t adding, uint64_t maxBytes)
+Status documentFits(const InputStream& in, uint64_t have, uint64_t adding, const DocumentLimit& limit)
 {
-    if (adding <= maxBytes && have <= maxBytes - adding) return okStatus();
+    const uint64_t maxBytes = limit.maxBytes;
+    if (adding <= maxBytes && have <= maxBytes - adding) {
+        const uint64_t decoded = have + adding, raw = std::max<uint64_t>(in.rawBytesRead(), 1);
+        if (limit.given || in.compression() == Compression::None || decoded <= kBombFloorBytes ||
+            decoded / raw <= kBombRatio)
+            return okStatus();
+        return makeError(ErrorCode::Unsupported,
+                         fmt::format("{} of {} data decoded to {} so far ({}-fold): far beyond what real data "
+                                     "compresses, a decompression bomb? Not imported (--option max_input= reads it "
+                                     "anyway, up to that size)",
+                                     bytesText(raw), compressionName(in.compression()), bytesText(decoded),
+                                     decoded / raw),
+                         {in.displayName()});
+    }
     const std::string raw = in.compression() == Compression::None
                                 ? std::string()
                                 : fmt::format(" after {} of {} data", bytesText(in.rawBytesRead()), compressionName(in.compression()));

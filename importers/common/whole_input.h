@@ -15,11 +15,25 @@ namespace runlens::importers {
 // size in memory) still fits a workstation.
 inline constexpr uint64_t kDefaultMaxDocumentBytes = uint64_t{4} << 30;
 
+// Past this much decoded text, an input that expands more than kBombRatio-fold is refused unless max_input= was
+// given: real traces, profiles and logs compress 10 to 30-fold (zstd -19 and gzip -9 on the fixtures), a run of
+// blanks or zeros a thousandfold (gzip) or without bound (zstd), so a few KB could claim gigabytes of memory under
+// the default cap. Below the floor nothing is refused, whatever its ratio.
+inline constexpr uint64_t kBombFloorBytes = uint64_t{32} << 20;
+inline constexpr uint64_t kBombRatio = 500;
+
+struct DocumentLimit
+{
+    uint64_t maxBytes = kDefaultMaxDocumentBytes;
+    bool given = false; // max_input= was set: the user vouches for the file, no ratio check
+};
+
 // The cap for this import: --option max_input= (bytes, or a number with KiB, MiB, GiB, TiB or KB, MB, GB, TB),
 // else the default; never above formatLimit, what the format's parser can take. A bad value is a Usage error.
-Expected<uint64_t> maxDocumentBytes(const ImportOptions& options, uint64_t formatLimit);
+Expected<DocumentLimit> maxDocumentBytes(const ImportOptions& options, uint64_t formatLimit);
 
-// Whether `adding` more decoded bytes after `have` stay within maxBytes; else an Error naming the file and the cap.
-Status documentFits(const InputStream& in, uint64_t have, uint64_t adding, uint64_t maxBytes);
+// Whether `adding` more decoded bytes after `have` stay within the limit (the cap, and the ratio of a compressed
+// input); else an Error naming the file and why.
+Status documentFits(const InputStream& in, uint64_t have, uint64_t adding, const DocumentLimit& limit);
 
 } // namespace runlens::importers

@@ -222,7 +222,7 @@ Status Parser::value(size_t slot, size_t col, int64_t column, std::string_view v
                fmt::format("expected a number for \"{}\", got \"{}\"; stored as missing", c.tag, clip(v)));
     } else if (!std::isfinite(*d)) {
         report(diag::kNanValue, column, fmt::format("\"{}\" for \"{}\" stored as missing", clip(v), c.tag));
-    } else if (*d >= kFp64Blank) {
+    } else if (*d >= kFp64Blank && *d < kFp64Blank + 4) { // DCGM_FP64_BLANK and its +1..+3
         report(diag::kSentinelValue, column, fmt::format("{} for \"{}\" is a DCGM blank value", clip(v), c.tag));
     } else {
         x = *d;
@@ -259,7 +259,11 @@ Status Parser::row(const std::optional<WallClock>& clock)
         if (m_fields.size() > 2 && m_fields[0] == "dmon" && m_fields[2] == "stopped")
             note("the capture was stopped by a signal (Ctrl-C)");
         else
-            report(diag::kInvalidLine, 1, fmt::format("not a dcgmi dmon row: \"{}\"; dropped", clip(m_fields[0])));
+            report(
+                diag::kInvalidLine, 1,
+                fmt::format("not a dcgmi dmon row: \"{}\" is not an entity such as \"GPU 0\" or \"GPU-I 3\"; dropped",
+                            clip(m_fields.size() > 1 ? fmt::format("{} {}", m_fields[0], m_fields[1])
+                                                     : std::string(m_fields[0]))));
         return okStatus();
     }
     if (m_fields.size() != entity->fields + m_columns.size()) {

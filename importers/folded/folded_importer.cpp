@@ -301,6 +301,13 @@ Status FoldedImporter::run(ImportContext& ctx) const
             ctx.report(diag::kZeroCount, 0, fmt::format("zero count for \"{}\", not stored", quote(parsed->stack)));
             continue;
         }
+        // ";;;" splits into frames without names: a sample of nothing, not a stack.
+        if (parsed->stack.find_first_not_of("; \t") == std::string_view::npos) {
+            ctx.report(diag::kEmptyStack, 0,
+                       fmt::format("\"{}\" has separators but no frame names; {} samples dropped", quote(parsed->stack),
+                                   quote(parsed->count)));
+            continue;
+        }
         std::string_view stack = parsed->stack;
         if (repairUtf8(stack, repaired)) {
             ctx.report(diag::kBadUtf8, 0, "bytes that are not UTF-8 replaced by U+FFFD");

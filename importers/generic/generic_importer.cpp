@@ -78,10 +78,14 @@ std::optional<int64_t> epochNs(std::string_view s)
     return *i * scale + part;
 }
 
-// Splits one CSV line with RFC 4180 quoting; quoted cells are unescaped into `storage`.
-void splitCsv(std::string_view line, char sep, std::vector<std::string_view>& out, std::vector<std::string>& storage)
+// Splits one CSV line with RFC 4180 quoting; quoted cells are unescaped into `storage`. Returns false when a quote
+// opened in the line is not closed in it (the rest of the line is then one cell).
+bool splitCsv(std::string_view line, char sep, std::vector<std::string_view>& out, std::vector<std::string>& storage)
 {
-    if (line.find('"') == std::string_view::npos) return splitFields(line, sep, out);
+    if (line.find('"') == std::string_view::npos) {
+        splitFields(line, sep, out);
+        return true;
+    }
     out.clear();
     storage.clear();
     storage.reserve(std::count(line.begin(), line.end(), sep) + 1); // views into it must stay valid
@@ -90,13 +94,16 @@ void splitCsv(std::string_view line, char sep, std::vector<std::string_view>& ou
         std::string cell;
         while (i < line.size() && line[i] == ' ')
             ++i;
+        bool closed = true;
         if (i < line.size() && line[i] == '"') {
+            closed = false;
             for (++i; i < line.size(); ++i) {
                 if (line[i] == '"' && i + 1 < line.size() && line[i + 1] == '"') {
                     cell.push_back('"');
                     ++i;
                 } else if (line[i] == '"') {
                     ++i;
+                    closed = true;
                     break;
                 } else {
                     cell.push_back(line[i]);
@@ -107,7 +114,7 @@ void splitCsv(std::string_view line, char sep, std::vector<std::string_view>& ou
         cell.append(line.substr(i, end - i));
         storage.push_back(std::move(cell));
         out.emplace_back(storage.back());
-        if (end == line.size()) return;
+        if (end == line.size()) return closed;
         i = end + 1;
     }
 }
@@ -238,10 +245,11 @@ Status GenericParser::csvHeader(std::string_view line)
 
 Status GenericParser::csvRow(std::string_view line)
 {
-    splitCsv(line, m_sep, m_fields, m_storage);
+    const bool closed = splitCsv(line, m_sep, m_fields, m_storage);
     if (m_fields.size() != m_columns.size()) {
         m_ctx.report(diag::kWrongFieldCount, 0,
-                     fmt::format("{} fields where the header has {}; row dropped", m_fields.size(), m_columns.size()));
+                     fmt::format("{} fields where the header has {}{}; row dropped", m_fields.size(), m_columns.size(),
+                                 closed ? "" : " (a quote opened in the row is not closed)"));
         return okStatus();
     }
     Record& r = m_record;

@@ -12,6 +12,7 @@
 #include <cmath>
 #include <fmt/format.h>
 #include <limits>
+#include <set>
 #include <utility>
 
 namespace runlens::importers {
@@ -103,6 +104,7 @@ std::optional<int64_t> zonedTime(std::string_view v)
 struct Column
 {
     std::string raw;
+    std::string name; // of the series, csv.<name>: raw, unless empty or a repeat of another column's
     bool skipped = false;                               // the time column, or a text column
     store::SeriesSink* sink = nullptr;                  // once the first value showed a number
     std::vector<std::pair<int64_t, std::string>> early; // missing cells before the first value decides the kind
@@ -168,6 +170,26 @@ Status Parser::parseHeader(std::string_view line)
     for (std::string_view f : m_fields)
         m_columns.emplace_back().raw = std::string(f);
     m_columns[static_cast<size_t>(m_tsColumn)].skipped = true;
+    // Two columns of one name would interleave in one series; a column without a name would be "csv.".
+    std::set<std::string> used;
+    for (Column& c : m_columns)
+        used.insert(c.raw);
+    std::set<std::string> seen;
+    for (size_t i = 0; i < m_columns.size(); ++i) {
+        Column& c = m_columns[i];
+        c.name = c.raw;
+        if (!c.raw.empty() && seen.insert(c.raw).second) continue;
+        std::string name = c.raw.empty() ? fmt::format("column{}", i + 1) : fmt::format("{}_{}", c.raw, i + 1);
+        while (used.count(name))
+            name += '_';
+        used.insert(name);
+        c.name = name;
+        if (static_cast<int>(i) == m_tsColumn) continue;
+        report(diag::kRenamedColumn, 0, static_cast<int64_t>(i + 1),
+               c.raw.empty()
+                   ? fmt::format("column {} has no name: kept as csv.{}", i + 1, name)
+                   : fmt::format("column {} repeats the name \"{}\": kept as csv.{}", i + 1, clip(c.raw), name));
+    }
     m_elapsedColumn = lower(m_fields[static_cast<size_t>(m_tsColumn)]).starts_with("elapsed");
     return okStatus();
 }
@@ -297,7 +319,7 @@ Status Parser::openSink(Column& c)
         if (!d) return d.error();
         m_hostDevice = *d;
     }
-    auto s = m_ctx.writer.series(*m_hostDevice, "csv." + c.raw, "", c.raw);
+    auto s = m_ctx.writer.series(*m_hostDevice, "csv." + c.name, "", c.raw);
     if (!s) return s.error();
     c.sink = *s;
     ++m_numericColumns;
@@ -397,14 +419,27 @@ Status Parser::run()
                 pending += '\n';
                 pending += text;
                 if (oddQuotes(pending) && ++pendingLines < kMaxPendingLines) continue;
+                // One message per broken row, saying what became of it.
+                if (oddQuotes(pending)) {
+                    report(diag::kQuotedNewline, pendingStart, 0,
+                           fmt::format("a quoted cell not closed within {} lines (lines {}-{}); row dropped",
+                                       kMaxPendingLines, pendingStart, line.number));
+                    pending.clear();
+                    continue;
+                }
+                splitCsv(pending, m_fields);
+                if (m_fields.size() != m_columns.size()) {
+                    report(diag::kQuotedNewline, pendingStart, 0,
+                           fmt::format("a quoted cell with a line break (lines {}-{}) in a row of {} fields where the "
+                                       "header has {}; row dropped",
+                                       pendingStart, line.number, m_fields.size(), m_columns.size()));
+                    pending.clear();
+                    continue;
+                }
                 report(diag::kQuotedNewline, pendingStart, 0,
                        fmt::format("a quoted cell with a line break (lines {}-{}): its value is ambiguous and stored "
                                    "as missing; the rest of the row is kept",
                                    pendingStart, line.number));
-                if (oddQuotes(pending)) {
-                    pending.clear();
-                    continue;
-                }
                 if (Status s = row(pending); !s) return s;
                 pending.clear();
                 continue;

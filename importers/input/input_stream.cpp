@@ -3,11 +3,12 @@
 #include "analysis/store/bounded_queue.h"
 
 #include <QStringDecoder>
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
-#include <mutex>
 #include <fmt/format.h>
+#include <mutex>
 #include <vector>
 #include <xxhash.h>
 #include <zlib.h>
@@ -41,6 +42,25 @@ public:
 private:
     XXH3_state_t* m_state;
 };
+
+// UTF-16 without a byte-order mark (a redirect on some Windows tools, a conversion that dropped it): text whose
+// first code units are nearly all ASCII, with a zero high byte. Returns 1 for little-endian, 2 for big-endian, else
+// 0. UTF-8 text has no NUL bytes, so it is never taken for UTF-16.
+int utf16WithoutBom(std::string_view block)
+{
+    const size_t pairs = std::min<size_t>(block.size(), 512) / 2;
+    if (pairs < 4) return 0;
+    size_t le = 0, be = 0;
+    for (size_t k = 0; k < pairs; ++k) {
+        const char a = block[2 * k], b = block[2 * k + 1];
+        le += a != 0 && b == 0;
+        be += a == 0 && b != 0;
+    }
+    // Nine in ten code units ASCII: a few letters outside it (µ, é) are still text.
+    if (le * 10 >= pairs * 9) return 1;
+    if (be * 10 >= pairs * 9) return 2;
+    return 0;
+}
 
 } // namespace
 
@@ -88,6 +108,7 @@ struct InputStream::Impl
     std::vector<char> out = std::vector<char>(kRawBlock * 4);
     std::string utf8; // transcoded block
     QString pendingHighSurrogate;
+    uint64_t utf16Bytes = 0; // of UTF-16 text decoded (an odd count at the end: the file stops inside a code unit)
     std::optional<QStringDecoder> decoder;
     ContentHasher hash;
     bool finished = false;
@@ -292,8 +313,8 @@ Expected<std::string_view> InputStream::decompressBlock()
             ZSTD_outBuffer out{x.out.data(), x.out.size(), 0};
             const size_t r = ZSTD_decompressStream(x.zstd, &out, &in);
             if (ZSTD_isError(r))
-                return fail(
-                    fmt::format("corrupt zstd data near compressed byte {}: {}", m_rawRead, ZSTD_getErrorName(r)));
+                return fail(fmt::format("corrupt zstd data near compressed byte {}: {}", m_rawRead + (in.pos - before),
+                                        ZSTD_getErrorName(r)));
             x.zstdLast = r;
             x.rawPos = in.pos;
             produced = out.pos;
@@ -308,8 +329,11 @@ Expected<std::string_view> InputStream::decompressBlock()
             x.zs.next_out = reinterpret_cast<Bytef*>(x.out.data());
             x.zs.avail_out = static_cast<uInt>(x.out.size());
             const int r = inflate(&x.zs, Z_NO_FLUSH);
+            // Where zlib stopped: a checksum that does not match is found at the end of the member, bad deflate
+            // data where it breaks.
             if (r != Z_OK && r != Z_STREAM_END && r != Z_BUF_ERROR)
-                return fail(fmt::format("corrupt gzip data near compressed byte {}: {}", m_rawRead,
+                return fail(fmt::format("corrupt gzip data near compressed byte {}: {}",
+                                        m_rawRead + (x.rawLen - x.zs.avail_in - before),
                                         x.zs.msg ? x.zs.msg : zError(r)));
             x.rawPos = x.rawLen - x.zs.avail_in;
             produced = x.out.size() - x.zs.avail_out;
@@ -337,12 +361,21 @@ Expected<std::string_view> InputStream::transcode(std::string_view block, bool l
             m_utf16 = 2;
             x.decoder.emplace(QStringDecoder::Utf16BE, QStringDecoder::Flag::Default);
             block.remove_prefix(2);
+        } else if (const int order = utf16WithoutBom(block); order != 0) {
+            m_utf16 = order;
+            x.decoder.emplace(order == 1 ? QStringDecoder::Utf16LE : QStringDecoder::Utf16BE,
+                              QStringDecoder::Flag::Default);
         } else {
             m_utf16 = 0;
             if (block.size() >= 3 && b[0] == 0xef && b[1] == 0xbb && b[2] == 0xbf) block.remove_prefix(3);
         }
     }
     if (m_utf16 == 0) return block;
+    x.utf16Bytes += block.size();
+    if (last && x.utf16Bytes % 2 != 0)
+        return makeError(ErrorCode::Format,
+                         "invalid UTF-16 text: the file ends in the middle of a character (cut short?)",
+                         {m_displayName});
     // Stateful decoding keeps a code unit split across blocks.
     QString s =
         x.pendingHighSurrogate + x.decoder->decode(QByteArrayView(block.data(), static_cast<qsizetype>(block.size())));

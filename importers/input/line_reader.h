@@ -21,7 +21,10 @@ struct Line
 class LineReader
 {
 public:
-    static constexpr size_t kDefaultMaxLine = 64u << 20;
+    // A line of any format read by lines is a few KB at most (a deep folded stack a few hundred KB); a longer one is
+    // a file without line breaks (binary data, a decompression bomb), whose line is held while it is read, in about
+    // twice its size (the carry, grown by copying). 16 MiB keeps that to some tens of MB.
+    static constexpr size_t kDefaultMaxLine = 16u << 20;
 
     explicit LineReader(InputStream& input, size_t maxLineBytes = kDefaultMaxLine);
 

@@ -43,8 +43,7 @@ std::optional<int64_t> parseDate(std::string_view s)
     int64_t y, m, d;
     const size_t dash = s.size() == 10 && s[4] == '-' && s[7] == '-' ? 1 : 0;
     if (s.size() != 8 + 2 * dash || !digitsAt(s, 0, 4, y) || !digitsAt(s, 4 + dash, 2, m) ||
-        !digitsAt(s, 6 + 2 * dash, 2, d) || m < 1 || m > 12 || d < 1 || d > 31 || y < kMinTimestampYear ||
-        y > kMaxTimestampYear)
+        !digitsAt(s, 6 + 2 * dash, 2, d) || !isCalendarDate(y, m, d) || y < kMinTimestampYear || y > kMaxTimestampYear)
         return std::nullopt;
     return daysFromCivil(y, static_cast<unsigned>(m), static_cast<unsigned>(d));
 }

@@ -391,6 +391,14 @@ Status Parser::row(std::string_view line)
                            clip(m_fields[static_cast<size_t>(m_tsColumn)]), clip(key)));
         return okStatus();
     }
+    // Timestamps have millisecond resolution and one row per GPU per sample: a second row of a GPU at the same
+    // time is a repeated row (two captures joined), not a sample.
+    if (*ts == m_lastTs[slot]) {
+        report(diag::kDuplicateSample, m_tsColumn + 1,
+               fmt::format("a second row of GPU {} at {}; the first is kept", clip(key),
+                           clip(m_fields[static_cast<size_t>(m_tsColumn)])));
+        return okStatus();
+    }
     m_lastTs[slot] = *ts;
     m_prevTs = *ts;
     for (size_t i = 0; i < m_columns.size(); ++i) {

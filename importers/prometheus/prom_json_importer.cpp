@@ -206,7 +206,7 @@ Status Parser::readAll()
     auto maxBytes = maxDocumentBytes(m_ctx.options, kMaxJsonBytes);
     if (!maxBytes) return maxBytes.error();
     InputStream& in = m_ctx.lines.input();
-    if (in.compression() == Compression::None && in.rawSize() > 0 && in.rawSize() < *maxBytes)
+    if (in.compression() == Compression::None && in.rawSize() > 0 && in.rawSize() < maxBytes->maxBytes)
         m_buf.reserve(in.rawSize() + sj::SIMDJSON_PADDING);
     for (;;) {
         auto block = in.nextBlock();

@@ -17,7 +17,8 @@ constexpr double kDcgmFp64Blank = 140737488355328.0;      // 2^47, +1..+3 likewi
 
 bool isDcgmSentinel(double v)
 {
-    return v >= kDcgmInt64Blank * (1 - 1e-15) || (v >= kDcgmFp64Blank && v < kDcgmFp64Blank + 4);
+    // The int64 blanks all read as 2^63 once a double; a larger value is no blank, only out of range.
+    return (v >= kDcgmInt64Blank * (1 - 1e-15) && v <= 0x1p63) || (v >= kDcgmFp64Blank && v < kDcgmFp64Blank + 4);
 }
 
 std::string_view label(const PromSeriesId& id, std::string_view name)

@@ -1,6 +1,7 @@
 #include "importers/speedscope/speedscope_importer.h"
 
 #include "analysis/store/saturating.h"
+#include "importers/common/json_error.h"
 #include "importers/common/text_fields.h"
 #include "importers/common/text_map.h"
 #include "importers/common/untimed.h"
@@ -215,13 +216,19 @@ void Reader::begin(dom::object profile)
     if (std::find(m_units.begin(), m_units.end(), m_unit.name) == m_units.end()) m_units.emplace_back(m_unit.name);
     m_start = m_optionStart;
     int64_t startNs = 0;
-    uint64_t startU = 0;
-    if (!profile["startUnixNs"].get_int64().get(startNs))
+    dom::element start;
+    if (profile["startUnixNs"].get(start)) {
+        // absent: untimed unless start= was given
+    } else if (!start.get_int64().get(startNs)) {
         m_start = startNs;
-    else if (!profile["startUnixNs"].get_uint64().get(startU))
-        report(diag::kBadTimestamp, fmt::format("profile \"{}\": startUnixNs out of range", m_profileName));
-    else if (auto d = number(profile["startUnixNs"]); d && *d >= 0 && *d < 9e18)
+    } else if (auto d = number(dom::element(start)); d && *d >= 0 && *d < 9e18) {
         m_start = std::llround(*d);
+    } else {
+        // Past int64 nanoseconds (the year 2262), negative as a fraction, or not a number: not a time to trust.
+        report(diag::kBadTimestamp, fmt::format("profile \"{}\": startUnixNs {} is not a time in nanoseconds since "
+                                                "1970 (out of range or not a number); samples untimed",
+                                                m_profileName, untimed::clip(sj::minify(start))));
+    }
     if (!m_start) ++m_untimedProfiles;
 }
 
@@ -413,16 +420,7 @@ Status SpeedscopeImporter::run(ImportContext& ctx) const
     buf = std::string();
     dom::parser parser;
     dom::element root;
-    if (sj::error_code e = parser.parse(json).get(root)) {
-        // The DOM parser gives no position; a text that stops early is placed at its last line.
-        SourceLocation where{in.displayName()};
-        if (e == sj::INCOMPLETE_ARRAY_OR_OBJECT || e == sj::UNCLOSED_STRING) {
-            const std::string_view text(json.data(), json.size());
-            where.line = 1 + static_cast<int64_t>(std::count(text.begin(), text.end(), '\n'));
-            if (!text.empty() && text.back() == '\n') --where.line;
-        }
-        return makeError(ErrorCode::Format, fmt::format("invalid JSON: {}", sj::error_message(e)), where);
-    }
+    if (sj::error_code e = parser.parse(json).get(root)) return jsonDocumentError(json, e, in.displayName());
     Reader reader(ctx, placement->startNs);
     return reader.run(root);
 }

@@ -60,16 +60,21 @@ std::optional<int> timeOfDay(std::string_view s)
 // The banner's date: MM/DD/YY, MM/DD/YYYY, YYYY-MM-DD or DD.MM.YYYY → days since 1970-01-01.
 std::optional<int64_t> bannerDate(std::string_view s)
 {
+    // Only dates that exist, in the years a nanosecond timestamp holds (the rows' times are added to it).
+    const auto date = [](int y, int m, int d) -> std::optional<int64_t> {
+        if (!isCalendarDate(y, m, d) || y < kMinTimestampYear || y > kMaxTimestampYear) return std::nullopt;
+        return daysFromCivil(y, static_cast<unsigned>(m), static_cast<unsigned>(d));
+    };
     int a = 0, b = 0, c = 0;
     if (s.size() == 10 && s[4] == '-' && s[7] == '-' && digitsAt(s, 0, 4, a) && digitsAt(s, 5, 2, b) &&
         digitsAt(s, 8, 2, c))
-        return daysFromCivil(a, static_cast<unsigned>(b), static_cast<unsigned>(c)); // ISO
+        return date(a, b, c); // ISO
     if (s.size() == 10 && s[2] == '.' && s[5] == '.' && digitsAt(s, 0, 2, a) && digitsAt(s, 3, 2, b) &&
-        digitsAt(s, 6, 4, c) && b >= 1 && b <= 12 && a >= 1 && a <= 31)
-        return daysFromCivil(c, static_cast<unsigned>(b), static_cast<unsigned>(a)); // German
+        digitsAt(s, 6, 4, c))
+        return date(c, b, a); // German
     if ((s.size() == 8 || s.size() == 10) && s[2] == '/' && s[5] == '/' && digitsAt(s, 0, 2, a) &&
-        digitsAt(s, 3, 2, b) && digitsAt(s, 6, s.size() - 6, c) && a >= 1 && a <= 12 && b >= 1 && b <= 31)
-        return daysFromCivil(s.size() == 8 ? 2000 + c : c, static_cast<unsigned>(a), static_cast<unsigned>(b));
+        digitsAt(s, 3, 2, b) && digitsAt(s, 6, s.size() - 6, c))
+        return date(s.size() == 8 ? 2000 + c : c, a, b); // US, C locale
     return std::nullopt;
 }
 

@@ -199,7 +199,8 @@ Status TraceStore::write(const Clock& clock, int64_t binNs)
                                     m_t.worldSize ? fmt::format(" of world size {}", *m_t.worldSize) : "",
                                     m_t.backend.empty() ? "" : ", backend " + m_t.backend));
     else
-        notes.push_back("no distributedInfo: rank unknown, stored as -1");
+        notes.push_back(m_t.distributedInfo ? "distributedInfo without a readable rank: rank unknown, stored as -1"
+                                            : "no distributedInfo: rank unknown, stored as -1");
     notes.push_back(clock.note);
     const auto written = std::count_if(m_tracks.begin(), m_tracks.end(), [](int64_t id) { return id != 0; });
     notes.push_back(fmt::format("{} slices on {} track{} ({} complete, {} B/E pairs, {} instants): {}",
@@ -278,7 +279,7 @@ Status ChromeTraceImporter::run(ImportContext& ctx) const
         if (block->empty()) break;
         if (Status s = documentFits(in, text.size(), block->size(), *maxBytes); !s) return s;
         if (firstBlock) { // the decoded size: known for plain text, a guess for compressed input
-            text.reserve(std::min(in.rawSize() * (in.compression() == Compression::None ? 1 : 4), *maxBytes));
+            text.reserve(std::min(in.rawSize() * (in.compression() == Compression::None ? 1 : 4), maxBytes->maxBytes));
             adviseHugePages(text.data(), text.capacity());
         }
         text.append(*block);

@@ -1,6 +1,7 @@
 #include "importers/trace/chrome_trace_parse.h"
 
 #include "importers/common/text_fields.h"
+#include "importers/common/untimed.h"
 #include "importers/trace/trace_event_reader.h"
 #include "importers/trace/trace_fields.h"
 
@@ -34,11 +35,15 @@ Status TraceEventReader::document(od::document& doc)
             sawEvents = true;
             if (Status s = events(all); !s) return s;
         } else if (key == "baseTimeNanoseconds") {
-            const char* at = v.raw_json_token().data();
+            const std::string_view token = v.raw_json_token();
+            const char* at = token.data();
             if (auto n = integerOf(v))
                 m_out.baseTimeNs = n;
             else
-                report(diag::kBadTimestamp, at, "baseTimeNanoseconds is not an integer: ignored");
+                report(diag::kBadTimestamp, at,
+                       fmt::format("baseTimeNanoseconds {} is not a whole number of nanoseconds since 1970 (up to the "
+                                   "year 2262): ignored",
+                                   untimed::clip(trim(token))));
         } else if (key == "distributedInfo") {
             distributed(v);
         } else if (key == "deviceProperties") {
@@ -62,14 +67,26 @@ void TraceEventReader::distributed(od::value& value)
 {
     od::object o;
     if (value.get_object().get(o)) return;
+    m_out.distributedInfo = true;
+    // A rank or world size that is not a whole number from 0 (from 1) is ignored, and said so: the file would
+    // otherwise land on a node by a rank it does not have.
+    const auto count = [&](od::value& v, const char* name, int64_t least) -> std::optional<int64_t> {
+        const std::string_view token = v.raw_json_token();
+        auto n = integerOf(v);
+        if (n && *n >= least) return n;
+        report(diag::kBadNumber, token.data(),
+               fmt::format("distributedInfo {} {} is not a whole number from {}: ignored", name,
+                           untimed::clip(trim(token)), least));
+        return std::nullopt;
+    };
     for (auto fieldResult : o) {
         od::field f;
         if (std::move(fieldResult).get(f)) return;
         const od::raw_json_string key = f.key();
         if (key == "rank")
-            m_out.rank = integerOf(f.value());
+            m_out.rank = count(f.value(), "rank", 0);
         else if (key == "world_size")
-            m_out.worldSize = integerOf(f.value());
+            m_out.worldSize = count(f.value(), "world_size", 1);
         else if (key == "backend")
             m_out.backend = std::string(stringOf(f.value()));
     }

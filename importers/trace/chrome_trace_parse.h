@@ -52,6 +52,7 @@ struct ParsedTrace
     std::vector<std::string> names;
     std::optional<int64_t> baseTimeNs; // baseTimeNanoseconds: ts counts from it
     std::optional<int64_t> rank, worldSize;
+    bool distributedInfo = false; // the key was there (its rank may still be unreadable)
     std::string backend;
     std::vector<DeviceProperties> devices;
     bool bareArray = false;

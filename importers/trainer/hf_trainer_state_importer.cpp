@@ -1,6 +1,7 @@
 #include "importers/trainer/hf_trainer_state_importer.h"
 
 #include "analysis/store/saturating.h"
+#include "importers/common/json_error.h"
 #include "importers/common/text_fields.h"
 #include "importers/common/untimed.h"
 #include "importers/common/whole_input.h"
@@ -182,6 +183,10 @@ Status Reader::run(dom::element root)
         if (auto t = number(obj, "train_runtime", index, r); t && *t > 0) {
             runtimeS = *t;
             runtimeStep = step;
+        } else if (t) {
+            report(diag::kBadNumber, index,
+                   fmt::format("log_history entry {}: train_runtime {} is not a positive number of seconds; ignored",
+                               index, *t));
         }
         records.push_back(std::move(r));
     }
@@ -202,8 +207,8 @@ Status Reader::run(dom::element root)
                                           "{:.4g} s per step (the average; train.step_time not written)",
                                           perStepS));
     } else {
-        return makeError(ErrorCode::Usage, "trainer_state.json has no times and no train_runtime: set interval= "
-                                           "(seconds per step) and start=");
+        return makeError(ErrorCode::Usage, "trainer_state.json has no times and no usable train_runtime: set "
+                                           "interval= (seconds per step) and start=");
     }
     m_ctx.diagnostics.report(diag::kEstimatedTime, trainer::locationOf(m_ctx, records.back().line),
                              "no times in trainer_state.json: steps spread evenly (see the notes)");
@@ -258,15 +263,7 @@ Status HfTrainerStateImporter::run(ImportContext& ctx) const
     buf = std::string();
     dom::parser parser;
     dom::element root;
-    if (sj::error_code e = parser.parse(json).get(root)) {
-        SourceLocation where{in.displayName()};
-        if (e == sj::INCOMPLETE_ARRAY_OR_OBJECT || e == sj::UNCLOSED_STRING) {
-            const std::string_view text(json.data(), json.size());
-            where.line = 1 + static_cast<int64_t>(std::count(text.begin(), text.end(), '\n'));
-            if (!text.empty() && text.back() == '\n') --where.line;
-        }
-        return makeError(ErrorCode::Format, fmt::format("invalid JSON: {}", sj::error_message(e)), where);
-    }
+    if (sj::error_code e = parser.parse(json).get(root)) return jsonDocumentError(json, e, in.displayName());
     if (nonFinite > 0) ctx.notes.push_back(fmt::format("{} NaN or infinite values stored as missing", nonFinite));
     Reader reader(ctx, std::move(lines));
     return reader.run(root);

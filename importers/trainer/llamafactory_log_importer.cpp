@@ -21,6 +21,7 @@ constexpr int kCheckpointLines = 8192;
 // elapsed_time is cut to whole seconds; total_tokens / throughput must land in [elapsed, elapsed + 1). The slack
 // covers throughput's rounding to two decimals and the moment between the two clock readings.
 constexpr double kSlackS = 0.05;
+constexpr double kMaxElapsedS = 100.0 * 366 * 86400; // as train_steps' bound on a time from the start
 
 // str(timedelta): "H:MM:SS", "H:MM:SS.ffffff", "N day(s), H:MM:SS" → seconds.
 std::optional<double> parseTimedelta(std::string_view s)
@@ -130,15 +131,23 @@ void Parser::line(std::string_view text, int64_t number)
                      fmt::format("step {}: no elapsed_time such as \"0:01:03\" ({}); dropped", steps, clip(elapsed)));
         return;
     }
+    // str(timedelta) of a negative time ("-1 day, 23:59:59"), or one past any run: the line cannot be placed, and
+    // kept it would make every later line look like a step back.
+    if (*e < 0 || *e > kMaxElapsedS) {
+        m_ctx.report(diag::kBadTimestamp, 0,
+                     fmt::format("step {}: elapsed_time \"{}\" is {}; dropped", steps, clip(elapsed),
+                                 *e < 0 ? "negative" : "more than 100 years"));
+        return;
+    }
     l.elapsedS = *e;
     if (!m_lines.empty()) {
         const LogLine& p = m_lines.back();
         if (steps < *p.record.step || *e < p.elapsedS) {
             ++m_repeated;
             m_ctx.report(diag::kRepeatedStep, 0,
-                         fmt::format("step {} at elapsed {} comes after step {} at elapsed {} (a second run appended "
-                                     "to the file?); dropped",
-                                     steps, clip(elapsed), *p.record.step, p.elapsedS));
+                         fmt::format("step {} at elapsed {:g} s comes after step {} at elapsed {:g} s (a second run "
+                                     "appended to the file?); dropped",
+                                     steps, *e, *p.record.step, p.elapsedS));
             return;
         }
     }

@@ -1,0 +1,1 @@
+-- A normal run: the case is the command, a query that attaches another file.

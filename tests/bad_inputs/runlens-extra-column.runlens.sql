@@ -1,0 +1,2 @@
+-- A column RunLens does not create.
+ALTER TABLE run ADD COLUMN note TEXT;

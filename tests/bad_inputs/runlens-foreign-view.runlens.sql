@@ -1,0 +1,2 @@
+-- A view RunLens does not create.
+CREATE VIEW notes AS SELECT name FROM node;
