@@ -28,6 +28,7 @@
 namespace runlens::test::stack_store {
 
 using namespace runlens::store;
+using runlens::test::execRaw;
 
 constexpr int64_t kMs = 1'000'000;
 constexpr int64_t kSecond = 1'000'000'000;
@@ -175,18 +176,6 @@ inline Status writeImport(RunDatabase& db, const std::string& hash, const std::f
     return db.commit();
 }
 
-// Runs SQL on a plain SQLite connection (as another program would); returns the error message or "".
-inline std::string execRaw(const std::string& path, const std::string& sql)
-{
-    sqlite3* h = nullptr;
-    sqlite3_open(path.c_str(), &h);
-    char* err = nullptr;
-    const int rc = sqlite3_exec(h, sql.c_str(), nullptr, nullptr, &err);
-    std::string msg = rc == SQLITE_OK ? "" : err ? err : "error";
-    sqlite3_free(err);
-    sqlite3_close(h);
-    return msg;
-}
 
 inline bool hasRow(Statement& st)
 {

@@ -5,6 +5,8 @@
 #include <QDir>
 #include <QFile>
 #include <QFileInfo>
+#include <algorithm>
+#include <sqlite3.h>
 #include <zlib.h>
 #include <zstd.h>
 
@@ -102,6 +104,47 @@ std::string rawBytes(std::initializer_list<int> bytes)
     for (int b : bytes)
         s.push_back(static_cast<char>(b));
     return s;
+}
+
+std::string zstdFrame(const std::string& head, uint64_t fillBytes, char fill, bool declared)
+{
+    constexpr uint64_t kBlock = 128 * 1024;
+    std::string out = "\x28\xB5\x2F\xFD";
+    if (declared) {
+        out += static_cast<char>(0xE0); // 8-byte content size, single segment, no checksum, no dictionary
+        const uint64_t size = head.size() + fillBytes;
+        for (int b = 0; b < 8; ++b)
+            out += static_cast<char>((size >> (8 * b)) & 0xff);
+    } else {
+        out += '\0';                    // no content size, a window descriptor, no checksum, no dictionary
+        out += static_cast<char>(7 << 3); // window 2^(10 + 7) = 128 KiB
+    }
+    const auto blockHeader = [&](bool last, int type, uint64_t n) {
+        const uint64_t h = (last ? 1u : 0u) | (static_cast<uint64_t>(type) << 1) | (n << 3);
+        for (int b = 0; b < 3; ++b)
+            out += static_cast<char>((h >> (8 * b)) & 0xff);
+    };
+    blockHeader(fillBytes == 0, 0, head.size());
+    out += head;
+    for (uint64_t left = fillBytes; left > 0;) {
+        const uint64_t n = std::min(left, kBlock);
+        left -= n;
+        blockHeader(left == 0, 1, n);
+        out += fill;
+    }
+    return out;
+}
+
+std::string execRaw(const std::string& path, const std::string& sql)
+{
+    sqlite3* h = nullptr;
+    sqlite3_open(path.c_str(), &h);
+    char* err = nullptr;
+    const int rc = sqlite3_exec(h, sql.c_str(), nullptr, nullptr, &err);
+    std::string msg = rc == SQLITE_OK ? "" : err ? err : "error";
+    sqlite3_free(err);
+    sqlite3_close(h);
+    return msg;
 }
 
 std::string varintBytes(uint64_t v)

@@ -47,6 +47,14 @@ std::string rawBytes(std::initializer_list<int> bytes);
 // An unsigned LEB128 varint, as the chunk codecs write them.
 std::string varintBytes(uint64_t v);
 
+// A zstd frame whose content is `head` (one raw block) followed by `fillBytes` bytes of `fill` in RLE blocks: 4 bytes
+// per 128 KiB, so a few KB of frame hold a gigabyte. Declared: single segment with the content size (as the chunk
+// codecs read it); else a 128 KiB window and no size (as a streaming decoder accepts it, whatever the size).
+std::string zstdFrame(const std::string& head, uint64_t fillBytes, char fill = '\0', bool declared = true);
+
+// Runs SQL on a plain SQLite connection to the file (as another program would); the error message, or "".
+std::string execRaw(const std::string& path, const std::string& sql);
+
 // nvidia-smi --query-gpu CSV: `gpus` GPUs × `samples` samples at 1 s from second `start`, values with units.
 inline std::string nvsmiCsv(int gpus, int samples, int start = 0)
 {

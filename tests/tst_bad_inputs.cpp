@@ -138,31 +138,6 @@ std::string varint(uint64_t v)
     return runlens::test::varintBytes(v);
 }
 
-// A zstd frame holding `head` and then `fill` bytes of zeros in RLE blocks (4 bytes per 128 KiB), its content size
-// declared: a few KB that decode to as much as a chunk claims.
-std::string zstdRleFrame(const std::string& head, uint64_t fill)
-{
-    constexpr uint64_t kBlock = 128 * 1024;
-    std::string out = "\x28\xB5\x2F\xFD";
-    out += static_cast<char>(0xE0); // 8-byte content size, single segment, no checksum, no dictionary
-    const uint64_t size = head.size() + fill;
-    for (int b = 0; b < 8; ++b)
-        out += static_cast<char>((size >> (8 * b)) & 0xff);
-    const auto blockHeader = [&](bool last, int type, uint64_t n) {
-        const uint64_t h = (last ? 1u : 0u) | (static_cast<uint64_t>(type) << 1) | (n << 3);
-        for (int b = 0; b < 3; ++b)
-            out += static_cast<char>((h >> (8 * b)) & 0xff);
-    };
-    blockHeader(fill == 0, 0, head.size());
-    out += head;
-    for (uint64_t left = fill; left > 0;) {
-        const uint64_t n = std::min(left, kBlock);
-        left -= n;
-        blockHeader(left == 0, 1, n);
-        out += '\0';
-    }
-    return out;
-}
 
 // SQL functions for the .sql recipes of crafted runs: varint(N) and zstd_rle_frame(HEAD, FILL) as blobs.
 void sqlVarint(sqlite3_context* ctx, int, sqlite3_value** argv)
@@ -175,7 +150,7 @@ void sqlZstdRleFrame(sqlite3_context* ctx, int, sqlite3_value** argv)
 {
     const auto* head = static_cast<const char*>(sqlite3_value_blob(argv[0]));
     const std::string frame =
-        zstdRleFrame(std::string(head ? head : "", static_cast<size_t>(sqlite3_value_bytes(argv[0]))),
+        runlens::test::zstdFrame(std::string(head ? head : "", static_cast<size_t>(sqlite3_value_bytes(argv[0]))),
                      static_cast<uint64_t>(sqlite3_value_int64(argv[1])));
     sqlite3_result_blob(ctx, frame.data(), static_cast<int>(frame.size()), SQLITE_TRANSIENT);
 }

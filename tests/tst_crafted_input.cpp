@@ -26,53 +26,11 @@
 using namespace runlens;
 using namespace runlens::store;
 using namespace runlens::importers;
+using test::execRaw;
 using test::varintBytes;
+using test::zstdFrame;
 
 namespace {
-
-// A zstd frame whose content is `head` (one raw block) followed by `zeros` bytes of fill in RLE blocks: 4 bytes per
-// 128 KiB, so a few KB of frame hold a gigabyte. Declared: single segment with the content size (as the chunk
-// codecs read it); else a 128 KiB window and no size (as a streaming decoder accepts it, whatever the size).
-std::string zstdFrame(const std::string& head, uint64_t zeros, char fill = '\0', bool declared = true)
-{
-    constexpr uint64_t kBlock = 128 * 1024;
-    std::string out = "\x28\xB5\x2F\xFD";
-    if (declared) {
-        out += static_cast<char>(0xE0); // 8-byte content size, single segment, no checksum, no dictionary
-        const uint64_t size = head.size() + zeros;
-        for (int b = 0; b < 8; ++b)
-            out += static_cast<char>((size >> (8 * b)) & 0xff);
-    } else {
-        out += '\0';                    // no content size, a window descriptor, no checksum, no dictionary
-        out += static_cast<char>(7 << 3); // window 2^(10 + 7) = 128 KiB
-    }
-    const auto blockHeader = [&](bool last, int type, uint64_t n) {
-        const uint64_t h = (last ? 1u : 0u) | (static_cast<uint64_t>(type) << 1) | (n << 3);
-        for (int b = 0; b < 3; ++b)
-            out += static_cast<char>((h >> (8 * b)) & 0xff);
-    };
-    blockHeader(zeros == 0, 0, head.size());
-    out += head;
-    for (uint64_t left = zeros; left > 0;) {
-        const uint64_t n = std::min(left, kBlock);
-        left -= n;
-        blockHeader(left == 0, 1, n);
-        out += fill;
-    }
-    return out;
-}
-
-std::string execRaw(const std::string& path, const std::string& sql)
-{
-    sqlite3* h = nullptr;
-    sqlite3_open(path.c_str(), &h);
-    char* err = nullptr;
-    const int rc = sqlite3_exec(h, sql.c_str(), nullptr, nullptr, &err);
-    std::string msg = rc == SQLITE_OK ? "" : err ? err : "error";
-    sqlite3_free(err);
-    sqlite3_close(h);
-    return msg;
-}
 
 struct Imported
 {

@@ -25,6 +25,7 @@
 
 using namespace runlens;
 using namespace runlens::store;
+using runlens::test::execRaw;
 
 #define QVERIFY_OK(expr)                                                                                               \
     do {                                                                                                               \
@@ -147,18 +148,6 @@ int64_t countRows(RunDatabase& db, const std::string& table)
     return st && st->step() ? st->int64(0) : -1;
 }
 
-// Runs SQL on a plain SQLite connection (as another program would); returns the error message or "".
-std::string execRaw(const std::string& path, const std::string& sql)
-{
-    sqlite3* h = nullptr;
-    sqlite3_open(path.c_str(), &h);
-    char* err = nullptr;
-    const int rc = sqlite3_exec(h, sql.c_str(), nullptr, nullptr, &err);
-    std::string msg = rc == SQLITE_OK ? "" : err ? err : "error";
-    sqlite3_free(err);
-    sqlite3_close(h);
-    return msg;
-}
 
 } // namespace
 

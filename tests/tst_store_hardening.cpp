@@ -42,18 +42,6 @@ QByteArray fileHash(const QString& path)
     return QCryptographicHash::hash(f.readAll(), QCryptographicHash::Sha256);
 }
 
-// Runs SQL on a file through SQLite directly, as someone crafting a file would.
-bool execRaw(const QString& path, const char* sql)
-{
-    sqlite3* db = nullptr;
-    bool ok = sqlite3_open(path.toUtf8().constData(), &db) == SQLITE_OK;
-    char* err = nullptr;
-    ok = ok && sqlite3_exec(db, sql, nullptr, nullptr, &err) == SQLITE_OK;
-    if (err) qWarning("%s", err);
-    sqlite3_free(err);
-    return sqlite3_close(db) == SQLITE_OK && ok;
-}
-
 bool writeBytes(const QString& path, const QByteArray& bytes)
 {
     QFile f(path);
@@ -191,7 +179,7 @@ private Q_SLOTS:
         const QString path = copyOfRun(QStringLiteral("x.runlens"));
         QVERIFY(!path.isEmpty());
         if (kind == QLatin1String("sql")) {
-            QVERIFY(execRaw(path, sql.toUtf8().constData()));
+            QCOMPARE(execRaw(path.toStdString(), sql.toStdString()), std::string());
         } else if (kind == QLatin1String("truncate")) {
             const QByteArray bytes = readBytes(path);
             QVERIFY(writeBytes(path, bytes.left(bytes.size() / 2)));
@@ -246,8 +234,8 @@ private Q_SLOTS:
         QFETCH(QString, message);
         const QString path = copyOfRun(QStringLiteral("v5.runlens"));
         QVERIFY(!path.isEmpty());
-        QVERIFY(execRaw(path, "DROP TABLE run_setting; PRAGMA user_version = 5;"));
-        if (!sql.isEmpty()) QVERIFY(execRaw(path, sql.toUtf8().constData()));
+        QCOMPARE(execRaw(path.toStdString(), "DROP TABLE run_setting; PRAGMA user_version = 5;"), std::string());
+        if (!sql.isEmpty()) QCOMPARE(execRaw(path.toStdString(), sql.toStdString()), std::string());
         const QByteArray before = fileHash(path);
         auto db = store::RunDatabase::open(path.toStdString(), store::OpenMode::ReadWrite);
         if (message.isEmpty()) {
