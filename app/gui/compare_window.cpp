@@ -1,44 +1,41 @@
 #include "app/gui/compare_window.h"
 
 #include "analysis/compare/compare_format.h"
+#include "analysis/phase/phase_classifier.h"
+#include "analysis/store/run_database.h"
 #include "app/cli/window_args.h"
 #include "widgets/common/background_job.h"
 #include "widgets/common/qcp.h"
 #include "widgets/flame/flame_graph_widget.h"
 #include "widgets/report/compare_report.h"
 
-#include "analysis/phase/phase_classifier.h"
-#include "analysis/store/run_database.h"
-
 #include <QApplication>
 #include <QClipboard>
 #include <QComboBox>
 #include <QDateTime>
-#include <QGridLayout>
-#include <QLineEdit>
-#include <QtConcurrent/QtConcurrentRun>
-#include <QSplitter>
-#include <QSvgGenerator>
 #include <QDir>
 #include <QFileDialog>
 #include <QFileInfo>
+#include <QGridLayout>
 #include <QGuiApplication>
 #include <QHBoxLayout>
 #include <QHeaderView>
 #include <QLabel>
+#include <QLineEdit>
 #include <QMessageBox>
 #include <QPainter>
 #include <QPixmap>
 #include <QPushButton>
 #include <QScreen>
 #include <QScrollBar>
+#include <QSplitter>
+#include <QSvgGenerator>
 #include <QTabWidget>
 #include <QTableWidget>
 #include <QVBoxLayout>
-
 #include <algorithm>
-#include <exception>
 #include <cmath>
+#include <exception>
 #include <memory>
 
 namespace runlens::app {
@@ -315,9 +312,10 @@ bool CompareWindow::recompare()
     QApplication::setOverrideCursor(Qt::BusyCursor);
     const QStringList paths = m_paths;
     auto cancel = m_cancel;
-    QtConcurrent::run(widgets::guardedJob([paths, windows, cancel] { return compareRunFiles(paths, windows, cancel.get()); },
-                                          failedComparison))
-        .then(this, [this](RunComparison result) {
+    widgets::startJob(
+        this, nullptr, [paths, windows, cancel] { return compareRunFiles(paths, windows, cancel.get()); },
+        failedComparison,
+        [this](RunComparison result) {
             QApplication::restoreOverrideCursor();
             m_cancel.reset();
             m_recompare->setText(tr("&Compare again"));

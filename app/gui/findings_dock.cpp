@@ -14,7 +14,6 @@
 #include <QDockWidget>
 #include <QJsonArray>
 #include <QMainWindow>
-#include <QtConcurrent>
 #include <algorithm>
 #include <exception>
 #include <map>
@@ -104,24 +103,29 @@ bool FindingsDock::keep()
     const uint64_t generation = m_generation;
     m_busy = true;
     m_panel->setStatus(tr("Writing the findings into the run…"));
-    QtConcurrent::run(widgets::guardedJob([path, fresh, overrides]() -> QString {
-        auto db = store::RunDatabase::open(path, store::OpenMode::ReadWrite);
-        if (!db) return QString::fromStdString(db.error().toString());
-        if (Status s = analysis::storeAnalysis(**db, *fresh, overrides); !s) return QString::fromStdString(s.error().toString());
-        return {};
-    }, [](const QString& error) { return error; })).then(this, [this, generation, count = fresh->findings.size()](const QString& error) {
-        m_busy = false;
-        if (generation != m_generation) return; // another run meanwhile
-        if (!error.isEmpty()) {
-            m_panel->setStatus(tr("The findings were not kept: %1").arg(error));
-            Q_EMIT keptInRun(false);
-            return;
-        }
-        m_fresh.reset();
-        m_panel->setKeepable(false);
-        m_panel->setStatus(tr("%1 findings, kept in the run.").arg(count));
-        Q_EMIT keptInRun(true);
-    });
+    widgets::startJob(
+        this, nullptr,
+        [path, fresh, overrides]() -> QString {
+            auto db = store::RunDatabase::open(path, store::OpenMode::ReadWrite);
+            if (!db) return QString::fromStdString(db.error().toString());
+            if (Status s = analysis::storeAnalysis(**db, *fresh, overrides); !s)
+                return QString::fromStdString(s.error().toString());
+            return {};
+        },
+        [](const QString& error) { return error; },
+        [this, generation, count = fresh->findings.size()](const QString& error) {
+            m_busy = false;
+            if (generation != m_generation) return; // another run meanwhile
+            if (!error.isEmpty()) {
+                m_panel->setStatus(tr("The findings were not kept: %1").arg(error));
+                Q_EMIT keptInRun(false);
+                return;
+            }
+            m_fresh.reset();
+            m_panel->setKeepable(false);
+            m_panel->setStatus(tr("%1 findings, kept in the run.").arg(count));
+            Q_EMIT keptInRun(true);
+        });
     return true;
 }
 
@@ -153,14 +157,15 @@ void FindingsDock::load(bool rerun)
     m_busy = true;
     m_panel->setStatus(rerun ? tr("Analysing the run…") : tr("Reading the findings…"));
     const std::string path = m_catalog->path;
-    QtConcurrent::run(widgets::guardedJob([path, rerun, generation] { return loadFindings(path, rerun, generation); },
-                                          [generation](const QString& error) {
-                                              Loaded failed;
-                                              failed.generation = generation;
-                                              failed.error = error;
-                                              return failed;
-                                          }))
-        .then(this, [this](Loaded loaded) {
+    widgets::startJob(
+        this, nullptr, [path, rerun, generation] { return loadFindings(path, rerun, generation); },
+        [generation](const QString& error) {
+            Loaded failed;
+            failed.generation = generation;
+            failed.error = error;
+            return failed;
+        },
+        [this](Loaded loaded) {
             if (loaded.generation != m_generation) return; // another run or a newer analysis meanwhile
             m_busy = false;
             if (!loaded.error.isEmpty()) {

@@ -22,8 +22,6 @@
 #include <QTimer>
 #include <QToolButton>
 #include <QVBoxLayout>
-#include <QtConcurrent/QtConcurrent>
-
 #include <map>
 
 namespace runlens::app {
@@ -233,31 +231,37 @@ void FlameDock::startTree()
     m_panel->setMessage(tr("building…"));
     auto backend = m_backend;
     using Built = std::pair<uint64_t, Expected<std::shared_ptr<const analysis::FlameTree>>>;
-    QtConcurrent::run(m_pool.get(), widgets::guardedJob([backend, r]() -> Built {
-        return {r.generation, buildTree(*backend, r.query)};
-    }, [generation = r.generation](const QString& error) -> Built {
-        return {generation, Error{ErrorCode::Internal, error.toStdString(), {}}};
-    })).then(this, [this, backend, window = r.window](std::pair<uint64_t, Expected<std::shared_ptr<const analysis::FlameTree>>> result) {
-        m_inFlight = false;
-        if (backend != m_backend) { // another run meanwhile
-            if (m_catalog) startTree();
-            return;
-        }
-        if (m_pending) { // a newer window or filter: this tree is stale
-            startTree();
-            return;
-        }
-        if (!result.second) {
-            m_panel->setTree(nullptr);
-            m_panel->setMessage(QString::fromStdString(result.second.error().toString()));
-            return;
-        }
-        m_panel->setTree(*result.second);
-        if ((*result.second)->totalSamples() == 0) m_panel->setMessage(tr("No stack samples in this window and selection."));
-        Q_EMIT treeShown(result.first);
-        // A view from the command line applies to the tree of the selection it came with, not to an earlier one.
-        if (m_view && window == m_controller->selection() && !m_debounce->isActive()) applyView();
-    });
+    widgets::startJob(
+        this, m_pool.get(),
+        [backend, r]() -> Built {
+            return {r.generation, buildTree(*backend, r.query)};
+        },
+        [generation = r.generation](const QString& error) -> Built {
+            return {generation, Error{ErrorCode::Internal, error.toStdString(), {}}};
+        },
+        [this, backend,
+         window = r.window](std::pair<uint64_t, Expected<std::shared_ptr<const analysis::FlameTree>>> result) {
+            m_inFlight = false;
+            if (backend != m_backend) { // another run meanwhile
+                if (m_catalog) startTree();
+                return;
+            }
+            if (m_pending) { // a newer window or filter: this tree is stale
+                startTree();
+                return;
+            }
+            if (!result.second) {
+                m_panel->setTree(nullptr);
+                m_panel->setMessage(QString::fromStdString(result.second.error().toString()));
+                return;
+            }
+            m_panel->setTree(*result.second);
+            if ((*result.second)->totalSamples() == 0)
+                m_panel->setMessage(tr("No stack samples in this window and selection."));
+            Q_EMIT treeShown(result.first);
+            // A view from the command line applies to the tree of the selection it came with, not to an earlier one.
+            if (m_view && window == m_controller->selection() && !m_debounce->isActive()) applyView();
+        });
 }
 
 void FlameDock::applyView()
@@ -273,11 +277,12 @@ void FlameDock::applyView()
     const QStringList baseCaption = caption(base);
     auto backend = m_backend;
     m_inFlight = true;
-    QtConcurrent::run(m_pool.get(), widgets::guardedJob([backend, base] { return buildTree(*backend, base.query); },
-                                                        [](const QString& error) -> Expected<std::shared_ptr<const analysis::FlameTree>> {
-                                                            return Error{ErrorCode::Internal, error.toStdString(), {}};
-                                                        }))
-        .then(this, [this, v, baseCaption, backend](Expected<std::shared_ptr<const analysis::FlameTree>> tree) {
+    widgets::startJob(
+        this, m_pool.get(), [backend, base] { return buildTree(*backend, base.query); },
+        [](const QString& error) -> Expected<std::shared_ptr<const analysis::FlameTree>> {
+            return Error{ErrorCode::Internal, error.toStdString(), {}};
+        },
+        [this, v, baseCaption, backend](Expected<std::shared_ptr<const analysis::FlameTree>> tree) {
             m_inFlight = false;
             if (backend != m_backend) return;
             if (!tree) {

@@ -22,7 +22,6 @@
 #include <QTableView>
 #include <QTimer>
 #include <QVBoxLayout>
-#include <QtConcurrent/QtConcurrentRun>
 
 namespace runlens::app {
 
@@ -190,11 +189,12 @@ void ImportDialog::replan()
     const uint64_t generation = ++m_planGeneration;
     m_planStatus->setText(tr("Detecting the formats of %n input(s)…", nullptr, static_cast<int>(m_paths.size())));
     m_import->setEnabled(false);
-    QtConcurrent::run(widgets::guardedJob([paths, options] { return importers::planImport(paths, options); },
-                                          [](const QString& failure) -> Expected<std::vector<importers::PlannedFile>> {
-                                              return Error{ErrorCode::Internal, failure.toStdString(), {}};
-                                          }))
-        .then(this, [this, generation](const Expected<std::vector<importers::PlannedFile>>& plan) {
+    widgets::startJob(
+        this, nullptr, [paths, options] { return importers::planImport(paths, options); },
+        [](const QString& failure) -> Expected<std::vector<importers::PlannedFile>> {
+            return Error{ErrorCode::Internal, failure.toStdString(), {}};
+        },
+        [this, generation](const Expected<std::vector<importers::PlannedFile>>& plan) {
             if (generation != m_planGeneration) return;
             if (!plan) {
                 m_model->setPlan({});
@@ -250,24 +250,27 @@ void ImportDialog::startImport()
                              {}};
         return result;
     };
-    QtConcurrent::run(widgets::guardedJob([state, dbPath, plan, options] {
-        ImportJobCallbacks callbacks;
-        callbacks.progress = [state](uint64_t done, uint64_t total, size_t file) {
-            state->done = done;
-            state->total = total;
-            state->file = file;
-            state->reported = true;
-        };
-        ImportJobResult result = runImport(dbPath, plan, options, callbacks, &state->cancel);
-        // A run of several nodes: their clocks lined up (offsets the user set are kept).
-        if (!result.error && !result.cancelled && result.imported > 0)
-            if (auto db = store::RunDatabase::open(dbPath, store::OpenMode::ReadWrite)) {
-                auto lines = estimateAndDescribeClocks(**db, false);
-                result.clockLines =
-                    lines ? *lines : std::vector<std::string>{"clocks not estimated: " + lines.error().toString()};
-            }
-        return result;
-    }, failed)).then(this, [this](const ImportJobResult& result) { finishImport(result); });
+    widgets::startJob(
+        this, nullptr,
+        [state, dbPath, plan, options] {
+            ImportJobCallbacks callbacks;
+            callbacks.progress = [state](uint64_t done, uint64_t total, size_t file) {
+                state->done = done;
+                state->total = total;
+                state->file = file;
+                state->reported = true;
+            };
+            ImportJobResult result = runImport(dbPath, plan, options, callbacks, &state->cancel);
+            // A run of several nodes: their clocks lined up (offsets the user set are kept).
+            if (!result.error && !result.cancelled && result.imported > 0)
+                if (auto db = store::RunDatabase::open(dbPath, store::OpenMode::ReadWrite)) {
+                    auto lines = estimateAndDescribeClocks(**db, false);
+                    result.clockLines =
+                        lines ? *lines : std::vector<std::string>{"clocks not estimated: " + lines.error().toString()};
+                }
+            return result;
+        },
+        failed, [this](const ImportJobResult& result) { finishImport(result); });
 }
 
 void ImportDialog::cancelImport()

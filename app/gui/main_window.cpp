@@ -1,15 +1,14 @@
 #include "app/gui/main_window.h"
 
-#include "app/cli/window_args.h"
-
 #include "analysis/timeline/lane_catalog.h"
+#include "app/cli/window_args.h"
 #include "app/gui/compare_window.h"
+#include "app/gui/findings_dock.h"
+#include "app/gui/flame_dock.h"
 #include "app/gui/help_dialogs.h"
 #include "app/gui/import_dialog.h"
 #include "app/gui/recent_files.h"
 #include "app/gui/report_export.h"
-#include "app/gui/findings_dock.h"
-#include "app/gui/flame_dock.h"
 #include "app/gui/run_docks.h"
 #include "app/gui/welcome_widget.h"
 #include "widgets/common/background_job.h"
@@ -18,28 +17,25 @@
 #include "widgets/timeline/timeline_controller.h"
 #include "widgets/timeline/timeline_widget.h"
 
-#include <atomic>
-#include <memory>
 #include <QCloseEvent>
 #include <QDir>
-#include <QGuiApplication>
-#include <QScreen>
 #include <QDockWidget>
 #include <QFileDialog>
 #include <QFileInfo>
+#include <QGuiApplication>
 #include <QLabel>
 #include <QMenuBar>
 #include <QMessageBox>
 #include <QMimeData>
-#include <QSettings>
 #include <QProgressDialog>
+#include <QScreen>
+#include <QSettings>
 #include <QStackedWidget>
 #include <QStatusBar>
 #include <QVBoxLayout>
-
-#include <QtConcurrent/QtConcurrentRun>
-
 #include <algorithm>
+#include <atomic>
+#include <memory>
 
 namespace runlens::app {
 
@@ -312,27 +308,29 @@ bool MainWindow::compareWith(const QStringList& candidates)
         cancel->store(true);
         m_status->setText(tr("Cancelling the comparison…"));
     });
-    QtConcurrent::run(widgets::guardedJob([paths, cancel] { return compareRunFiles(paths, {}, cancel.get()); },
-                                          failedComparison)).then(this, [this, progress](RunComparison result) {
-        progress->close();
-        m_comparing = false;
-        updateActions();
-        if (result.cancelled) {
-            m_status->setText(tr("Comparison cancelled"));
-            Q_EMIT compareFailed(tr("cancelled"));
-            return;
-        }
-        if (!result.error.isEmpty()) {
-            m_status->setText(tr("The runs were not compared"));
-            Q_EMIT compareFailed(result.error);
-            QMessageBox::warning(this, tr("Cannot compare the runs"), result.error);
-            return;
-        }
-        auto* window = new CompareWindow(std::move(result), this);
-        window->show();
-        m_status->setText(tr("Compared with %n run(s)", nullptr, static_cast<int>(window->comparison().runs.size() - 1)));
-        Q_EMIT compareOpened(window);
-    });
+    widgets::startJob(
+        this, nullptr, [paths, cancel] { return compareRunFiles(paths, {}, cancel.get()); }, failedComparison,
+        [this, progress](RunComparison result) {
+            progress->close();
+            m_comparing = false;
+            updateActions();
+            if (result.cancelled) {
+                m_status->setText(tr("Comparison cancelled"));
+                Q_EMIT compareFailed(tr("cancelled"));
+                return;
+            }
+            if (!result.error.isEmpty()) {
+                m_status->setText(tr("The runs were not compared"));
+                Q_EMIT compareFailed(result.error);
+                QMessageBox::warning(this, tr("Cannot compare the runs"), result.error);
+                return;
+            }
+            auto* window = new CompareWindow(std::move(result), this);
+            window->show();
+            m_status->setText(
+                tr("Compared with %n run(s)", nullptr, static_cast<int>(window->comparison().runs.size() - 1)));
+            Q_EMIT compareOpened(window);
+        });
     return true;
 }
 

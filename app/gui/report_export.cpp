@@ -13,8 +13,6 @@
 #include <QProgressDialog>
 #include <QPushButton>
 #include <QTimer>
-#include <QtConcurrent>
-
 #include <atomic>
 #include <mutex>
 #include <string>
@@ -121,41 +119,48 @@ bool ReportExport::exportReport(const QString& runPath, const QString& out, bool
         built.error = error;
         return built;
     };
-    QtConcurrent::run(widgets::guardedJob([job, path, options] {
-        Built built;
-        auto model = analysis::buildReportModel(
-            path, options,
-            [job](int done, int total, const std::string& what) {
-                {
-                    const std::lock_guard lock(job->mutex);
-                    job->what = what;
-                }
-                job->total = total;
-                job->done = done;
-            },
-            &job->cancel);
-        if (model) built.model = std::make_shared<const analysis::ReportModel>(std::move(*model));
-        else if (model.error().code == ErrorCode::Cancelled) built.cancelled = true;
-        else built.error = QString::fromStdString(model.error().toString());
-        return built;
-    }, failed)).then(this, [this, job](Built built) {
-        if (job != m_job) return;
-        if (!built.model || job->cancel) {
-            finish(built.error, built.cancelled || job->cancel);
-            return;
-        }
-        // The pages are drawn on this thread; the label says so before the drawing holds it.
-        m_progressTimer->stop();
-        if (m_progress) {
-            const int total = job->total;
-            m_progress->setLabelText(tr("Drawing the pages…"));
-            m_progress->setRange(0, total + 1);
-            m_progress->setValue(total);
-            m_progress->setCancelButton(nullptr);
-        }
-        QMetaObject::invokeMethod(
-            this, [this, model = std::move(built.model)] { render(model); }, Qt::QueuedConnection);
-    });
+    widgets::startJob(
+        this, nullptr,
+        [job, path, options] {
+            Built built;
+            auto model = analysis::buildReportModel(
+                path, options,
+                [job](int done, int total, const std::string& what) {
+                    {
+                        const std::lock_guard lock(job->mutex);
+                        job->what = what;
+                    }
+                    job->total = total;
+                    job->done = done;
+                },
+                &job->cancel);
+            if (model)
+                built.model = std::make_shared<const analysis::ReportModel>(std::move(*model));
+            else if (model.error().code == ErrorCode::Cancelled)
+                built.cancelled = true;
+            else
+                built.error = QString::fromStdString(model.error().toString());
+            return built;
+        },
+        failed,
+        [this, job](Built built) {
+            if (job != m_job) return;
+            if (!built.model || job->cancel) {
+                finish(built.error, built.cancelled || job->cancel);
+                return;
+            }
+            // The pages are drawn on this thread; the label says so before the drawing holds it.
+            m_progressTimer->stop();
+            if (m_progress) {
+                const int total = job->total;
+                m_progress->setLabelText(tr("Drawing the pages…"));
+                m_progress->setRange(0, total + 1);
+                m_progress->setValue(total);
+                m_progress->setCancelButton(nullptr);
+            }
+            QMetaObject::invokeMethod(
+                this, [this, model = std::move(built.model)] { render(model); }, Qt::QueuedConnection);
+        });
     return true;
 }
 

@@ -3,8 +3,6 @@
 #include "widgets/common/background_job.h"
 
 #include <QFuture>
-#include <QtConcurrent/QtConcurrentRun>
-
 #include <chrono>
 
 namespace runlens::app {
@@ -45,15 +43,16 @@ void RunLoader::open(const QString& path)
         run.error = error;
         return run;
     };
-    QtConcurrent::run(widgets::guardedJob([path] { return openRun(path); }, thrown))
-        .then(this, [this, generation](const OpenedRun& run) {
-        if (--m_running == 0) Q_EMIT busyChanged(false);
-        if (generation != m_generation) return; // a newer open is on its way
-        if (!run.error.isEmpty())
-            Q_EMIT failed(run.path, run.error);
-        else
-            Q_EMIT opened(run);
-    });
+    widgets::startJob(
+        this, nullptr, [path] { return openRun(path); }, thrown,
+        [this, generation](const OpenedRun& run) {
+            if (--m_running == 0) Q_EMIT busyChanged(false);
+            if (generation != m_generation) return; // a newer open is on its way
+            if (!run.error.isEmpty())
+                Q_EMIT failed(run.path, run.error);
+            else
+                Q_EMIT opened(run);
+        });
 }
 
 } // namespace runlens::app

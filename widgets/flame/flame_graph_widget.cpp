@@ -11,8 +11,6 @@
 #include <QPainter>
 #include <QThreadPool>
 #include <QToolTip>
-#include <QtConcurrent/QtConcurrent>
-
 #include <algorithm>
 
 namespace runlens::widgets {
@@ -213,31 +211,35 @@ void FlameGraphWidget::startLayout()
         r->error = error;
         return r;
     };
-    QtConcurrent::run(m_pool.get(), guardedJob([=]() -> std::shared_ptr<const Result> {
-        auto r = std::make_shared<Result>();
-        r->generation = generation;
-        r->tree = tree;
-        r->diff = diff;
-        auto layout = std::make_shared<FlameLayout>(analysis::layoutFlame(*tree, focus, flameMinWidth(drawWidth)));
-        // Rows of rect indices by x, for hit tests and arrow keys.
-        r->rows.resize(static_cast<size_t>(std::max(layout->rows, 0)));
-        for (size_t k = 0; k < layout->rects.size(); ++k)
-            r->rows[static_cast<size_t>(layout->rects[k].row)].push_back(static_cast<int>(k));
-        for (auto& row : r->rows)
-            std::sort(row.begin(), row.end(), [&](int a, int b) {
-                return layout->rects[static_cast<size_t>(a)].x < layout->rects[static_cast<size_t>(b)].x;
-            });
-        r->layout = std::move(layout);
-        if (doSearch) {
-            auto found = analysis::searchFlame(*tree, pattern, regex);
-            if (found) r->search = std::make_shared<const FlameSearch>(std::move(*found));
-            else {
-                r->search = std::make_shared<const FlameSearch>();
-                r->searchError = QString::fromStdString(found.error().message);
+    startJob(
+        this, m_pool.get(),
+        [=]() -> std::shared_ptr<const Result> {
+            auto r = std::make_shared<Result>();
+            r->generation = generation;
+            r->tree = tree;
+            r->diff = diff;
+            auto layout = std::make_shared<FlameLayout>(analysis::layoutFlame(*tree, focus, flameMinWidth(drawWidth)));
+            // Rows of rect indices by x, for hit tests and arrow keys.
+            r->rows.resize(static_cast<size_t>(std::max(layout->rows, 0)));
+            for (size_t k = 0; k < layout->rects.size(); ++k)
+                r->rows[static_cast<size_t>(layout->rects[k].row)].push_back(static_cast<int>(k));
+            for (auto& row : r->rows)
+                std::sort(row.begin(), row.end(), [&](int a, int b) {
+                    return layout->rects[static_cast<size_t>(a)].x < layout->rects[static_cast<size_t>(b)].x;
+                });
+            r->layout = std::move(layout);
+            if (doSearch) {
+                auto found = analysis::searchFlame(*tree, pattern, regex);
+                if (found)
+                    r->search = std::make_shared<const FlameSearch>(std::move(*found));
+                else {
+                    r->search = std::make_shared<const FlameSearch>();
+                    r->searchError = QString::fromStdString(found.error().message);
+                }
             }
-        }
-        return r;
-    }, failed)).then(this, [this](std::shared_ptr<const Result> r) { finishLayout(std::move(r)); });
+            return r;
+        },
+        failed, [this](std::shared_ptr<const Result> r) { finishLayout(std::move(r)); });
 }
 
 void FlameGraphWidget::finishLayout(std::shared_ptr<const Result> result)

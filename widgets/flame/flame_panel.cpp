@@ -1,10 +1,9 @@
 #include "widgets/flame/flame_panel.h"
 
+#include "analysis/flame/flame_diff.h"
 #include "widgets/common/background_job.h"
 #include "widgets/flame/flame_graph_widget.h"
 #include "widgets/flame/flame_painter.h"
-
-#include "analysis/flame/flame_diff.h"
 
 #include <QCheckBox>
 #include <QComboBox>
@@ -28,7 +27,6 @@
 #include <QTimer>
 #include <QToolButton>
 #include <QVBoxLayout>
-#include <QtConcurrent/QtConcurrent>
 
 namespace runlens::widgets {
 
@@ -258,9 +256,15 @@ void FlamePanel::showCurrent()
                                                   m_caption.mid(1).join(QStringLiteral(", ")));
     auto a = m_baseline, b = m_tree;
     using DiffResult = std::pair<std::shared_ptr<const analysis::DiffTree>, QString>; // the diff, or an error
-    QtConcurrent::run(m_pool.get(), guardedJob([a, b] { return DiffResult{analysis::diffTree(*a, *b), {}}; },
-                                               [](const QString& error) { return DiffResult{nullptr, error}; }))
-        .then(this, [this, generation, legend](const DiffResult& diff) {
+    startJob(
+        this, m_pool.get(),
+        [a, b] {
+            return DiffResult{analysis::diffTree(*a, *b), {}};
+        },
+        [](const QString& error) {
+            return DiffResult{nullptr, error};
+        },
+        [this, generation, legend](const DiffResult& diff) {
             if (generation != m_diffGeneration) return; // a newer tree or the diff switched off
             if (!diff.first) {
                 setMessage(tr("The difference could not be computed: %1").arg(diff.second));
@@ -379,33 +383,38 @@ void FlamePanel::showSandwich(int32_t node)
                                                                                       static_cast<qsizetype>(m_tree->name(node).size()))));
     const uint64_t generation = ++m_sandwichGeneration;
     auto tree = m_tree;
-    QtConcurrent::run(m_pool.get(), guardedJob([tree, node] {
-        auto r = std::make_shared<SandwichResult>();
-        r->sandwich = analysis::sandwichOf(*tree, node);
-        r->totals = analysis::functionTotals(*tree);
-        return std::shared_ptr<const SandwichResult>(std::move(r));
-    }, [](const QString& error) {
-        auto r = std::make_shared<SandwichResult>();
-        r->error = error;
-        return std::shared_ptr<const SandwichResult>(std::move(r));
-    })).then(this, [this, generation, tree](std::shared_ptr<const SandwichResult> r) {
-        if (generation != m_sandwichGeneration || tree != m_tree) return; // a newer request or another tree
-        if (!r->error.isEmpty()) {
-            m_sandwichTitle->setText(tr("The sandwich could not be computed: %1").arg(r->error.toHtmlEscaped()));
-            return;
-        }
-        const auto& sw = r->sandwich;
-        const double total = static_cast<double>(std::max<int64_t>(tree->totalSamples(), 1));
-        m_sandwichTitle->setText(tr("Sandwich of <b>%1</b> (%2): %3 samples, %4 % of total — callers above, callees below")
-                                     .arg(QString::fromStdString(sw.name).toHtmlEscaped(),
-                                          QString::fromStdString(sw.file).toHtmlEscaped())
-                                     .arg(sw.samples)
-                                     .arg(100.0 * static_cast<double>(sw.samples) / total, 0, 'f', 1));
-        m_callers->setTree(sw.callers);
-        m_callees->setTree(sw.callees);
-        m_totals = r->totals;
-        fillFunctionTable();
-    });
+    startJob(
+        this, m_pool.get(),
+        [tree, node] {
+            auto r = std::make_shared<SandwichResult>();
+            r->sandwich = analysis::sandwichOf(*tree, node);
+            r->totals = analysis::functionTotals(*tree);
+            return std::shared_ptr<const SandwichResult>(std::move(r));
+        },
+        [](const QString& error) {
+            auto r = std::make_shared<SandwichResult>();
+            r->error = error;
+            return std::shared_ptr<const SandwichResult>(std::move(r));
+        },
+        [this, generation, tree](std::shared_ptr<const SandwichResult> r) {
+            if (generation != m_sandwichGeneration || tree != m_tree) return; // a newer request or another tree
+            if (!r->error.isEmpty()) {
+                m_sandwichTitle->setText(tr("The sandwich could not be computed: %1").arg(r->error.toHtmlEscaped()));
+                return;
+            }
+            const auto& sw = r->sandwich;
+            const double total = static_cast<double>(std::max<int64_t>(tree->totalSamples(), 1));
+            m_sandwichTitle->setText(
+                tr("Sandwich of <b>%1</b> (%2): %3 samples, %4 % of total — callers above, callees below")
+                    .arg(QString::fromStdString(sw.name).toHtmlEscaped(),
+                         QString::fromStdString(sw.file).toHtmlEscaped())
+                    .arg(sw.samples)
+                    .arg(100.0 * static_cast<double>(sw.samples) / total, 0, 'f', 1));
+            m_callers->setTree(sw.callers);
+            m_callees->setTree(sw.callees);
+            m_totals = r->totals;
+            fillFunctionTable();
+        });
 }
 
 void FlamePanel::fillFunctionTable()

@@ -16,8 +16,6 @@
 #include <QSvgGenerator>
 #include <QThreadPool>
 #include <QVBoxLayout>
-#include <QtConcurrent/QtConcurrent>
-
 #include <algorithm>
 
 namespace runlens::widgets {
@@ -269,36 +267,41 @@ void TimelineWidget::startFetch()
         result->error = error.toStdString();
         return result;
     };
-    QtConcurrent::run(m_pool.get(), guardedJob([this, source, request, epoch]() -> std::shared_ptr<const FetchResult> {
-        auto result = std::make_shared<FetchResult>();
-        result->sourceEpoch = epoch;
-        // Each lane is handed to the GUI thread as soon as it is complete, so the first lanes are drawn while the
-        // later ones are reduced. (`this` outlives the fetch: the destructor waits for the pool.)
-        std::vector<std::shared_ptr<const LanePlotData>> plots(request.lanes.size());
-        auto laneReady = [&](size_t li, const timeline::LaneFrame& lf) {
-            auto one = std::make_shared<timeline::TimelineFrame>();
-            one->generation = request.generation;
-            one->fromNs = request.fromNs;
-            one->toNs = request.toNs;
-            one->pixels = request.pixels;
-            one->lanes.push_back(lf);
-            auto plot = std::make_shared<const LanePlotData>(buildLanePlot(request.lanes[li], lf));
-            plots[li] = plot;
-            QMetaObject::invokeMethod(
-                this, [this, epoch, one = std::shared_ptr<const timeline::TimelineFrame>(std::move(one)), plot] {
-                    showLane(epoch, one, *plot);
-                }, Qt::QueuedConnection);
-        };
-        auto frame = source->fetch(request, nullptr, laneReady);
-        if (!frame) {
-            result->cancelled = frame.error().code == ErrorCode::Cancelled;
-            result->error = frame.error().toString();
+    startJob(
+        this, m_pool.get(),
+        [this, source, request, epoch]() -> std::shared_ptr<const FetchResult> {
+            auto result = std::make_shared<FetchResult>();
+            result->sourceEpoch = epoch;
+            // Each lane is handed to the GUI thread as soon as it is complete, so the first lanes are drawn while the
+            // later ones are reduced. (`this` outlives the fetch: the destructor waits for the pool.)
+            std::vector<std::shared_ptr<const LanePlotData>> plots(request.lanes.size());
+            auto laneReady = [&](size_t li, const timeline::LaneFrame& lf) {
+                auto one = std::make_shared<timeline::TimelineFrame>();
+                one->generation = request.generation;
+                one->fromNs = request.fromNs;
+                one->toNs = request.toNs;
+                one->pixels = request.pixels;
+                one->lanes.push_back(lf);
+                auto plot = std::make_shared<const LanePlotData>(buildLanePlot(request.lanes[li], lf));
+                plots[li] = plot;
+                QMetaObject::invokeMethod(
+                    this,
+                    [this, epoch, one = std::shared_ptr<const timeline::TimelineFrame>(std::move(one)), plot] {
+                        showLane(epoch, one, *plot);
+                    },
+                    Qt::QueuedConnection);
+            };
+            auto frame = source->fetch(request, nullptr, laneReady);
+            if (!frame) {
+                result->cancelled = frame.error().code == ErrorCode::Cancelled;
+                result->error = frame.error().toString();
+                return result;
+            }
+            result->frame = *frame;
+            result->plots = std::move(plots);
             return result;
-        }
-        result->frame = *frame;
-        result->plots = std::move(plots);
-        return result;
-    }, failed)).then(this, [this](std::shared_ptr<const FetchResult> result) { finishFetch(std::move(result)); });
+        },
+        failed, [this](std::shared_ptr<const FetchResult> result) { finishFetch(std::move(result)); });
 }
 
 void TimelineWidget::showLane(uint64_t sourceEpoch, std::shared_ptr<const timeline::TimelineFrame> frame,
