@@ -56,6 +56,8 @@ inline constexpr DiagnosticKind kSkippedColumns{
 inline constexpr DiagnosticKind kCreatedSample{"created_sample", false,
                                                "OpenMetrics _created samples (counter start times), not imported"};
 inline constexpr DiagnosticKind kEmptyStack{"empty_stack", true, "a stack sample with no frames"};
+inline constexpr DiagnosticKind kStackTooDeep{
+    "stack_too_deep", true, "a stack deeper than max_stack_depth: its outer frames replaced by one frame"};
 inline constexpr DiagnosticKind kUnknownUnit{"unknown_unit", true, "a unit that cannot be converted"};
 inline constexpr DiagnosticKind kRestartRecord{"restart_record", false, "a restart marker (the host rebooted)"};
 inline constexpr DiagnosticKind kNodeConflict{

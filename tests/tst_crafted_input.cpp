@@ -432,7 +432,8 @@ private Q_SLOTS:
         const std::string run = m_tmp->filePath(QStringLiteral("deep.runlens")).toStdString();
         QElapsedTimer timer;
         timer.start();
-        const Imported r = importInto(run, file, withOptions({}, "folded"));
+        // Kept whole (the default limit would cut it): the walks below must hold at this depth.
+        const Imported r = importInto(run, file, withOptions({{"max_stack_depth", "1000000"}}, "folded"));
         QVERIFY2(r.outcome == FileOutcome::Imported, r.error.c_str());
         auto db = RunDatabase::open(run, OpenMode::ReadOnly);
         QVERIFY_OK(db);
@@ -463,6 +464,72 @@ private Q_SLOTS:
         const std::string folded = analysis::foldedText(**tree, analysis::FlameValue::Samples);
         QVERIFY(contains(folded, " 3\n"));
         QVERIFY2(timer.elapsed() < 120'000, "a deep stack took minutes");
+    }
+
+    // A stack deeper than max_stack_depth keeps its innermost frames under one "[outer frames not kept]" root frame,
+    // with all its samples, and says so with data loss; a stack exactly at the limit is kept whole. Each stack
+    // format: a (root) calls b ... calls g (leaf), 3 samples, and a..e, 2 samples.
+    void stackDepthLimit_data()
+    {
+        QTest::addColumn<QString>("name");
+        QTest::addColumn<QString>("format");
+        QTest::addColumn<QByteArray>("text");
+        QTest::addColumn<int64_t>("samples"); // speedscope: two samples, weighing 3 and 2
+        QTest::addColumn<int>("reports");     // one per record that is cut: folded line, perf sample, speedscope stack
+        QTest::newRow("folded") << QStringLiteral("s.folded") << QStringLiteral("folded")
+                                << QByteArray("a;b;c;d;e;f;g 3\na;b;c;d;e 2\n") << int64_t(5) << 1;
+        QByteArray perf;
+        for (const auto& [frames, n] : {std::pair{QByteArray("gfedcba"), 3}, std::pair{QByteArray("edcba"), 2}})
+            for (int i = 0; i < n; ++i) {
+                perf += "app 10/10 [000] 100.000001: 1 cycles:\n";
+                for (const char f : frames)
+                    perf += "\t    4005d0 " + QByteArray(1, f) + " (/usr/bin/app)\n";
+                perf += "\n";
+            }
+        QTest::newRow("perf script") << QStringLiteral("s.perf") << QStringLiteral("perf-script") << perf << int64_t(5) << 3;
+        QTest::newRow("speedscope")
+            << QStringLiteral("s.speedscope.json") << QStringLiteral("speedscope")
+            << QByteArray("{\"$schema\":\"https://www.speedscope.app/file-format-schema.json\",\"shared\":{\"frames\":["
+                          "{\"name\":\"a\"},{\"name\":\"b\"},{\"name\":\"c\"},{\"name\":\"d\"},{\"name\":\"e\"},"
+                          "{\"name\":\"f\"},{\"name\":\"g\"}]},\"profiles\":[{\"type\":\"sampled\",\"name\":\"t\","
+                          "\"unit\":\"none\",\"startValue\":0,\"endValue\":5,\"samples\":[[0,1,2,3,4,5,6],[0,1,2,3,4]],"
+                          "\"weights\":[3,2]}]}")
+            << int64_t(2) << 1;
+    }
+
+    void stackDepthLimit()
+    {
+        QFETCH(QString, name);
+        QFETCH(QString, format);
+        QFETCH(QByteArray, text);
+        QFETCH(int64_t, samples);
+        QFETCH(int, reports);
+        const std::string file = test::writeFile(*m_tmp, name, text.toStdString());
+        const std::string run = m_tmp->filePath(name + QStringLiteral(".runlens")).toStdString();
+        const std::string fmtName = format.toStdString();
+        const Imported r = importInto(run, file, withOptions({{"max_stack_depth", "5"}}, fmtName.c_str()));
+        QVERIFY2(r.outcome == FileOutcome::Imported, r.error.c_str());
+        QVERIFY2(anyContains(r.diagnostics, "stack_too_deep: a stack of 7 frames: its 4 innermost kept"),
+                 joined(r.diagnostics).c_str());
+        QCOMPARE(std::count_if(r.diagnostics.begin(), r.diagnostics.end(),
+                               [](const std::string& d) { return contains(d, "stack_too_deep"); }),
+                 reports);
+        auto db = RunDatabase::open(run, OpenMode::ReadOnly);
+        QVERIFY_OK(db);
+        analysis::FlameSource source(**db, nullptr);
+        auto tree = source.tree({});
+        QVERIFY_OK(tree);
+        QCOMPARE((*tree)->totalSamples(), samples);
+        const std::string folded = analysis::foldedText(**tree, analysis::FlameValue::Samples);
+        QVERIFY2(contains(folded, "[outer frames not kept];d;e;f;g "), folded.c_str());
+        QVERIFY2(contains(folded, "a;b;c;d;e "), folded.c_str());
+        QVERIFY2(!contains(folded, "a;b;c;d;e;"), folded.c_str());
+        QCOMPARE((*tree)->maxDepth(), 5);
+
+        const Imported bad = importInto(run + ".bad", file, withOptions({{"max_stack_depth", "1"}}, fmtName.c_str()));
+        QCOMPARE(bad.outcome, FileOutcome::Failed);
+        QVERIFY2(contains(bad.error, "max_stack_depth=1: expected a whole number of frames, at least 2"),
+                 bad.error.c_str());
     }
 
 private:

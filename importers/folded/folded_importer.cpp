@@ -1,5 +1,6 @@
 #include "importers/folded/folded_importer.h"
 
+#include "importers/common/stack_depth.h"
 #include "importers/common/text_fields.h"
 #include "importers/common/text_map.h"
 #include "importers/diagnostic_kinds.h"
@@ -215,6 +216,7 @@ struct StackTotal
 {
     int64_t sampleCount = 0;
     double weight = 0;
+    std::optional<SourceLocation> firstLine; // where a stack too deep to keep whole first appeared
 };
 
 } // namespace
@@ -256,6 +258,9 @@ int FoldedImporter::sniff(const SniffInput& input) const
 
 Status FoldedImporter::run(ImportContext& ctx) const
 {
+    auto depthLimit = maxStackDepth(ctx.options);
+    if (!depthLimit) return depthLimit.error();
+
     // Pass 1: sum the counts of each distinct stack text (a hash of the whole line, no parsing of frames).
     TextMap<StackTotal> totals;
     std::vector<std::pair<const std::string, StackTotal>*> order; // first appearance, for a stable layout
@@ -317,6 +322,8 @@ Status FoldedImporter::run(ImportContext& ctx) const
         if (it == totals.end()) {
             it = totals.try_emplace(std::string(stack)).first;
             order.push_back(&*it);
+            if (static_cast<size_t>(std::count(stack.begin(), stack.end(), ';')) >= *depthLimit)
+                it->second.firstLine = ctx.lines.location();
         }
         const int64_t count = std::floor(*value) == *value ? static_cast<int64_t>(*value) : 1;
         int64_t& sum = it->second.sampleCount;
@@ -358,6 +365,15 @@ Status FoldedImporter::run(ImportContext& ctx) const
         threadIds.insert(*threadId);
 
         int64_t callsite = 0;
+        if (const size_t keep = keptFrames(frames.size(), *depthLimit); keep > 0) {
+            reportCutStack(ctx, frames.size(), *depthLimit, total.firstLine);
+            auto cut = ctx.writer.frame(kCutFrameName, {}, 0, {});
+            if (!cut) return cut.error();
+            auto root = ctx.writer.callsite(0, *cut);
+            if (!root) return root.error();
+            callsite = *root;
+            frames.erase(frames.begin(), frames.end() - static_cast<std::ptrdiff_t>(keep));
+        }
         for (const std::string_view f : frames) {
             int64_t frameId = 0;
             if (auto found = rootOnly ? frameIds.end() : frameIds.find(f); found != frameIds.end()) {

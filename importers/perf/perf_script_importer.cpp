@@ -1,6 +1,7 @@
 #include "importers/perf/perf_script_importer.h"
 
 #include "analysis/store/saturating.h"
+#include "importers/common/stack_depth.h"
 #include "importers/common/text_fields.h"
 #include "importers/common/untimed.h"
 #include "importers/diagnostic_kinds.h"
@@ -10,6 +11,7 @@
 #include <optional>
 #include <string>
 #include <tuple>
+#include <utility>
 #include <vector>
 
 namespace runlens::importers {
@@ -236,7 +238,11 @@ Status PerfScriptImporter::run(ImportContext& ctx) const
 
     std::map<std::tuple<std::string, int64_t, int64_t>, int64_t> threads;
     std::map<std::pair<std::string, std::string>, int64_t> frames;
-    std::vector<int64_t> stack; // frame ids, leaf first
+    auto depthLimit = maxStackDepth(ctx.options);
+    if (!depthLimit) return depthLimit.error();
+    std::vector<int64_t> stack; // frame ids, leaf first: at most depthLimit of them
+    size_t stackDepth = 0;      // the sample's frames, kept or not
+    std::optional<SourceLocation> deepAt; // the first frame line past the limit
     std::vector<Token> toks;
     std::optional<Header> current;
     std::string currentComm;
@@ -245,6 +251,8 @@ Status PerfScriptImporter::run(ImportContext& ctx) const
     std::string capturedOn;
 
     auto finish = [&]() -> Status {
+        const size_t depth = std::exchange(stackDepth, 0);
+        const auto cutAt = std::exchange(deepAt, std::nullopt);
         if (!current) return okStatus();
         const Header h = *current;
         current.reset();
@@ -277,6 +285,15 @@ Status PerfScriptImporter::run(ImportContext& ctx) const
             t = threads.emplace(key, *id).first;
         }
         int64_t callsite = 0;
+        if (const size_t keep = keptFrames(depth, *depthLimit); keep > 0) {
+            reportCutStack(ctx, depth, *depthLimit, cutAt);
+            stack.resize(keep);
+            auto cut = ctx.writer.frame(kCutFrameName, {}, 0, {});
+            if (!cut) return cut.error();
+            auto root = ctx.writer.callsite(0, *cut);
+            if (!root) return root.error();
+            callsite = *root;
+        }
         for (auto it = stack.rbegin(); it != stack.rend(); ++it) {
             auto next = ctx.writer.callsite(callsite, *it);
             if (!next) return next.error();
@@ -327,6 +344,10 @@ Status PerfScriptImporter::run(ImportContext& ctx) const
             ctx.report(
                 diag::kInvalidLine, 0,
                 fmt::format("expected a sample header or an \"ip sym (dso)\" frame line, got \"{}\"", quote(text)));
+            continue;
+        }
+        if (++stackDepth > *depthLimit) { // past what a cut stack keeps: counted, not stored
+            if (!deepAt) deepAt = ctx.lines.location();
             continue;
         }
         auto key = std::make_pair(std::string(f->sym), std::string(f->dso));

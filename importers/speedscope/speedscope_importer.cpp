@@ -2,6 +2,7 @@
 
 #include "analysis/store/saturating.h"
 #include "importers/common/json_error.h"
+#include "importers/common/stack_depth.h"
 #include "importers/common/text_fields.h"
 #include "importers/common/text_map.h"
 #include "importers/common/untimed.h"
@@ -15,6 +16,7 @@
 #include <map>
 #include <optional>
 #include <simdjson.h>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -115,7 +117,10 @@ std::optional<double> number(sj::simdjson_result<dom::element> e)
 class Reader
 {
 public:
-    Reader(ImportContext& ctx, std::optional<int64_t> optionStart) : m_ctx(ctx), m_optionStart(optionStart) {}
+    Reader(ImportContext& ctx, std::optional<int64_t> optionStart, size_t depthLimit)
+        : m_ctx(ctx), m_optionStart(optionStart), m_depthLimit(depthLimit)
+    {
+    }
     Status run(dom::element root);
 
 private:
@@ -145,6 +150,7 @@ private:
 
     ImportContext& m_ctx;
     std::optional<int64_t> m_optionStart;
+    size_t m_depthLimit;
     std::vector<dom::object> m_frames;
     std::vector<int64_t> m_frameIds; // 0 = not written yet
     std::map<std::pair<int64_t, size_t>, int64_t> m_callsites;
@@ -185,13 +191,24 @@ Expected<int64_t> Reader::callsite(int64_t parent, size_t frameIndex)
 
 Status Reader::emit(const std::vector<size_t>& stack, std::optional<int64_t> ts, double weight)
 {
-    // Samples repeat a few distinct stacks: look the whole stack up once, frame by frame only when it is new.
+    // Samples repeat a few distinct stacks: look the whole stack up once, frame by frame only when it is new. A stack
+    // too deep keeps its innermost frames under the cut frame (whose callsite is cached under the key of no frames).
+    const size_t keep = keptFrames(stack.size(), m_depthLimit);
+    const std::span<const size_t> frames = keep > 0 ? std::span<const size_t>(stack).last(keep) : stack;
     const std::string_view key(reinterpret_cast<const char*>(stack.data()), stack.size() * sizeof(size_t));
     int64_t site = 0;
     if (auto known = m_stackSites.find(key); known != m_stackSites.end()) {
         site = known->second;
     } else {
-        for (const size_t f : stack) {
+        if (keep > 0) {
+            reportCutStack(m_ctx, stack.size(), m_depthLimit, SourceLocation{m_ctx.lines.input().displayName()});
+            auto cut = m_ctx.writer.frame(kCutFrameName, {}, 0, {});
+            if (!cut) return cut.error();
+            auto root = m_ctx.writer.callsite(0, *cut);
+            if (!root) return root.error();
+            site = *root;
+        }
+        for (const size_t f : frames) {
             auto next = callsite(site, f);
             if (!next) return next.error();
             site = *next;
@@ -406,6 +423,8 @@ Status SpeedscopeImporter::run(ImportContext& ctx) const
 
     auto maxBytes = maxDocumentBytes(ctx.options, kMaxJsonBytes);
     if (!maxBytes) return maxBytes.error();
+    auto depthLimit = maxStackDepth(ctx.options);
+    if (!depthLimit) return depthLimit.error();
 
     InputStream& in = ctx.lines.input();
     std::string buf;
@@ -421,7 +440,7 @@ Status SpeedscopeImporter::run(ImportContext& ctx) const
     dom::parser parser;
     dom::element root;
     if (sj::error_code e = parser.parse(json).get(root)) return jsonDocumentError(json, e, in.displayName());
-    Reader reader(ctx, placement->startNs);
+    Reader reader(ctx, placement->startNs, *depthLimit);
     return reader.run(root);
 }
 
