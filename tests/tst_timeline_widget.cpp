@@ -161,6 +161,7 @@ private Q_SLOTS:
     void controllerZoomPanHistory();
     void zoomOneLaneMovesEveryLane();
     void shiftDragSelectsWindow();
+    void keysWorkFromALane();
     void envelopeShowsSingleGpuDip();
     void envelopeBandCoversItsColumns_data();
     void envelopeBandCoversItsColumns();
@@ -284,6 +285,88 @@ void TimelineWidgetTest::shiftDragSelectsWindow()
     QVERIFY(view.controller.range().fromNs > rangeBefore.fromNs);
     QTest::keyClick(&view.widget, Qt::Key_Escape);
     QVERIFY(!view.controller.selection().has_value());
+}
+
+// Every key the README and Help name for the timeline, pressed as a user does: after clicking into a lane, so the
+// lane has the focus and the keys pass through the scroll area of the lanes on their way up.
+void TimelineWidgetTest::keysWorkFromALane()
+{
+    const std::string path = m_dir.filePath(QStringLiteral("keys.runlens")).toStdString();
+    QVERIFY(writeRun(path, 1, 2, 3600, 1, {{"gpu.util", [](int, int, int64_t) { return 90.0; }},
+                                           {"gpu.power", [](int, int, int64_t) { return 300.0; }}}));
+    Shown view(path);
+    QApplication::setActiveWindow(&view.widget);
+    QVERIFY(QTest::qWaitForWindowActive(&view.widget));
+    QCustomPlot* util = view.widget.lanePlot("gpu_util");
+    QVERIFY(util);
+    const TimeRange full = view.controller.range();
+    view.controller.setRange({full.fromNs + full.span() / 4, full.toNs - full.span() / 4});
+    view.settle();
+    QTest::mouseClick(util, Qt::LeftButton, Qt::NoModifier, QPoint(util->width() / 2, util->height() / 2));
+    QWidget* focus = QApplication::focusWidget();
+    QVERIFY(focus == &view.widget || view.widget.isAncestorOf(focus));
+    // The focus frame: the timeline's edge is drawn in the highlight colour while the focus is inside it.
+    QCoreApplication::processEvents();
+    QCOMPARE(view.widget.grab().toImage().pixelColor(1, view.widget.height() / 2),
+             view.widget.palette().color(QPalette::Highlight));
+
+    auto press = [&](Qt::Key key, Qt::KeyboardModifiers mods = Qt::NoModifier) {
+        const TimeRange before = view.controller.range();
+        QTest::keyClick(QApplication::focusWidget(), key, mods);
+        return std::pair{before, view.controller.range()};
+    };
+    for (Qt::Key key : {Qt::Key_Left, Qt::Key_A}) {
+        const auto [before, after] = press(key);
+        QVERIFY2(after.fromNs < before.fromNs && after.span() == before.span(), "Left / A pan to earlier times");
+    }
+    for (Qt::Key key : {Qt::Key_Right, Qt::Key_D}) {
+        const auto [before, after] = press(key);
+        QVERIFY2(after.fromNs > before.fromNs && after.span() == before.span(), "Right / D pan to later times");
+    }
+    for (Qt::Key key : {Qt::Key_Up, Qt::Key_W}) {
+        const auto [before, after] = press(key);
+        QVERIFY2(after.span() < before.span(), "Up / W zoom in");
+    }
+    TimeRange zoomedOut;
+    for (Qt::Key key : {Qt::Key_Down, Qt::Key_S}) {
+        const auto [before, after] = press(key);
+        QVERIFY2(after.span() > before.span(), "Down / S zoom out");
+        zoomedOut = after;
+    }
+    {
+        const auto [before, after] = press(Qt::Key_Left, Qt::AltModifier);
+        QCOMPARE(before, zoomedOut);
+        QVERIFY2(after.span() < before.span(), "Alt+Left goes back to the range before the last zoom out");
+        const auto [again, forward] = press(Qt::Key_Right, Qt::AltModifier);
+        QCOMPARE(forward, zoomedOut); // Alt+Right forward again
+        const auto [b2, back] = press(Qt::Key_Backspace);
+        QCOMPARE(back, after); // Backspace goes back too
+    }
+    for (Qt::Key key : {Qt::Key_F, Qt::Key_0}) {
+        press(Qt::Key_W);
+        const auto [before, after] = press(key);
+        QCOMPARE(after, full); // fit the run
+    }
+    // Z zooms to a selection, Esc clears it.
+    view.controller.setSelection(TimeRange{full.fromNs + 600 * kSec, full.fromNs + 1200 * kSec});
+    QCOMPARE(press(Qt::Key_Z).second, (TimeRange{full.fromNs + 600 * kSec, full.fromNs + 1200 * kSec}));
+    press(Qt::Key_Escape);
+    QVERIFY(!view.controller.selection().has_value());
+    // Page Down scrolls the lanes when they do not fit, from a lane and from the timeline itself.
+    view.widget.resize(1200, 140);
+    view.settle();
+    QScrollBar* bar = view.widget.findChild<QScrollArea*>()->verticalScrollBar();
+    QVERIFY(bar->maximum() > 0);
+    for (QWidget* target : {static_cast<QWidget*>(util), static_cast<QWidget*>(&view.widget)}) {
+        bar->setValue(0);
+        target->setFocus();
+        const TimeRange before = view.controller.range();
+        QTest::keyClick(target, Qt::Key_PageDown);
+        QVERIFY(bar->value() > 0);
+        QCOMPARE(view.controller.range(), before);
+        QTest::keyClick(target, Qt::Key_PageUp);
+        QCOMPARE(bar->value(), 0);
+    }
 }
 
 void TimelineWidgetTest::envelopeShowsSingleGpuDip()

@@ -4,6 +4,7 @@
 #include "widgets/common/node_colors.h"
 #include "widgets/timeline/timeline_lane.h"
 
+#include <QApplication>
 #include <QDataStream>
 #include <QFuture>
 #include <QImage>
@@ -12,6 +13,7 @@
 #include <QPainter>
 #include <QPdfWriter>
 #include <QScrollArea>
+#include <QScrollBar>
 #include <QSplitter>
 #include <QSvgGenerator>
 #include <QThreadPool>
@@ -32,6 +34,7 @@ struct TimelineWidget::FetchResult
 
 namespace {
 constexpr int kDefaultLaneHeight = 130;
+constexpr int kFocusFrame = 2; // px around the timeline, drawn in the highlight colour while it has the keyboard focus
 constexpr quint32 kLayoutMagic = 0x524c544c; // "RLTL"
 } // namespace
 
@@ -42,8 +45,14 @@ TimelineWidget::TimelineWidget(TimelineController* controller, QWidget* parent)
     m_pool->setMaxThreadCount(1);
     setFocusPolicy(Qt::StrongFocus);
     auto* layout = new QVBoxLayout(this);
-    layout->setContentsMargins(0, 0, 0, 0);
+    layout->setContentsMargins(kFocusFrame, kFocusFrame, kFocusFrame, kFocusFrame); // room for the focus frame
     layout->setSpacing(0);
+    connect(qApp, &QApplication::focusChanged, this, [this](QWidget*, QWidget* now) {
+        const bool focused = now && (now == this || isAncestorOf(now));
+        if (focused == m_focused) return;
+        m_focused = focused;
+        update();
+    });
     m_nodeKey = new QLabel(this);
     m_nodeKey->setTextFormat(Qt::RichText);
     m_nodeKey->setContentsMargins(76, 2, 8, 0);
@@ -52,6 +61,8 @@ TimelineWidget::TimelineWidget(TimelineController* controller, QWidget* parent)
     m_axis = new TimelineLane(this, TimelineLane::Kind::Axis, timeline::LaneSpec{"axis", "Time", "", {}, true});
     layout->addWidget(m_axis);
     auto* scroll = new QScrollArea(this);
+    m_scroll = scroll;
+    scroll->installEventFilter(this);
     scroll->setWidgetResizable(true);
     scroll->setFrameShape(QFrame::NoFrame);
     scroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
@@ -501,9 +512,44 @@ void TimelineWidget::keyPressEvent(QKeyEvent* event)
         if (auto sel = c->selection()) c->setRange(*sel);
         break;
     case Qt::Key_Escape: c->setSelection(std::nullopt); break;
+    case Qt::Key_PageUp:
+    case Qt::Key_PageDown: // the lanes scroll, also when the timeline itself has the focus (Tab)
+        static_cast<QScrollArea*>(m_scroll)->verticalScrollBar()->triggerAction(
+            event->key() == Qt::Key_PageUp ? QAbstractSlider::SliderPageStepSub : QAbstractSlider::SliderPageStepAdd);
+        break;
     default: QWidget::keyPressEvent(event); return;
     }
     event->accept();
+}
+
+bool TimelineWidget::eventFilter(QObject* watched, QEvent* event)
+{
+    // A key a lane does not take goes up to the scroll area, which would scroll with the arrows; they zoom and pan
+    // here (Page Up / Page Down still scroll the lanes).
+    if (watched == m_scroll && event->type() == QEvent::KeyPress) {
+        auto* key = static_cast<QKeyEvent*>(event);
+        switch (key->key()) {
+        case Qt::Key_Left:
+        case Qt::Key_Right:
+        case Qt::Key_Up:
+        case Qt::Key_Down:
+            keyPressEvent(key);
+            return true;
+        default: break;
+        }
+    }
+    return QWidget::eventFilter(watched, event);
+}
+
+void TimelineWidget::paintEvent(QPaintEvent* event)
+{
+    QWidget::paintEvent(event);
+    if (!m_focused) return;
+    QPainter painter(this);
+    QPen pen(palette().color(QPalette::Highlight));
+    pen.setWidth(kFocusFrame);
+    painter.setPen(pen);
+    painter.drawRect(rect().adjusted(1, 1, -1, -1));
 }
 
 void TimelineWidget::resizeEvent(QResizeEvent* event)

@@ -81,6 +81,9 @@ Q_SIGNALS:
 protected:
     void keyPressEvent(QKeyEvent* event) override;
     void resizeEvent(QResizeEvent* event) override;
+    void paintEvent(QPaintEvent* event) override;
+    // The arrow keys, pressed in a lane, reach keyPressEvent instead of scrolling the lane area.
+    bool eventFilter(QObject* watched, QEvent* event) override;
 
 private:
     friend class TimelineLane;
@@ -108,6 +111,8 @@ private:
     QLabel* m_nodeKey = nullptr;
     std::vector<TimelineLane*> m_laneWidgets; // visible lanes, display order
     QSplitter* m_splitter = nullptr;
+    QWidget* m_scroll = nullptr;
+    bool m_focused = false; // keyboard focus is in the timeline: a frame around it says so
     std::unique_ptr<QThreadPool> m_pool;
     uint64_t m_generation = 0;
     bool m_inFlight = false;
