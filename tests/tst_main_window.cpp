@@ -31,6 +31,7 @@
 #include <QDir>
 #include <QDockWidget>
 #include <QFile>
+#include <QFileInfo>
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QLabel>
@@ -39,6 +40,9 @@
 #include <QProcess>
 #include <QProgressDialog>
 #include <QPushButton>
+#include <QRadioButton>
+#include <QSet>
+#include <QTableView>
 #include <QRegularExpression>
 #include <QSignalSpy>
 #include <QStandardPaths>
@@ -184,6 +188,62 @@ private Q_SLOTS:
                                  "SELECT group_concat(clock_offset_source) FROM node")
                       .isEmpty(),
                  "no clock source stored");
+    }
+
+    // The Import dialog from the keyboard alone: Tab leaves the file table and, with Shift+Tab, reaches every
+    // control; Alt+N picks a new run, the typed path and Enter (the default button) import.
+    void importDialogKeyboardOnly()
+    {
+        QTemporaryDir dir;
+        app::DemoSpec spec;
+        spec.nodes = 1;
+        spec.gpusPerNode = 1;
+        spec.hours = 0.05;
+        QVERIFY(app::writeDemoRun(spec, dir.filePath(QStringLiteral("inputs")).toStdString()));
+        app::ImportDialog dialog(QStringLiteral("/nonexistent/open.runlens"));
+        QSignalSpy planned(&dialog, &app::ImportDialog::planned);
+        QSignalSpy finished(&dialog, &app::ImportDialog::importFinished);
+        dialog.addPaths({dir.filePath(QStringLiteral("inputs"))});
+        QTRY_VERIFY_WITH_TIMEOUT(planned.count() >= 1, 10000);
+        dialog.show();
+        QApplication::setActiveWindow(&dialog);
+        QVERIFY(QTest::qWaitForWindowActive(&dialog));
+        auto* table = dialog.findChild<QTableView*>();
+        QVERIFY(table);
+        auto* newPath = [&]() -> QLineEdit* {
+            for (auto* e : dialog.findChildren<QLineEdit*>())
+                if (e->placeholderText() == QStringLiteral("run.runlens")) return e;
+            return nullptr;
+        }();
+        QVERIFY(newPath);
+        QPushButton* import = nullptr;
+        for (auto* b : dialog.findChildren<QPushButton*>())
+            if (b->text() == QStringLiteral("&Import")) import = b;
+        QVERIFY(import);
+        for (const auto key : {Qt::Key_Tab, Qt::Key_Backtab}) {
+            table->setFocus();
+            QSet<QWidget*> seen;
+            for (int i = 0; i < 40 && !(seen.contains(newPath) && seen.contains(import)); ++i) {
+                QTest::keyClick(QApplication::focusWidget(), key);
+                seen.insert(QApplication::focusWidget());
+            }
+            QVERIFY2(seen.contains(newPath), key == Qt::Key_Tab ? "Tab never reached the new run's path"
+                                                                : "Shift+Tab never reached the new run's path");
+            QVERIFY2(seen.contains(import), "the Import button was never reached");
+        }
+        // With RUNLENS_DIALOG_SHOTS=DIR the dialog is saved as DIR/import-dialog.png, for looking at it.
+        if (const QString shots = qEnvironmentVariable("RUNLENS_DIALOG_SHOTS"); !shots.isEmpty())
+            dialog.grab().save(shots + QStringLiteral("/import-dialog.png"));
+        // Alt+N: a new run rather than the open one; the path typed; Enter imports.
+        QTest::keyClick(&dialog, Qt::Key_N, Qt::AltModifier);
+        auto* intoNew = qobject_cast<QRadioButton*>(QApplication::focusWidget());
+        QVERIFY(intoNew && intoNew->text() == QStringLiteral("A &new run:"));
+        QTRY_VERIFY(intoNew->isChecked()); // a mnemonic clicks after the button's short press animation
+        newPath->setFocus();
+        QTest::keyClicks(newPath, dir.filePath(QStringLiteral("keys.runlens")));
+        QTest::keyClick(newPath, Qt::Key_Return);
+        QTRY_COMPARE_WITH_TIMEOUT(finished.count(), 1, 60000);
+        QVERIFY2(QFileInfo::exists(dir.filePath(QStringLiteral("keys.runlens"))), qPrintable(dialog.summaryText()));
     }
 
     // The Clocks dock (Ctrl+6) lists every node's offset, its ± and how it was found.

@@ -36,21 +36,21 @@ QString qs(const std::string& s)
 
 ImportDialog::ImportDialog(const QString& openRunPath, QWidget* parent)
     : QDialog(parent), m_openRunPath(openRunPath), m_model(new ImportPlanModel(this)),
-      m_intoOpen(new QRadioButton(this)), m_intoNew(new QRadioButton(tr("A new run:"), this)),
+      m_intoOpen(new QRadioButton(this)), m_intoNew(new QRadioButton(tr("A &new run:"), this)),
       m_newPath(new QLineEdit(this)), m_timeZone(new QLineEdit(this)), m_extra(new QLineEdit(this)),
       m_planStatus(new QLabel(this)), m_table(new QTableView(this)), m_progress(new QProgressBar(this)),
       m_summary(new QPlainTextEdit(this)), m_import(new QPushButton(tr("&Import"), this)),
-      m_cancel(new QPushButton(tr("Cancel import"), this)), m_buttons(new QDialogButtonBox(QDialogButtonBox::Close, this)),
+      m_cancel(new QPushButton(tr("C&ancel import"), this)), m_buttons(new QDialogButtonBox(QDialogButtonBox::Close, this)),
       m_progressTimer(new QTimer(this))
 {
     setWindowTitle(tr("Import"));
     resize(1000, 600);
-    m_intoOpen->setText(openRunPath.isEmpty() ? tr("The open run (none is open)")
-                                              : tr("The open run: %1").arg(QDir::toNativeSeparators(openRunPath)));
+    m_intoOpen->setText(openRunPath.isEmpty() ? tr("The &open run (none is open)")
+                                              : tr("The &open run: %1").arg(QDir::toNativeSeparators(openRunPath)));
     m_intoOpen->setEnabled(!openRunPath.isEmpty());
     (openRunPath.isEmpty() ? m_intoNew : m_intoOpen)->setChecked(true);
     m_newPath->setPlaceholderText(tr("run.runlens"));
-    auto* browse = new QPushButton(tr("Browse…"), this);
+    auto* browse = new QPushButton(tr("&Browse…"), this);
     auto* newRow = new QHBoxLayout;
     newRow->addWidget(m_intoNew);
     newRow->addWidget(m_newPath, 1);
@@ -61,11 +61,11 @@ ImportDialog::ImportDialog(const QString& openRunPath, QWidget* parent)
     auto* options = new QFormLayout;
     options->addRow(tr("Import into:"), m_intoOpen);
     options->addRow(QString(), newRow);
-    options->addRow(tr("Time zone of naive timestamps:"), m_timeZone);
-    options->addRow(tr("Format options:"), m_extra);
+    options->addRow(tr("Time &zone of naive timestamps:"), m_timeZone);
+    options->addRow(tr("Format o&ptions:"), m_extra);
 
-    auto* addFilesButton = new QPushButton(tr("Add files…"), this);
-    auto* addFolderButton = new QPushButton(tr("Add folder…"), this);
+    auto* addFilesButton = new QPushButton(tr("Add &files…"), this);
+    auto* addFolderButton = new QPushButton(tr("Add fol&der…"), this);
     auto* inputs = new QHBoxLayout;
     inputs->addWidget(m_planStatus, 1);
     inputs->addWidget(addFilesButton);
@@ -79,11 +79,14 @@ ImportDialog::ImportDialog(const QString& openRunPath, QWidget* parent)
     m_table->horizontalHeader()->setStretchLastSection(true);
     m_table->setAlternatingRowColors(true);
     m_table->setSelectionBehavior(QAbstractItemView::SelectRows);
+    // Tab leaves the table for the next control (the arrows move between its cells); F2 edits a cell.
+    m_table->setTabKeyNavigation(false);
 
     m_progress->setRange(0, 1000);
     m_progress->setValue(0);
     m_progress->setFormat(tr("Ready"));
     m_summary->setReadOnly(true);
+    m_summary->setTabChangesFocus(true);
     m_summary->setMaximumHeight(110);
     m_summary->setPlaceholderText(tr("The summary of the import appears here."));
     m_import->setDefault(true);
