@@ -433,7 +433,10 @@ private Q_SLOTS:
         const analysis::FindingEpisode e = list.front().episodes.front();
         QCOMPARE(window.controller()->selection(), std::optional<widgets::TimeRange>(widgets::TimeRange{e.startNs, e.endNs}));
         QVERIFY(window.controller()->range().fromNs < e.startNs && window.controller()->range().toNs > e.endNs);
-        QCOMPARE(window.flame()->panel()->searchField()->text(), QStringLiteral("fetch_sub_module"));
+        // The evidence frame with its file and line: the search finds that function, not every one of its name.
+        const QString searched = window.flame()->panel()->searchField()->text();
+        QVERIFY2(searched.startsWith(QStringLiteral("fetch_sub_module (")) && searched.contains(QStringLiteral(".py:")),
+                 qPrintable(searched));
         QVERIFY(window.docks()->browserModel()->hiddenSeries().empty()); // the finding covers both nodes and GPUs
         // A finding on one GPU: the other GPU's series are hidden, the node's other devices stay.
         Q_EMIT findings->scopeSelected({"node0"}, {"node0:gpu1"});
@@ -470,6 +473,8 @@ private Q_SLOTS:
         // Its evidence names the checkpoint frames the stalls were spent in, and the flame graph searches them.
         const QString frame = app::FindingsDock::evidenceFrame(list[static_cast<size_t>(ckpt)]);
         QVERIFY2(frame.contains(QStringLiteral("save")), qPrintable(frame));
+        // Searched with its file and line, not as a bare name that other functions share.
+        QVERIFY2(QRegularExpression(QStringLiteral(R"(^\S.* \(.+:\d+\)$)")).match(frame).hasMatch(), qPrintable(frame));
         QCOMPARE(window.flame()->panel()->searchField()->text(), frame);
     }
 

@@ -71,11 +71,15 @@ ReportFlame flameFigure(FlameSource& stacks, const Finding& f, int64_t fromNs, i
     }
     out.tree = *tree;
     if (out.evidenceFrame.empty()) return out;
-    // The hottest call path through the evidence frame.
+    // The hottest call path through the evidence frame (a rule that names a function without its file matches
+    // every frame of that name).
     const FlameTree& t = **tree;
+    const bool withFile = out.evidenceFrame.find(" (") != std::string::npos;
     int32_t best = -1;
     for (int32_t i = 1; i < static_cast<int32_t>(t.nodes().size()); ++i)
-        if (t.name(i) == out.evidenceFrame && (best < 0 || t.node(i).samples > t.node(best).samples)) best = i;
+        if ((withFile ? t.label(i) == out.evidenceFrame : t.name(i) == out.evidenceFrame) &&
+            (best < 0 || t.node(i).samples > t.node(best).samples))
+            best = i;
     if (best < 0) {
         out.note = fmt::format("{} is not in the stacks of this window", out.evidenceFrame);
         return out;
@@ -103,17 +107,14 @@ ReportFlame flameFigure(FlameSource& stacks, const Finding& f, int64_t fromNs, i
 
 std::string evidenceFrame(const Finding& f)
 {
-    if (const QString one = f.evidence.value(QStringLiteral("frame")).toString(); !one.isEmpty()) { // HOST_STALL
-        std::string frame = one.toStdString();
-        if (const size_t paren = frame.find(" ("); paren != std::string::npos && paren > 0) frame.resize(paren);
-        return frame;
-    }
+    // The frame as the rules name it, "name (file:line)" like a flame graph's label: a bare name would match every
+    // function of that name ("wrapper" is in most Python stacks).
+    if (const QString one = f.evidence.value(QStringLiteral("frame")).toString(); !one.isEmpty()) // HOST_STALL
+        return one.toStdString();
     for (const char* key : {"top_comm_frames", "top_frames", "top_checkpoint_frames", "frames_in_flight"}) {
         const QJsonArray a = f.evidence.value(QLatin1String(key)).toArray();
         if (a.isEmpty()) continue;
         std::string frame = a.first().toObject().value(QStringLiteral("frame")).toString().toStdString();
-        // "name (file:line)" → the function name: a search then finds every call line of it.
-        if (const size_t paren = frame.find(" ("); paren != std::string::npos && paren > 0) frame.resize(paren);
         if (!frame.empty()) return frame;
     }
     return {};

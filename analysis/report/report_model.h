@@ -56,7 +56,7 @@ struct ReportFlame
 {
     std::shared_ptr<const FlameTree> tree; // null: no stack samples in the window (note says so)
     int32_t focus = 0;
-    std::string evidenceFrame; // the frame searched for ("fetch_sub_module"); empty when the finding names none
+    std::string evidenceFrame; // the frame searched for, as labelled ("fetch_sub_module (fsdp.py:41)"); may be empty
     std::string focusPath;     // "a;b;c" of the focus, empty when not focused
     std::shared_ptr<const FlameSearch> highlight; // the evidence frame's blocks, when not focused
     int64_t fromNs = 0, toNs = 0;
@@ -118,8 +118,9 @@ std::vector<timeline::LaneSpec> lanesForRule(const std::vector<timeline::LaneSpe
 // The window shown for an episode: the episode with a quarter of its length (at least 5 s) on each side.
 std::pair<int64_t, int64_t> episodeView(const FindingEpisode& episode);
 
-// The frame a finding points at (its first top comm / checkpoint / top frame), as a function name without
-// "(file:line)"; empty when it names none. The GUI searches the flame graph for it.
+// The frame a finding points at (its first top comm / checkpoint / top frame), labelled as the flame graph labels
+// frames: "name (file:line)", or the bare name of a frame without a file; empty when it names none. The GUI
+// searches the flame graph for it and the report focuses on it.
 std::string evidenceFrame(const Finding& finding);
 
 } // namespace runlens::analysis
