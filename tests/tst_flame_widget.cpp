@@ -13,6 +13,8 @@
 #include <QApplication>
 #include <QCheckBox>
 #include <QLineEdit>
+#include <QScrollArea>
+#include <QScrollBar>
 #include <QSignalSpy>
 #include <QTableWidget>
 #include <QTemporaryDir>
@@ -63,6 +65,7 @@ private Q_SLOTS:
     void focusSurvivesANewTreeWithItsPath();
     void historyAndKeyboard();
     void searchMatchedShare();
+    void nextMatchScrollsIntoView();
     void sandwichTotals();
     void diffOfItselfIsNeutralOnScreen();
     void exportsCarryTheView();
@@ -233,6 +236,63 @@ void FlameWidgetTest::searchMatchedShare()
     panel.searchField()->setText(QStringLiteral("b("));
     QTRY_COMPARE_WITH_TIMEOUT(panel.matchedText(), QStringLiteral("bad pattern"), 5000);
     QVERIFY(panel.graph()->search()->matches.empty());
+}
+
+// In a dock shorter than the graph, F3 scrolls the next match into view instead of outlining it off-screen.
+void FlameWidgetTest::nextMatchScrollsIntoView()
+{
+    std::vector<FlameTree::Stack> stacks(2);
+    for (int i = 0; i < 80; ++i) {
+        store::FrameInfo f;
+        f.name = "f" + std::to_string(i);
+        f.file = "deep.py";
+        f.line = i + 1;
+        stacks[0].frames.push_back(f);
+    }
+    store::FrameInfo leaf;
+    leaf.name = "needle";
+    leaf.file = "deep.py";
+    leaf.line = 99;
+    stacks[0].frames.push_back(leaf);
+    stacks[0].samples = 5;
+    stacks[1].frames = {stacks[0].frames.front()};
+    stacks[1].samples = 5;
+    FlamePanel panel;
+    panel.resize(1000, 260);
+    panel.show();
+    auto tree = FlameTree::fromStacks(stacks);
+    panel.setTree(tree);
+    FlameGraphWidget* graph = panel.graph();
+    waitShown(*graph);
+    auto* area = qobject_cast<QScrollArea*>(graph->parentWidget()->parentWidget());
+    QVERIFY(area && area->widget() == graph);
+    QVERIFY(graph->height() > 3 * area->viewport()->height()); // the graph does not fit
+    const auto visible = [&](int32_t node) {
+        const QRect r = graph->blockRect(node).translated(graph->mapTo(area->viewport(), QPoint(0, 0)));
+        return area->viewport()->rect().contains(r);
+    };
+    int32_t needle = -1, root = -1;
+    for (int32_t i = 1; i < static_cast<int32_t>(tree->nodes().size()); ++i) {
+        if (tree->name(i) == "needle") needle = i;
+        if (tree->name(i) == "f0") root = i;
+    }
+    QVERIFY(needle > 0 && root > 0);
+    for (const int32_t target : {needle, root}) {
+        QSignalSpy changed(graph, &FlameGraphWidget::searchChanged);
+        panel.searchField()->setText(QString::fromStdString(tree->label(target)));
+        QTRY_VERIFY_WITH_TIMEOUT(changed.count() > 0, 5000);
+        waitShown(*graph);
+        // Scrolled to whichever end of the graph leaves the target out of view.
+        QScrollBar* bar = area->verticalScrollBar();
+        bar->setValue(0);
+        QCoreApplication::processEvents();
+        if (visible(target)) bar->setValue(bar->maximum());
+        QCoreApplication::processEvents();
+        QVERIFY2(!visible(target), "the match was in view before F3: nothing to show");
+        QTest::keyClick(graph, Qt::Key_F3);
+        QCOMPARE(graph->currentNode(), target);
+        QTRY_VERIFY_WITH_TIMEOUT(visible(target), 5000);
+    }
 }
 
 void FlameWidgetTest::sandwichTotals()

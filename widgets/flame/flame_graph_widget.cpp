@@ -9,9 +9,12 @@
 #include <QKeyEvent>
 #include <QMenu>
 #include <QPainter>
+#include <QTimer>
+#include <QScrollArea>
 #include <QThreadPool>
 #include <QToolTip>
 #include <algorithm>
+#include <utility>
 
 namespace runlens::widgets {
 
@@ -144,6 +147,7 @@ void FlameGraphWidget::nextMatch()
     const int32_t node = m_search->matches[static_cast<size_t>(m_matchAt)];
     m_currentNode = node;
     // A match outside the focus (or folded into "other") is brought into view by focusing its parent.
+    m_revealCurrent = true; // scrolled into view now, or once the new focus is laid out
     if (rectIndexOf(node) < 0) applyFocus(std::max(0, m_layoutTree->node(node).parent), true);
     else setCurrentRect(rectIndexOf(node));
 }
@@ -155,6 +159,7 @@ void FlameGraphWidget::previousMatch()
     m_matchAt = m_matchAt <= 0 ? n - 1 : m_matchAt - 1;
     const int32_t node = m_search->matches[static_cast<size_t>(m_matchAt)];
     m_currentNode = node;
+    m_revealCurrent = true; // scrolled into view now, or once the new focus is laid out
     if (rectIndexOf(node) < 0) applyFocus(std::max(0, m_layoutTree->node(node).parent), true);
     else setCurrentRect(rectIndexOf(node));
 }
@@ -280,7 +285,27 @@ void FlameGraphWidget::finishLayout(std::shared_ptr<const Result> result)
     setMinimumHeight(flameHeight(*m_layout, m_options));
     updateGeometry();
     update();
+    if (m_current >= 0 && std::exchange(m_revealCurrent, false)) {
+        // The scroll area has not taken the new height yet: reveal once it has.
+        const int index = m_current;
+        QTimer::singleShot(0, this, [this, index] {
+            if (m_layout && index == m_current) reveal(index);
+        });
+    }
     Q_EMIT layoutShown();
+}
+
+void FlameGraphWidget::reveal(int index)
+{
+    // The graph is the widget of a scroll area (a dock shorter than the graph): scroll the block into view.
+    for (QWidget* w = parentWidget(); w; w = w->parentWidget()) {
+        auto* area = qobject_cast<QScrollArea*>(w);
+        if (!area) continue;
+        if (area->widget() != this) break;
+        const QRect r = flameBlockRect(drawArea(), *m_layout, static_cast<size_t>(index), m_options);
+        area->ensureVisible(r.center().x(), r.center().y(), r.width() / 2, r.height() * 2);
+        break;
+    }
 }
 
 int FlameGraphWidget::rectIndexOf(int32_t node) const
@@ -347,6 +372,7 @@ void FlameGraphWidget::setCurrentRect(int index)
     m_current = index;
     m_currentNode = m_layout->rects[static_cast<size_t>(index)].node;
     update(flameBlockRect(drawArea(), *m_layout, static_cast<size_t>(index), m_options).adjusted(-2, -2, 2, 2));
+    if (std::exchange(m_revealCurrent, false)) reveal(index);
     Q_EMIT currentChanged(m_currentNode);
 }
 

@@ -102,6 +102,7 @@ private:
     void startLayout();
     void finishLayout(std::shared_ptr<const Result> result);
     int rectIndexOf(int32_t node) const;
+    void reveal(int index); // scrolls the enclosing scroll area to the block
     int rectAt(const QPoint& pos) const;
     void setCurrentRect(int index);
     void setHoverRect(int index);
@@ -126,6 +127,7 @@ private:
     std::vector<std::vector<int>> m_rows; // per row, rect indices by x
     int m_hover = -1;
     int m_current = -1;
+    bool m_revealCurrent = false; // the next current block set by match navigation is scrolled into view
     int32_t m_currentNode = -1; // kept across layouts
 
     std::unique_ptr<QThreadPool> m_pool;
