@@ -21,6 +21,13 @@ Expected<size_t> maxStackDepth(const ImportOptions& options)
     return static_cast<size_t>(*n);
 }
 
+Expected<int64_t> cutRootCallsite(store::RunWriter& writer)
+{
+    auto cut = writer.frame(kCutFrameName, {}, 0, {});
+    if (!cut) return cut.error();
+    return writer.callsite(0, *cut);
+}
+
 void reportCutStack(ImportContext& ctx, size_t depth, size_t limit, std::optional<SourceLocation> where)
 {
     ctx.diagnostics.report(diag::kStackTooDeep, where ? *where : ctx.lines.location(),

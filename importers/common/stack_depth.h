@@ -28,6 +28,9 @@ inline size_t keptFrames(size_t depth, size_t limit)
     return depth > limit ? limit - 1 : 0;
 }
 
+// The call site of the cut frame at the root, where a cut stack's kept frames hang.
+Expected<int64_t> cutRootCallsite(store::RunWriter& writer);
+
 // Reports a cut stack (stack_too_deep, data loss: the outer frames' names), at `where` when given, else at the
 // reader's current line.
 void reportCutStack(ImportContext& ctx, size_t depth, size_t limit,

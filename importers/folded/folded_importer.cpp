@@ -367,9 +367,7 @@ Status FoldedImporter::run(ImportContext& ctx) const
         int64_t callsite = 0;
         if (const size_t keep = keptFrames(frames.size(), *depthLimit); keep > 0) {
             reportCutStack(ctx, frames.size(), *depthLimit, total.firstLine);
-            auto cut = ctx.writer.frame(kCutFrameName, {}, 0, {});
-            if (!cut) return cut.error();
-            auto root = ctx.writer.callsite(0, *cut);
+            auto root = cutRootCallsite(ctx.writer);
             if (!root) return root.error();
             callsite = *root;
             frames.erase(frames.begin(), frames.end() - static_cast<std::ptrdiff_t>(keep));

@@ -288,9 +288,7 @@ Status PerfScriptImporter::run(ImportContext& ctx) const
         if (const size_t keep = keptFrames(depth, *depthLimit); keep > 0) {
             reportCutStack(ctx, depth, *depthLimit, cutAt);
             stack.resize(keep);
-            auto cut = ctx.writer.frame(kCutFrameName, {}, 0, {});
-            if (!cut) return cut.error();
-            auto root = ctx.writer.callsite(0, *cut);
+            auto root = cutRootCallsite(ctx.writer);
             if (!root) return root.error();
             callsite = *root;
         }

@@ -202,9 +202,7 @@ Status Reader::emit(const std::vector<size_t>& stack, std::optional<int64_t> ts,
     } else {
         if (keep > 0) {
             reportCutStack(m_ctx, stack.size(), m_depthLimit, SourceLocation{m_ctx.lines.input().displayName()});
-            auto cut = m_ctx.writer.frame(kCutFrameName, {}, 0, {});
-            if (!cut) return cut.error();
-            auto root = m_ctx.writer.callsite(0, *cut);
+            auto root = cutRootCallsite(m_ctx.writer);
             if (!root) return root.error();
             site = *root;
         }
