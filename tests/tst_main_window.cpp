@@ -120,6 +120,16 @@ QAction* menuAction(const QWidget& window, const QString& text)
     return nullptr;
 }
 
+// A demo run's input files (one GPU per node) in DIR/inputs, for the Import dialog.
+bool writeDemoInputs(const QTemporaryDir& dir, int nodes, double hours)
+{
+    app::DemoSpec spec;
+    spec.nodes = nodes;
+    spec.gpusPerNode = 1;
+    spec.hours = hours;
+    return app::writeDemoRun(spec, dir.filePath(QStringLiteral("inputs")).toStdString()).ok();
+}
+
 } // namespace
 
 class TestMainWindow : public QObject
@@ -167,11 +177,7 @@ private Q_SLOTS:
     void importDialogEstimatesClocks()
     {
         QTemporaryDir dir;
-        app::DemoSpec spec;
-        spec.nodes = 2;
-        spec.gpusPerNode = 1;
-        spec.hours = 0.1;
-        QVERIFY(app::writeDemoRun(spec, dir.filePath(QStringLiteral("inputs")).toStdString()));
+        QVERIFY(writeDemoInputs(dir, 2, 0.1));
         app::ImportDialog dialog(QString{});
         QSignalSpy planned(&dialog, &app::ImportDialog::planned);
         QSignalSpy finished(&dialog, &app::ImportDialog::importFinished);
@@ -195,11 +201,7 @@ private Q_SLOTS:
     void importDialogKeyboardOnly()
     {
         QTemporaryDir dir;
-        app::DemoSpec spec;
-        spec.nodes = 1;
-        spec.gpusPerNode = 1;
-        spec.hours = 0.05;
-        QVERIFY(app::writeDemoRun(spec, dir.filePath(QStringLiteral("inputs")).toStdString()));
+        QVERIFY(writeDemoInputs(dir, 1, 0.05));
         app::ImportDialog dialog(QStringLiteral("/nonexistent/open.runlens"));
         QSignalSpy planned(&dialog, &app::ImportDialog::planned);
         QSignalSpy finished(&dialog, &app::ImportDialog::importFinished);

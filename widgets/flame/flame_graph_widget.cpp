@@ -142,24 +142,23 @@ void FlameGraphWidget::setSearch(const QString& pattern, bool regex)
 
 void FlameGraphWidget::nextMatch()
 {
-    if (!m_search || m_search->matches.empty() || !m_layoutTree) return;
-    m_matchAt = (m_matchAt + 1) % static_cast<int>(m_search->matches.size());
-    const int32_t node = m_search->matches[static_cast<size_t>(m_matchAt)];
-    m_currentNode = node;
-    // A match outside the focus (or folded into "other") is brought into view by focusing its parent.
-    m_revealCurrent = true; // scrolled into view now, or once the new focus is laid out
-    if (rectIndexOf(node) < 0) applyFocus(std::max(0, m_layoutTree->node(node).parent), true);
-    else setCurrentRect(rectIndexOf(node));
+    stepMatch(1);
 }
 
 void FlameGraphWidget::previousMatch()
 {
+    stepMatch(-1);
+}
+
+void FlameGraphWidget::stepMatch(int step)
+{
     if (!m_search || m_search->matches.empty() || !m_layoutTree) return;
     const int n = static_cast<int>(m_search->matches.size());
-    m_matchAt = m_matchAt <= 0 ? n - 1 : m_matchAt - 1;
+    m_matchAt = m_matchAt < 0 ? (step > 0 ? 0 : n - 1) : ((m_matchAt + step) % n + n) % n;
     const int32_t node = m_search->matches[static_cast<size_t>(m_matchAt)];
     m_currentNode = node;
     m_revealCurrent = true; // scrolled into view now, or once the new focus is laid out
+    // A match outside the focus (or folded into "other") is brought into view by focusing its parent.
     if (rectIndexOf(node) < 0) applyFocus(std::max(0, m_layoutTree->node(node).parent), true);
     else setCurrentRect(rectIndexOf(node));
 }

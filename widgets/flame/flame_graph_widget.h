@@ -103,6 +103,7 @@ private:
     void finishLayout(std::shared_ptr<const Result> result);
     int rectIndexOf(int32_t node) const;
     void reveal(int index); // scrolls the enclosing scroll area to the block
+    void stepMatch(int step); // to the next (1) or previous (-1) search match, cycling
     int rectAt(const QPoint& pos) const;
     void setCurrentRect(int index);
     void setHoverRect(int index);
