@@ -7,6 +7,7 @@
 #include "analysis/timeline/run_catalog.h"
 #include "analysis/timeline/timeline_source.h"
 #include "tests/test_support.h"
+#include "analysis/timeline/timeline_envelope.h"
 #include "widgets/timeline/envelope_band.h"
 #include "widgets/timeline/timeline_controller.h"
 #include "widgets/timeline/timeline_lane.h"
@@ -371,12 +372,14 @@ void TimelineWidgetTest::keysWorkFromALane()
 
 void TimelineWidgetTest::envelopeShowsSingleGpuDip()
 {
-    // 4 nodes × 8 GPUs over 28 h; GPU 5 of node 2 drops to 0 for 5 s in the middle.
+    // 4 nodes × 8 GPUs over 28 h; GPU 5 of node 2 drops to 0 for 5 s in the middle (a blip: in the band, not an
+    // outlier); GPU 3 of node 1 runs 8 points below the others for 20 min later on (a lasting deviation: flagged).
     const std::string path = m_dir.filePath(QStringLiteral("dip.runlens")).toStdString();
-    const int64_t seconds = 28 * 3600, dipAt = 15 * 3600 + 17;
+    const int64_t seconds = 28 * 3600, dipAt = 15 * 3600 + 17, lowFrom = 20 * 3600, lowTo = lowFrom + 1200;
     QVERIFY(writeRun(path, 4, 8, seconds, 1, {{"gpu.util", [&](int n, int g, int64_t s) {
                                                   if (n == 2 && g == 5 && s >= dipAt && s < dipAt + 5) return 0.0;
-                                                  return 97.0 + (s + g) % 3;
+                                                  const double v = 97.0 + static_cast<double>((s + g) % 3);
+                                                  return n == 1 && g == 3 && s >= lowFrom && s < lowTo ? v - 8 : v;
                                               }}}));
     Shown view(path, {1600, 500});
     view.controller.setCursor(kStart + (dipAt + 2) * kSec);
@@ -390,11 +393,18 @@ void TimelineWidgetTest::envelopeShowsSingleGpuDip()
     const auto& lf = frame->lanes[0];
     QCOMPARE(lf.envelopes.size(), size_t(1));
     QCOMPARE(lf.envelopes[0].members, 32);
-    // The planted GPU is drawn on its own (and no other), and the band reaches 0 at the dip.
+    // Only the lasting deviation is drawn on its own, and the legend says why: 8 points below the median.
     QCOMPARE(lf.lines.size(), size_t(1));
     QVERIFY(lf.lines[0].outlier);
-    QVERIFY2(QString::fromStdString(lf.lines[0].label).contains(QStringLiteral("node2")), lf.lines[0].label.c_str());
-    // Pixels: in the column of the dip something is drawn near value 0; a column far away has nothing there.
+    QCOMPARE(lf.lines[0].label, std::string("node1 gpu3 GPU utilization"));
+    QStringList legend;
+    for (int i = 0; i < lane->legend->itemCount(); ++i)
+        if (auto* item = qobject_cast<QCPPlottableLegendItem*>(lane->legend->item(i))) legend << item->plottable()->name();
+    QVERIFY2(legend.contains(QStringLiteral("⚠ node1 gpu3 GPU utilization -8.0 %, %1 σ")
+                                 .arg(std::abs(lf.lines[0].outlierSigma), 0, 'f', 1)),
+             qPrintable(legend.join(QStringLiteral(" | "))));
+    QVERIFY(lf.lines[0].outlierSigma < -timeline::kOutlierK);
+    // Pixels: in the column of the blip something is drawn near value 0; a column far away has nothing there.
     const QImage img = dataImage(lane);
     const double dipKey = static_cast<double>(kStart + (dipAt + 2) * kSec) / 1e9;
     const int xDip = static_cast<int>(lane->xAxis->coordToPixel(dipKey));
@@ -408,23 +418,38 @@ void TimelineWidgetTest::envelopeShowsSingleGpuDip()
     const int xFar = static_cast<int>(lane->xAxis->coordToPixel(static_cast<double>(kStart + 5 * 3600 * kSec) / 1e9));
     QCOMPARE(inkRows(img, xFar, yHigh, yLow - 1, bg), 0);
     // Zoomed in to fewer samples than pixels, the band is still continuous (no pixel without a value) and still
-    // reaches 0 at the dip.
+    // reaches 0 at the blip, which is still no outlier.
     view.controller.setRange({kStart + (dipAt - 90) * kSec, kStart + (dipAt + 90) * kSec});
     view.settle();
     {
-        const auto& env = view.widget.shownFrame()->lanes.at(0).envelopes.at(0);
+        const auto& zoomed = view.widget.shownFrame()->lanes.at(0);
+        const auto& env = zoomed.envelopes.at(0);
         QVERIFY(!env.median.empty());
         QVERIFY2(std::none_of(env.median.begin(), env.median.end(), [](double v) { return std::isnan(v); }),
                  "the envelope has holes where there is data");
         QCOMPARE(*std::min_element(env.lo.begin(), env.lo.end()), 0.0);
+        QVERIFY(zoomed.lines.empty());
     }
     view.shot("envelope-zoomed");
+    // Zoomed to the deviation, node1 gpu3 is still the one flagged.
+    view.controller.setRange({kStart + (lowFrom + 300) * kSec, kStart + (lowFrom + 900) * kSec});
+    view.settle();
+    {
+        const auto& zoomed = view.widget.shownFrame()->lanes.at(0);
+        QCOMPARE(zoomed.lines.size(), size_t(1));
+        QCOMPARE(zoomed.lines[0].label, std::string("node1 gpu3 GPU utilization"));
+    }
     view.controller.fit();
     view.settle();
-    // The cursor readout over the dip names the outlier and the envelope's spread.
+    // The cursor readout over the blip names the envelope's spread; over the deviation, the outlier with its
+    // reason.
     view.controller.setCursor(kStart + (dipAt + 2) * kSec);
-    const QString readout = static_cast<TimelineLane*>(lane)->cursorText();
-    QVERIFY2(readout.contains(QStringLiteral("node2")) && readout.contains(QStringLiteral("median")), qPrintable(readout));
+    QString readout = static_cast<TimelineLane*>(lane)->cursorText();
+    QVERIFY2(readout.contains(QStringLiteral("median")), qPrintable(readout));
+    view.controller.setCursor(kStart + (lowFrom + 600) * kSec);
+    readout = static_cast<TimelineLane*>(lane)->cursorText();
+    QVERIFY2(readout.contains(QStringLiteral("⚠ node1 gpu3")) && readout.contains(QStringLiteral("σ)")), qPrintable(readout));
+    view.shot("envelope-outlier");
 }
 
 void TimelineWidgetTest::envelopeBandCoversItsColumns_data()

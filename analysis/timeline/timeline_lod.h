@@ -63,6 +63,7 @@ struct ReducedBucket
     double maxValue = 0;
     double sum = 0;
     bool maxFirst = false;
+    bool repeat = false; // a copy of the bucket before (a coarser grid spread over pixels): the same points
 };
 
 // The same, one decoded chunk at a time, for a series whose points lie in [firstNs, lastNs].

@@ -43,19 +43,21 @@ struct SeriesJob
 };
 
 // Buckets of a coarser grid over the same window, on the grid of `buckets`: each takes the coarse bucket its start
-// falls in.
+// falls in; a bucket that takes the same coarse bucket as the one before is marked `repeat`.
 std::vector<ReducedBucket> regrid(const std::vector<ReducedBucket>& coarse, int64_t fromNs, int64_t toNs, int buckets)
 {
     std::vector<ReducedBucket> out(static_cast<size_t>(buckets));
     const int n = static_cast<int>(coarse.size());
     const std::vector<int64_t>& fine = bucketBoundaries(fromNs, toNs, buckets); // both stay valid: two grids
     const std::vector<int64_t>& coarseBounds = bucketBoundaries(fromNs, toNs, n);
-    int j = 0;
+    int j = 0, last = -1;
     for (int i = 0; i < buckets; ++i) {
         const int64_t start = fine[static_cast<size_t>(i)];
         while (j + 1 < n && coarseBounds[static_cast<size_t>(j) + 1] <= start)
             ++j;
         out[static_cast<size_t>(i)] = coarse[static_cast<size_t>(j)];
+        out[static_cast<size_t>(i)].repeat = i > 0 && j == last;
+        last = j;
     }
     return out;
 }
@@ -272,7 +274,6 @@ Expected<std::shared_ptr<const TimelineFrame>> TimelineSource::fetch(const Timel
         size_t metric = 0; // index into lanes[li].byMetric
         EnvelopeInput input;
         EnvelopeResult result;
-        std::vector<std::vector<double>> partScores = std::vector<std::vector<double>>(kParts);
     };
     struct LaneWork
     {
@@ -306,7 +307,7 @@ Expected<std::shared_ptr<const TimelineFrame>> TimelineSource::fetch(const Timel
                 if (s.minValue) le.input.valueLo = std::min(le.input.valueLo, *s.minValue * le.input.scale);
                 if (s.maxValue) le.input.valueHi = std::max(le.input.valueHi, *s.maxValue * le.input.scale);
             }
-            le.result = prepareEnvelope(le.input, static_cast<size_t>(request.pixels)); // every member has `pixels` buckets
+            le.result = prepareEnvelope(le.input, static_cast<size_t>(request.pixels), kParts); // each has `pixels` buckets
             work[li].envelopes.push_back(std::move(le));
         }
         work[li].seriesLeft = series;
@@ -354,7 +355,7 @@ Expected<std::shared_ptr<const TimelineFrame>> TimelineSource::fetch(const Timel
                 continue;
             }
             LaneEnvelope& le = work[li].envelopes[nextEnvelope++];
-            finishEnvelope(le.result, le.partScores);
+            finishEnvelope(le.input, le.result);
             EnvelopeResult& env = le.result;
             const store::DeviceInfo* dev = cat.device(jobs[members.front()].series->deviceId);
             const std::string kind = dev && dev->kind == "gpu" ? "GPUs" : dev ? dev->kind + " devices" : "series";
@@ -362,11 +363,12 @@ Expected<std::shared_ptr<const TimelineFrame>> TimelineSource::fetch(const Timel
             env.envelope.label = fmt::format("{}, {} {}", lane.metrics[mi].label, members.size(), kind);
             lf.envelopes.push_back(std::move(env.envelope));
             int taken = 0;
-            for (const auto& [member, score] : env.outliers) {
+            for (const EnvelopeOutlier& o : env.outliers) {
                 if (taken++ >= request.maxOutliers) break;
-                TimelineLine line = makeLine(jobs[members[member]], mi);
+                TimelineLine line = makeLine(jobs[members[o.member]], mi);
                 line.outlier = true;
-                line.outlierScore = score;
+                line.outlierSigma = o.sigma;
+                line.outlierDeviation = o.deviation;
                 lf.lines.push_back(std::move(line));
             }
         }
@@ -425,8 +427,7 @@ Expected<std::shared_ptr<const TimelineFrame>> TimelineSource::fetch(const Timel
             LaneEnvelope& le = lw.envelopes[task.index / kParts];
             const size_t part = task.index % kParts;
             const size_t buckets = le.result.envelope.keys.size();
-            computeEnvelopePart(le.input, buckets * part / kParts, buckets * (part + 1) / kParts, le.result.envelope,
-                                le.partScores[part]);
+            computeEnvelopePart(le.input, part, buckets * part / kParts, buckets * (part + 1) / kParts, le.result);
             if (lw.partsLeft.fetch_sub(1) == 1) assemble(task.lane);
         }
     };

@@ -4,7 +4,7 @@
 // reduced to at most two points per pixel (the min and max of each pixel's bucket, in time order), so spikes
 // and dips never vanish at any zoom. Missing data is a gap (NaN), never interpolated. Where a lane shows more
 // than `envelopeAbove` series of one metric, they are drawn as an envelope (min / median / max across the
-// series per pixel) with the series that stand out (an outlier in some pixel) drawn individually.
+// series per pixel) with the series that stand out (a lasting deviation from the others) drawn individually.
 //
 // A TimelineSource owns its own database connections and an in-memory level-of-detail cache per series
 // (built from the chunks on first use); use it from one thread at a time (the GUI runs it on a worker).
@@ -44,7 +44,8 @@ struct TimelineLine
     std::vector<double> keys;   // epoch seconds
     std::vector<double> values; // shown values (scaled); NaN = gap
     bool outlier = false;       // drawn on top of an envelope
-    double outlierScore = 0;    // the largest deviation from the members' median in robust units (MAD)
+    double outlierSigma = 0;     // its lasting deviation from the members' median, in spreads (timeline_envelope.h)
+    double outlierDeviation = 0; // the same in the lane's unit (scaled); both signed
     int64_t lodNs = 0;          // width of the cached level the line was reduced from; 0: exact (from the points)
     bool raw = false;           // the points themselves (few enough in the window), not per-pixel min/max
     int buckets = 0; // when not raw: the equal buckets over the window the line has min/max of (pixels, or fewer

@@ -53,6 +53,15 @@ long keyIndex(const std::vector<double>& keys, double t)
     return static_cast<long>(it - keys.begin()) - 1;
 }
 
+// Why an envelope member is drawn on its own: "+25 W, 6.6 σ" (its lasting deviation from the members' median).
+QString outlierReason(const timeline::TimelineLine& line, const std::string& unit)
+{
+    const QString sign = line.outlierDeviation >= 0 ? QStringLiteral("+") : QString();
+    return QStringLiteral("%1%2, %3 σ")
+        .arg(sign, formatValue(line.outlierDeviation, unit))
+        .arg(std::abs(line.outlierSigma), 0, 'f', 1);
+}
+
 } // namespace
 
 LanePlotData buildLanePlot(const timeline::LaneSpec& lane, const timeline::LaneFrame& frame)
@@ -80,7 +89,8 @@ LanePlotData buildLanePlot(const timeline::LaneSpec& lane, const timeline::LaneF
         QPen pen(deviceColor(line.nodeIndex, line.deviceOrdinal), 1.0, metricPenStyle(m));
         QString name;
         // The first outliers are named in the legend (the cursor readout names every one).
-        if (line.outlier && outliersNamed++ < 3) name = QStringLiteral("⚠ %1").arg(QString::fromStdString(line.label));
+        if (line.outlier && outliersNamed++ < 3)
+            name = QStringLiteral("⚠ %1 %2").arg(QString::fromStdString(line.label), outlierReason(line, lane.unit));
         out.curves.push_back({container(line.keys, line.values), pen, name});
         widen(lo, hi, line.values);
         if (!line.outlier && !named[static_cast<size_t>(m)]) {
@@ -185,6 +195,7 @@ QString cursorReadout(const timeline::LaneSpec& lane, const timeline::LaneFrame&
         QString text = !std::isfinite(mn) ? QStringLiteral("no data")
                        : mn == mx         ? formatValue(mn, lane.unit)
                                           : QStringLiteral("%1–%2").arg(formatValue(mn, lane.unit), formatValue(mx, lane.unit));
+        if (line.outlier) text += QStringLiteral(" (%1)").arg(outlierReason(line, lane.unit));
         rows.push_back({std::isfinite(mx) ? mx : -INFINITY,
                         QStringLiteral("%1%2: %3").arg(line.outlier ? QStringLiteral("⚠ ") : QString(),
                                                       QString::fromStdString(line.label), text)});
