@@ -181,8 +181,9 @@ void finishEnvelope(const EnvelopeInput& input, EnvelopeResult& out)
     std::vector<EnvelopeResult::Beyond> all;
     for (const auto& p : out.beyond)
         all.insert(all.end(), p.begin(), p.end());
-    std::sort(all.begin(), all.end(),
-              [](const auto& a, const auto& b) { return a.member != b.member ? a.member < b.member : a.cell < b.cell; });
+    std::sort(all.begin(), all.end(), [](const auto& a, const auto& b) {
+        return a.member != b.member ? a.member < b.member : a.cell < b.cell;
+    });
     const int n = static_cast<int>(out.envelope.keys.size());
     auto cellBound = [&](size_t c) {
         return bucketBoundary(input.fromNs, input.toNs, n, static_cast<int>(out.cellStart[c]));

@@ -23,13 +23,13 @@
 
 namespace runlens::timeline {
 
-inline constexpr double kOutlierK = 5.0;                // spreads from the median
-inline constexpr int64_t kOutlierCellSeconds = 60;      // judging cell at zoom levels of 5 min and wider
-inline constexpr int kOutlierCellsPerWindow = 5;        // below 5 min, cells of a fifth of the window
-inline constexpr int kOutlierMinCells = 2;              // consecutive cells beyond kOutlierK: "lasts"
-inline constexpr double kSpreadFloorOfMedian = 0.01;    // spread at least 1 % of the median's magnitude
-inline constexpr double kSpreadFloorOfRange = 0.005;    // and 0.5 % of the members' value range
-inline constexpr int kOutlierMinMembers = 3;            // cells where fewer members have data are not judged
+inline constexpr double kOutlierK = 5.0;             // spreads from the median
+inline constexpr int64_t kOutlierCellSeconds = 60;   // judging cell at zoom levels of 5 min and wider
+inline constexpr int kOutlierCellsPerWindow = 5;     // below 5 min, cells of a fifth of the window
+inline constexpr int kOutlierMinCells = 2;           // consecutive cells beyond kOutlierK: "lasts"
+inline constexpr double kSpreadFloorOfMedian = 0.01; // spread at least 1 % of the median's magnitude
+inline constexpr double kSpreadFloorOfRange = 0.005; // and 0.5 % of the members' value range
+inline constexpr int kOutlierMinMembers = 3;         // cells where fewer members have data are not judged
 
 struct EnvelopeInput
 {
@@ -61,8 +61,8 @@ struct EnvelopeResult
         uint32_t cell = 0, member = 0;
         float sigma = 0, deviation = 0;
     };
-    std::vector<size_t> cellStart;          // first bucket of each judging cell, then the bucket count
-    std::vector<uint8_t> cellState;         // cells × members: 0 no data or not judged, 1 within, 2 beyond
+    std::vector<size_t> cellStart;           // first bucket of each judging cell, then the bucket count
+    std::vector<uint8_t> cellState;          // cells × members: 0 no data or not judged, 1 within, 2 beyond
     std::vector<std::vector<Beyond>> beyond; // per part
 };
 
