@@ -41,15 +41,18 @@
 #include <QProgressDialog>
 #include <QPushButton>
 #include <QRadioButton>
-#include <QSet>
-#include <QTableView>
 #include <QRegularExpression>
+#include <QSet>
 #include <QSignalSpy>
 #include <QStandardPaths>
 #include <QStatusBar>
+#include <QTableView>
 #include <QTableWidget>
 #include <QTest>
 #include <QTimer>
+#include <QToolBar>
+#include <QToolButton>
+#include <QTreeView>
 #include <QTreeWidget>
 #include <map>
 
@@ -70,8 +73,10 @@ std::map<QString, widgets::TimeRange> phaseWindows(const QString& truthFile)
         const QString phase = o.value(QStringLiteral("phase")).toString();
         const auto ts = static_cast<int64_t>(o.value(QStringLiteral("ts_ns")).toDouble());
         auto it = out.find(phase);
-        if (it == out.end()) out.emplace(phase, widgets::TimeRange{ts, ts});
-        else it->second.toNs = std::max(it->second.toNs, ts);
+        if (it == out.end())
+            out.emplace(phase, widgets::TimeRange{ts, ts});
+        else
+            it->second.toNs = std::max(it->second.toNs, ts);
     }
     return out;
 }
@@ -92,7 +97,10 @@ std::string csvWithProblems(const QTemporaryDir& dir)
     for (int i = 0; i < 20; ++i)
         for (int gpu = 0; gpu < 2; ++gpu)
             csv += "2026/11/02 08:00:" + std::string(i < 10 ? "0" : "") + std::to_string(i) + ".000, " +
-                   std::to_string(gpu) + ", NVIDIA H100, " + (i == 5 && gpu == 0 ? "1OO" : i == 9 ? "N0" : "50") +
+                   std::to_string(gpu) + ", NVIDIA H100, " +
+                   (i == 5 && gpu == 0 ? "1OO"
+                    : i == 9           ? "N0"
+                                       : "50") +
                    " %, 100.0 W\n";
     return test::writeFile(dir, QStringLiteral("node7/gpu.csv"), csv);
 }
@@ -359,7 +367,8 @@ private Q_SLOTS:
         QVERIFY(stall);
         const int32_t prep = largest(*stall, "heavy_input_prep");
         QVERIFY(prep > 0);
-        const double share = static_cast<double>(stall->node(prep).samples) / static_cast<double>(stall->totalSamples());
+        const double share =
+            static_cast<double>(stall->node(prep).samples) / static_cast<double>(stall->totalSamples());
         QVERIFY2(share > 0.2, qPrintable(QString::number(share)));
         QVERIFY(panel->graph()->blockRect(prep).width() > panel->graph()->width() / 6);
 
@@ -377,7 +386,8 @@ private Q_SLOTS:
         const analysis::DiffTree* diff = panel->graph()->diff();
         int32_t grown = -1;
         for (int32_t i = 1; i < static_cast<int32_t>(diff->nodes().size()); ++i)
-            if (diff->node(i).name == "heavy_input_prep" && (grown < 0 || diff->node(i).samplesB > diff->node(grown).samplesB))
+            if (diff->node(i).name == "heavy_input_prep" &&
+                (grown < 0 || diff->node(i).samplesB > diff->node(grown).samplesB))
                 grown = i;
         QVERIFY(grown > 0);
         QVERIFY2(diff->node(grown).delta() > 0.2, qPrintable(QString::number(diff->node(grown).delta())));
@@ -385,7 +395,8 @@ private Q_SLOTS:
         QVERIFY(c.red() > 200 && c.blue() < 80);
         const QRect box = panel->graph()->blockRect(grown);
         QVERIFY(!box.isNull());
-        const QColor drawn = panel->graph()->grab().toImage().pixelColor(box.left() + 1, box.top() + 2); // left of the label
+        const QColor drawn =
+            panel->graph()->grab().toImage().pixelColor(box.left() + 1, box.top() + 2); // left of the label
         QVERIFY2(drawn.red() > 150 && drawn.red() > drawn.blue() + 60, qPrintable(drawn.name()));
         if (const QString shots = qEnvironmentVariable("RUNLENS_FLAME_SHOTS"); !shots.isEmpty())
             window.grab().save(shots + QStringLiteral("/diff-inputstall-vs-accum.png"));
@@ -394,8 +405,9 @@ private Q_SLOTS:
     void findingsClickThrough()
     {
         // A demo run (communication-bound, a checkpoint stall every 6 min): opening it analyses it on a worker, in
-        // memory (the file is not changed), and Keep in run writes the findings; selecting a finding sets the timeline to its episode and the flame graph to
-        // its nodes and evidence frame; the primary findings are spans on the timeline.
+        // memory (the file is not changed), and Keep in run writes the findings; selecting a finding sets the timeline
+        // to its episode and the flame graph to its nodes and evidence frame; the primary findings are spans on the
+        // timeline.
         QTemporaryDir dir;
         const std::string db = demoRun(dir);
         QVERIFY(!db.empty());
@@ -409,7 +421,8 @@ private Q_SLOTS:
         QTRY_VERIFY_WITH_TIMEOUT(!findings->busy() && !findings->panel()->findings().empty(), 30000);
         const auto& list = findings->panel()->findings();
         QCOMPARE(list.front().rule, std::string("COMM_BOUND"));
-        QVERIFY(findings->panel()->findChild<QTreeWidget*>()->topLevelItem(0)->text(5).contains(QStringLiteral("all 2 nodes")));
+        QVERIFY(findings->panel()->findChild<QTreeWidget*>()->topLevelItem(0)->text(5).contains(
+            QStringLiteral("all 2 nodes")));
         QVERIFY(!window.timeline()->spans().empty());
         {
             // Viewing wrote nothing: the analysis is in memory, offered to keep.
@@ -433,7 +446,8 @@ private Q_SLOTS:
         }
         findings->panel()->select(0);
         const analysis::FindingEpisode e = list.front().episodes.front();
-        QCOMPARE(window.controller()->selection(), std::optional<widgets::TimeRange>(widgets::TimeRange{e.startNs, e.endNs}));
+        QCOMPARE(window.controller()->selection(),
+                 std::optional<widgets::TimeRange>(widgets::TimeRange{e.startNs, e.endNs}));
         QVERIFY(window.controller()->range().fromNs < e.startNs && window.controller()->range().toNs > e.endNs);
         // The evidence frame with its file and line: the search finds that function, not every one of its name.
         const QString searched = window.flame()->panel()->searchField()->text();
@@ -446,7 +460,8 @@ private Q_SLOTS:
             const std::vector<int64_t> h = window.docks()->browserModel()->hiddenSeries();
             for (const store::SeriesInfo& si : window.catalog()->series) {
                 const store::DeviceInfo* d = window.catalog()->device(si.deviceId);
-                const std::string node = window.catalog()->nodes[static_cast<size_t>(window.catalog()->nodeIndex(si.nodeId))].name;
+                const std::string node =
+                    window.catalog()->nodes[static_cast<size_t>(window.catalog()->nodeIndex(si.nodeId))].name;
                 const bool shown = node == "node0" && (d->kind != "gpu" || d->name == "1");
                 QCOMPARE(std::binary_search(h.begin(), h.end(), si.id), !shown);
             }
@@ -457,7 +472,9 @@ private Q_SLOTS:
         QVERIFY(!hidden.empty());
         for (const store::SeriesInfo& si : window.catalog()->series) {
             const bool isHidden = std::binary_search(hidden.begin(), hidden.end(), si.id);
-            QCOMPARE(isHidden, window.catalog()->nodes[static_cast<size_t>(window.catalog()->nodeIndex(si.nodeId))].name != "node1");
+            QCOMPARE(isHidden,
+                     window.catalog()->nodes[static_cast<size_t>(window.catalog()->nodeIndex(si.nodeId))].name !=
+                         "node1");
         }
 
         QVERIFY(findings->panel()->detailsText().contains(QStringLiteral("What to change")));
@@ -469,7 +486,8 @@ private Q_SLOTS:
         QVERIFY(ckpt >= 0);
         findings->panel()->select(ckpt);
         const analysis::FindingEpisode c = list[static_cast<size_t>(ckpt)].episodes.front();
-        QCOMPARE(window.controller()->selection(), std::optional<widgets::TimeRange>(widgets::TimeRange{c.startNs, c.endNs}));
+        QCOMPARE(window.controller()->selection(),
+                 std::optional<widgets::TimeRange>(widgets::TimeRange{c.startNs, c.endNs}));
         QVERIFY(c.endNs - c.startNs >= 20'000'000'000 && c.endNs - c.startNs <= 30'000'000'000);
         QVERIFY(window.docks()->browserModel()->hiddenSeries().empty()); // both nodes again
         // Its evidence names the checkpoint frames the stalls were spent in, and the flame graph searches them.
@@ -561,6 +579,72 @@ private Q_SLOTS:
         QVERIFY(finished.isEmpty() && failed.isEmpty());
         QVERIFY(!QFile::exists(never));
         QVERIFY(!report->busy());
+    }
+
+    // At 1024×700 the window fits the screen, every flame control is in its bar or in the bar's "»" menu, the
+    // run browser shows device names, and View › Reset layout sizes the docks for the window.
+    void smallScreen()
+    {
+        QTemporaryDir dir;
+        const std::string db = demoRun(dir);
+        QVERIFY(!db.empty());
+        app::MainWindow window;
+        window.resize(1024, 700);
+        window.show();
+        QSignalSpy opened(&window, &app::MainWindow::runOpened);
+        window.openRun(QString::fromStdString(db));
+        QTRY_COMPARE_WITH_TIMEOUT(opened.count(), 1, 10000);
+        QTest::qWait(50);
+        const QSize least = window.minimumSizeHint();
+        QVERIFY2(least.width() <= 1024 && least.height() <= 700,
+                 qPrintable(QStringLiteral("needs %1×%2").arg(least.width()).arg(least.height())));
+        QCOMPARE(window.size(), QSize(1024, 700));
+
+        // The flame bar: at this width every control is in it; in a narrow (floating) dock the last ones go
+        // into the "»" menu, which shows.
+        auto* bar = window.flame()->panel()->findChild<QToolBar*>(QStringLiteral("flameToolBar"));
+        QVERIFY(bar);
+        auto barControlsShown = [&] {
+            int shown = 0;
+            for (QAction* a : bar->actions())
+                shown += bar->widgetForAction(a) && bar->widgetForAction(a)->isVisible() ? 1 : 0;
+            return shown;
+        };
+        auto* extension = bar->findChild<QToolButton*>(QStringLiteral("qt_toolbar_ext_button"));
+        QVERIFY(extension);
+        QTRY_COMPARE(barControlsShown(), static_cast<int>(bar->actions().size()));
+        QVERIFY(!extension->isVisible());
+        QDockWidget* flameDock = window.flame()->dock();
+        flameDock->setFloating(true);
+        flameDock->resize(520, 300);
+        QTRY_VERIFY(extension->isVisible());
+        QVERIFY(barControlsShown() < static_cast<int>(bar->actions().size()));
+
+        // The run browser shows device names; narrow, it drops the points column (its tooltips keep them).
+        auto* tree = window.findChild<QTreeView*>(QStringLiteral("runBrowser"));
+        QVERIFY(tree);
+        QVERIFY2(tree->columnWidth(widgets::RunBrowserModel::NameColumn) >= 120,
+                 qPrintable(QString::number(tree->columnWidth(widgets::RunBrowserModel::NameColumn))));
+        const QModelIndex node = tree->model()->index(0, widgets::RunBrowserModel::NameColumn);
+        QVERIFY(tree->model()->data(node, Qt::ToolTipRole).toString().contains(QStringLiteral(" points")));
+        window.resizeDocks({window.docks()->browserDock()}, {400}, Qt::Horizontal);
+        QTRY_VERIFY(!tree->isColumnHidden(widgets::RunBrowserModel::PointsColumn));
+        window.resizeDocks({window.docks()->browserDock()}, {150}, Qt::Horizontal);
+        QTRY_VERIFY(tree->isColumnHidden(widgets::RunBrowserModel::PointsColumn));
+
+        // View › Reset layout: the flame dock back at the bottom, the findings a sensible width for 1024 px.
+        window.resizeDocks({window.findings()->dock()}, {700}, Qt::Horizontal);
+        QAction* reset = menuAction(window, QStringLiteral("&Reset layout"));
+        QVERIFY(reset);
+        reset->trigger();
+        QTRY_VERIFY(!flameDock->isFloating() && flameDock->isVisible());
+        QCOMPARE(window.dockWidgetArea(flameDock), Qt::BottomDockWidgetArea);
+        QTRY_VERIFY2(std::abs(window.findings()->dock()->width() - 1024 * 3 / 10) < 40,
+                     qPrintable(QString::number(window.findings()->dock()->width())));
+        QVERIFY(!tree->isColumnHidden(widgets::RunBrowserModel::NameColumn));
+        QCOMPARE(window.size(), QSize(1024, 700));
+        const QString shots = qEnvironmentVariable("RUNLENS_DIALOG_SHOTS");
+        if (!shots.isEmpty()) window.grab().save(QDir(shots).filePath(QStringLiteral("window-1024x700.png")));
     }
 
     void failureIsShown()

@@ -32,9 +32,11 @@
 #include <QSettings>
 #include <QStackedWidget>
 #include <QStatusBar>
+#include <QTimer>
 #include <QVBoxLayout>
 #include <algorithm>
 #include <atomic>
+#include <cstdlib>
 #include <memory>
 
 namespace runlens::app {
@@ -42,6 +44,8 @@ namespace runlens::app {
 namespace {
 
 const QString kRunSuffix = QStringLiteral(".runlens");
+// Default dock widths (px): the run browser a fifth of the window, findings three tenths, within these bounds.
+constexpr int kLeftDockMin = 200, kLeftDockMax = 320, kRightDockMin = 280, kRightDockMax = 520;
 
 } // namespace
 
@@ -64,28 +68,27 @@ MainWindow::MainWindow(QWidget* parent)
     setCentralWidget(m_stack);
     m_docks = new RunDocks(this, m_timeline, m_controller);
     m_flame = new FlameDock(this, m_controller);
-    resizeDocks({m_flame->dock()}, {360}, Qt::Vertical);
     m_findings = new FindingsDock(this, m_controller, m_timeline, m_flame);
     connect(m_findings, &FindingsDock::findingsShown, this, &MainWindow::updateActions);
     connect(m_findings, &FindingsDock::keptInRun, this, &MainWindow::updateActions);
     // A finding's scope: the series of its nodes only (the run browser shows what is hidden; check a node to show
     // it again).
-    connect(m_findings, &FindingsDock::scopeSelected, this, [this](const std::vector<std::string>& nodes,
-                                                                   const std::vector<std::string>& gpus) {
-        if (!m_catalog) return;
-        const std::vector<int64_t> hidden = timeline::seriesOutside(*m_catalog, nodes, gpus);
-        m_docks->browserModel()->setHiddenSeries(hidden);
-        m_timeline->setHiddenSeries(hidden);
-        QStringList names;
-        for (const std::string& n : nodes)
-            names << QString::fromStdString(n);
-        if (!hidden.empty())
-            m_status->setText(tr("Showing the finding's nodes (%1); check the others in the run browser to show them")
-                                  .arg(names.join(QStringLiteral(", "))));
-    });
+    connect(m_findings, &FindingsDock::scopeSelected, this,
+            [this](const std::vector<std::string>& nodes, const std::vector<std::string>& gpus) {
+                if (!m_catalog) return;
+                const std::vector<int64_t> hidden = timeline::seriesOutside(*m_catalog, nodes, gpus);
+                m_docks->browserModel()->setHiddenSeries(hidden);
+                m_timeline->setHiddenSeries(hidden);
+                QStringList names;
+                for (const std::string& n : nodes)
+                    names << QString::fromStdString(n);
+                if (!hidden.empty())
+                    m_status->setText(
+                        tr("Showing the finding's nodes (%1); check the others in the run browser to show them")
+                            .arg(names.join(QStringLiteral(", "))));
+            });
     tabifyDockWidget(m_docks->detailsDock(), m_findings->dock());
     m_findings->dock()->raise();
-    resizeDocks({m_findings->dock()}, {520}, Qt::Horizontal);
     statusBar()->addWidget(m_status, 1);
     createMenus();
 
@@ -112,15 +115,48 @@ MainWindow::MainWindow(QWidget* parent)
     m_welcome->setRecentFiles(m_recent->files());
 
     QSettings settings;
-    if (!restoreGeometry(settings.value(QStringLiteral("window/geometry")).toByteArray())) {
-        // First start: most of the screen, the timeline wants width.
-        const QRect screen = QGuiApplication::primaryScreen() ? QGuiApplication::primaryScreen()->availableGeometry()
-                                                              : QRect(0, 0, 1600, 1000);
+    const QRect screen = QGuiApplication::primaryScreen() ? QGuiApplication::primaryScreen()->availableGeometry()
+                                                          : QRect(0, 0, 1600, 1000);
+    const bool placed = restoreGeometry(settings.value(QStringLiteral("window/geometry")).toByteArray());
+    if (!placed || width() > screen.width() || height() > screen.height()) {
+        // First start, or saved on a larger screen: most of this screen, the timeline wants width.
         resize(screen.size() * 0.96);
         move(screen.topLeft() + QPoint(screen.width() / 50, screen.height() / 50));
     }
-    restoreState(settings.value(QStringLiteral("window/state")).toByteArray());
+    // The docks where they were left, at the sizes they had when the window had about this size: dock sizes are
+    // pixels, so a layout saved in a squeezed window would come back squeezed in a large one.
+    const QSize savedFor = settings.value(QStringLiteral("window/stateSize")).toSize();
+    const bool restored = restoreState(settings.value(QStringLiteral("window/state")).toByteArray());
+    const bool sameSize = savedFor.isValid() && std::abs(savedFor.width() - width()) <= width() / 7 &&
+                          std::abs(savedFor.height() - height()) <= height() / 7;
+    if (!restored || !sameSize) QTimer::singleShot(0, this, [this, restored] { resetLayout(!restored); });
     updateActions();
+}
+
+void MainWindow::resetLayout(bool placeDocks)
+{
+    if (placeDocks) {
+        const std::pair<QDockWidget*, Qt::DockWidgetArea> places[] = {
+            {m_docks->browserDock(), Qt::LeftDockWidgetArea},    {m_docks->detailsDock(), Qt::RightDockWidgetArea},
+            {m_findings->dock(), Qt::RightDockWidgetArea},       {m_flame->dock(), Qt::BottomDockWidgetArea},
+            {m_docks->problemsDock(), Qt::BottomDockWidgetArea}, {m_docks->clocksDock(), Qt::BottomDockWidgetArea}};
+        for (const auto& [dock, area] : places) {
+            dock->setFloating(false);
+            addDockWidget(area, dock);
+        }
+        for (QDockWidget* dock : {m_docks->browserDock(), m_docks->detailsDock(), m_findings->dock(), m_flame->dock()})
+            dock->show();
+        m_docks->problemsDock()->hide();
+        m_docks->clocksDock()->hide();
+        tabifyDockWidget(m_docks->detailsDock(), m_findings->dock());
+        m_findings->dock()->raise();
+    }
+    // Sizes for this window: the timeline keeps at least half the width and most of the height.
+    const int w = width(), h = height();
+    resizeDocks({m_docks->browserDock(), m_findings->dock()},
+                {std::clamp(w / 5, kLeftDockMin, kLeftDockMax), std::clamp(w * 3 / 10, kRightDockMin, kRightDockMax)},
+                Qt::Horizontal);
+    resizeDocks({m_flame->dock()}, {h * 9 / 25}, Qt::Vertical);
 }
 
 MainWindow::~MainWindow() = default;
@@ -134,14 +170,16 @@ void MainWindow::createMenus()
     file->addAction(tr("&Import files…"), QKeySequence(tr("Ctrl+I")), this, &MainWindow::chooseImportFiles);
     file->addAction(tr("Import &folder…"), QKeySequence(tr("Ctrl+Shift+I")), this, &MainWindow::chooseImportFolder);
     file->addSeparator();
-    m_compare = file->addAction(tr("&Compare with…"), QKeySequence(tr("Ctrl+Shift+C")), this, &MainWindow::chooseCompare);
+    m_compare =
+        file->addAction(tr("&Compare with…"), QKeySequence(tr("Ctrl+Shift+C")), this, &MainWindow::chooseCompare);
     m_compare->setStatusTip(tr("Set other runs against the open one: step time, throughput, activity, findings "
                                "and stacks, each with a verdict"));
-    m_keepFindings = file->addAction(tr("&Keep findings in run"), QKeySequence::Save, this, [this] { m_findings->keep(); });
+    m_keepFindings =
+        file->addAction(tr("&Keep findings in run"), QKeySequence::Save, this, [this] { m_findings->keep(); });
     m_keepFindings->setStatusTip(tr("Write the findings analysed now into the run file (viewing never changes it)"));
     file->addSeparator();
-    m_exportTimeline = file->addAction(tr("Export &timeline…"), QKeySequence(tr("Ctrl+E")), this,
-                                       &MainWindow::exportTimeline);
+    m_exportTimeline =
+        file->addAction(tr("Export &timeline…"), QKeySequence(tr("Ctrl+E")), this, &MainWindow::exportTimeline);
     m_exportTimeline->setStatusTip(tr("The visible lanes as a PNG image, or as PDF or SVG vectors"));
     m_exportReport = file->addAction(tr("Export &report…"), QKeySequence(tr("Ctrl+Shift+E")), this, [this] {
         if (m_catalog) m_report->choose(QString::fromStdString(m_catalog->path), m_controller->selection(), false);
@@ -164,6 +202,8 @@ void MainWindow::createMenus()
     }
     view->addSeparator();
     view->addAction(tr("&Fit the whole run"), this, [this] { m_controller->fit(); });
+    view->addAction(tr("&Reset layout"), this, [this] { resetLayout(true); })
+        ->setToolTip(tr("Put every panel back in its place, at sizes for this window"));
 
     QMenu* help = menuBar()->addMenu(tr("&Help"));
     help->addAction(tr("&Keyboard shortcuts"), QKeySequence::HelpContents, this, [this] { showShortcutsDialog(this); });
@@ -274,8 +314,8 @@ void MainWindow::showFailed(const QString& path, const QString& message)
 
 void MainWindow::chooseRun()
 {
-    const QString path = QFileDialog::getOpenFileName(this, tr("Open run"), QString(),
-                                                      tr("RunLens runs (*.runlens);;All files (*)"));
+    const QString path =
+        QFileDialog::getOpenFileName(this, tr("Open run"), QString(), tr("RunLens runs (*.runlens);;All files (*)"));
     if (!path.isEmpty()) openRun(path);
 }
 
@@ -283,8 +323,9 @@ void MainWindow::chooseCompare()
 {
     if (!m_catalog) return;
     const QFileInfo run(QString::fromStdString(m_catalog->path));
-    const QStringList paths = QFileDialog::getOpenFileNames(this, tr("Compare %1 with").arg(run.fileName()),
-                                                            run.dir().path(), tr("RunLens runs (*.runlens);;All files (*)"));
+    const QStringList paths =
+        QFileDialog::getOpenFileNames(this, tr("Compare %1 with").arg(run.fileName()), run.dir().path(),
+                                      tr("RunLens runs (*.runlens);;All files (*)"));
     if (!paths.isEmpty()) compareWith(paths);
 }
 
@@ -294,8 +335,10 @@ bool MainWindow::compareWith(const QStringList& candidates)
     const QStringList paths = QStringList{QString::fromStdString(m_catalog->path)} + candidates;
     m_comparing = true;
     updateActions();
-    m_status->setText(tr("Comparing %1 with %2…").arg(QFileInfo(paths.front()).fileName()).arg(candidates.size() == 1
-        ? QFileInfo(candidates.front()).fileName() : tr("%1 runs").arg(candidates.size())));
+    m_status->setText(tr("Comparing %1 with %2…")
+                          .arg(QFileInfo(paths.front()).fileName())
+                          .arg(candidates.size() == 1 ? QFileInfo(candidates.front()).fileName()
+                                                      : tr("%1 runs").arg(candidates.size())));
     auto* progress = new QProgressDialog(tr("Reading and comparing the runs…"), tr("Cancel"), 0, 0, this);
     progress->setWindowTitle(tr("Compare runs"));
     progress->setMinimumDuration(300);
@@ -392,6 +435,7 @@ void MainWindow::saveSettings()
     QSettings settings;
     settings.setValue(QStringLiteral("window/geometry"), saveGeometry());
     settings.setValue(QStringLiteral("window/state"), saveState());
+    settings.setValue(QStringLiteral("window/stateSize"), size());
     if (m_catalog) settings.setValue(QStringLiteral("timeline/layout"), m_timeline->saveLayout());
 }
 

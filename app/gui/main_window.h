@@ -53,6 +53,8 @@ public:
     widgets::TimelineController* controller() const { return m_controller; }
     widgets::ProblemsBar* problemsBar() const { return m_problemsBar; }
     RunDocks* docks() const { return m_docks; }
+    // View › Reset layout: every dock in its default place (placeDocks), sized for the window as it is now.
+    void resetLayout(bool placeDocks);
     FlameDock* flame() const { return m_flame; }
     FindingsDock* findings() const { return m_findings; }
     ReportExport* reportExport() const { return m_report; }

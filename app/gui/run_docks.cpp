@@ -8,8 +8,10 @@
 #include "widgets/timeline/timeline_widget.h"
 
 #include <QDockWidget>
+#include <QEvent>
 #include <QHeaderView>
 #include <QMainWindow>
+#include <QScrollArea>
 #include <QSplitter>
 #include <QTableWidget>
 #include <QTreeView>
@@ -28,6 +30,9 @@ QDockWidget* makeDock(QMainWindow* window, const QString& title, const QString& 
     return dock;
 }
 
+// Below this width the run browser shows names only: a device name matters more than its point count.
+constexpr int kPointsColumnMinWidth = 240;
+
 } // namespace
 
 RunDocks::RunDocks(QMainWindow* window, widgets::TimelineWidget* timeline, widgets::TimelineController* controller)
@@ -41,14 +46,22 @@ RunDocks::RunDocks(QMainWindow* window, widgets::TimelineWidget* timeline, widge
     m_tree->header()->setStretchLastSection(false);
     m_tree->header()->setSectionResizeMode(widgets::RunBrowserModel::NameColumn, QHeaderView::Stretch);
     m_tree->header()->setSectionResizeMode(widgets::RunBrowserModel::PointsColumn, QHeaderView::ResizeToContents);
+    m_tree->installEventFilter(this); // a narrow browser drops the points column (its tooltips keep the counts)
     auto* browser = new QSplitter(Qt::Vertical);
     browser->addWidget(m_tree);
     browser->addWidget(m_lanes);
     browser->setStretchFactor(0, 3);
     browser->setStretchFactor(1, 2);
 
-    m_browserDock = makeDock(window, tr("Run browser"), QStringLiteral("runBrowserDock"), browser, Qt::LeftDockWidgetArea);
-    m_detailsDock = makeDock(window, tr("Details"), QStringLiteral("detailsDock"), m_details, Qt::RightDockWidgetArea);
+    m_browserDock =
+        makeDock(window, tr("Run browser"), QStringLiteral("runBrowserDock"), browser, Qt::LeftDockWidgetArea);
+    // In a scroll area: a short window scrolls the details instead of growing past the screen.
+    auto* detailsArea = new QScrollArea;
+    detailsArea->setWidget(m_details);
+    detailsArea->setWidgetResizable(true);
+    detailsArea->setFrameShape(QFrame::NoFrame);
+    m_detailsDock =
+        makeDock(window, tr("Details"), QStringLiteral("detailsDock"), detailsArea, Qt::RightDockWidgetArea);
     m_problemsDock =
         makeDock(window, tr("Problems"), QStringLiteral("problemsDock"), m_problems, Qt::BottomDockWidgetArea);
     m_problemsDock->hide(); // opened from the problems bar
@@ -115,6 +128,13 @@ void RunDocks::clear()
 {
     setCatalog(nullptr, false);
     m_details->clear();
+}
+
+bool RunDocks::eventFilter(QObject* watched, QEvent* event)
+{
+    if (watched == m_tree && event->type() == QEvent::Resize)
+        m_tree->setColumnHidden(widgets::RunBrowserModel::PointsColumn, m_tree->width() < kPointsColumnMinWidth);
+    return QObject::eventFilter(watched, event);
 }
 
 void RunDocks::showProblems()

@@ -47,6 +47,9 @@ public:
 
     void showProblems();
 
+protected:
+    bool eventFilter(QObject* watched, QEvent* event) override;
+
 private:
     void refreshLanes();
     void showCurrentSeries();

@@ -25,6 +25,7 @@
 #include <QTableWidget>
 #include <QThreadPool>
 #include <QTimer>
+#include <QToolBar>
 #include <QToolButton>
 #include <QVBoxLayout>
 
@@ -42,6 +43,8 @@ QScrollArea* scrolled(QWidget* w)
     return area;
 }
 
+constexpr int kMinGraphHeight = 60; // px: three rows of blocks
+
 QToolButton* toolButton(const QString& text, const QString& tip)
 {
     auto* b = new QToolButton;
@@ -50,6 +53,15 @@ QToolButton* toolButton(const QString& text, const QString& tip)
     b->setAutoRaise(true);
     return b;
 }
+
+// A label that asks for little width and takes what the bar leaves (the breadcrumb: clipped when long, the full
+// path in its tooltip), so the controls after it stay in the bar.
+class ShrinkingLabel : public QLabel
+{
+public:
+    QSize sizeHint() const override { return {80, QLabel::sizeHint().height()}; }
+    QSize minimumSizeHint() const override { return {40, QLabel::minimumSizeHint().height()}; }
+};
 
 struct SandwichResult
 {
@@ -68,11 +80,10 @@ FlamePanel::FlamePanel(QWidget* parent)
     m_back = toolButton(QStringLiteral("◀"), tr("Back in the focus history (Backspace, Alt+Left)"));
     m_forward = toolButton(QStringLiteral("▶"), tr("Forward in the focus history (Alt+Right)"));
     m_reset = toolButton(tr("Reset"), tr("Show the whole tree (Esc)"));
-    m_breadcrumb = new QLabel;
+    m_breadcrumb = new ShrinkingLabel;
     m_breadcrumb->setTextFormat(Qt::RichText);
     m_breadcrumb->setTextInteractionFlags(Qt::LinksAccessibleByMouse);
-    m_breadcrumb->setMinimumWidth(80);
-    m_breadcrumb->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);
+    m_breadcrumb->setSizePolicy(QSizePolicy::Expanding, QSizePolicy::Preferred);
     m_search = new QLineEdit;
     m_search->setPlaceholderText(tr("Search frames (/)"));
     m_search->setClearButtonEnabled(true);
@@ -100,21 +111,17 @@ FlamePanel::FlamePanel(QWidget* parent)
     m_diff->setEnabled(false);
     m_diff->setToolTip(tr("Red: grew from A to this selection (B), blue: shrank, as shares of each side's total"));
 
-    auto* bar = new QHBoxLayout;
-    bar->setContentsMargins(4, 2, 4, 2);
-    for (QWidget* w : {static_cast<QWidget*>(m_back), static_cast<QWidget*>(m_forward), static_cast<QWidget*>(m_reset)})
+    // A tool bar: what does not fit a narrow dock goes into its "»" menu instead of widening the window.
+    auto* bar = new QToolBar;
+    bar->setObjectName(QStringLiteral("flameToolBar"));
+    bar->setContentsMargins(2, 0, 2, 0);
+    for (QWidget* w :
+         {static_cast<QWidget*>(m_back), static_cast<QWidget*>(m_forward), static_cast<QWidget*>(m_reset),
+          static_cast<QWidget*>(m_breadcrumb), static_cast<QWidget*>(m_search), static_cast<QWidget*>(m_regex),
+          static_cast<QWidget*>(prev), static_cast<QWidget*>(next), static_cast<QWidget*>(m_matched),
+          static_cast<QWidget*>(m_colors), static_cast<QWidget*>(m_flip), static_cast<QWidget*>(m_compare),
+          static_cast<QWidget*>(m_diff), static_cast<QWidget*>(exportButton)})
         bar->addWidget(w);
-    bar->addWidget(m_breadcrumb, 1);
-    bar->addWidget(m_search);
-    bar->addWidget(m_regex);
-    bar->addWidget(prev);
-    bar->addWidget(next);
-    bar->addWidget(m_matched);
-    bar->addWidget(m_colors);
-    bar->addWidget(m_flip);
-    bar->addWidget(m_compare);
-    bar->addWidget(m_diff);
-    bar->addWidget(exportButton);
 
     // Sandwich: callers above the function (drawn root-down so the function sits at the bottom), callees below,
     // and every function by self / total on the right.
@@ -155,6 +162,7 @@ FlamePanel::FlamePanel(QWidget* parent)
 
     m_stack->addWidget(scrolled(m_graph));
     m_stack->addWidget(sandwichPage);
+    m_stack->setMinimumHeight(kMinGraphHeight); // a short dock scrolls the graph rather than growing the window
     m_captionLabel = new QLabel;
     m_captionLabel->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);
     m_message = new QLabel;
@@ -167,14 +175,15 @@ FlamePanel::FlamePanel(QWidget* parent)
     auto* layout = new QVBoxLayout(this);
     layout->setContentsMargins(0, 0, 0, 0);
     layout->setSpacing(0);
-    layout->addLayout(bar);
+    layout->addWidget(bar);
     layout->addWidget(m_stack, 1);
     layout->addLayout(status);
 
     connect(m_back, &QToolButton::clicked, m_graph, &FlameGraphWidget::back);
     connect(m_forward, &QToolButton::clicked, m_graph, &FlameGraphWidget::forward);
     connect(m_reset, &QToolButton::clicked, m_graph, &FlameGraphWidget::resetFocus);
-    connect(m_graph, &FlameGraphWidget::focusChanged, this, [this](int32_t, const QStringList& path) { updateBreadcrumb(path); });
+    connect(m_graph, &FlameGraphWidget::focusChanged, this,
+            [this](int32_t, const QStringList& path) { updateBreadcrumb(path); });
     connect(m_graph, &FlameGraphWidget::focusLost, this, &FlamePanel::setMessage);
     connect(m_graph, &FlameGraphWidget::layoutFailed, this, &FlamePanel::setMessage);
     connect(m_breadcrumb, &QLabel::linkActivated, this, [this](const QString& link) {
@@ -196,9 +205,12 @@ FlamePanel::FlamePanel(QWidget* parent)
     connect(next, &QToolButton::clicked, m_graph, &FlameGraphWidget::nextMatch);
     connect(prev, &QToolButton::clicked, m_graph, &FlameGraphWidget::previousMatch);
     connect(m_graph, &FlameGraphWidget::searchChanged, this, [this](double share, int matches, const QString& error) {
-        if (!error.isEmpty()) m_matched->setText(tr("bad pattern"));
-        else if (m_search->text().isEmpty()) m_matched->clear();
-        else m_matched->setText(tr("matched: %1 % of total (%2)").arg(100.0 * share, 0, 'f', 1).arg(matches));
+        if (!error.isEmpty())
+            m_matched->setText(tr("bad pattern"));
+        else if (m_search->text().isEmpty())
+            m_matched->clear();
+        else
+            m_matched->setText(tr("matched: %1 % of total (%2)").arg(100.0 * share, 0, 'f', 1).arg(matches));
         m_matched->setToolTip(error);
     });
     connect(m_graph, &FlameGraphWidget::findRequested, this, [this] {
@@ -252,8 +264,9 @@ void FlamePanel::showCurrent()
         m_graph->setTree(m_tree);
         return;
     }
-    const QString legend = tr("A: %1   B: %2").arg(m_baselineCaption.mid(1).join(QStringLiteral(", ")),
-                                                  m_caption.mid(1).join(QStringLiteral(", ")));
+    const QString legend =
+        tr("A: %1   B: %2")
+            .arg(m_baselineCaption.mid(1).join(QStringLiteral(", ")), m_caption.mid(1).join(QStringLiteral(", ")));
     auto a = m_baseline, b = m_tree;
     using DiffResult = std::pair<std::shared_ptr<const analysis::DiffTree>, QString>; // the diff, or an error
     startJob(
@@ -353,7 +366,8 @@ void FlamePanel::updateBreadcrumb(const QStringList& path)
         if (n > 4 && i == 1) parts << QStringLiteral("…");
         if (n > 4 && i >= 1 && i < n - 3) continue;
         QString name = path[i].section(QStringLiteral(" ("), 0, 0).toHtmlEscaped();
-        parts << (i == n - 1 ? QStringLiteral("<b>%1</b>").arg(name) : QStringLiteral("<a href=\"#%1\">%2</a>").arg(i + 1).arg(name));
+        parts << (i == n - 1 ? QStringLiteral("<b>%1</b>").arg(name)
+                             : QStringLiteral("<a href=\"#%1\">%2</a>").arg(i + 1).arg(name));
     }
     m_breadcrumb->setText(parts.join(QStringLiteral(" › ")));
     m_breadcrumb->setToolTip(path.join(QLatin1Char('\n')));
@@ -379,8 +393,9 @@ void FlamePanel::showSandwich(int32_t node)
         m_sides->setSizes({w * 3 / 4, w / 4});
     }
     m_stack->setCurrentIndex(1);
-    m_sandwichTitle->setText(tr("Sandwich of %1: computing…").arg(QString::fromUtf8(m_tree->name(node).data(),
-                                                                                      static_cast<qsizetype>(m_tree->name(node).size()))));
+    m_sandwichTitle->setText(
+        tr("Sandwich of %1: computing…")
+            .arg(QString::fromUtf8(m_tree->name(node).data(), static_cast<qsizetype>(m_tree->name(node).size()))));
     const uint64_t generation = ++m_sandwichGeneration;
     auto tree = m_tree;
     startJob(

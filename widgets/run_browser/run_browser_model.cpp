@@ -1,7 +1,6 @@
 #include "widgets/run_browser/run_browser_model.h"
 
 #include <QLocale>
-
 #include <algorithm>
 #include <map>
 
@@ -176,7 +175,9 @@ QVariant RunBrowserModel::data(const QModelIndex& index, int role) const
         case Qt::DisplayRole:
             return item.label;
         case Qt::ToolTipRole:
-            return item.toolTip;
+            if (item.points == 0) return item.toolTip;
+            return (item.toolTip.isEmpty() ? QString() : item.toolTip + QLatin1Char('\n')) +
+                   tr("%1 points").arg(QLocale().toString(static_cast<qlonglong>(item.points)));
         case Qt::CheckStateRole:
             return checkState(itemOf(index));
         default:
