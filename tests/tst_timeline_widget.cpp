@@ -8,6 +8,8 @@
 #include "analysis/timeline/timeline_source.h"
 #include "tests/test_support.h"
 #include "analysis/timeline/timeline_envelope.h"
+#include "widgets/common/value_format.h"
+#include "widgets/findings/findings_panel.h"
 #include "widgets/timeline/envelope_band.h"
 #include "widgets/timeline/timeline_controller.h"
 #include "widgets/timeline/timeline_lane.h"
@@ -19,6 +21,7 @@
 #include <QScrollBar>
 #include <QSignalSpy>
 #include <QTest>
+#include <QTextDocument>
 #include <QWheelEvent>
 
 #include <cmath>
@@ -164,6 +167,11 @@ private Q_SLOTS:
     void shiftDragSelectsWindow();
     void keysWorkFromALane();
     void envelopeShowsSingleGpuDip();
+    void headerFitsNarrowLanes();
+    void readoutStaysInsideAndCountsTheRest();
+    void numbersAreReadable_data();
+    void numbersAreReadable();
+    void evidenceHasNamesAndUnits();
     void envelopeBandCoversItsColumns_data();
     void envelopeBandCoversItsColumns();
     void missingDataIsAGap();
@@ -450,6 +458,154 @@ void TimelineWidgetTest::envelopeShowsSingleGpuDip()
     readout = static_cast<TimelineLane*>(lane)->cursorText();
     QVERIFY2(readout.contains(QStringLiteral("⚠ node1 gpu3")) && readout.contains(QStringLiteral("σ)")), qPrintable(readout));
     view.shot("envelope-outlier");
+}
+
+void TimelineWidgetTest::headerFitsNarrowLanes()
+{
+    // A lane of three metrics: wide, its title and legend are whole; narrow, legend entries go into "+N" and the
+    // title is elided only as far as needed, never overlapping; the header's tooltip names everything.
+    const std::string path = m_dir.filePath(QStringLiteral("header.runlens")).toStdString();
+    const auto ramp = [](int, int, int64_t s) { return static_cast<double>(s % 10) / 10; };
+    QVERIFY(writeRun(path, 2, 1, 600, 1,
+                     {{"gpu.kernel_busy", ramp}, {"gpu.comm_busy", ramp}, {"trace.collective_busy", ramp}}));
+    Shown view(path, {1200, 300});
+    auto* lane = static_cast<TimelineLane*>(view.widget.lanePlot("trace_busy"));
+    QVERIFY(lane);
+    const QString title = QStringLiteral("Kernel / communication busy");
+    auto entries = [&] {
+        QStringList names;
+        int more = 0;
+        for (int i = 0; i < lane->legend->itemCount(); ++i) {
+            if (auto* item = qobject_cast<QCPPlottableLegendItem*>(lane->legend->item(i))) names << item->plottable()->name();
+            else ++more;
+        }
+        return std::pair{names, more};
+    };
+    QCOMPARE(lane->titleText(), title);
+    QCOMPARE(entries().first, (QStringList{QStringLiteral("Kernel busy"), QStringLiteral("Communication busy"),
+                                           QStringLiteral("Collective busy")}));
+    QCOMPARE(entries().second, 0);
+    QVERIFY(lane->headerToolTip().isEmpty());
+    view.shot("header-wide");
+
+    for (int width : {560, 420, 330}) {
+        view.widget.resize(width, 300);
+        view.settle();
+        lane->replot();
+        const auto [names, more] = entries();
+        const QString context = QStringLiteral("%1 px: title \"%2\", legend %3 +%4")
+                                    .arg(width)
+                                    .arg(lane->titleText(), names.join(QStringLiteral(", ")))
+                                    .arg(more);
+        QVERIFY2(more == 1 && names.size() < 3, qPrintable(context));
+        // Side by side without overlap: the title's text ends before the legend starts.
+        const QFont titleFont = [&] {
+            QFont f = lane->font();
+            f.setBold(true);
+            f.setPointSizeF(f.pointSizeF() * 0.9);
+            return f;
+        }();
+        const int titleEnd = lane->axisRect()->left() + QFontMetrics(titleFont).horizontalAdvance(lane->titleText());
+        QVERIFY2(titleEnd <= lane->legend->outerRect().left(),
+                 qPrintable(QStringLiteral("%1; title ends at %2, legend starts at %3")
+                                .arg(context)
+                                .arg(titleEnd)
+                                .arg(lane->legend->outerRect().left())));
+        QVERIFY2(lane->titleText() == title || lane->titleText().endsWith(QStringLiteral("…")), qPrintable(context));
+        for (const QString& part : {title, QStringLiteral("Kernel busy"), QStringLiteral("Collective busy")})
+            QVERIFY2(lane->headerToolTip().contains(part), qPrintable(lane->headerToolTip()));
+        if (width == 420) view.shot("header-narrow");
+    }
+    // Wide again: everything back.
+    view.widget.resize(1200, 300);
+    view.settle();
+    QCOMPARE(lane->titleText(), title);
+    QCOMPARE(entries().first.size(), 3);
+    QCOMPARE(entries().second, 0);
+}
+
+void TimelineWidgetTest::readoutStaysInsideAndCountsTheRest()
+{
+    // 8 GPUs × 3 metrics in one short lane: at either edge the readout box stays inside the plot, and it lists
+    // what fits and says how many more there are.
+    const std::string path = m_dir.filePath(QStringLiteral("readout.runlens")).toStdString();
+    const auto level = [](int n, int g, int64_t s) { return 0.1 * (n * 2 + g) + 0.001 * static_cast<double>(s % 7); };
+    QVERIFY(writeRun(path, 4, 2, 600, 1,
+                     {{"gpu.kernel_busy", level}, {"gpu.comm_busy", level}, {"trace.collective_busy", level}}));
+    Shown view(path, {900, 260});
+    auto* lane = static_cast<TimelineLane*>(view.widget.lanePlot("trace_busy"));
+    QVERIFY(lane);
+    for (double at : {0.02, 0.5, 0.98}) {
+        view.controller.setCursor(kStart + static_cast<int64_t>(at * 600) * kSec);
+        lane->replot();
+        const QString text = lane->cursorText();
+        const QRectF box = lane->readoutRect();
+        const QRect plot = lane->axisRect()->rect();
+        const QString context = QStringLiteral("cursor at %1: box %2,%3 %4×%5 in plot %6..%7\n%8")
+                                    .arg(at)
+                                    .arg(box.left())
+                                    .arg(box.top())
+                                    .arg(box.width())
+                                    .arg(box.height())
+                                    .arg(plot.left())
+                                    .arg(plot.right())
+                                    .arg(text);
+        QVERIFY2(box.left() >= plot.left() - 1 && box.right() <= plot.right() + 1 && box.bottom() <= plot.bottom() + 1,
+                 qPrintable(context));
+        const QStringList lines = text.split(QLatin1Char('\n'));
+        QVERIFY2(lines.size() >= 2 && lines.back().startsWith(QStringLiteral("…")), qPrintable(context));
+        const int more = lines.back().section(QLatin1Char(' '), 1, 1).toInt();
+        QCOMPARE(lines.size() - 1 + more, 24); // every series is shown or counted
+        if (at > 0.9) view.shot("readout-right-edge");
+    }
+}
+
+void TimelineWidgetTest::numbersAreReadable_data()
+{
+    QTest::addColumn<QString>("got");
+    QTest::addColumn<QString>("want");
+    QTest::newRow("bytes") << formatValue(3.92178e10, "bytes") << QStringLiteral("36.5 GiB");
+    QTest::newRow("bytes per second") << formatValue(7.2e9, "B/s") << QStringLiteral("7.20 GB/s");
+    QTest::newRow("seconds, days") << formatValue(7.377e5, "s") << QStringLiteral("8 d 12 h");
+    QTest::newRow("seconds, short") << formatValue(0.0123, "s") << QStringLiteral("12.3 ms");
+    QTest::newRow("long unit") << formatValue(152300, "tokens/s") << QStringLiteral("152 k tokens/s");
+    QTest::newRow("long unit on a tick") << formatTick(150000, "tokens/s") << QStringLiteral("150 k");
+    QTest::newRow("short unit on a tick") << formatTick(2e9, "B/s") << QStringLiteral("2.00 GB/s");
+    QTest::newRow("huge, no unit") << formatValue(3.5e13, "") << QStringLiteral("35.0 T");
+    QTest::newRow("tiny") << formatValue(0.0000123, "") << QStringLiteral("0.000012");
+    QTest::newRow("ratio") << formatValue(0.2066, "ratio") << QStringLiteral("0.207 ratio");
+    QTest::newRow("offset, hours") << formatOffset((1679LL * 60 + 59) * kSec + 250'000'000)
+                                   << QStringLiteral("+27:59:59.250");
+    QTest::newRow("offset, minutes") << formatOffset(185 * kSec + 125'000'000) << QStringLiteral("+3:05.125");
+    QTest::newRow("offset, before") << formatOffset(-kSec) << QStringLiteral("−0:01.000");
+}
+
+void TimelineWidgetTest::numbersAreReadable()
+{
+    QFETCH(QString, got);
+    QFETCH(QString, want);
+    QCOMPARE(got, want);
+    QVERIFY(!got.contains(QStringLiteral("e+")) && !got.contains(QStringLiteral("e-")));
+}
+
+void TimelineWidgetTest::evidenceHasNamesAndUnits()
+{
+    analysis::Finding f;
+    f.rule = "COMM_BOUND";
+    f.evidence.insert(QStringLiteral("link_capacity_bytes_per_s"), 1e11);
+    f.evidence.insert(QStringLiteral("illusion_share"), 0.42);
+    f.evidence.insert(QStringLiteral("median_step_s"), 50.2);
+    f.evidence.insert(QStringLiteral("total_stall_s"), 1689.0);
+    f.evidence.insert(QStringLiteral("write_burst_threshold_bytes_per_s"), 3.92178e10);
+    QTextDocument doc;
+    doc.setHtml(findingEvidenceHtml(f));
+    const QString text = doc.toPlainText();
+    for (const QString& want :
+         {QStringLiteral("Link capacity"), QStringLiteral("100 GB/s"), QStringLiteral("Illusion share"),
+          QStringLiteral("42.0 %"), QStringLiteral("Median step"), QStringLiteral("50.2 s"), QStringLiteral("Total stall"),
+          QStringLiteral("1689 s (28 min 9 s)"), QStringLiteral("Write burst threshold"), QStringLiteral("39.2 GB/s")})
+        QVERIFY2(text.contains(want), qPrintable(QStringLiteral("no \"%1\" in:\n%2").arg(want, text)));
+    QVERIFY2(!text.contains(QStringLiteral("bytes per s")) && !text.contains(QStringLiteral("e+")), qPrintable(text));
 }
 
 void TimelineWidgetTest::envelopeBandCoversItsColumns_data()

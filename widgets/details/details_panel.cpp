@@ -1,13 +1,14 @@
 #include "widgets/details/details_panel.h"
 
-#include <QLocale>
+#include "widgets/common/value_format.h"
+
 #include <QDateTime>
 #include <QFormLayout>
 #include <QGroupBox>
-#include <QTimeZone>
 #include <QLabel>
+#include <QLocale>
+#include <QTimeZone>
 #include <QVBoxLayout>
-
 #include <cmath>
 #include <cstdlib>
 
@@ -75,13 +76,7 @@ QString DetailsPanel::formatTime(int64_t ns, int64_t startNs)
     const int64_t ms = ns / kNsPerMs;
     const QString absolute =
         QDateTime::fromMSecsSinceEpoch(ms, QTimeZone::utc()).toString(QStringLiteral("yyyy-MM-dd HH:mm:ss.zzz"));
-    const int64_t offsetMs = (ns - startNs) / kNsPerMs;
-    const int64_t a = std::llabs(offsetMs);
-    const QString offset = QStringLiteral("%1%2:%3.%4")
-                               .arg(offsetMs < 0 ? QStringLiteral("−") : QStringLiteral("+"))
-                               .arg(a / 60000)
-                               .arg((a / 1000) % 60, 2, 10, QLatin1Char('0'))
-                               .arg(a % 1000, 3, 10, QLatin1Char('0'));
+    const QString offset = formatOffset(ns - startNs);
     return absolute + QStringLiteral(" UTC (") + offset + QLatin1Char(')');
 }
 
@@ -149,9 +144,10 @@ void DetailsPanel::setSeries(const store::SeriesInfo* s, const QString& node, co
     m_seriesMissing->setText(QStringLiteral("%1 (%2 %)")
                                  .arg(QLocale().toString(static_cast<qlonglong>(s->missingPoints)))
                                  .arg(missingPct, 0, 'f', 1));
-    m_seriesMinMax->setText(s->minValue && s->maxValue
-                                ? QStringLiteral("%1 / %2").arg(*s->minValue, 0, 'g', 6).arg(*s->maxValue, 0, 'g', 6)
-                                : kNone);
+    m_seriesMinMax->setText(
+        s->minValue && s->maxValue
+            ? QStringLiteral("%1 / %2").arg(formatValue(*s->minValue, s->unit), formatValue(*s->maxValue, s->unit))
+            : kNone);
     m_seriesFirst->setText(s->firstNs ? formatTime(*s->firstNs, m_startNs) : kNone);
     m_seriesLast->setText(s->lastNs ? formatTime(*s->lastNs, m_startNs) : kNone);
 }

@@ -1,5 +1,6 @@
 #include "widgets/findings/findings_panel.h"
 
+#include "widgets/common/value_format.h"
 #include "widgets/timeline/lane_plot_data.h"
 
 #include <QHeaderView>
@@ -25,13 +26,30 @@ QString clockTime(int64_t ns)
 
 namespace {
 
-QString number(double v)
+// An evidence key's unit, from its name's ending: "median_step_s" seconds, "link_capacity_bytes_per_s" bytes per
+// second, "illusion_share" a fraction shown as a percentage. The label is the key without that ending.
+struct EvidenceKey
 {
-    if (!std::isfinite(v)) return QStringLiteral("–");
-    if (std::abs(v) >= 1e9) return QStringLiteral("%1 G").arg(v / 1e9, 0, 'g', 3);
-    if (std::abs(v) >= 1e6) return QStringLiteral("%1 M").arg(v / 1e6, 0, 'g', 3);
-    if (std::abs(v) >= 1000) return QString::number(v, 'f', 0);
-    return QString::number(v, 'g', 3);
+    QString label;
+    std::string unit; // for formatValue; "share": a fraction shown in percent
+};
+
+EvidenceKey evidenceKey(const QString& key)
+{
+    static const std::pair<QLatin1String, const char*> kSuffixes[] = {
+        {QLatin1String("_bytes_per_s"), "B/s"}, {QLatin1String("_bytes"), "bytes"}, {QLatin1String("_pct"), "%"},
+        {QLatin1String("_hz"), "Hz"},           {QLatin1String("_w"), "W"},         {QLatin1String("_s"), "s"}};
+    EvidenceKey k{key, {}};
+    for (const auto& [suffix, unit] : kSuffixes)
+        if (key.endsWith(suffix) && key.size() > suffix.size()) {
+            k.label = key.left(key.size() - suffix.size());
+            k.unit = unit;
+            break;
+        }
+    if (k.unit.empty() && key.contains(QLatin1String("share"))) k.unit = "share";
+    k.label.replace(QLatin1Char('_'), QLatin1Char(' '));
+    if (!k.label.isEmpty()) k.label[0] = k.label[0].toUpper();
+    return k;
 }
 
 // An evidence value as text: numbers, yes/no, and lists of frames or kernels with their shares.
@@ -40,13 +58,22 @@ QString evidenceText(const QString& key, const QJsonValue& v)
     if (v.isNull() || (v.isDouble() && !std::isfinite(v.toDouble()))) return {}; // not known: the row is left out
     if (v.isBool()) return v.toBool() ? QObject::tr("yes") : QObject::tr("no");
     if (v.isDouble() && key.endsWith(QLatin1String("_ns"))) return clockTime(v.toInteger()) + QStringLiteral(" UTC");
-    if (v.isDouble()) return number(v.toDouble());
+    if (v.isDouble()) {
+        const EvidenceKey k = evidenceKey(key);
+        if (k.unit == "share") return QStringLiteral("%1 %").arg(100 * v.toDouble(), 0, 'f', 1);
+        if (k.unit == "s" && std::abs(v.toDouble()) >= 120) // seconds as stored, and readable
+            return QStringLiteral("%1 s (%2)")
+                .arg(v.toDouble(), 0, 'f', 0)
+                .arg(formatDuration(static_cast<int64_t>(v.toDouble() * 1e9)));
+        return formatValue(v.toDouble(), k.unit);
+    }
     if (v.isString()) return v.toString().toHtmlEscaped();
     if (v.isObject()) { // shares
         QStringList items;
         const QJsonObject o = v.toObject();
         for (auto it = o.begin(); it != o.end(); ++it)
-            if (it.value().isDouble()) items << QStringLiteral("%1 %2 %").arg(it.key()).arg(100 * it.value().toDouble(), 0, 'f', 0);
+            if (it.value().isDouble())
+                items << QStringLiteral("%1 %2 %").arg(it.key()).arg(100 * it.value().toDouble(), 0, 'f', 0);
         return items.join(QStringLiteral(", ")).toHtmlEscaped();
     }
     if (v.isArray()) {
@@ -58,16 +85,19 @@ QString evidenceText(const QString& key, const QJsonValue& v)
             if (name.isEmpty()) name = o.value(QStringLiteral("node")).toString();
             if (name.isEmpty()) name = o.value(QStringLiteral("gpu")).toString();
             QString value;
-            if (o.contains(QStringLiteral("share"))) value = QStringLiteral("%1 %").arg(100 * o.value(QStringLiteral("share")).toDouble(), 0, 'f', 0);
+            if (o.contains(QStringLiteral("share")))
+                value = QStringLiteral("%1 %").arg(100 * o.value(QStringLiteral("share")).toDouble(), 0, 'f', 0);
             else if (o.contains(QStringLiteral("self_share")))
                 value = QObject::tr("%1 % self").arg(100 * o.value(QStringLiteral("self_share")).toDouble(), 0, 'f', 0);
-            else if (o.contains(QStringLiteral("total_s"))) value = QStringLiteral("%1 s").arg(o.value(QStringLiteral("total_s")).toDouble(), 0, 'f', 2);
+            else if (o.contains(QStringLiteral("total_s")))
+                value = QStringLiteral("%1 s").arg(o.value(QStringLiteral("total_s")).toDouble(), 0, 'f', 2);
             else if (o.contains(QStringLiteral("median_sm_active")))
                 value = QObject::tr("utilization %1 %, SM activity %2")
                             .arg(o.value(QStringLiteral("median_util_pct")).toDouble(), 0, 'f', 0)
                             .arg(o.value(QStringLiteral("median_sm_active")).toDouble(), 0, 'f', 2);
             else if (o.contains(QStringLiteral("impact")))
-                value = QObject::tr("%1 % of the time").arg(100 * o.value(QStringLiteral("impact")).toDouble(), 0, 'f', 1);
+                value =
+                    QObject::tr("%1 % of the time").arg(100 * o.value(QStringLiteral("impact")).toDouble(), 0, 'f', 1);
             if (!name.isEmpty()) items << QStringLiteral("<tt>%1</tt> %2").arg(name.toHtmlEscaped(), value);
         }
         return items.join(QStringLiteral("<br>"));
@@ -102,8 +132,9 @@ FindingsPanel::FindingsPanel(QWidget* parent) : QWidget(parent)
     analyze->setToolTip(tr("Run every rule over the run again (the run is not changed until you keep the findings)"));
     connect(analyze, &QPushButton::clicked, this, &FindingsPanel::analyzeRequested);
     m_keep = new QPushButton(tr("Keep in run"));
-    m_keep->setToolTip(tr("Write these findings into the run file, replacing the ones it keeps, so reports and the next "
-                          "opening show them (viewing never changes the file)"));
+    m_keep->setToolTip(
+        tr("Write these findings into the run file, replacing the ones it keeps, so reports and the next "
+           "opening show them (viewing never changes the file)"));
     m_keep->hide();
     connect(m_keep, &QPushButton::clicked, this, &FindingsPanel::keepRequested);
     auto* top = new QHBoxLayout;
@@ -216,13 +247,15 @@ QString findingFactsHtml(const analysis::Finding& f)
         .arg(when.join(QStringLiteral("; ")))
         .arg(seconds, 0, 'f', 0)
         .arg(100 * f.impact, 0, 'f', 1)
-        .arg(f.savingS >= 120 ? QStringLiteral("%1 s (%2)").arg(f.savingS, 0, 'f', 0).arg(formatDuration(static_cast<int64_t>(f.savingS * 1e9)))
+        .arg(f.savingS >= 120 ? QStringLiteral("%1 s (%2)")
+                                    .arg(f.savingS, 0, 'f', 0)
+                                    .arg(formatDuration(static_cast<int64_t>(f.savingS * 1e9)))
                               : QStringLiteral("%1 s").arg(f.savingS, 0, 'f', 0))
         .arg(f.confidence, 0, 'f', 2)
-        .arg(analysis::roleOf(f) == "contributing"
-                 ? QObject::tr(" — contributing: another finding explains this time")
-             : analysis::roleOf(f) == "symptom"
-                 ? QObject::tr(" — a symptom of %1: fix that first").arg(QString::fromStdString(f.causedBy)).toHtmlEscaped()
+        .arg(analysis::roleOf(f) == "contributing" ? QObject::tr(" — contributing: another finding explains this time")
+             : analysis::roleOf(f) == "symptom"    ? QObject::tr(" — a symptom of %1: fix that first")
+                                                      .arg(QString::fromStdString(f.causedBy))
+                                                      .toHtmlEscaped()
              : analysis::roleOf(f) == "mixed"
                  ? QObject::tr(" — mixed: the cause covers less than 80 % of the episodes (see cause shares)")
                  : QString());
@@ -234,9 +267,10 @@ QString findingEvidenceHtml(const analysis::Finding& f)
     for (auto it = f.evidence.begin(); it != f.evidence.end(); ++it) {
         const QString text = evidenceText(it.key(), it.value());
         if (text.isEmpty()) continue;
-        QString key = it.key();
-        key.replace(QLatin1Char('_'), QLatin1Char(' '));
-        html += QStringLiteral("<tr><td valign='top'>%1&nbsp;&nbsp;</td><td>%2</td></tr>").arg(key.toHtmlEscaped(), text);
+        const QString key = it.key().endsWith(QLatin1String("_ns")) ? evidenceKey(it.key().chopped(3)).label
+                                                                    : evidenceKey(it.key()).label;
+        html += QStringLiteral("<tr><td valign='top' title='%1'>%2&nbsp;&nbsp;</td><td>%3</td></tr>")
+                    .arg(it.key().toHtmlEscaped(), key.toHtmlEscaped(), text);
     }
     return html + QStringLiteral("</table>");
 }

@@ -1,6 +1,7 @@
 #include "widgets/timeline/lane_plot_data.h"
 
 #include "widgets/common/node_colors.h"
+#include "widgets/common/value_format.h"
 
 #include <algorithm>
 #include <cmath>
@@ -117,44 +118,6 @@ LanePlotData buildLanePlot(const timeline::LaneSpec& lane, const timeline::LaneF
         out.hi = hi + (span > 0 ? span * 0.08 : std::max(1.0, std::abs(hi) * 0.1));
     }
     return out;
-}
-
-QString formatValue(double value, const std::string& unit)
-{
-    if (!std::isfinite(value)) return QStringLiteral("–");
-    auto scaled = [&](const char* const* prefixes, double base, const QString& suffix) {
-        double v = value;
-        int i = 0;
-        while (std::abs(v) >= base && prefixes[i + 1] != nullptr) {
-            v /= base;
-            ++i;
-        }
-        const int decimals = std::abs(v) >= 100 ? 0 : std::abs(v) >= 10 ? 1 : 2;
-        return QStringLiteral("%1 %2%3").arg(v, 0, 'f', decimals).arg(QString::fromUtf8(prefixes[i]), suffix);
-    };
-    static const char* const kDecimal[] = {"", "k", "M", "G", "T", "P", nullptr};
-    static const char* const kBinary[] = {"", "Ki", "Mi", "Gi", "Ti", "Pi", nullptr};
-    if (unit == "B/s" || unit == "bytes/s") return scaled(kDecimal, 1000, QStringLiteral("B/s"));
-    if (unit == "bytes" || unit == "B") return scaled(kBinary, 1024, QStringLiteral("B"));
-    if (unit == "Hz") return scaled(kDecimal, 1000, QStringLiteral("Hz"));
-    if (unit == "W") return QStringLiteral("%1 W").arg(value, 0, 'f', std::abs(value) >= 100 ? 0 : 1);
-    if (unit == "%") return QStringLiteral("%1 %").arg(value, 0, 'f', std::abs(value) >= 10 ? 0 : 1);
-    if (unit == "s") return formatDuration(static_cast<int64_t>(std::llround(value * 1e9)));
-    const QString u = QString::fromStdString(unit);
-    const int decimals = std::abs(value) >= 100 ? 0 : std::abs(value) >= 1 ? 2 : 3;
-    return u.isEmpty() ? QString::number(value, 'f', decimals) : QStringLiteral("%1 %2").arg(value, 0, 'f', decimals).arg(u);
-}
-
-QString formatDuration(int64_t ns)
-{
-    const double s = static_cast<double>(ns) / 1e9;
-    const double a = std::abs(s);
-    if (a >= 86400) return QStringLiteral("%1 d %2 h").arg(ns / 86'400'000'000'000).arg((ns / 3'600'000'000'000) % 24);
-    if (a >= 3600) return QStringLiteral("%1 h %2 min").arg(ns / 3'600'000'000'000).arg((ns / 60'000'000'000) % 60);
-    if (a >= 60) return QStringLiteral("%1 min %2 s").arg(ns / 60'000'000'000).arg((ns / 1'000'000'000) % 60);
-    if (a >= 1) return QStringLiteral("%1 s").arg(s, 0, 'f', a >= 10 ? 1 : 2);
-    if (a >= 1e-3) return QStringLiteral("%1 ms").arg(s * 1e3, 0, 'f', a >= 1e-2 ? 1 : 2);
-    return QStringLiteral("%1 µs").arg(s * 1e6, 0, 'f', 1);
 }
 
 QString cursorReadout(const timeline::LaneSpec& lane, const timeline::LaneFrame& frame, double keySeconds,

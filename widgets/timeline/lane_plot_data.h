@@ -4,6 +4,7 @@
 // as a filled min-max band (EnvelopeBand) with a median line, outliers on top. Built on the fetch worker (plain data, no
 // QObject), so the GUI thread only hands the containers to its graphs. Shared with report rendering.
 
+#include "widgets/common/value_format.h"
 #include "analysis/timeline/lane_catalog.h"
 #include "analysis/timeline/timeline_source.h"
 
@@ -47,10 +48,5 @@ LanePlotData buildLanePlot(const timeline::LaneSpec& lane, const timeline::LaneF
 // largest first, at most maxLines (then "… N more").
 QString cursorReadout(const timeline::LaneSpec& lane, const timeline::LaneFrame& frame, double keySeconds,
                       double pixelSeconds, int maxLines = 8);
-
-// "12.5 GB/s", "97 %", "1.41 GHz": a value in the lane's unit, short.
-QString formatValue(double value, const std::string& unit);
-// "2 h 14 min", "35.2 s", "120 ms".
-QString formatDuration(int64_t ns);
 
 } // namespace runlens::widgets

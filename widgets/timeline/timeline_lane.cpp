@@ -3,8 +3,10 @@
 #include "widgets/timeline/timeline_widget.h"
 
 #include <QContextMenuEvent>
+#include <QHelpEvent>
 #include <QMenu>
-
+#include <QResizeEvent>
+#include <QToolTip>
 #include <cmath>
 
 namespace runlens::widgets {
@@ -12,6 +14,32 @@ namespace runlens::widgets {
 namespace {
 constexpr int kLeftMargin = 76;
 constexpr int kRightMargin = 14;
+constexpr double kReadoutTop = 0.16; // the readout box's top, as a share of the plot's height
+constexpr int kTitleMinWidth = 160;  // px the title keeps before legend entries go into "+N"
+
+// A legend entry that is only text: "+3" for the entries that did not fit (the header's tooltip lists them).
+class MoreLegendItem : public QCPAbstractLegendItem
+{
+public:
+    MoreLegendItem(QCPLegend* parent, QString text) : QCPAbstractLegendItem(parent), m_text(std::move(text)) {}
+
+protected:
+    void draw(QCPPainter* painter) override
+    {
+        painter->setFont(mFont);
+        painter->setPen(QPen(mTextColor));
+        painter->drawText(mRect, Qt::AlignLeft | Qt::AlignVCenter, m_text);
+    }
+    QSize minimumOuterSizeHint() const override
+    {
+        const QFontMetrics fm(mFont);
+        return {fm.horizontalAdvance(m_text) + mMargins.left() + mMargins.right(),
+                fm.height() + mMargins.top() + mMargins.bottom()};
+    }
+
+private:
+    QString m_text;
+};
 constexpr int kDragThresholdPx = 3;
 
 // Value-axis labels in the lane's unit ("2.0 GB/s", "75 %") instead of bare numbers.
@@ -21,7 +49,7 @@ public:
     explicit UnitTicker(std::string unit) : m_unit(std::move(unit)) {}
 
 protected:
-    QString getTickLabel(double tick, const QLocale&, QChar, int) override { return formatValue(tick, m_unit); }
+    QString getTickLabel(double tick, const QLocale&, QChar, int) override { return formatTick(tick, m_unit); }
 
 private:
     std::string m_unit;
@@ -89,7 +117,7 @@ TimelineLane::TimelineLane(TimelineWidget* owner, Kind kind, timeline::LaneSpec 
         m_note->setText(tr("loading…"));
         legend->setVisible(true);
         legend->setFillOrder(QCPLayoutGrid::foColumnsFirst);
-        legend->setWrap(6);
+        legend->setWrap(0); // one row: what does not fit goes into the "+N" entry
         QFont lf = font();
         lf.setPointSizeF(lf.pointSizeF() * 0.8);
         legend->setFont(lf);
@@ -206,14 +234,14 @@ void TimelineLane::setPlotData(const LanePlotData& plot, std::shared_ptr<const t
         // Dense min/max lines (about a vertical stroke per pixel) gain nothing from antialiasing and cost several
         // times more with it; sparse lines (zoomed in on raw points) are antialiased.
         g->setAntialiased(c.data->size() * 4 < plotWidth());
+        g->setName(c.name); // unnamed curves (one per series) stay out of the legend
         if (c.name.isEmpty()) g->removeFromLegend();
-        else g->setName(c.name);
     }
     if (m_kind == Kind::Data) {
         yAxis->setRange(plot.lo, plot.hi);
         m_note->setVisible(!plot.hasData);
         m_note->setText(tr("no data in this range"));
-        if (legend) legend->setVisible(legend->itemCount() > 0);
+        fitLegend(width());
     }
     updateReadout();
     // A lane scrolled out of view is drawn when it comes back into view, not now (ten lanes' replots are most of
@@ -302,32 +330,102 @@ void TimelineLane::updateReadout()
     m_cursorLine->point1->setCoords(key, 0);
     m_cursorLine->point2->setCoords(key, 1);
     QString text;
+    const QFontMetrics metrics(m_readout->font());
     if (m_kind == Kind::Axis) {
-        text = QDateTime::fromMSecsSinceEpoch(*m_cursorNs / 1'000'000, Qt::UTC).toString(QStringLiteral("yyyy-MM-dd hh:mm:ss.zzz 'UTC'"));
+        text = QDateTime::fromMSecsSinceEpoch(*m_cursorNs / 1'000'000, Qt::UTC)
+                   .toString(QStringLiteral("yyyy-MM-dd hh:mm:ss.zzz 'UTC'"));
     } else if (m_frame && m_laneIndex < m_frame->lanes.size()) {
         const double pixel = static_cast<double>(m_frame->toNs - m_frame->fromNs) / 1e9 / std::max(1, m_frame->pixels);
-        text = cursorReadout(m_spec, m_frame->lanes[m_laneIndex], key, pixel);
+        // As many rows as the lane has room for below the box's top, the last one saying how many more there are.
+        const QMargins pad = m_readout->padding();
+        const double room = axisRect()->height() * (1 - kReadoutTop) - pad.top() - pad.bottom() - 2;
+        const int rows = static_cast<int>(room / (metrics.lineSpacing() + 1));
+        text = cursorReadout(m_spec, m_frame->lanes[m_laneIndex], key, pixel, std::max(1, rows - 1));
     }
     m_readout->setText(text);
     m_readout->setVisible(!text.isEmpty());
-    // Keep the box inside the plot: right of the cursor in the left half, left of it in the right half.
-    const double frac = (key - xAxis->range().lower) / std::max(1e-12, xAxis->range().size());
-    m_readout->setPositionAlignment((frac < 0.6 ? Qt::AlignLeft : Qt::AlignRight) | Qt::AlignTop);
-    m_readout->position->setCoords(key, m_kind == Kind::Axis ? 0.0 : 0.16);
+    // Keep the box inside the plot: right of the cursor where it fits, else left of it, else against the side with
+    // more room.
+    const int boxWidth = metrics.boundingRect(QRect(0, 0, 10000, 10000), Qt::AlignLeft, text).width() + 10;
+    const double x = xAxis->coordToPixel(key);
+    const QRect plot = axisRect()->rect();
+    const bool right =
+        x + boxWidth <= plot.right() || (x - boxWidth < plot.left() && plot.right() - x >= x - plot.left());
+    double anchor = key;
+    if (right && x + boxWidth > plot.right())
+        anchor = xAxis->pixelToCoord(std::max<double>(plot.left(), plot.right() - boxWidth));
+    if (!right && x - boxWidth < plot.left())
+        anchor = xAxis->pixelToCoord(std::min<double>(plot.right(), plot.left() + boxWidth));
+    m_readout->setPositionAlignment((right ? Qt::AlignLeft : Qt::AlignRight) | Qt::AlignTop);
+    m_readout->position->setCoords(anchor, m_kind == Kind::Axis ? 0.0 : kReadoutTop);
 }
 
 int TimelineLane::fitLegend(int width)
 {
     if (!legend || !m_title) return 0;
+    std::vector<QCPAbstractPlottable*> named;
+    for (int i = 0; i < plottableCount(); ++i)
+        if (!plottable(i)->name().isEmpty()) named.push_back(plottable(i)); // the curves with a legend entry
+    const QString fullTitle = QString::fromStdString(m_spec.title);
     const QFontMetrics titleMetrics(m_title->font());
-    const int titleWidth = titleMetrics.horizontalAdvance(m_title->text()) + 16;
-    int dropped = 0;
-    while (legend->itemCount() > 1 &&
-           legend->minimumOuterSizeHint().width() + titleWidth > width - kLeftMargin - kRightMargin) {
-        legend->removeItem(legend->itemCount() - 1);
-        ++dropped;
+    const int titleWidth = titleMetrics.horizontalAdvance(fullTitle) + 16;
+    const int available = width - kLeftMargin - kRightMargin - 8;
+    // The legend with its first `keep` entries, then "+N" for the rest.
+    auto build = [&](size_t keep) {
+        legend->clearItems();
+        for (size_t i = 0; i < keep; ++i)
+            named[i]->addToLegend(legend);
+        if (keep < named.size())
+            legend->addItem(new MoreLegendItem(legend, QStringLiteral("+%1").arg(named.size() - keep)));
+        return legend->minimumOuterSizeHint().width();
+    };
+    size_t keep = named.size();
+    int legendWidth = build(keep);
+    while (keep > 0 && legendWidth + std::min(titleWidth, kTitleMinWidth) > available)
+        legendWidth = build(--keep);
+    legend->setVisible(legend->itemCount() > 0);
+    const int titleRoom = std::max(available - legendWidth, kTitleMinWidth / 2);
+    const bool elided = titleWidth > titleRoom;
+    m_title->setText(elided ? titleMetrics.elidedText(fullTitle, Qt::ElideRight, titleRoom - 16) : fullTitle);
+    m_headerTip.clear();
+    if (elided || keep < named.size()) {
+        QStringList lines{fullTitle};
+        for (const QCPAbstractPlottable* p : named)
+            lines << QStringLiteral("  ") + p->name();
+        m_headerTip = lines.join(QLatin1Char('\n'));
     }
-    return dropped;
+    return static_cast<int>(named.size() - keep);
+}
+
+QRectF TimelineLane::readoutRect() const
+{
+    return QRectF(m_readout->topLeft->pixelPosition(), m_readout->bottomRight->pixelPosition());
+}
+
+QString TimelineLane::titleText() const
+{
+    return m_title ? m_title->text() : QString();
+}
+
+bool TimelineLane::event(QEvent* event)
+{
+    // The header's tooltip (the title and legend in full) over the header row only: over the data the readout
+    // speaks.
+    if (event->type() == QEvent::ToolTip) {
+        const auto* help = static_cast<QHelpEvent*>(event);
+        if (!m_headerTip.isEmpty() && help->pos().y() < axisRect()->top())
+            QToolTip::showText(help->globalPos(), m_headerTip, this);
+        else
+            QToolTip::hideText();
+        return true;
+    }
+    return QCustomPlot::event(event);
+}
+
+void TimelineLane::resizeEvent(QResizeEvent* event)
+{
+    if (event->size().width() != event->oldSize().width()) fitLegend(event->size().width());
+    QCustomPlot::resizeEvent(event);
 }
 
 QString TimelineLane::cursorText() const

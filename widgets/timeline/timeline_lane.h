@@ -6,13 +6,11 @@
 
 #include "analysis/timeline/lane_catalog.h"
 #include "analysis/timeline/timeline_source.h"
+#include "widgets/common/qcp.h"
 #include "widgets/timeline/lane_plot_data.h"
 #include "widgets/timeline/timeline_controller.h"
 
-#include "widgets/common/qcp.h"
-
 #include <QElapsedTimer>
-
 #include <memory>
 #include <optional>
 #include <vector>
@@ -45,14 +43,20 @@ public:
     void applyPalette();
     int plotWidth() const;
     QString cursorText() const; // what the readout shows (for tests)
-    // A figure narrower than the window: legend entries are dropped from the end until the title and the legend fit
-    // side by side in `width` (the curves stay). Returns how many were dropped.
+    QRectF readoutRect() const; // where it shows, in pixels
+    // Title and legend side by side in `width`: legend entries are dropped from the end into a "+N" entry until
+    // they fit beside the title (the curves stay), then the title is elided; hovering the header shows both in
+    // full. Called on every resize and new data; a figure calls it with its own width. Returns the entries dropped.
     int fitLegend(int width);
+    QString headerToolTip() const { return m_headerTip; } // empty when nothing is cut
+    QString titleText() const;                            // as shown (elided when cut)
     // A lane never asks for more width than it is given: a long legend is cut, the time axis stays aligned.
     QSize minimumSizeHint() const override { return {120, minimumHeight()}; }
     QSize sizeHint() const override { return {400, 130}; }
 
 protected:
+    bool event(QEvent* event) override;
+    void resizeEvent(QResizeEvent* event) override;
     void mousePressEvent(QMouseEvent* event) override;
     void mouseMoveEvent(QMouseEvent* event) override;
     void mouseReleaseEvent(QMouseEvent* event) override;
@@ -75,6 +79,7 @@ private:
     std::shared_ptr<const timeline::TimelineFrame> m_frame;
     size_t m_laneIndex = 0;
     QCPTextElement* m_title = nullptr;
+    QString m_headerTip;
     QCPItemText* m_note = nullptr;
     QCPItemStraightLine* m_cursorLine = nullptr;
     QCPItemText* m_readout = nullptr;
