@@ -6,6 +6,8 @@
 #include "analysis/rules/run_analysis.h"
 #include "analysis/store/node_clock.h"
 #include "analysis/store/run_database.h"
+#include "analysis/timeline/lane_catalog.h"
+#include "analysis/timeline/run_catalog.h"
 #include "app/demo/demo_run.h"
 #include "app/gui/findings_dock.h"
 #include "app/gui/flame_dock.h"
@@ -23,6 +25,7 @@
 #include "widgets/problems/problems_view.h"
 #include "widgets/run_browser/run_browser_model.h"
 #include "widgets/timeline/timeline_controller.h"
+#include "widgets/timeline/timeline_lane.h"
 #include "widgets/timeline/timeline_widget.h"
 
 #include <QAbstractButton>
@@ -424,6 +427,19 @@ private Q_SLOTS:
         QVERIFY(findings->panel()->findChild<QTreeWidget*>()->topLevelItem(0)->text(5).contains(
             QStringLiteral("all 2 nodes")));
         QVERIFY(!window.timeline()->spans().empty());
+        // View › Shade findings on the lanes: off, no lane is tinted (the ruler keeps the marks); on again, they are.
+        {
+            auto* lane = static_cast<widgets::TimelineLane*>(window.timeline()->lanePlot("net"));
+            QVERIFY(lane);
+            QVERIFY(lane->spanCount() > 0);
+            QAction* shade = menuAction(window, QStringLiteral("&Shade findings on the lanes"));
+            QVERIFY(shade && shade->isCheckable() && shade->isChecked());
+            shade->trigger();
+            QCOMPARE(lane->spanCount(), size_t(0));
+            QVERIFY(!window.timeline()->spans().empty());
+            shade->trigger();
+            QVERIFY(lane->spanCount() > 0);
+        }
         {
             // Viewing wrote nothing: the analysis is in memory, offered to keep.
             auto before = store::RunDatabase::open(db, store::OpenMode::ReadOnly);
@@ -579,6 +595,65 @@ private Q_SLOTS:
         QVERIFY(finished.isEmpty() && failed.isEmpty());
         QVERIFY(!QFile::exists(never));
         QVERIFY(!report->busy());
+    }
+
+    // Lane order and visibility belong to a run: changed in one, they do not follow into another, and they come
+    // back with their run (also in a new window).
+    void laneLayoutPerRun()
+    {
+        QTemporaryDir dirA, dirB;
+        const std::string a = demoRun(dirA);
+        const std::string csv = csvWithProblems(dirB);
+        const std::string b = dirB.filePath(QStringLiteral("b.runlens")).toStdString();
+        importers::ImportOptions options;
+        options.timeZone = "UTC";
+        auto plan = importers::planImport({csv}, options);
+        QVERIFY_OK(plan);
+        QCOMPARE(app::runImport(b, plan.value(), options).imported, 1);
+
+        auto ids = [](const std::vector<timeline::LaneSpec>& lanes, bool shownOnly) {
+            std::vector<std::string> out;
+            for (const auto& l : lanes)
+                if (!shownOnly || l.shownByDefault) out.push_back(l.id);
+            return out;
+        };
+        auto open = [](app::MainWindow& w, const std::string& path) {
+            QSignalSpy opened(&w, &app::MainWindow::runOpened);
+            w.openRun(QString::fromStdString(path));
+            QTRY_COMPARE_WITH_TIMEOUT(opened.count(), 1, 10000);
+        };
+        std::vector<std::string> changedA;
+        {
+            app::MainWindow window;
+            window.show();
+            open(window, a);
+            widgets::TimelineWidget* t = window.timeline();
+            const std::vector<std::string> defaultsA = t->visibleLaneIds();
+            QVERIFY(std::find(defaultsA.begin(), defaultsA.end(), "net") != defaultsA.end());
+            t->setLaneVisible("net", false);
+            t->moveLane("cpu", -2);
+            changedA = t->visibleLaneIds();
+            QVERIFY(changedA != defaultsA);
+            QVERIFY(std::find(changedA.begin(), changedA.end(), "net") == changedA.end());
+
+            open(window, b);
+            auto cat = timeline::loadRunCatalog(b);
+            QVERIFY_OK(cat);
+            QCOMPARE(t->visibleLaneIds(), ids(timeline::laneSpecs(**cat), true)); // B's defaults, untouched by A
+            t->moveLane(t->visibleLaneIds().back(), -1);
+            const std::vector<std::string> changedB = t->visibleLaneIds();
+
+            open(window, a);
+            QCOMPARE(t->visibleLaneIds(), changedA);
+            open(window, b);
+            QCOMPARE(t->visibleLaneIds(), changedB);
+            open(window, a);
+            window.close(); // saves the settings
+        }
+        app::MainWindow again;
+        again.show();
+        open(again, a);
+        QCOMPARE(again.timeline()->visibleLaneIds(), changedA);
     }
 
     // At 1024×700 the window fits the screen, every flame control is in its bar or in the bar's "»" menu, the

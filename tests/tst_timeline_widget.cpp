@@ -8,6 +8,7 @@
 #include "analysis/timeline/timeline_source.h"
 #include "tests/test_support.h"
 #include "analysis/timeline/timeline_envelope.h"
+#include "widgets/common/node_colors.h"
 #include "widgets/common/value_format.h"
 #include "widgets/findings/findings_panel.h"
 #include "widgets/timeline/envelope_band.h"
@@ -172,6 +173,7 @@ private Q_SLOTS:
     void numbersAreReadable_data();
     void numbersAreReadable();
     void evidenceHasNamesAndUnits();
+    void gpusOfANodeLookDifferent();
     void envelopeBandCoversItsColumns_data();
     void envelopeBandCoversItsColumns();
     void missingDataIsAGap();
@@ -606,6 +608,25 @@ void TimelineWidgetTest::evidenceHasNamesAndUnits()
           QStringLiteral("1689 s (28 min 9 s)"), QStringLiteral("Write burst threshold"), QStringLiteral("39.2 GB/s")})
         QVERIFY2(text.contains(want), qPrintable(QStringLiteral("no \"%1\" in:\n%2").arg(want, text)));
     QVERIFY2(!text.contains(QStringLiteral("bytes per s")) && !text.contains(QStringLiteral("e+")), qPrintable(text));
+}
+
+void TimelineWidgetTest::gpusOfANodeLookDifferent()
+{
+    // The 8 GPUs of a node: the node's hue, each clearly lighter or darker than every other.
+    for (int node = 0; node < 4; ++node) {
+        for (int a = 0; a < 8; ++a)
+            for (int b = a + 1; b < 8; ++b) {
+                const QColor ca = deviceColor(node, a), cb = deviceColor(node, b);
+                const int dl = std::abs(ca.lightness() - cb.lightness()) + std::abs(ca.value() - cb.value());
+                QVERIFY2(dl >= 16, qPrintable(QStringLiteral("node %1: gpu%2 %3 and gpu%4 %5")
+                                                  .arg(node)
+                                                  .arg(a)
+                                                  .arg(ca.name())
+                                                  .arg(b)
+                                                  .arg(cb.name())));
+            }
+        QVERIFY(std::abs(deviceColor(node, 5).hslHue() - nodeColor(node).hslHue()) <= 12);
+    }
 }
 
 void TimelineWidgetTest::envelopeBandCoversItsColumns_data()

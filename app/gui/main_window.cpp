@@ -18,6 +18,7 @@
 #include "widgets/timeline/timeline_widget.h"
 
 #include <QCloseEvent>
+#include <QCryptographicHash>
 #include <QDir>
 #include <QDockWidget>
 #include <QFileDialog>
@@ -45,6 +46,7 @@ namespace {
 
 const QString kRunSuffix = QStringLiteral(".runlens");
 // Default dock widths (px): the run browser a fifth of the window, findings three tenths, within these bounds.
+constexpr int kRunLayoutsKept = 100; // runs whose lane layout is remembered
 constexpr int kLeftDockMin = 200, kLeftDockMax = 320, kRightDockMin = 280, kRightDockMax = 520;
 
 } // namespace
@@ -202,6 +204,15 @@ void MainWindow::createMenus()
     }
     view->addSeparator();
     view->addAction(tr("&Fit the whole run"), this, [this] { m_controller->fit(); });
+    QAction* shade = view->addAction(tr("&Shade findings on the lanes"));
+    shade->setCheckable(true);
+    shade->setChecked(QSettings().value(QStringLiteral("timeline/shadeFindings"), true).toBool());
+    shade->setToolTip(tr("Tint every lane where a finding's episodes are; off, they stay marked on the time ruler"));
+    m_timeline->setSpanShading(shade->isChecked());
+    connect(shade, &QAction::toggled, this, [this](bool on) {
+        m_timeline->setSpanShading(on);
+        QSettings().setValue(QStringLiteral("timeline/shadeFindings"), on);
+    });
     view->addAction(tr("&Reset layout"), this, [this] { resetLayout(true); })
         ->setToolTip(tr("Put every panel back in its place, at sizes for this window"));
 
@@ -241,14 +252,13 @@ void MainWindow::openRun(const QString& path)
 void MainWindow::showOpened(const OpenedRun& run)
 {
     const bool reload = m_catalog && m_catalog->path == run.catalog->path;
+    // Lane order, visibility and heights belong to a run: the one open keeps its own, the new one gets what it had
+    // when last open here (or the defaults), never the other run's.
+    saveRunLayout();
     m_catalog = run.catalog;
     m_timeline->setSource(run.source, run.catalog);
     m_timeline->setLanes(timeline::laneSpecs(*run.catalog));
-    if (!m_layoutRestored || reload) {
-        // The saved lane order and heights apply to the lanes this run has (unknown ids are skipped).
-        m_timeline->restoreLayout(QSettings().value(QStringLiteral("timeline/layout")).toByteArray());
-        m_layoutRestored = true;
-    }
+    m_timeline->restoreLayout(QSettings().value(runLayoutKey(QString::fromStdString(run.catalog->path))).toByteArray());
     m_docks->setCatalog(run.catalog, reload);
     m_flame->setRun(run.catalog);
     m_findings->setRun(run.catalog);
@@ -436,7 +446,31 @@ void MainWindow::saveSettings()
     settings.setValue(QStringLiteral("window/geometry"), saveGeometry());
     settings.setValue(QStringLiteral("window/state"), saveState());
     settings.setValue(QStringLiteral("window/stateSize"), size());
-    if (m_catalog) settings.setValue(QStringLiteral("timeline/layout"), m_timeline->saveLayout());
+    saveRunLayout();
+}
+
+QString MainWindow::runLayoutKey(const QString& runPath)
+{
+    const QString canonical = QFileInfo(runPath).canonicalFilePath();
+    const QByteArray id =
+        QCryptographicHash::hash((canonical.isEmpty() ? runPath : canonical).toUtf8(), QCryptographicHash::Sha1)
+            .toHex();
+    return QStringLiteral("timelineLayouts/") + QString::fromLatin1(id.left(16));
+}
+
+void MainWindow::saveRunLayout()
+{
+    if (!m_catalog) return;
+    QSettings settings;
+    const QString key = runLayoutKey(QString::fromStdString(m_catalog->path));
+    settings.setValue(key, m_timeline->saveLayout());
+    // The most recent runs' layouts are kept; older ones are forgotten.
+    QStringList order = settings.value(QStringLiteral("timeline/layoutOrder")).toStringList();
+    order.removeAll(key);
+    order.prepend(key);
+    while (order.size() > kRunLayoutsKept)
+        settings.remove(order.takeLast());
+    settings.setValue(QStringLiteral("timeline/layoutOrder"), order);
 }
 
 void MainWindow::closeEvent(QCloseEvent* event)

@@ -92,6 +92,8 @@ private:
     void chooseImportFolder();
     void exportTimeline();
     void saveSettings();
+    void saveRunLayout(); // the open run's lane layout, under runLayoutKey
+    static QString runLayoutKey(const QString& runPath);
     void updateActions();
 
     widgets::TimelineController* m_controller;
@@ -114,7 +116,6 @@ private:
     bool m_comparing = false;
     std::shared_ptr<const timeline::RunCatalog> m_catalog;
     QString m_loadingPath;
-    bool m_layoutRestored = false;
     InitialView m_initialView;
     void applyInitialView();
 };

@@ -42,8 +42,9 @@ public:
     void setSpans(const std::vector<TimelineSpan>& spans);
     void applyPalette();
     int plotWidth() const;
-    QString cursorText() const; // what the readout shows (for tests)
-    QRectF readoutRect() const; // where it shows, in pixels
+    QString cursorText() const;                         // what the readout shows (for tests)
+    QRectF readoutRect() const;                         // where it shows, in pixels
+    size_t spanCount() const { return m_spans.size(); } // findings' spans shaded in this lane
     // Title and legend side by side in `width`: legend entries are dropped from the end into a "+N" entry until
     // they fit beside the title (the curves stay), then the title is elided; hovering the header shows both in
     // full. Called on every resize and new data; a figure calls it with its own width. Returns the entries dropped.

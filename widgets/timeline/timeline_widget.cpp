@@ -101,7 +101,8 @@ void TimelineWidget::setSource(std::shared_ptr<timeline::TimelineSource> source,
     if (m_catalog)
         for (size_t i = 0; i < m_catalog->nodes.size(); ++i)
             key << QStringLiteral("<span style=\"color:%1\">■</span>&nbsp;%2")
-                       .arg(nodeColor(static_cast<int>(i)).name(), QString::fromStdString(m_catalog->nodes[i].name).toHtmlEscaped());
+                       .arg(nodeColor(static_cast<int>(i)).name(),
+                            QString::fromStdString(m_catalog->nodes[i].name).toHtmlEscaped());
     m_nodeKey->setText(tr("Nodes: ") + key.join(QStringLiteral(" &nbsp; ")));
     m_nodeKey->setVisible(!key.isEmpty());
     m_shown.reset();
@@ -176,7 +177,13 @@ void TimelineWidget::setSpans(std::vector<TimelineSpan> spans)
     m_spans = std::move(spans);
     m_axis->setSpans(m_spans);
     for (auto* lane : m_laneWidgets)
-        lane->setSpans(m_spans);
+        lane->setSpans(m_shadeSpans ? m_spans : std::vector<TimelineSpan>{});
+}
+
+void TimelineWidget::setSpanShading(bool shade)
+{
+    m_shadeSpans = shade;
+    setSpans(std::move(m_spans));
 }
 
 void TimelineWidget::rebuildLanes()
@@ -199,7 +206,7 @@ void TimelineWidget::rebuildLanes()
         m_laneWidgets.push_back(lane);
         lane->setTimeRange(m_controller->range());
         lane->setSelection(m_controller->selection());
-        lane->setSpans(m_spans);
+        lane->setSpans(m_shadeSpans ? m_spans : std::vector<TimelineSpan>{});
         const auto h = heights.find(m_lanes[i].id);
         newSizes << (h != heights.end() ? h->second : kDefaultLaneHeight);
     }
@@ -328,7 +335,8 @@ void TimelineWidget::finishFetch(std::shared_ptr<const FetchResult> result)
 {
     m_inFlight = false;
     const bool current = result->sourceEpoch == m_sourceEpoch;
-    if (current && !result->error.empty() && !result->cancelled) Q_EMIT fetchFailed(QString::fromStdString(result->error));
+    if (current && !result->error.empty() && !result->cancelled)
+        Q_EMIT fetchFailed(QString::fromStdString(result->error));
     // A frame of the current source is shown even when a newer request waits: its keys are absolute times, so it
     // is right, only coarser or narrower, and the newer one follows. Older frames than the one shown are dropped.
     if (current && result->frame && (!m_shown || result->frame->generation > m_shown->generation)) {
@@ -492,32 +500,52 @@ void TimelineWidget::keyPressEvent(QKeyEvent* event)
     const bool alt = mods & Qt::AltModifier;
     switch (event->key()) {
     case Qt::Key_W:
-    case Qt::Key_Up: c->zoom(0.7); break;
+    case Qt::Key_Up:
+        c->zoom(0.7);
+        break;
     case Qt::Key_S:
-    case Qt::Key_Down: c->zoom(1 / 0.7); break;
-    case Qt::Key_A: c->pan(-0.2); break;
-    case Qt::Key_D: c->pan(0.2); break;
+    case Qt::Key_Down:
+        c->zoom(1 / 0.7);
+        break;
+    case Qt::Key_A:
+        c->pan(-0.2);
+        break;
+    case Qt::Key_D:
+        c->pan(0.2);
+        break;
     case Qt::Key_Left:
-        if (alt) c->back();
-        else c->pan(-0.2);
+        if (alt)
+            c->back();
+        else
+            c->pan(-0.2);
         break;
     case Qt::Key_Right:
-        if (alt) c->forward();
-        else c->pan(0.2);
+        if (alt)
+            c->forward();
+        else
+            c->pan(0.2);
         break;
-    case Qt::Key_Backspace: c->back(); break;
+    case Qt::Key_Backspace:
+        c->back();
+        break;
     case Qt::Key_F:
-    case Qt::Key_0: c->fit(); break;
+    case Qt::Key_0:
+        c->fit();
+        break;
     case Qt::Key_Z:
         if (auto sel = c->selection()) c->setRange(*sel);
         break;
-    case Qt::Key_Escape: c->setSelection(std::nullopt); break;
+    case Qt::Key_Escape:
+        c->setSelection(std::nullopt);
+        break;
     case Qt::Key_PageUp:
     case Qt::Key_PageDown: // the lanes scroll, also when the timeline itself has the focus (Tab)
         static_cast<QScrollArea*>(m_scroll)->verticalScrollBar()->triggerAction(
             event->key() == Qt::Key_PageUp ? QAbstractSlider::SliderPageStepSub : QAbstractSlider::SliderPageStepAdd);
         break;
-    default: QWidget::keyPressEvent(event); return;
+    default:
+        QWidget::keyPressEvent(event);
+        return;
     }
     event->accept();
 }
@@ -535,7 +563,8 @@ bool TimelineWidget::eventFilter(QObject* watched, QEvent* event)
         case Qt::Key_Down:
             keyPressEvent(key);
             return true;
-        default: break;
+        default:
+            break;
         }
     }
     return QWidget::eventFilter(watched, event);

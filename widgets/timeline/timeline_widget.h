@@ -14,7 +14,6 @@
 
 #include <QColor>
 #include <QWidget>
-
 #include <memory>
 #include <optional>
 #include <string>
@@ -47,7 +46,8 @@ public:
     ~TimelineWidget() override;
 
     // The source is used on the widget's worker only. Setting it (or null) drops what is shown.
-    void setSource(std::shared_ptr<timeline::TimelineSource> source, std::shared_ptr<const timeline::RunCatalog> catalog);
+    void setSource(std::shared_ptr<timeline::TimelineSource> source,
+                   std::shared_ptr<const timeline::RunCatalog> catalog);
 
     // The lanes, in display order; hidden lanes are kept (for the run browser and saved layouts).
     void setLanes(const std::vector<timeline::LaneSpec>& lanes);
@@ -58,6 +58,9 @@ public:
     void setHiddenSeries(std::vector<int64_t> seriesIds);
     void setSpans(std::vector<TimelineSpan> spans);
     const std::vector<TimelineSpan>& spans() const { return m_spans; }
+    // Findings' spans shaded across the lanes (on by default); off, they stay marked on the time ruler only.
+    void setSpanShading(bool shade);
+    bool spanShading() const { return m_shadeSpans; }
 
     // Saved layout: lane order, visibility and heights.
     QByteArray saveLayout() const;
@@ -96,7 +99,7 @@ private:
     void applyRange(TimeRange range);
     void previewSelection(std::optional<TimeRange> range);
     int plotPixels() const;
-    QSize exportSize() const;                // the axis and the visible lanes, stacked
+    QSize exportSize() const;              // the axis and the visible lanes, stacked
     void paintExport(QCPPainter& painter); // them, as vectors
 
     TimelineController* m_controller;
@@ -107,6 +110,7 @@ private:
     std::vector<bool> m_visible;
     std::vector<int64_t> m_hiddenSeries;
     std::vector<TimelineSpan> m_spans;
+    bool m_shadeSpans = true;
     TimelineLane* m_axis = nullptr;
     QLabel* m_nodeKey = nullptr;
     std::vector<TimelineLane*> m_laneWidgets; // visible lanes, display order
