@@ -46,6 +46,7 @@
 #include <QRadioButton>
 #include <QRegularExpression>
 #include <QSet>
+#include <QSettings>
 #include <QSignalSpy>
 #include <QStandardPaths>
 #include <QStatusBar>
@@ -663,6 +664,7 @@ private Q_SLOTS:
         QTemporaryDir dir;
         const std::string db = demoRun(dir);
         QVERIFY(!db.empty());
+        QSettings().clear(); // a first start: no layout saved by the other tests' windows
         app::MainWindow window;
         window.resize(1024, 700);
         window.show();
