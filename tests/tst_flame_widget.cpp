@@ -5,9 +5,9 @@
 
 #include "analysis/flame/flame_diff.h"
 #include "analysis/flame/flame_tree.h"
-#include "widgets/flame/flame_painter.h"
 #include "tests/flame_support.h"
 #include "widgets/flame/flame_graph_widget.h"
+#include "widgets/flame/flame_painter.h"
 #include "widgets/flame/flame_panel.h"
 
 #include <QApplication>
@@ -19,6 +19,7 @@
 #include <QTableWidget>
 #include <QTemporaryDir>
 #include <QTest>
+#include <QToolButton>
 
 using namespace runlens;
 using namespace runlens::analysis;
@@ -66,6 +67,8 @@ private Q_SLOTS:
     void historyAndKeyboard();
     void searchMatchedShare();
     void nextMatchScrollsIntoView();
+    void focusShowsItsChildren();
+    void captionNamesBaselineA();
     void sandwichTotals();
     void diffOfItselfIsNeutralOnScreen();
     void exportsCarryTheView();
@@ -224,7 +227,8 @@ void FlameWidgetTest::searchMatchedShare()
     const QImage img = panel.graph()->grab().toImage();
     const int32_t b = tree->find({"main (train.py)", "a (train.py)", "b (train.py)"});
     QCOMPARE(img.pixelColor(panel.graph()->blockRect(b).center() + QPoint(0, 4)), QColor(0xe8, 0x3e, 0x8c));
-    const QColor idle = img.pixelColor(panel.graph()->blockRect(tree->find({"idle (train.py)"})).center() + QPoint(0, 4));
+    const QColor idle =
+        img.pixelColor(panel.graph()->blockRect(tree->find({"idle (train.py)"})).center() + QPoint(0, 4));
     QVERIFY2(idle.hsvSaturation() < 60, qPrintable(idle.name()));
     // Next match walks the matches in depth-first order.
     panel.graph()->nextMatch();
@@ -239,7 +243,8 @@ void FlameWidgetTest::searchMatchedShare()
 }
 
 // In a dock shorter than the graph, F3 scrolls the next match into view instead of outlining it off-screen.
-void FlameWidgetTest::nextMatchScrollsIntoView()
+// One stack 81 frames deep (f0 … f79, then "needle"), and f0 alone: a graph much taller than a short dock.
+std::shared_ptr<const FlameTree> deepTree()
 {
     std::vector<FlameTree::Stack> stacks(2);
     for (int i = 0; i < 80; ++i) {
@@ -257,10 +262,15 @@ void FlameWidgetTest::nextMatchScrollsIntoView()
     stacks[0].samples = 5;
     stacks[1].frames = {stacks[0].frames.front()};
     stacks[1].samples = 5;
+    return FlameTree::fromStacks(stacks);
+}
+
+void FlameWidgetTest::nextMatchScrollsIntoView()
+{
     FlamePanel panel;
     panel.resize(1000, 260);
     panel.show();
-    auto tree = FlameTree::fromStacks(stacks);
+    auto tree = deepTree();
     panel.setTree(tree);
     FlameGraphWidget* graph = panel.graph();
     waitShown(*graph);
@@ -293,6 +303,83 @@ void FlameWidgetTest::nextMatchScrollsIntoView()
         QCOMPARE(graph->currentNode(), target);
         QTRY_VERIFY_WITH_TIMEOUT(visible(target), 5000);
     }
+}
+
+void FlameWidgetTest::focusShowsItsChildren()
+{
+    // In a 260 px dock, focusing a block 40 frames deep shows it with one ancestor row and its children below
+    // (icicle) or above (flame); turning the graph into a flame with no focus shows the root at the bottom.
+    FlamePanel panel;
+    panel.resize(1000, 260);
+    panel.show();
+    auto tree = deepTree();
+    panel.setTree(tree);
+    FlameGraphWidget* graph = panel.graph();
+    waitShown(*graph);
+    QScrollArea* area = graph->scrollArea();
+    QVERIFY(area);
+    const auto inView = [&](int32_t node) {
+        const QRect r = graph->blockRect(node).translated(graph->mapTo(area->viewport(), QPoint(0, 0)));
+        return !r.isNull() && area->viewport()->rect().contains(r);
+    };
+    auto named = [&](const std::string& name) {
+        for (int32_t i = 1; i < static_cast<int32_t>(tree->nodes().size()); ++i)
+            if (tree->name(i) == name) return i;
+        return -1;
+    };
+    const int32_t f39 = named("f39"), f40 = named("f40"), f41 = named("f41"), f42 = named("f42"), root = named("f0");
+    QVERIFY(f40 > 0 && f41 > 0 && f42 > 0 && root > 0);
+    auto* flip = panel.findChild<QToolButton*>(QStringLiteral("flameFlip"));
+    QVERIFY(flip);
+    for (const bool flame : {false, true}) {
+        if (flip->isChecked() != flame) flip->click();
+        graph->focusNode(f40);
+        waitShown(*graph);
+        QTRY_VERIFY_WITH_TIMEOUT(inView(f40) && inView(f41) && inView(f42), 5000);
+        QVERIFY2(inView(f39), qPrintable(QStringLiteral("flame %1: f39 %2, f40 %3, scroll %4, viewport %5")
+                                             .arg(flame)
+                                             .arg(graph->blockRect(f39).top())
+                                             .arg(graph->blockRect(f40).top())
+                                             .arg(area->verticalScrollBar()->value())
+                                             .arg(area->viewport()->height()))); // one ancestor row for context
+        // The focused block sits at the edge its children grow away from.
+        const QRect r = graph->blockRect(f40).translated(graph->mapTo(area->viewport(), QPoint(0, 0)));
+        if (flame)
+            QVERIFY2(r.bottom() > area->viewport()->height() * 2 / 3, qPrintable(QString::number(r.bottom())));
+        else
+            QVERIFY2(r.top() < area->viewport()->height() / 3, qPrintable(QString::number(r.top())));
+        graph->resetFocus();
+        waitShown(*graph);
+        QTRY_VERIFY_WITH_TIMEOUT(inView(root), 5000);
+    }
+    // Back to an icicle: the root at the top again.
+    flip->click();
+    QTRY_VERIFY_WITH_TIMEOUT(inView(root) && area->verticalScrollBar()->value() == 0, 5000);
+}
+
+void FlameWidgetTest::captionNamesBaselineA()
+{
+    // The line under the graph says which selection is A once one is pinned, and the diff's export says it too.
+    FlamePanel panel;
+    panel.resize(900, 300);
+    panel.show();
+    auto tree = test::knownFlameTree();
+    panel.setTree(tree);
+    panel.setCaption(
+        {QStringLiteral("run.runlens"), QStringLiteral("window 10:00 → 10:05"), QStringLiteral("nodes: node0")});
+    QVERIFY(!panel.captionText().contains(QStringLiteral("A")));
+    panel.pinBaseline();
+    panel.setCaption(
+        {QStringLiteral("run.runlens"), QStringLiteral("window 11:00 → 11:05"), QStringLiteral("nodes: node0")});
+    QVERIFY2(panel.captionText().contains(QStringLiteral("baseline A pinned: window 10:00 → 10:05, nodes: node0")),
+             qPrintable(panel.captionText()));
+    panel.setDiffShown(true);
+    QVERIFY2(panel.captionText().startsWith(QStringLiteral("B: window 11:00 → 11:05")) &&
+                 panel.captionText().contains(QStringLiteral("against A: window 10:00 → 10:05")),
+             qPrintable(panel.captionText()));
+    QVERIFY(panel.exportCaption().join(QLatin1Char('\n')).contains(QStringLiteral("against baseline A: window 10:00")));
+    panel.clearBaseline();
+    QVERIFY(!panel.captionText().contains(QStringLiteral("A:")));
 }
 
 void FlameWidgetTest::sandwichTotals()
@@ -366,15 +453,17 @@ void FlameWidgetTest::exportsCarryTheView()
     waitShown(*panel.graph());
     panel.graph()->focusNode(tree->find(kMainA));
     panel.setSearchText(QStringLiteral("b"), false);
-    QTRY_VERIFY_WITH_TIMEOUT(!panel.graph()->busy() && panel.graph()->search() && !panel.graph()->search()->matches.empty(), 5000);
+    QTRY_VERIFY_WITH_TIMEOUT(
+        !panel.graph()->busy() && panel.graph()->search() && !panel.graph()->search()->matches.empty(), 5000);
     const QString svg = dir.filePath(QStringLiteral("f.svg")), png = dir.filePath(QStringLiteral("f.png"));
     QVERIFY(panel.exportTo(svg));
     QVERIFY(panel.exportTo(png));
     QFile f(svg);
     QVERIFY(f.open(QIODevice::ReadOnly));
     const QString text = QString::fromUtf8(f.readAll());
-    for (const QString& want : {QStringLiteral("window 08:00"), QStringLiteral("nodes: node0"), QStringLiteral("pt_autograd"),
-                                QStringLiteral("focus: a (train.py)"), QStringLiteral("search: b")})
+    for (const QString& want :
+         {QStringLiteral("window 08:00"), QStringLiteral("nodes: node0"), QStringLiteral("pt_autograd"),
+          QStringLiteral("focus: a (train.py)"), QStringLiteral("search: b")})
         QVERIFY2(text.contains(want), qPrintable(want));
     const QImage img(png);
     QVERIFY(img.width() >= 800 && img.height() > 100);

@@ -428,6 +428,20 @@ private Q_SLOTS:
         QVERIFY(findings->panel()->findChild<QTreeWidget*>()->topLevelItem(0)->text(5).contains(
             QStringLiteral("all 2 nodes")));
         QVERIFY(!window.timeline()->spans().empty());
+        // A node unticked in the run browser leaves the flame graph's node set: its caption names the other.
+        {
+            widgets::RunBrowserModel* model = window.docks()->browserModel();
+            QModelIndex node1;
+            for (int r = 0; r < model->rowCount(); ++r)
+                if (model->index(r, 0).data().toString() == QStringLiteral("node1")) node1 = model->index(r, 0);
+            QVERIFY(node1.isValid());
+            QVERIFY(model->setData(node1, Qt::Unchecked, Qt::CheckStateRole));
+            QTRY_VERIFY2_WITH_TIMEOUT(window.flame()->panel()->captionText().contains(QStringLiteral("nodes: node0")),
+                                      qPrintable(window.flame()->panel()->captionText()), 10000);
+            QVERIFY(model->setData(node1, Qt::Checked, Qt::CheckStateRole));
+            QTRY_VERIFY2_WITH_TIMEOUT(window.flame()->panel()->captionText().contains(QStringLiteral("all nodes")),
+                                      qPrintable(window.flame()->panel()->captionText()), 10000);
+        }
         // View › Shade findings on the lanes: off, no lane is tinted (the ruler keeps the marks); on again, they are.
         {
             auto* lane = static_cast<widgets::TimelineLane*>(window.timeline()->lanePlot("net"));

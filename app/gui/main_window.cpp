@@ -39,6 +39,7 @@
 #include <atomic>
 #include <cstdlib>
 #include <memory>
+#include <set>
 
 namespace runlens::app {
 
@@ -91,6 +92,21 @@ MainWindow::MainWindow(QWidget* parent)
             });
     tabifyDockWidget(m_docks->detailsDock(), m_findings->dock());
     m_findings->dock()->raise();
+    // A node unticked in the run browser (every series of it hidden) leaves the flame graph's node set too.
+    connect(m_docks->browserModel(), &widgets::RunBrowserModel::hiddenSeriesChanged, this,
+            [this](const std::vector<int64_t>& hidden) {
+                if (!m_catalog) return;
+                const std::set<int64_t> off(hidden.begin(), hidden.end());
+                std::set<int64_t> shownNodes, nodesWithSeries;
+                for (const store::SeriesInfo& s : m_catalog->series) {
+                    nodesWithSeries.insert(s.nodeId);
+                    if (!off.count(s.id)) shownNodes.insert(s.nodeId);
+                }
+                std::vector<std::string> nodes;
+                for (const store::NodeInfo& n : m_catalog->nodes)
+                    if (shownNodes.count(n.id) || !nodesWithSeries.count(n.id)) nodes.push_back(n.name);
+                m_flame->setNodes(nodes.size() == m_catalog->nodes.size() ? std::vector<std::string>{} : nodes);
+            });
     statusBar()->addWidget(m_status, 1);
     createMenus();
 

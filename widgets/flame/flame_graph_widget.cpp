@@ -9,14 +9,19 @@
 #include <QKeyEvent>
 #include <QMenu>
 #include <QPainter>
-#include <QTimer>
 #include <QScrollArea>
+#include <QScrollBar>
 #include <QThreadPool>
+#include <QTimer>
 #include <QToolTip>
 #include <algorithm>
 #include <utility>
 
 namespace runlens::widgets {
+
+namespace {
+constexpr int kFocusContextRows = 1; // ancestor rows kept in view beside a focused block
+} // namespace
 
 using analysis::FlameLayout;
 using analysis::FlameSearch;
@@ -111,6 +116,7 @@ void FlameGraphWidget::applyFocus(int32_t node, bool record)
     for (const auto& s : m_focusPath)
         path << QString::fromStdString(s);
     Q_EMIT focusChanged(m_focus, path);
+    m_showFocus = true; // once laid out, the focused block and its children are scrolled into view
     requestLayout();
 }
 
@@ -118,7 +124,9 @@ void FlameGraphWidget::back()
 {
     if (!canGoBack() || !m_tree) return;
     --m_historyAt;
-    const int32_t node = m_history[static_cast<size_t>(m_historyAt)].empty() ? 0 : m_tree->find(m_history[static_cast<size_t>(m_historyAt)]);
+    const int32_t node = m_history[static_cast<size_t>(m_historyAt)].empty()
+                             ? 0
+                             : m_tree->find(m_history[static_cast<size_t>(m_historyAt)]);
     applyFocus(std::max(node, 0), false);
 }
 
@@ -126,7 +134,9 @@ void FlameGraphWidget::forward()
 {
     if (!canGoForward() || !m_tree) return;
     ++m_historyAt;
-    const int32_t node = m_history[static_cast<size_t>(m_historyAt)].empty() ? 0 : m_tree->find(m_history[static_cast<size_t>(m_historyAt)]);
+    const int32_t node = m_history[static_cast<size_t>(m_historyAt)].empty()
+                             ? 0
+                             : m_tree->find(m_history[static_cast<size_t>(m_historyAt)]);
     applyFocus(std::max(node, 0), false);
 }
 
@@ -159,8 +169,10 @@ void FlameGraphWidget::stepMatch(int step)
     m_currentNode = node;
     m_revealCurrent = true; // scrolled into view now, or once the new focus is laid out
     // A match outside the focus (or folded into "other") is brought into view by focusing its parent.
-    if (rectIndexOf(node) < 0) applyFocus(std::max(0, m_layoutTree->node(node).parent), true);
-    else setCurrentRect(rectIndexOf(node));
+    if (rectIndexOf(node) < 0)
+        applyFocus(std::max(0, m_layoutTree->node(node).parent), true);
+    else
+        setCurrentRect(rectIndexOf(node));
 }
 
 void FlameGraphWidget::setColors(FlameColors colors)
@@ -173,6 +185,8 @@ void FlameGraphWidget::setIcicle(bool icicle)
 {
     m_options.icicle = icicle;
     update();
+    // The root moved to the other end: keep the focused block (the root, unfocused) in view.
+    QTimer::singleShot(0, this, [this] { showFocus(); });
 }
 
 QRect FlameGraphWidget::drawArea() const
@@ -284,11 +298,15 @@ void FlameGraphWidget::finishLayout(std::shared_ptr<const Result> result)
     setMinimumHeight(flameHeight(*m_layout, m_options));
     updateGeometry();
     update();
-    if (m_current >= 0 && std::exchange(m_revealCurrent, false)) {
-        // The scroll area has not taken the new height yet: reveal once it has.
-        const int index = m_current;
-        QTimer::singleShot(0, this, [this, index] {
-            if (m_layout && index == m_current) reveal(index);
+    const bool focusMoved = std::exchange(m_showFocus, false);
+    const int revealIndex = m_current >= 0 && std::exchange(m_revealCurrent, false) ? m_current : -1;
+    if (focusMoved || revealIndex >= 0) {
+        // The scroll area has not taken the new height yet: scroll once it has (the focus first, then a search
+        // match that must be seen).
+        QTimer::singleShot(0, this, [this, focusMoved, revealIndex] {
+            if (!m_layout) return;
+            if (focusMoved) showFocus();
+            if (revealIndex >= 0 && revealIndex == m_current) reveal(revealIndex);
         });
     }
     Q_EMIT layoutShown();
@@ -297,14 +315,30 @@ void FlameGraphWidget::finishLayout(std::shared_ptr<const Result> result)
 void FlameGraphWidget::reveal(int index)
 {
     // The graph is the widget of a scroll area (a dock shorter than the graph): scroll the block into view.
-    for (QWidget* w = parentWidget(); w; w = w->parentWidget()) {
-        auto* area = qobject_cast<QScrollArea*>(w);
-        if (!area) continue;
-        if (area->widget() != this) break;
-        const QRect r = flameBlockRect(drawArea(), *m_layout, static_cast<size_t>(index), m_options);
-        area->ensureVisible(r.center().x(), r.center().y(), r.width() / 2, r.height() * 2);
-        break;
-    }
+    QScrollArea* area = scrollArea();
+    if (!area) return;
+    const QRect r = flameBlockRect(drawArea(), *m_layout, static_cast<size_t>(index), m_options);
+    area->ensureVisible(r.center().x(), r.center().y(), r.width() / 2, r.height() * 2);
+}
+
+QScrollArea* FlameGraphWidget::scrollArea() const
+{
+    for (QWidget* w = parentWidget(); w; w = w->parentWidget())
+        if (auto* area = qobject_cast<QScrollArea*>(w)) return area->widget() == this ? area : nullptr;
+    return nullptr;
+}
+
+void FlameGraphWidget::showFocus()
+{
+    // The focused block near the edge its children grow away from, with one ancestor row beside it for context:
+    // at the top of the view for an icicle (children below), at the bottom for a flame (children above).
+    QScrollArea* area = scrollArea();
+    const int index = rectIndexOf(m_focus);
+    if (!area || !m_layout || index < 0) return;
+    const QRect r = flameBlockRect(drawArea(), *m_layout, static_cast<size_t>(index), m_options);
+    QScrollBar* bar = area->verticalScrollBar();
+    const int context = kFocusContextRows * (r.height() + 1) + 2; // rows are a pixel apart
+    bar->setValue(m_options.icicle ? r.top() - context : r.bottom() + context - area->viewport()->height());
 }
 
 int FlameGraphWidget::rectIndexOf(int32_t node) const
@@ -320,8 +354,9 @@ int FlameGraphWidget::rectAt(const QPoint& pos) const
     if (!m_layout || m_rows.empty()) return -1;
     // The row from y (the same arithmetic as the drawing), then the block by x.
     const QRect first = flameBlockRect(drawArea(), *m_layout, 0, m_options);
-    const int rowTop0 = m_options.icicle ? first.top() - m_layout->rects[0].row * m_options.rowHeight
-                                         : first.top() - (m_layout->rows - 1 - m_layout->rects[0].row) * m_options.rowHeight;
+    const int rowTop0 = m_options.icicle
+                            ? first.top() - m_layout->rects[0].row * m_options.rowHeight
+                            : first.top() - (m_layout->rows - 1 - m_layout->rects[0].row) * m_options.rowHeight;
     if (pos.y() < rowTop0) return -1;
     int row = (pos.y() - rowTop0) / m_options.rowHeight;
     if (!m_options.icicle) row = m_layout->rows - 1 - row;
@@ -359,15 +394,18 @@ void FlameGraphWidget::setHoverRect(int index)
 {
     if (index == m_hover) return;
     // Only the two blocks whose outline changes are repainted.
-    if (m_hover >= 0) update(flameBlockRect(drawArea(), *m_layout, static_cast<size_t>(m_hover), m_options).adjusted(-2, -2, 2, 2));
+    if (m_hover >= 0)
+        update(flameBlockRect(drawArea(), *m_layout, static_cast<size_t>(m_hover), m_options).adjusted(-2, -2, 2, 2));
     m_hover = index;
-    if (m_hover >= 0) update(flameBlockRect(drawArea(), *m_layout, static_cast<size_t>(m_hover), m_options).adjusted(-2, -2, 2, 2));
+    if (m_hover >= 0)
+        update(flameBlockRect(drawArea(), *m_layout, static_cast<size_t>(m_hover), m_options).adjusted(-2, -2, 2, 2));
 }
 
 void FlameGraphWidget::setCurrentRect(int index)
 {
     if (!m_layout || index < 0) return;
-    if (m_current >= 0) update(flameBlockRect(drawArea(), *m_layout, static_cast<size_t>(m_current), m_options).adjusted(-2, -2, 2, 2));
+    if (m_current >= 0)
+        update(flameBlockRect(drawArea(), *m_layout, static_cast<size_t>(m_current), m_options).adjusted(-2, -2, 2, 2));
     m_current = index;
     m_currentNode = m_layout->rects[static_cast<size_t>(index)].node;
     update(flameBlockRect(drawArea(), *m_layout, static_cast<size_t>(index), m_options).adjusted(-2, -2, 2, 2));
@@ -454,7 +492,8 @@ void FlameGraphWidget::contextMenuEvent(QContextMenuEvent* event)
         auto tree = m_layoutTree;
         menu.addAction(tr("Focus Block"), this, [this, node] { focusNode(node); });
         if (r.node > 0) {
-            const QString name = QString::fromUtf8(tree->name(node).data(), static_cast<qsizetype>(tree->name(node).size()));
+            const QString name =
+                QString::fromUtf8(tree->name(node).data(), static_cast<qsizetype>(tree->name(node).size()));
             menu.addAction(tr("Copy function name"), this, [name] { QApplication::clipboard()->setText(name); });
             menu.addAction(tr("Copy stack"), this, [tree, node] {
                 QStringList lines;
@@ -498,8 +537,9 @@ void FlameGraphWidget::keyPressEvent(QKeyEvent* event)
         if (r.row + 1 >= static_cast<int>(m_rows.size())) return -1;
         for (int k : m_rows[static_cast<size_t>(r.row) + 1]) {
             const auto& c = m_layout->rects[static_cast<size_t>(k)];
-            const bool under = c.node >= 0 ? m_layoutTree->node(c.node).parent == r.node || (r.ancestor && c.row == r.row + 1)
-                                           : c.parent == r.node;
+            const bool under = c.node >= 0
+                                   ? m_layoutTree->node(c.node).parent == r.node || (r.ancestor && c.row == r.row + 1)
+                                   : c.parent == r.node;
             if (under && c.width > w) {
                 w = c.width;
                 best = k;
@@ -523,18 +563,34 @@ void FlameGraphWidget::keyPressEvent(QKeyEvent* event)
         }
         next = neighbour(+1);
         break;
-    case Qt::Key_Up: next = m_options.icicle ? parentRect() : widestChild(); break;
-    case Qt::Key_Down: next = m_options.icicle ? widestChild() : parentRect(); break;
+    case Qt::Key_Up:
+        next = m_options.icicle ? parentRect() : widestChild();
+        break;
+    case Qt::Key_Down:
+        next = m_options.icicle ? widestChild() : parentRect();
+        break;
     case Qt::Key_Return:
-    case Qt::Key_Enter: focusNode(r.node >= 0 ? r.node : r.parent); return;
-    case Qt::Key_Backspace: back(); return;
-    case Qt::Key_Escape: resetFocus(); return;
-    case Qt::Key_Slash: Q_EMIT findRequested(); return;
-    case Qt::Key_F3:
-        if (event->modifiers() & Qt::ShiftModifier) previousMatch();
-        else nextMatch();
+    case Qt::Key_Enter:
+        focusNode(r.node >= 0 ? r.node : r.parent);
         return;
-    default: QWidget::keyPressEvent(event); return;
+    case Qt::Key_Backspace:
+        back();
+        return;
+    case Qt::Key_Escape:
+        resetFocus();
+        return;
+    case Qt::Key_Slash:
+        Q_EMIT findRequested();
+        return;
+    case Qt::Key_F3:
+        if (event->modifiers() & Qt::ShiftModifier)
+            previousMatch();
+        else
+            nextMatch();
+        return;
+    default:
+        QWidget::keyPressEvent(event);
+        return;
     }
     if (next >= 0) setCurrentRect(next);
     event->accept();

@@ -14,11 +14,11 @@
 
 #include <QStringList>
 #include <QWidget>
-
 #include <memory>
 #include <string>
 #include <vector>
 
+class QScrollArea;
 class QThreadPool;
 
 namespace runlens::widgets {
@@ -72,6 +72,8 @@ public:
     QString tooltipFor(int32_t node) const;
     bool busy() const { return m_inFlight || m_pending; }
 
+    QScrollArea* scrollArea() const; // the scroll area this graph is the widget of, if any
+
 Q_SIGNALS:
     void focusChanged(int32_t node, const QStringList& path); // path: labels from the root's child down
     void focusLost(const QString& message);                   // a new tree without the focused call path
@@ -102,7 +104,8 @@ private:
     void startLayout();
     void finishLayout(std::shared_ptr<const Result> result);
     int rectIndexOf(int32_t node) const;
-    void reveal(int index); // scrolls the enclosing scroll area to the block
+    void reveal(int index);   // scrolls the enclosing scroll area to the block
+    void showFocus();         // scrolls so the focused block and its children are in view
     void stepMatch(int step); // to the next (1) or previous (-1) search match, cycling
     int rectAt(const QPoint& pos) const;
     void setCurrentRect(int index);
@@ -128,8 +131,9 @@ private:
     std::vector<std::vector<int>> m_rows; // per row, rect indices by x
     int m_hover = -1;
     int m_current = -1;
+    bool m_showFocus = false;     // the next layout scrolls to the focused block
     bool m_revealCurrent = false; // the next current block set by match navigation is scrolled into view
-    int32_t m_currentNode = -1; // kept across layouts
+    int32_t m_currentNode = -1;   // kept across layouts
 
     std::unique_ptr<QThreadPool> m_pool;
     uint64_t m_generation = 0;

@@ -98,6 +98,7 @@ FlamePanel::FlamePanel(QWidget* parent)
     m_colors->addItem(tr("Colour: package"));
     m_flip = toolButton(tr("Flame"), tr("Root at the bottom (flame) instead of the top (icicle)"));
     m_flip->setCheckable(true);
+    m_flip->setObjectName(QStringLiteral("flameFlip"));
     auto* exportButton =
         toolButton(tr("Export…"), tr("Save the flame graph as PNG, SVG or PDF, with the view in the caption"));
     m_compare = toolButton(tr("Compare"), tr("Pin this flame graph as side A, then select another window or node set "
@@ -230,7 +231,10 @@ FlamePanel::FlamePanel(QWidget* parent)
     });
     connect(m_flip, &QToolButton::toggled, this, [this](bool flame) { m_graph->setIcicle(!flame); });
     connect(backToGraph, &QToolButton::clicked, this, &FlamePanel::showGraph);
-    connect(m_diff, &QCheckBox::toggled, this, &FlamePanel::showCurrent);
+    connect(m_diff, &QCheckBox::toggled, this, [this] {
+        showCurrent();
+        updateCaption();
+    });
     connect(exportButton, &QToolButton::clicked, this, &FlamePanel::chooseExport);
     connect(m_functions, &QTableWidget::cellDoubleClicked, this, [this](int row, int) {
         if (!m_tree || row < 0 || row >= static_cast<int>(m_totals.size())) return;
@@ -307,6 +311,7 @@ void FlamePanel::setBaseline(std::shared_ptr<const analysis::FlameTree> tree, co
     m_baselineCaption = caption;
     m_diff->setEnabled(true);
     m_compare->setToolTip(tr("Baseline A: %1").arg(caption.join(QStringLiteral(", "))));
+    updateCaption();
 }
 
 void FlamePanel::clearBaseline()
@@ -315,6 +320,7 @@ void FlamePanel::clearBaseline()
     m_diff->setChecked(false);
     m_diff->setEnabled(false);
     showCurrent();
+    updateCaption();
 }
 
 void FlamePanel::setDiffShown(bool on)
@@ -330,8 +336,27 @@ bool FlamePanel::diffShown() const
 void FlamePanel::setCaption(const QStringList& lines)
 {
     m_caption = lines;
-    m_captionLabel->setText(lines.join(QStringLiteral(" · ")));
-    m_captionLabel->setToolTip(lines.join(QLatin1Char('\n')));
+    updateCaption();
+}
+
+void FlamePanel::updateCaption()
+{
+    QString text = m_caption.join(QStringLiteral(" · "));
+    QString tip = m_caption.join(QLatin1Char('\n'));
+    if (m_baseline) {
+        // Which selection A is: the graph is set against it (diff), or it waits pinned.
+        const QString a = m_baselineCaption.mid(1).join(QStringLiteral(", "));
+        text = diffShown() ? tr("B: %1 · against A: %2").arg(m_caption.mid(1).join(QStringLiteral(", ")), a)
+                           : tr("%1 · baseline A pinned: %2").arg(text, a);
+        tip += QLatin1Char('\n') + tr("baseline A: %1").arg(a);
+    }
+    m_captionLabel->setText(text);
+    m_captionLabel->setToolTip(tip);
+}
+
+QString FlamePanel::captionText() const
+{
+    return m_captionLabel->text();
 }
 
 void FlamePanel::setMessage(const QString& text)
@@ -457,6 +482,7 @@ QStringList FlamePanel::exportCaption() const
     const auto path = m_graph->focusPath();
     if (!path.empty()) lines << tr("focus: %1").arg(QString::fromStdString(path.back()));
     if (!m_search->text().isEmpty()) lines << tr("search: %1 (%2)").arg(m_search->text(), m_matched->text());
+    if (diffShown()) lines << tr("against baseline A: %1").arg(m_baselineCaption.mid(1).join(QStringLiteral(", ")));
     return lines;
 }
 

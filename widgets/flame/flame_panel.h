@@ -11,7 +11,6 @@
 
 #include <QStringList>
 #include <QWidget>
-
 #include <memory>
 
 class QCheckBox;
@@ -39,6 +38,7 @@ public:
     void setTree(std::shared_ptr<const analysis::FlameTree> tree);
     // What the tree shows (run, window, nodes, threads): the caption of exports, and the line under the graph.
     void setCaption(const QStringList& lines);
+    QString captionText() const;          // the line under the graph: the view, and baseline A when one is pinned
     void setMessage(const QString& text); // building…, errors
 
     FlameGraphWidget* graph() const { return m_graph; }
@@ -67,6 +67,7 @@ public:
     bool exportTo(const QString& path); // .png, .svg or .pdf (one page the size of the drawing)
 
 private:
+    void updateCaption();
     void updateBreadcrumb(const QStringList& path);
     void showCurrent(); // the plain tree, or its diff against the baseline
     void applySearch();
