@@ -265,27 +265,47 @@ std::shared_ptr<const FlameTree> deepTree()
     return FlameTree::fromStacks(stacks);
 }
 
-void FlameWidgetTest::nextMatchScrollsIntoView()
+// deepTree() in a panel of 1000 × 260 px: the graph scrolls.
+struct DeepPanel
 {
     FlamePanel panel;
-    panel.resize(1000, 260);
-    panel.show();
-    auto tree = deepTree();
-    panel.setTree(tree);
+    std::shared_ptr<const FlameTree> tree = deepTree();
     FlameGraphWidget* graph = panel.graph();
-    waitShown(*graph);
-    auto* area = qobject_cast<QScrollArea*>(graph->parentWidget()->parentWidget());
+    QScrollArea* area = nullptr;
+
+    DeepPanel()
+    {
+        panel.resize(1000, 260);
+        panel.show();
+        panel.setTree(tree);
+        waitShown(*graph);
+        area = graph->scrollArea();
+    }
+    // The node's block is drawn and wholly inside the visible part.
+    bool inView(int32_t node) const
+    {
+        const QRect r = graph->blockRect(node).translated(graph->mapTo(area->viewport(), QPoint(0, 0)));
+        return !r.isNull() && area->viewport()->rect().contains(r);
+    }
+    int32_t named(const std::string& name) const
+    {
+        for (int32_t i = 1; i < static_cast<int32_t>(tree->nodes().size()); ++i)
+            if (tree->name(i) == name) return i;
+        return -1;
+    }
+};
+
+void FlameWidgetTest::nextMatchScrollsIntoView()
+{
+    DeepPanel d;
+    FlamePanel& panel = d.panel;
+    FlameGraphWidget* graph = d.graph;
+    QScrollArea* area = d.area;
     QVERIFY(area && area->widget() == graph);
     QVERIFY(graph->height() > 3 * area->viewport()->height()); // the graph does not fit
-    const auto visible = [&](int32_t node) {
-        const QRect r = graph->blockRect(node).translated(graph->mapTo(area->viewport(), QPoint(0, 0)));
-        return area->viewport()->rect().contains(r);
-    };
-    int32_t needle = -1, root = -1;
-    for (int32_t i = 1; i < static_cast<int32_t>(tree->nodes().size()); ++i) {
-        if (tree->name(i) == "needle") needle = i;
-        if (tree->name(i) == "f0") root = i;
-    }
+    const auto visible = [&](int32_t node) { return d.inView(node); };
+    const int32_t needle = d.named("needle"), root = d.named("f0");
+    const auto& tree = d.tree;
     QVERIFY(needle > 0 && root > 0);
     for (const int32_t target : {needle, root}) {
         QSignalSpy changed(graph, &FlameGraphWidget::searchChanged);
@@ -309,24 +329,13 @@ void FlameWidgetTest::focusShowsItsChildren()
 {
     // In a 260 px dock, focusing a block 40 frames deep shows it with one ancestor row and its children below
     // (icicle) or above (flame); turning the graph into a flame with no focus shows the root at the bottom.
-    FlamePanel panel;
-    panel.resize(1000, 260);
-    panel.show();
-    auto tree = deepTree();
-    panel.setTree(tree);
-    FlameGraphWidget* graph = panel.graph();
-    waitShown(*graph);
-    QScrollArea* area = graph->scrollArea();
+    DeepPanel d;
+    FlamePanel& panel = d.panel;
+    FlameGraphWidget* graph = d.graph;
+    QScrollArea* area = d.area;
     QVERIFY(area);
-    const auto inView = [&](int32_t node) {
-        const QRect r = graph->blockRect(node).translated(graph->mapTo(area->viewport(), QPoint(0, 0)));
-        return !r.isNull() && area->viewport()->rect().contains(r);
-    };
-    auto named = [&](const std::string& name) {
-        for (int32_t i = 1; i < static_cast<int32_t>(tree->nodes().size()); ++i)
-            if (tree->name(i) == name) return i;
-        return -1;
-    };
+    const auto inView = [&](int32_t node) { return d.inView(node); };
+    const auto named = [&](const std::string& name) { return d.named(name); };
     const int32_t f39 = named("f39"), f40 = named("f40"), f41 = named("f41"), f42 = named("f42"), root = named("f0");
     QVERIFY(f40 > 0 && f41 > 0 && f42 > 0 && root > 0);
     auto* flip = panel.findChild<QToolButton*>(QStringLiteral("flameFlip"));
