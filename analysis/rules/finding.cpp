@@ -7,10 +7,37 @@
 
 namespace runlens::analysis {
 
+namespace {
+
+// A finding's own cause among its evidence's cause_shares (the stack samples in its episodes), or "".
+std::string ownCause(const Finding& f)
+{
+    if (f.rule == "COMM_BOUND") return "communication";
+    if (f.rule == "INPUT_STALL") {
+        const QString sub = f.evidence.value(QStringLiteral("sub_cause")).toString();
+        return sub == QLatin1String("host_compute") || sub == QLatin1String("cpu_bound") ? "host_compute" : "input";
+    }
+    return {};
+}
+
+} // namespace
+
+bool stacksShowOtherCause(const Finding& f)
+{
+    const std::string own = ownCause(f);
+    const QJsonObject c = f.evidence.value(QStringLiteral("cause_shares")).toObject();
+    if (own.empty() || c.isEmpty()) return false;
+    const double mine = c.value(QString::fromStdString(own)).toDouble();
+    double other = 0;
+    for (auto it = c.begin(); it != c.end(); ++it)
+        if (it.key().toStdString() != own) other = std::max(other, it.value().toDouble());
+    return mine < kOwnCauseMinShare && other > mine;
+}
+
 std::string roleOf(const Finding& f)
 {
     if (!f.causedBy.empty()) return "symptom";
-    if (f.primary) return "primary";
+    if (f.primary && !stacksShowOtherCause(f)) return "primary";
     return f.rule == "LOW_SM_EFF" ? "contributing" : "mixed";
 }
 
@@ -47,18 +74,18 @@ QJsonObject toJson(const Finding& f)
         episodes.append(o);
     }
     QJsonObject out{{QStringLiteral("rule"), QString::fromStdString(f.rule)},
-                       {QStringLiteral("severity"), QString::fromStdString(f.severity)},
-                       {QStringLiteral("confidence"), f.confidence},
-                       {QStringLiteral("primary"), f.primary},
-                       {QStringLiteral("role"), QString::fromStdString(roleOf(f))},
-                       {QStringLiteral("title"), QString::fromStdString(f.title)},
-                       {QStringLiteral("nodes"), strings(f.nodes)},
-                       {QStringLiteral("gpus"), strings(f.gpus)},
-                       {QStringLiteral("episodes"), episodes},
-                       {QStringLiteral("impact"), f.impact},
-                       {QStringLiteral("saving_s"), f.savingS},
-                       {QStringLiteral("evidence"), f.evidence},
-                       {QStringLiteral("recommendation"), QString::fromStdString(f.recommendation)}};
+                    {QStringLiteral("severity"), QString::fromStdString(f.severity)},
+                    {QStringLiteral("confidence"), f.confidence},
+                    {QStringLiteral("primary"), f.primary},
+                    {QStringLiteral("role"), QString::fromStdString(roleOf(f))},
+                    {QStringLiteral("title"), QString::fromStdString(f.title)},
+                    {QStringLiteral("nodes"), strings(f.nodes)},
+                    {QStringLiteral("gpus"), strings(f.gpus)},
+                    {QStringLiteral("episodes"), episodes},
+                    {QStringLiteral("impact"), f.impact},
+                    {QStringLiteral("saving_s"), f.savingS},
+                    {QStringLiteral("evidence"), f.evidence},
+                    {QStringLiteral("recommendation"), QString::fromStdString(f.recommendation)}};
     if (!f.causedBy.empty()) out.insert(QStringLiteral("caused_by"), QString::fromStdString(f.causedBy));
     return out;
 }
@@ -113,7 +140,8 @@ double savingWithin(const Finding& f, int64_t fromNs, int64_t toNs)
 {
     double total = 0, known = 0, unknownS = 0, unknownInS = 0;
     for (const FindingEpisode& e : f.episodes) {
-        const double overlapS = static_cast<double>(std::max<int64_t>(0, std::min(e.endNs, toNs) - std::max(e.startNs, fromNs))) / 1e9;
+        const double overlapS =
+            static_cast<double>(std::max<int64_t>(0, std::min(e.endNs, toNs) - std::max(e.startNs, fromNs))) / 1e9;
         const double lengthS = static_cast<double>(e.endNs - e.startNs) / 1e9;
         if (e.savingS >= 0) {
             known += e.savingS;

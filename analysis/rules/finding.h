@@ -4,7 +4,6 @@
 // The GUI, `runlens analyze` and the report show the same values.
 
 #include <QJsonObject>
-
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -21,8 +20,8 @@ struct FindingEpisode
 
 struct Finding
 {
-    std::string rule;     // COMM_BOUND, CKPT_GAP, INPUT_STALL, STRAGGLER, LOW_SM_EFF, HANG, THROTTLE
-    std::string severity; // info, warn, critical
+    std::string rule;      // COMM_BOUND, CKPT_GAP, INPUT_STALL, STRAGGLER, LOW_SM_EFF, HANG, THROTTLE
+    std::string severity;  // info, warn, critical
     double confidence = 1; // 0–1, lower when inputs are missing
     bool primary = true;   // the cause covers ≥ 80 % of the episodes; false: "mixed"
     std::string title;     // one line
@@ -39,8 +38,13 @@ struct Finding
 
 // How a finding stands: "primary" (its cause covers ≥ 80 % of its episodes), "contributing" (LOW_SM_EFF where
 // other findings explain the time), "symptom" (caused by another finding: causedBy) or "mixed" (the cause covers
-// less; evidence.cause_shares lists the causes).
+// less, or the stack samples in its episodes show another cause more than its own; evidence.cause_shares lists
+// the causes).
 std::string roleOf(const Finding& f);
+// Below this share of the busy stack samples in its episodes, a finding's own cause (communication for
+// COMM_BOUND, input or host work for INPUT_STALL) does not make it primary when another cause has more.
+inline constexpr double kOwnCauseMinShare = 0.2;
+bool stacksShowOtherCause(const Finding& f);
 // "(contributing) " / "(mixed: communication 55 %, host_compute 30 %) " / "" for primary.
 std::string rolePrefix(const Finding& f);
 // The mean interval between the episodes' starts (s) and its coefficient of variation; both 0 for fewer than two.

@@ -257,7 +257,10 @@ QString findingFactsHtml(const analysis::Finding& f)
                                                       .arg(QString::fromStdString(f.causedBy))
                                                       .toHtmlEscaped()
              : analysis::roleOf(f) == "mixed"
-                 ? QObject::tr(" — mixed: the cause covers less than 80 % of the episodes (see cause shares)")
+                 ? (analysis::stacksShowOtherCause(f)
+                        ? QObject::tr(" — mixed: the stack samples in its episodes show another cause more than "
+                                      "this one (see cause shares)")
+                        : QObject::tr(" — mixed: the cause covers less than 80 % of the episodes (see cause shares)"))
                  : QString());
 }
 
