@@ -5,17 +5,17 @@
 #include "analysis/store/run_writer.h"
 #include "analysis/timeline/lane_catalog.h"
 #include "analysis/timeline/run_catalog.h"
+#include "analysis/timeline/timeline_envelope.h"
 #include "analysis/timeline/timeline_source.h"
 #include "tests/test_support.h"
-#include "analysis/timeline/timeline_envelope.h"
 #include "widgets/common/node_colors.h"
+#include "widgets/common/qcp.h"
 #include "widgets/common/value_format.h"
 #include "widgets/findings/findings_panel.h"
 #include "widgets/timeline/envelope_band.h"
 #include "widgets/timeline/timeline_controller.h"
 #include "widgets/timeline/timeline_lane.h"
 #include "widgets/timeline/timeline_widget.h"
-#include "widgets/common/qcp.h"
 
 #include <QApplication>
 #include <QScrollArea>
@@ -24,7 +24,6 @@
 #include <QTest>
 #include <QTextDocument>
 #include <QWheelEvent>
-
 #include <cmath>
 #include <functional>
 
@@ -64,8 +63,10 @@ bool writeRun(const std::string& path, int nodes, int gpus, int64_t seconds, int
                 for (int64_t s = 0; s < seconds; s += stepS) {
                     const double v = fn(n, g, s);
                     if (std::isnan(v)) continue;
-                    if (v < 0) (*sink)->appendMissing(kStart + s * kSec, "[N/A]");
-                    else (*sink)->append(kStart + s * kSec, v);
+                    if (v < 0)
+                        (*sink)->appendMissing(kStart + s * kSec, "[N/A]");
+                    else
+                        (*sink)->append(kStart + s * kSec, v);
                     if (!w.flushIfNeeded(**sink)) return false;
                 }
             }
@@ -303,8 +304,9 @@ void TimelineWidgetTest::shiftDragSelectsWindow()
 void TimelineWidgetTest::keysWorkFromALane()
 {
     const std::string path = m_dir.filePath(QStringLiteral("keys.runlens")).toStdString();
-    QVERIFY(writeRun(path, 1, 2, 3600, 1, {{"gpu.util", [](int, int, int64_t) { return 90.0; }},
-                                           {"gpu.power", [](int, int, int64_t) { return 300.0; }}}));
+    QVERIFY(writeRun(path, 1, 2, 3600, 1,
+                     {{"gpu.util", [](int, int, int64_t) { return 90.0; }},
+                      {"gpu.power", [](int, int, int64_t) { return 300.0; }}}));
     Shown view(path);
     QApplication::setActiveWindow(&view.widget);
     QVERIFY(QTest::qWaitForWindowActive(&view.widget));
@@ -387,10 +389,10 @@ void TimelineWidgetTest::envelopeShowsSingleGpuDip()
     const std::string path = m_dir.filePath(QStringLiteral("dip.runlens")).toStdString();
     const int64_t seconds = 28 * 3600, dipAt = 15 * 3600 + 17, lowFrom = 20 * 3600, lowTo = lowFrom + 1200;
     QVERIFY(writeRun(path, 4, 8, seconds, 1, {{"gpu.util", [&](int n, int g, int64_t s) {
-                                                  if (n == 2 && g == 5 && s >= dipAt && s < dipAt + 5) return 0.0;
-                                                  const double v = 97.0 + static_cast<double>((s + g) % 3);
-                                                  return n == 1 && g == 3 && s >= lowFrom && s < lowTo ? v - 8 : v;
-                                              }}}));
+                                                   if (n == 2 && g == 5 && s >= dipAt && s < dipAt + 5) return 0.0;
+                                                   const double v = 97.0 + static_cast<double>((s + g) % 3);
+                                                   return n == 1 && g == 3 && s >= lowFrom && s < lowTo ? v - 8 : v;
+                                               }}}));
     Shown view(path, {1600, 500});
     view.controller.setCursor(kStart + (dipAt + 2) * kSec);
     view.shot("envelope-dip");
@@ -409,7 +411,8 @@ void TimelineWidgetTest::envelopeShowsSingleGpuDip()
     QCOMPARE(lf.lines[0].label, std::string("node1 gpu3 GPU utilization"));
     QStringList legend;
     for (int i = 0; i < lane->legend->itemCount(); ++i)
-        if (auto* item = qobject_cast<QCPPlottableLegendItem*>(lane->legend->item(i))) legend << item->plottable()->name();
+        if (auto* item = qobject_cast<QCPPlottableLegendItem*>(lane->legend->item(i)))
+            legend << item->plottable()->name();
     QVERIFY2(legend.contains(QStringLiteral("⚠ node1 gpu3 GPU utilization -8.0 %, %1 σ")
                                  .arg(std::abs(lf.lines[0].outlierSigma), 0, 'f', 1)),
              qPrintable(legend.join(QStringLiteral(" | "))));
@@ -458,7 +461,8 @@ void TimelineWidgetTest::envelopeShowsSingleGpuDip()
     QVERIFY2(readout.contains(QStringLiteral("median")), qPrintable(readout));
     view.controller.setCursor(kStart + (lowFrom + 600) * kSec);
     readout = static_cast<TimelineLane*>(lane)->cursorText();
-    QVERIFY2(readout.contains(QStringLiteral("⚠ node1 gpu3")) && readout.contains(QStringLiteral("σ)")), qPrintable(readout));
+    QVERIFY2(readout.contains(QStringLiteral("⚠ node1 gpu3")) && readout.contains(QStringLiteral("σ)")),
+             qPrintable(readout));
     view.shot("envelope-outlier");
 }
 
@@ -478,8 +482,10 @@ void TimelineWidgetTest::headerFitsNarrowLanes()
         QStringList names;
         int more = 0;
         for (int i = 0; i < lane->legend->itemCount(); ++i) {
-            if (auto* item = qobject_cast<QCPPlottableLegendItem*>(lane->legend->item(i))) names << item->plottable()->name();
-            else ++more;
+            if (auto* item = qobject_cast<QCPPlottableLegendItem*>(lane->legend->item(i)))
+                names << item->plottable()->name();
+            else
+                ++more;
         }
         return std::pair{names, more};
     };
@@ -604,8 +610,9 @@ void TimelineWidgetTest::evidenceHasNamesAndUnits()
     const QString text = doc.toPlainText();
     for (const QString& want :
          {QStringLiteral("Link capacity"), QStringLiteral("100 GB/s"), QStringLiteral("Illusion share"),
-          QStringLiteral("42.0 %"), QStringLiteral("Median step"), QStringLiteral("50.2 s"), QStringLiteral("Total stall"),
-          QStringLiteral("1689 s (28 min 9 s)"), QStringLiteral("Write burst threshold"), QStringLiteral("39.2 GB/s")})
+          QStringLiteral("42.0 %"), QStringLiteral("Median step"), QStringLiteral("50.2 s"),
+          QStringLiteral("Total stall"), QStringLiteral("1689 s (28 min 9 s)"), QStringLiteral("Write burst threshold"),
+          QStringLiteral("39.2 GB/s")})
         QVERIFY2(text.contains(want), qPrintable(QStringLiteral("no \"%1\" in:\n%2").arg(want, text)));
     QVERIFY2(!text.contains(QStringLiteral("bytes per s")) && !text.contains(QStringLiteral("e+")), qPrintable(text));
 }
@@ -669,21 +676,28 @@ void TimelineWidgetTest::envelopeBandCoversItsColumns()
     plot.replot();
     const QImage img = plot.toPixmap(plot.width(), plot.height(), 1.0).toImage();
     if (const QString dir = qEnvironmentVariable("RUNLENS_TIMELINE_SHOTS"); !dir.isEmpty())
-        img.save(dir + QStringLiteral("/band-%1.png").arg(QLatin1String(QTest::currentDataTag())).replace(QLatin1Char(' '), QLatin1Char('-')));
+        img.save(dir + QStringLiteral("/band-%1.png")
+                           .arg(QLatin1String(QTest::currentDataTag()))
+                           .replace(QLatin1Char(' '), QLatin1Char('-')));
     const QColor bg(Qt::white);
-    const int yTop = static_cast<int>(plot.yAxis->coordToPixel(58)), yBottom = static_cast<int>(plot.yAxis->coordToPixel(42));
-    const int yAbove = static_cast<int>(plot.yAxis->coordToPixel(63)), yBelow = static_cast<int>(plot.yAxis->coordToPixel(37));
+    const int yTop = static_cast<int>(plot.yAxis->coordToPixel(58)),
+              yBottom = static_cast<int>(plot.yAxis->coordToPixel(42));
+    const int yAbove = static_cast<int>(plot.yAxis->coordToPixel(63)),
+              yBelow = static_cast<int>(plot.yAxis->coordToPixel(37));
     const double firstKey = data->keys.front(), lastKey = data->keys.back();
     int holes = 0, spills = 0, inGap = 0;
     for (int x = plot.axisRect()->left() + 1; x < plot.axisRect()->right() - 1; ++x) {
         const double key = plot.xAxis->pixelToCoord(x);
         if (key < firstKey + 2 || key > lastKey - 2) continue; // before the first and after the last key
-        spills += inkRows(img, x, plot.axisRect()->top() + 1, yAbove, bg) + inkRows(img, x, yBelow, plot.axisRect()->bottom() - 1, bg);
+        spills += inkRows(img, x, plot.axisRect()->top() + 1, yAbove, bg) +
+                  inkRows(img, x, yBelow, plot.axisRect()->bottom() - 1, bg);
         const int ink = inkRows(img, x, yTop, yBottom, bg);
         // Columns within a key spacing of the hole's edges may go either way.
         const double edge = 1000.0 / n + 2;
-        if (key > 400 + edge && key < 500 - edge) inGap += ink;
-        else if (key < 400 - edge || key > 500 + edge) holes += ink == 0 ? 1 : 0;
+        if (key > 400 + edge && key < 500 - edge)
+            inGap += ink;
+        else if (key < 400 - edge || key > 500 + edge)
+            holes += ink == 0 ? 1 : 0;
     }
     QCOMPARE(holes, 0);
     QCOMPARE(spills, 0);
@@ -705,9 +719,12 @@ void TimelineWidgetTest::missingDataIsAGap()
     auto checkGap = [&](int64_t gapFrom, int64_t gapTo) {
         const QImage img = dataImage(lane);
         const QColor bg = lane->palette().color(QPalette::Base);
-        const int top = static_cast<int>(lane->yAxis->coordToPixel(100.0)), bottom = static_cast<int>(lane->yAxis->coordToPixel(20.0));
-        const int xIn = static_cast<int>(lane->xAxis->coordToPixel(static_cast<double>(kStart + (gapFrom + gapTo) / 2 * kSec) / 1e9));
-        const int xOut = static_cast<int>(lane->xAxis->coordToPixel(static_cast<double>(kStart + (gapFrom - 200) * kSec) / 1e9));
+        const int top = static_cast<int>(lane->yAxis->coordToPixel(100.0)),
+                  bottom = static_cast<int>(lane->yAxis->coordToPixel(20.0));
+        const int xIn = static_cast<int>(
+            lane->xAxis->coordToPixel(static_cast<double>(kStart + (gapFrom + gapTo) / 2 * kSec) / 1e9));
+        const int xOut =
+            static_cast<int>(lane->xAxis->coordToPixel(static_cast<double>(kStart + (gapFrom - 200) * kSec) / 1e9));
         QCOMPARE(inkRows(img, xIn, top, bottom, bg), 0);
         QVERIFY(inkRows(img, xOut, top, bottom, bg) > 0);
     };
@@ -747,6 +764,21 @@ void TimelineWidgetTest::exportsAndLayout()
     QVERIFY2(text.contains(QStringLiteral("viewBox=\"0 0 %1 %2\"").arg(img.width()).arg(img.height()).toUtf8()),
              text.left(600).constData());
     QVERIFY(text.contains("<path") || text.contains("<polyline"));
+    // The figure says what it shows: the run's file, the window in UTC and its length, the node key.
+    for (const char* part : {"exp.runlens", "2026-11-02 08:00:00", "UTC (29 min 59 s)", "Nodes:", "node0"})
+        QVERIFY2(text.contains(part), part);
+    view.controller.setSelection(TimeRange{kStart + 60 * kSec, kStart + 120 * kSec});
+    QVERIFY(view.widget.exportSvg(svg));
+    QVERIFY(s.seek(0));
+    QVERIFY(s.readAll().contains("selection 2026-11-02 08:01:00"));
+    view.controller.setSelection(std::nullopt);
+    const QImage header = QImage(png).copy(0, 0, img.width(), TimelineWidget::kExportHeaderHeight);
+    int ink = 0;
+    for (int y = 0; y < header.height(); ++y)
+        for (int x = 0; x < header.width(); ++x)
+            ink += header.pixelColor(x, y) != header.pixelColor(0, 0) ? 1 : 0;
+    QVERIFY2(ink > 300, qPrintable(QString::number(ink))); // the header is drawn in the PNG too
+    view.shot("export-with-header");
     QVERIFY(!view.widget.exportSvg(m_dir.filePath(QStringLiteral("missing/t.svg"))));
     // Move the temperature lane to the top and hide power: the layout comes back in a new widget.
     view.widget.moveLane("gpu_temp", -1);
@@ -786,7 +818,8 @@ void TimelineWidgetTest::laneOutOfViewRedrawsWhenShown()
     // as the lane that was in view all along does.
     auto mismatch = [](QCustomPlot* lane) {
         const QImage a = lane->grab().toImage().convertToFormat(QImage::Format_RGB32);
-        const QImage b = lane->toPixmap(lane->width(), lane->height(), 1.0).toImage().convertToFormat(QImage::Format_RGB32);
+        const QImage b =
+            lane->toPixmap(lane->width(), lane->height(), 1.0).toImage().convertToFormat(QImage::Format_RGB32);
         if (a.size() != b.size()) return 1.0;
         int64_t differ = 0;
         for (int y = 0; y < a.height(); ++y)
@@ -798,9 +831,12 @@ void TimelineWidgetTest::laneOutOfViewRedrawsWhenShown()
     scroll->verticalScrollBar()->setValue(0);
     view.settle();
     const double alwaysShown = mismatch(view.widget.lanePlot("gpu_util"));
-    QVERIFY2(shownLate <= alwaysShown + 0.002,
-             qPrintable(QStringLiteral("lane scrolled into view differs from a fresh drawing in %1 of its pixels (%2 for "
-                                       "a lane in view)").arg(shownLate).arg(alwaysShown)));
+    QVERIFY2(
+        shownLate <= alwaysShown + 0.002,
+        qPrintable(QStringLiteral("lane scrolled into view differs from a fresh drawing in %1 of its pixels (%2 for "
+                                  "a lane in view)")
+                       .arg(shownLate)
+                       .arg(alwaysShown)));
 }
 
 QTEST_MAIN(TimelineWidgetTest)

@@ -6,6 +6,8 @@
 
 #include <QApplication>
 #include <QDataStream>
+#include <QDateTime>
+#include <QFileInfo>
 #include <QFuture>
 #include <QImage>
 #include <QKeyEvent>
@@ -17,6 +19,7 @@
 #include <QSplitter>
 #include <QSvgGenerator>
 #include <QThreadPool>
+#include <QTimeZone>
 #include <QVBoxLayout>
 #include <algorithm>
 
@@ -418,19 +421,19 @@ bool TimelineWidget::restoreLayout(const QByteArray& state)
 
 bool TimelineWidget::exportPng(const QString& path, double scale)
 {
-    const int w = m_axis->width();
-    int h = m_axis->height();
-    for (auto* lane : m_laneWidgets)
-        h += lane->height();
-    QImage image(static_cast<int>(w * scale), static_cast<int>(h * scale), QImage::Format_ARGB32_Premultiplied);
+    const QSize size = exportSize();
+    QImage image(static_cast<int>(size.width() * scale), static_cast<int>(size.height() * scale),
+                 QImage::Format_ARGB32_Premultiplied);
     image.fill(palette().color(QPalette::Window));
     QPainter painter(&image);
-    int y = 0;
-    for (TimelineLane* lane : [&] {
-             std::vector<TimelineLane*> all{m_axis};
-             all.insert(all.end(), m_laneWidgets.begin(), m_laneWidgets.end());
-             return all;
-         }()) {
+    painter.setRenderHint(QPainter::Antialiasing);
+    painter.setRenderHint(QPainter::TextAntialiasing);
+    painter.save();
+    painter.scale(scale, scale);
+    paintExportHeader(painter, size.width());
+    painter.restore();
+    int y = kExportHeaderHeight;
+    for (TimelineLane* lane : exportedLanes()) {
         const QPixmap pm = lane->toPixmap(lane->width(), lane->height(), scale);
         painter.drawPixmap(0, static_cast<int>(y * scale), pm);
         y += lane->height();
@@ -439,9 +442,57 @@ bool TimelineWidget::exportPng(const QString& path, double scale)
     return image.save(path, "PNG");
 }
 
+std::vector<TimelineLane*> TimelineWidget::exportedLanes() const
+{
+    std::vector<TimelineLane*> all{m_axis};
+    all.insert(all.end(), m_laneWidgets.begin(), m_laneWidgets.end());
+    return all;
+}
+
+void TimelineWidget::paintExportHeader(QPainter& painter, int width) const
+{
+    // What the figure shows, so it stands on its own in a document: the run, the window (and selection) in UTC,
+    // and the node colours.
+    const QPalette pal = palette();
+    painter.fillRect(QRect(0, 0, width, kExportHeaderHeight), pal.color(QPalette::Window));
+    painter.setPen(pal.color(QPalette::WindowText));
+    QFont bold = font();
+    bold.setBold(true);
+    const int left = 8, lineHeight = kExportHeaderHeight / 2;
+    const QString run = m_catalog ? QFileInfo(QString::fromStdString(m_catalog->path)).fileName() : tr("(no run)");
+    auto utc = [](int64_t ns) {
+        return QDateTime::fromMSecsSinceEpoch(ns / 1'000'000, QTimeZone::utc())
+            .toString(QStringLiteral("yyyy-MM-dd HH:mm:ss"));
+    };
+    const TimeRange range = m_controller->range();
+    QString window = tr("%1 → %2 UTC (%3)").arg(utc(range.fromNs), utc(range.toNs), formatDuration(range.span()));
+    if (const auto sel = m_controller->selection())
+        window += tr(" · selection %1 → %2 (%3)").arg(utc(sel->fromNs), utc(sel->toNs), formatDuration(sel->span()));
+    painter.setFont(bold);
+    const int runWidth = QFontMetrics(bold).horizontalAdvance(run);
+    painter.drawText(QRect(left, 0, width - 2 * left, lineHeight), Qt::AlignLeft | Qt::AlignVCenter, run);
+    painter.setFont(font());
+    painter.drawText(QRect(left + runWidth + 12, 0, width - runWidth - 12 - 2 * left, lineHeight),
+                     Qt::AlignLeft | Qt::AlignVCenter,
+                     QFontMetrics(font()).elidedText(window, Qt::ElideRight, width - runWidth - 12 - 2 * left));
+    if (!m_catalog) return;
+    int x = left;
+    const QFontMetrics fm(font());
+    painter.drawText(QRect(x, lineHeight, width, lineHeight), Qt::AlignLeft | Qt::AlignVCenter, tr("Nodes:"));
+    x += fm.horizontalAdvance(tr("Nodes:")) + 8;
+    for (size_t i = 0; i < m_catalog->nodes.size() && x < width - 40; ++i) {
+        const int box = fm.height() * 2 / 3;
+        painter.fillRect(QRect(x, lineHeight + (lineHeight - box) / 2, box, box), nodeColor(static_cast<int>(i)));
+        x += box + 4;
+        const QString name = QString::fromStdString(m_catalog->nodes[i].name);
+        painter.drawText(QRect(x, lineHeight, width - x, lineHeight), Qt::AlignLeft | Qt::AlignVCenter, name);
+        x += fm.horizontalAdvance(name) + 12;
+    }
+}
+
 QSize TimelineWidget::exportSize() const
 {
-    int h = m_axis->height();
+    int h = kExportHeaderHeight + m_axis->height();
     for (auto* lane : m_laneWidgets)
         h += lane->height();
     return {m_axis->width(), h};
@@ -451,10 +502,9 @@ void TimelineWidget::paintExport(QCPPainter& painter)
 {
     painter.setMode(QCPPainter::pmVectorized);
     painter.setMode(QCPPainter::pmNoCaching);
-    int y = 0;
-    std::vector<TimelineLane*> all{m_axis};
-    all.insert(all.end(), m_laneWidgets.begin(), m_laneWidgets.end());
-    for (TimelineLane* lane : all) {
+    paintExportHeader(painter, exportSize().width());
+    int y = kExportHeaderHeight;
+    for (TimelineLane* lane : exportedLanes()) {
         painter.save();
         painter.translate(0, y);
         lane->toPainter(&painter, lane->width(), lane->height());

@@ -22,6 +22,7 @@
 class QCPPainter;
 class QCustomPlot;
 class QLabel;
+class QPainter;
 class QSplitter;
 class QThreadPool;
 
@@ -67,6 +68,9 @@ public:
     bool restoreLayout(const QByteArray& state);
 
     // Exports what is visible (every visible lane, stacked): PNG as on screen, PDF and SVG as vectors.
+    // Exports: a header (the run's file, the window and selection in UTC, the node key), the time axis and the
+    // visible lanes, stacked.
+    static constexpr int kExportHeaderHeight = 40;
     bool exportPng(const QString& path, double scale = 2.0);
     bool exportPdf(const QString& path);
     bool exportSvg(const QString& path);
@@ -99,8 +103,10 @@ private:
     void applyRange(TimeRange range);
     void previewSelection(std::optional<TimeRange> range);
     int plotPixels() const;
-    QSize exportSize() const;              // the axis and the visible lanes, stacked
-    void paintExport(QCPPainter& painter); // them, as vectors
+    QSize exportSize() const;                                   // a header, the axis and the visible lanes, stacked
+    std::vector<TimelineLane*> exportedLanes() const;           // the axis, then the visible lanes
+    void paintExportHeader(QPainter& painter, int width) const; // run, window, node key
+    void paintExport(QCPPainter& painter);                      // them, as vectors
 
     TimelineController* m_controller;
     std::shared_ptr<timeline::TimelineSource> m_source;
