@@ -60,6 +60,14 @@ constexpr Shortcut kShortcuts[] = {
 
 } // namespace
 
+std::vector<ShortcutHelp> shortcutHelp()
+{
+    std::vector<ShortcutHelp> out;
+    for (const Shortcut& s : kShortcuts)
+        out.push_back({QString::fromUtf8(s.group), QString::fromUtf8(s.keys), QString::fromUtf8(s.what)});
+    return out;
+}
+
 void showShortcutsDialog(QWidget* parent)
 {
     QDialog dialog(parent);
@@ -72,16 +80,16 @@ void showShortcutsDialog(QWidget* parent)
     tree->setAlternatingRowColors(true);
     QTreeWidgetItem* group = nullptr;
     QString groupName;
-    for (const Shortcut& s : kShortcuts) {
-        if (groupName != QLatin1String(s.group)) {
-            groupName = QLatin1String(s.group);
+    for (const ShortcutHelp& s : shortcutHelp()) {
+        if (groupName != s.group) {
+            groupName = s.group;
             group = new QTreeWidgetItem(tree, {groupName});
             QFont bold = group->font(0);
             bold.setBold(true);
             group->setFont(0, bold);
             group->setFirstColumnSpanned(true);
         }
-        new QTreeWidgetItem(tree, {QString::fromUtf8(s.keys), QString::fromUtf8(s.what)});
+        new QTreeWidgetItem(tree, {s.keys, s.what});
     }
     tree->header()->resizeSection(0, 240);
     auto* buttons = new QDialogButtonBox(QDialogButtonBox::Close, &dialog);

@@ -208,7 +208,8 @@ void MainWindow::createMenus()
         if (m_catalog) m_report->choose(QString::fromStdString(m_catalog->path), m_controller->selection(), true);
     });
     file->addSeparator();
-    file->addAction(tr("&Quit"), QKeySequence::Quit, this, &QWidget::close);
+    // Ctrl+Q as Help says, on every platform (the standard Quit binding is empty on some).
+    file->addAction(tr("&Quit"), QKeySequence(tr("Ctrl+Q")), this, &QWidget::close);
 
     QMenu* view = menuBar()->addMenu(tr("&View"));
     int n = 1;
