@@ -69,6 +69,7 @@ private Q_SLOTS:
     void nextMatchScrollsIntoView();
     void focusShowsItsChildren();
     void captionNamesBaselineA();
+    void treeGoneWhileLayingOut();
     void sandwichTotals();
     void diffOfItselfIsNeutralOnScreen();
     void exportsCarryTheView();
@@ -389,6 +390,29 @@ void FlameWidgetTest::captionNamesBaselineA()
     QVERIFY(panel.exportCaption().join(QLatin1Char('\n')).contains(QStringLiteral("against baseline A: window 10:00")));
     panel.clearBaseline();
     QVERIFY(!panel.captionText().contains(QStringLiteral("A:")));
+}
+
+void FlameWidgetTest::treeGoneWhileLayingOut()
+{
+    // A run closed while its flame graph is laid out, with a newer request waiting: nothing of the old tree is
+    // shown afterwards, and nothing is laid out for a tree that is gone.
+    FlameGraphWidget w;
+    w.resize(900, 300);
+    w.show();
+    auto tree = deepTree();
+    for (int round = 0; round < 20; ++round) {
+        w.setTree(tree);                          // a layout in flight
+        w.setSearch(QStringLiteral("f1"), false); // a request waiting behind it
+        w.setTree(nullptr);                       // the run closed
+        QTest::qWait(round % 3);
+    }
+    QTest::qWait(200);
+    QVERIFY(!w.tree());
+    QVERIFY(w.blockRect(0).isNull());
+    // And a new tree afterwards is shown.
+    w.setTree(tree);
+    waitShown(w);
+    QVERIFY(!w.blockRect(0).isNull());
 }
 
 void FlameWidgetTest::sandwichTotals()

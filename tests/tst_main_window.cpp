@@ -731,17 +731,24 @@ private Q_SLOTS:
             QTest::mouseClick(graph, Qt::LeftButton, Qt::NoModifier, graph->blockRect(node).center());
             QTRY_COMPARE(graph->currentNode(), node);
         };
-        // A block with a sibling on its row, and one with a child: the widest child of the root's widest child.
-        const analysis::FlameTree& tree = *graph->tree();
+        // The flame graph follows the timeline's selection: the flame checks start from the whole run's tree,
+        // settled, with the root's children (a block with a sibling on its row, and one with children).
+        std::shared_ptr<const analysis::FlameTree> treeHeld;
+        std::vector<int32_t> top;
         auto childrenOf = [&](int32_t n) {
             std::vector<int32_t> out;
-            for (int32_t i = 1; i < static_cast<int32_t>(tree.nodes().size()); ++i)
-                if (tree.node(i).parent == n && !graph->blockRect(i).isNull()) out.push_back(i);
+            for (int32_t i = 1; i < static_cast<int32_t>(treeHeld->nodes().size()); ++i)
+                if (treeHeld->node(i).parent == n && !graph->blockRect(i).isNull()) out.push_back(i);
             return out;
         };
-        const std::vector<int32_t> top = childrenOf(0);
-        QVERIFY(top.size() >= 2);
-
+        auto settleFlame = [&] {
+            c->setSelection(std::nullopt);
+            QTest::qWait(150); // the dock's debounce
+            QTRY_VERIFY_WITH_TIMEOUT(!window.flame()->busy() && graph->tree() && !graph->blockRect(0).isNull(), 20000);
+            treeHeld = graph->tree();
+            graph->resetFocus();
+            QTRY_VERIFY_WITH_TIMEOUT((top = childrenOf(0)).size() >= 2, 10000);
+        };
         using Check = std::function<void()>;
         std::map<QString, Check> checks;
         auto dialogCheck = [&](const QKeySequence& k, const QString& want) {
@@ -878,6 +885,7 @@ private Q_SLOTS:
             QVERIFY(c->range() == full);
         };
         checks[QStringLiteral("Flame graph|Double-click, Enter")] = [&] {
+            settleFlame();
             QTest::mouseDClick(graph, Qt::LeftButton, Qt::NoModifier, graph->blockRect(top[0]).center());
             QTRY_COMPARE(graph->focus(), top[0]);
             graph->resetFocus();
@@ -889,6 +897,7 @@ private Q_SLOTS:
             QTRY_VERIFY(!graph->blockRect(top[1]).isNull());
         };
         checks[QStringLiteral("Flame graph|Backspace, Alt+Left")] = [&] {
+            settleFlame();
             for (const QKeySequence& k : {QKeySequence(Qt::Key_Backspace), QKeySequence(QStringLiteral("Alt+Left"))}) {
                 graph->focusNode(top[0]);
                 QTRY_COMPARE(graph->focus(), top[0]);
@@ -897,6 +906,7 @@ private Q_SLOTS:
             }
         };
         checks[QStringLiteral("Flame graph|Alt+Right")] = [&] {
+            settleFlame();
             graph->focusNode(top[0]);
             key(graph, QKeySequence(Qt::Key_Backspace));
             QTRY_COMPARE(graph->focus(), 0);
@@ -904,12 +914,14 @@ private Q_SLOTS:
             QTRY_COMPARE(graph->focus(), top[0]);
         };
         checks[QStringLiteral("Flame graph|Esc")] = [&] {
+            settleFlame();
             graph->focusNode(top[0]);
             QTRY_COMPARE(graph->focus(), top[0]);
             key(graph, QKeySequence(Qt::Key_Escape));
             QTRY_COMPARE(graph->focus(), 0);
         };
         checks[QStringLiteral("Flame graph|Left / Right")] = [&] {
+            settleFlame();
             QTRY_VERIFY(!graph->blockRect(top[0]).isNull());
             pickBlock(top[0]);
             key(graph, QKeySequence(Qt::Key_Right));
@@ -920,6 +932,7 @@ private Q_SLOTS:
             QCOMPARE(graph->currentNode(), top[0]);
         };
         checks[QStringLiteral("Flame graph|Up / Down")] = [&] {
+            settleFlame();
             const std::vector<int32_t> kids = childrenOf(top[0]);
             QVERIFY(!kids.empty());
             pickBlock(top[0]);
@@ -934,6 +947,8 @@ private Q_SLOTS:
             QTRY_VERIFY(window.flame()->panel()->searchField()->hasFocus());
         };
         checks[QStringLiteral("Flame graph|F3, Shift+F3")] = [&] {
+            settleFlame();
+            const analysis::FlameTree& tree = *treeHeld;
             // A name that more than one block has.
             std::map<std::string, int> counts;
             for (int32_t i = 1; i < static_cast<int32_t>(tree.nodes().size()); ++i)
@@ -956,6 +971,7 @@ private Q_SLOTS:
             window.flame()->panel()->setSearchText(QString(), false);
         };
         checks[QStringLiteral("Flame graph|Right-click")] = [&] {
+            settleFlame();
             graph->resetFocus();
             QTRY_VERIFY(!graph->blockRect(top[0]).isNull());
             QString menu;

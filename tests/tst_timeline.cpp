@@ -22,6 +22,7 @@
 #include <mutex>
 #include <optional>
 #include <random>
+#include <set>
 
 using namespace runlens;
 using namespace runlens::timeline;
@@ -134,9 +135,9 @@ bool near(double a, double b)
 }
 
 // The envelope's outliers as the definition in timeline_envelope.h states them, computed plainly: judging cells
-// by the start of each bucket in absolute time; per cell each member's mean (a repeated bucket counted once), the median and MAD by sorting, every
-// member's deviation in spreads; per member the stretches of consecutive judged cells beyond kOutlierK on one
-// side, the one with the largest sum kept when it has at least kOutlierMinCells cells.
+// by the start of each bucket in absolute time; per cell each member's mean (a repeated bucket counted once), the
+// median and MAD by sorting, every member's deviation in spreads; per member the stretches of consecutive judged cells
+// beyond kOutlierK on one side, the one with the largest sum kept when it has at least kOutlierMinCells cells.
 std::vector<EnvelopeOutlier> referenceOutliers(const EnvelopeInput& in)
 {
     const size_t members = in.members.size();
@@ -214,7 +215,8 @@ std::vector<EnvelopeOutlier> referenceOutliers(const EnvelopeInput& in)
         }
         if (best) out.push_back(*best);
     }
-    std::stable_sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return std::fabs(a.sigma) > std::fabs(b.sigma); });
+    std::stable_sort(out.begin(), out.end(),
+                     [](const auto& a, const auto& b) { return std::fabs(a.sigma) > std::fabs(b.sigma); });
     return out;
 }
 
@@ -230,6 +232,7 @@ private Q_SLOTS:
     void envelopeOutliers();
     void envelopeAgainstReference();
     void outliersStableAcrossZoom();
+    void severalSourcesNamed();
     void lanesHandedOverWhenReady();
     void gaps();
     void levelOfDetail();
@@ -451,9 +454,8 @@ void TestTimeline::outliersStableAcrossZoom()
         req.lanes = laneSpecs(*run.catalog);
         auto frame = run.source->fetch(req);
         QVERIFY_OK(frame);
-        const QString where = QStringLiteral("window of %1 s at +%2 s")
-                                  .arg((to - from) / kSecond)
-                                  .arg((from - kStart) / kSecond);
+        const QString where =
+            QStringLiteral("window of %1 s at +%2 s").arg((to - from) / kSecond).arg((from - kStart) / kSecond);
         int envelopes = 0;
         std::map<std::string, std::vector<const TimelineLine*>> flagged;
         for (const LaneFrame& lf : (*frame)->lanes) {
@@ -467,7 +469,8 @@ void TestTimeline::outliersStableAcrossZoom()
             QStringList names;
             for (const TimelineLine* l : lines)
                 names << QString::fromStdString(l->label);
-            const QString context = QStringLiteral("%1, %2: %3").arg(where, QString::fromStdString(metric), names.join(QStringLiteral(", ")));
+            const QString context = QStringLiteral("%1, %2: %3")
+                                        .arg(where, QString::fromStdString(metric), names.join(QStringLiteral(", ")));
             if (device < 0 || !containsDeviation) {
                 QVERIFY2(lines.empty(), qPrintable(context));
                 continue;
@@ -504,6 +507,60 @@ void TestTimeline::outliersStableAcrossZoom()
     }
 }
 
+void TestTimeline::severalSourcesNamed()
+{
+    // GPU utilization of each GPU from two tools (two imports): each line names its source, and an envelope of
+    // them counts GPUs and series apart.
+    const std::string path = m_dir.filePath(QStringLiteral("sources.runlens")).toStdString();
+    {
+        auto db = store::RunDatabase::open(path, store::OpenMode::Create);
+        QVERIFY_OK(db);
+        QVERIFY((*db)->begin());
+        store::RunWriter w(**db);
+        for (const char* format : {"nvidia-smi-query-csv", "prometheus-text"}) {
+            store::ImportRecord rec;
+            rec.path = format;
+            rec.contentHash = format;
+            rec.format = format;
+            QVERIFY(w.beginImport(rec));
+            QVERIFY(forEachGpu(w, 3, 2, [&](int, int g, int64_t gpu) {
+                return appendSeries(w, gpu, "gpu.util", "%", 100, kSecond, [&](int64_t) { return 50.0 + g; });
+            }));
+            store::ImportTotals totals;
+            totals.contentHash = format;
+            QVERIFY(w.finishImport(totals, store::Diagnostics()));
+        }
+        QVERIFY((*db)->commit());
+    }
+    Opened run = openRun(path);
+    QVERIFY(run.source);
+    for (const int envelopeAbove : {100, 8}) {
+        TimelineRequest req;
+        req.fromNs = run.catalog->firstNs;
+        req.toNs = run.catalog->lastNs;
+        req.pixels = 400;
+        req.lanes = laneSpecs(*run.catalog);
+        req.envelopeAbove = envelopeAbove;
+        auto frame = run.source->fetch(req);
+        QVERIFY_OK(frame);
+        const LaneFrame& lf = (*frame)->lanes.at(0);
+        if (envelopeAbove == 100) { // 12 lines, every label once
+            QCOMPARE(lf.lines.size(), size_t(12));
+            std::set<std::string> labels;
+            for (const TimelineLine& l : lf.lines)
+                labels.insert(l.label);
+            QCOMPARE(labels.size(), size_t(12));
+            QVERIFY(labels.count("node1 gpu0 GPU utilization (nvidia-smi-query-csv)"));
+            QVERIFY(labels.count("node1 gpu0 GPU utilization (prometheus-text)"));
+        } else {
+            QCOMPARE(lf.envelopes.size(), size_t(1));
+            QCOMPARE(lf.envelopes[0].members, 12);
+            QCOMPARE(lf.envelopes[0].devices, 6);
+            QCOMPARE(lf.envelopes[0].label, std::string("GPU utilization, 6 GPUs (12 series from 2 sources)"));
+        }
+    }
+}
+
 void TestTimeline::envelopeAgainstReference()
 {
     // Random envelopes of 5 to 40 members over windows of 3 min to 28 h (judging cells narrower and wider than a
@@ -518,7 +575,8 @@ void TestTimeline::envelopeAgainstReference()
         const int64_t window = std::vector<int64_t>{180, 3600, 28 * 3600}[static_cast<size_t>(round % 3)] * kSecond;
         std::normal_distribution<double> jitter(0, noise);
         std::uniform_real_distribution<double> u(0, 1);
-        std::vector<std::vector<ReducedBucket>> data(static_cast<size_t>(members), std::vector<ReducedBucket>(static_cast<size_t>(buckets)));
+        std::vector<std::vector<ReducedBucket>> data(static_cast<size_t>(members),
+                                                     std::vector<ReducedBucket>(static_cast<size_t>(buckets)));
         EnvelopeInput in;
         in.fromNs = kStart + 7 * kSecond;
         in.toNs = in.fromNs + window;
@@ -567,7 +625,8 @@ void TestTimeline::envelopeAgainstReference()
             QCOMPARE(got.outliers[k].member, want[k].member);
             QVERIFY2(std::fabs(got.outliers[k].sigma - want[k].sigma) <= 1e-4 * std::fabs(want[k].sigma),
                      qPrintable(QStringLiteral("%1 against %2").arg(got.outliers[k].sigma).arg(want[k].sigma)));
-            QVERIFY(std::fabs(got.outliers[k].deviation - want[k].deviation) <= 1e-4 * std::fabs(want[k].deviation) + 1e-9);
+            QVERIFY(std::fabs(got.outliers[k].deviation - want[k].deviation) <=
+                    1e-4 * std::fabs(want[k].deviation) + 1e-9);
             QCOMPARE(got.outliers[k].fromNs, want[k].fromNs);
             QCOMPARE(got.outliers[k].toNs, want[k].toNs);
         }
@@ -588,12 +647,15 @@ void TestTimeline::lanesHandedOverWhenReady()
             for (int g = 0; g < 12; ++g) {
                 auto gpu = w.device(*node, "gpu", std::to_string(g));
                 if (!gpu) return false;
-                if (!appendSeries(w, *gpu, "gpu.util", "%", 3000, kSecond, [&](int64_t i) { return double((i + g) % 90); }) ||
-                    !appendSeries(w, *gpu, "gpu.power", "W", 3000, kSecond, [&](int64_t i) { return 300.0 + (i * n) % 40; }))
+                if (!appendSeries(w, *gpu, "gpu.util", "%", 3000, kSecond,
+                                  [&](int64_t i) { return double((i + g) % 90); }) ||
+                    !appendSeries(w, *gpu, "gpu.power", "W", 3000, kSecond,
+                                  [&](int64_t i) { return 300.0 + (i * n) % 40; }))
                     return false;
             }
             auto host = w.device(*node, "host", "");
-            if (!host || !appendSeries(w, *host, "cpu.util", "%", 3000, kSecond, [&](int64_t i) { return double(i % 50); }))
+            if (!host ||
+                !appendSeries(w, *host, "cpu.util", "%", 3000, kSecond, [&](int64_t i) { return double(i % 50); }))
                 return false;
         }
         return true;

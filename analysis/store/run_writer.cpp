@@ -151,7 +151,7 @@ Status RunWriter::setDeviceAttribute(int64_t deviceId, std::string_view key, std
 Expected<SeriesSink*> RunWriter::series(int64_t deviceId, std::string_view metric, std::string_view unit,
                                         std::string_view rawName, std::string_view labels)
 {
-    auto key = std::make_tuple(deviceId, std::string(metric), std::string(labels));
+    auto key = std::make_tuple(deviceId, std::string(metric), std::string(labels), m_format);
     if (auto it = m_series.find(key); it != m_series.end()) return it->second.get();
     sqlite3* h = m_db.handle();
     auto ins = Statement::prepare(h, "INSERT INTO series(device_id, metric, unit, raw_name, labels, source) "

@@ -178,7 +178,8 @@ private:
     int64_t m_duplicatesDropped = 0;
     Statement m_insChunk, m_insSample, m_insFrame, m_insCallsite;
     Statement m_insUnanchored; // prepared on first use
-    std::map<std::tuple<int64_t, std::string, std::string>, std::unique_ptr<SeriesSink>> m_series;
+    // By device, metric, labels and format: a writer reused for imports of several formats keeps them apart.
+    std::map<std::tuple<int64_t, std::string, std::string, std::string>, std::unique_ptr<SeriesSink>> m_series;
     std::map<std::string, int64_t, std::less<>> m_nodes;
     std::map<std::tuple<int64_t, std::string, std::string>, int64_t> m_devices;
     std::map<std::tuple<std::string, std::string, int64_t, std::string>, int64_t> m_frames;

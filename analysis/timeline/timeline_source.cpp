@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 #include <map>
 #include <mutex>
+#include <set>
 #include <thread>
 #include <unordered_map>
 #include <unordered_set>
@@ -222,9 +223,8 @@ size_t TimelineSource::cacheBytes() const
     return n + m_impl->chunks.bytes();
 }
 
-Expected<std::shared_ptr<const TimelineFrame>> TimelineSource::fetch(const TimelineRequest& request,
-                                                                     const std::atomic<bool>* cancel,
-                                                                     const LaneReady& laneReady)
+Expected<std::shared_ptr<const TimelineFrame>>
+TimelineSource::fetch(const TimelineRequest& request, const std::atomic<bool>* cancel, const LaneReady& laneReady)
 {
     const auto t0 = std::chrono::steady_clock::now();
     if (request.pixels <= 0) return makeError(ErrorCode::Usage, "a timeline fetch needs at least one pixel");
@@ -241,6 +241,9 @@ Expected<std::shared_ptr<const TimelineFrame>> TimelineSource::fetch(const Timel
         std::vector<std::pair<std::string, std::vector<size_t>>> byMetric; // lane metric order
     };
     std::vector<LaneJobs> lanes(request.lanes.size());
+    // A device with several series of one metric (nvidia-smi and an exporter both give utilization): each line
+    // then names its source, and an envelope counts devices and sources apart.
+    std::map<std::pair<int64_t, std::string>, int> seriesPerDeviceMetric;
     for (size_t li = 0; li < request.lanes.size(); ++li) {
         const LaneSpec& lane = request.lanes[li];
         for (const LaneMetric& m : lane.metrics)
@@ -259,6 +262,9 @@ Expected<std::shared_ptr<const TimelineFrame>> TimelineSource::fetch(const Timel
                 break;
             }
         }
+        for (auto& [metric, members] : lanes[li].byMetric)
+            for (size_t j : members)
+                ++seriesPerDeviceMetric[{jobs[j].series->deviceId, metric}];
         for (auto& [metric, members] : lanes[li].byMetric)
             if (static_cast<int>(members.size()) > request.envelopeAbove)
                 for (size_t j : members)
@@ -307,7 +313,8 @@ Expected<std::shared_ptr<const TimelineFrame>> TimelineSource::fetch(const Timel
                 if (s.minValue) le.input.valueLo = std::min(le.input.valueLo, *s.minValue * le.input.scale);
                 if (s.maxValue) le.input.valueHi = std::max(le.input.valueHi, *s.maxValue * le.input.scale);
             }
-            le.result = prepareEnvelope(le.input, static_cast<size_t>(request.pixels), kParts); // each has `pixels` buckets
+            le.result =
+                prepareEnvelope(le.input, static_cast<size_t>(request.pixels), kParts); // each has `pixels` buckets
             work[li].envelopes.push_back(std::move(le));
         }
         work[li].seriesLeft = series;
@@ -337,6 +344,8 @@ Expected<std::shared_ptr<const TimelineFrame>> TimelineSource::fetch(const Timel
                 line.deviceOrdinal = it->second;
             const std::string node = line.nodeIndex >= 0 ? cat.nodes[static_cast<size_t>(line.nodeIndex)].name : "?";
             line.label = fmt::format("{} {} {}", node, deviceLabel(cat.device(s.deviceId)), lane.metrics[mi].label);
+            if (seriesPerDeviceMetric[{s.deviceId, s.metric}] > 1)
+                line.label += fmt::format(" ({})", s.source.empty() ? s.rawName : s.source);
             line.metric = s.metric;
             line.keys = std::move(job.keys);
             line.values = std::move(job.values);
@@ -360,7 +369,17 @@ Expected<std::shared_ptr<const TimelineFrame>> TimelineSource::fetch(const Timel
             const store::DeviceInfo* dev = cat.device(jobs[members.front()].series->deviceId);
             const std::string kind = dev && dev->kind == "gpu" ? "GPUs" : dev ? dev->kind + " devices" : "series";
             env.envelope.metric = lanes[li].byMetric[mi].first;
-            env.envelope.label = fmt::format("{}, {} {}", lane.metrics[mi].label, members.size(), kind);
+            std::set<int64_t> devices;
+            std::set<std::string> sources;
+            for (size_t j : members) {
+                devices.insert(jobs[j].series->deviceId);
+                sources.insert(jobs[j].series->source);
+            }
+            env.envelope.devices = static_cast<int>(devices.size());
+            env.envelope.label = devices.size() == members.size()
+                                     ? fmt::format("{}, {} {}", lane.metrics[mi].label, members.size(), kind)
+                                     : fmt::format("{}, {} {} ({} series from {} sources)", lane.metrics[mi].label,
+                                                   devices.size(), kind, members.size(), sources.size());
             lf.envelopes.push_back(std::move(env.envelope));
             int taken = 0;
             for (const EnvelopeOutlier& o : env.outliers) {

@@ -41,13 +41,13 @@ struct TimelineLine
     int deviceOrdinal = 0; // position of the device among its node's devices of the same kind (lightness)
     std::string label;     // "node1 gpu3 SM active"
     std::string metric;
-    std::vector<double> keys;   // epoch seconds
-    std::vector<double> values; // shown values (scaled); NaN = gap
-    bool outlier = false;       // drawn on top of an envelope
+    std::vector<double> keys;    // epoch seconds
+    std::vector<double> values;  // shown values (scaled); NaN = gap
+    bool outlier = false;        // drawn on top of an envelope
     double outlierSigma = 0;     // its lasting deviation from the members' median, in spreads (timeline_envelope.h)
     double outlierDeviation = 0; // the same in the lane's unit (scaled); both signed
-    int64_t lodNs = 0;          // width of the cached level the line was reduced from; 0: exact (from the points)
-    bool raw = false;           // the points themselves (few enough in the window), not per-pixel min/max
+    int64_t lodNs = 0;           // width of the cached level the line was reduced from; 0: exact (from the points)
+    bool raw = false;            // the points themselves (few enough in the window), not per-pixel min/max
     int buckets = 0; // when not raw: the equal buckets over the window the line has min/max of (pixels, or fewer
                      // when the finest cached level is up to 2 pixels wide)
 };
@@ -55,8 +55,9 @@ struct TimelineLine
 struct TimelineEnvelope
 {
     std::string metric;
-    std::string label; // "GPU utilization, 32 GPUs"
-    int members = 0;
+    std::string label;                  // "GPU utilization, 32 GPUs"
+    int members = 0;                    // series
+    int devices = 0;                    // distinct devices among them (fewer when a device has several sources)
     std::vector<double> keys;           // bucket centres, epoch seconds
     std::vector<double> lo, median, hi; // NaN where no member has data
 };
@@ -91,9 +92,8 @@ public:
     // Called on a fetch thread as soon as each lane is complete (lanes come roughly in request order), before
     // fetch returns the whole frame: the caller can draw the first lanes while the others are reduced.
     using LaneReady = std::function<void(size_t laneIndex, const LaneFrame& lane)>;
-    Expected<std::shared_ptr<const TimelineFrame>> fetch(const TimelineRequest& request,
-                                                         const std::atomic<bool>* cancel = nullptr,
-                                                         const LaneReady& laneReady = {});
+    Expected<std::shared_ptr<const TimelineFrame>>
+    fetch(const TimelineRequest& request, const std::atomic<bool>* cancel = nullptr, const LaneReady& laneReady = {});
     const RunCatalog& catalog() const;
     size_t cacheBytes() const; // the level-of-detail pyramids and decoded chunks held (at most 64 MB of chunks)
 

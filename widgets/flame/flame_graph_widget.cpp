@@ -211,6 +211,7 @@ void FlameGraphWidget::requestLayout()
 
 void FlameGraphWidget::startLayout()
 {
+    if (!m_tree) return; // requestLayout clears the view instead
     m_inFlight = true;
     m_pending = false;
     const uint64_t generation = ++m_generation;
@@ -263,9 +264,15 @@ void FlameGraphWidget::startLayout()
 void FlameGraphWidget::finishLayout(std::shared_ptr<const Result> result)
 {
     m_inFlight = false;
+    if (result->tree != m_tree || result->diff != m_diff) {
+        // Laid out for a tree no longer shown (another selection, or the run closed): dropped.
+        m_pending = false;
+        requestLayout();
+        return;
+    }
     if (!result->error.isEmpty()) {
         Q_EMIT layoutFailed(tr("The flame graph could not be laid out: %1").arg(result->error));
-        if (m_pending) startLayout();
+        if (std::exchange(m_pending, false)) requestLayout(); // the tree may have gone meanwhile
         return;
     }
     if (m_pending) {
@@ -274,7 +281,8 @@ void FlameGraphWidget::finishLayout(std::shared_ptr<const Result> result)
             m_search = result->search;
             Q_EMIT searchChanged(m_search->share, static_cast<int>(m_search->matches.size()), result->searchError);
         }
-        startLayout();
+        m_pending = false;
+        requestLayout(); // the tree may have gone meanwhile (a run closed): then nothing is laid out
         return;
     }
     const bool treeChanged = m_layoutTree != result->tree;

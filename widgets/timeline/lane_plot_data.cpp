@@ -54,6 +54,13 @@ long keyIndex(const std::vector<double>& keys, double t)
     return static_cast<long>(it - keys.begin()) - 1;
 }
 
+// How many series an envelope spans: "32", or "64 series of 32 devices" when devices have several sources.
+QString membersText(const timeline::TimelineEnvelope& env)
+{
+    if (env.devices <= 0 || env.devices == env.members) return QString::number(env.members);
+    return QStringLiteral("%1 series of %2 devices").arg(env.members).arg(env.devices);
+}
+
 // Why an envelope member is drawn on its own: "+25 W, 6.6 σ" (its lasting deviation from the members' median).
 QString outlierReason(const timeline::TimelineLine& line, const std::string& unit)
 {
@@ -76,8 +83,9 @@ LanePlotData buildLanePlot(const timeline::LaneSpec& lane, const timeline::LaneF
         fill.setAlpha(80);
         out.bands.push_back({std::make_shared<const BandData>(BandData{env.keys, env.lo, env.hi}), fill});
         QPen medianPen(c.darker(130), 1.0, metricPenStyle(m));
-        out.curves.push_back({container(env.keys, env.median), medianPen,
-                              QStringLiteral("%1 (%2: median, range)").arg(metricLabel(lane, env.metric)).arg(env.members)});
+        out.curves.push_back(
+            {container(env.keys, env.median), medianPen,
+             QStringLiteral("%1 (%2: median, range)").arg(metricLabel(lane, env.metric), membersText(env))});
         widen(lo, hi, env.lo);
         widen(lo, hi, env.hi);
     }
@@ -100,8 +108,8 @@ LanePlotData buildLanePlot(const timeline::LaneSpec& lane, const timeline::LaneF
                                   QPen(QColor(120, 120, 120), 1.4, metricPenStyle(m)), metricLabel(lane, line.metric)});
         }
     }
-    // Every pen is one pixel wide: thin cosmetic pens take the raster engine's fast line path; a wider pen would be stroked into polygons,
-    // which costs a hundred times more on a min/max line of a few thousand vertical segments.
+    // Every pen is one pixel wide: thin cosmetic pens take the raster engine's fast line path; a wider pen would be
+    // stroked into polygons, which costs a hundred times more on a min/max line of a few thousand vertical segments.
     for (LaneCurve& c : out.curves)
         c.pen.setCosmetic(true);
     out.hasData = std::isfinite(lo) && std::isfinite(hi);
@@ -134,8 +142,7 @@ QString cursorReadout(const timeline::LaneSpec& lane, const timeline::LaneFrame&
         if (i < 0) continue;
         const auto u = static_cast<size_t>(i);
         rows.push_back({INFINITY, QStringLiteral("%1 (%2): median %3, min %4, max %5")
-                                      .arg(metricLabel(lane, env.metric))
-                                      .arg(env.members)
+                                      .arg(metricLabel(lane, env.metric), membersText(env))
                                       .arg(formatValue(env.median[u], lane.unit), formatValue(env.lo[u], lane.unit),
                                            formatValue(env.hi[u], lane.unit))});
     }
@@ -157,17 +164,18 @@ QString cursorReadout(const timeline::LaneSpec& lane, const timeline::LaneFrame&
         }
         QString text = !std::isfinite(mn) ? QStringLiteral("no data")
                        : mn == mx         ? formatValue(mn, lane.unit)
-                                          : QStringLiteral("%1–%2").arg(formatValue(mn, lane.unit), formatValue(mx, lane.unit));
+                                  : QStringLiteral("%1–%2").arg(formatValue(mn, lane.unit), formatValue(mx, lane.unit));
         if (line.outlier) text += QStringLiteral(" (%1)").arg(outlierReason(line, lane.unit));
-        rows.push_back({std::isfinite(mx) ? mx : -INFINITY,
-                        QStringLiteral("%1%2: %3").arg(line.outlier ? QStringLiteral("⚠ ") : QString(),
-                                                      QString::fromStdString(line.label), text)});
+        rows.push_back({std::isfinite(mx) ? mx : -INFINITY, QStringLiteral("%1%2: %3")
+                                                                .arg(line.outlier ? QStringLiteral("⚠ ") : QString(),
+                                                                     QString::fromStdString(line.label), text)});
     }
     std::stable_sort(rows.begin(), rows.end(), [](const Row& a, const Row& b) { return a.value > b.value; });
     QStringList out;
     for (size_t i = 0; i < rows.size() && static_cast<int>(i) < maxLines; ++i)
         out << rows[i].text;
-    if (static_cast<int>(rows.size()) > maxLines) out << QStringLiteral("… %1 more").arg(rows.size() - static_cast<size_t>(maxLines));
+    if (static_cast<int>(rows.size()) > maxLines)
+        out << QStringLiteral("… %1 more").arg(rows.size() - static_cast<size_t>(maxLines));
     return out.join(QLatin1Char('\n'));
 }
 
