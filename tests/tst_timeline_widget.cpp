@@ -602,6 +602,7 @@ void TimelineWidgetTest::evidenceHasNamesAndUnits()
     f.rule = "COMM_BOUND";
     f.evidence.insert(QStringLiteral("link_capacity_bytes_per_s"), 1e11);
     f.evidence.insert(QStringLiteral("illusion_share"), 0.42);
+    f.evidence.insert(QStringLiteral("backward_comm_fraction"), 0.733);
     f.evidence.insert(QStringLiteral("median_step_s"), 50.2);
     f.evidence.insert(QStringLiteral("total_stall_s"), 1689.0);
     f.evidence.insert(QStringLiteral("write_burst_threshold_bytes_per_s"), 3.92178e10);

@@ -23,6 +23,14 @@ namespace runlens::app {
 
 namespace {
 
+// "no timed stack samples: …" as a sentence after another: capitalised, with its full stop.
+QString sentence(QString text)
+{
+    if (!text.isEmpty()) text[0] = text[0].toUpper();
+    if (!text.endsWith(QLatin1Char('.'))) text += QLatin1Char('.');
+    return text;
+}
+
 struct Loaded
 {
     uint64_t generation = 0;
@@ -53,7 +61,8 @@ Loaded loadFindings(const std::string& path, bool rerun, uint64_t generation)
         out.findings = (*stored)->analysis.findings;
         out.status = QObject::tr("%1 findings from the analysis of %2 (kept in the run).")
                          .arg(out.findings.size())
-                         .arg(QDateTime::fromMSecsSinceEpoch((*stored)->ranAtNs / 1'000'000).toString(QStringLiteral("yyyy-MM-dd HH:mm")));
+                         .arg(QDateTime::fromMSecsSinceEpoch((*stored)->ranAtNs / 1'000'000)
+                                  .toString(QStringLiteral("yyyy-MM-dd HH:mm")));
         return out;
     }
     analysis::RuleParams params = analysis::RuleParams::defaults();
@@ -70,9 +79,10 @@ Loaded loadFindings(const std::string& path, bool rerun, uint64_t generation)
     QStringList missing;
     for (const std::string& m : analysis->missing)
         missing << QString::fromStdString(m);
-    out.status = QObject::tr("%1 findings (analysed now, not kept in the run: Keep in run writes them).%2")
-                     .arg(out.findings.size())
-                     .arg(missing.isEmpty() ? QString() : QStringLiteral(" ") + missing.join(QStringLiteral("; ")));
+    out.status =
+        QObject::tr("%1 findings (analysed now, not kept in the run: Keep in run writes them).%2")
+            .arg(out.findings.size())
+            .arg(missing.isEmpty() ? QString() : QStringLiteral(" ") + sentence(missing.join(QStringLiteral("; "))));
     out.fresh = std::make_shared<const analysis::RunAnalysis>(std::move(*analysis));
     out.overrides = std::move(overrides);
     return out;

@@ -7,6 +7,7 @@
 #include <QJsonArray>
 #include <QLabel>
 #include <QPushButton>
+#include <QScrollBar>
 #include <QSplitter>
 #include <QTextBrowser>
 #include <QTreeWidget>
@@ -25,6 +26,8 @@ QString clockTime(int64_t ns)
 }
 
 namespace {
+
+constexpr int kListRowsKept = 5; // findings rows the list always shows
 
 // An evidence key's unit, from its name's ending: "median_step_s" seconds, "link_capacity_bytes_per_s" bytes per
 // second, "illusion_share" a fraction shown as a percentage. The label is the key without that ending.
@@ -46,7 +49,8 @@ EvidenceKey evidenceKey(const QString& key)
             k.unit = unit;
             break;
         }
-    if (k.unit.empty() && key.contains(QLatin1String("share"))) k.unit = "share";
+    if (k.unit.empty() && (key.contains(QLatin1String("share")) || key.endsWith(QLatin1String("_fraction"))))
+        k.unit = "share";
     k.label.replace(QLatin1Char('_'), QLatin1Char(' '));
     if (!k.label.isEmpty()) k.label[0] = k.label[0].toUpper();
     return k;
@@ -137,10 +141,15 @@ FindingsPanel::FindingsPanel(QWidget* parent) : QWidget(parent)
            "opening show them (viewing never changes the file)"));
     m_keep->hide();
     connect(m_keep, &QPushButton::clicked, this, &FindingsPanel::keepRequested);
-    auto* top = new QHBoxLayout;
-    top->addWidget(m_status, 1);
-    top->addWidget(m_keep);
-    top->addWidget(analyze);
+    // The status on its own row (it can be long), the buttons under it on the right: a narrow dock wraps the
+    // status instead of squeezing the list.
+    auto* buttons = new QHBoxLayout;
+    buttons->addStretch(1);
+    buttons->addWidget(m_keep);
+    buttons->addWidget(analyze);
+    auto* top = new QVBoxLayout;
+    top->addWidget(m_status);
+    top->addLayout(buttons);
     auto* split = new QSplitter(Qt::Vertical);
     split->addWidget(m_list);
     split->addWidget(m_details);
@@ -201,6 +210,12 @@ void FindingsPanel::setFindings(std::vector<analysis::Finding> findings, const Q
     }
     for (int c = 0; c < 5; ++c)
         m_list->resizeColumnToContents(c);
+    // The list keeps room for its first rows (up to kListRowsKept) however short the dock; the details scroll.
+    const int rows = std::min(m_list->topLevelItemCount(), kListRowsKept);
+    const int rowHeight = m_list->topLevelItemCount() > 0 ? m_list->sizeHintForRow(0) : 0;
+    m_list->setMinimumHeight(
+        m_list->header()->sizeHint().height() + rows * rowHeight + 2 * m_list->frameWidth() +
+        (m_list->horizontalScrollBar()->isVisible() ? m_list->horizontalScrollBar()->height() : 0) + 2);
     showDetails(-1);
     if (m_findings.empty()) m_details->setHtml(tr("<p>No findings: no rule saw a problem in this run.</p>"));
 }

@@ -43,7 +43,8 @@ QScrollArea* scrolled(QWidget* w)
     return area;
 }
 
-constexpr int kMinGraphHeight = 60; // px: three rows of blocks
+constexpr int kMinGraphHeight = 60;  // px: three rows of blocks
+constexpr int kSearchMinWidth = 170; // px
 
 QToolButton* toolButton(const QString& text, const QString& tip)
 {
@@ -87,6 +88,7 @@ FlamePanel::FlamePanel(QWidget* parent)
     m_search = new QLineEdit;
     m_search->setPlaceholderText(tr("Search frames (/)"));
     m_search->setClearButtonEnabled(true);
+    m_search->setMinimumWidth(kSearchMinWidth); // a file:line search stays readable in a narrow bar
     m_search->setMaximumWidth(260);
     m_regex = new QCheckBox(tr("Regex"));
     m_regex->setToolTip(tr("A regular expression on the function name or on \"name (file:line)\""));

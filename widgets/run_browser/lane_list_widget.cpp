@@ -5,7 +5,6 @@
 #include <QMenu>
 #include <QToolButton>
 #include <QVBoxLayout>
-
 #include <algorithm>
 
 namespace runlens::widgets {
@@ -54,6 +53,10 @@ void LaneListWidget::setLanes(const std::vector<timeline::LaneSpec>& lanes, cons
         if (!lane.unit.empty()) text += QStringLiteral(" (") + QString::fromStdString(lane.unit) + QLatin1Char(')');
         auto* item = new QListWidgetItem(text, m_list);
         item->setData(kLaneIdRole, id);
+        QStringList metrics;
+        for (const timeline::LaneMetric& m : lane.metrics)
+            metrics << QString::fromStdString(m.label.empty() ? m.metric : m.label);
+        item->setToolTip(text + QLatin1Char('\n') + metrics.join(QStringLiteral(", "))); // a narrow list cuts the name
         item->setFlags(item->flags() | Qt::ItemIsUserCheckable);
         const bool shown = std::find(visibleIds.begin(), visibleIds.end(), lane.id) != visibleIds.end();
         item->setCheckState(shown ? Qt::Checked : Qt::Unchecked);
