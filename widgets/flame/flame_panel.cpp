@@ -213,8 +213,14 @@ FlamePanel::FlamePanel(QWidget* parent)
         else if (m_search->text().isEmpty())
             m_matched->clear();
         else
-            m_matched->setText(tr("matched: %1 % of total (%2)").arg(100.0 * share, 0, 'f', 1).arg(matches));
-        m_matched->setToolTip(error);
+            m_matched->setText(tr("%1 % (%2)").arg(100.0 * share, 0, 'f', 1).arg(matches)); // short: the bar is narrow
+        m_matched->setToolTip(!error.isEmpty() ? error
+                              : m_search->text().isEmpty()
+                                  ? QString()
+                                  : tr("The matches hold %1 % of all samples (nested matches counted once); %2 "
+                                       "blocks match")
+                                        .arg(100.0 * share, 0, 'f', 1)
+                                        .arg(matches));
     });
     connect(m_graph, &FlameGraphWidget::findRequested, this, [this] {
         m_search->setFocus(Qt::ShortcutFocusReason);
@@ -483,7 +489,9 @@ QStringList FlamePanel::exportCaption() const
     QStringList lines = m_caption;
     const auto path = m_graph->focusPath();
     if (!path.empty()) lines << tr("focus: %1").arg(QString::fromStdString(path.back()));
-    if (!m_search->text().isEmpty()) lines << tr("search: %1 (%2)").arg(m_search->text(), m_matched->text());
+    if (!m_search->text().isEmpty())
+        lines << tr("search: %1 (%2)")
+                     .arg(m_search->text(), m_matched->toolTip().isEmpty() ? m_matched->text() : m_matched->toolTip());
     if (diffShown()) lines << tr("against baseline A: %1").arg(m_baselineCaption.mid(1).join(QStringLiteral(", ")));
     return lines;
 }
