@@ -417,14 +417,14 @@ void TestTimeline::outliersStableAcrossZoom()
         std::uniform_int_distribution<int> late(0, 2);
         return forEachGpu(w, 4, 8, [&](int n, int g, int64_t gpu) {
             deviceOf[{n, g}] = gpu;
-            for (const auto& [metric, unit, base, sigmas] :
+            for (const auto& [metric, unit, level, sigmas] :
                  {std::tuple{"gpu.power", "W", 300.0, n == 1 && g == 5 ? 6.0 : 0.0},
                   std::tuple{"gpu.temp", "C", 60.0, n == 3 && g == 0 ? -2.0 : 0.0},
                   std::tuple{"gpu.mem_temp", "C", 50.0, 0.0}}) {
                 std::vector<int> lateBy(16);
                 for (int& l : lateBy)
                     l = late(rng);
-                const double sigma = 10, offset = sigmas * sigma;
+                const double sigma = 10, offset = sigmas * sigma, base = level; // a copy the lambda can capture
                 if (!appendSeries(w, gpu, metric, unit, count, step, [&](int64_t i) {
                         const int64_t t = kStart + i * step, s = (t - kStart) / kSecond;
                         const int64_t sinceCheckpoint = s % 7200;
