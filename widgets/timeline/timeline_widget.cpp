@@ -50,7 +50,7 @@ TimelineWidget::TimelineWidget(TimelineController* controller, QWidget* parent)
     auto* layout = new QVBoxLayout(this);
     layout->setContentsMargins(kFocusFrame, kFocusFrame, kFocusFrame, kFocusFrame); // room for the focus frame
     layout->setSpacing(0);
-    connect(qApp, &QApplication::focusChanged, this, [this](QWidget*, QWidget* now) {
+    m_focusWatch = connect(qApp, &QApplication::focusChanged, this, [this](QWidget*, QWidget* now) {
         const bool focused = now && (now == this || isAncestorOf(now));
         if (focused == m_focused) return;
         m_focused = focused;
@@ -91,6 +91,8 @@ TimelineWidget::TimelineWidget(TimelineController* controller, QWidget* parent)
 
 TimelineWidget::~TimelineWidget()
 {
+    // The focus moves while the base QWidget tears the children down: this part is gone by then.
+    disconnect(m_focusWatch);
     m_pool->waitForDone();
 }
 

@@ -117,6 +117,7 @@ private:
     std::vector<int64_t> m_hiddenSeries;
     std::vector<TimelineSpan> m_spans;
     bool m_shadeSpans = true;
+    QMetaObject::Connection m_focusWatch; // the application's focus changes (the focus frame)
     TimelineLane* m_axis = nullptr;
     QLabel* m_nodeKey = nullptr;
     std::vector<TimelineLane*> m_laneWidgets; // visible lanes, display order
