@@ -49,6 +49,11 @@ QString queryOne(const std::string& db, const std::string& sql)
     return queryRows(db, sql).value(0);
 }
 
+QString str(const char* s)
+{
+    return QString::fromUtf8(s);
+}
+
 QStringList strs(std::initializer_list<const char*> items)
 {
     QStringList out;

@@ -31,6 +31,9 @@ QStringList queryRows(const std::string& db, const std::string& sql);
 // The first row of queryRows (empty when there is none).
 QString queryOne(const std::string& db, const std::string& sql);
 
+// A UTF-8 literal as a QString.
+QString str(const char* s);
+
 // A list of UTF-8 literals as QStrings (for data-driven rows).
 QStringList strs(std::initializer_list<const char*> items);
 

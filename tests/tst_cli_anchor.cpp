@@ -23,10 +23,7 @@ using namespace runlens::test::binary;
 
 namespace {
 
-QString str(const char* s)
-{
-    return QString::fromUtf8(s);
-}
+using runlens::test::str;
 
 // Copies a fixture run folder as `cp -r` would (new files, new modification times), without its truth/ folder (ground
 // truth is never an input), then sets every file's modification time to now + shiftDays. Files whose name contains

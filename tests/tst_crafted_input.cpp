@@ -12,6 +12,7 @@
 #include "analysis/store/stack_codec.h"
 #include "analysis/store/stack_reader.h"
 #include "importers/import_session.h"
+#include "tests/import_support.h"
 #include "tests/test_support.h"
 
 #include <QElapsedTimer>
@@ -32,31 +33,17 @@ using test::zstdFrame;
 
 namespace {
 
-struct Imported
+// An import with its diagnostics.
+struct Imported : test::Imported
 {
-    FileOutcome outcome = FileOutcome::Failed;
-    std::string error;
     std::vector<std::string> diagnostics; // "kind: message"
 };
 
 Imported importInto(const std::string& db, const std::string& path, ImportOptions options = {})
 {
-    Imported result;
     if (options.node.empty()) options.node = "node1";
-    auto plan = planImport({path}, options);
-    if (!plan || plan->size() != 1) {
-        result.error = plan ? "expected one planned file" : plan.error().toString();
-        return result;
-    }
-    auto database = RunDatabase::open(db, OpenMode::Create);
-    if (!database) {
-        result.error = database.error().toString();
-        return result;
-    }
-    const FileResult r = importFile(**database, plan->front(), options);
-    result.outcome = r.outcome;
-    if (r.error) result.error = r.error->toString();
-    for (const DiagnosticEntry& d : r.diagnostics.entries())
+    Imported result{test::importWith(db, path, options), {}};
+    for (const DiagnosticEntry& d : result.result.diagnostics.entries())
         result.diagnostics.push_back(d.kind + ": " + d.message);
     return result;
 }

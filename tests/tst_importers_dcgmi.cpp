@@ -2,119 +2,21 @@
 // examples of docs/formats.md §3 and tables laid out the way dcgmi/DeviceMonitor.cpp prints them (label padded to
 // 10, each field to its width + 8), with each quirk added.
 
-#include "analysis/store/run_database.h"
-#include "analysis/store/run_reader.h"
 #include "importers/import_session.h"
+#include "tests/import_support.h"
 #include "tests/test_support.h"
 
-#include <QDateTime>
-#include <QFile>
-#include <QRandomGenerator>
 #include <QRegularExpression>
 #include <QTemporaryDir>
 #include <QTest>
-#include <QTimeZone>
-#include <cmath>
 
 using namespace runlens;
 using namespace runlens::importers;
+using namespace runlens::test;
 
 namespace {
 
-using runlens::test::encode;
-using runlens::test::queryOne;
-using runlens::test::strs;
-
 const QString kFormat = QStringLiteral("dcgmi-dmon");
-
-QString str(const char* s)
-{
-    return QString::fromUtf8(s);
-}
-QStringList query(const std::string& db, const std::string& sql)
-{
-    return test::queryRows(db, sql);
-}
-
-struct Imported
-{
-    FileOutcome outcome = FileOutcome::Failed;
-    std::string importer, error, db;
-};
-
-// Imports one file as node n1; options are "key=value"; mtime (ISO 8601 UTC) is set on the file first.
-Imported importPath(const std::string& dbPath, const std::string& path, const QString& format,
-                    const QString& tz = QStringLiteral("UTC"), const QStringList& extra = {}, const QString& mtime = {})
-{
-    Imported result;
-    result.db = dbPath;
-    if (!mtime.isEmpty()) {
-        QFile f(QString::fromStdString(path));
-        const QDateTime t = QDateTime::fromString(mtime, Qt::ISODateWithMs);
-        if (!t.isValid() || !f.open(QIODevice::ReadWrite) || !f.setFileTime(t, QFileDevice::FileModificationTime)) {
-            result.error = "cannot set the modification time";
-            return result;
-        }
-    }
-    ImportOptions options;
-    options.format = format.toStdString();
-    options.node = "n1";
-    options.timeZone = tz.toStdString();
-    for (const QString& kv : extra)
-        options.extra[kv.section(QLatin1Char('='), 0, 0).toStdString()] = kv.section(QLatin1Char('='), 1).toStdString();
-    auto plan = planImport({path}, options);
-    auto db = store::RunDatabase::open(dbPath, store::OpenMode::Create);
-    if (!plan || plan->size() != 1 || !db) {
-        result.error = !db ? db.error().toString() : plan ? "expected one planned file" : plan.error().toString();
-        return result;
-    }
-    if (plan->front().importer) result.importer = std::string(plan->front().importer->format());
-    const FileResult r = importFile(**db, plan->front(), options);
-    result.outcome = r.outcome;
-    if (r.error) result.error = r.error->toString();
-    return result;
-}
-
-// "10:00:01" on 2026-01-15 (UTC), else the date too; ".250" when not on a second.
-QString utc(int64_t ns)
-{
-    const QDateTime t = QDateTime::fromMSecsSinceEpoch(ns / 1000000, QTimeZone::utc());
-    QString s = t.toString(QStringLiteral("yyyy-MM-ddTHH:mm:ss"));
-    if (ns % 1000000000) s += t.toString(QStringLiteral(".zzz"));
-    return s.startsWith(QLatin1String("2026-01-15T")) ? s.mid(11) : s;
-}
-
-QString num(double v)
-{
-    if (v == std::floor(v) && std::fabs(v) < 1e15) return QString::number(static_cast<qint64>(v));
-    return QString::number(v, 'g', QLocale::FloatingPointShortest);
-}
-
-// Every point of a series of device kind:name as "time=value", a missing one as "time=?".
-QString seriesText(const std::string& dbPath, const QString& device, const QString& metric)
-{
-    auto db = store::RunDatabase::open(dbPath, store::OpenMode::ReadOnly);
-    if (!db) return QString::fromStdString(db.error().toString());
-    store::RunReader reader(**db);
-    auto s = reader.findSeries("n1", device.section(QLatin1Char(':'), 0, 0).toStdString(),
-                               device.section(QLatin1Char(':'), 1).toStdString(), metric.toStdString());
-    if (!s) return QString::fromStdString(s.error().toString());
-    if (!*s) return str("<no series>");
-    auto points = reader.readPoints((**s).id, {});
-    if (!points) return QString::fromStdString(points.error().toString());
-    QStringList out;
-    for (const store::Point& p : *points)
-        out << utc(p.tsNs) + QLatin1Char('=') + (p.missing ? str("?") : num(p.value));
-    return out.join(QStringLiteral(", "));
-}
-
-QByteArray lines(std::initializer_list<const char*> items)
-{
-    QByteArray out;
-    for (const char* l : items)
-        out += QByteArray(l) + '\n';
-    return out;
-}
 
 // docs/formats.md §3, verbatim (H800 node, llm-action docs/llm-base/dcgmi.md), command line included.
 const QByteArray kH800 = lines(
@@ -370,7 +272,7 @@ void TestDcgmiImporter::importCases()
         QVERIFY2(QRegularExpression(error).match(QString::fromStdString(r.error)).hasMatch(), r.error.c_str());
     for (const QString& check : sql) {
         const qsizetype arrow = check.lastIndexOf(QStringLiteral(" => "));
-        QCOMPARE(query(r.db, check.left(arrow).toStdString()).join(QStringLiteral("; ")), check.mid(arrow + 4));
+        QCOMPARE(queryRows(r.db, check.left(arrow).toStdString()).join(QStringLiteral("; ")), check.mid(arrow + 4));
     }
     if (r.outcome != FileOutcome::Imported) return;
     QCOMPARE(QString::fromStdString(r.importer), kFormat);
@@ -378,8 +280,9 @@ void TestDcgmiImporter::importCases()
         const QStringList parts = p.split(QLatin1Char('|'));
         QCOMPARE(seriesText(r.db, parts[0], parts[1]), parts.mid(2).join(QLatin1Char('|')));
     }
-    const QStringList found = query(r.db, "SELECT kind, line FROM diagnostic ORDER BY id");
-    if (found != diagnostics) qInfo() << query(r.db, "SELECT kind, line, column, message FROM diagnostic ORDER BY id");
+    const QStringList found = queryRows(r.db, "SELECT kind, line FROM diagnostic ORDER BY id");
+    if (found != diagnostics)
+        qInfo() << queryRows(r.db, "SELECT kind, line, column, message FROM diagnostic ORDER BY id");
     QCOMPARE(found, diagnostics);
 }
 
@@ -434,10 +337,7 @@ void TestDcgmiImporter::garbage_data()
 {
     QTest::addColumn<QByteArray>("input");
     QTest::addColumn<QString>("format");
-    QByteArray random(8192, '\0');
-    QRandomGenerator rng(13);
-    for (char& c : random)
-        c = static_cast<char>(rng.bounded(256));
+    const QByteArray random = randomBytes(8192, 13);
     QTest::newRow("random binary, detected") << random << QString();
     QTest::newRow("random binary, forced") << random << kFormat;
     QTest::newRow("header then random bytes") << lines({"#Entity   GPUTL", "ID"}) + random << QString();
@@ -477,7 +377,8 @@ void TestDcgmiImporter::tenMegabyteLine()
     input.clear();
     const Imported r = importPath(dir.filePath(str("t.runlens")).toStdString(), path, QString(), str("UTC"), kStart);
     QCOMPARE(outcomeName(r.outcome), "imported");
-    QCOMPARE(query(r.db, "SELECT kind, line FROM diagnostic ORDER BY id"), strs({"invalid_line|4", "bad_number|5"}));
+    QCOMPARE(queryRows(r.db, "SELECT kind, line FROM diagnostic ORDER BY id"),
+             strs({"invalid_line|4", "bad_number|5"}));
     QCOMPARE(seriesText(r.db, str("gpu:0"), str("gpu.util")), str("10:00:00=5, 10:00:01=6, 10:00:02=7"));
     QCOMPARE(seriesText(r.db, str("gpu:0"), str("gpu.power")), str("10:00:00=100, 10:00:01=?, 10:00:02=102"));
     const int longest = queryOne(r.db, "SELECT max(length(message)) FROM diagnostic").toInt();

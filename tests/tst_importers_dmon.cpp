@@ -1,124 +1,30 @@
 // nvidia-smi dmon import (docs/formats.md §2): generated inputs for each behaviour and quirk, then the real fixtures
 // checked against an independent count of their rows per GPU.
 
-#include "analysis/store/run_database.h"
-#include "analysis/store/run_reader.h"
 #include "importers/import_session.h"
+#include "tests/import_support.h"
 #include "tests/test_support.h"
 
 #include <QDateTime>
 #include <QDirIterator>
 #include <QFile>
-#include <QRandomGenerator>
 #include <QRegularExpression>
 #include <QTemporaryDir>
 #include <QTest>
 #include <QTimeZone>
-#include <cmath>
 #include <map>
 
 using namespace runlens;
 using namespace runlens::importers;
+using namespace runlens::test;
 
 namespace {
 
-using runlens::test::encode;
-using runlens::test::queryOne;
-using runlens::test::strs;
-
 const QString kFormat = QStringLiteral("nvidia-smi-dmon");
-
-QString str(const char* s)
-{
-    return QString::fromUtf8(s);
-}
-QStringList query(const std::string& db, const std::string& sql)
-{
-    return test::queryRows(db, sql);
-}
 
 const char* const kCountsSql = "SELECT (SELECT count(*) FROM series), (SELECT count(*) FROM point_chunk), "
                                "(SELECT count(*) FROM import), (SELECT count(*) FROM device), "
                                "(SELECT count(*) FROM diagnostic)";
-
-struct Imported
-{
-    FileOutcome outcome = FileOutcome::Failed;
-    std::string importer, error, db;
-};
-
-// Imports one file as node n1; options are "key=value"; mtime (ISO 8601 UTC) is set on the file first.
-Imported importPath(const std::string& dbPath, const std::string& path, const QString& format,
-                    const QString& tz = QStringLiteral("UTC"), const QStringList& extra = {}, const QString& mtime = {})
-{
-    Imported result;
-    result.db = dbPath;
-    if (!mtime.isEmpty()) {
-        QFile f(QString::fromStdString(path));
-        const QDateTime t = QDateTime::fromString(mtime, Qt::ISODate);
-        if (!t.isValid() || !f.open(QIODevice::ReadWrite) || !f.setFileTime(t, QFileDevice::FileModificationTime)) {
-            result.error = "cannot set the modification time";
-            return result;
-        }
-    }
-    ImportOptions options;
-    options.format = format.toStdString();
-    options.node = "n1";
-    options.timeZone = tz.toStdString();
-    for (const QString& kv : extra)
-        options.extra[kv.section(QLatin1Char('='), 0, 0).toStdString()] = kv.section(QLatin1Char('='), 1).toStdString();
-    auto plan = planImport({path}, options);
-    auto db = store::RunDatabase::open(dbPath, store::OpenMode::Create);
-    if (!plan || plan->size() != 1 || !db) {
-        result.error = !db ? db.error().toString() : plan ? "expected one planned file" : plan.error().toString();
-        return result;
-    }
-    if (plan->front().importer) result.importer = std::string(plan->front().importer->format());
-    const FileResult r = importFile(**db, plan->front(), options);
-    result.outcome = r.outcome;
-    if (r.error) result.error = r.error->toString();
-    return result;
-}
-
-// "10:00:01" on 2026-01-15 (UTC), else "2026-01-14T23:59:59"; ".250" when not on a second.
-QString utc(int64_t ns)
-{
-    const QDateTime t = QDateTime::fromMSecsSinceEpoch(ns / 1000000, QTimeZone::utc());
-    QString s = t.toString(QStringLiteral("yyyy-MM-ddTHH:mm:ss"));
-    if (ns % 1000000000) s += t.toString(QStringLiteral(".zzz"));
-    return s.startsWith(QLatin1String("2026-01-15T")) ? s.mid(11) : s;
-}
-
-QString num(double v)
-{
-    if (v == std::floor(v) && std::fabs(v) < 1e15) return QString::number(static_cast<qint64>(v));
-    return QString::number(v, 'g', QLocale::FloatingPointShortest);
-}
-
-// Every point of a series as "time=value", a missing one as "time=?".
-QString seriesText(const std::string& dbPath, const QString& gpu, const QString& metric)
-{
-    auto db = store::RunDatabase::open(dbPath, store::OpenMode::ReadOnly);
-    if (!db) return QString::fromStdString(db.error().toString());
-    store::RunReader reader(**db);
-    auto s = reader.findSeries("n1", "gpu", gpu.toStdString(), metric.toStdString());
-    if (!s) return QString::fromStdString(s.error().toString());
-    if (!*s) return str("<no series>");
-    auto points = reader.readPoints((**s).id, {});
-    if (!points) return QString::fromStdString(points.error().toString());
-    QStringList out;
-    for (const store::Point& p : *points)
-        out << utc(p.tsNs) + QLatin1Char('=') + (p.missing ? str("?") : num(p.value));
-    return out.join(QStringLiteral(", "));
-}
-
-QByteArray lines(std::initializer_list<const char*> items)
-{
-    QByteArray out;
-    for (const char* l : items)
-        out += QByteArray(l) + '\n';
-    return out;
-}
 
 // Default `nvidia-smi dmon` (-s puc, no time columns), two GPUs, two intervals, trailing spaces as dmon prints.
 const QByteArray kPuc = lines({"# gpu    pwr  gtemp  mtemp     sm    mem    enc    dec    jpg    ofa   mclk   pclk ",
@@ -378,16 +284,17 @@ void TestDmonImporter::importCases()
         QVERIFY2(QRegularExpression(error).match(QString::fromStdString(r.error)).hasMatch(), r.error.c_str());
     for (const QString& check : sql) {
         const qsizetype arrow = check.lastIndexOf(QStringLiteral(" => "));
-        QCOMPARE(query(r.db, check.left(arrow).toStdString()).join(QStringLiteral("; ")), check.mid(arrow + 4));
+        QCOMPARE(queryRows(r.db, check.left(arrow).toStdString()).join(QStringLiteral("; ")), check.mid(arrow + 4));
     }
     if (r.outcome != FileOutcome::Imported) return;
     QCOMPARE(QString::fromStdString(r.importer), kFormat);
     for (const QString& p : points) {
         const QStringList parts = p.split(QLatin1Char('|'));
-        QCOMPARE(seriesText(r.db, parts[0], parts[1]), parts.mid(2).join(QLatin1Char('|')));
+        QCOMPARE(seriesText(r.db, str("gpu:") + parts[0], parts[1]), parts.mid(2).join(QLatin1Char('|')));
     }
-    const QStringList found = query(r.db, "SELECT kind, line FROM diagnostic ORDER BY id");
-    if (found != diagnostics) qInfo() << query(r.db, "SELECT kind, line, column, message FROM diagnostic ORDER BY id");
+    const QStringList found = queryRows(r.db, "SELECT kind, line FROM diagnostic ORDER BY id");
+    if (found != diagnostics)
+        qInfo() << queryRows(r.db, "SELECT kind, line, column, message FROM diagnostic ORDER BY id");
     QCOMPARE(found, diagnostics);
 }
 
@@ -450,10 +357,7 @@ void TestDmonImporter::garbage_data()
 {
     QTest::addColumn<QByteArray>("input");
     QTest::addColumn<QString>("format");
-    QByteArray random(8192, '\0');
-    QRandomGenerator rng(11);
-    for (char& c : random)
-        c = static_cast<char>(rng.bounded(256));
+    const QByteArray random = randomBytes(8192, 11);
     QTest::newRow("random binary, detected") << random << QString();
     QTest::newRow("random binary, forced") << random << kFormat;
     QTest::newRow("header then random bytes") << lines({kDtHeader, kDtUnits}) + random << QString();
@@ -493,10 +397,10 @@ void TestDmonImporter::tenMegabyteLine()
     input.clear();
     const Imported r = importPath(dir.filePath(str("t.runlens")).toStdString(), path, QString(), str("+02:00"));
     QCOMPARE(outcomeName(r.outcome), "imported");
-    QCOMPARE(query(r.db, "SELECT kind, line FROM diagnostic ORDER BY id"),
+    QCOMPARE(queryRows(r.db, "SELECT kind, line FROM diagnostic ORDER BY id"),
              strs({"wrong_field_count|4", "bad_number|5"}));
-    QCOMPARE(seriesText(r.db, str("0"), str("gpu.util")), str("10:00:01=5, 10:00:02=?, 10:00:03=7"));
-    QCOMPARE(seriesText(r.db, str("0"), str("gpu.power")), str("10:00:01=80, 10:00:02=81, 10:00:03=82"));
+    QCOMPARE(seriesText(r.db, str("gpu:0"), str("gpu.util")), str("10:00:01=5, 10:00:02=?, 10:00:03=7"));
+    QCOMPARE(seriesText(r.db, str("gpu:0"), str("gpu.power")), str("10:00:01=80, 10:00:02=81, 10:00:03=82"));
     const int longest = queryOne(r.db, "SELECT max(length(message)) FROM diagnostic").toInt();
     QVERIFY2(longest < 1000, qPrintable(QStringLiteral("a diagnostic message of %1 characters").arg(longest)));
 }
@@ -540,9 +444,9 @@ void TestDmonImporter::realFixtures()
                      .toInt(),
                  n);
         if (!path.contains(QLatin1String("gpm"))) continue;
-        const QStringList active = query(r.db, "SELECT points, missing_points, min_value >= 0, max_value <= 1 FROM "
-                                               "series_summary WHERE metric = 'gpu.sm_active' AND device = '" +
-                                                   device.toStdString() + "'");
+        const QStringList active = queryRows(r.db, "SELECT points, missing_points, min_value >= 0, max_value <= 1 FROM "
+                                                   "series_summary WHERE metric = 'gpu.sm_active' AND device = '" +
+                                                       device.toStdString() + "'");
         QCOMPARE(active,
                  QStringList{QStringLiteral("%1|%2|1|1").arg(n).arg(ref.dashes.count(gpu) ? ref.dashes.at(gpu) : 0)});
     }

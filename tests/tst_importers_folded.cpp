@@ -1,10 +1,10 @@
 // Folded ("collapsed") stack import: generated inputs for each behaviour, then the real fixtures checked
 // against an independent count of their trailing numbers.
 
-#include "analysis/store/run_database.h"
 #include "analysis/store/user_query.h"
 #include "importers/folded/folded_importer.h"
 #include "importers/import_session.h"
+#include "tests/import_support.h"
 #include "tests/test_support.h"
 
 #include <QDirIterator>
@@ -15,68 +15,22 @@
 
 using namespace runlens;
 using namespace runlens::importers;
+using namespace runlens::test;
 
 namespace {
 
-using runlens::test::encode;
-using runlens::test::queryOne;
-using runlens::test::strs;
-
-QString str(const char* s)
-{
-    return QString::fromUtf8(s);
-}
-
 // Every stored stack as "process|pid|thread|tid|frame;frame;...|sample_count|weight", a frame written as
 // name, or name@file:line when it has a file.
-const char* const kStacksSql = R"(
-WITH RECURSIVE path(leaf, next, text) AS (
-    SELECT c.id, c.parent_id, f.name || CASE WHEN f.file = '' THEN '' ELSE '@' || f.file || ':' || f.line END
-    FROM callsite c JOIN frame f ON f.id = c.frame_id
-    UNION ALL
-    SELECT p.leaf, c.parent_id,
-           f.name || CASE WHEN f.file = '' THEN '' ELSE '@' || f.file || ':' || f.line END || ';' || p.text
-    FROM path p JOIN callsite c ON c.id = p.next JOIN frame f ON f.id = c.frame_id
-)
+const std::string kStacksSql = std::string(test::kStackPathSql) + R"(
 SELECT t.process, t.pid, t.name, t.tid, p.text, ss.sample_count, ss.weight
 FROM stack_sample ss JOIN thread t ON t.id = ss.thread_id JOIN path p ON p.leaf = ss.callsite_id AND p.next = 0
 ORDER BY p.text, t.process, t.name)";
 
-QStringList query(const std::string& db, const std::string& sql)
-{
-    return runlens::test::queryRows(db, sql);
-}
-
-struct Imported
-{
-    FileOutcome outcome = FileOutcome::Failed;
-    std::string importer; // format chosen by the plan
-    std::string error;
-    std::string db;
-};
-
+// Imports one file as node node1 into dir/run.runlens.
 Imported importPath(const QTemporaryDir& dir, const std::string& path, const QString& format)
 {
-    Imported result;
-    ImportOptions options;
-    options.format = format.toStdString();
-    options.node = "node1";
-    auto plan = planImport({path}, options);
-    if (!plan || plan->size() != 1) {
-        result.error = plan ? "expected one planned file" : plan.error().toString();
-        return result;
-    }
-    if (plan->front().importer) result.importer = std::string(plan->front().importer->format());
-    result.db = dir.filePath(QStringLiteral("run.runlens")).toStdString();
-    auto db = store::RunDatabase::open(result.db, store::OpenMode::Create);
-    if (!db) {
-        result.error = db.error().toString();
-        return result;
-    }
-    const FileResult r = importFile(**db, plan->front(), options);
-    result.outcome = r.outcome;
-    if (r.error) result.error = r.error->toString();
-    return result;
+    return test::importWith(dir.filePath(QStringLiteral("run.runlens")).toStdString(), path,
+                            test::importOptions(format, {}, {}, str("node1")));
 }
 
 // An independent reading of a folded file: flamegraph.pl's regular expression on each line.
@@ -280,8 +234,8 @@ void TestFoldedImporter::importCases()
     QCOMPARE(QString::fromLatin1(outcomeName(r.outcome)), outcome);
     if (r.outcome != FileOutcome::Imported) return;
     QCOMPARE(r.importer, std::string("folded"));
-    QCOMPARE(query(r.db, kStacksSql), stacks);
-    QCOMPARE(query(r.db, "SELECT kind, line FROM diagnostic ORDER BY id"), diagnostics);
+    QCOMPARE(queryRows(r.db, kStacksSql), stacks);
+    QCOMPARE(queryRows(r.db, "SELECT kind, line FROM diagnostic ORDER BY id"), diagnostics);
     QCOMPARE(queryOne(r.db, "SELECT rows_read FROM import"), QString::number(rows));
     int64_t samples = 0;
     for (const QString& s : stacks)
@@ -346,7 +300,7 @@ void TestFoldedImporter::tenMegabyteLine()
     QCOMPARE(QString::fromLatin1(outcomeName(r.outcome)), QStringLiteral("imported"));
     QCOMPARE(queryOne(r.db, "SELECT sum(weight) FROM stack_sample"), QStringLiteral("5"));
     QCOMPARE(queryOne(r.db, "SELECT max(length(name)) FROM frame"), QString::number(kBytes));
-    QCOMPARE(query(r.db, "SELECT kind, line FROM diagnostic"), strs({"invalid_line|2"}));
+    QCOMPARE(queryRows(r.db, "SELECT kind, line FROM diagnostic"), strs({"invalid_line|2"}));
     QVERIFY(queryOne(r.db, "SELECT length(message) FROM diagnostic").toInt() < 200);
 }
 
@@ -360,8 +314,8 @@ void TestFoldedImporter::lineOverReaderLimit()
     input.shrink_to_fit();
     const Imported r = importPath(dir, path, str("folded"));
     QCOMPARE(QString::fromLatin1(outcomeName(r.outcome)), str("imported"));
-    QCOMPARE(query(r.db, "SELECT kind, line FROM diagnostic"), strs({"line_too_long|1"}));
-    QCOMPARE(query(r.db, kStacksSql), strs({"|0||0|a;b|2|2"}));
+    QCOMPARE(queryRows(r.db, "SELECT kind, line FROM diagnostic"), strs({"line_too_long|1"}));
+    QCOMPARE(queryRows(r.db, kStacksSql), strs({"|0||0|a;b|2|2"}));
     QCOMPARE(queryOne(r.db, "SELECT rows_read FROM import"), str("2"));
 }
 
@@ -433,7 +387,7 @@ void TestFoldedImporter::realFixtures()
     QStringList invalid;
     for (int64_t line : ref.invalidLines)
         invalid << QString::number(line);
-    QCOMPARE(query(r.db, "SELECT line FROM diagnostic WHERE kind = 'invalid_line' ORDER BY id"), invalid);
+    QCOMPARE(queryRows(r.db, "SELECT line FROM diagnostic WHERE kind = 'invalid_line' ORDER BY id"), invalid);
     if (path.endsWith(QLatin1String("simple-with-invalids.txt"))) {
         QCOMPARE(invalid.size(), 1);
         QCOMPARE(queryOne(r.db, "SELECT count FROM diagnostic_count WHERE kind = 'comment_line'"), QStringLiteral("2"));

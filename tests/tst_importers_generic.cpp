@@ -1,113 +1,26 @@
 // Generic long metrics import (CSV and JSON lines; format described in importers/generic/generic_importer.h):
 // generated inputs for each behaviour and quirk.
 
-#include "analysis/store/run_database.h"
-#include "analysis/store/run_reader.h"
 #include "importers/generic/generic_importer.h"
 #include "importers/import_session.h"
+#include "tests/import_support.h"
 #include "tests/test_support.h"
 
-#include <QDateTime>
-#include <QRandomGenerator>
 #include <QRegularExpression>
 #include <QTemporaryDir>
 #include <QTest>
-#include <cmath>
 
 using namespace runlens;
 using namespace runlens::importers;
+using namespace runlens::test;
 
 namespace {
 
-using runlens::test::encode;
-using runlens::test::queryOne;
-using runlens::test::strs;
-
 const QString kFormat = QStringLiteral("metrics-csv");
-
-QString str(const char* s)
-{
-    return QString::fromUtf8(s);
-}
-QStringList query(const std::string& db, const std::string& sql)
-{
-    return runlens::test::queryRows(db, sql);
-}
 
 const char* const kCountsSql = "SELECT (SELECT count(*) FROM series), (SELECT count(*) FROM point_chunk), "
                                "(SELECT count(*) FROM import), (SELECT count(*) FROM device), "
                                "(SELECT count(*) FROM node), (SELECT count(*) FROM diagnostic)";
-
-struct Imported
-{
-    FileOutcome outcome = FileOutcome::Failed;
-    std::string importer, error, db;
-};
-
-Imported importPath(const std::string& dbPath, const std::string& path, const QString& format,
-                    const QString& tz = QStringLiteral("UTC"), const QString& node = QStringLiteral("n1"))
-{
-    Imported result;
-    result.db = dbPath;
-    ImportOptions options;
-    options.format = format.toStdString();
-    options.node = node.toStdString();
-    options.timeZone = tz.toStdString();
-    auto plan = planImport({path}, options);
-    auto db = store::RunDatabase::open(dbPath, store::OpenMode::Create);
-    if (!plan || plan->size() != 1 || !db) {
-        result.error = !db ? db.error().toString() : plan ? "expected one planned file" : plan.error().toString();
-        return result;
-    }
-    if (plan->front().importer) result.importer = std::string(plan->front().importer->format());
-    const FileResult r = importFile(**db, plan->front(), options);
-    result.outcome = r.outcome;
-    if (r.error) result.error = r.error->toString();
-    return result;
-}
-
-// "2026-03-29T01:00:00.250" (UTC, milliseconds only when not zero); on 2026-01-15 the time alone.
-QString utc(int64_t ns)
-{
-    const int64_t ms = ns / 1000000;
-    QString s =
-        QDateTime::fromMSecsSinceEpoch(ms, Qt::UTC)
-            .toString(ms % 1000 ? QStringLiteral("yyyy-MM-ddTHH:mm:ss.zzz") : QStringLiteral("yyyy-MM-ddTHH:mm:ss"));
-    if (ns % 1000000 != 0) s += QStringLiteral("+%1ns").arg(ns % 1000000);
-    return s.startsWith(QLatin1String("2026-01-15T")) ? s.mid(11) : s;
-}
-
-QString num(double v)
-{
-    if (v == std::floor(v) && std::fabs(v) < 1e15) return QString::number(static_cast<qint64>(v));
-    return QString::number(v, 'g', QLocale::FloatingPointShortest);
-}
-
-// The points of one series of node n1 as "time=value", a missing one as "time=?"; device "gpu:0", "cpu", "host".
-QString seriesText(const std::string& dbPath, const QString& device, const QString& metric)
-{
-    auto db = store::RunDatabase::open(dbPath, store::OpenMode::ReadOnly);
-    if (!db) return QString::fromStdString(db.error().toString());
-    store::RunReader reader(**db);
-    const QString kind = device.section(QLatin1Char(':'), 0, 0), name = device.section(QLatin1Char(':'), 1);
-    auto s = reader.findSeries("n1", kind.toStdString(), name.toStdString(), metric.toStdString());
-    if (!s) return QString::fromStdString(s.error().toString());
-    if (!*s) return str("<no series>");
-    auto points = reader.readPoints((**s).id, {});
-    if (!points) return QString::fromStdString(points.error().toString());
-    QStringList out;
-    for (const store::Point& p : *points)
-        out << utc(p.tsNs) + QLatin1Char('=') + (p.missing ? str("?") : num(p.value));
-    return out.join(QStringLiteral(", "));
-}
-
-QByteArray lines(std::initializer_list<const char*> items)
-{
-    QByteArray out;
-    for (const char* l : items)
-        out += QByteArray(l) + '\n';
-    return out;
-}
 
 const QByteArray kCanonical = lines(
     {"ts,node,device,metric,value,unit", "2026-01-15T10:00:01Z,n1,gpu:0,gpu.util,87.5,%",
@@ -288,24 +201,25 @@ void TestGenericImporter::importCases()
                          : encoding == QLatin1String("gzip") ? str("t.csv.gz")
                                                              : str("t.csv");
     const std::string path = test::writeFile(dir, name, encode(input, encoding));
-    const Imported r = importPath(dir.filePath(str("t.runlens")).toStdString(), path, format, tz, node);
+    const Imported r =
+        importWith(dir.filePath(str("t.runlens")).toStdString(), path, importOptions(format, tz, {}, node));
     const QString got = QString::fromLatin1(outcomeName(r.outcome));
     QVERIFY2(got == outcome, qPrintable(got + QStringLiteral(": ") + QString::fromStdString(r.error)));
     if (!error.isEmpty())
         QVERIFY2(QRegularExpression(error).match(QString::fromStdString(r.error)).hasMatch(), r.error.c_str());
     for (const QString& check : sql) {
         const qsizetype arrow = check.lastIndexOf(QStringLiteral(" => "));
-        QCOMPARE(query(r.db, check.left(arrow).toStdString()).join(QStringLiteral("; ")), check.mid(arrow + 4));
+        QCOMPARE(queryRows(r.db, check.left(arrow).toStdString()).join(QStringLiteral("; ")), check.mid(arrow + 4));
     }
     if (r.outcome != FileOutcome::Imported) return;
     QCOMPARE(QString::fromStdString(r.importer), kFormat);
     for (const QString& p : points) {
         const QStringList parts = p.split(QLatin1Char('|'));
-        QCOMPARE(seriesText(r.db, parts[0], parts[1]), parts.mid(2).join(QLatin1Char('|')));
+        QCOMPARE(seriesText(r.db, parts[0], parts[1], Fraction::MillisAndNs), parts.mid(2).join(QLatin1Char('|')));
     }
-    const QStringList found = query(r.db, "SELECT kind, line FROM diagnostic ORDER BY id");
+    const QStringList found = queryRows(r.db, "SELECT kind, line FROM diagnostic ORDER BY id");
     if (found != diagnostics && diagnostics != strs({"*"}))
-        qInfo() << query(r.db, "SELECT kind, line, column, message FROM diagnostic ORDER BY id");
+        qInfo() << queryRows(r.db, "SELECT kind, line, column, message FROM diagnostic ORDER BY id");
     if (diagnostics != strs({"*"})) QCOMPARE(found, diagnostics);
 }
 
@@ -357,10 +271,7 @@ void TestGenericImporter::garbage_data()
 {
     QTest::addColumn<QByteArray>("input");
     QTest::addColumn<QString>("format");
-    QByteArray random(8192, '\0');
-    QRandomGenerator rng(5);
-    for (char& c : random)
-        c = static_cast<char>(rng.bounded(256));
+    const QByteArray random = randomBytes(8192, 5);
     QTest::newRow("random binary, detected") << random << QString();
     QTest::newRow("random binary, forced") << random << kFormat;
     QTest::newRow("header then random bytes") << QByteArray("ts,metric,value\n") + random << QString();
@@ -410,10 +321,10 @@ void TestGenericImporter::tenMegabyteLine()
         input.clear();
         const Imported r = importPath(dir.filePath(str("t.runlens")).toStdString(), path, QString());
         QCOMPARE(outcomeName(r.outcome), "imported");
-        QCOMPARE(query(r.db, "SELECT kind, line FROM diagnostic ORDER BY id"),
+        QCOMPARE(queryRows(r.db, "SELECT kind, line FROM diagnostic ORDER BY id"),
                  json ? strs({"invalid_line|2", "bad_number|3", "invalid_line|4"})
                       : strs({"wrong_field_count|2", "bad_number|3", "invalid_line|4"}));
-        QCOMPARE(seriesText(r.db, str("host"), str("gpu.util")),
+        QCOMPARE(seriesText(r.db, str("host"), str("gpu.util"), Fraction::MillisAndNs),
                  json ? str("10:00:01=1, 10:00:02=?, 10:00:04=4") : str("10:00:02=?, 10:00:04=4"));
         const int longest = queryOne(r.db, "SELECT max(length(message)) FROM diagnostic").toInt();
         QVERIFY2(longest < 1000, qPrintable(QStringLiteral("a diagnostic message of %1 characters").arg(longest)));

@@ -1,142 +1,39 @@
 // nvidia-smi --query-gpu CSV import (docs/formats.md §1): generated inputs for each behaviour and quirk, then the
 // real fixtures checked against an independent count of their rows per GPU.
 
-#include "analysis/store/chunk_codec.h"
 #include "analysis/store/run_database.h"
 #include "analysis/store/run_reader.h"
 #include "analysis/store/user_query.h"
 #include "importers/import_session.h"
+#include "tests/import_support.h"
 #include "tests/test_support.h"
 
 #include <QDateTime>
 #include <QDirIterator>
 #include <QFile>
-#include <QRandomGenerator>
 #include <QRegularExpression>
 #include <QTemporaryDir>
 #include <QTest>
 #include <QTimeZone>
-#include <cmath>
 #include <map>
-#include <sqlite3.h>
 
 using namespace runlens;
 using namespace runlens::importers;
+using namespace runlens::test;
 
 namespace {
 
-using runlens::test::encode;
-using runlens::test::queryOne;
-using runlens::test::strs;
-
 const QString kFormat = QStringLiteral("nvidia-smi-query-csv");
-
-QString str(const char* s)
-{
-    return QString::fromUtf8(s);
-}
-
-// Rows of a read-only user query, cells joined by '|'.
-QStringList query(const std::string& db, const std::string& sql)
-{
-    return runlens::test::queryRows(db, sql);
-}
 
 const char* const kCountsSql = "SELECT (SELECT count(*) FROM series), (SELECT count(*) FROM point_chunk), "
                                "(SELECT count(*) FROM import), (SELECT count(*) FROM device), "
                                "(SELECT count(*) FROM device_attribute), (SELECT count(*) FROM diagnostic)";
 
-struct Imported
-{
-    FileOutcome outcome = FileOutcome::Failed;
-    std::string importer, error, db; // importer: the format the plan chose
-    int64_t importId = 0;
-};
-
-Imported importPath(const std::string& dbPath, const std::string& path, const QString& format,
-                    const QString& tz = QStringLiteral("UTC"))
-{
-    Imported result;
-    result.db = dbPath;
-    ImportOptions options;
-    options.format = format.toStdString();
-    options.node = "n1";
-    options.timeZone = tz.toStdString();
-    auto plan = planImport({path}, options);
-    auto db = store::RunDatabase::open(dbPath, store::OpenMode::Create);
-    if (!plan || plan->size() != 1 || !db) {
-        result.error = !db ? db.error().toString() : plan ? "expected one planned file" : plan.error().toString();
-        return result;
-    }
-    if (plan->front().importer) result.importer = std::string(plan->front().importer->format());
-    const FileResult r = importFile(**db, plan->front(), options);
-    result.outcome = r.outcome;
-    result.importId = r.importId;
-    if (r.error) result.error = r.error->toString();
-    return result;
-}
-
-// "2026-03-29T01:00:00.100" (UTC), "+Nns" when not on a millisecond; on 2026-01-15 the time alone.
-QString utc(int64_t ns)
-{
-    const int64_t rest = ((ns % 1000000) + 1000000) % 1000000;
-    QString s = QDateTime::fromMSecsSinceEpoch((ns - rest) / 1000000, Qt::UTC)
-                    .toString(QStringLiteral("yyyy-MM-ddTHH:mm:ss.zzz"));
-    if (rest) s += QStringLiteral("+%1ns").arg(rest);
-    return s.startsWith(QLatin1String("2026-01-15T")) ? s.mid(11) : s;
-}
-
-QString num(double v)
-{
-    if (v == std::floor(v) && std::fabs(v) < 1e15) return QString::number(static_cast<qint64>(v));
-    return QString::number(v, 'g', QLocale::FloatingPointShortest);
-}
-
-// Raw tokens of the missing points of a series, read from its chunks in time order.
-std::vector<std::string> missingTokens(store::RunDatabase& db, int64_t seriesId)
-{
-    std::vector<std::string> out;
-    sqlite3_stmt* st = nullptr;
-    if (sqlite3_prepare_v2(db.handle(), "SELECT data FROM point_chunk WHERE series_id = ? ORDER BY first_ns", -1, &st,
-                           nullptr) != SQLITE_OK)
-        return {"<prepare failed>"};
-    sqlite3_bind_int64(st, 1, seriesId);
-    while (sqlite3_step(st) == SQLITE_ROW) {
-        auto chunk = store::decodeChunk(sqlite3_column_blob(st, 0), static_cast<size_t>(sqlite3_column_bytes(st, 0)));
-        if (!chunk)
-            out.push_back("<corrupt chunk>");
-        else
-            out.insert(out.end(), chunk->missingTokens.begin(), chunk->missingTokens.end());
-    }
-    sqlite3_finalize(st);
-    return out;
-}
-
 // Every point of a series as "time=value", a missing one as "time=?<raw token>".
 QString pointsText(store::RunDatabase& db, int64_t seriesId)
 {
-    store::RunReader reader(db);
-    auto points = reader.readPoints(seriesId, {});
-    if (!points) return QString::fromStdString("read failed: " + points.error().toString());
-    const std::vector<std::string> tokens = missingTokens(db, seriesId);
-    QStringList out;
-    size_t t = 0;
-    for (const store::Point& p : *points) {
-        const QString v = !p.missing
-                              ? num(p.value)
-                              : QLatin1Char('?') + QString::fromStdString(t < tokens.size() ? tokens[t++] : "<none>");
-        out << utc(p.tsNs) + QLatin1Char('=') + v;
-    }
-    return out.join(QStringLiteral(", "));
-}
-
-QString seriesText(const std::string& dbPath, const QString& gpu, const QString& metric)
-{
-    auto db = store::RunDatabase::open(dbPath, store::OpenMode::ReadOnly);
-    if (!db) return QString::fromStdString(db.error().toString());
-    store::RunReader reader(**db);
-    auto s = reader.findSeries("n1", "gpu", gpu.toStdString(), metric.toStdString());
-    return !s ? QString::fromStdString(s.error().toString()) : !*s ? str("<no series>") : pointsText(**db, (**s).id);
+    return test::pointsText(test::readSeries(db, seriesId, true),
+                            [](int64_t ns) { return utc(ns, Fraction::AlwaysMillis); });
 }
 
 // Every series of a run with its points, for comparing two imports.
@@ -144,8 +41,8 @@ QStringList dumpAll(const std::string& dbPath)
 {
     auto db = store::RunDatabase::open(dbPath, store::OpenMode::ReadOnly);
     if (!db) return {QString::fromStdString(db.error().toString())};
-    QStringList out = query(dbPath, "SELECT s.id, d.name, s.metric, s.unit, s.raw_name FROM series s JOIN device d "
-                                    "ON d.id = s.device_id ORDER BY d.name, s.metric");
+    QStringList out = queryRows(dbPath, "SELECT s.id, d.name, s.metric, s.unit, s.raw_name FROM series s JOIN device d "
+                                        "ON d.id = s.device_id ORDER BY d.name, s.metric");
     for (QString& row : out)
         row += QLatin1Char('|') + pointsText(**db, row.section(QLatin1Char('|'), 0, 0).toLongLong());
     return out;
@@ -458,16 +355,18 @@ void TestNvsmiImporter::importCases()
         QVERIFY2(QRegularExpression(error).match(QString::fromStdString(r.error)).hasMatch(), r.error.c_str());
     for (const QString& check : sql) {
         const qsizetype arrow = check.lastIndexOf(QStringLiteral(" => "));
-        QCOMPARE(query(r.db, check.left(arrow).toStdString()).join(QStringLiteral("; ")), check.mid(arrow + 4));
+        QCOMPARE(queryRows(r.db, check.left(arrow).toStdString()).join(QStringLiteral("; ")), check.mid(arrow + 4));
     }
     if (r.outcome != FileOutcome::Imported) return;
     QCOMPARE(QString::fromStdString(r.importer), kFormat);
     for (const QString& p : points) {
         const QStringList parts = p.split(QLatin1Char('|'));
-        QCOMPARE(seriesText(r.db, parts[0], parts[1]), parts.mid(2).join(QLatin1Char('|')));
+        QCOMPARE(seriesText(r.db, str("gpu:") + parts[0], parts[1], Fraction::AlwaysMillis, true),
+                 parts.mid(2).join(QLatin1Char('|')));
     }
-    const QStringList found = query(r.db, "SELECT kind, line FROM diagnostic ORDER BY id");
-    if (found != diagnostics) qInfo() << query(r.db, "SELECT kind, line, column, message FROM diagnostic ORDER BY id");
+    const QStringList found = queryRows(r.db, "SELECT kind, line FROM diagnostic ORDER BY id");
+    if (found != diagnostics)
+        qInfo() << queryRows(r.db, "SELECT kind, line, column, message FROM diagnostic ORDER BY id");
     if (diagnostics != strs({"*"})) QCOMPARE(found, diagnostics);
 }
 
@@ -482,7 +381,8 @@ void TestNvsmiImporter::compressedSameAsPlain()
         const std::string path = test::writeFile(dir, enc + str("/gpu.csv") + ext, encode(text, enc));
         const Imported r = importPath(dir.filePath(enc + str(".runlens")).toStdString(), path, QString());
         QCOMPARE(outcomeName(r.outcome), "imported");
-        const QStringList dump = dumpAll(r.db) << query(r.db, "SELECT kind, line, message FROM diagnostic ORDER BY id");
+        const QStringList dump = dumpAll(r.db)
+                                 << queryRows(r.db, "SELECT kind, line, message FROM diagnostic ORDER BY id");
         if (reference.isEmpty()) {
             reference = dump;
             QCOMPARE(queryOne(r.db, "SELECT sum(points) FROM series WHERE metric = 'gpu.util'"), str("6000"));
@@ -525,7 +425,7 @@ void TestNvsmiImporter::reimportIsNoOp()
     const QStringList dump = dumpAll(db);
     const Imported again = importPath(db, path, QString());
     QCOMPARE(outcomeName(again.outcome), "already imported");
-    QCOMPARE(again.importId, first.importId);
+    QCOMPARE(again.result.importId, first.result.importId);
     QCOMPARE(queryOne(db, kCountsSql), before);
     QCOMPARE(dumpAll(db), dump);
 }
@@ -564,10 +464,7 @@ void TestNvsmiImporter::garbage_data()
 {
     QTest::addColumn<QByteArray>("input");
     QTest::addColumn<QString>("format");
-    QByteArray random(8192, '\0');
-    QRandomGenerator rng(7);
-    for (char& c : random)
-        c = static_cast<char>(rng.bounded(256));
+    const QByteArray random = randomBytes(8192, 7);
     QTest::newRow("random binary, detected") << random << QString();
     QTest::newRow("random binary, forced") << random << kFormat;
     QTest::newRow("header then random bytes") << csv(kH3, {}) + random << QString();
@@ -606,11 +503,12 @@ void TestNvsmiImporter::tenMegabyteLine()
     input.clear();
     const Imported r = importPath(dir.filePath(str("t.runlens")).toStdString(), path, QString());
     QCOMPARE(outcomeName(r.outcome), "imported");
-    QCOMPARE(query(r.db, "SELECT kind, line FROM diagnostic ORDER BY id"),
+    QCOMPARE(queryRows(r.db, "SELECT kind, line FROM diagnostic ORDER BY id"),
              strs({"wrong_field_count|3", "bad_number|4"}));
-    QCOMPARE(query(r.db, "SELECT metric, points, missing_points FROM series ORDER BY metric"),
+    QCOMPARE(queryRows(r.db, "SELECT metric, points, missing_points FROM series ORDER BY metric"),
              strs({"gpu.power|3|0", "gpu.util|3|1"}));
-    QCOMPARE(seriesText(r.db, str("0"), str("gpu.power")), str("10:00:01.000=80, 10:00:02.000=81, 10:00:03.000=82"));
+    QCOMPARE(seriesText(r.db, str("gpu:0"), str("gpu.power"), Fraction::AlwaysMillis, true),
+             str("10:00:01.000=80, 10:00:02.000=81, 10:00:03.000=82"));
     const int longest = queryOne(r.db, "SELECT max(length(message)) FROM diagnostic").toInt();
     QVERIFY2(longest < 1000, qPrintable(QStringLiteral("a diagnostic message of %1 characters").arg(longest)));
 }
@@ -693,8 +591,9 @@ void TestNvsmiImporter::realFixtures()
     }
     // No series gets more points than its GPU has rows (one value per row and column).
     QStringList tooMany;
-    for (const QString& row : query(r.db, "SELECT d.name, s.metric, s.raw_name, s.points FROM series s JOIN device d "
-                                          "ON d.id = s.device_id")) {
+    for (const QString& row :
+         queryRows(r.db, "SELECT d.name, s.metric, s.raw_name, s.points FROM series s JOIN device d "
+                         "ON d.id = s.device_id")) {
         const QStringList cells = row.split(QLatin1Char('|'));
         if (cells[3].toInt() > ref.at(cells[0]).rows)
             tooMany << QStringLiteral("GPU %1 points for %2 rows").arg(row).arg(ref.at(cells[0]).rows);

@@ -1,9 +1,9 @@
 // perf script text import: the docs/formats.md §10 variants as generated inputs, then the real fixtures checked
 // against an independent count of their sample header lines.
 
-#include "analysis/store/run_database.h"
 #include "importers/import_session.h"
 #include "importers/perf/perf_script_importer.h"
+#include "tests/import_support.h"
 #include "tests/test_support.h"
 
 #include <QDirIterator>
@@ -14,10 +14,9 @@
 
 using namespace runlens;
 using namespace runlens::importers;
+using namespace runlens::test;
 
 namespace {
-
-using runlens::test::strs;
 
 // Every stored stack as "process|pid|thread|tid|root;...;leaf|ts_ns|sample_count|weight", a frame as name@module.
 const char* const kStacksSql = R"(
@@ -31,44 +30,15 @@ SELECT t.process, t.pid, t.name, t.tid, p.text, coalesce(ss.ts_ns, 'null'), ss.s
 FROM stack_samples ss JOIN thread t ON t.id = ss.thread_id JOIN path p ON p.leaf = ss.callsite_id AND p.next = 0
 ORDER BY ss.rowid)";
 
-struct Imported
-{
-    FileOutcome outcome = FileOutcome::Failed;
-    std::string importer;
-    std::string error;
-    std::string db;
-};
-
+// Imports one file as node node1 into a new dir/run.runlens.
 Imported importPath(const QTemporaryDir& dir, const std::string& path, const QString& format = {},
                     const std::map<std::string, std::string>& extra = {})
 {
-    Imported result;
-    ImportOptions options;
-    options.format = format.toStdString();
-    options.node = "node1";
+    const std::string db = dir.filePath(QStringLiteral("run.runlens")).toStdString();
+    QFile::remove(QString::fromStdString(db));
+    ImportOptions options = test::importOptions(format, {}, {}, QStringLiteral("node1"));
     options.extra = extra;
-    auto plan = planImport({path}, options);
-    if (!plan || plan->size() != 1) {
-        result.error = plan ? "expected one planned file" : plan.error().toString();
-        return result;
-    }
-    if (plan->front().importer) result.importer = std::string(plan->front().importer->format());
-    result.db = dir.filePath(QStringLiteral("run.runlens")).toStdString();
-    QFile::remove(QString::fromStdString(result.db));
-    auto db = store::RunDatabase::open(result.db, store::OpenMode::Create);
-    if (!db) {
-        result.error = db.error().toString();
-        return result;
-    }
-    const FileResult r = importFile(**db, plan->front(), options);
-    result.outcome = r.outcome;
-    if (r.error) result.error = r.error->toString();
-    return result;
-}
-
-QStringList dbRows(const Imported& r, const char* sql)
-{
-    return test::queryRows(r.db, sql);
+    return test::importWith(db, path, options);
 }
 
 } // namespace
@@ -159,9 +129,9 @@ void TestPerfScriptImporter::rows()
     const auto r = importPath(dir, test::writeFile(dir, QStringLiteral("p.txt"), input.toStdString()));
     QCOMPARE(r.importer, std::string("perf-script"));
     QVERIFY2(r.outcome == FileOutcome::Imported, r.error.c_str());
-    QCOMPARE(dbRows(r, kStacksSql), stacks);
-    QCOMPARE(dbRows(r, "SELECT count(*) FROM diagnostic"), QStringList{QStringLiteral("0")});
-    QCOMPARE(dbRows(r, "SELECT sum(samples), sum(untimed_rows) FROM stack_summary"),
+    QCOMPARE(queryRows(r.db, kStacksSql), stacks);
+    QCOMPARE(queryRows(r.db, "SELECT count(*) FROM diagnostic"), QStringList{QStringLiteral("0")});
+    QCOMPARE(queryRows(r.db, "SELECT sum(samples), sum(untimed_rows) FROM stack_summary"),
              QStringList{QStringLiteral("%1|%1").arg(stacks.size())});
 }
 
@@ -173,11 +143,11 @@ void TestPerfScriptImporter::anchor()
                                              "app 5/6 [001] 441995.133576: 7 cpu-clock: \n\t 1 f (/bin/app)\n");
     const auto r = importPath(dir, path, {}, {{"anchor", "2026-01-01T00:00:00Z"}});
     QVERIFY2(r.outcome == FileOutcome::Imported, r.error.c_str());
-    QCOMPARE(dbRows(r, "SELECT ts_ns, weight FROM stack_samples ORDER BY ts_ns, rowid"),
+    QCOMPARE(queryRows(r.db, "SELECT ts_ns, weight FROM stack_samples ORDER BY ts_ns, rowid"),
              strs({"1767667595133575000|1", "1767667595133576000|7"}));
     const auto e = importPath(dir, path, {}, {{"anchor", "1000"}});
-    QCOMPARE(dbRows(e, "SELECT min(ts_ns) FROM stack_samples"), strs({"442995133575000"}));
-    QCOMPARE(dbRows(e, "SELECT samples, untimed_rows, pid, tid FROM stack_summary"), strs({"2|0|5|6"}));
+    QCOMPARE(queryRows(e.db, "SELECT min(ts_ns) FROM stack_samples"), strs({"442995133575000"}));
+    QCOMPARE(queryRows(e.db, "SELECT samples, untimed_rows, pid, tid FROM stack_summary"), strs({"2|0|5|6"}));
 }
 
 void TestPerfScriptImporter::invalidLine()
@@ -188,9 +158,9 @@ void TestPerfScriptImporter::invalidLine()
                         "app 5 1.5: cpu-clock:\n\t1 f (/bin/app)\n\tnot a frame\n\napp 5 1.6: cpu-clock:\n\ngarbage\n");
     const auto r = importPath(dir, path, QStringLiteral("perf-script"));
     QVERIFY2(r.outcome == FileOutcome::Imported, r.error.c_str());
-    QCOMPARE(dbRows(r, "SELECT kind, line FROM diagnostic ORDER BY id"),
+    QCOMPARE(queryRows(r.db, "SELECT kind, line FROM diagnostic ORDER BY id"),
              strs({"invalid_line|3", "empty_stack|6", "invalid_line|7"}));
-    QCOMPARE(dbRows(r, "SELECT rows_read, samples FROM import"), strs({"2|1"}));
+    QCOMPARE(queryRows(r.db, "SELECT rows_read, samples FROM import"), strs({"2|1"}));
 }
 
 void TestPerfScriptImporter::emptyFile()
@@ -199,7 +169,7 @@ void TestPerfScriptImporter::emptyFile()
     const std::string path = test::writeFile(dir, QStringLiteral("p.txt"), "");
     const auto r = importPath(dir, path, QStringLiteral("perf-script"));
     QVERIFY2(r.outcome == FileOutcome::Imported, r.error.c_str());
-    QCOMPARE(dbRows(r, "SELECT count(*) FROM stack_samples"), strs({"0"}));
+    QCOMPARE(queryRows(r.db, "SELECT count(*) FROM stack_samples"), strs({"0"}));
 }
 
 void TestPerfScriptImporter::realFixtures_data()
@@ -234,9 +204,9 @@ void TestPerfScriptImporter::realFixtures()
     const auto r = importPath(dir, path.toStdString());
     QCOMPARE(r.importer, std::string("perf-script"));
     QVERIFY2(r.outcome == FileOutcome::Imported, r.error.c_str());
-    QCOMPARE(dbRows(r, "SELECT sum(samples) FROM stack_summary"), QStringList{QString::number(expected)});
-    QCOMPARE(dbRows(r, "SELECT rows_read FROM import"), QStringList{QString::number(expected)});
-    QCOMPARE(dbRows(r, "SELECT count(*) FROM diagnostic WHERE kind = 'invalid_line'"), strs({"0"}));
+    QCOMPARE(queryRows(r.db, "SELECT sum(samples) FROM stack_summary"), QStringList{QString::number(expected)});
+    QCOMPARE(queryRows(r.db, "SELECT rows_read FROM import"), QStringList{QString::number(expected)});
+    QCOMPARE(queryRows(r.db, "SELECT count(*) FROM diagnostic WHERE kind = 'invalid_line'"), strs({"0"}));
 }
 
 QTEST_GUILESS_MAIN(TestPerfScriptImporter)

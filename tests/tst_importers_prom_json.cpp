@@ -1,10 +1,10 @@
 // Prometheus HTTP API JSON import (docs/formats.md §6): generated responses for each behaviour and bad input, then
 // the real node_exporter query_range fixtures checked against an independent reading of their JSON.
 
-#include "analysis/store/chunk_codec.h"
 #include "analysis/store/run_database.h"
 #include "analysis/store/run_reader.h"
 #include "importers/import_session.h"
+#include "tests/import_support.h"
 #include "tests/test_support.h"
 
 #include <QDir>
@@ -15,22 +15,15 @@
 #include <QTemporaryDir>
 #include <QTest>
 #include <cmath>
-#include <sqlite3.h>
 
 using namespace runlens;
 using namespace runlens::importers;
+using namespace runlens::test;
 
 namespace {
 
-using runlens::test::encode;
-
 const QString kFormat = QStringLiteral("prometheus-json");
 constexpr int64_t kT0 = 1700000000; // seconds; generated samples are at kT0 + offset
-
-QString str(const char* s)
-{
-    return QString::fromUtf8(s);
-}
 
 // {"status":"success","data":{"resultType":TYPE,"result":[RESULT]}}
 QByteArray response(const QByteArray& result, const QByteArray& type = "matrix")
@@ -49,61 +42,10 @@ QByteArray series(const QByteArray& labels, const QList<QByteArray>& values)
     return out + "]}";
 }
 
-struct Imported
-{
-    FileOutcome outcome = FileOutcome::Failed;
-    std::string error, importer, node;
-    FileResult result;
-};
-
+// Options from "key=value" items separated by ';'.
 ImportOptions optionsFrom(const QString& spec)
 {
-    ImportOptions options;
-    for (const QString& kv : spec.split(QLatin1Char(';'), Qt::SkipEmptyParts)) {
-        const QString key = kv.section(QLatin1Char('='), 0, 0), value = kv.section(QLatin1Char('='), 1);
-        if (key == QLatin1String("node"))
-            options.node = value.toStdString();
-        else if (key == QLatin1String("format"))
-            options.format = value.toStdString();
-        else
-            options.extra[key.toStdString()] = value.toStdString();
-    }
-    return options;
-}
-
-Imported importPath(const std::string& dbPath, const std::string& path, const ImportOptions& options)
-{
-    Imported out;
-    auto plan = planImport({path}, options);
-    auto db = store::RunDatabase::open(dbPath, store::OpenMode::Create);
-    if (!plan || plan->size() != 1 || !db) {
-        out.error = !db ? db.error().toString() : plan ? "expected one planned file" : plan.error().toString();
-        return out;
-    }
-    if (plan->front().importer) out.importer = std::string(plan->front().importer->format());
-    out.node = plan->front().node;
-    out.result = importFile(**db, plan->front(), options);
-    out.outcome = out.result.outcome;
-    if (out.result.error) out.error = out.result.error->toString();
-    return out;
-}
-
-// Raw tokens of the missing points of a series, in time order.
-std::vector<std::string> missingTokens(store::RunDatabase& db, int64_t seriesId)
-{
-    std::vector<std::string> out;
-    sqlite3_stmt* st = nullptr;
-    if (sqlite3_prepare_v2(db.handle(), "SELECT data FROM point_chunk WHERE series_id = ? ORDER BY first_ns", -1, &st,
-                           nullptr) != SQLITE_OK)
-        return {"<prepare failed>"};
-    sqlite3_bind_int64(st, 1, seriesId);
-    while (sqlite3_step(st) == SQLITE_ROW) {
-        auto chunk = store::decodeChunk(sqlite3_column_blob(st, 0), static_cast<size_t>(sqlite3_column_bytes(st, 0)));
-        if (!chunk) return {"<corrupt chunk>"};
-        out.insert(out.end(), chunk->missingTokens.begin(), chunk->missingTokens.end());
-    }
-    sqlite3_finalize(st);
-    return out;
+    return test::keyedOptions(spec.split(QLatin1Char(';'), Qt::SkipEmptyParts));
 }
 
 // Seconds after kT0 with the decimals needed ("1", "3.5", "0.000000001").
@@ -119,7 +61,8 @@ QString offset(int64_t ns)
     return s;
 }
 
-QString num(double v)
+// A value as an integer when it is one, else with 17 significant digits.
+QString num17(double v)
 {
     if (v == std::floor(v) && std::fabs(v) < 1e15) return QString::number(static_cast<qint64>(v));
     return QString::number(v, 'g', 17);
@@ -129,23 +72,9 @@ QString num(double v)
 QString seriesText(const std::string& dbPath, const QString& spec)
 {
     const QStringList p = spec.split(QLatin1Char('|'));
-    auto db = store::RunDatabase::open(dbPath, store::OpenMode::ReadOnly);
-    if (!db) return QString::fromStdString(db.error().toString());
-    store::RunReader reader(**db);
-    auto s = reader.findSeries(p.value(0).toStdString(), p.value(1).toStdString(), p.value(2).toStdString(),
-                               p.value(3).toStdString());
-    if (!s) return QString::fromStdString(s.error().toString());
-    if (!*s) return str("<no series>");
-    auto points = reader.readPoints((**s).id, {});
-    if (!points) return QString::fromStdString(points.error().toString());
-    const std::vector<std::string> tokens = missingTokens(**db, (**s).id);
-    QStringList out;
-    size_t t = 0;
-    for (const store::Point& pt : *points)
-        out << offset(pt.tsNs) + QLatin1Char('=') +
-                   (pt.missing ? QLatin1Char('?') + QString::fromStdString(t < tokens.size() ? tokens[t++] : "<none>")
-                               : num(pt.value));
-    return out.join(QStringLiteral(", "));
+    return test::pointsText(
+        test::readSeries(dbPath, p.value(0), p.value(1) + QLatin1Char(':') + p.value(2), p.value(3), true), offset,
+        num17);
 }
 
 QString diagnosticsText(const FileResult& r)
@@ -335,7 +264,7 @@ void TestPromJson::imports()
     QVERIFY(dir.isValid());
     const std::string path = test::writeFile(dir, QStringLiteral("prom.json"), encode(json, encoding));
     const std::string dbPath = dir.filePath(QStringLiteral("run.runlens")).toStdString();
-    const Imported r = importPath(dbPath, path, optionsFrom(options));
+    const Imported r = importWith(dbPath, path, optionsFrom(options));
     QCOMPARE(r.importer, kFormat.toStdString()); // detected from the content
     QCOMPARE(r.error, std::string());
     QCOMPARE(r.outcome, FileOutcome::Imported);
@@ -393,11 +322,11 @@ void TestPromJson::failures()
         dir, QStringLiteral("good.json"),
         response(series(R"("__name__":"node_memory_MemAvailable_bytes","instance":"vm:9100")", {"0:\"1\""}))
             .toStdString());
-    QCOMPARE(importPath(dbPath, good, {}).outcome, FileOutcome::Imported);
+    QCOMPARE(importWith(dbPath, good, {}).outcome, FileOutcome::Imported);
     const QStringList before = test::queryRows(dbPath, kCountsSql);
 
     const std::string path = test::writeFile(dir, QStringLiteral("prom.json"), json.toStdString());
-    const Imported r = importPath(dbPath, path, optionsFrom(str("format=prometheus-json")));
+    const Imported r = importWith(dbPath, path, optionsFrom(str("format=prometheus-json")));
     QCOMPARE(r.outcome, FileOutcome::Failed);
     if (!QString::fromStdString(r.error).contains(error))
         QFAIL(qPrintable(QStringLiteral("error \"%1\" lacks \"%2\"").arg(QString::fromStdString(r.error), error)));
@@ -414,7 +343,7 @@ void TestPromJson::exactTimes()
         R"([1795941727,"6"]]})");
     const std::string path = test::writeFile(dir, QStringLiteral("t.json"), json.toStdString());
     const std::string dbPath = dir.filePath(QStringLiteral("run.runlens")).toStdString();
-    QCOMPARE(importPath(dbPath, path, {}).outcome, FileOutcome::Imported);
+    QCOMPARE(importWith(dbPath, path, {}).outcome, FileOutcome::Imported);
     const QStringList expected{str("1795941722812000000"), str("1795941723812500000"), str("1795941724123456789"),
                                str("1795941725123456790"), str("1795941726100000000"), str("1795941727000000000")};
     auto db = store::RunDatabase::open(dbPath, store::OpenMode::ReadOnly);
@@ -439,8 +368,8 @@ void TestPromJson::detectionAndNode()
         response(series(R"("__name__":"node_load1","instance":"10.0.0.7:9100","job":"node")", {"0:\"1\""}));
     const QByteArray b = response(series(
         R"("Hostname":"gpu-a","__name__":"DCGM_FI_DEV_GPU_UTIL","gpu":"3","instance":"10.0.0.7:9400")", {"0:\"87\""}));
-    const Imported ra = importPath(dbPath, test::writeFile(dir, str("a.json"), a.toStdString()), {});
-    const Imported rb = importPath(dbPath, test::writeFile(dir, str("b.json"), b.toStdString()), {});
+    const Imported ra = importWith(dbPath, test::writeFile(dir, str("a.json"), a.toStdString()), {});
+    const Imported rb = importWith(dbPath, test::writeFile(dir, str("b.json"), b.toStdString()), {});
     QCOMPARE(ra.importer, kFormat.toStdString());
     QCOMPARE(ra.node, std::string("10.0.0.7"));
     QCOMPARE(rb.node, std::string("gpu-a"));
@@ -448,7 +377,7 @@ void TestPromJson::detectionAndNode()
     QCOMPARE(seriesText(dbPath, str("gpu-a|gpu|3|gpu.util")), str("0=87"));
     QCOMPARE(test::queryRows(dbPath, "SELECT name FROM node ORDER BY name"),
              QStringList({str("10.0.0.7"), str("gpu-a")}));
-    QCOMPARE(importPath(dbPath, test::writeFile(dir, str("a2.json"), a.toStdString()), {}).outcome,
+    QCOMPARE(importWith(dbPath, test::writeFile(dir, str("a2.json"), a.toStdString()), {}).outcome,
              FileOutcome::AlreadyImported);
 }
 
@@ -458,7 +387,7 @@ void TestPromJson::apiWarningsAsNotes()
     const QByteArray json =
         R"({"status":"success","warnings":["partial response: store A down"],"infos":["metric might not be a counter"],)"
         R"("data":{"resultType":"matrix","result":[]}})";
-    const Imported r = importPath(dir.filePath(QStringLiteral("run.runlens")).toStdString(),
+    const Imported r = importWith(dir.filePath(QStringLiteral("run.runlens")).toStdString(),
                                   test::writeFile(dir, str("w.json"), json.toStdString()), {});
     QCOMPARE(r.outcome, FileOutcome::Imported);
     const QStringList notes = [&] {
@@ -497,7 +426,7 @@ void TestPromJson::fixtures()
     QTemporaryDir dir;
     const std::string dbPath = dir.filePath(QStringLiteral("run.runlens")).toStdString();
     for (const QString& f : files) {
-        const Imported r = importPath(dbPath, (folder + QLatin1Char('/') + f).toStdString(), {});
+        const Imported r = importWith(dbPath, (folder + QLatin1Char('/') + f).toStdString(), {});
         QVERIFY2(r.outcome == FileOutcome::Imported,
                  (f + QStringLiteral(": ") + QString::fromStdString(r.error)).toUtf8());
         QCOMPARE(r.importer, kFormat.toStdString());

@@ -2,150 +2,41 @@
 // (dcgm-exporter, node_exporter, OpenMetrics, snapshots, options, bad input), detection, then the real fixtures
 // checked against an independent count of their sample lines.
 
-#include "analysis/store/chunk_codec.h"
-#include "analysis/store/run_database.h"
-#include "analysis/store/run_reader.h"
 #include "importers/import_session.h"
+#include "tests/import_support.h"
 #include "tests/test_support.h"
 
 #include <QDateTime>
 #include <QDirIterator>
 #include <QFile>
-#include <QRandomGenerator>
 #include <QRegularExpression>
 #include <QTemporaryDir>
 #include <QTest>
-#include <cmath>
-#include <sqlite3.h>
 
 using namespace runlens;
 using namespace runlens::importers;
+using namespace runlens::test;
 
 namespace {
 
-using runlens::test::encode;
-using runlens::test::queryOne;
-using runlens::test::strs;
-
 const QString kFormat = QStringLiteral("prometheus-text");
-
-QString str(const char* s)
-{
-    return QString::fromUtf8(s);
-}
-QStringList query(const std::string& db, const std::string& sql)
-{
-    return test::queryRows(db, sql);
-}
 
 const char* const kCountsSql = "SELECT (SELECT count(*) FROM series), (SELECT count(*) FROM point_chunk), "
                                "(SELECT count(*) FROM import), (SELECT count(*) FROM node), "
                                "(SELECT count(*) FROM device), (SELECT count(*) FROM diagnostic)";
 
-struct Imported
-{
-    FileOutcome outcome = FileOutcome::Failed;
-    std::string importer, error, db;
-    std::vector<std::string> notes;
-};
-
 // Options: "node=NAME", "tz=ZONE", anything else key=value goes to the format's options.
-Imported importPath(const std::string& dbPath, const std::string& path, const QString& format,
-                    const QStringList& options = {})
+Imported importKeyed(const std::string& dbPath, const std::string& path, const QString& format,
+                     const QStringList& options = {})
 {
-    Imported result;
-    result.db = dbPath;
-    ImportOptions o;
-    o.format = format.toStdString();
-    o.timeZone = "UTC";
-    for (const QString& kv : options) {
-        const std::string key = kv.section(QLatin1Char('='), 0, 0).toStdString();
-        const std::string value = kv.section(QLatin1Char('='), 1).toStdString();
-        if (key == "node")
-            o.node = value;
-        else if (key == "tz")
-            o.timeZone = value;
-        else
-            o.extra[key] = value;
-    }
-    auto plan = planImport({path}, o);
-    auto db = store::RunDatabase::open(dbPath, store::OpenMode::Create);
-    if (!plan || plan->size() != 1 || !db) {
-        result.error = !db ? db.error().toString() : plan ? "expected one planned file" : plan.error().toString();
-        return result;
-    }
-    if (plan->front().importer) result.importer = std::string(plan->front().importer->format());
-    const FileResult r = importFile(**db, plan->front(), o);
-    result.outcome = r.outcome;
-    result.notes = r.notes;
-    if (r.error) result.error = r.error->toString();
-    return result;
-}
-
-// "10:00:00.250" on 2026-01-15 (UTC), else the date too; "+Nns" when not on a millisecond.
-QString utc(int64_t ns)
-{
-    const int64_t rest = ((ns % 1000000) + 1000000) % 1000000;
-    QString s = QDateTime::fromMSecsSinceEpoch((ns - rest) / 1000000, Qt::UTC)
-                    .toString(QStringLiteral("yyyy-MM-ddTHH:mm:ss.zzz"));
-    if (rest) s += QStringLiteral("+%1ns").arg(rest);
-    return s.startsWith(QLatin1String("2026-01-15T")) ? s.mid(11) : s;
-}
-
-QString num(double v)
-{
-    if (v == std::floor(v) && std::fabs(v) < 1e15) return QString::number(static_cast<qint64>(v));
-    return QString::number(v, 'g', QLocale::FloatingPointShortest);
-}
-
-std::vector<std::string> missingTokens(store::RunDatabase& db, int64_t seriesId)
-{
-    std::vector<std::string> out;
-    sqlite3_stmt* st = nullptr;
-    if (sqlite3_prepare_v2(db.handle(), "SELECT data FROM point_chunk WHERE series_id = ? ORDER BY first_ns", -1, &st,
-                           nullptr) != SQLITE_OK)
-        return {"<prepare failed>"};
-    sqlite3_bind_int64(st, 1, seriesId);
-    while (sqlite3_step(st) == SQLITE_ROW) {
-        auto chunk = store::decodeChunk(sqlite3_column_blob(st, 0), static_cast<size_t>(sqlite3_column_bytes(st, 0)));
-        if (!chunk)
-            out.push_back("<corrupt chunk>");
-        else
-            out.insert(out.end(), chunk->missingTokens.begin(), chunk->missingTokens.end());
-    }
-    sqlite3_finalize(st);
-    return out;
+    return test::importWith(dbPath, path, test::keyedOptions(options, test::importOptions(format, str("UTC"), {}, {})));
 }
 
 // "node|kind:name|metric" → "time=value, ..." with missing points as "?<raw token>".
 QString seriesText(const std::string& dbPath, const QString& spec)
 {
     const QStringList p = spec.split(QLatin1Char('|'));
-    auto db = store::RunDatabase::open(dbPath, store::OpenMode::ReadOnly);
-    if (!db) return QString::fromStdString(db.error().toString());
-    store::RunReader reader(**db);
-    auto s = reader.findSeries(p[0].toStdString(), p[1].section(QLatin1Char(':'), 0, 0).toStdString(),
-                               p[1].section(QLatin1Char(':'), 1).toStdString(), p[2].toStdString());
-    if (!s) return QString::fromStdString(s.error().toString());
-    if (!*s) return str("<no series>");
-    auto points = reader.readPoints((**s).id, {});
-    if (!points) return QString::fromStdString(points.error().toString());
-    const std::vector<std::string> tokens = missingTokens(**db, (**s).id);
-    QStringList out;
-    size_t t = 0;
-    for (const store::Point& pt : *points)
-        out << utc(pt.tsNs) + QLatin1Char('=') +
-                   (pt.missing ? QLatin1Char('?') + QString::fromStdString(t < tokens.size() ? tokens[t++] : "<none>")
-                               : num(pt.value));
-    return out.join(QStringLiteral(", "));
-}
-
-QByteArray lines(std::initializer_list<const char*> items)
-{
-    QByteArray out;
-    for (const char* l : items)
-        out += QByteArray(l) + '\n';
-    return out;
+    return test::seriesText(dbPath, p[1], p[2], Fraction::AlwaysMillis, true, p[0]);
 }
 
 // Sample lines as another reader sees them: not blank, not a comment.
@@ -457,21 +348,22 @@ void TestPromTextImporter::importCases()
                          : encoding == QLatin1String("gzip") ? str("n1/t.prom.gz")
                                                              : str("n1/t.prom");
     const std::string path = test::writeFile(dir, name, encode(input, encoding));
-    const Imported r = importPath(dir.filePath(str("t.runlens")).toStdString(), path, format, options);
+    const Imported r = importKeyed(dir.filePath(str("t.runlens")).toStdString(), path, format, options);
     const QString got = QString::fromLatin1(outcomeName(r.outcome));
     QVERIFY2(got == outcome, qPrintable(got + QStringLiteral(": ") + QString::fromStdString(r.error)));
     if (!error.isEmpty())
         QVERIFY2(QRegularExpression(error).match(QString::fromStdString(r.error)).hasMatch(), r.error.c_str());
     for (const QString& check : sql) {
         const qsizetype arrow = check.lastIndexOf(QStringLiteral(" => "));
-        QCOMPARE(query(r.db, check.left(arrow).toStdString()).join(QStringLiteral("; ")), check.mid(arrow + 4));
+        QCOMPARE(queryRows(r.db, check.left(arrow).toStdString()).join(QStringLiteral("; ")), check.mid(arrow + 4));
     }
     if (r.outcome != FileOutcome::Imported) return;
     QCOMPARE(QString::fromStdString(r.importer), kFormat);
     for (const QString& p : points)
         QCOMPARE(seriesText(r.db, p.section(QLatin1Char('|'), 0, 2)), p.section(QLatin1Char('|'), 3));
-    const QStringList found = query(r.db, "SELECT kind, line FROM diagnostic ORDER BY id");
-    if (found != diagnostics) qInfo() << query(r.db, "SELECT kind, line, column, message FROM diagnostic ORDER BY id");
+    const QStringList found = queryRows(r.db, "SELECT kind, line FROM diagnostic ORDER BY id");
+    if (found != diagnostics)
+        qInfo() << queryRows(r.db, "SELECT kind, line, column, message FROM diagnostic ORDER BY id");
     QCOMPARE(found, diagnostics);
 }
 
@@ -490,10 +382,10 @@ void TestPromTextImporter::modificationTimeEstimate()
         QFile f(QString::fromStdString(path));
         QVERIFY(f.open(QIODevice::ReadWrite) && f.setFileTime(mtime, QFileDevice::FileModificationTime));
         f.close();
-        const Imported r = importPath(dir.filePath(sub + str(".runlens")).toStdString(), path, QString(), options);
+        const Imported r = importKeyed(dir.filePath(sub + str(".runlens")).toStdString(), path, QString(), options);
         QVERIFY2(r.outcome == FileOutcome::Imported, r.error.c_str());
         QCOMPARE(seriesText(r.db, str("n1|host|host.load1")), expected);
-        QCOMPARE(query(r.db, "SELECT kind, line FROM diagnostic"), strs({"estimated_time|2"}));
+        QCOMPARE(queryRows(r.db, "SELECT kind, line FROM diagnostic"), strs({"estimated_time|2"}));
         QCOMPARE(queryOne(r.db, "SELECT summary LIKE '%modification time 2026-01-15T10:00:00Z%estimate%' FROM import"),
                  str("1"));
     }
@@ -505,7 +397,7 @@ void TestPromTextImporter::truncatedZstdLeavesDatabaseUnchanged()
     QVERIFY(dir.isValid());
     const std::string db = dir.filePath(str("t.runlens")).toStdString();
     const std::string first = test::writeFile(dir, str("a/first.prom"), nodeSnapshots().toStdString());
-    QCOMPARE(outcomeName(importPath(db, first, QString()).outcome), "imported");
+    QCOMPARE(outcomeName(importKeyed(db, first, QString()).outcome), "imported");
     const QString before = queryOne(db, kCountsSql);
     QCOMPARE(before, str("4|4|1|1|4|1"));
 
@@ -516,7 +408,7 @@ void TestPromTextImporter::truncatedZstdLeavesDatabaseUnchanged()
                    QByteArray::number((s + g) % 101) + ' ' + QByteArray::number(1768471200000LL + s * 1000) + '\n';
     const std::string zst = test::zstdCompress(big.toStdString());
     const std::string path = test::writeFile(dir, str("b/dcgm.prom.zst"), zst.substr(0, zst.size() / 2));
-    const Imported r = importPath(db, path, QString());
+    const Imported r = importKeyed(db, path, QString());
     QCOMPARE(outcomeName(r.outcome), "failed");
     QVERIFY2(QRegularExpression(str("dcgm\\.prom\\.zst:\\d+(:\\d+)?: .*(truncated|zstd)"))
                  .match(QString::fromStdString(r.error))
@@ -529,10 +421,7 @@ void TestPromTextImporter::garbage_data()
 {
     QTest::addColumn<QByteArray>("input");
     QTest::addColumn<QString>("format");
-    QByteArray random(8192, '\0');
-    QRandomGenerator rng(11);
-    for (char& c : random)
-        c = static_cast<char>(rng.bounded(256));
+    const QByteArray random = randomBytes(8192, 11);
     QTest::newRow("random binary, detected") << random << QString();
     QTest::newRow("random binary, forced") << random << kFormat;
     QTest::newRow("a scrape then random bytes") << kDcgmReadme + random << kFormat;
@@ -545,7 +434,7 @@ void TestPromTextImporter::garbage()
     QTemporaryDir dir;
     QVERIFY(dir.isValid());
     const std::string path = test::writeFile(dir, str("garbage.prom"), input.toStdString());
-    const Imported r = importPath(dir.filePath(str("t.runlens")).toStdString(), path, format, strs({"interval=1"}));
+    const Imported r = importKeyed(dir.filePath(str("t.runlens")).toStdString(), path, format, strs({"interval=1"}));
     if (format.isEmpty()) QVERIFY(r.importer != kFormat.toStdString());
     if (r.outcome == FileOutcome::Imported) {
         QVERIFY(input.startsWith(kDcgmReadme));
@@ -568,9 +457,9 @@ void TestPromTextImporter::tenMegabyteLines()
                         std::string(kBytes, 'z') + "\"} 1 1768471203000\nnode_load1 4 1768471204000\n";
     const std::string path = test::writeFile(dir, str("n1/huge.prom"), input);
     input.clear();
-    const Imported r = importPath(dir.filePath(str("t.runlens")).toStdString(), path, QString());
+    const Imported r = importKeyed(dir.filePath(str("t.runlens")).toStdString(), path, QString());
     QVERIFY2(r.outcome == FileOutcome::Imported, r.error.c_str());
-    QCOMPARE(query(r.db, "SELECT kind, line FROM diagnostic ORDER BY id"),
+    QCOMPARE(queryRows(r.db, "SELECT kind, line FROM diagnostic ORDER BY id"),
              strs({"invalid_line|3", "bad_number|4", "invalid_line|5"}));
     QCOMPARE(seriesText(r.db, str("n1|host|host.load1")),
              QStringLiteral("10:00:01.000=1, 10:00:02.000=?%1, 10:00:04.000=4").arg(QString(64, QLatin1Char('7'))));
@@ -658,7 +547,8 @@ void TestPromTextImporter::realFixtures()
     const QByteArray text = file.readAll();
     QTemporaryDir dir;
     QVERIFY(dir.isValid());
-    const Imported r = importPath(dir.filePath(str("t.runlens")).toStdString(), path.toStdString(), QString(), options);
+    const Imported r =
+        importKeyed(dir.filePath(str("t.runlens")).toStdString(), path.toStdString(), QString(), options);
     QCOMPARE(QString::fromStdString(r.importer), kFormat);
     QVERIFY2(r.outcome == FileOutcome::Imported, r.error.c_str());
     QCOMPARE(queryOne(r.db, "SELECT rows_read FROM import").toInt(), sampleLines(text));

@@ -1,8 +1,8 @@
 // speedscope import: generated inputs for each behaviour, then the real fixtures checked against an
 // independent reading of their weights.
 
-#include "analysis/store/run_database.h"
 #include "importers/import_session.h"
+#include "tests/import_support.h"
 #include "tests/test_support.h"
 
 #include <QDirIterator>
@@ -17,56 +17,21 @@
 
 using namespace runlens;
 using namespace runlens::importers;
+using namespace runlens::test;
 
 namespace {
 
 // Every stored stack as "thread|pid|tid|frame;frame|samples|weight|ts", a frame as name or name@file:line.
-const char* const kStacksSql = R"(
-WITH RECURSIVE path(leaf, next, text) AS (
-    SELECT c.id, c.parent_id, f.name || CASE WHEN f.file = '' THEN '' ELSE '@' || f.file || ':' || f.line END
-    FROM callsite c JOIN frame f ON f.id = c.frame_id
-    UNION ALL
-    SELECT p.leaf, c.parent_id,
-           f.name || CASE WHEN f.file = '' THEN '' ELSE '@' || f.file || ':' || f.line END || ';' || p.text
-    FROM path p JOIN callsite c ON c.id = p.next JOIN frame f ON f.id = c.frame_id
-)
+const std::string kStacksSql = std::string(test::kStackPathSql) + R"(
 SELECT t.name, t.pid, t.tid, p.text, SUM(ss.sample_count), SUM(ss.weight), COALESCE(GROUP_CONCAT(ss.ts_ns), '')
 FROM stack_samples ss JOIN thread t ON t.id = ss.thread_id JOIN path p ON p.leaf = ss.callsite_id AND p.next = 0
 GROUP BY t.name, t.pid, t.tid, p.text ORDER BY t.name, p.text)";
 
-struct Imported
-{
-    FileOutcome outcome = FileOutcome::Failed;
-    std::string importer;
-    std::string error;
-    int64_t rows = 0;
-};
-
+// Imports one file as node node1.
 Imported importInto(const std::string& db, const std::string& path, ImportOptions options = {})
 {
-    Imported result;
     options.node = "node1";
-    auto plan = planImport({path}, options);
-    if (!plan || plan->size() != 1) {
-        result.error = plan ? "expected one planned file" : plan.error().toString();
-        return result;
-    }
-    if (plan->front().importer) result.importer = std::string(plan->front().importer->format());
-    auto database = store::RunDatabase::open(db, store::OpenMode::Create);
-    if (!database) {
-        result.error = database.error().toString();
-        return result;
-    }
-    const FileResult r = importFile(**database, plan->front(), options);
-    result.outcome = r.outcome;
-    result.rows = r.rowsRead;
-    if (r.error) result.error = r.error->toString();
-    return result;
-}
-
-QStringList rows(const std::string& db, const char* sql)
-{
-    return test::queryRows(db, sql);
+    return test::importWith(db, path, options);
 }
 
 std::string profileFile(const std::string& frames, const std::string& profiles)
@@ -115,11 +80,11 @@ void TestSpeedscopeImporter::twoSampled()
     const auto r = importInto(db(), write(QStringLiteral("two.speedscope.json"), profileFile(kAbcd, kTwoSampled)));
     QCOMPARE(r.outcome, FileOutcome::Imported);
     QCOMPARE(r.importer, std::string("speedscope"));
-    QCOMPARE(r.rows, 5);
-    QCOMPARE(rows(db(), kStacksSql),
+    QCOMPARE(r.result.rowsRead, 5);
+    QCOMPARE(queryRows(db(), kStacksSql),
              (QStringList{QStringLiteral("one|0|0|a;b|1|5|"), QStringLiteral("one|0|0|a;b;c@c.py:7|3|5|"),
                           QStringLiteral("one|0|0|a;b;d|1|4|")}));
-    QCOMPARE(rows(db(), "SELECT samples, total_weight, untimed_rows FROM stack_summary"),
+    QCOMPARE(queryRows(db(), "SELECT samples, total_weight, untimed_rows FROM stack_summary"),
              QStringList{QStringLiteral("5|14|5")});
 }
 
@@ -129,7 +94,7 @@ void TestSpeedscopeImporter::millisecondsWithStart()
         "endValue": 35, "startUnixNs": 1795941742932915251, "samples": [[0], [0, 1], [0]], "weights": [10, 20, 5]})";
     const auto r = importInto(db(), write(QStringLiteral("ms.json"), profileFile(kAbcd, profile)));
     QCOMPARE(r.outcome, FileOutcome::Imported);
-    QCOMPARE(rows(db(), "SELECT ts_ns, sample_count, weight FROM stack_samples ORDER BY ts_ns"),
+    QCOMPARE(queryRows(db(), "SELECT ts_ns, sample_count, weight FROM stack_samples ORDER BY ts_ns"),
              (QStringList{QStringLiteral("1795941742932915251|1|0.01"), QStringLiteral("1795941742942915251|1|0.02"),
                           QStringLiteral("1795941742962915251|1|0.005")}));
 }
@@ -140,7 +105,7 @@ void TestSpeedscopeImporter::startOption()
     options.extra["start"] = "2026-01-01T00:00:00Z";
     const auto r = importInto(db(), write(QStringLiteral("s.json"), profileFile(kAbcd, kTwoSampled)), options);
     QCOMPARE(r.outcome, FileOutcome::Imported);
-    QCOMPARE(rows(db(), "SELECT MIN(ts_ns), MAX(ts_ns) FROM stack_samples"),
+    QCOMPARE(queryRows(db(), "SELECT MIN(ts_ns), MAX(ts_ns) FROM stack_samples"),
              QStringList{QStringLiteral("1767225600000000000|1767225609000000000")});
 }
 
@@ -151,8 +116,9 @@ void TestSpeedscopeImporter::evented()
                    {"type": "C", "at": 5, "frame": 1}, {"type": "C", "at": 10, "frame": 0}]})";
     const auto r = importInto(db(), write(QStringLiteral("ev.json"), profileFile(kAbcd, profile)));
     QCOMPARE(r.outcome, FileOutcome::Imported);
-    QCOMPARE(rows(db(), kStacksSql), (QStringList{QStringLiteral("ev|0|0|a|2|7|"), QStringLiteral("ev|0|0|a;b|1|3|")}));
-    QCOMPARE(rows(db(), "SELECT COUNT(*) FROM diagnostic"), QStringList{QStringLiteral("0")});
+    QCOMPARE(queryRows(db(), kStacksSql),
+             (QStringList{QStringLiteral("ev|0|0|a|2|7|"), QStringLiteral("ev|0|0|a;b|1|3|")}));
+    QCOMPARE(queryRows(db(), "SELECT COUNT(*) FROM diagnostic"), QStringList{QStringLiteral("0")});
 }
 
 void TestSpeedscopeImporter::eventedUnbalanced()
@@ -164,8 +130,9 @@ void TestSpeedscopeImporter::eventedUnbalanced()
         {"type": "weird", "name": "w"})";
     const auto r = importInto(db(), write(QStringLiteral("bad.json"), profileFile(kAbcd, profile)));
     QCOMPARE(r.outcome, FileOutcome::Imported);
-    QCOMPARE(rows(db(), kStacksSql), (QStringList{QStringLiteral("ev|0|0|a|1|4|"), QStringLiteral("ev|0|0|a;b|1|2|")}));
-    QCOMPARE(rows(db(), "SELECT count FROM diagnostic_count WHERE kind = 'invalid_line'"),
+    QCOMPARE(queryRows(db(), kStacksSql),
+             (QStringList{QStringLiteral("ev|0|0|a|1|4|"), QStringLiteral("ev|0|0|a;b|1|2|")}));
+    QCOMPARE(queryRows(db(), "SELECT count FROM diagnostic_count WHERE kind = 'invalid_line'"),
              QStringList{QStringLiteral("5")}); // bad close, out of order, bad type, unclosed, unknown profile type
 }
 
@@ -178,7 +145,7 @@ void TestSpeedscopeImporter::pySpyThreadNames()
            {"type": "sampled", "name": "plain name", "unit": "seconds", "samples": [[1]], "weights": [0.01]})";
     const auto r = importInto(db(), write(QStringLiteral("py.json"), profileFile(frames, profiles)));
     QCOMPARE(r.outcome, FileOutcome::Imported);
-    QCOMPARE(rows(db(), kStacksSql),
+    QCOMPARE(queryRows(db(), kStacksSql),
              (QStringList{QStringLiteral("MainThread|12|34|main@train.py:12;step@t.py:0|1|0.01|"),
                           QStringLiteral("plain name|0|0|step@t.py:0|1|0.01|"),
                           QStringLiteral("worker|0|31|main@train.py:12|1|0.01|")}));
@@ -190,9 +157,9 @@ void TestSpeedscopeImporter::badFrameIndex()
         "samples": [[0, 1], [0, 9], [0, -1], [0]], "weights": [1, 2, 3]})";
     const auto r = importInto(db(), write(QStringLiteral("bad.json"), profileFile(kAbcd, profile)));
     QCOMPARE(r.outcome, FileOutcome::Imported);
-    QCOMPARE(r.rows, 3);
-    QCOMPARE(rows(db(), kStacksSql), QStringList{QStringLiteral("t|0|0|a;b|1|1|")});
-    QCOMPARE(rows(db(), "SELECT count FROM diagnostic_count WHERE kind = 'invalid_line'"),
+    QCOMPARE(r.result.rowsRead, 3);
+    QCOMPARE(queryRows(db(), kStacksSql), QStringList{QStringLiteral("t|0|0|a;b|1|1|")});
+    QCOMPARE(queryRows(db(), "SELECT count FROM diagnostic_count WHERE kind = 'invalid_line'"),
              QStringList{QStringLiteral("3")}); // length mismatch, two bad indexes
 }
 
@@ -200,8 +167,9 @@ void TestSpeedscopeImporter::invalidJsonLeavesDatabase()
 {
     QCOMPARE(importInto(db(), write(QStringLiteral("ok.json"), profileFile(kAbcd, kTwoSampled))).outcome,
              FileOutcome::Imported);
-    const QStringList before = rows(db(), "SELECT (SELECT COUNT(*) FROM stack_samples), (SELECT COUNT(*) FROM frame), "
-                                          "(SELECT COUNT(*) FROM thread), (SELECT COUNT(*) FROM diagnostic)");
+    const QStringList before =
+        queryRows(db(), "SELECT (SELECT COUNT(*) FROM stack_samples), (SELECT COUNT(*) FROM frame), "
+                        "(SELECT COUNT(*) FROM thread), (SELECT COUNT(*) FROM diagnostic)");
     const std::string text = profileFile(kAbcd, kTwoSampled);
     ImportOptions forced;
     forced.format = "speedscope";
@@ -209,8 +177,8 @@ void TestSpeedscopeImporter::invalidJsonLeavesDatabase()
     QCOMPARE(r.outcome, FileOutcome::Failed);
     QVERIFY2(r.error.find("cut.json") != std::string::npos, r.error.c_str());
     QVERIFY2(r.error.find("JSON") != std::string::npos, r.error.c_str());
-    QCOMPARE(rows(db(), "SELECT (SELECT COUNT(*) FROM stack_samples), (SELECT COUNT(*) FROM frame), "
-                        "(SELECT COUNT(*) FROM thread), (SELECT COUNT(*) FROM diagnostic)"),
+    QCOMPARE(queryRows(db(), "SELECT (SELECT COUNT(*) FROM stack_samples), (SELECT COUNT(*) FROM frame), "
+                             "(SELECT COUNT(*) FROM thread), (SELECT COUNT(*) FROM diagnostic)"),
              before);
 }
 
@@ -220,7 +188,7 @@ void TestSpeedscopeImporter::gzipInput()
         db(), write(QStringLiteral("two.speedscope.json.gz"), test::gzipCompress(profileFile(kAbcd, kTwoSampled))));
     QCOMPARE(r.outcome, FileOutcome::Imported);
     QCOMPARE(r.importer, std::string("speedscope"));
-    QCOMPARE(rows(db(), "SELECT samples, total_weight FROM stack_summary"), QStringList{QStringLiteral("5|14")});
+    QCOMPARE(queryRows(db(), "SELECT samples, total_weight FROM stack_summary"), QStringList{QStringLiteral("5|14")});
 }
 
 void TestSpeedscopeImporter::publicFixtures()
@@ -237,7 +205,7 @@ void TestSpeedscopeImporter::publicFixtures()
         QVERIFY2(r.outcome == FileOutcome::Imported,
                  qPrintable(path + QStringLiteral(": ") + QString::fromStdString(r.error)));
         QCOMPARE(r.importer, std::string("speedscope"));
-        QVERIFY(r.rows > 0);
+        QVERIFY(r.result.rowsRead > 0);
         ++n;
     }
     QVERIFY(n > 0);
@@ -270,14 +238,15 @@ void TestSpeedscopeImporter::h200Fixture()
 
     const auto r = importInto(db(), path.toStdString());
     QCOMPARE(r.outcome, FileOutcome::Imported);
-    QCOMPARE(r.rows, samples);
-    const QStringList sums = rows(db(), "SELECT SUM(samples), SUM(total_weight), SUM(untimed_rows) FROM stack_summary");
+    QCOMPARE(r.result.rowsRead, samples);
+    const QStringList sums =
+        queryRows(db(), "SELECT SUM(samples), SUM(total_weight), SUM(untimed_rows) FROM stack_summary");
     QCOMPARE(sums.size(), 1);
     const QStringList parts = sums.front().split(QLatin1Char('|'));
     QCOMPARE(parts[0].toLongLong(), samples);
     QVERIFY2(qAbs(parts[1].toDouble() - total) < 1e-6 * qMax(1.0, total), qPrintable(sums.front()));
     QCOMPARE(parts[2].toLongLong(), 0);
-    QCOMPARE(rows(db(), "SELECT MIN(ts_ns) FROM stack_samples"), QStringList{QString::number(start)});
+    QCOMPARE(queryRows(db(), "SELECT MIN(ts_ns) FROM stack_samples"), QStringList{QString::number(start)});
 }
 
 QTEST_GUILESS_MAIN(TestSpeedscopeImporter)

@@ -5,11 +5,11 @@
 #include "analysis/store/run_reader.h"
 #include "importers/import_session.h"
 #include "importers/sysstat/sadf_importer.h"
+#include "tests/import_support.h"
 #include "tests/test_support.h"
 
 #include <QDateTime>
 #include <QFile>
-#include <QRandomGenerator>
 #include <QRegularExpression>
 #include <QTemporaryDir>
 #include <QTest>
@@ -19,87 +19,15 @@
 
 using namespace runlens;
 using namespace runlens::importers;
+using namespace runlens::test;
 
 namespace {
 
-using runlens::test::encode;
-using runlens::test::queryOne;
-using runlens::test::strs;
-
 const QString kFormat = QStringLiteral("sadf-csv");
-
-QString str(const char* s)
-{
-    return QString::fromUtf8(s);
-}
-QStringList query(const std::string& db, const std::string& sql)
-{
-    return runlens::test::queryRows(db, sql);
-}
 
 const char* const kCountsSql = "SELECT (SELECT count(*) FROM series), (SELECT count(*) FROM point_chunk), "
                                "(SELECT count(*) FROM import), (SELECT count(*) FROM device), "
                                "(SELECT count(*) FROM node), (SELECT count(*) FROM diagnostic)";
-
-struct Imported
-{
-    FileOutcome outcome = FileOutcome::Failed;
-    std::string importer, error, db;
-};
-
-Imported importPath(const std::string& dbPath, const std::string& path, const QString& format,
-                    const QString& tz = QStringLiteral("UTC"), const QString& node = QStringLiteral("n1"))
-{
-    Imported result;
-    result.db = dbPath;
-    ImportOptions options;
-    options.format = format.toStdString();
-    options.node = node.toStdString();
-    options.timeZone = tz.toStdString();
-    auto plan = planImport({path}, options);
-    auto db = store::RunDatabase::open(dbPath, store::OpenMode::Create);
-    if (!plan || plan->size() != 1 || !db) {
-        result.error = !db ? db.error().toString() : plan ? "expected one planned file" : plan.error().toString();
-        return result;
-    }
-    if (plan->front().importer) result.importer = std::string(plan->front().importer->format());
-    const FileResult r = importFile(**db, plan->front(), options);
-    result.outcome = r.outcome;
-    if (r.error) result.error = r.error->toString();
-    return result;
-}
-
-// "2026-03-29T01:00:00" (UTC); on 2026-01-15 the time alone.
-QString utc(int64_t ns)
-{
-    QString s = QDateTime::fromMSecsSinceEpoch(ns / 1000000, Qt::UTC).toString(QStringLiteral("yyyy-MM-ddTHH:mm:ss"));
-    if (ns % 1000000000 != 0) s += QStringLiteral("+%1ns").arg(ns % 1000000000);
-    return s.startsWith(QLatin1String("2026-01-15T")) ? s.mid(11) : s;
-}
-
-QString num(double v)
-{
-    if (v == std::floor(v) && std::fabs(v) < 1e15) return QString::number(static_cast<qint64>(v));
-    return QString::number(v, 'g', QLocale::FloatingPointShortest);
-}
-
-// The points of one series as "time=value", a missing one as "time=?"; device is "cpu", "cpu:0", "nic:eth0".
-QString seriesText(const std::string& dbPath, const QString& node, const QString& device, const QString& metric)
-{
-    auto db = store::RunDatabase::open(dbPath, store::OpenMode::ReadOnly);
-    if (!db) return QString::fromStdString(db.error().toString());
-    store::RunReader reader(**db);
-    const QString kind = device.section(QLatin1Char(':'), 0, 0), name = device.section(QLatin1Char(':'), 1);
-    auto s = reader.findSeries(node.toStdString(), kind.toStdString(), name.toStdString(), metric.toStdString());
-    if (!s) return QString::fromStdString(s.error().toString());
-    if (!*s) return str("<no series>");
-    auto points = reader.readPoints((**s).id, {});
-    if (!points) return QString::fromStdString(points.error().toString());
-    QStringList out;
-    for (const store::Point& p : *points)
-        out << utc(p.tsNs) + QLatin1Char('=') + (p.missing ? str("?") : num(p.value));
-    return out.join(QStringLiteral(", "));
-}
 
 // Lines joined by '\n'; "@HH:MM:SS" is the time of day on 2026-01-15 in sadf's UTC form.
 QByteArray sadf(std::initializer_list<const char*> lines)
@@ -345,24 +273,25 @@ void TestSysstatImporter::importCases()
                          : encoding == QLatin1String("gzip") ? str("t.sadf.gz")
                                                              : str("t.sadf");
     const std::string path = test::writeFile(dir, name, encode(input, encoding));
-    const Imported r = importPath(dir.filePath(str("t.runlens")).toStdString(), path, format, tz, node);
+    const Imported r =
+        importWith(dir.filePath(str("t.runlens")).toStdString(), path, importOptions(format, tz, {}, node));
     const QString got = QString::fromLatin1(outcomeName(r.outcome));
     QVERIFY2(got == outcome, qPrintable(got + QStringLiteral(": ") + QString::fromStdString(r.error)));
     if (!error.isEmpty())
         QVERIFY2(QRegularExpression(error).match(QString::fromStdString(r.error)).hasMatch(), r.error.c_str());
     for (const QString& check : sql) {
         const qsizetype arrow = check.lastIndexOf(QStringLiteral(" => "));
-        QCOMPARE(query(r.db, check.left(arrow).toStdString()).join(QStringLiteral("; ")), check.mid(arrow + 4));
+        QCOMPARE(queryRows(r.db, check.left(arrow).toStdString()).join(QStringLiteral("; ")), check.mid(arrow + 4));
     }
     if (r.outcome != FileOutcome::Imported) return;
     QCOMPARE(QString::fromStdString(r.importer), kFormat);
     for (const QString& p : points) {
         const QStringList parts = p.split(QLatin1Char('|'));
-        QCOMPARE(seriesText(r.db, str("n1"), parts[0], parts[1]), parts.mid(2).join(QLatin1Char('|')));
+        QCOMPARE(seriesText(r.db, parts[0], parts[1], Fraction::Ns), parts.mid(2).join(QLatin1Char('|')));
     }
-    const QStringList found = query(r.db, "SELECT kind, line FROM diagnostic ORDER BY id");
+    const QStringList found = queryRows(r.db, "SELECT kind, line FROM diagnostic ORDER BY id");
     if (found != diagnostics && diagnostics != strs({"*"}))
-        qInfo() << query(r.db, "SELECT kind, line, column, message FROM diagnostic ORDER BY id");
+        qInfo() << queryRows(r.db, "SELECT kind, line, column, message FROM diagnostic ORDER BY id");
     if (diagnostics != strs({"*"})) QCOMPARE(found, diagnostics);
 }
 
@@ -383,13 +312,13 @@ void TestSysstatImporter::truncatedZstdLeavesDatabaseUnchanged()
     QVERIFY(dir.isValid());
     const std::string db = dir.filePath(str("t.runlens")).toStdString();
     const std::string first = test::writeFile(dir, str("a/first.sadf"), generatedSadf(50, "first").toStdString());
-    QCOMPARE(outcomeName(importPath(db, first, QString(), str("UTC"), QString()).outcome), "imported");
+    QCOMPARE(outcomeName(importWith(db, first, importOptions({}, str("UTC"), {}, {})).outcome), "imported");
     const QString before = queryOne(db, kCountsSql);
     QCOMPARE(before, str("4|4|1|2|1|1"));
 
     const std::string zst = test::zstdCompress(generatedSadf(40000, "second").toStdString());
     const std::string path = test::writeFile(dir, str("b/sar.sadf.zst"), zst.substr(0, zst.size() / 2));
-    const Imported r = importPath(db, path, QString(), str("UTC"), QString());
+    const Imported r = importWith(db, path, importOptions({}, str("UTC"), {}, {}));
     QCOMPARE(outcomeName(r.outcome), "failed");
     const QRegularExpression located(str("sar\\.sadf\\.zst:\\d+(:\\d+)?: .*(truncated|zstd)"));
     QVERIFY2(located.match(QString::fromStdString(r.error)).hasMatch(), r.error.c_str());
@@ -400,10 +329,7 @@ void TestSysstatImporter::garbage_data()
 {
     QTest::addColumn<QByteArray>("input");
     QTest::addColumn<QString>("format");
-    QByteArray random(8192, '\0');
-    QRandomGenerator rng(11);
-    for (char& c : random)
-        c = static_cast<char>(rng.bounded(256));
+    const QByteArray random = randomBytes(8192, 11);
     QTest::newRow("random binary, detected") << random << QString();
     QTest::newRow("random binary, forced") << random << kFormat;
     QTest::newRow("header then random bytes") << QByteArray(kCpu) + '\n' + random << QString();
@@ -444,9 +370,9 @@ void TestSysstatImporter::tenMegabyteLine()
     input.clear();
     const Imported r = importPath(dir.filePath(str("t.runlens")).toStdString(), path, QString());
     QCOMPARE(outcomeName(r.outcome), "imported");
-    QCOMPARE(query(r.db, "SELECT kind, line FROM diagnostic ORDER BY id"),
+    QCOMPARE(queryRows(r.db, "SELECT kind, line FROM diagnostic ORDER BY id"),
              strs({"unmapped_metric|1", "invalid_line|3", "bad_number|4", "invalid_line|5"}));
-    QCOMPARE(seriesText(r.db, str("n1"), str("cpu"), str("cpu.util")), str("10:00:10=10, 10:00:20=?, 10:00:30=20"));
+    QCOMPARE(seriesText(r.db, str("cpu"), str("cpu.util"), Fraction::Ns), str("10:00:10=10, 10:00:20=?, 10:00:30=20"));
     const int longest = queryOne(r.db, "SELECT max(length(message)) FROM diagnostic").toInt();
     QVERIFY2(longest < 1000, qPrintable(QStringLiteral("a diagnostic message of %1 characters").arg(longest)));
 }
@@ -500,8 +426,8 @@ void TestSysstatImporter::realSadfFixture()
 
     QTemporaryDir dir;
     QVERIFY(dir.isValid());
-    const Imported r =
-        importPath(dir.filePath(str("t.runlens")).toStdString(), path.toStdString(), QString(), str("UTC"), QString());
+    const Imported r = importWith(dir.filePath(str("t.runlens")).toStdString(), path.toStdString(),
+                                  importOptions({}, str("UTC"), {}, {}));
     QCOMPARE(QString::fromStdString(r.importer), kFormat);
     QVERIFY2(r.outcome == FileOutcome::Imported, r.error.c_str());
     QCOMPARE(queryOne(r.db, "SELECT name FROM node"), host);
@@ -610,14 +536,15 @@ void TestSysstatImporter::sarTextCases()
     QCOMPARE(QString::fromStdString(r.importer), kSar);
     for (const QString& p : points) {
         const QStringList parts = p.split(QLatin1Char('|'));
-        QCOMPARE(seriesText(r.db, str("n1"), parts[0], parts[1]), parts.mid(2).join(QLatin1Char('|')));
+        QCOMPARE(seriesText(r.db, parts[0], parts[1], Fraction::Ns), parts.mid(2).join(QLatin1Char('|')));
     }
-    const QStringList found = query(r.db, "SELECT kind, line FROM diagnostic ORDER BY id");
-    if (found != diagnostics) qInfo() << query(r.db, "SELECT kind, line, column, message FROM diagnostic ORDER BY id");
+    const QStringList found = queryRows(r.db, "SELECT kind, line FROM diagnostic ORDER BY id");
+    if (found != diagnostics)
+        qInfo() << queryRows(r.db, "SELECT kind, line, column, message FROM diagnostic ORDER BY id");
     QCOMPARE(found, diagnostics);
     for (const QString& check : sql) {
         const qsizetype arrow = check.lastIndexOf(QStringLiteral(" => "));
-        QCOMPARE(query(r.db, check.left(arrow).toStdString()).join(QStringLiteral("; ")), check.mid(arrow + 4));
+        QCOMPARE(queryRows(r.db, check.left(arrow).toStdString()).join(QStringLiteral("; ")), check.mid(arrow + 4));
     }
 }
 
@@ -651,8 +578,8 @@ void TestSysstatImporter::realSarFixture()
     QVERIFY(expected.size() >= 2);
     QTemporaryDir dir;
     QVERIFY(dir.isValid());
-    const Imported r =
-        importPath(dir.filePath(str("t.runlens")).toStdString(), path.toStdString(), QString(), str("UTC"), QString());
+    const Imported r = importWith(dir.filePath(str("t.runlens")).toStdString(), path.toStdString(),
+                                  importOptions({}, str("UTC"), {}, {}));
     QVERIFY2(r.outcome == FileOutcome::Imported, r.error.c_str());
     QCOMPARE(QString::fromStdString(r.importer), kSar);
     QCOMPARE(queryOne(r.db, "SELECT name FROM node"), str("SYSSTAT.TEST"));

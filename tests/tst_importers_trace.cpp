@@ -6,6 +6,7 @@
 #include "analysis/store/sqlite_util.h"
 #include "analysis/store/trace_reader.h"
 #include "importers/import_session.h"
+#include "tests/import_support.h"
 #include "tests/test_support.h"
 
 #include <QFile>
@@ -20,48 +21,17 @@
 
 using namespace runlens;
 using namespace runlens::importers;
+using namespace runlens::test;
 
 namespace {
 
-using runlens::test::strs;
-
 constexpr int64_t kBase = 1790857026000000000; // a Kineto baseTimeNanoseconds (a 3-month boundary)
-
-struct Imported
-{
-    FileOutcome outcome = FileOutcome::Failed;
-    std::string importer, error;
-    int64_t rows = 0;
-};
 
 // Imports one file as node n1; options are "key=value".
 Imported importInto(const std::string& db, const std::string& path, const QStringList& extra = {},
                     const std::string& format = {})
 {
-    Imported result;
-    ImportOptions options;
-    options.node = "n1";
-    options.timeZone = "UTC";
-    options.format = format;
-    for (const QString& kv : extra)
-        options.extra[kv.section(QLatin1Char('='), 0, 0).toStdString()] = kv.section(QLatin1Char('='), 1).toStdString();
-    auto plan = planImport({path}, options);
-    auto database = store::RunDatabase::open(db, store::OpenMode::Create);
-    if (!plan || plan->size() != 1 || !database) {
-        result.error = !database ? database.error().toString() : plan ? "expected one file" : plan.error().toString();
-        return result;
-    }
-    if (plan->front().importer) result.importer = std::string(plan->front().importer->format());
-    const FileResult r = importFile(**database, plan->front(), options);
-    result.outcome = r.outcome;
-    result.rows = r.rowsRead;
-    if (r.error) result.error = r.error->toString();
-    return result;
-}
-
-QStringList rows(const std::string& db, const std::string& sql)
-{
-    return test::queryRows(db, sql);
+    return test::importPath(db, path, QString::fromStdString(format), QStringLiteral("UTC"), extra);
 }
 
 // A Kineto trace object: distributedInfo and baseTimeNanoseconds before the events, as torch.profiler writes.
@@ -85,9 +55,10 @@ QByteArray gzip(const QByteArray& text)
 // Slices as "kind|pid|tid|category|name|ts - origin|dur" in time order.
 QStringList slices(const std::string& db, int64_t origin)
 {
-    return rows(db, "SELECT t.kind, t.pid, t.tid, s.category, n.name, s.ts_ns - " + std::to_string(origin) +
-                        ", s.dur_ns FROM trace_slice s JOIN trace_name n ON n.id = s.name_id JOIN trace_track t ON "
-                        "t.id = s.track_id ORDER BY s.ts_ns, n.name");
+    return queryRows(db,
+                     "SELECT t.kind, t.pid, t.tid, s.category, n.name, s.ts_ns - " + std::to_string(origin) +
+                         ", s.dur_ns FROM trace_slice s JOIN trace_name n ON n.id = s.name_id JOIN trace_track t ON "
+                         "t.id = s.track_id ORDER BY s.ts_ns, n.name");
 }
 
 const QByteArray kKernel = R"j({"ph": "X", "cat": "kernel", "name": "void gemm<128>(float*)", "pid": 0, "tid": 7,
@@ -328,12 +299,12 @@ void TestTraceImporter::importCases()
         QVERIFY2(r.error.empty(), r.error.c_str());
     if (r.outcome == FileOutcome::Imported) {
         if (slices != QStringList{QStringLiteral("*")}) QCOMPARE(::slices(db(), origin), slices);
-        QCOMPARE(rows(db(), "SELECT kind, line FROM diagnostic ORDER BY id"), diagnostics);
+        QCOMPARE(queryRows(db(), "SELECT kind, line FROM diagnostic ORDER BY id"), diagnostics);
     }
     for (const QString& check : sql) {
         const QString query = check.section(QStringLiteral(" => "), 0, 0);
         const QString expected = check.section(QStringLiteral(" => "), 1);
-        QCOMPARE(rows(db(), query.toStdString()).join(QStringLiteral("; ")), expected);
+        QCOMPARE(queryRows(db(), query.toStdString()).join(QStringLiteral("; ")), expected);
     }
 }
 
@@ -417,13 +388,14 @@ void TestTraceImporter::busySeries()
     QCOMPARE(r.outcome, FileOutcome::Imported);
     const int64_t first = kBase + 5084761990000000;
     QStringList got;
-    for (const QString& row : rows(db(), "SELECT device, metric, labels FROM series_summary ORDER BY device, metric")) {
+    for (const QString& row :
+         queryRows(db(), "SELECT device, metric, labels FROM series_summary ORDER BY device, metric")) {
         const QStringList k = row.split(QLatin1Char('|'));
         const QStringList points =
-            rows(db(), "SELECT (ts_ns - " + std::to_string(first) +
-                           ") / 1000000, value FROM series_points WHERE "
-                           "device = '" +
-                           k[0].toStdString() + "' AND metric = '" + k[1].toStdString() + "' ORDER BY ts_ns");
+            queryRows(db(), "SELECT (ts_ns - " + std::to_string(first) +
+                                ") / 1000000, value FROM series_points WHERE "
+                                "device = '" +
+                                k[0].toStdString() + "' AND metric = '" + k[1].toStdString() + "' ORDER BY ts_ns");
         got << row + QLatin1Char('|') + points.join(QStringLiteral(", ")).replace(QLatin1Char('|'), QLatin1Char('='));
     }
     QCOMPARE(got, series);
@@ -442,14 +414,14 @@ void TestTraceImporter::chunkBoundaries()
     const QByteArray text = kineto(events);
     QVERIFY(text.size() > 2 * (4 << 20));
     QCOMPARE(importInto(db(), write(QStringLiteral("big.json"), text)).outcome, FileOutcome::Imported);
-    QCOMPARE(rows(db(), "SELECT count(*), count(DISTINCT name_id), min(ts_ns), max(ts_ns) FROM trace_slice"),
+    QCOMPARE(queryRows(db(), "SELECT count(*), count(DISTINCT name_id), min(ts_ns), max(ts_ns) FROM trace_slice"),
              QStringList{QStringLiteral("%1|7|%2|%3")
                              .arg(n)
                              .arg(kBase + 5084761990000000)
                              .arg(kBase + (5084761990000LL + n - 1) * 1000)});
-    QCOMPARE(rows(db(), "SELECT name FROM trace_name ORDER BY name LIMIT 1"),
+    QCOMPARE(queryRows(db(), "SELECT name FROM trace_name ORDER BY name LIMIT 1"),
              QStringList{QStringLiteral("op \"}, {\" [\\0] \\")});
-    QCOMPARE(rows(db(), "SELECT count(*) FROM diagnostic"), QStringList{QStringLiteral("0")});
+    QCOMPARE(queryRows(db(), "SELECT count(*) FROM diagnostic"), QStringList{QStringLiteral("0")});
 }
 
 void TestTraceImporter::invalidJsonLeavesDatabase()
@@ -459,14 +431,14 @@ void TestTraceImporter::invalidJsonLeavesDatabase()
     const std::string counts = "SELECT (SELECT count(*) FROM trace_slice), (SELECT count(*) FROM trace_track), "
                                "(SELECT count(*) FROM trace_name), (SELECT count(*) FROM series), "
                                "(SELECT count(*) FROM import)";
-    const QStringList before = rows(db(), counts);
+    const QStringList before = queryRows(db(), counts);
     QByteArray broken = kineto({kThreadName, kCpuOp, kKernel});
     broken.replace("\"dur\": 80.5", "\"dur\": 80.5,,");
     const Imported r = importInto(db(), write(QStringLiteral("broken.json"), broken));
     QCOMPARE(r.outcome, FileOutcome::Failed);
     QVERIFY2(r.error.find("broken.json:") != std::string::npos && r.error.find("invalid JSON") != std::string::npos,
              r.error.c_str());
-    QCOMPARE(rows(db(), counts), before);
+    QCOMPARE(queryRows(db(), counts), before);
 }
 
 void TestTraceImporter::reader()
@@ -539,10 +511,10 @@ void TestTraceImporter::glooFixture()
 
         const std::string run = m_tmp->filePath(QStringLiteral("gloo%1.runlens").arg(rank)).toStdString();
         QCOMPARE(importInto(run, path.toStdString()).outcome, FileOutcome::Imported);
-        QCOMPARE(rows(run, "SELECT DISTINCT rank FROM trace_track"), QStringList{QString::number(rank)});
-        QCOMPARE(rows(run, "SELECT sum(slices) FROM trace_summary WHERE category IN ('kernel', 'comm_kernel')"),
+        QCOMPARE(queryRows(run, "SELECT DISTINCT rank FROM trace_track"), QStringList{QString::number(rank)});
+        QCOMPARE(queryRows(run, "SELECT sum(slices) FROM trace_summary WHERE category IN ('kernel', 'comm_kernel')"),
                  QStringList{QString::number(kernels)});
-        QCOMPARE(rows(run, "SELECT summary LIKE '%world size 2, backend gloo%' FROM import"),
+        QCOMPARE(queryRows(run, "SELECT summary LIKE '%world size 2, backend gloo%' FROM import"),
                  QStringList{QStringLiteral("1")});
 
         auto opened = store::RunDatabase::open(run, store::OpenMode::ReadOnly);
@@ -568,9 +540,10 @@ void TestTraceImporter::glooFixture()
         QVERIFY2(gloo / span > 0.8, qPrintable(QStringLiteral("gloo covers %1").arg(gloo / span)));
         QVERIFY2(*kernelTime / span < 0.2, qPrintable(QStringLiteral("kernels cover %1").arg(*kernelTime / span)));
         // The busy series say the same, bin by bin on average.
-        const QStringList means = rows(run, "SELECT metric, avg(value) FROM series_points WHERE metric IN "
-                                            "('gpu.kernel_busy', 'trace.collective_busy') GROUP BY metric ORDER BY "
-                                            "metric");
+        const QStringList means =
+            queryRows(run, "SELECT metric, avg(value) FROM series_points WHERE metric IN "
+                           "('gpu.kernel_busy', 'trace.collective_busy') GROUP BY metric ORDER BY "
+                           "metric");
         QCOMPARE(means.size(), 2);
         QVERIFY2(means[0].section(QLatin1Char('|'), 1).toDouble() < 0.2, qPrintable(means.join(QLatin1Char(' '))));
         QVERIFY2(means[1].section(QLatin1Char('|'), 1).toDouble() > 0.8, qPrintable(means.join(QLatin1Char(' '))));
@@ -598,18 +571,18 @@ void TestTraceImporter::fsdpFixture()
         QVERIFY(allGather > 0 && reduceScatter > 0);
         const std::string run = m_tmp->filePath(QStringLiteral("fsdp%1.runlens").arg(rank)).toStdString();
         QCOMPARE(importInto(run, path.toStdString()).outcome, FileOutcome::Imported);
-        QCOMPARE(rows(run, "SELECT DISTINCT rank FROM trace_track"), QStringList{QString::number(rank)});
-        QCOMPARE(rows(run, "SELECT sum(slices) FROM trace_summary WHERE category IN ('kernel', 'comm_kernel')"),
+        QCOMPARE(queryRows(run, "SELECT DISTINCT rank FROM trace_track"), QStringList{QString::number(rank)});
+        QCOMPARE(queryRows(run, "SELECT sum(slices) FROM trace_summary WHERE category IN ('kernel', 'comm_kernel')"),
                  QStringList{QString::number(kernels)});
         const std::string byName = "SELECT s.category, count(*) FROM trace_slice s JOIN trace_name n ON n.id = "
                                    "s.name_id WHERE n.name LIKE 'ncclDevKernel_%' GROUP BY s.category";
-        QCOMPARE(rows(run, byName), QStringList{QStringLiteral("comm_kernel|%1").arg(allGather + reduceScatter)});
-        QCOMPARE(rows(run, "SELECT count(*) FROM trace_slice s JOIN trace_name n ON n.id = s.name_id WHERE "
-                           "s.category = 'kernel' AND n.name LIKE 'nccl%'"),
+        QCOMPARE(queryRows(run, byName), QStringList{QStringLiteral("comm_kernel|%1").arg(allGather + reduceScatter)});
+        QCOMPARE(queryRows(run, "SELECT count(*) FROM trace_slice s JOIN trace_name n ON n.id = s.name_id WHERE "
+                                "s.category = 'kernel' AND n.name LIKE 'nccl%'"),
                  QStringList{QStringLiteral("0")});
         // NCCL kernels wait on the GPU for the sockets: they cover most of the profiled step on their own.
         const double comm =
-            rows(run, "SELECT avg(value) FROM series_points WHERE metric = 'gpu.comm_busy'").value(0).toDouble();
+            queryRows(run, "SELECT avg(value) FROM series_points WHERE metric = 'gpu.comm_busy'").value(0).toDouble();
         QVERIFY2(comm > 0.5, qPrintable(QString::number(comm)));
     }
 }
@@ -626,16 +599,16 @@ void TestTraceImporter::publicFixtures()
         QVERIFY2(r.outcome == FileOutcome::Imported, r.error.c_str());
         QCOMPARE(r.importer, std::string("chrome-trace"));
     }
-    QCOMPARE(rows(run, "SELECT DISTINCT rank FROM trace_track ORDER BY rank"),
+    QCOMPARE(queryRows(run, "SELECT DISTINCT rank FROM trace_track ORDER BY rank"),
              (QStringList{QStringLiteral("0"), QStringLiteral("1")}));
-    QCOMPARE(rows(run, "SELECT count(DISTINCT labels) FROM series_summary WHERE metric = 'gpu.kernel_busy'"),
+    QCOMPARE(queryRows(run, "SELECT count(DISTINCT labels) FROM series_summary WHERE metric = 'gpu.kernel_busy'"),
              QStringList{QStringLiteral("2")});
 
     const auto amd =
         importInto(run, (hta + QStringLiteral("amd_trace/mi250_minitoy_train_ROCm6_2_kineto.json.gz")).toStdString());
     QVERIFY2(amd.outcome == FileOutcome::Imported, amd.error.c_str());
-    QVERIFY(amd.rows > 0);
-    QCOMPARE(rows(run, "SELECT count(*) > 0 FROM trace_summary WHERE rank = -1 AND category = 'kernel'"),
+    QVERIFY(amd.result.rowsRead > 0);
+    QCOMPARE(queryRows(run, "SELECT count(*) > 0 FROM trace_summary WHERE rank = -1 AND category = 'kernel'"),
              QStringList{QStringLiteral("1")});
 
     // speedscope's sample: B/E and X events with relative ts, and one X with only tdur.
@@ -647,7 +620,8 @@ void TestTraceImporter::publicFixtures()
     const auto placed = importInto(run, simple, strs({"start=2026-01-01T00:00:00Z"}));
     QVERIFY2(placed.outcome == FileOutcome::Imported, placed.error.c_str());
     QCOMPARE(placed.importer, std::string("chrome-trace"));
-    QCOMPARE(rows(run, "SELECT n.name, s.ts_ns - 1767225600000000000, s.dur_ns FROM trace_slice s JOIN trace_name n ON "
+    QCOMPARE(queryRows(run,
+                       "SELECT n.name, s.ts_ns - 1767225600000000000, s.dur_ns FROM trace_slice s JOIN trace_name n ON "
                        "n.id = s.name_id JOIN trace_track t ON t.id = s.track_id WHERE t.rank = -1 AND t.pid = '0' AND "
                        "t.kind = 'cpu' "
                        "ORDER BY s.ts_ns"),

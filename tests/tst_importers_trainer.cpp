@@ -2,9 +2,9 @@
 // iteration lines and DeepSpeed step / timer / throughput lines. Generated inputs of each format are read back
 // from the store; the recorded LLaMA-Factory logs of ../shared/fixtures are checked when present.
 
-#include "analysis/store/run_database.h"
 #include "analysis/store/run_reader.h"
 #include "importers/import_session.h"
+#include "tests/import_support.h"
 #include "tests/test_support.h"
 
 #include <QDateTime>
@@ -18,98 +18,22 @@
 
 using namespace runlens;
 using namespace runlens::importers;
+using namespace runlens::test;
 
 namespace {
-
-using runlens::test::strs;
-
-QString str(const char* s)
-{
-    return QString::fromUtf8(s);
-}
-
-struct Imported
-{
-    FileOutcome outcome = FileOutcome::Failed;
-    std::string importer, error, db;
-};
 
 // options: "key=value" items; "format=..." forces the format.
 Imported importPath(const std::string& dbPath, const std::string& path, const QStringList& options = {})
 {
-    Imported result;
-    result.db = dbPath;
-    ImportOptions o;
-    o.node = "n1";
-    o.timeZone = "UTC";
-    for (const QString& kv : options) {
-        const QString key = kv.section(QLatin1Char('='), 0, 0), value = kv.section(QLatin1Char('='), 1);
-        if (key == QLatin1String("format"))
-            o.format = value.toStdString();
-        else
-            o.extra[key.toStdString()] = value.toStdString();
-    }
-    auto plan = planImport({path}, o);
-    auto db = store::RunDatabase::open(dbPath, store::OpenMode::Create);
-    if (!plan || plan->size() != 1 || !db) {
-        result.error = !db ? db.error().toString() : plan ? "expected one planned file" : plan.error().toString();
-        return result;
-    }
-    if (plan->front().importer) result.importer = std::string(plan->front().importer->format());
-    const FileResult r = importFile(**db, plan->front(), o);
-    result.outcome = r.outcome;
-    if (r.error) result.error = r.error->toString();
-    return result;
-}
-
-// "10:00:02.500" on 2026-01-15 (UTC), the date too on other days.
-QString utc(int64_t ns)
-{
-    QString s = QDateTime::fromMSecsSinceEpoch(ns / 1000000, QTimeZone::utc())
-                    .toString(QStringLiteral("yyyy-MM-ddTHH:mm:ss.zzz"));
-    if (s.endsWith(QLatin1String(".000"))) s.chop(4);
-    if (ns % 1000000 != 0) s += QStringLiteral("+%1ns").arg(ns % 1000000);
-    return s.startsWith(QLatin1String("2026-01-15T")) ? s.mid(11) : s;
-}
-
-struct SeriesPoints
-{
-    QString error;
-    std::vector<store::Point> points;
-};
-
-SeriesPoints readSeries(const std::string& dbPath, const QString& metric)
-{
-    SeriesPoints out;
-    auto db = store::RunDatabase::open(dbPath, store::OpenMode::ReadOnly);
-    if (!db) return {QString::fromStdString(db.error().toString()), {}};
-    store::RunReader reader(**db);
-    auto s = reader.findSeries("n1", "host", "", metric.toStdString());
-    if (!s) return {QString::fromStdString(s.error().toString()), {}};
-    if (!*s) return {str("<no series>"), {}};
-    auto points = reader.readPoints((**s).id, {});
-    if (!points) return {QString::fromStdString(points.error().toString()), {}};
-    out.points = std::move(*points);
-    return out;
+    return test::importWith(dbPath, path, test::keyedOptions(options, test::importOptions()));
 }
 
 // The points of one host series as "time=value" (6 significant digits), a missing one as "time=?".
 QString seriesText(const std::string& dbPath, const QString& metric)
 {
-    const SeriesPoints s = readSeries(dbPath, metric);
-    if (!s.error.isEmpty()) return s.error;
-    QStringList out;
-    for (const store::Point& p : s.points)
-        out << utc(p.tsNs) + QLatin1Char('=') + (p.missing ? str("?") : QString::number(p.value, 'g', 6));
-    return out.join(QStringLiteral(", "));
-}
-
-QByteArray lines(std::initializer_list<const char*> items)
-{
-    QByteArray out;
-    for (const char* l : items)
-        out += QByteArray(l) + '\n';
-    return out;
+    const auto time = [](int64_t ns) { return utc(ns, Fraction::MillisAndNs); };
+    const auto value = [](double v) { return QString::number(v, 'g', 6); };
+    return pointsText(readSeries(dbPath, str("n1"), str("host"), metric), time, value);
 }
 
 // One LLaMA-Factory line as LogCallback writes it (json.dumps key order; None values left out).
@@ -517,9 +441,9 @@ void TestTrainerImporters::realLlamaFactoryFixtures()
         importPath(dir.filePath(str("t.runlens")).toStdString(), file.fileName().toStdString(), QStringList{kStart});
     QCOMPARE(QString::fromStdString(r.importer), str("llamafactory-trainer-log"));
     QVERIFY2(r.outcome == FileOutcome::Imported, r.error.c_str());
-    const SeriesPoints steps = readSeries(r.db, str("train.step"));
-    const SeriesPoints loss = readSeries(r.db, str("train.loss"));
-    const SeriesPoints stepTime = readSeries(r.db, str("train.step_time"));
+    const SeriesPoints steps = readSeries(r.db, str("n1"), str("host"), str("train.step"));
+    const SeriesPoints loss = readSeries(r.db, str("n1"), str("host"), str("train.loss"));
+    const SeriesPoints stepTime = readSeries(r.db, str("n1"), str("host"), str("train.step_time"));
     QVERIFY2(steps.error.isEmpty() && loss.error.isEmpty() && stepTime.error.isEmpty(), qPrintable(steps.error));
     QCOMPARE(static_cast<int>(steps.points.size()), lineCount);
     QCOMPARE(static_cast<int>(loss.points.size()), lineCount);
@@ -529,7 +453,7 @@ void TestTrainerImporters::realLlamaFactoryFixtures()
     double covered = 0, prevStep = 0;
     size_t k = 0;
     for (const store::Point& p : stepTime.points) {
-        QVERIFY2(!p.missing && p.value > 0, qPrintable(utc(p.tsNs)));
+        QVERIFY2(!p.missing && p.value > 0, qPrintable(utc(p.tsNs, Fraction::MillisAndNs)));
         while (k < steps.points.size() && steps.points[k].tsNs < p.tsNs)
             ++k;
         QVERIFY(k < steps.points.size() && steps.points[k].tsNs == p.tsNs);

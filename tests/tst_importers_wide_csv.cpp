@@ -1,59 +1,19 @@
 // Wide hand-made CSV import (wide_csv_importer.h, docs/formats.md §1 quirks a and b): generated inputs for each
 // behaviour, then the real DCConv fixture checked against an independent count of its rows.
 
-#include "analysis/store/run_database.h"
 #include "importers/import_session.h"
+#include "tests/import_support.h"
 #include "tests/test_support.h"
 
-#include <QDateTime>
 #include <QFile>
 #include <QTemporaryDir>
 #include <QTest>
 
 using namespace runlens;
 using namespace runlens::importers;
+using namespace runlens::test;
 
 namespace {
-
-using runlens::test::strs;
-
-struct Imported
-{
-    QString outcome, importer, error;
-    FileResult result;
-};
-
-// Imports one file as node n1 (format empty = detect); options are "key=value"; mtime (ISO 8601) set first.
-Imported importPath(const std::string& dbPath, const std::string& path, const QString& format, const QString& tz,
-                    const QStringList& extra, const QString& mtime)
-{
-    Imported out;
-    if (!mtime.isEmpty()) {
-        QFile f(QString::fromStdString(path));
-        if (!f.open(QIODevice::ReadWrite) ||
-            !f.setFileTime(QDateTime::fromString(mtime, Qt::ISODate), QFileDevice::FileModificationTime)) {
-            out.error = QStringLiteral("cannot set the modification time");
-            return out;
-        }
-    }
-    ImportOptions options;
-    options.format = format.toStdString();
-    options.node = "n1";
-    options.timeZone = tz.toStdString();
-    for (const QString& kv : extra)
-        options.extra[kv.section(QLatin1Char('='), 0, 0).toStdString()] = kv.section(QLatin1Char('='), 1).toStdString();
-    auto plan = planImport({path}, options);
-    auto db = store::RunDatabase::open(dbPath, store::OpenMode::Create);
-    if (!plan || plan->size() != 1 || !db) {
-        out.error = QStringLiteral("cannot plan the import or open the database");
-        return out;
-    }
-    if (plan->front().importer) out.importer = QString::fromUtf8(plan->front().importer->format());
-    out.result = importFile(**db, plan->front(), options);
-    out.outcome = QString::fromUtf8(outcomeName(out.result.outcome));
-    if (out.result.error) out.error = QString::fromStdString(out.result.error->toString());
-    return out;
-}
 
 // 1768471200 s = 2026-01-15T10:00:00Z.
 
@@ -183,12 +143,12 @@ void TestWideCsvImporter::importCases()
     const std::string path = test::writeFile(dir, QStringLiteral("log.csv"), input.toStdString());
     const std::string db = dir.filePath(QStringLiteral("run.db")).toStdString();
     const Imported r = importPath(db, path, format, tz, options, mtime);
-    QCOMPARE(r.importer, importer);
-    QCOMPARE(r.outcome, outcome);
+    QCOMPARE(QString::fromStdString(r.importer), importer);
+    QCOMPARE(QString::fromUtf8(outcomeName(r.outcome)), outcome);
     if (error.isEmpty())
-        QCOMPARE(r.error, QString());
+        QCOMPARE(QString::fromStdString(r.error), QString());
     else
-        QVERIFY2(r.error.contains(error), qPrintable(r.error));
+        QVERIFY2(QString::fromStdString(r.error).contains(error), r.error.c_str());
     QCOMPARE(sql.size(), expected.size());
     for (qsizetype i = 0; i < sql.size(); ++i)
         QCOMPARE(test::queryRows(db, sql[i].toStdString()).join(QStringLiteral("; ")), expected[i]);
@@ -218,8 +178,8 @@ void TestWideCsvImporter::dcconvFixture()
     QVERIFY(dir.isValid());
     const std::string db = dir.filePath(QStringLiteral("run.db")).toStdString();
     const Imported r = importPath(db, file.toStdString(), {}, QStringLiteral("UTC"), {}, {});
-    QCOMPARE(r.importer, QStringLiteral("wide-csv"));
-    QCOMPARE(r.outcome, QStringLiteral("imported"));
+    QCOMPARE(QString::fromStdString(r.importer), QStringLiteral("wide-csv"));
+    QCOMPARE(QString::fromUtf8(outcomeName(r.outcome)), QStringLiteral("imported"));
     QCOMPARE(r.result.rowsRead, rows);
     // Every row keeps its unbroken cells; the broken power_w cells are missing points with their text.
     QCOMPARE(test::queryRows(db, "SELECT count(*), sum(missing) FROM series_points WHERE metric = 'csv.gpu_util_pct'")

@@ -1,0 +1,105 @@
+#pragma once
+
+// Helpers shared by the importer tests: importing one file into a run database, and reading its series back as text.
+
+#include "analysis/store/run_reader.h"
+#include "importers/import_session.h"
+
+#include <QByteArray>
+#include <QString>
+#include <QStringList>
+#include <cstdint>
+#include <functional>
+#include <initializer_list>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace runlens::store {
+class RunDatabase;
+}
+
+namespace runlens::test {
+
+// One file imported: what the plan chose for it and what the import gave.
+struct Imported
+{
+    importers::FileOutcome outcome = importers::FileOutcome::Failed;
+    std::string importer;         // the format the plan chose (empty when none was recognised)
+    std::string error;            // the plan's, the database's or the import's error
+    std::string db;               // the run database it went into
+    std::string node;             // the node the plan assigned
+    importers::FileResult result; // all importFile gave (import id, rows read, diagnostics, notes)
+};
+
+// Import options: the format (empty: detected from the content), the time zone of naive timestamps (empty: this
+// machine's), "key=value" items for the format, and the node (empty: from the file's data or its name).
+importers::ImportOptions importOptions(const QString& format = {}, const QString& tz = QStringLiteral("UTC"),
+                                       const QStringList& extra = {}, const QString& node = QStringLiteral("n1"));
+
+// options with "key=value" items added: "node=", "tz=" and "format=" set those, anything else is for the format.
+importers::ImportOptions keyedOptions(const QStringList& items, importers::ImportOptions options = {});
+
+// Plans one file with options (it must plan as one file) and imports it into the run database at dbPath, created
+// when absent; mtime (ISO 8601), when given, is set on the file first.
+Imported importWith(const std::string& dbPath, const std::string& path, const importers::ImportOptions& options,
+                    const QString& mtime = {});
+
+// Imports one file as node n1; options are "key=value"; mtime (ISO 8601 UTC) is set on the file first.
+Imported importPath(const std::string& dbPath, const std::string& path, const QString& format,
+                    const QString& tz = QStringLiteral("UTC"), const QStringList& extra = {},
+                    const QString& mtime = {});
+
+// How utc() writes the part of a time below the second.
+enum class Fraction
+{
+    Millis,       // ".250" when not on a second
+    MillisAndNs,  // ".250" when not on a second, "+Nns" when not on a millisecond
+    AlwaysMillis, // ".000" always, "+Nns" when not on a millisecond
+    Ns,           // "+Nns" when not on a second (all below the second)
+};
+
+// A time as "2026-03-29T01:00:00" (UTC) with its fraction as `fraction` says; on 2026-01-15 the time alone
+// ("10:00:01.250").
+QString utc(int64_t ns, Fraction fraction = Fraction::Millis);
+
+// A value as an integer when it is one, else in the fewest digits that read back the same.
+QString num(double v);
+
+// The points of one series of a run, or why there are none: the error, or "<no series>". With tokens, the raw
+// tokens of its missing points too (read from its chunks, in time order).
+struct SeriesPoints
+{
+    QString error;
+    std::vector<store::Point> points;
+    std::optional<std::vector<std::string>> tokens;
+};
+
+// The series with this id.
+SeriesPoints readSeries(store::RunDatabase& db, int64_t seriesId, bool tokens = false);
+// The series of a node, device "kind:name" ("gpu:0", "cpu", "host") and metric.
+SeriesPoints readSeries(const std::string& dbPath, const QString& node, const QString& device, const QString& metric,
+                        bool tokens = false);
+
+// Points as "time=value" joined by ", ", a missing one as "time=?" ("time=?<raw token>" when the tokens were read);
+// the series' error instead when it has one.
+QString pointsText(const SeriesPoints& series, const std::function<QString(int64_t)>& time,
+                   const std::function<QString(double)>& value = num);
+
+// Every point of a series of device "kind:name" as "time=value" (utc, num), a missing one as "time=?" (with tokens,
+// "time=?<raw token>").
+QString seriesText(const std::string& dbPath, const QString& device, const QString& metric,
+                   Fraction fraction = Fraction::Millis, bool tokens = false,
+                   const QString& node = QStringLiteral("n1"));
+
+// Lines, each ended by '\n'.
+QByteArray lines(std::initializer_list<const char*> items);
+
+// size bytes drawn from a generator seeded with seed.
+QByteArray randomBytes(qsizetype size, quint32 seed);
+
+// A recursive CTE path(leaf, next, text): each callsite's frames from the root, joined by ';', a frame written as
+// name, or name@file:line when it has a file; a row with next = 0 is a whole stack. The SELECT follows it.
+extern const char* const kStackPathSql;
+
+} // namespace runlens::test
