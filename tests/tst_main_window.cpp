@@ -2,22 +2,20 @@
 // in the bar above the timeline and in the problems list; a run that cannot be opened says why; File › Export
 // report writes the report of the open run (its model built on a worker), of a window, and can be cancelled.
 
-#include "analysis/flame/flame_search.h"
 #include "analysis/rules/run_analysis.h"
 #include "analysis/store/node_clock.h"
 #include "analysis/store/run_database.h"
-#include "analysis/timeline/lane_catalog.h"
 #include "analysis/timeline/run_catalog.h"
 #include "app/demo/demo_run.h"
 #include "app/gui/findings_dock.h"
 #include "app/gui/flame_dock.h"
-#include "app/gui/help_dialogs.h"
 #include "app/gui/import_dialog.h"
 #include "app/gui/main_window.h"
 #include "app/gui/report_export.h"
 #include "app/gui/run_docks.h"
 #include "app/jobs/import_job.h"
 #include "tests/test_support.h"
+#include "tests/window_support.h"
 #include "widgets/findings/findings_panel.h"
 #include "widgets/flame/flame_graph_widget.h"
 #include "widgets/flame/flame_painter.h"
@@ -32,7 +30,6 @@
 #include <QAbstractButton>
 #include <QAction>
 #include <QApplication>
-#include <QContextMenuEvent>
 #include <QDir>
 #include <QDockWidget>
 #include <QFile>
@@ -41,17 +38,13 @@
 #include <QJsonObject>
 #include <QLabel>
 #include <QLineEdit>
-#include <QMenu>
 #include <QMessageBox>
 #include <QProcess>
 #include <QProgressDialog>
 #include <QPushButton>
 #include <QRadioButton>
 #include <QRegularExpression>
-#include <QScrollArea>
-#include <QScrollBar>
 #include <QSet>
-#include <QSettings>
 #include <QSignalSpy>
 #include <QStandardPaths>
 #include <QStatusBar>
@@ -59,15 +52,13 @@
 #include <QTableWidget>
 #include <QTest>
 #include <QTimer>
-#include <QToolBar>
-#include <QToolButton>
-#include <QTreeView>
 #include <QTreeWidget>
-#include <QWheelEvent>
-#include <functional>
 #include <map>
 
 using namespace runlens;
+using test::csvWithProblems;
+using test::demoRun;
+using test::menuAction;
 
 namespace {
 
@@ -99,44 +90,6 @@ int32_t largest(const analysis::FlameTree& t, std::string_view name)
     for (int32_t i = 1; i < static_cast<int32_t>(t.nodes().size()); ++i)
         if (t.name(i) == name && (best < 0 || t.node(i).samples > t.node(best).samples)) best = i;
     return best;
-}
-
-// An nvidia-smi CSV of two GPUs with two bad numbers.
-std::string csvWithProblems(const QTemporaryDir& dir)
-{
-    std::string csv = "timestamp, index, name, utilization.gpu [%], power.draw [W]\n";
-    for (int i = 0; i < 20; ++i)
-        for (int gpu = 0; gpu < 2; ++gpu)
-            csv += "2026/11/02 08:00:" + std::string(i < 10 ? "0" : "") + std::to_string(i) + ".000, " +
-                   std::to_string(gpu) + ", NVIDIA H100, " +
-                   (i == 5 && gpu == 0 ? "1OO"
-                    : i == 9           ? "N0"
-                                       : "50") +
-                   " %, 100.0 W\n";
-    return test::writeFile(dir, QStringLiteral("node7/gpu.csv"), csv);
-}
-
-// A demo run (2 nodes of 2 GPUs, 12 min: communication-bound, a checkpoint stall every 6 min) in `dir`.
-std::string demoRun(const QTemporaryDir& dir)
-{
-    app::DemoSpec spec;
-    spec.nodes = 2;
-    spec.gpusPerNode = 2;
-    spec.hours = 0.2;
-    if (!app::writeDemoRun(spec, dir.filePath(QStringLiteral("inputs")).toStdString())) return {};
-    const std::string db = dir.filePath(QStringLiteral("demo.runlens")).toStdString();
-    importers::ImportOptions options;
-    options.timeZone = "UTC";
-    auto plan = importers::planImport({dir.filePath(QStringLiteral("inputs")).toStdString()}, options);
-    if (!plan || app::runImport(db, plan.value(), options).imported == 0) return {};
-    return db;
-}
-
-QAction* menuAction(const QWidget& window, const QString& text)
-{
-    for (QAction* a : window.findChildren<QAction*>())
-        if (a->text() == text) return a;
-    return nullptr;
 }
 
 // A demo run's input files (one GPU per node) in DIR/inputs, for the Import dialog.
@@ -617,469 +570,6 @@ private Q_SLOTS:
         QVERIFY(finished.isEmpty() && failed.isEmpty());
         QVERIFY(!QFile::exists(never));
         QVERIFY(!report->busy());
-    }
-
-    // Lane order and visibility belong to a run: changed in one, they do not follow into another, and they come
-    // back with their run (also in a new window).
-    void laneLayoutPerRun()
-    {
-        QTemporaryDir dirA, dirB;
-        const std::string a = demoRun(dirA);
-        const std::string csv = csvWithProblems(dirB);
-        const std::string b = dirB.filePath(QStringLiteral("b.runlens")).toStdString();
-        importers::ImportOptions options;
-        options.timeZone = "UTC";
-        auto plan = importers::planImport({csv}, options);
-        QVERIFY_OK(plan);
-        QCOMPARE(app::runImport(b, plan.value(), options).imported, 1);
-
-        auto ids = [](const std::vector<timeline::LaneSpec>& lanes, bool shownOnly) {
-            std::vector<std::string> out;
-            for (const auto& l : lanes)
-                if (!shownOnly || l.shownByDefault) out.push_back(l.id);
-            return out;
-        };
-        auto open = [](app::MainWindow& w, const std::string& path) {
-            QSignalSpy opened(&w, &app::MainWindow::runOpened);
-            w.openRun(QString::fromStdString(path));
-            QTRY_COMPARE_WITH_TIMEOUT(opened.count(), 1, 10000);
-        };
-        std::vector<std::string> changedA;
-        {
-            app::MainWindow window;
-            window.show();
-            open(window, a);
-            widgets::TimelineWidget* t = window.timeline();
-            const std::vector<std::string> defaultsA = t->visibleLaneIds();
-            QVERIFY(std::find(defaultsA.begin(), defaultsA.end(), "net") != defaultsA.end());
-            t->setLaneVisible("net", false);
-            t->moveLane("cpu", -2);
-            changedA = t->visibleLaneIds();
-            QVERIFY(changedA != defaultsA);
-            QVERIFY(std::find(changedA.begin(), changedA.end(), "net") == changedA.end());
-
-            open(window, b);
-            auto cat = timeline::loadRunCatalog(b);
-            QVERIFY_OK(cat);
-            QCOMPARE(t->visibleLaneIds(), ids(timeline::laneSpecs(**cat), true)); // B's defaults, untouched by A
-            t->moveLane(t->visibleLaneIds().back(), -1);
-            const std::vector<std::string> changedB = t->visibleLaneIds();
-
-            open(window, a);
-            QCOMPARE(t->visibleLaneIds(), changedA);
-            open(window, b);
-            QCOMPARE(t->visibleLaneIds(), changedB);
-            open(window, a);
-            window.close(); // saves the settings
-        }
-        app::MainWindow again;
-        again.show();
-        open(again, a);
-        QCOMPARE(again.timeline()->visibleLaneIds(), changedA);
-    }
-
-    // Every shortcut of Help › Keyboard shortcuts, driven through QTest in the main window on a run, with its effect
-    // checked; a shortcut added to the list without a check here fails.
-    void everyHelpShortcutWorks()
-    {
-        QTemporaryDir dir;
-        const std::string db = demoRun(dir);
-        QVERIFY(!db.empty());
-        QSettings().clear();
-        app::MainWindow window;
-        window.resize(1400, 900);
-        window.show();
-        QApplication::setActiveWindow(&window);
-        QVERIFY(QTest::qWaitForWindowActive(&window));
-        QSignalSpy opened(&window, &app::MainWindow::runOpened);
-        window.openRun(QString::fromStdString(db));
-        QTRY_COMPARE_WITH_TIMEOUT(opened.count(), 1, 10000);
-        QTRY_VERIFY_WITH_TIMEOUT(!window.findings()->busy(), 30000);
-        widgets::TimelineController* c = window.controller();
-        widgets::TimelineWidget* timeline = window.timeline();
-        QCustomPlot* lane = timeline->lanePlot("gpu_util");
-        QCustomPlot* axis = timeline->lanePlot("axis");
-        widgets::FlameGraphWidget* graph = window.flame()->panel()->graph();
-        QVERIFY(lane && axis && graph);
-        QTRY_VERIFY_WITH_TIMEOUT(graph->tree() && !graph->blockRect(0).isNull(), 20000);
-        const widgets::TimeRange full = c->range();
-
-        // A dialog the key opens (modal): its class and title, closed as soon as it shows.
-        auto modalFrom = [&](const std::function<void()>& act) -> QString {
-            QString seen;
-            QTimer closer;
-            connect(&closer, &QTimer::timeout, [&] {
-                if (QWidget* m = QApplication::activeModalWidget()) {
-                    seen = QString::fromLatin1(m->metaObject()->className()) + QLatin1Char(':') + m->windowTitle();
-                    m->close();
-                }
-            });
-            closer.start(20);
-            act();
-            (void)QTest::qWaitFor([&] { return !seen.isEmpty(); }, 5000); // empty: nothing opened
-            return seen;
-        };
-        auto key = [&](QWidget* w, const QKeySequence& k) {
-            w->setFocus();
-            QTest::keySequence(w, k);
-        };
-        auto middle = [&] { c->setRange({full.fromNs + full.span() / 4, full.toNs - full.span() / 4}); };
-        auto laneCentre = [&] { return QPoint(lane->axisRect()->rect().center()); };
-        auto scrollBar = [&] { return timeline->findChild<QScrollArea*>()->verticalScrollBar(); };
-        // The flame graph's current block, after a click that makes it current.
-        auto pickBlock = [&](int32_t node) {
-            QTest::mouseClick(graph, Qt::LeftButton, Qt::NoModifier, graph->blockRect(node).center());
-            QTRY_COMPARE(graph->currentNode(), node);
-        };
-        // The flame graph follows the timeline's selection: the flame checks start from the whole run's tree,
-        // settled, with the root's children (a block with a sibling on its row, and one with children).
-        std::shared_ptr<const analysis::FlameTree> treeHeld;
-        std::vector<int32_t> top;
-        auto childrenOf = [&](int32_t n) {
-            std::vector<int32_t> out;
-            for (int32_t i = 1; i < static_cast<int32_t>(treeHeld->nodes().size()); ++i)
-                if (treeHeld->node(i).parent == n && !graph->blockRect(i).isNull()) out.push_back(i);
-            return out;
-        };
-        auto settleFlame = [&] {
-            c->setSelection(std::nullopt);
-            QTest::qWait(150); // the dock's debounce
-            QTRY_VERIFY_WITH_TIMEOUT(!window.flame()->busy() && graph->tree() && !graph->blockRect(0).isNull(), 20000);
-            treeHeld = graph->tree();
-            graph->resetFocus();
-            QTRY_VERIFY_WITH_TIMEOUT((top = childrenOf(0)).size() >= 2, 10000);
-        };
-        using Check = std::function<void()>;
-        std::map<QString, Check> checks;
-        auto dialogCheck = [&](const QKeySequence& k, const QString& want) {
-            return [&, k, want] {
-                const QString seen = modalFrom([&] { QTest::keySequence(&window, k); });
-                QVERIFY2(seen.contains(want), qPrintable(k.toString() + QStringLiteral(" opened ") + seen));
-            };
-        };
-        checks[QStringLiteral("File|Ctrl+O")] =
-            dialogCheck(QKeySequence(QStringLiteral("Ctrl+O")), QStringLiteral("QFileDialog"));
-        checks[QStringLiteral("File|Ctrl+I")] =
-            dialogCheck(QKeySequence(QStringLiteral("Ctrl+I")), QStringLiteral("QFileDialog"));
-        checks[QStringLiteral("File|Ctrl+Shift+I")] =
-            dialogCheck(QKeySequence(QStringLiteral("Ctrl+Shift+I")), QStringLiteral("QFileDialog"));
-        checks[QStringLiteral("File|Ctrl+Shift+C")] =
-            dialogCheck(QKeySequence(QStringLiteral("Ctrl+Shift+C")), QStringLiteral("QFileDialog"));
-        checks[QStringLiteral("File|Ctrl+E")] =
-            dialogCheck(QKeySequence(QStringLiteral("Ctrl+E")), QStringLiteral("QFileDialog"));
-        checks[QStringLiteral("File|Ctrl+Shift+E")] =
-            dialogCheck(QKeySequence(QStringLiteral("Ctrl+Shift+E")), QStringLiteral("Dialog"));
-        checks[QStringLiteral("Help|F1")] = dialogCheck(QKeySequence(Qt::Key_F1), QStringLiteral("Keyboard shortcuts"));
-        const std::vector<QDockWidget*> docks = {window.docks()->browserDock(),  window.docks()->detailsDock(),
-                                                 window.docks()->problemsDock(), window.flame()->dock(),
-                                                 window.findings()->dock(),      window.docks()->clocksDock()};
-        for (int i = 0; i < 6; ++i)
-            checks[QStringLiteral("View|Ctrl+%1").arg(i + 1)] = [&, i] {
-                QDockWidget* dock = docks[static_cast<size_t>(i)];
-                const bool before = dock->isVisible();
-                QTest::keySequence(&window, QKeySequence(QStringLiteral("Ctrl+%1").arg(i + 1)));
-                QTRY_COMPARE(dock->isVisible(), !before);
-                QTest::keySequence(&window, QKeySequence(QStringLiteral("Ctrl+%1").arg(i + 1)));
-                QTRY_COMPARE(dock->isVisible(), before);
-            };
-        checks[QStringLiteral("Timeline|W / S, Up / Down")] = [&] {
-            for (const auto& [k, in] : {std::pair{Qt::Key_W, true}, std::pair{Qt::Key_Up, true},
-                                        std::pair{Qt::Key_S, false}, std::pair{Qt::Key_Down, false}}) {
-                middle();
-                const auto before = c->range().span();
-                key(lane, QKeySequence(k));
-                QVERIFY2(in ? c->range().span() < before : c->range().span() > before,
-                         qPrintable(QKeySequence(k).toString()));
-            }
-        };
-        checks[QStringLiteral("Timeline|A / D, Left / Right")] = [&] {
-            for (const auto& [k, later] : {std::pair{Qt::Key_A, false}, std::pair{Qt::Key_Left, false},
-                                           std::pair{Qt::Key_D, true}, std::pair{Qt::Key_Right, true}}) {
-                middle();
-                const widgets::TimeRange before = c->range();
-                key(lane, QKeySequence(k));
-                QCOMPARE(c->range().span(), before.span());
-                QVERIFY2(later ? c->range().fromNs > before.fromNs : c->range().fromNs < before.fromNs,
-                         qPrintable(QKeySequence(k).toString()));
-            }
-        };
-        checks[QStringLiteral("Timeline|Backspace, Alt+Left")] = [&] {
-            for (const QKeySequence& k : {QKeySequence(Qt::Key_Backspace), QKeySequence(QStringLiteral("Alt+Left"))}) {
-                middle();
-                const widgets::TimeRange before = c->range();
-                key(lane, QKeySequence(Qt::Key_W));
-                QVERIFY(c->range() != before);
-                key(lane, k);
-                QVERIFY2(c->range() == before, qPrintable(k.toString()));
-            }
-        };
-        checks[QStringLiteral("Timeline|Alt+Right")] = [&] {
-            middle();
-            key(lane, QKeySequence(Qt::Key_W));
-            const widgets::TimeRange zoomed = c->range();
-            key(lane, QKeySequence(Qt::Key_Backspace));
-            key(lane, QKeySequence(QStringLiteral("Alt+Right")));
-            QVERIFY(c->range() == zoomed);
-        };
-        checks[QStringLiteral("Timeline|F, 0")] = [&] {
-            for (const Qt::Key k : {Qt::Key_F, Qt::Key_0}) {
-                middle();
-                key(lane, QKeySequence(k));
-                QVERIFY(c->range() == full);
-            }
-        };
-        checks[QStringLiteral("Timeline|Z")] = [&] {
-            const widgets::TimeRange sel{full.fromNs + full.span() / 3, full.fromNs + full.span() / 2};
-            c->setSelection(sel);
-            key(lane, QKeySequence(Qt::Key_Z));
-            QVERIFY(c->range() == sel);
-        };
-        checks[QStringLiteral("Timeline|Esc")] = [&] {
-            c->setSelection(widgets::TimeRange{full.fromNs + full.span() / 3, full.fromNs + full.span() / 2});
-            key(lane, QKeySequence(Qt::Key_Escape));
-            QVERIFY(!c->selection());
-        };
-        checks[QStringLiteral("Timeline|Page Up / Page Down")] = [&] {
-            QScrollBar* bar = scrollBar();
-            QVERIFY(bar->maximum() > 0);
-            bar->setValue(0);
-            key(lane, QKeySequence(Qt::Key_PageDown));
-            QVERIFY(bar->value() > 0);
-            key(lane, QKeySequence(Qt::Key_PageUp));
-            QCOMPARE(bar->value(), 0);
-        };
-        checks[QStringLiteral("Timeline|Wheel")] = [&] {
-            middle();
-            const auto before = c->range().span();
-            const QPoint at = laneCentre();
-            QWheelEvent wheel(at, lane->mapToGlobal(at), QPoint(), QPoint(0, 120), Qt::NoButton, Qt::NoModifier,
-                              Qt::NoScrollPhase, false);
-            QApplication::sendEvent(lane, &wheel);
-            QVERIFY(c->range().span() < before);
-        };
-        checks[QStringLiteral("Timeline|Drag")] = [&] {
-            middle();
-            const widgets::TimeRange before = c->range();
-            const QPoint at = laneCentre();
-            QTest::mousePress(lane, Qt::LeftButton, Qt::NoModifier, at);
-            QTest::mouseMove(lane, at + QPoint(-150, 0));
-            QTest::mouseRelease(lane, Qt::LeftButton, Qt::NoModifier, at + QPoint(-150, 0));
-            QCOMPARE(c->range().span(), before.span());
-            QVERIFY(c->range().fromNs > before.fromNs); // dragged left: later data comes into view
-        };
-        checks[QStringLiteral("Timeline|Shift+drag, drag on the time axis")] = [&] {
-            for (QCustomPlot* on : {lane, axis}) {
-                c->setSelection(std::nullopt);
-                const Qt::KeyboardModifiers mods = on == lane ? Qt::ShiftModifier : Qt::NoModifier;
-                const QPoint at(on->axisRect()->rect().center().x() - 100, on->axisRect()->rect().center().y());
-                QTest::mousePress(on, Qt::LeftButton, mods, at);
-                QTest::mouseMove(on, at + QPoint(200, 0));
-                QTest::mouseRelease(on, Qt::LeftButton, mods, at + QPoint(200, 0));
-                QVERIFY2(c->selection().has_value(), on == lane ? "shift-drag on a lane" : "drag on the time axis");
-            }
-            c->setSelection(std::nullopt);
-        };
-        checks[QStringLiteral("Timeline|Double-click")] = [&] {
-            middle();
-            QTest::mouseDClick(lane, Qt::LeftButton, Qt::NoModifier, laneCentre());
-            QVERIFY(c->range() == full);
-        };
-        checks[QStringLiteral("Flame graph|Double-click, Enter")] = [&] {
-            settleFlame();
-            QTest::mouseDClick(graph, Qt::LeftButton, Qt::NoModifier, graph->blockRect(top[0]).center());
-            QTRY_COMPARE(graph->focus(), top[0]);
-            graph->resetFocus();
-            QTRY_VERIFY(!graph->blockRect(top[1]).isNull());
-            pickBlock(top[1]);
-            key(graph, QKeySequence(Qt::Key_Return));
-            QTRY_COMPARE(graph->focus(), top[1]);
-            graph->resetFocus();
-            QTRY_VERIFY(!graph->blockRect(top[1]).isNull());
-        };
-        checks[QStringLiteral("Flame graph|Backspace, Alt+Left")] = [&] {
-            settleFlame();
-            for (const QKeySequence& k : {QKeySequence(Qt::Key_Backspace), QKeySequence(QStringLiteral("Alt+Left"))}) {
-                graph->focusNode(top[0]);
-                QTRY_COMPARE(graph->focus(), top[0]);
-                key(graph, k);
-                QTRY_VERIFY2(graph->focus() == 0, qPrintable(k.toString()));
-            }
-        };
-        checks[QStringLiteral("Flame graph|Alt+Right")] = [&] {
-            settleFlame();
-            graph->focusNode(top[0]);
-            key(graph, QKeySequence(Qt::Key_Backspace));
-            QTRY_COMPARE(graph->focus(), 0);
-            key(graph, QKeySequence(QStringLiteral("Alt+Right")));
-            QTRY_COMPARE(graph->focus(), top[0]);
-        };
-        checks[QStringLiteral("Flame graph|Esc")] = [&] {
-            settleFlame();
-            graph->focusNode(top[0]);
-            QTRY_COMPARE(graph->focus(), top[0]);
-            key(graph, QKeySequence(Qt::Key_Escape));
-            QTRY_COMPARE(graph->focus(), 0);
-        };
-        checks[QStringLiteral("Flame graph|Left / Right")] = [&] {
-            settleFlame();
-            QTRY_VERIFY(!graph->blockRect(top[0]).isNull());
-            pickBlock(top[0]);
-            key(graph, QKeySequence(Qt::Key_Right));
-            const int32_t next = graph->currentNode();
-            QVERIFY(next != top[0]);
-            QCOMPARE(graph->blockRect(next).top(), graph->blockRect(top[0]).top()); // the same row
-            key(graph, QKeySequence(Qt::Key_Left));
-            QCOMPARE(graph->currentNode(), top[0]);
-        };
-        checks[QStringLiteral("Flame graph|Up / Down")] = [&] {
-            settleFlame();
-            const std::vector<int32_t> kids = childrenOf(top[0]);
-            QVERIFY(!kids.empty());
-            pickBlock(top[0]);
-            key(graph, QKeySequence(Qt::Key_Down)); // icicle: the widest child is below
-            const int32_t child = graph->currentNode();
-            QVERIFY(std::find(kids.begin(), kids.end(), child) != kids.end());
-            key(graph, QKeySequence(Qt::Key_Up));
-            QCOMPARE(graph->currentNode(), top[0]);
-        };
-        checks[QStringLiteral("Flame graph|/")] = [&] {
-            key(graph, QKeySequence(Qt::Key_Slash));
-            QTRY_VERIFY(window.flame()->panel()->searchField()->hasFocus());
-        };
-        checks[QStringLiteral("Flame graph|F3, Shift+F3")] = [&] {
-            settleFlame();
-            const analysis::FlameTree& tree = *treeHeld;
-            // A name that more than one block has.
-            std::map<std::string, int> counts;
-            for (int32_t i = 1; i < static_cast<int32_t>(tree.nodes().size()); ++i)
-                ++counts[std::string(tree.name(i))];
-            std::string repeated;
-            for (const auto& [name, n] : counts)
-                if (n > 1 && repeated.empty()) repeated = name;
-            QVERIFY(!repeated.empty());
-            QSignalSpy changed(graph, &widgets::FlameGraphWidget::searchChanged);
-            window.flame()->panel()->setSearchText(QString::fromStdString("^" + repeated + "$"), true);
-            QTRY_VERIFY(changed.count() > 0 && graph->search() && graph->search()->matches.size() > 1);
-            key(graph, QKeySequence(Qt::Key_F3));
-            const int32_t first = graph->currentNode();
-            QCOMPARE(tree.name(first), repeated);
-            key(graph, QKeySequence(Qt::Key_F3));
-            const int32_t second = graph->currentNode();
-            QVERIFY(second != first && tree.name(second) == repeated);
-            key(graph, QKeySequence(QStringLiteral("Shift+F3")));
-            QCOMPARE(graph->currentNode(), first);
-            window.flame()->panel()->setSearchText(QString(), false);
-        };
-        checks[QStringLiteral("Flame graph|Right-click")] = [&] {
-            settleFlame();
-            graph->resetFocus();
-            QTRY_VERIFY(!graph->blockRect(top[0]).isNull());
-            QString menu;
-            QTimer closer;
-            connect(&closer, &QTimer::timeout, [&] {
-                if (QWidget* popup = QApplication::activePopupWidget()) {
-                    for (QAction* a : popup->actions())
-                        menu += a->text() + QLatin1Char('|');
-                    popup->close();
-                }
-            });
-            closer.start(20);
-            QContextMenuEvent event(QContextMenuEvent::Mouse, graph->blockRect(top[0]).center(),
-                                    graph->mapToGlobal(graph->blockRect(top[0]).center()));
-            QApplication::sendEvent(graph, &event);
-            QTRY_VERIFY(!menu.isEmpty());
-            QVERIFY2(menu.contains(QStringLiteral("Focus")) && menu.contains(QStringLiteral("Sandwich")),
-                     qPrintable(menu));
-        };
-        checks[QStringLiteral("File|Ctrl+Q")] = [&] {
-            QTest::keySequence(&window, QKeySequence(QStringLiteral("Ctrl+Q")));
-            QTRY_VERIFY(!window.isVisible());
-        };
-
-        // Every entry of the Help list has its check; Ctrl+Q (which closes the window) last.
-        std::vector<QString> order;
-        for (const app::ShortcutHelp& h : app::shortcutHelp()) {
-            const QString id = h.group + QLatin1Char('|') + h.keys;
-            QVERIFY2(checks.count(id),
-                     qPrintable(QStringLiteral("no check for the shortcut \"%1\" (%2)").arg(id, h.what)));
-            if (id != QStringLiteral("File|Ctrl+Q")) order.push_back(id);
-        }
-        order.push_back(QStringLiteral("File|Ctrl+Q"));
-        QCOMPARE(order.size(), checks.size());
-        for (const QString& id : order) {
-            QApplication::setActiveWindow(&window); // back from the last dialog or menu
-            QTRY_COMPARE(QApplication::activeWindow(), static_cast<QWidget*>(&window));
-            checks[id]();
-            if (QTest::currentTestFailed()) qWarning("failed: %s", qPrintable(id));
-            if (QTest::currentTestFailed()) return;
-        }
-    }
-
-    // At 1024×700 the window fits the screen, every flame control is in its bar or in the bar's "»" menu, the
-    // run browser shows device names, and View › Reset layout sizes the docks for the window.
-    void smallScreen()
-    {
-        QTemporaryDir dir;
-        const std::string db = demoRun(dir);
-        QVERIFY(!db.empty());
-        QSettings().clear(); // a first start: no layout saved by the other tests' windows
-        app::MainWindow window;
-        window.resize(1024, 700);
-        window.show();
-        QSignalSpy opened(&window, &app::MainWindow::runOpened);
-        window.openRun(QString::fromStdString(db));
-        QTRY_COMPARE_WITH_TIMEOUT(opened.count(), 1, 10000);
-        QTest::qWait(50);
-        const QSize least = window.minimumSizeHint();
-        QVERIFY2(least.width() <= 1024 && least.height() <= 700,
-                 qPrintable(QStringLiteral("needs %1×%2").arg(least.width()).arg(least.height())));
-        QCOMPARE(window.size(), QSize(1024, 700));
-
-        // The flame bar: at this width every control is in it; in a narrow (floating) dock the last ones go
-        // into the "»" menu, which shows.
-        auto* bar = window.flame()->panel()->findChild<QToolBar*>(QStringLiteral("flameToolBar"));
-        QVERIFY(bar);
-        auto barControlsShown = [&] {
-            int shown = 0;
-            for (QAction* a : bar->actions())
-                shown += bar->widgetForAction(a) && bar->widgetForAction(a)->isVisible() ? 1 : 0;
-            return shown;
-        };
-        auto* extension = bar->findChild<QToolButton*>(QStringLiteral("qt_toolbar_ext_button"));
-        QVERIFY(extension);
-        QTRY_COMPARE(barControlsShown(), static_cast<int>(bar->actions().size()));
-        QVERIFY(!extension->isVisible());
-        QDockWidget* flameDock = window.flame()->dock();
-        flameDock->setFloating(true);
-        flameDock->resize(520, 300);
-        QTRY_VERIFY(extension->isVisible());
-        QVERIFY(barControlsShown() < static_cast<int>(bar->actions().size()));
-
-        // The run browser shows device names; narrow, it drops the points column (its tooltips keep them).
-        auto* tree = window.findChild<QTreeView*>(QStringLiteral("runBrowser"));
-        QVERIFY(tree);
-        QVERIFY2(tree->columnWidth(widgets::RunBrowserModel::NameColumn) >= 120,
-                 qPrintable(QString::number(tree->columnWidth(widgets::RunBrowserModel::NameColumn))));
-        const QModelIndex node = tree->model()->index(0, widgets::RunBrowserModel::NameColumn);
-        QVERIFY(tree->model()->data(node, Qt::ToolTipRole).toString().contains(QStringLiteral(" points")));
-        window.resizeDocks({window.docks()->browserDock()}, {400}, Qt::Horizontal);
-        QTRY_VERIFY(!tree->isColumnHidden(widgets::RunBrowserModel::PointsColumn));
-        window.resizeDocks({window.docks()->browserDock()}, {150}, Qt::Horizontal);
-        QTRY_VERIFY(tree->isColumnHidden(widgets::RunBrowserModel::PointsColumn));
-
-        // View › Reset layout: the flame dock back at the bottom, the findings a sensible width for 1024 px.
-        window.resizeDocks({window.findings()->dock()}, {700}, Qt::Horizontal);
-        QAction* reset = menuAction(window, QStringLiteral("&Reset layout"));
-        QVERIFY(reset);
-        reset->trigger();
-        QTRY_VERIFY(!flameDock->isFloating() && flameDock->isVisible());
-        QCOMPARE(window.dockWidgetArea(flameDock), Qt::BottomDockWidgetArea);
-        QTRY_VERIFY2(std::abs(window.findings()->dock()->width() - 1024 * 3 / 10) < 40,
-                     qPrintable(QString::number(window.findings()->dock()->width())));
-        QVERIFY(!tree->isColumnHidden(widgets::RunBrowserModel::NameColumn));
-        QCOMPARE(window.size(), QSize(1024, 700));
-        const QString shots = qEnvironmentVariable("RUNLENS_DIALOG_SHOTS");
-        if (!shots.isEmpty()) window.grab().save(QDir(shots).filePath(QStringLiteral("window-1024x700.png")));
     }
 
     void failureIsShown()

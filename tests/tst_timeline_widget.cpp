@@ -8,10 +8,7 @@
 #include "analysis/timeline/timeline_envelope.h"
 #include "analysis/timeline/timeline_source.h"
 #include "tests/test_support.h"
-#include "widgets/common/node_colors.h"
 #include "widgets/common/qcp.h"
-#include "widgets/common/value_format.h"
-#include "widgets/findings/findings_panel.h"
 #include "widgets/timeline/envelope_band.h"
 #include "widgets/timeline/timeline_controller.h"
 #include "widgets/timeline/timeline_lane.h"
@@ -22,7 +19,6 @@
 #include <QScrollBar>
 #include <QSignalSpy>
 #include <QTest>
-#include <QTextDocument>
 #include <QWheelEvent>
 #include <cmath>
 #include <functional>
@@ -171,10 +167,6 @@ private Q_SLOTS:
     void envelopeShowsSingleGpuDip();
     void headerFitsNarrowLanes();
     void readoutStaysInsideAndCountsTheRest();
-    void numbersAreReadable_data();
-    void numbersAreReadable();
-    void evidenceHasNamesAndUnits();
-    void gpusOfANodeLookDifferent();
     void envelopeBandCoversItsColumns_data();
     void envelopeBandCoversItsColumns();
     void missingDataIsAGap();
@@ -565,75 +557,6 @@ void TimelineWidgetTest::readoutStaysInsideAndCountsTheRest()
         const int more = lines.back().section(QLatin1Char(' '), 1, 1).toInt();
         QCOMPARE(lines.size() - 1 + more, 24); // every series is shown or counted
         if (at > 0.9) view.shot("readout-right-edge");
-    }
-}
-
-void TimelineWidgetTest::numbersAreReadable_data()
-{
-    QTest::addColumn<QString>("got");
-    QTest::addColumn<QString>("want");
-    QTest::newRow("bytes") << formatValue(3.92178e10, "bytes") << QStringLiteral("36.5 GiB");
-    QTest::newRow("bytes per second") << formatValue(7.2e9, "B/s") << QStringLiteral("7.20 GB/s");
-    QTest::newRow("seconds, days") << formatValue(7.377e5, "s") << QStringLiteral("8 d 12 h");
-    QTest::newRow("seconds, short") << formatValue(0.0123, "s") << QStringLiteral("12.3 ms");
-    QTest::newRow("long unit") << formatValue(152300, "tokens/s") << QStringLiteral("152 k tokens/s");
-    QTest::newRow("long unit on a tick") << formatTick(150000, "tokens/s") << QStringLiteral("150 k");
-    QTest::newRow("short unit on a tick") << formatTick(2e9, "B/s") << QStringLiteral("2.00 GB/s");
-    QTest::newRow("huge, no unit") << formatValue(3.5e13, "") << QStringLiteral("35.0 T");
-    QTest::newRow("tiny") << formatValue(0.0000123, "") << QStringLiteral("0.000012");
-    QTest::newRow("ratio") << formatValue(0.2066, "ratio") << QStringLiteral("0.207 ratio");
-    QTest::newRow("offset, hours") << formatOffset((1679LL * 60 + 59) * kSec + 250'000'000)
-                                   << QStringLiteral("+27:59:59.250");
-    QTest::newRow("offset, minutes") << formatOffset(185 * kSec + 125'000'000) << QStringLiteral("+3:05.125");
-    QTest::newRow("offset, before") << formatOffset(-kSec) << QStringLiteral("−0:01.000");
-}
-
-void TimelineWidgetTest::numbersAreReadable()
-{
-    QFETCH(QString, got);
-    QFETCH(QString, want);
-    QCOMPARE(got, want);
-    QVERIFY(!got.contains(QStringLiteral("e+")) && !got.contains(QStringLiteral("e-")));
-}
-
-void TimelineWidgetTest::evidenceHasNamesAndUnits()
-{
-    analysis::Finding f;
-    f.rule = "COMM_BOUND";
-    f.evidence.insert(QStringLiteral("link_capacity_bytes_per_s"), 1e11);
-    f.evidence.insert(QStringLiteral("illusion_share"), 0.42);
-    f.evidence.insert(QStringLiteral("backward_comm_fraction"), 0.733);
-    f.evidence.insert(QStringLiteral("median_step_s"), 50.2);
-    f.evidence.insert(QStringLiteral("total_stall_s"), 1689.0);
-    f.evidence.insert(QStringLiteral("write_burst_threshold_bytes_per_s"), 3.92178e10);
-    QTextDocument doc;
-    doc.setHtml(findingEvidenceHtml(f));
-    const QString text = doc.toPlainText();
-    for (const QString& want :
-         {QStringLiteral("Link capacity"), QStringLiteral("100 GB/s"), QStringLiteral("Illusion share"),
-          QStringLiteral("42.0 %"), QStringLiteral("Median step"), QStringLiteral("50.2 s"),
-          QStringLiteral("Total stall"), QStringLiteral("1689 s (28 min 9 s)"), QStringLiteral("Write burst threshold"),
-          QStringLiteral("39.2 GB/s")})
-        QVERIFY2(text.contains(want), qPrintable(QStringLiteral("no \"%1\" in:\n%2").arg(want, text)));
-    QVERIFY2(!text.contains(QStringLiteral("bytes per s")) && !text.contains(QStringLiteral("e+")), qPrintable(text));
-}
-
-void TimelineWidgetTest::gpusOfANodeLookDifferent()
-{
-    // The 8 GPUs of a node: the node's hue, each clearly lighter or darker than every other.
-    for (int node = 0; node < 4; ++node) {
-        for (int a = 0; a < 8; ++a)
-            for (int b = a + 1; b < 8; ++b) {
-                const QColor ca = deviceColor(node, a), cb = deviceColor(node, b);
-                const int dl = std::abs(ca.lightness() - cb.lightness()) + std::abs(ca.value() - cb.value());
-                QVERIFY2(dl >= 16, qPrintable(QStringLiteral("node %1: gpu%2 %3 and gpu%4 %5")
-                                                  .arg(node)
-                                                  .arg(a)
-                                                  .arg(ca.name())
-                                                  .arg(b)
-                                                  .arg(cb.name())));
-            }
-        QVERIFY(std::abs(deviceColor(node, 5).hslHue() - nodeColor(node).hslHue()) <= 12);
     }
 }
 
