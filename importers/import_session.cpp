@@ -338,8 +338,8 @@ FileResult importFile(store::RunDatabase& db, const PlannedFile& file, const Imp
         result.error = makeError(ErrorCode::Format, file.problem, {file.displayPath});
         return result;
     }
+    // Returning through fail() ends the file's transaction, if begun, by rolling it back (store::Transaction).
     auto fail = [&](Error e, FileOutcome outcome = FileOutcome::Failed) {
-        db.rollback();
         result.outcome = e.code == ErrorCode::Cancelled ? FileOutcome::Cancelled : outcome;
         if (e.where.file.empty()) e.where.file = file.displayPath;
         result.error = std::move(e);
@@ -382,7 +382,8 @@ FileResult importFile(store::RunDatabase& db, const PlannedFile& file, const Imp
     if (!input) return fail(input.error());
     LineReader lines(**input);
 
-    if (Status s = db.begin(); !s) return fail(s.error());
+    auto tx = db.transaction();
+    if (!tx) return fail(tx.error());
     if (replaces)
         if (Status s = writer.removeUnplacedImport(*replaces); !s) return fail(s.error());
     auto tzId = options.timeZone; // stored on the node as given; importers resolve it
@@ -409,7 +410,7 @@ FileResult importFile(store::RunDatabase& db, const PlannedFile& file, const Imp
     }
     if (Status s = file.importer->run(ctx); !s) return fail(s.error());
     if (replaces && ctx.anchor.state == "unanchored") { // still placed nowhere: the earlier import stays
-        db.rollback();
+        tx->rollback();
         result.outcome = FileOutcome::AlreadyImported;
         result.importId = *replaces;
         result.durationMs = elapsedMs();
@@ -432,7 +433,7 @@ FileResult importFile(store::RunDatabase& db, const PlannedFile& file, const Imp
     auto earlier = writer.findImportByHash(result.contentHash);
     if (!earlier) return fail(earlier.error());
     if (*earlier) {
-        db.rollback();
+        tx->rollback();
         result.outcome = FileOutcome::AlreadyImported;
         result.importId = **earlier;
         result.durationMs = elapsedMs();
@@ -470,7 +471,7 @@ FileResult importFile(store::RunDatabase& db, const PlannedFile& file, const Imp
     totals.anchorMethod = ctx.anchor.method;
     totals.durationMs = elapsedMs();
     if (Status s = writer.finishImport(totals, result.diagnostics); !s) return fail(s.error());
-    if (Status s = db.commit(); !s) return fail(s.error());
+    if (Status s = tx->commit(); !s) return fail(s.error());
 
     result.outcome = FileOutcome::Imported;
     result.importId = *importId;

@@ -16,6 +16,7 @@
 #include <QTemporaryDir>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -35,7 +36,10 @@ public:
     SyntheticImport(const QTemporaryDir& dir, const QString& name)
     {
         auto db = store::RunDatabase::open(dir.filePath(name).toStdString(), store::OpenMode::Create);
-        if (!db || !(*db)->begin()) return;
+        if (!db) return;
+        auto tx = (*db)->transaction();
+        if (!tx) return;
+        m_tx.emplace(std::move(*tx));
         m_db = std::move(*db);
         auto writer = std::make_unique<store::RunWriter>(*m_db);
         store::ImportRecord rec;
@@ -54,12 +58,13 @@ public:
         if (!m_writer) return nullptr;
         store::ImportTotals totals;
         totals.contentHash = "synthetic";
-        if (!m_writer->finishImport(totals, store::Diagnostics()) || !m_db->commit()) return nullptr;
+        if (!m_writer->finishImport(totals, store::Diagnostics()) || !m_tx->commit()) return nullptr;
         return std::move(m_db);
     }
 
 private:
     std::unique_ptr<store::RunDatabase> m_db;
+    std::optional<store::Transaction> m_tx; // ended before the database closes
     std::unique_ptr<store::RunWriter> m_writer; // destroyed first
 };
 

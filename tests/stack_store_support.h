@@ -156,7 +156,7 @@ inline SampleKey key(int64_t ts, int64_t callsite, int64_t count, double weight)
 // One import through RunWriter, in its own transaction.
 inline Status writeImport(RunDatabase& db, const std::string& hash, const std::function<Status(RunWriter&)>& body)
 {
-    if (Status s = db.begin(); !s) return s;
+    RUNLENS_ASSIGN_OR_RETURN(Transaction tx, db.transaction());
     RunWriter w(db);
     ImportRecord rec;
     rec.path = hash + ".perf";
@@ -169,11 +169,8 @@ inline Status writeImport(RunDatabase& db, const std::string& hash, const std::f
         totals.samples = w.samplesWritten();
         s = w.finishImport(totals, Diagnostics());
     }
-    if (!s) {
-        db.rollback();
-        return s;
-    }
-    return db.commit();
+    RUNLENS_TRY(s);
+    return tx.commit();
 }
 
 

@@ -12,7 +12,9 @@ std::string writeRun(const QTemporaryDir& dir, const std::string& name, const Fi
 {
     const std::string path = dir.filePath(QString::fromStdString(name)).toStdString();
     auto db = store::RunDatabase::open(path, store::OpenMode::Create);
-    if (!db || !(*db)->begin()) return {};
+    if (!db) return {};
+    auto tx = (*db)->transaction();
+    if (!tx) return {};
     store::RunWriter w(**db);
     store::ImportRecord rec;
     rec.path = name;
@@ -21,7 +23,7 @@ std::string writeRun(const QTemporaryDir& dir, const std::string& name, const Fi
     if (!w.beginImport(rec) || !fill(w)) return {};
     store::ImportTotals totals;
     totals.contentHash = name;
-    if (!w.finishImport(totals, store::Diagnostics()) || !(*db)->commit()) return {};
+    if (!w.finishImport(totals, store::Diagnostics()) || !tx->commit()) return {};
     return path;
 }
 

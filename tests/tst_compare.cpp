@@ -47,7 +47,9 @@ std::string writeGenerated(const QTemporaryDir& dir, const QString& name, const 
 {
     const std::string path = dir.filePath(name).toStdString();
     auto db = store::RunDatabase::open(path, store::OpenMode::Create);
-    if (!db || !(*db)->begin()) return {};
+    if (!db) return {};
+    auto tx = (*db)->transaction();
+    if (!tx) return {};
     store::RunWriter w(**db);
     store::ImportRecord rec;
     rec.path = "generated";
@@ -91,7 +93,7 @@ std::string writeGenerated(const QTemporaryDir& dir, const QString& name, const 
     }
     store::ImportTotals totals;
     totals.contentHash = rec.contentHash;
-    if (!w.finishImport(totals, store::Diagnostics()) || !(*db)->commit()) return {};
+    if (!w.finishImport(totals, store::Diagnostics()) || !tx->commit()) return {};
     return path;
 }
 

@@ -36,7 +36,9 @@ std::string writeRun(const QTemporaryDir& dir, int gpus, const std::string& gpuN
 {
     const std::string path = dir.filePath(QStringLiteral("r.runlens")).toStdString();
     auto db = store::RunDatabase::open(path, store::OpenMode::Create);
-    if (!db || !(*db)->begin()) return {};
+    if (!db) return {};
+    auto tx = (*db)->transaction();
+    if (!tx) return {};
     store::RunWriter w(**db);
     store::ImportRecord rec;
     rec.path = "synthetic";
@@ -63,7 +65,7 @@ std::string writeRun(const QTemporaryDir& dir, int gpus, const std::string& gpuN
     }
     store::ImportTotals totals;
     totals.contentHash = rec.contentHash;
-    if (!w.finishImport(totals, store::Diagnostics()) || !(*db)->commit()) return {};
+    if (!w.finishImport(totals, store::Diagnostics()) || !tx->commit()) return {};
     return path;
 }
 

@@ -12,6 +12,7 @@
 #include <QTemporaryDir>
 #include <QTest>
 #include <algorithm>
+#include <optional>
 #include <array>
 #include <atomic>
 #include <bit>
@@ -99,11 +100,11 @@ std::string diffPoints(const std::vector<Point>& got, const std::vector<Point>& 
     return {};
 }
 
-// One node, one GPU and the given series, written in one transaction (committed or left open).
+// One node, one GPU and the given series, written in one transaction: committed, or handed to keepOpen.
 Expected<std::vector<int64_t>> writeRun(RunDatabase& db, const std::vector<SeriesSpec>& specs, const std::string& hash,
-                                        bool commit = true)
+                                        std::optional<Transaction>* keepOpen = nullptr)
 {
-    if (Status s = db.begin(); !s) return s.error();
+    RUNLENS_ASSIGN_OR_RETURN(Transaction tx, db.transaction());
     RunWriter w(db);
     ImportRecord rec;
     rec.path = "generated.csv";
@@ -131,7 +132,8 @@ Expected<std::vector<int64_t>> writeRun(RunDatabase& db, const std::vector<Serie
     ImportTotals totals;
     totals.contentHash = hash;
     if (Status st = w.finishImport(totals, Diagnostics()); !st) return st.error();
-    if (Status st = commit ? db.commit() : okStatus(); !st) return st.error();
+    if (keepOpen) keepOpen->emplace(std::move(tx));
+    else RUNLENS_TRY(tx.commit());
     return ids;
 }
 
@@ -513,9 +515,10 @@ private Q_SLOTS:
         auto db = RunDatabase::open(file, OpenMode::Create);
         QVERIFY_OK(db);
         const CodecCase c = regular(9000, [](int i) { return i; });
-        QVERIFY_OK(writeRun(**db, {{"gpu.util", "util", c}, {"gpu.power", "power", c}}, "rolled", false));
+        std::optional<Transaction> open;
+        QVERIFY_OK(writeRun(**db, {{"gpu.util", "util", c}, {"gpu.power", "power", c}}, "rolled", &open));
         QCOMPARE(countRows(**db, "point_chunk"), int64_t(6));
-        (*db)->rollback();
+        open->rollback();
         for (const char* table : {"import", "node", "device", "series", "point_chunk", "diagnostic_count"})
             QVERIFY2(countRows(**db, table) == 0, table);
         db = RunDatabase::open(file, OpenMode::ReadOnly);

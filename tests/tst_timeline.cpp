@@ -155,7 +155,8 @@ void TestTimeline::severalSourcesNamed()
     {
         auto db = store::RunDatabase::open(path, store::OpenMode::Create);
         QVERIFY_OK(db);
-        QVERIFY((*db)->begin());
+        auto tx = (*db)->transaction();
+        QVERIFY_OK(tx);
         store::RunWriter w(**db);
         for (const char* format : {"nvidia-smi-query-csv", "prometheus-text"}) {
             store::ImportRecord rec;
@@ -170,7 +171,7 @@ void TestTimeline::severalSourcesNamed()
             totals.contentHash = format;
             QVERIFY(w.finishImport(totals, store::Diagnostics()));
         }
-        QVERIFY((*db)->commit());
+        QVERIFY_OK(tx->commit());
     }
     Opened run = openRun(path);
     QVERIFY(run.source);

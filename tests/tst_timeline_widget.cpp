@@ -40,7 +40,8 @@ bool writeRun(const std::string& path, int nodes, int gpus, int64_t seconds, int
     auto db = store::RunDatabase::open(path, store::OpenMode::Create);
     if (!db) return false;
     store::RunWriter w(**db);
-    if (!(*db)->begin()) return false;
+    auto tx = (*db)->transaction();
+    if (!tx) return false;
     store::ImportRecord rec;
     rec.path = "generated";
     rec.contentHash = "generated-" + path;
@@ -70,7 +71,7 @@ bool writeRun(const std::string& path, int nodes, int gpus, int64_t seconds, int
     }
     store::ImportTotals totals;
     totals.contentHash = rec.contentHash;
-    return w.finishImport(totals, store::Diagnostics()).ok() && (*db)->commit().ok();
+    return w.finishImport(totals, store::Diagnostics()).ok() && tx->commit().ok();
 }
 
 struct Opened

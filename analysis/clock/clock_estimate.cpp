@@ -286,7 +286,7 @@ Expected<std::vector<ClockChange>> applyClockEstimates(store::RunDatabase& db, c
         base = it->second->clockOffsetNs;
 
     std::vector<ClockChange> changes;
-    if (Status s = db.begin(); !s) return s.error();
+    RUNLENS_ASSIGN_OR_RETURN(store::Transaction tx, db.transaction());
     for (const ClockEstimate& e : estimates.nodes) {
         const auto it = byName.find(e.node);
         if (it == byName.end()) continue;
@@ -296,14 +296,11 @@ Expected<std::vector<ClockChange>> applyClockEstimates(store::RunDatabase& db, c
             c.keptUser = true;
         } else if (e.found) {
             c = ClockChange{e.node, true, false, store::saturatingAdd(base, e.offsetNs), e.uncertaintyNs, e.source, e.method};
-            if (Status s = store::setNodeClockOffset(db, e.node, c.offsetNs, c.uncertaintyNs, c.source); !s) {
-                db.rollback();
-                return s.error();
-            }
+            RUNLENS_TRY(store::setNodeClockOffset(db, e.node, c.offsetNs, c.uncertaintyNs, c.source));
         }
         changes.push_back(std::move(c));
     }
-    if (Status s = db.commit(); !s) return s.error();
+    RUNLENS_TRY(tx.commit());
     return changes;
 }
 

@@ -60,8 +60,9 @@ inline Error makeError(ErrorCode code, std::string message, SourceLocation where
     return Error{code, std::move(message), std::move(where)};
 }
 
-// A value or an Error (std::expected arrives with C++23).
-template <typename T> class Expected
+// A value or an Error (std::expected arrives with C++23). Ignoring one is a compile error: an error dropped on the
+// floor is data lost without a word.
+template <typename T> class [[nodiscard]] Expected
 {
 public:
     Expected(T value) : m_v(std::in_place_index<0>, std::move(value)) {}
@@ -92,3 +93,22 @@ inline Status okStatus()
 }
 
 } // namespace runlens
+
+// Propagation: RUNLENS_TRY(expr) returns expr's Error from the enclosing function when expr (a Status or an Expected)
+// failed; RUNLENS_ASSIGN_OR_RETURN(decl, expr) declares or assigns decl from expr's value, or returns its Error.
+//
+//   RUNLENS_TRY(writer.commit());
+//   RUNLENS_ASSIGN_OR_RETURN(auto run, RunDatabase::open(path));
+#define RUNLENS_TRY(expr)                                                                                              \
+    do {                                                                                                               \
+        if (auto runlens_try_result_ = (expr); !runlens_try_result_) return runlens_try_result_.error();             \
+    } while (0)
+
+#define RUNLENS_CONCAT_INNER_(a, b) a##b
+#define RUNLENS_CONCAT_(a, b) RUNLENS_CONCAT_INNER_(a, b)
+#define RUNLENS_ASSIGN_OR_RETURN_IMPL_(tmp, decl, expr)                                                                \
+    auto tmp = (expr);                                                                                                 \
+    if (!tmp) return tmp.error();                                                                                      \
+    decl = std::move(tmp).value()
+#define RUNLENS_ASSIGN_OR_RETURN(decl, expr)                                                                           \
+    RUNLENS_ASSIGN_OR_RETURN_IMPL_(RUNLENS_CONCAT_(runlens_assign_result_, __LINE__), decl, expr)

@@ -7,26 +7,22 @@ namespace runlens::store {
 
 Status replaceAnalysis(RunDatabase& db, const StoredAnalysis& a)
 {
-    if (Status s = db.begin(); !s) return s;
-    auto fail = [&](Status s) {
-        db.rollback();
-        return s;
-    };
+    RUNLENS_ASSIGN_OR_RETURN(Transaction tx, db.transaction());
     sqlite3* h = db.handle();
-    if (Status s = execSql(h, "DELETE FROM finding; DELETE FROM analysis; DELETE FROM detected_step;"); !s) return fail(s);
+    if (Status s = execSql(h, "DELETE FROM finding; DELETE FROM analysis; DELETE FROM detected_step;"); !s) return s;
     auto head = Statement::prepare(h, "INSERT INTO analysis (id, ran_at_ns, program_version, rules, parameters, overrides, "
                                       "summary) VALUES (1, ?, ?, ?, ?, ?, ?)");
-    if (!head) return fail(head.error());
+    if (!head) return head.error();
     head->bind(1, a.ranAtNs)
         .bind(2, std::string_view(a.programVersion))
         .bind(3, std::string_view(a.rulesJson))
         .bind(4, std::string_view(a.parametersJson))
         .bind(5, std::string_view(a.overridesJson))
         .bind(6, std::string_view(a.summaryJson));
-    if (auto r = head->step(); !r) return fail(r.error());
+    if (auto r = head->step(); !r) return r.error();
     auto row = Statement::prepare(h, "INSERT INTO finding (ord, rule, severity, confidence, is_primary, title, start_ns, "
                                      "end_ns, impact, saving_s, finding) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
-    if (!row) return fail(row.error());
+    if (!row) return row.error();
     for (size_t i = 0; i < a.findings.size(); ++i) {
         const StoredFinding& f = a.findings[i];
         row->bind(1, static_cast<int64_t>(i))
@@ -40,17 +36,17 @@ Status replaceAnalysis(RunDatabase& db, const StoredAnalysis& a)
         if (f.endNs) row->bind(8, *f.endNs);
         else row->bindNull(8);
         row->bind(9, f.impact).bind(10, f.savingS).bind(11, std::string_view(f.json));
-        if (auto r = row->step(); !r) return fail(r.error());
+        if (auto r = row->step(); !r) return r.error();
         row->reset();
     }
     auto step = Statement::prepare(h, "INSERT OR REPLACE INTO detected_step (node, start_ns, seconds, source) VALUES (?, ?, ?, ?)");
-    if (!step) return fail(step.error());
+    if (!step) return step.error();
     for (const StoredStep& st : a.steps) {
         step->bind(1, std::string_view(st.node)).bind(2, st.startNs).bind(3, st.seconds).bind(4, std::string_view(st.source));
-        if (auto r = step->step(); !r) return fail(r.error());
+        if (auto r = step->step(); !r) return r.error();
         step->reset();
     }
-    return db.commit();
+    return tx.commit();
 }
 
 Expected<std::optional<StoredAnalysis>> loadAnalysis(RunDatabase& db)

@@ -260,30 +260,22 @@ Status RunDatabase::initialise(bool created)
         return makeError(ErrorCode::Unsupported, "not a RunLens run database");
     if (sqlite3_db_readonly(m_db, "main") == 1) return makeError(ErrorCode::Unsupported, "not a RunLens run database");
 
-    if (Status s = execSql(m_db, "BEGIN"); !s) return s;
-    Status s = execSql(m_db, schemaSql());
-    if (s) {
-        const auto nowNs =
-            std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now().time_since_epoch())
-                .count();
-        auto ins = Statement::prepare(m_db, "INSERT INTO run(name, created_ns, creator) VALUES (?, ?, ?)");
-        if (!ins) return ins.error();
-        const std::string name = std::filesystem::path(m_path).stem().string();
-        ins->bind(1, std::string_view(name)).bind(2, static_cast<int64_t>(nowNs)).bind(3, "runlens " RUNLENS_VERSION);
-        s = ins->exec();
-    }
-    if (s)
-        s = execSql(m_db,
-                    fmt::format("PRAGMA user_version = {}; PRAGMA application_id = {};", kSchemaVersion, kApplicationId)
-                        .c_str());
-    if (!s) {
-        execSql(m_db, "ROLLBACK");
-        return s;
-    }
-    return execSql(m_db, "COMMIT");
+    RUNLENS_ASSIGN_OR_RETURN(Transaction tx, beginTransaction(m_db, "BEGIN"));
+    RUNLENS_TRY(execSql(m_db, schemaSql()));
+    const auto nowNs =
+        std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now().time_since_epoch()).count();
+    RUNLENS_ASSIGN_OR_RETURN(Statement ins,
+                             Statement::prepare(m_db, "INSERT INTO run(name, created_ns, creator) VALUES (?, ?, ?)"));
+    const std::string name = std::filesystem::path(m_path).stem().string();
+    ins.bind(1, std::string_view(name)).bind(2, static_cast<int64_t>(nowNs)).bind(3, "runlens " RUNLENS_VERSION);
+    RUNLENS_TRY(ins.exec());
+    RUNLENS_TRY(execSql(
+        m_db,
+        fmt::format("PRAGMA user_version = {}; PRAGMA application_id = {};", kSchemaVersion, kApplicationId).c_str()));
+    return tx.commit();
 }
 
-Status RunDatabase::begin()
+Expected<Transaction> RunDatabase::transaction()
 {
     // A writer keeps a write-ahead log from its first transaction until it closes: a transaction (an import's file)
     // is in the run once it commits, and a writer killed mid-file leaves the log's committed part for readers, who
@@ -291,15 +283,30 @@ Status RunDatabase::begin()
     // finishes the recovery. Set here rather than at open, so opening for writing changes nothing by itself. A file
     // system without shared memory keeps the rollback journal.
     if (!m_wal && !m_lookOnly) m_wal = static_cast<bool>(execSql(m_db, "PRAGMA journal_mode = WAL;"));
-    return execSql(m_db, "BEGIN IMMEDIATE");
+    return beginTransaction(m_db);
 }
-Status RunDatabase::commit()
+
+Expected<Transaction> beginTransaction(sqlite3* db, const char* beginSql)
 {
-    return execSql(m_db, "COMMIT");
+    RUNLENS_TRY(execSql(db, beginSql));
+    return Transaction(db);
 }
-void RunDatabase::rollback()
+
+Status Transaction::commit()
 {
-    if (!sqlite3_get_autocommit(m_db)) execSql(m_db, "ROLLBACK");
+    sqlite3* db = std::exchange(m_db, nullptr);
+    if (!db) return makeError(ErrorCode::Internal, "commit of a transaction that has ended");
+    Status s = execSql(db, "COMMIT");
+    if (!s && !sqlite3_get_autocommit(db)) (void)execSql(db, "ROLLBACK"); // e.g. SQLITE_BUSY keeps it open
+    return s;
+}
+
+void Transaction::rollback()
+{
+    sqlite3* db = std::exchange(m_db, nullptr);
+    // A failed statement may have rolled the transaction back already (SQLITE_FULL, SQLITE_IOERR): then there is
+    // nothing left to undo, and the ROLLBACK's own error says nothing new.
+    if (db && !sqlite3_get_autocommit(db)) (void)execSql(db, "ROLLBACK");
 }
 
 } // namespace runlens::store

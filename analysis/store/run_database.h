@@ -7,10 +7,37 @@
 
 #include <memory>
 #include <string>
+#include <utility>
 
 struct sqlite3;
 
 namespace runlens::store {
+
+// One write transaction. It ends with commit(), or is rolled back when it goes out of scope without one (an early
+// return with an error, an exception, a cancel), so no path leaves a run half-written.
+class Transaction
+{
+public:
+    Transaction(Transaction&& o) noexcept : m_db(std::exchange(o.m_db, nullptr)) {}
+    Transaction(const Transaction&) = delete;
+    Transaction& operator=(const Transaction&) = delete;
+    Transaction& operator=(Transaction&&) = delete;
+    ~Transaction() { rollback(); }
+
+    // Makes the changes durable and ends the transaction; when the commit fails, the changes are rolled back.
+    Status commit();
+    // Discards the changes now; nothing when the transaction has ended.
+    void rollback();
+
+private:
+    friend class RunDatabase;
+    friend Expected<Transaction> beginTransaction(sqlite3* db, const char* beginSql);
+    explicit Transaction(sqlite3* db) : m_db(db) {}
+    sqlite3* m_db = nullptr;
+};
+
+// A transaction on a bare connection (schema creation and upgrades), begun with beginSql ("BEGIN IMMEDIATE").
+Expected<Transaction> beginTransaction(sqlite3* db, const char* beginSql = "BEGIN IMMEDIATE");
 
 inline constexpr int kSchemaVersion = 6;
 inline constexpr int kApplicationId = 0x524c4e53; // "RLNS"
@@ -33,9 +60,8 @@ public:
     sqlite3* handle() const { return m_db; }
     const std::string& path() const { return m_path; }
 
-    Status begin();
-    Status commit();
-    void rollback();
+    // Begins a write transaction (BEGIN IMMEDIATE: it waits for other writers up to the busy timeout).
+    Expected<Transaction> transaction();
 
 private:
     RunDatabase(sqlite3* db, std::string path) : m_db(db), m_path(std::move(path)) {}

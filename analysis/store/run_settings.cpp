@@ -21,22 +21,18 @@ Expected<std::map<std::string, std::string>> loadRunSettings(RunDatabase& db)
 
 Status storeRunSettings(RunDatabase& db, const std::map<std::string, std::optional<std::string>>& changes)
 {
-    if (Status s = db.begin(); !s) return s;
-    auto fail = [&](Status s) {
-        db.rollback();
-        return s;
-    };
+    RUNLENS_ASSIGN_OR_RETURN(Transaction tx, db.transaction());
     auto set = Statement::prepare(db.handle(), "INSERT OR REPLACE INTO run_setting (key, value) VALUES (?, ?)");
-    if (!set) return fail(set.error());
+    if (!set) return set.error();
     auto clear = Statement::prepare(db.handle(), "DELETE FROM run_setting WHERE key = ?");
-    if (!clear) return fail(clear.error());
+    if (!clear) return clear.error();
     for (const auto& [key, value] : changes) {
         Statement& st = value ? *set : *clear;
         st.bind(1, std::string_view(key));
         if (value) st.bind(2, std::string_view(*value));
-        if (Status s = st.exec(); !s) return fail(s);
+        if (Status s = st.exec(); !s) return s;
     }
-    return db.commit();
+    return tx.commit();
 }
 
 } // namespace runlens::store

@@ -84,14 +84,10 @@ Status moveTimedStackSamples(sqlite3* db)
 
 Status upgradeSchema(sqlite3* db, int fromVersion)
 {
-    if (Status s = execSql(db, "BEGIN IMMEDIATE"); !s) return s;
-    auto fail = [db](Status s) {
-        execSql(db, "ROLLBACK");
-        return s;
-    };
+    RUNLENS_ASSIGN_OR_RETURN(Transaction tx, beginTransaction(db));
     // Version 3 replaced the finding table (one window per row) with whole findings; nothing wrote the old one.
     if (fromVersion < 3)
-        if (Status s = execSql(db, "DROP TABLE IF EXISTS finding"); !s) return fail(s);
+        if (Status s = execSql(db, "DROP TABLE IF EXISTS finding"); !s) return s;
     // Version 5 keeps how each node's clock offset was found and how each untimed source was placed in time.
     if (fromVersion < 5) {
         static const std::pair<const char*, const char*> kAdded[] = {
@@ -103,10 +99,10 @@ Status upgradeSchema(sqlite3* db, int fromVersion)
             {"import", "anchor_method TEXT NOT NULL DEFAULT ''"}};
         for (const auto& [table, column] : kAdded) {
             auto there = exists(db, table); // a table that is missing is created whole below
-            if (!there) return fail(there.error());
+            if (!there) return there.error();
             if (*there)
                 if (Status s = execSql(db, fmt::format("ALTER TABLE {} ADD COLUMN {}", table, column).c_str()); !s)
-                    return fail(s);
+                    return s;
         }
     }
     // Version 6 keeps the settings the user gave for the run (run_setting): a new table, created below.
@@ -116,23 +112,23 @@ Status upgradeSchema(sqlite3* db, int fromVersion)
         std::string kind, name;
         if (!createdObject(stmt, kind, name)) continue;
         if (kind == "VIEW") {
-            if (Status s = execSql(db, fmt::format("DROP VIEW IF EXISTS {}", name).c_str()); !s) return fail(s);
+            if (Status s = execSql(db, fmt::format("DROP VIEW IF EXISTS {}", name).c_str()); !s) return s;
             views.push_back(stmt);
             continue;
         }
         auto there = exists(db, name);
-        if (!there) return fail(there.error());
+        if (!there) return there.error();
         if (!*there)
-            if (Status s = execSql(db, stmt.c_str()); !s) return fail(s);
+            if (Status s = execSql(db, stmt.c_str()); !s) return s;
     }
     if (fromVersion < 2)
-        if (Status s = moveTimedStackSamples(db); !s) return fail(s);
+        if (Status s = moveTimedStackSamples(db); !s) return s;
     for (const std::string& v : views)
-        if (Status s = execSql(db, v.c_str()); !s) return fail(s);
-    if (Status s = execSql(db, fmt::format("PRAGMA user_version = {}", kSchemaVersion).c_str()); !s) return fail(s);
+        if (Status s = execSql(db, v.c_str()); !s) return s;
+    if (Status s = execSql(db, fmt::format("PRAGMA user_version = {}", kSchemaVersion).c_str()); !s) return s;
     // The upgraded file must be exactly what this version creates; otherwise it stays as it was.
-    if (Status s = checkSchema(db); !s) return fail(s);
-    return execSql(db, "COMMIT");
+    if (Status s = checkSchema(db); !s) return s;
+    return tx.commit();
 }
 
 } // namespace runlens::store

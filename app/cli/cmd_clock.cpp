@@ -61,20 +61,20 @@ int setClockOffsets(store::RunDatabase& db, const std::vector<ClockAssignment>& 
             return kExitUsage;
         }
     }
-    if (Status s = db.begin(); !s) {
-        printError(s.error().toString());
+    auto tx = db.transaction();
+    if (!tx) {
+        printError(tx.error().toString());
         return kExitFailure;
     }
     for (const ClockAssignment& a : assignments) {
         // A given offset is exact as far as RunLens knows: ± 0.
         if (Status s = store::setNodeClockOffset(db, a.node, a.offsetNs, 0, store::kClockSourceUser); !s) {
-            db.rollback();
-            printError(s.error().toString());
+            printError(s.error().toString()); // the transaction rolls back
             return kExitFailure;
         }
         fmt::print("clock {}: {} set by the user\n", a.node, analysis::formatClockDuration(a.offsetNs));
     }
-    if (Status s = db.commit(); !s) {
+    if (Status s = tx->commit(); !s) {
         printError(s.error().toString());
         return kExitFailure;
     }

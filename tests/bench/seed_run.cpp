@@ -33,7 +33,8 @@ long long writeSeedRun(const std::string& path, const SeedRun& spec)
     auto db = store::RunDatabase::open(path, store::OpenMode::Create);
     if (!db) return fail(db.error());
     store::RunWriter w(**db);
-    if (auto st = (*db)->begin(); !st) return fail(st.error());
+    auto tx = (*db)->transaction();
+    if (!tx) return fail(tx.error());
     store::ImportRecord rec;
     rec.path = "seed-run";
     rec.contentHash = "seed-run";
@@ -115,7 +116,7 @@ long long writeSeedRun(const std::string& path, const SeedRun& spec)
     totals.contentHash = rec.contentHash;
     totals.points = points;
     if (auto st = w.finishImport(totals, store::Diagnostics()); !st) return fail(st.error());
-    if (auto st = (*db)->commit(); !st) return fail(st.error());
+    if (auto st = tx->commit(); !st) return fail(st.error());
     return points;
 }
 

@@ -145,7 +145,8 @@ bool benchStacks(const std::string& dir, bool quick,
         if (!db) return false;
         const auto t0 = Clock::now();
         store::RunWriter w(**db);
-        if (!(*db)->begin()) return false;
+        auto tx = (*db)->transaction();
+        if (!tx) return false;
         store::ImportRecord rec;
         rec.path = "bench";
         rec.contentHash = "bench-timed";
@@ -178,7 +179,7 @@ bool benchStacks(const std::string& dir, bool quick,
         }
         store::ImportTotals totals;
         totals.contentHash = rec.contentHash;
-        if (!w.finishImport(totals, store::Diagnostics()) || !(*db)->commit()) return false;
+        if (!w.finishImport(totals, store::Diagnostics()) || !tx->commit()) return false;
         writeS = since(t0);
     }
     auto db = store::RunDatabase::open(dbPath, store::OpenMode::ReadOnly);
