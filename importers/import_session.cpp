@@ -75,11 +75,10 @@ bool isRunDatabase(const fs::path& p)
 // Reads the first kSniffBytes of decoded text.
 Expected<std::string> readHead(const std::string& path, const std::string& display)
 {
-    auto in = InputStream::open(path, display);
-    if (!in) return in.error();
+    RUNLENS_ASSIGN_OR_RETURN(auto in, InputStream::open(path, display));
     std::string head;
     while (head.size() < kSniffBytes) {
-        auto block = (*in)->nextBlock();
+        auto block = in->nextBlock();
         if (!block) {
             // A corrupt stream still has a recognisable head; the import reports the error with its place.
             if (!head.empty()) break;
@@ -99,16 +98,11 @@ Expected<std::string> readHead(const std::string& path, const std::string& displ
 constexpr int64_t kFarFromRunNs = 3600LL * 1'000'000'000; // an hour: farther than any wait between collectors
 Expected<std::string> farFromRun(store::RunDatabase& db, int64_t importId)
 {
-    auto st = store::Statement::prepare(
-        db.handle(), "SELECT (SELECT min(first_ns) FROM point_chunk WHERE import_id = ?1), (SELECT max(last_ns) FROM "
-                     "point_chunk WHERE import_id = ?1), (SELECT min(first_ns) FROM point_chunk WHERE import_id != "
-                     "?1), (SELECT max(last_ns) FROM point_chunk WHERE import_id != ?1)");
-    if (!st) return st.error();
-    st->bind(1, importId);
-    auto row = st->step();
-    if (!row) return row.error();
-    if (!*row || st->isNull(0) || st->isNull(2)) return std::string();
-    const int64_t first = st->int64(0), last = st->int64(1), runFirst = st->int64(2), runLast = st->int64(3);
+    RUNLENS_ASSIGN_OR_RETURN(auto st, store::Statement::prepare( db.handle(), "SELECT (SELECT min(first_ns) FROM point_chunk WHERE import_id = ?1), (SELECT max(last_ns) FROM " "point_chunk WHERE import_id = ?1), (SELECT min(first_ns) FROM point_chunk WHERE import_id != " "?1), (SELECT max(last_ns) FROM point_chunk WHERE import_id != ?1)"));
+    st.bind(1, importId);
+    RUNLENS_ASSIGN_OR_RETURN(auto row, st.step());
+    if (!row || st.isNull(0) || st.isNull(2)) return std::string();
+    const int64_t first = st.int64(0), last = st.int64(1), runFirst = st.int64(2), runLast = st.int64(3);
     const int64_t gap = first > runLast ? first - runLast : runFirst > last ? runFirst - last : 0;
     if (gap <= kFarFromRunNs) return std::string();
     return fmt::format("the times estimated from the file's modification time lie {:.1f} h {} the run's other data: "
@@ -119,12 +113,10 @@ Expected<std::string> farFromRun(store::RunDatabase& db, int64_t importId)
 // How an import was placed in time (import.anchor).
 Expected<std::string> importAnchor(store::RunDatabase& db, int64_t importId)
 {
-    auto st = store::Statement::prepare(db.handle(), "SELECT anchor FROM import WHERE id = ?");
-    if (!st) return st.error();
-    st->bind(1, importId);
-    auto row = st->step();
-    if (!row) return row.error();
-    return *row ? st->text(0) : std::string();
+    RUNLENS_ASSIGN_OR_RETURN(auto st, store::Statement::prepare(db.handle(), "SELECT anchor FROM import WHERE id = ?"));
+    st.bind(1, importId);
+    RUNLENS_ASSIGN_OR_RETURN(auto row, st.step());
+    return row ? st.text(0) : std::string();
 }
 
 // "4x200Gb/s", "4 × 200 Gb/s", "25GB/s", "100 Gbit/s", "800Gbps", or bytes/s as a plain number.
@@ -201,9 +193,8 @@ Expected<std::vector<PlannedFile>> planImport(const std::vector<std::string>& pa
         if (auto c = parseLinkCapacity(it->second); !c) return c.error();
     RankMap rankMap;
     if (auto it = options.extra.find("rank_map"); it != options.extra.end()) {
-        auto parsed = parseRankMap(it->second);
-        if (!parsed) return parsed.error();
-        rankMap = std::move(*parsed);
+        RUNLENS_ASSIGN_OR_RETURN(auto parsed, parseRankMap(it->second));
+        rankMap = std::move(parsed);
     }
     const Importer* forced = nullptr;
     if (!options.format.empty()) {

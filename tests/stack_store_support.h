@@ -259,7 +259,7 @@ inline Status writeSamples(RunWriter& w, std::mt19937_64& rng, std::vector<GenSa
     for (size_t i = 0; i + 1 < samples.size(); ++i)
         if (rng() % 50 == 0) std::swap(samples[i], samples[i + 1]);
     for (GenSample& s : samples) {
-        if (Status st = w.stackSample(s.threadId, s.callsiteId, s.tsNs, s.count, s.weight); !st) return st;
+        RUNLENS_TRY(w.stackSample(s.threadId, s.callsiteId, s.tsNs, s.count, s.weight));
         s.importId = w.importId();
         all.push_back(s);
     }
@@ -276,7 +276,7 @@ inline Status writeUntimed(RunWriter& w, std::mt19937_64& rng, int64_t threadId,
         s.count = 10 + static_cast<int64_t>(rng() % 90);
         s.weight = 0.5 * static_cast<double>(s.count);
         s.importId = w.importId();
-        if (Status st = w.stackSample(s.threadId, s.callsiteId, std::nullopt, s.count, s.weight); !st) return st;
+        RUNLENS_TRY(w.stackSample(s.threadId, s.callsiteId, std::nullopt, s.count, s.weight));
         all.push_back(s);
     }
     return okStatus();

@@ -62,28 +62,24 @@ class TestStackStore : public QObject
         Status first = writeImport(db, "first", [&](RunWriter& w) -> Status {
             int64_t nodes[2];
             for (int n = 0; n < 2; ++n) {
-                auto id = w.node(kNodes[n], "option", "UTC");
-                if (!id) return id.error();
-                nodes[n] = *id;
+                RUNLENS_ASSIGN_OR_RETURN(auto id, w.node(kNodes[n], "option", "UTC"));
+                nodes[n] = id;
             }
             for (const ThreadSpec& t : kThreads) {
-                auto id = w.thread(nodes[t.node], t.process, t.pid, t.name, t.tid);
-                if (!id) return id.error();
-                m_threadIds.push_back(*id);
+                RUNLENS_ASSIGN_OR_RETURN(auto id, w.thread(nodes[t.node], t.process, t.pid, t.name, t.tid));
+                m_threadIds.push_back(id);
             }
             std::vector<int64_t> frames;
             for (int f = 0; f < 80; ++f) {
-                auto id = w.frame("fn_" + std::to_string(f), "train.py", f + 1, "train");
-                if (!id) return id.error();
-                frames.push_back(*id);
+                RUNLENS_ASSIGN_OR_RETURN(auto id, w.frame("fn_" + std::to_string(f), "train.py", f + 1, "train"));
+                frames.push_back(id);
             }
             std::set<int64_t> seen; // a prefix tree of 300 callsites, a few roots, up to depth ~20
             while (m_callsites.size() < 300) {
                 const int64_t parent =
                     m_callsites.size() < 8 || rng() % 10 == 0 ? 0 : m_callsites[rng() % m_callsites.size()];
-                auto id = w.callsite(parent, frames[rng() % frames.size()]);
-                if (!id) return id.error();
-                if (seen.insert(*id).second) m_callsites.push_back(*id);
+                RUNLENS_ASSIGN_OR_RETURN(auto id, w.callsite(parent, frames[rng() % frames.size()]));
+                if (seen.insert(id).second) m_callsites.push_back(id);
             }
             std::vector<GenSample> timed;
             for (size_t t = 0; t < kTimedThreads; ++t) {
@@ -91,7 +87,7 @@ class TestStackStore : public QObject
                 auto v = timeline(rng, m_threadIds[t], kThreads[t], start, 40000, m_callsites, m_boundaries);
                 timed.insert(timed.end(), v.begin(), v.end());
             }
-            if (Status s = writeSamples(w, rng, std::move(timed), m_samples); !s) return s;
+            RUNLENS_TRY(writeSamples(w, rng, std::move(timed), m_samples));
             for (size_t t : {size_t(0), size_t(2), size_t(4)})
                 if (Status s = writeUntimed(w, rng, m_threadIds[t], 4, m_callsites, m_samples); !s) return s;
             return writeUntimed(w, rng, m_threadIds[6], 6, m_callsites, m_samples);
@@ -100,18 +96,15 @@ class TestStackStore : public QObject
         // The second import adds to two threads (one per node), overlapping the first in time, with new callsites.
         return writeImport(db, "second", [&](RunWriter& w) -> Status {
             for (size_t t : {size_t(0), size_t(4)}) {
-                auto node = w.node(kNodes[kThreads[t].node], "option", "UTC");
-                if (!node) return node.error();
-                auto id = w.thread(*node, kThreads[t].process, kThreads[t].pid, kThreads[t].name, kThreads[t].tid);
+                RUNLENS_ASSIGN_OR_RETURN(auto node, w.node(kNodes[kThreads[t].node], "option", "UTC"));
+                auto id = w.thread(node, kThreads[t].process, kThreads[t].pid, kThreads[t].name, kThreads[t].tid);
                 if (!id) return id.error();
                 if (*id != m_threadIds[t]) return makeError(ErrorCode::Database, "the thread got a second id");
             }
             for (int f = 0; f < 10; ++f) {
-                auto frame = w.frame("late_" + std::to_string(f), "train.py", 1000 + f, "train");
-                if (!frame) return frame.error();
-                auto id = w.callsite(m_callsites[static_cast<size_t>(f) * 7], *frame);
-                if (!id) return id.error();
-                m_callsites.push_back(*id);
+                RUNLENS_ASSIGN_OR_RETURN(auto frame, w.frame("late_" + std::to_string(f), "train.py", 1000 + f, "train"));
+                RUNLENS_ASSIGN_OR_RETURN(auto id, w.callsite(m_callsites[static_cast<size_t>(f) * 7], frame));
+                m_callsites.push_back(id);
             }
             std::vector<GenSample> timed;
             for (size_t t : {size_t(0), size_t(4)}) {
@@ -119,7 +112,7 @@ class TestStackStore : public QObject
                     timeline(rng, m_threadIds[t], kThreads[t], kBase + 3 * kHour, 15000, m_callsites, m_boundaries);
                 timed.insert(timed.end(), v.begin(), v.end());
             }
-            if (Status s = writeSamples(w, rng, std::move(timed), m_samples); !s) return s;
+            RUNLENS_TRY(writeSamples(w, rng, std::move(timed), m_samples));
             return writeUntimed(w, rng, m_threadIds[0], 2, m_callsites, m_samples);
         });
     }
@@ -413,21 +406,17 @@ private Q_SLOTS:
         std::vector<int64_t> sites;
         for (const auto& [hash, run] : {std::pair{"one", first}, std::pair{"two", second}})
             QVERIFY_OK(writeImport(**db, hash, [&, &times = run](RunWriter& w) -> Status {
-                auto node = w.node("node-a", "option", "UTC");
-                if (!node) return node.error();
-                auto id = w.thread(*node, "p", 1, "main", 1);
-                if (!id) return id.error();
-                thread = *id;
+                RUNLENS_ASSIGN_OR_RETURN(auto node, w.node("node-a", "option", "UTC"));
+                RUNLENS_ASSIGN_OR_RETURN(auto id, w.thread(node, "p", 1, "main", 1));
+                thread = id;
                 for (int f = 0; sites.size() < 5; ++f) {
-                    auto frame = w.frame("f" + std::to_string(f), "", 0, "");
-                    if (!frame) return frame.error();
-                    auto site = w.callsite(0, *frame);
-                    if (!site) return site.error();
-                    sites.push_back(*site);
+                    RUNLENS_ASSIGN_OR_RETURN(auto frame, w.frame("f" + std::to_string(f), "", 0, ""));
+                    RUNLENS_ASSIGN_OR_RETURN(auto site, w.callsite(0, frame));
+                    sites.push_back(site);
                 }
                 for (size_t i = 0; i < times.size(); ++i) {
                     GenSample s{thread, times[i], sites[i % 5], 1 + static_cast<int64_t>(i % 2), 0.5 + double(i % 3)};
-                    if (Status st = w.stackSample(s.threadId, s.callsiteId, s.tsNs, s.count, s.weight); !st) return st;
+                    RUNLENS_TRY(w.stackSample(s.threadId, s.callsiteId, s.tsNs, s.count, s.weight));
                     all.push_back(s);
                 }
                 return okStatus();

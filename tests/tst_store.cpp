@@ -110,28 +110,25 @@ Expected<std::vector<int64_t>> writeRun(RunDatabase& db, const std::vector<Serie
     rec.path = "generated.csv";
     rec.contentHash = hash;
     rec.format = "test";
-    if (auto imp = w.beginImport(rec); !imp) return imp.error();
-    auto node = w.node("node-a", "option", "UTC");
-    if (!node) return node.error();
-    auto dev = w.device(*node, "gpu", "0");
-    if (!dev) return dev.error();
+    RUNLENS_TRY(w.beginImport(rec));
+    RUNLENS_ASSIGN_OR_RETURN(auto node, w.node("node-a", "option", "UTC"));
+    RUNLENS_ASSIGN_OR_RETURN(auto dev, w.device(node, "gpu", "0"));
     std::vector<int64_t> ids;
     for (const SeriesSpec& s : specs) {
-        auto sink = w.series(*dev, s.metric, "%", s.rawName);
-        if (!sink) return sink.error();
+        RUNLENS_ASSIGN_OR_RETURN(auto sink, w.series(dev, s.metric, "%", s.rawName));
         size_t m = 0;
         for (const Point& p : s.data.points) {
             if (p.missing)
-                (*sink)->appendMissing(p.tsNs, s.data.tokens.at(m++));
+                sink->appendMissing(p.tsNs, s.data.tokens.at(m++));
             else
-                (*sink)->append(p.tsNs, p.value);
-            if (Status st = w.flushIfNeeded(**sink); !st) return st.error();
+                sink->append(p.tsNs, p.value);
+            RUNLENS_TRY(w.flushIfNeeded(*sink));
         }
-        ids.push_back((*sink)->seriesId());
+        ids.push_back(sink->seriesId());
     }
     ImportTotals totals;
     totals.contentHash = hash;
-    if (Status st = w.finishImport(totals, Diagnostics()); !st) return st.error();
+    RUNLENS_TRY(w.finishImport(totals, Diagnostics()));
     if (keepOpen) keepOpen->emplace(std::move(tx));
     else RUNLENS_TRY(tx.commit());
     return ids;
@@ -139,9 +136,8 @@ Expected<std::vector<int64_t>> writeRun(RunDatabase& db, const std::vector<Serie
 
 Expected<std::vector<int64_t>> createRun(const std::string& path, const std::vector<SeriesSpec>& specs)
 {
-    auto db = RunDatabase::open(path, OpenMode::Create);
-    if (!db) return db.error();
-    return writeRun(**db, specs, path);
+    RUNLENS_ASSIGN_OR_RETURN(auto db, RunDatabase::open(path, OpenMode::Create));
+    return writeRun(*db, specs, path);
 }
 
 int64_t countRows(RunDatabase& db, const std::string& table)

@@ -44,16 +44,14 @@ std::vector<CollectiveEnds> ranksOf(const std::map<int64_t, CollectiveEnds>& byR
 Status readTraces(store::RunDatabase& db, std::map<int64_t, NodeData>& nodes)
 {
     store::TraceReader reader(db);
-    auto tracks = reader.tracks();
-    if (!tracks) return tracks.error();
+    RUNLENS_ASSIGN_OR_RETURN(auto tracks, reader.tracks());
     std::map<int64_t, const store::TraceTrackInfo*> byId;
-    for (const store::TraceTrackInfo& t : *tracks)
+    for (const store::TraceTrackInfo& t : tracks)
         byId[t.id] = &t;
     store::TraceFilter filter;
     filter.categories = {TraceCategory::CommKernel, TraceCategory::Collective};
-    auto slices = reader.slices(store::TimeWindow{}, filter);
-    if (!slices) return slices.error();
-    for (const store::TraceSliceInfo& s : *slices) {
+    RUNLENS_ASSIGN_OR_RETURN(auto slices, reader.slices(store::TimeWindow{}, filter));
+    for (const store::TraceSliceInfo& s : slices) {
         const auto t = byId.find(s.trackId);
         if (t == byId.end() || !nodes.count(t->second->nodeId)) continue;
         NodeData& n = nodes[t->second->nodeId];
@@ -75,23 +73,21 @@ Status readActivity(store::RunDatabase& db, std::map<int64_t, NodeData>& nodes,
                     const std::map<int64_t, int64_t>& offsets)
 {
     store::RunReader reader(db);
-    auto series = reader.series();
-    if (!series) return series.error();
+    RUNLENS_ASSIGN_OR_RETURN(auto series, reader.series());
     for (auto& [id, n] : nodes) {
         bool hasSm = false;
-        for (const store::SeriesInfo& s : *series)
+        for (const store::SeriesInfo& s : series)
             hasSm = hasSm || (s.nodeId == id && s.metric == "gpu.sm_active" && s.points > s.missingPoints);
         n.metric = hasSm ? "gpu.sm_active" : "gpu.util";
     }
-    for (const store::SeriesInfo& s : *series) {
+    for (const store::SeriesInfo& s : series) {
         auto it = nodes.find(s.nodeId);
         if (it == nodes.end() || s.metric != it->second.metric) continue;
         NodeData& n = it->second;
-        auto points = reader.readPoints(s.id, store::TimeWindow{});
-        if (!points) return points.error();
+        RUNLENS_ASSIGN_OR_RETURN(auto points, reader.readPoints(s.id, store::TimeWindow{}));
         TimedValues v;
         const int64_t offset = offsets.at(s.nodeId);
-        for (const store::Point& p : *points) {
+        for (const store::Point& p : points) {
             v.ts.push_back(store::saturatingSub(p.tsNs, offset));
             v.values.push_back(p.missing ? std::nan("") : p.value);
         }
@@ -156,23 +152,22 @@ std::optional<int64_t> parseClockDuration(std::string_view text)
 Expected<ClockEstimates> estimateClockOffsets(store::RunDatabase& db, const ClockParams& params)
 {
     store::RunReader reader(db);
-    auto nodeList = reader.nodes();
-    if (!nodeList) return nodeList.error();
+    RUNLENS_ASSIGN_OR_RETURN(auto nodeList, reader.nodes());
     ClockEstimates out;
     std::map<int64_t, NodeData> nodes;
     std::map<int64_t, int64_t> offsets;
-    for (const store::NodeInfo& n : *nodeList) {
+    for (const store::NodeInfo& n : nodeList) {
         out.nodes.push_back({n.name, false, 0, 0, "", false, 0, "nothing to align it by"});
         nodes[n.id] = NodeData{n.id, n.name, {}, {}, 0, {}, {}, 0, 0, 0, 0};
         offsets[n.id] = n.clockOffsetNs;
     }
     if (nodes.size() < 2) return out;
-    if (Status s = readTraces(db, nodes); !s) return s.error();
-    if (Status s = readActivity(db, nodes, offsets); !s) return s.error();
+    RUNLENS_TRY(readTraces(db, nodes));
+    RUNLENS_TRY(readActivity(db, nodes, offsets));
 
     // The reference: the most trace data, then the most GPU samples, then the first name.
     const NodeData* ref = nullptr;
-    for (const store::NodeInfo& info : *nodeList) {
+    for (const store::NodeInfo& info : nodeList) {
         const NodeData& n = nodes[info.id];
         if (!ref || n.traceEnds > ref->traceEnds || (n.traceEnds == ref->traceEnds && n.gpuPoints > ref->gpuPoints))
             ref = &n;
@@ -274,10 +269,9 @@ Expected<std::vector<ClockChange>> applyClockEstimates(store::RunDatabase& db, c
                                                        bool force)
 {
     store::RunReader reader(db);
-    auto nodes = reader.nodes();
-    if (!nodes) return nodes.error();
+    RUNLENS_ASSIGN_OR_RETURN(auto nodes, reader.nodes());
     std::map<std::string, const store::NodeInfo*> byName;
-    for (const store::NodeInfo& n : *nodes)
+    for (const store::NodeInfo& n : nodes)
         byName[n.name] = &n;
     // A user-set reference that is kept: the others are placed relative to it.
     int64_t base = 0;

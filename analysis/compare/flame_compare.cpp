@@ -112,13 +112,11 @@ Expected<FlameComparison> compareFlames(FlameSource& a, const FlameQuery& queryA
                                         const FlameQuery& queryB, const FlameCompareOptions& options,
                                         const std::atomic<bool>* cancel)
 {
-    if (Status s = refusePerThread(queryA, "A"); !s) return s.error();
-    if (Status s = refusePerThread(queryB, "B"); !s) return s.error();
-    auto treeA = a.tree(queryA, cancel);
-    if (!treeA) return treeA.error();
-    auto treeB = b.tree(queryB, cancel);
-    if (!treeB) return treeB.error();
-    return compareFlameTrees(std::move(*treeA), std::move(*treeB), options);
+    RUNLENS_TRY(refusePerThread(queryA, "A"));
+    RUNLENS_TRY(refusePerThread(queryB, "B"));
+    RUNLENS_ASSIGN_OR_RETURN(auto treeA, a.tree(queryA, cancel));
+    RUNLENS_ASSIGN_OR_RETURN(auto treeB, b.tree(queryB, cancel));
+    return compareFlameTrees(std::move(treeA), std::move(treeB), options);
 }
 
 Expected<FlameComparison> compareRunFlames(const std::string& pathA, const FlameQuery& queryA,
@@ -126,12 +124,10 @@ Expected<FlameComparison> compareRunFlames(const std::string& pathA, const Flame
                                            std::shared_ptr<const PhaseClassifier> classifier,
                                            const FlameCompareOptions& options, const std::atomic<bool>* cancel)
 {
-    auto dbA = store::RunDatabase::open(pathA, store::OpenMode::ReadOnly);
-    if (!dbA) return dbA.error();
-    auto dbB = store::RunDatabase::open(pathB, store::OpenMode::ReadOnly);
-    if (!dbB) return dbB.error();
-    FlameSource a(**dbA, classifier);
-    FlameSource b(**dbB, classifier);
+    RUNLENS_ASSIGN_OR_RETURN(auto dbA, store::RunDatabase::open(pathA, store::OpenMode::ReadOnly));
+    RUNLENS_ASSIGN_OR_RETURN(auto dbB, store::RunDatabase::open(pathB, store::OpenMode::ReadOnly));
+    FlameSource a(*dbA, classifier);
+    FlameSource b(*dbB, classifier);
     return compareFlames(a, queryA, b, queryB, options, cancel);
 }
 

@@ -96,10 +96,9 @@ Expected<LossCurve> readLossCurve(store::RunDatabase& db, store::TimeWindow wind
     auto series = reader.series();
     if (!series) return series.error();
     const auto present = [&](const store::SeriesInfo& s) -> Expected<std::vector<store::Point>> {
-        auto pts = reader.readPoints(s.id, window);
-        if (!pts) return pts.error();
+        RUNLENS_ASSIGN_OR_RETURN(auto pts, reader.readPoints(s.id, window));
         std::vector<store::Point> kept;
-        for (const store::Point& p : *pts)
+        for (const store::Point& p : pts)
             if (!p.missing && std::isfinite(p.value)) kept.push_back(p);
         return kept;
     };
@@ -108,10 +107,9 @@ Expected<LossCurve> readLossCurve(store::RunDatabase& db, store::TimeWindow wind
     int64_t node = 0;
     for (const store::SeriesInfo& s : *series) {
         if (s.metric != "train.loss") continue;
-        auto pts = present(s);
-        if (!pts) return pts.error();
-        if (pts->size() > loss.size()) {
-            loss = std::move(*pts);
+        RUNLENS_ASSIGN_OR_RETURN(auto pts, present(s));
+        if (pts.size() > loss.size()) {
+            loss = std::move(pts);
             node = s.nodeId;
         }
     }
@@ -121,37 +119,33 @@ Expected<LossCurve> readLossCurve(store::RunDatabase& db, store::TimeWindow wind
         std::map<int64_t, double> best;
         for (const store::SeriesInfo& s : *series) {
             if (s.metric != metric || s.nodeId != node) continue;
-            auto pts = present(s);
-            if (!pts) return pts.error();
-            if (pts->size() <= best.size()) continue;
+            RUNLENS_ASSIGN_OR_RETURN(auto pts, present(s));
+            if (pts.size() <= best.size()) continue;
             best.clear();
-            for (const store::Point& p : *pts)
+            for (const store::Point& p : pts)
                 best[p.tsNs] = p.value;
         }
         return best;
     };
-    auto steps = byMoment("train.step");
-    if (!steps) return steps.error();
-    auto stepTimes = byMoment("train.step_time");
-    if (!stepTimes) return stepTimes.error();
+    RUNLENS_ASSIGN_OR_RETURN(auto steps, byMoment("train.step"));
+    RUNLENS_ASSIGN_OR_RETURN(auto stepTimes, byMoment("train.step_time"));
     const int64_t t0 = loss.front().tsNs;
     for (size_t i = 0; i < loss.size(); ++i) {
-        const auto st = steps->find(loss[i].tsNs);
-        out.step.push_back(st != steps->end() ? st->second : static_cast<double>(i));
+        const auto st = steps.find(loss[i].tsNs);
+        out.step.push_back(st != steps.end() ? st->second : static_cast<double>(i));
         out.timeS.push_back(static_cast<double>(loss[i].tsNs - t0) / 1e9);
         out.loss.push_back(loss[i].value);
     }
     // Step sizes: tokens (else samples) per second × the step's time at the same moment.
     out.tokens.assign(loss.size(), kNaN);
     for (const char* rate : {"train.tokens_per_s", "train.samples_per_s"}) {
-        auto rates = byMoment(rate);
-        if (!rates) return rates.error();
+        RUNLENS_ASSIGN_OR_RETURN(auto rates, byMoment(rate));
         std::vector<double> size(loss.size(), kNaN);
         std::vector<double> known;
         for (size_t i = 0; i < loss.size(); ++i) {
-            const auto r = rates->find(loss[i].tsNs);
-            const auto t = stepTimes->find(loss[i].tsNs);
-            if (r != rates->end() && t != stepTimes->end() && r->second > 0 && t->second > 0) {
+            const auto r = rates.find(loss[i].tsNs);
+            const auto t = stepTimes.find(loss[i].tsNs);
+            if (r != rates.end() && t != stepTimes.end() && r->second > 0 && t->second > 0) {
                 size[i] = r->second * t->second;
                 known.push_back(size[i]);
             }

@@ -260,16 +260,14 @@ Expected<RunSummary> summarizeRun(store::RunDatabase& db, const std::string& lab
 
     // The trainer log's throughput and, with its step times at the same moments, the step size.
     store::RunReader reader(db);
-    auto series = reader.series();
-    if (!series) return series.error();
+    RUNLENS_ASSIGN_OR_RETURN(auto series, reader.series());
     const auto loggedPoints = [&](const char* name) -> Expected<std::vector<store::Point>> {
         std::vector<store::Point> best;
-        for (const store::SeriesInfo& s : *series) {
+        for (const store::SeriesInfo& s : series) {
             if (s.metric != name) continue;
-            auto pts = reader.readPoints(s.id, {out.fromNs, out.toNs - 1});
-            if (!pts) return pts.error();
+            RUNLENS_ASSIGN_OR_RETURN(auto pts, reader.readPoints(s.id, {out.fromNs, out.toNs - 1}));
             std::vector<store::Point> present;
-            for (const store::Point& p : *pts)
+            for (const store::Point& p : pts)
                 if (!p.missing && std::isfinite(p.value)) present.push_back(p);
             if (present.size() > best.size()) best = std::move(present);
         }
@@ -280,19 +278,18 @@ Expected<RunSummary> summarizeRun(store::RunDatabase& db, const std::string& lab
         for (const store::Point& p : logNode->stepTimes)
             if (inWindow(p.tsNs)) stepAt[p.tsNs] = p.value;
     for (const char* name : {"train.tokens_per_s", "train.samples_per_s"}) {
-        auto pts = loggedPoints(name);
-        if (!pts) return pts.error();
-        if (pts->empty()) continue;
+        RUNLENS_ASSIGN_OR_RETURN(auto pts, loggedPoints(name));
+        if (pts.empty()) continue;
         std::vector<double> values;
         CompareSeries& line = out.series[std::string(name).substr(6)];
-        for (const store::Point& p : *pts) {
+        for (const store::Point& p : pts) {
             values.push_back(p.value);
             line.tS.push_back(sinceFrom(p.tsNs));
             line.value.push_back(p.value);
         }
         metric[std::string(name).substr(6)] = {quantile(values, 0.5), values};
         if (!out.stepSizeUnit.empty()) continue; // tokens first
-        for (const store::Point& p : *pts)
+        for (const store::Point& p : pts)
             if (auto it = stepAt.find(p.tsNs); it != stepAt.end() && it->second > 0 && p.value > 0)
                 out.sizedSteps.emplace_back(it->second, p.value * it->second);
         if (!out.sizedSteps.empty()) {
@@ -332,9 +329,8 @@ Expected<RunSummary> summarizeRun(store::RunDatabase& db, const std::string& lab
         analysis = (*stored)->analysis;
         out.analysisStored = true;
     } else {
-        auto fresh = analyzeRun(db, params);
-        if (!fresh) return fresh.error();
-        analysis = std::move(*fresh);
+        RUNLENS_ASSIGN_OR_RETURN(auto fresh, analyzeRun(db, params));
+        analysis = std::move(fresh);
     }
     // Rates: per-slot values over the GPUs (means) or nodes (sums), compared as means over blocks of about a step.
     const double slotS = static_cast<double>(grid.stepNs) / 1e9;

@@ -75,9 +75,8 @@ Expected<RunComparison> compareRunFiles(const std::vector<CompareInput>& inputs,
     }
     out.rows = compareRuns(out.runs);
     if (out.runs.empty()) return out;
-    auto classifier = PhaseClassifier::builtIn();
-    if (!classifier) return classifier.error();
-    const auto phases = std::make_shared<const PhaseClassifier>(std::move(*classifier));
+    RUNLENS_ASSIGN_OR_RETURN(auto classifier, PhaseClassifier::builtIn());
+    const auto phases = std::make_shared<const PhaseClassifier>(std::move(classifier));
     const RunSummary& base = out.runs.front();
     const store::TimeWindow wa{base.fromNs, base.toNs - 1};
     for (size_t c = 1; c < out.runs.size(); ++c) {

@@ -332,10 +332,9 @@ FlameSource::FlameSource(store::RunDatabase& db, std::shared_ptr<const PhaseClas
 
 Expected<std::shared_ptr<const std::vector<Phase>>> FlameSource::callsitePhases()
 {
-    auto cat = m_reader.catalog();
-    if (!cat) return cat.error();
-    if (m_phases && m_phaseCatalog == *cat) return m_phases;
-    const store::StackCatalog& c = **cat;
+    RUNLENS_ASSIGN_OR_RETURN(auto cat, m_reader.catalog());
+    if (m_phases && m_phaseCatalog == cat) return m_phases;
+    const store::StackCatalog& c = *cat;
     auto phases = std::make_shared<std::vector<Phase>>(c.callsiteCount(), Phase::Other);
     if (m_classifier) {
         std::vector<Phase> framePhase(c.frames.size(), Phase::Other);
@@ -347,15 +346,14 @@ Expected<std::shared_ptr<const std::vector<Phase>>> FlameSource::callsitePhases(
             (*phases)[s] = p < s ? strongerPhase((*phases)[p], own) : own;
         }
     }
-    m_phaseCatalog = *cat;
+    m_phaseCatalog = cat;
     m_phases = phases;
     return m_phases;
 }
 
 Expected<std::vector<store::StackThreadInfo>> FlameSource::threads(const FlameQuery& q)
 {
-    auto cat = m_reader.catalog();
-    if (!cat) return cat.error();
+    RUNLENS_ASSIGN_OR_RETURN(auto cat, m_reader.catalog());
     std::optional<QRegularExpression> re;
     if (!q.threadPattern.empty()) {
         re.emplace(QString::fromStdString(q.threadPattern));
@@ -364,7 +362,7 @@ Expected<std::vector<store::StackThreadInfo>> FlameSource::threads(const FlameQu
                                                            q.threadPattern, re->errorString().toStdString()));
     }
     std::vector<store::StackThreadInfo> out;
-    for (const store::StackThreadInfo& t : (*cat)->threads) {
+    for (const store::StackThreadInfo& t : cat->threads) {
         if (!q.nodes.empty() && std::find(q.nodes.begin(), q.nodes.end(), t.node) == q.nodes.end()) continue;
         if (re) {
             const QString name = QString::fromStdString(t.name);
@@ -378,13 +376,11 @@ Expected<std::vector<store::StackThreadInfo>> FlameSource::threads(const FlameQu
 
 Expected<std::shared_ptr<const FlameTree>> FlameSource::tree(const FlameQuery& q, const std::atomic<bool>* cancel)
 {
-    auto cat = m_reader.catalog();
-    if (!cat) return cat.error();
+    RUNLENS_ASSIGN_OR_RETURN(auto cat, m_reader.catalog());
     if (!q.phases.empty() && !m_classifier) return makeError(ErrorCode::Usage, "a phase filter needs phase packs");
     auto selected = threads(q);
     if (!selected) return selected.error();
-    auto phases = callsitePhases();
-    if (!phases) return phases.error();
+    RUNLENS_ASSIGN_OR_RETURN(auto phases, callsitePhases());
     // Auto: untimed stacks only when nothing selected has times (a capture kept both as a folded file and as a
     // timed profile would otherwise count twice) and no window is asked for.
     bool anyTimed = false;
@@ -394,7 +390,7 @@ Expected<std::shared_ptr<const FlameTree>> FlameSource::tree(const FlameQuery& q
         q.untimed == UntimedStacks::Include || (q.untimed == UntimedStacks::Auto && !q.windowBounded() && !anyTimed);
 
     auto tree = std::make_shared<FlameTree>();
-    tree->m_catalog = *cat;
+    tree->m_catalog = cat;
     tree->m_query = q;
     tree->m_threadCount = static_cast<int>(selected->size());
     std::vector<std::pair<std::vector<std::string>, store::StackWindowTotals>> groups;
@@ -402,8 +398,7 @@ Expected<std::shared_ptr<const FlameTree>> FlameSource::tree(const FlameQuery& q
         groups.emplace_back(std::vector<std::string>(), store::StackWindowTotals{});
     } else if (q.perThread) {
         for (const store::StackThreadInfo& t : *selected) {
-            auto totals = m_reader.totals({t.id}, q.window, untimed, cancel);
-            if (!totals) return totals.error();
+            RUNLENS_ASSIGN_OR_RETURN(auto totals, m_reader.totals({t.id}, q.window, untimed, cancel));
             // py-spy's root frames: `process PID:"cmdline"`, then `thread (TID): name` or `thread (name)`.
             std::vector<std::string> levels;
             if (!t.process.empty() || t.pid != 0) levels.push_back(fmt::format("process {}:\"{}\"", t.pid, t.process));
@@ -412,20 +407,19 @@ Expected<std::shared_ptr<const FlameTree>> FlameSource::tree(const FlameQuery& q
                                                 : fmt::format("thread ({}): {}", t.tid, t.name));
             else
                 levels.push_back(fmt::format("thread ({})", t.name));
-            if (totals->samples != 0 || totals->weight != 0) groups.emplace_back(std::move(levels), std::move(*totals));
+            if (totals.samples != 0 || totals.weight != 0) groups.emplace_back(std::move(levels), std::move(totals));
         }
     } else {
         std::vector<int64_t> ids;
         for (const store::StackThreadInfo& t : *selected)
             ids.push_back(t.id);
-        auto totals = m_reader.totals(ids, q.window, untimed, cancel);
-        if (!totals) return totals.error();
-        groups.emplace_back(std::vector<std::string>(), std::move(*totals));
+        RUNLENS_ASSIGN_OR_RETURN(auto totals, m_reader.totals(ids, q.window, untimed, cancel));
+        groups.emplace_back(std::vector<std::string>(), std::move(totals));
     }
     if (!q.phases.empty()) {
         for (auto& [label, totals] : groups)
             for (size_t c = 0; c < totals.self.samples.size(); ++c) {
-                const Phase p = c < (*phases)->size() ? (**phases)[c] : Phase::Other;
+                const Phase p = c < phases->size() ? (*phases)[c] : Phase::Other;
                 if (std::find(q.phases.begin(), q.phases.end(), p) == q.phases.end()) {
                     totals.self.samples[c] = 0;
                     totals.self.weight[c] = 0;
@@ -437,10 +431,10 @@ Expected<std::shared_ptr<const FlameTree>> FlameSource::tree(const FlameQuery& q
         refs.emplace_back(label, &totals.self);
         tree->m_untimedSamples += totals.untimedSamples;
     }
-    if (m_orderCatalog != *cat) {
+    if (m_orderCatalog != cat) {
         // Once per catalogue: every call path in depth-first order with siblings in label order, so a tree is
         // built by one filtered pass instead of sorting children for every window.
-        const store::StackCatalog& c = **cat;
+        const store::StackCatalog& c = *cat;
         const auto& frames = c.frames;
         std::vector<int32_t> byLabel(frames.size());
         std::iota(byLabel.begin(), byLabel.end(), 0);
@@ -483,9 +477,9 @@ Expected<std::shared_ptr<const FlameTree>> FlameSource::tree(const FlameQuery& q
         for (size_t p = 0; p < order->callsite.size(); ++p)
             order->parentPos[p] = order->posOf[static_cast<size_t>(c.parent[static_cast<size_t>(order->callsite[p])])];
         m_order = std::move(order);
-        m_orderCatalog = *cat;
+        m_orderCatalog = cat;
     }
-    FlameTreeBuilder::build(*tree, **cat, phases->get(), *m_order, refs);
+    FlameTreeBuilder::build(*tree, *cat, phases.get(), *m_order, refs);
     return std::shared_ptr<const FlameTree>(std::move(tree));
 }
 
@@ -525,13 +519,12 @@ Expected<PhaseShares> phaseShares(FlameSource& source, const FlameQuery& query, 
     FlameQuery q = query;
     q.phases.clear();
     q.perThread = false;
-    auto tree = source.tree(q, cancel);
-    if (!tree) return tree.error();
+    RUNLENS_ASSIGN_OR_RETURN(auto tree, source.tree(q, cancel));
     PhaseShares out;
     out.phases.resize(kPhaseCount);
     for (int i = 0; i < kPhaseCount; ++i)
         out.phases[static_cast<size_t>(i)].phase = static_cast<Phase>(kPhaseCount - 1 - i);
-    for (const FlameTree::Node& n : (*tree)->nodes()) {
+    for (const FlameTree::Node& n : tree->nodes()) {
         if (n.selfSamples == 0 && n.selfWeight == 0) continue;
         PhaseShare& s = out.phases[static_cast<size_t>(kPhaseCount - 1 - static_cast<int>(n.phase))];
         s.samples += n.selfSamples;

@@ -50,10 +50,9 @@ Expected<std::optional<double>> typical(store::RunReader& reader, const std::vec
             (!best || s.points - s.missingPoints > best->points - best->missingPoints))
             best = &s;
     if (!best) return std::optional<double>();
-    auto points = reader.readPoints(best->id, store::TimeWindow{});
-    if (!points) return points.error();
+    RUNLENS_ASSIGN_OR_RETURN(auto points, reader.readPoints(best->id, store::TimeWindow{}));
     std::vector<double> values;
-    for (const store::Point& p : *points)
+    for (const store::Point& p : points)
         if (!p.missing && std::isfinite(p.value) && p.value > 0) values.push_back(p.value);
     return median(std::move(values));
 }
@@ -205,13 +204,11 @@ Mfu computeMfu(const MfuInputs& in)
 Expected<Mfu> runMfu(store::RunDatabase& db, const MfuSettings& settings)
 {
     store::RunReader reader(db);
-    auto devices = reader.devices();
-    if (!devices) return devices.error();
-    auto series = reader.series();
-    if (!series) return series.error();
+    RUNLENS_ASSIGN_OR_RETURN(auto devices, reader.devices());
+    RUNLENS_ASSIGN_OR_RETURN(auto series, reader.series());
     MfuInputs in;
     in.settings = settings;
-    for (const store::DeviceInfo& d : *devices) {
+    for (const store::DeviceInfo& d : devices) {
         if (d.kind != "gpu") continue;
         std::string name;
         for (const auto& [key, value] : d.attributes)
@@ -221,18 +218,16 @@ Expected<Mfu> runMfu(store::RunDatabase& db, const MfuSettings& settings)
     for (auto [metric, out] : {std::pair{"train.tokens_per_s", &in.tokensPerS},
                                std::pair{"train.samples_per_s", &in.samplesPerS},
                                std::pair{"train.tflops_per_gpu", &in.logTflopsPerGpu}}) {
-        auto v = typical(reader, *series, metric);
-        if (!v) return v.error();
-        *out = *v;
+        RUNLENS_ASSIGN_OR_RETURN(auto v, typical(reader, series, metric));
+        *out = v;
     }
     return computeMfu(in);
 }
 
 Expected<Mfu> runMfu(store::RunDatabase& db)
 {
-    auto settings = store::loadRunSettings(db);
-    if (!settings) return settings.error();
-    return runMfu(db, MfuSettings::fromRunSettings(*settings));
+    RUNLENS_ASSIGN_OR_RETURN(auto settings, store::loadRunSettings(db));
+    return runMfu(db, MfuSettings::fromRunSettings(settings));
 }
 
 std::string shortNumber(double v)

@@ -401,9 +401,8 @@ Expected<PhaseClassifier> PhaseClassifier::fromText(std::string_view text, std::
             if (slot->present) return packError(packName, lineNo, tok.column, std::string(key) + "= given twice");
             const std::string_view value = tok.text.substr(eq + 1);
             if (value.empty()) return packError(packName, lineNo, tok.column, std::string(key) + "= needs a pattern");
-            auto p = compile(value, kPathBefore, kPathAfter, packName, lineNo, tok.column + static_cast<int>(eq) + 1);
-            if (!p) return p.error();
-            *slot = std::move(*p);
+            RUNLENS_ASSIGN_OR_RETURN(auto p, compile(value, kPathBefore, kPathAfter, packName, lineNo, tok.column + static_cast<int>(eq) + 1));
+            *slot = std::move(p);
         }
         out.m_rules.push_back(std::move(rule));
     }
@@ -418,9 +417,8 @@ Expected<PhaseClassifier> PhaseClassifier::builtIn()
     static const Expected<PhaseClassifier> cached = []() -> Expected<PhaseClassifier> {
         PhaseClassifier all;
         for (const detail::EmbeddedPack& pack : detail::embeddedPhasePacks()) {
-            auto one = fromText(pack.text, std::string(pack.name));
-            if (!one) return one.error();
-            if (Status s = all.add(*one); !s) return s.error();
+            RUNLENS_ASSIGN_OR_RETURN(auto one, fromText(pack.text, std::string(pack.name)));
+            RUNLENS_TRY(all.add(one));
         }
         return all;
     }();

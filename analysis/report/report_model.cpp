@@ -163,11 +163,10 @@ Expected<ReportModel> buildReportModel(const std::string& runPath, const ReportO
         return okStatus();
     };
 
-    if (Status s = step("catalog"); !s) return s.error();
-    auto catalog = timeline::loadRunCatalog(runPath);
-    if (!catalog) return catalog.error();
-    m.catalog = *catalog;
-    const timeline::RunCatalog& cat = **catalog;
+    RUNLENS_TRY(step("catalog"));
+    RUNLENS_ASSIGN_OR_RETURN(auto catalog, timeline::loadRunCatalog(runPath));
+    m.catalog = catalog;
+    const timeline::RunCatalog& cat = *catalog;
     for (const std::string& n : options.nodes)
         if (std::none_of(cat.nodes.begin(), cat.nodes.end(), [&](const store::NodeInfo& x) { return x.name == n; }))
             return makeError(ErrorCode::Usage, fmt::format("--nodes: the run has no node \"{}\"", n));
@@ -190,27 +189,25 @@ Expected<ReportModel> buildReportModel(const std::string& runPath, const ReportO
         return s.metric == "gpu.kernel_busy" || s.metric == "gpu.comm_busy" || s.metric == "trace.collective_busy";
     });
 
-    if (Status s = step("analysis"); !s) return s.error();
+    RUNLENS_TRY(step("analysis"));
     // Read-only unless the analysis made for the report is to be kept (and a file we may not write is still read).
     auto db = store::RunDatabase::open(runPath, options.storeAnalysis ? store::OpenMode::ReadWrite : store::OpenMode::ReadOnly);
     if (!db && options.storeAnalysis) db = store::RunDatabase::open(runPath, store::OpenMode::ReadOnly);
     if (!db) return db.error();
-    auto stored = loadStoredAnalysis(**db);
-    if (!stored) return stored.error();
-    if (*stored && !options.reanalyze) {
-        m.analysis = std::move((*stored)->analysis);
-        m.overrides = std::move((*stored)->overrides);
-        m.analysisRanNs = (*stored)->ranAtNs;
+    RUNLENS_ASSIGN_OR_RETURN(auto stored, loadStoredAnalysis(**db));
+    if (stored && !options.reanalyze) {
+        m.analysis = std::move(stored->analysis);
+        m.overrides = std::move(stored->overrides);
+        m.analysisRanNs = stored->ranAtNs;
     } else {
         // With the parameters set for the run, if any.
         RuleParams params = RuleParams::defaults();
-        if (*stored) {
-            m.overrides = (*stored)->overrides;
-            params = (*stored)->analysis.params;
+        if (stored) {
+            m.overrides = stored->overrides;
+            params = stored->analysis.params;
         }
-        auto fresh = analyzeRun(**db, params, {}, cancel);
-        if (!fresh) return fresh.error();
-        m.analysis = std::move(*fresh);
+        RUNLENS_ASSIGN_OR_RETURN(auto fresh, analyzeRun(**db, params, {}, cancel));
+        m.analysis = std::move(fresh);
         m.analysisFresh = true;
         m.analysisRanNs = m.generatedNs;
         if (options.storeAnalysis) (void)storeAnalysis(**db, m.analysis, m.overrides); // kept when the file is writable
@@ -255,17 +252,15 @@ Expected<ReportModel> buildReportModel(const std::string& runPath, const ReportO
     }
     total = 4 + static_cast<int>(kept.size());
 
-    if (Status s = step("key metrics"); !s) return s.error();
-    auto metrics = loadRunMetrics(**db, static_cast<int64_t>(a.params.get("rules.grid_s") * 1e9));
-    if (!metrics) return metrics.error();
-    for (NodeKeyMetrics& k : keyMetrics(*metrics, a.params, m.fromNs, m.toNs))
+    RUNLENS_TRY(step("key metrics"));
+    RUNLENS_ASSIGN_OR_RETURN(auto metrics, loadRunMetrics(**db, static_cast<int64_t>(a.params.get("rules.grid_s") * 1e9)));
+    for (NodeKeyMetrics& k : keyMetrics(metrics, a.params, m.fromNs, m.toNs))
         if (options.nodes.empty() || contains(options.nodes, k.node)) m.keyMetrics.push_back(std::move(k));
     for (const NodeKeyMetrics& k : m.keyMetrics)
         m.gpus += k.gpus;
 
-    if (Status s = step("overview"); !s) return s.error();
-    auto source = timeline::TimelineSource::open(runPath, m.catalog);
-    if (!source) return source.error();
+    RUNLENS_TRY(step("overview"));
+    RUNLENS_ASSIGN_OR_RETURN(auto source, timeline::TimelineSource::open(runPath, m.catalog));
     const std::vector<timeline::LaneSpec> runLanes = timeline::laneSpecs(cat);
     m.overview.fromNs = m.fromNs;
     m.overview.toNs = m.toNs;
@@ -281,16 +276,14 @@ Expected<ReportModel> buildReportModel(const std::string& runPath, const ReportO
         for (const FindingEpisode& e : rf.finding.episodes)
             m.overview.spans.push_back({e.startNs, e.endNs, rf.finding.severity, rf.finding.rule});
     }
-    auto overview = fetchFigure(**source, cat, m.overview, options.nodes, {}, options.figurePixels);
-    if (!overview) return overview.error();
-    m.overview.frame = *overview;
+    RUNLENS_ASSIGN_OR_RETURN(auto overview, fetchFigure(*source, cat, m.overview, options.nodes, {}, options.figurePixels));
+    m.overview.frame = overview;
 
-    auto classifier = PhaseClassifier::builtIn();
-    if (!classifier) return classifier.error();
-    FlameSource stacks(**db, std::make_shared<PhaseClassifier>(std::move(*classifier)));
+    RUNLENS_ASSIGN_OR_RETURN(auto classifier, PhaseClassifier::builtIn());
+    FlameSource stacks(**db, std::make_shared<PhaseClassifier>(std::move(classifier)));
     for (ReportFinding& rf : kept) {
         const Finding& f = rf.finding;
-        if (Status s = step(fmt::format("finding {} ({})", rf.number, f.rule)); !s) return s.error();
+        RUNLENS_TRY(step(fmt::format("finding {} ({})", rf.number, f.rule)));
         if (f.episodes.empty()) {
             m.findings.push_back(std::move(rf));
             continue;
@@ -303,16 +296,15 @@ Expected<ReportModel> buildReportModel(const std::string& runPath, const ReportO
         rf.timeline.lanes = lanesForRule(runLanes, f.rule);
         for (const FindingEpisode& x : f.episodes)
             if (overlaps(x, rf.timeline.fromNs, rf.timeline.toNs)) rf.timeline.spans.push_back({x.startNs, x.endNs, f.severity, f.rule});
-        auto frame = fetchFigure(**source, cat, rf.timeline, f.nodes, f.gpus, options.figurePixels);
-        if (!frame) return frame.error();
-        rf.timeline.frame = *frame;
+        RUNLENS_ASSIGN_OR_RETURN(auto frame, fetchFigure(*source, cat, rf.timeline, f.nodes, f.gpus, options.figurePixels));
+        rf.timeline.frame = frame;
         // Lanes without data in the episode (traces of a few profiled steps elsewhere) are left out; utilization stays.
-        if (*frame) {
+        if (frame) {
             std::vector<timeline::LaneSpec> withData;
             for (const timeline::LaneSpec& lane : rf.timeline.lanes) {
-                const auto part = std::find_if((*frame)->lanes.begin(), (*frame)->lanes.end(),
+                const auto part = std::find_if(frame->lanes.begin(), frame->lanes.end(),
                                                [&](const timeline::LaneFrame& l) { return l.laneId == lane.id; });
-                if (lane.id == "gpu_util" || (part != (*frame)->lanes.end() && part->hasData)) withData.push_back(lane);
+                if (lane.id == "gpu_util" || (part != frame->lanes.end() && part->hasData)) withData.push_back(lane);
             }
             rf.timeline.lanes = std::move(withData);
         }

@@ -79,12 +79,10 @@ Expected<std::vector<Finding>> commBoundRule(const RunMetrics& m, FlameSource& s
     std::vector<store::TraceTrackInfo> tracks;
     std::map<std::string, NodeProfile> profiles;
     if (traces) {
-        auto t = traces->tracks();
-        if (!t) return t.error();
-        tracks = std::move(*t);
-        auto measured = profileNodes(*traces, tracks);
-        if (!measured) return measured.error();
-        profiles = std::move(*measured);
+        RUNLENS_ASSIGN_OR_RETURN(auto t, traces->tracks());
+        tracks = std::move(t);
+        RUNLENS_ASSIGN_OR_RETURN(auto measured, profileNodes(*traces, tracks));
+        profiles = std::move(measured);
     }
     std::vector<Finding> out;
     const TimeGrid& grid = m.grid;
@@ -241,17 +239,15 @@ Expected<std::vector<Finding>> commBoundRule(const RunMetrics& m, FlameSource& s
                 else runs.emplace_back(s, s + 1);
             }
             if (!runs.empty() && backwardCallsites.empty()) {
-                auto marked = backwardWaitCallsites(stacks);
-                if (!marked) return marked.error();
-                backwardCallsites = std::move(*marked);
+                RUNLENS_ASSIGN_OR_RETURN(auto marked, backwardWaitCallsites(stacks));
+                backwardCallsites = std::move(marked);
             }
             if (!runs.empty()) {
-                auto waits = backwardWaitSamples(stacks, backwardCallsites, threads, node.node, grid, sliceSlots, slices, runs);
-                if (!waits) return waits.error();
+                RUNLENS_ASSIGN_OR_RETURN(auto waits, backwardWaitSamples(stacks, backwardCallsites, threads, node.node, grid, sliceSlots, slices, runs));
                 for (size_t s = runs.front().first; s < runs.back().second; ++s) {
                     Slice& sl = ev[s];
                     if (!sl.hasStacks || sl.busy == 0) continue;
-                    const double moved = backwardFraction * static_cast<double>((*waits)[s]) / static_cast<double>(sl.busy);
+                    const double moved = backwardFraction * static_cast<double>(waits[s]) / static_cast<double>(sl.busy);
                     sl.commShare += moved;
                     sl.gpuWait = std::max(0.0, sl.gpuWait - moved);
                 }
@@ -411,15 +407,14 @@ Expected<std::vector<Finding>> commBoundRule(const RunMetrics& m, FlameSource& s
             q.window = {f.episodes.front().startNs, f.episodes.back().endNs - 1};
             q.nodes = {node.node};
             q.untimed = UntimedStacks::Exclude;
-            auto tree = stacks.tree(q);
-            if (!tree) return tree.error();
+            RUNLENS_ASSIGN_OR_RETURN(auto tree, stacks.tree(q));
             // Shares of the busy (non-idle) samples; one function reached along several call paths counts once
             // per outermost occurrence, summed.
-            const auto byPhase = phaseSamples(**tree);
+            const auto byPhase = phaseSamples(*tree);
             const double busy = static_cast<double>(std::max<int64_t>(
-                (*tree)->totalSamples() - byPhase[static_cast<size_t>(Phase::Idle)], 1));
+                tree->totalSamples() - byPhase[static_cast<size_t>(Phase::Idle)], 1));
             std::map<std::string, int64_t> commFrames; // label -> samples under its outermost comm occurrences
-            addOutermostFrames(**tree, Phase::Comm, commFrames);
+            addOutermostFrames(*tree, Phase::Comm, commFrames);
             std::vector<std::pair<int64_t, std::string>> ranked;
             for (const auto& [label, samples] : commFrames)
                 ranked.emplace_back(samples, label);
@@ -435,9 +430,8 @@ Expected<std::vector<Finding>> commBoundRule(const RunMetrics& m, FlameSource& s
             for (const FindingEpisode& e : f.episodes) {
                 store::TraceFilter filter;
                 filter.categories = {store::TraceCategory::CommKernel, store::TraceCategory::Collective};
-                auto found = traces->slices({e.startNs, e.endNs}, filter);
-                if (!found) return found.error();
-                for (const store::TraceSliceInfo& sl : *found) {
+                RUNLENS_ASSIGN_OR_RETURN(auto found, traces->slices({e.startNs, e.endNs}, filter));
+                for (const store::TraceSliceInfo& sl : found) {
                     const auto track = std::find_if(tracks.begin(), tracks.end(), [&](const auto& tr) { return tr.id == sl.trackId; });
                     if (track != tracks.end() && track->node != node.node) continue;
                     byName[sl.name] += sl.durNs;

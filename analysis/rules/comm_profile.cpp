@@ -99,9 +99,8 @@ Expected<std::map<std::string, NodeProfile>> profileNodes(store::TraceReader& tr
     std::map<std::pair<int64_t, int64_t>, std::vector<Interval>> stepMarks, windowMarks, extent;
     store::TraceFilter marks;
     marks.categories = {store::TraceCategory::UserAnnotation, store::TraceCategory::Other};
-    auto found = traces.slices({}, marks);
-    if (!found) return found.error();
-    for (const store::TraceSliceInfo& s : *found) {
+    RUNLENS_ASSIGN_OR_RETURN(auto found, traces.slices({}, marks));
+    for (const store::TraceSliceInfo& s : found) {
         const auto it = byId.find(s.trackId);
         if (it == byId.end() || s.durNs <= 0) continue;
         const std::pair<int64_t, int64_t> key{it->second->nodeId, it->second->rank};
@@ -110,9 +109,8 @@ Expected<std::map<std::string, NodeProfile>> profileNodes(store::TraceReader& tr
         else if (startsWith(s.name, "PyTorch Profiler"))
             windowMarks[key].emplace_back(s.tsNs, s.tsNs + s.durNs);
     }
-    auto summary = traces.summary();
-    if (!summary) return summary.error();
-    for (const store::TraceSummaryRow& r : *summary) {
+    RUNLENS_ASSIGN_OR_RETURN(auto summary, traces.summary());
+    for (const store::TraceSummaryRow& r : summary) {
         const auto node = nodeIdAndOffset.find(r.node);
         if (node == nodeIdAndOffset.end() || r.lastNs <= r.firstNs) continue;
         auto& e = extent[{node->second.first, r.rank}];
@@ -136,10 +134,9 @@ Expected<std::map<std::string, NodeProfile>> profileNodes(store::TraceReader& tr
         filter.rank = key.second;
         filter.categories = {store::TraceCategory::Collective, store::TraceCategory::CommKernel,
                              store::TraceCategory::Kernel, store::TraceCategory::CpuOp};
-        auto slices = traces.slices({steps.front().first, steps.back().second}, filter);
-        if (!slices) return slices.error();
+        RUNLENS_ASSIGN_OR_RETURN(auto slices, traces.slices({steps.front().first, steps.back().second}, filter));
         std::vector<Interval> comm, compute, evals;
-        for (const store::TraceSliceInfo& s : *slices) {
+        for (const store::TraceSliceInfo& s : slices) {
             const Interval x{s.tsNs, s.tsNs + s.durNs};
             if (s.category == store::TraceCategory::Collective || s.category == store::TraceCategory::CommKernel)
                 comm.push_back(x);

@@ -24,11 +24,9 @@ bool isBackwardFrame(const store::FrameInfo& f)
 // below the backward frame makes it communication already).
 Expected<std::vector<uint8_t>> backwardWaitCallsites(FlameSource& stacks)
 {
-    auto catalog = stacks.catalog();
-    if (!catalog) return catalog.error();
-    auto phases = stacks.callsitePhases();
-    if (!phases) return phases.error();
-    const store::StackCatalog& c = **catalog;
+    RUNLENS_ASSIGN_OR_RETURN(auto catalog, stacks.catalog());
+    RUNLENS_ASSIGN_OR_RETURN(auto phases, stacks.callsitePhases());
+    const store::StackCatalog& c = *catalog;
     // 0 unknown, 1 no, 2 yes; a callsite is inside backward when it or an ancestor is a backward frame.
     std::vector<uint8_t> inBackward(c.callsiteCount(), 0);
     if (!inBackward.empty()) inBackward[0] = 1;
@@ -49,8 +47,8 @@ Expected<std::vector<uint8_t>> backwardWaitCallsites(FlameSource& stacks)
         }
     }
     std::vector<uint8_t> out(c.callsiteCount(), 0);
-    for (size_t cs = 0; cs < out.size() && cs < (*phases)->size(); ++cs)
-        out[cs] = inBackward[cs] == 2 && (**phases)[cs] == Phase::GpuWait ? 1 : 0;
+    for (size_t cs = 0; cs < out.size() && cs < phases->size(); ++cs)
+        out[cs] = inBackward[cs] == 2 && (*phases)[cs] == Phase::GpuWait ? 1 : 0;
     return out;
 }
 
@@ -68,9 +66,8 @@ Expected<std::vector<int64_t>> backwardWaitSamples(FlameSource& stacks, const st
         for (const auto& [first, end] : runs) {
             const store::TimeWindow window{grid.slotStart(first * sliceSlots),
                                            grid.slotStart(std::min(grid.size, end * sliceSlots)) - 1};
-            auto samples = stacks.samples(t.id, window);
-            if (!samples) return samples.error();
-            for (const store::StackSample& s : *samples) {
+            RUNLENS_ASSIGN_OR_RETURN(auto samples, stacks.samples(t.id, window));
+            for (const store::StackSample& s : samples) {
                 const auto cs = static_cast<size_t>(s.callsiteId);
                 if (cs >= waits.size() || !waits[cs]) continue;
                 const auto slice = static_cast<size_t>((s.tsNs - grid.startNs) / sliceNs);

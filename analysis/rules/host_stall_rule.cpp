@@ -82,9 +82,8 @@ Expected<ThreadScan> scanThread(FlameSource& stacks, const store::StackThreadInf
     };
     for (int64_t from = *t.firstNs; from <= *t.lastNs; from += windowNs) {
         if (cancel && cancel->load()) return makeError(ErrorCode::Cancelled, "analysis cancelled");
-        auto samples = stacks.samples(t.id, {from, std::min(*t.lastNs, from + windowNs - 1)});
-        if (!samples) return samples.error();
-        for (const store::StackSample& s : *samples) {
+        RUNLENS_ASSIGN_OR_RETURN(auto samples, stacks.samples(t.id, {from, std::min(*t.lastNs, from + windowNs - 1)}));
+        for (const store::StackSample& s : samples) {
             const auto c = static_cast<size_t>(s.callsiteId);
             const Phase ph = c < phases.size() ? phases[c] : Phase::Other;
             total += s.count;
@@ -116,15 +115,12 @@ struct Block
 Expected<std::vector<ThreadScan>> scanThreads(FlameSource& stacks, const RuleParams& p, const std::atomic<bool>* cancel)
 {
     std::vector<ThreadScan> out;
-    auto threads = stacks.threads({});
-    if (!threads) return threads.error();
-    auto phases = stacks.callsitePhases();
-    if (!phases) return phases.error();
-    for (const store::StackThreadInfo& t : *threads) {
+    RUNLENS_ASSIGN_OR_RETURN(auto threads, stacks.threads({}));
+    RUNLENS_ASSIGN_OR_RETURN(auto phases, stacks.callsitePhases());
+    for (const store::StackThreadInfo& t : threads) {
         if (t.timedSamples == 0) continue;
-        auto scan = scanThread(stacks, t, **phases, p, cancel);
-        if (!scan) return scan.error();
-        out.push_back(std::move(*scan));
+        RUNLENS_ASSIGN_OR_RETURN(auto scan, scanThread(stacks, t, *phases, p, cancel));
+        out.push_back(std::move(scan));
     }
     return out;
 }
@@ -134,12 +130,10 @@ Expected<std::vector<Finding>> hostStallRule(const RunMetrics& m, FlameSource& s
 {
     std::vector<Finding> out;
     if (threads.empty()) return out;
-    auto phasesOr = stacks.callsitePhases();
-    if (!phasesOr) return phasesOr.error();
-    const std::vector<Phase>& phases = **phasesOr;
-    auto catalog = stacks.catalog();
-    if (!catalog) return catalog.error();
-    const store::StackCatalog& cat = **catalog;
+    RUNLENS_ASSIGN_OR_RETURN(auto phasesOr, stacks.callsitePhases());
+    const std::vector<Phase>& phases = *phasesOr;
+    RUNLENS_ASSIGN_OR_RETURN(auto catalog, stacks.catalog());
+    const store::StackCatalog& cat = *catalog;
     const TimeGrid& grid = m.grid;
     const double wall = grid.seconds();
 

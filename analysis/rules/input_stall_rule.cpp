@@ -160,15 +160,14 @@ Expected<std::vector<Finding>> inputStallRule(const RunMetrics& m, FlameSource& 
                 q.window = {g.episodes[order[k]].startNs, g.episodes[order[k]].endNs - 1};
                 q.nodes = {node.node};
                 q.untimed = UntimedStacks::Exclude;
-                auto tree = stacks.tree(q);
-                if (!tree) return tree.error();
-                total += (*tree)->totalSamples();
+                RUNLENS_ASSIGN_OR_RETURN(auto tree, stacks.tree(q));
+                total += tree->totalSamples();
                 // Host work: frames whose own samples are in the host phases (not model code, not waiting on the
                 // GPU, on communication, in a checkpoint, or idle).
-                for (int32_t i = 1; i < static_cast<int32_t>((*tree)->nodes().size()); ++i) {
-                    const auto& nd = (*tree)->node(i);
+                for (int32_t i = 1; i < static_cast<int32_t>(tree->nodes().size()); ++i) {
+                    const auto& nd = tree->node(i);
                     if (nd.selfSamples > 0 && (nd.phase == Phase::Other || nd.phase == Phase::Input))
-                        hostSelf[{std::string((*tree)->name(i)), std::string((*tree)->file(i))}] += nd.selfSamples;
+                        hostSelf[{std::string(tree->name(i)), std::string(tree->file(i))}] += nd.selfSamples;
                 }
             }
             std::vector<std::pair<int64_t, std::pair<std::string, std::string>>> ranked;

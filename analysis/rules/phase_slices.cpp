@@ -22,24 +22,21 @@ Expected<PhaseSlices> phaseSlices(FlameSource& stacks, const TimeGrid& grid, siz
     out.m_sliceSlots = std::max<size_t>(sliceSlots, 1);
     if (grid.size == 0) return out;
     const size_t slices = (grid.size + out.m_sliceSlots - 1) / out.m_sliceSlots;
-    auto threads = stacks.threads(FlameQuery{});
-    if (!threads) return threads.error();
-    auto phases = stacks.callsitePhases();
-    if (!phases) return phases.error();
+    RUNLENS_ASSIGN_OR_RETURN(auto threads, stacks.threads(FlameQuery{}));
+    RUNLENS_ASSIGN_OR_RETURN(auto phases, stacks.callsitePhases());
     const store::TimeWindow window{grid.startNs, grid.slotStart(grid.size) - 1};
     const int64_t sliceNs = grid.stepNs * static_cast<int64_t>(out.m_sliceSlots);
-    for (const store::StackThreadInfo& t : *threads) {
+    for (const store::StackThreadInfo& t : threads) {
         if (t.timedSamples == 0) continue;
         if (cancel && cancel->load()) return makeError(ErrorCode::Cancelled, "cancelled");
-        auto samples = stacks.samples(t.id, window);
-        if (!samples) return samples.error();
+        RUNLENS_ASSIGN_OR_RETURN(auto samples, stacks.samples(t.id, window));
         auto& counts = out.m_byNode[t.node];
         if (counts.empty()) counts.assign(slices, PhaseCounts{});
-        for (const store::StackSample& s : *samples) {
+        for (const store::StackSample& s : samples) {
             const auto slice = static_cast<size_t>((s.tsNs - grid.startNs) / sliceNs);
             const auto cs = static_cast<size_t>(s.callsiteId);
-            if (slice >= slices || cs >= phases->get()->size()) continue;
-            counts[slice][static_cast<size_t>((**phases)[cs])] += s.count;
+            if (slice >= slices || cs >= phases.get()->size()) continue;
+            counts[slice][static_cast<size_t>((*phases)[cs])] += s.count;
         }
     }
     return out;

@@ -97,11 +97,10 @@ template <typename F>
 Status readWindows(FlameSource& stacks, RankUnit& u, const std::vector<const Window*>& ws, F&& each)
 {
     if (ws.empty()) return okStatus();
-    auto samples = stacks.samples(u.threadId, {ws.front()->fromNs, ws.back()->toNs - 1});
-    if (!samples) return samples.error();
+    RUNLENS_ASSIGN_OR_RETURN(auto samples, stacks.samples(u.threadId, {ws.front()->fromNs, ws.back()->toNs - 1}));
     int64_t prev = std::numeric_limits<int64_t>::min();
     size_t w = 0;
-    for (const store::StackSample& s : *samples) {
+    for (const store::StackSample& s : samples) {
         if (prev != std::numeric_limits<int64_t>::min() && s.tsNs > prev && u.gaps.size() < 20000)
             u.gaps.push_back(static_cast<double>(s.tsNs - prev) / 1e9);
         prev = s.tsNs;
@@ -143,12 +142,10 @@ Expected<std::vector<Finding>> rankStragglerRule(const RunMetrics& m, const std:
     std::vector<store::TraceTrackInfo> tracks;
     std::map<int64_t, RankTrace> traced;
     if (traces) {
-        auto t = traces->tracks();
-        if (!t) return t.error();
-        tracks = std::move(*t);
-        auto l = traceLateness(*traces, tracks, windows, p);
-        if (!l) return l.error();
-        traced = std::move(*l);
+        RUNLENS_ASSIGN_OR_RETURN(auto t, traces->tracks());
+        tracks = std::move(t);
+        RUNLENS_ASSIGN_OR_RETURN(auto l, traceLateness(*traces, tracks, windows, p));
+        traced = std::move(l);
     }
     std::map<std::pair<std::string, int64_t>, int64_t> rankOfPid; // (node, pid) -> rank
     for (const store::TraceTrackInfo& t : tracks) {
@@ -199,9 +196,8 @@ Expected<std::vector<Finding>> rankStragglerRule(const RunMetrics& m, const std:
     std::vector<size_t> evaluated; // indexes into windows
     std::vector<int64_t> spanTo;   // the end of the span each evaluated window speaks for
     if (!units.empty()) {
-        auto classified = rankFrames(stacks, units, traced, p);
-        if (!classified) return classified.error();
-        frames = std::move(*classified);
+        RUNLENS_ASSIGN_OR_RETURN(auto classified, rankFrames(stacks, units, traced, p));
+        frames = std::move(classified);
     }
 
     // The windows: steps joined until each holds straggler.window_samples samples; only where two ranks sample.
@@ -429,7 +425,7 @@ Expected<std::vector<Finding>> rankStragglerRule(const RunMetrics& m, const std:
         const RankTrace* t = traceStraggler(u.rank);
         QJsonArray top;
         std::string frame;
-        if (Status s = topFrames(stacks, frames, units, r.unit, lateWindows, p, &top, &frame); !s) return s.error();
+        RUNLENS_TRY(topFrames(stacks, frames, units, r.unit, lateWindows, p, &top, &frame));
         QJsonArray peers;
         for (size_t v : cohorts[u.cohort])
             if (v != r.unit) peers.append(QString::fromStdString(unitName(units[v])));
@@ -507,7 +503,7 @@ Expected<std::vector<Finding>> rankStragglerRule(const RunMetrics& m, const std:
             if (units[u].rank == rank && units[u].node == r.node) {
                 pid = units[u].pid;
                 process = units[u].process.empty() ? units[u].thread : units[u].process;
-                if (Status s = topFrames(stacks, frames, units, u, spans, p, &top, &frame); !s) return s.error();
+                RUNLENS_TRY(topFrames(stacks, frames, units, u, spans, p, &top, &frame));
                 break;
             }
         if (pid == 0) pid = QString::fromStdString(r.pid).toLongLong();

@@ -81,11 +81,10 @@ Expected<std::set<int32_t>> collectiveFrames(FlameSource& stacks, std::vector<Ra
         int64_t total = 0;
         for (size_t k = 0; k < take; ++k) {
             const auto& [a, b] = spans[k * spans.size() / take];
-            auto samples = stacks.samples(u.threadId, {a - join, b});
-            if (!samples) return samples.error();
+            RUNLENS_ASSIGN_OR_RETURN(auto samples, stacks.samples(u.threadId, {a - join, b}));
             const store::StackSample* before = nullptr;
             int64_t inside = 0;
-            for (const store::StackSample& s : *samples) {
+            for (const store::StackSample& s : samples) {
                 if (s.tsNs < a)
                     before = &s;
                 else {
@@ -129,16 +128,13 @@ Expected<RankFrames> rankFrames(FlameSource& stacks, std::vector<RankUnit>& unit
                                 const std::map<int64_t, RankTrace>& traced, const RuleParams& p)
 {
     RankFrames out;
-    auto cat = stacks.catalog();
-    if (!cat) return cat.error();
-    out.catalog = *cat;
-    auto phases = stacks.callsitePhases();
-    if (!phases) return phases.error();
+    RUNLENS_ASSIGN_OR_RETURN(auto cat, stacks.catalog());
+    out.catalog = cat;
+    RUNLENS_ASSIGN_OR_RETURN(auto phases, stacks.callsitePhases());
     const store::StackCatalog& c = *out.catalog;
     out.keyOf = frameKeys(c, &out.keyNames);
-    auto learned = collectiveFrames(stacks, units, traced, c, out.keyOf, p);
-    if (!learned) return learned.error();
-    out.collectiveKeys = std::move(*learned);
+    RUNLENS_ASSIGN_OR_RETURN(auto learned, collectiveFrames(stacks, units, traced, c, out.keyOf, p));
+    out.collectiveKeys = std::move(learned);
     out.kinds.assign(c.callsiteCount(), Kind::Work);
     std::vector<uint8_t> under(c.callsiteCount(), 0);
     for (size_t cs = 1; cs < c.callsiteCount(); ++cs) {
@@ -146,7 +142,7 @@ Expected<RankFrames> rankFrames(FlameSource& stacks, std::vector<RankUnit>& unit
         under[cs] =
             (parent < cs && under[parent]) || out.collectiveKeys.count(out.keyOf[static_cast<size_t>(c.frame[cs])]) ? 1
                                                                                                                     : 0;
-        const Phase ph = cs < (*phases)->size() ? (**phases)[cs] : Phase::Other;
+        const Phase ph = cs < phases->size() ? (*phases)[cs] : Phase::Other;
         out.kinds[cs] = under[cs] || ph == Phase::Comm || ph == Phase::GpuWait || ph == Phase::Idle ? Kind::Wait
                         : ph == Phase::Checkpoint                                                   ? Kind::Checkpoint
                                                                                                     : Kind::Work;
@@ -178,9 +174,8 @@ Status topFrames(FlameSource& stacks, const RankFrames& frames, const std::vecto
         std::unordered_map<int64_t, int64_t> counts;
         for (size_t k = 0; k < take; ++k) {
             const Window& w = spans[k * spans.size() / take];
-            auto samples = stacks.samples(units[who[i]].threadId, {w.fromNs, w.toNs - 1});
-            if (!samples) return samples.error();
-            for (const store::StackSample& s : *samples) {
+            RUNLENS_ASSIGN_OR_RETURN(auto samples, stacks.samples(units[who[i]].threadId, {w.fromNs, w.toNs - 1}));
+            for (const store::StackSample& s : samples) {
                 counts[s.callsiteId] += s.count;
                 totals[i] += s.count;
             }

@@ -41,10 +41,9 @@ Expected<std::map<int64_t, RankTrace>> traceLateness(store::TraceReader& traces,
     if (byId.empty()) return out;
     store::TraceFilter filter;
     filter.categories = {store::TraceCategory::Collective, store::TraceCategory::CommKernel};
-    auto slices = traces.slices({}, filter);
-    if (!slices) return slices.error();
+    RUNLENS_ASSIGN_OR_RETURN(auto slices, traces.slices({}, filter));
     std::vector<Arrival> all;
-    for (const store::TraceSliceInfo& s : *slices) {
+    for (const store::TraceSliceInfo& s : slices) {
         const auto it = byId.find(s.trackId);
         if (it == byId.end()) continue;
         const bool gpu = it->second->kind == "gpu", kernel = s.category == store::TraceCategory::CommKernel;
@@ -85,9 +84,8 @@ Expected<std::map<int64_t, RankTrace>> traceLateness(store::TraceReader& traces,
         std::map<int64_t, std::vector<double>> stepSeconds;                     // N -> its durations on the ranks
         store::TraceFilter annotations;
         annotations.categories = {store::TraceCategory::UserAnnotation};
-        auto marks = traces.slices({from, to}, annotations);
-        if (!marks) return marks.error();
-        for (const store::TraceSliceInfo& s : *marks) {
+        RUNLENS_ASSIGN_OR_RETURN(auto marks, traces.slices({from, to}, annotations));
+        for (const store::TraceSliceInfo& s : marks) {
             const auto it = byId.find(s.trackId);
             if (it == byId.end() || s.name.rfind("ProfilerStep#", 0) != 0) continue;
             bool ok = false;

@@ -125,11 +125,10 @@ Expected<QJsonArray> checkpointFrames(FlameSource& stacks, const Finding& f)
         q.window = {f.episodes[k].startNs, f.episodes[k].endNs - 1};
         q.nodes = f.nodes;
         q.untimed = UntimedStacks::Exclude;
-        auto tree = stacks.tree(q);
-        if (!tree) return tree.error();
-        const auto byPhase = phaseSamples(**tree);
-        busy += (*tree)->totalSamples() - byPhase[static_cast<size_t>(Phase::Idle)];
-        addOutermostFrames(**tree, Phase::Checkpoint, samples);
+        RUNLENS_ASSIGN_OR_RETURN(auto tree, stacks.tree(q));
+        const auto byPhase = phaseSamples(*tree);
+        busy += tree->totalSamples() - byPhase[static_cast<size_t>(Phase::Idle)];
+        addOutermostFrames(*tree, Phase::Checkpoint, samples);
     }
     std::vector<std::pair<int64_t, std::string>> ranked;
     for (const auto& [label, n] : samples)
@@ -236,7 +235,7 @@ Expected<RunAnalysis> analyzeRun(store::RunDatabase& db, const RuleParams& param
         if (progress) progress(done++, total, what);
         return okStatus();
     };
-    if (Status s = step("metrics"); !s) return s.error();
+    RUNLENS_TRY(step("metrics"));
     auto metrics = loadRunMetrics(db, static_cast<int64_t>(params.get("rules.grid_s") * 1e9));
     if (!metrics) return metrics.error();
     out.wallS = metrics->grid.seconds();
@@ -249,36 +248,31 @@ Expected<RunAnalysis> analyzeRun(store::RunDatabase& db, const RuleParams& param
         out.missing.push_back("no SM activity (DCGM 1002 or nvidia-smi dmon --gpm-metrics): the utilization illusion cannot "
                               "be told and stalls are judged on utilization alone");
 
-    if (Status s = step("HANG"); !s) return s.error();
+    RUNLENS_TRY(step("HANG"));
     std::vector<Finding> findings = hangRule(*metrics, params);
 
-    auto classifier = PhaseClassifier::builtIn();
-    if (!classifier) return classifier.error();
-    FlameSource stacks(db, std::make_shared<PhaseClassifier>(std::move(*classifier)));
+    RUNLENS_ASSIGN_OR_RETURN(auto classifier, PhaseClassifier::builtIn());
+    FlameSource stacks(db, std::make_shared<PhaseClassifier>(std::move(classifier)));
     const double evidenceS = params.get("rules.evidence_s");
-    auto phases = phaseSlices(stacks, metrics->grid, metrics->grid.slotsPerSlice(evidenceS), cancel);
-    if (!phases) return phases.error();
+    RUNLENS_ASSIGN_OR_RETURN(auto phases, phaseSlices(stacks, metrics->grid, metrics->grid.slotsPerSlice(evidenceS), cancel));
     if (auto threads = stacks.threads({}); threads && std::none_of(threads->begin(), threads->end(), [](const auto& t) {
                                                  return t.timedSamples > 0;
                                              }))
         out.missing.push_back("no timed stack samples: causes are judged from metrics and traces only");
     store::TraceReader traces(db);
 
-    if (Status s = step("COMM_BOUND"); !s) return s.error();
-    auto comm = commBoundRule(*metrics, stacks, *phases, &traces, params, findings);
-    if (!comm) return comm.error();
-    if (Status s = step("INPUT_STALL"); !s) return s.error();
-    auto input = inputStallRule(*metrics, stacks, *phases, params);
-    if (!input) return input.error();
-    for (auto& f : *comm)
+    RUNLENS_TRY(step("COMM_BOUND"));
+    RUNLENS_ASSIGN_OR_RETURN(auto comm, commBoundRule(*metrics, stacks, phases, &traces, params, findings));
+    RUNLENS_TRY(step("INPUT_STALL"));
+    RUNLENS_ASSIGN_OR_RETURN(auto input, inputStallRule(*metrics, stacks, phases, params));
+    for (auto& f : comm)
         findings.push_back(std::move(f));
-    for (auto& f : *input)
+    for (auto& f : input)
         findings.push_back(std::move(f));
-    if (Status s = step("CKPT_GAP"); !s) return s.error();
-    auto threadScans = scanThreads(stacks, params, cancel);
-    if (!threadScans) return threadScans.error();
+    RUNLENS_TRY(step("CKPT_GAP"));
+    RUNLENS_ASSIGN_OR_RETURN(auto threadScans, scanThreads(stacks, params, cancel));
     store::RunReader boundsReader(db);
-    StallBounds bounds(*metrics, stacks, *threadScans, boundsReader, params);
+    StallBounds bounds(*metrics, stacks, threadScans, boundsReader, params);
     std::optional<Error> boundsError;
     const RefineGap refine = [&](const std::string& node, int64_t startNs, int64_t endNs) {
         auto edges = bounds.checkpoint(node, startNs, endNs);
@@ -289,29 +283,26 @@ Expected<RunAnalysis> analyzeRun(store::RunDatabase& db, const RuleParams& param
     auto gaps = checkpointGapRule(*metrics, params, refine);
     if (boundsError) return *boundsError;
     for (auto& f : gaps) {
-        auto frames = checkpointFrames(stacks, f);
-        if (!frames) return frames.error();
-        if (!frames->isEmpty()) f.evidence.insert(QStringLiteral("top_checkpoint_frames"), *frames);
+        RUNLENS_ASSIGN_OR_RETURN(auto frames, checkpointFrames(stacks, f));
+        if (!frames.isEmpty()) f.evidence.insert(QStringLiteral("top_checkpoint_frames"), frames);
         findings.push_back(std::move(f));
     }
-    if (Status s = step("HOST_STALL"); !s) return s.error();
-    auto hostStalls = hostStallRule(*metrics, stacks, *threadScans, params, findings);
-    if (!hostStalls) return hostStalls.error();
-    for (auto& f : *hostStalls)
+    RUNLENS_TRY(step("HOST_STALL"));
+    RUNLENS_ASSIGN_OR_RETURN(auto hostStalls, hostStallRule(*metrics, stacks, threadScans, params, findings));
+    for (auto& f : hostStalls)
         findings.push_back(std::move(f));
-    if (Status s = step("STRAGGLER"); !s) return s.error();
+    RUNLENS_TRY(step("STRAGGLER"));
     out.steps = computeStepTimes(*metrics, params);
     for (auto& f : stragglerRule(*metrics, out.steps, params))
         findings.push_back(std::move(f));
-    auto ranks = rankStragglerRule(*metrics, out.steps, stacks, &traces, params, cancel);
-    if (!ranks) return ranks.error();
-    for (auto& f : *ranks)
+    RUNLENS_ASSIGN_OR_RETURN(auto ranks, rankStragglerRule(*metrics, out.steps, stacks, &traces, params, cancel));
+    for (auto& f : ranks)
         findings.push_back(std::move(f));
-    if (Status s = step("THROTTLE"); !s) return s.error();
+    RUNLENS_TRY(step("THROTTLE"));
     for (auto& f : throttleRule(*metrics, params))
         findings.push_back(std::move(f));
-    if (Status s = step("LOW_SM_EFF"); !s) return s.error();
-    for (auto& f : lowSmEfficiencyRule(*metrics, params, findings, &*phases)) // last: it needs the others
+    RUNLENS_TRY(step("LOW_SM_EFF"));
+    for (auto& f : lowSmEfficiencyRule(*metrics, params, findings, &phases)) // last: it needs the others
         findings.push_back(std::move(f));
     if (progress) progress(total, total, "done");
 
@@ -434,10 +425,9 @@ Status storeAnalysis(store::RunDatabase& db, const RunAnalysis& a, const std::ma
 
 Expected<std::optional<StoredRunAnalysis>> loadStoredAnalysis(store::RunDatabase& db)
 {
-    auto stored = store::loadAnalysis(db);
-    if (!stored) return stored.error();
-    if (!*stored) return std::optional<StoredRunAnalysis>{};
-    const store::StoredAnalysis& s = **stored;
+    RUNLENS_ASSIGN_OR_RETURN(auto stored, store::loadAnalysis(db));
+    if (!stored) return std::optional<StoredRunAnalysis>{};
+    const store::StoredAnalysis& s = *stored;
     StoredRunAnalysis out;
     out.ranAtNs = s.ranAtNs;
     out.programVersion = s.programVersion;

@@ -63,8 +63,7 @@ bool isVirtual(const store::DeviceInfo& d)
 Expected<RunMetrics> loadRunMetrics(store::RunDatabase& db, int64_t gridNs)
 {
     store::RunReader reader(db);
-    auto nodes = reader.nodes();
-    if (!nodes) return nodes.error();
+    RUNLENS_ASSIGN_OR_RETURN(auto nodes, reader.nodes());
     auto devices = reader.devices();
     if (!devices) return devices.error();
     auto series = reader.series();
@@ -82,7 +81,7 @@ Expected<RunMetrics> loadRunMetrics(store::RunDatabase& db, int64_t gridNs)
     out.grid.size = static_cast<size_t>((last - first) / out.grid.stepNs) + 1;
 
     std::map<int64_t, std::string> nodeName;
-    for (const auto& n : *nodes)
+    for (const auto& n : nodes)
         nodeName[n.id] = n.name;
     std::map<int64_t, const store::DeviceInfo*> device;
     for (const auto& d : *devices)
@@ -126,10 +125,9 @@ Expected<RunMetrics> loadRunMetrics(store::RunDatabase& db, int64_t gridNs)
         else if (isMetric(s.metric, "ib.tx")) metric = IbTx;
         else if (isMetric(s.metric, "ib.rx")) metric = IbRx;
         else if (isMetric(s.metric, "ib.capacity") || isMetric(s.metric, "net.capacity")) {
-            auto points = reader.readPoints(s.id, {});
-            if (!points) return points.error();
+            RUNLENS_ASSIGN_OR_RETURN(auto points, reader.readPoints(s.id, {}));
             std::vector<double> values;
-            for (const store::Point& pt : *points)
+            for (const store::Point& pt : points)
                 values.push_back(pt.value);
             const double median = quantile(std::move(values), 0.5);
             if (std::isfinite(median) && median > 0)
@@ -141,14 +139,13 @@ Expected<RunMetrics> loadRunMetrics(store::RunDatabase& db, int64_t gridNs)
         const bool trainer = isMetric(s.metric, "train.step_time") || isMetric(s.metric, "train.loss") || isMetric(s.metric, "train.step");
         if (!target && metric < 0 && !reasonBit && !reasonMask && !trainer) continue;
         if (reasonBit || reasonMask || trainer) {
-            auto points = reader.readPoints(s.id, {});
-            if (!points) return points.error();
+            RUNLENS_ASSIGN_OR_RETURN(auto points, reader.readPoints(s.id, {}));
             if (!trainer) {
-                orReasons(*points, out.grid, reasonBit, reasons[d->id]);
+                orReasons(points, out.grid, reasonBit, reasons[d->id]);
                 continue;
             }
             std::vector<store::Point> present;
-            for (const store::Point& p : *points)
+            for (const store::Point& p : points)
                 if (!p.missing && std::isfinite(p.value)) present.push_back(p);
             auto& kept = isMetric(s.metric, "train.step_time") ? stepTimes[s.nodeId]
                          : isMetric(s.metric, "train.step")    ? stepNumbers[s.nodeId]
@@ -156,10 +153,9 @@ Expected<RunMetrics> loadRunMetrics(store::RunDatabase& db, int64_t gridNs)
             if (present.size() > kept.size()) kept = std::move(present);
             continue;
         }
-        auto points = reader.readPoints(s.id, {});
-        if (!points) return points.error();
+        RUNLENS_ASSIGN_OR_RETURN(auto points, reader.readPoints(s.id, {}));
         Acc& acc = target ? (*target)[d->id] : nodeAcc[{s.nodeId, metric}][d->id];
-        accumulate(*points, out.grid, acc.sum, acc.count);
+        accumulate(points, out.grid, acc.sum, acc.count);
     }
     for (const auto& d : *devices) {
         if (d.kind != "gpu" || !util.count(d.id)) continue;
@@ -178,7 +174,7 @@ Expected<RunMetrics> loadRunMetrics(store::RunDatabase& db, int64_t gridNs)
         if (reasons.count(d.id)) g.clockEventReasons = reasons[d.id];
         out.gpus.push_back(std::move(g));
     }
-    for (const auto& n : *nodes) {
+    for (const auto& n : nodes) {
         NodeMetrics m;
         m.node = n.name;
         // Rates add up over the node's devices (a slot counts when any device has a sample in it).

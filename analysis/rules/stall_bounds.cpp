@@ -37,16 +37,14 @@ std::optional<FindingEpisode> bestCluster(std::vector<std::pair<int64_t, int64_t
 Expected<std::optional<FindingEpisode>> StallBounds::fromStacks(const std::string& node, int64_t startNs, int64_t endNs)
 {
     const auto pad = static_cast<int64_t>(m_params.get("bounds.search_s") * 1e9);
-    auto phases = m_stacks.callsitePhases();
-    if (!phases) return phases.error();
+    RUNLENS_ASSIGN_OR_RETURN(auto phases, m_stacks.callsitePhases());
     std::vector<std::pair<int64_t, int64_t>> spans;
     for (const ThreadScan& t : m_threads) {
         if (t.thread.node != node || !t.training) continue;
-        auto samples = m_stacks.samples(t.thread.id, {startNs - pad, endNs + pad});
-        if (!samples) return samples.error();
-        for (const store::StackSample& s : *samples) {
+        RUNLENS_ASSIGN_OR_RETURN(auto samples, m_stacks.samples(t.thread.id, {startNs - pad, endNs + pad}));
+        for (const store::StackSample& s : samples) {
             const auto c = static_cast<size_t>(s.callsiteId);
-            if (c < (*phases)->size() && (**phases)[c] == Phase::Checkpoint) spans.emplace_back(s.tsNs, s.tsNs + t.periodNs);
+            if (c < phases->size() && (*phases)[c] == Phase::Checkpoint) spans.emplace_back(s.tsNs, s.tsNs + t.periodNs);
         }
     }
     return bestCluster(std::move(spans), static_cast<int64_t>(m_params.get("bounds.join_gap_s") * 1e9), startNs, endNs);
@@ -57,15 +55,13 @@ Expected<std::optional<FindingEpisode>> StallBounds::fromUtilization(const std::
     if (!m_finestUtil) {
         auto series = m_reader.series();
         if (!series) return series.error();
-        auto devices = m_reader.devices();
-        if (!devices) return devices.error();
-        auto nodes = m_reader.nodes();
-        if (!nodes) return nodes.error();
+        RUNLENS_ASSIGN_OR_RETURN(auto devices, m_reader.devices());
+        RUNLENS_ASSIGN_OR_RETURN(auto nodes, m_reader.nodes());
         std::map<int64_t, const store::DeviceInfo*> deviceById;
-        for (const store::DeviceInfo& d : *devices)
+        for (const store::DeviceInfo& d : devices)
             deviceById[d.id] = &d;
         std::map<int64_t, std::string> nodeName;
-        for (const store::NodeInfo& n : *nodes)
+        for (const store::NodeInfo& n : nodes)
             nodeName[n.id] = n.name;
         std::map<std::pair<std::string, std::string>, std::pair<double, int64_t>> best; // rate, series id
         for (const store::SeriesInfo& si : *series) {
@@ -87,9 +83,8 @@ Expected<std::optional<FindingEpisode>> StallBounds::fromUtilization(const std::
         if (g.node != node) continue;
         const auto finest = m_finestUtil->find({node, g.gpu});
         if (finest == m_finestUtil->end()) continue;
-        auto points = m_reader.readPoints(finest->second, {startNs - pad, endNs + pad});
-        if (!points) return points.error();
-        const std::vector<store::Point>& pts = *points;
+        RUNLENS_ASSIGN_OR_RETURN(auto points, m_reader.readPoints(finest->second, {startNs - pad, endNs + pad}));
+        const std::vector<store::Point>& pts = points;
         // Idle stretches, each edge halfway between the last busy sample and the first idle one.
         std::vector<std::pair<int64_t, int64_t>> idle;
         for (size_t i = 0; i < pts.size(); ++i) {
@@ -115,11 +110,10 @@ Expected<FindingEpisode> StallBounds::checkpoint(const std::string& node, int64_
     // The stacks say when the training threads wrote; the GPUs stay idle until the write is flushed (an fsync in
     // the user's own code is not a checkpoint frame): the stall is the union of the two where they overlap.
     const FindingEpisode around = *stacks ? **stacks : FindingEpisode{startNs, endNs};
-    auto util = fromUtilization(node, around.startNs, around.endNs);
-    if (!util) return util.error();
-    if (*stacks && *util) return FindingEpisode{std::min(around.startNs, (*util)->startNs), std::max(around.endNs, (*util)->endNs)};
+    RUNLENS_ASSIGN_OR_RETURN(auto util, fromUtilization(node, around.startNs, around.endNs));
+    if (*stacks && util) return FindingEpisode{std::min(around.startNs, util->startNs), std::max(around.endNs, util->endNs)};
     if (*stacks) return **stacks;
-    if (*util) return **util;
+    if (util) return *util;
     return FindingEpisode{startNs, endNs};
 }
 

@@ -9,42 +9,37 @@ Status replaceAnalysis(RunDatabase& db, const StoredAnalysis& a)
 {
     RUNLENS_ASSIGN_OR_RETURN(Transaction tx, db.transaction());
     sqlite3* h = db.handle();
-    if (Status s = execSql(h, "DELETE FROM finding; DELETE FROM analysis; DELETE FROM detected_step;"); !s) return s;
-    auto head = Statement::prepare(h, "INSERT INTO analysis (id, ran_at_ns, program_version, rules, parameters, overrides, "
-                                      "summary) VALUES (1, ?, ?, ?, ?, ?, ?)");
-    if (!head) return head.error();
-    head->bind(1, a.ranAtNs)
+    RUNLENS_TRY(execSql(h, "DELETE FROM finding; DELETE FROM analysis; DELETE FROM detected_step;"));
+    RUNLENS_ASSIGN_OR_RETURN(auto head, Statement::prepare(h, "INSERT INTO analysis (id, ran_at_ns, program_version, rules, parameters, overrides, " "summary) VALUES (1, ?, ?, ?, ?, ?, ?)"));
+    head.bind(1, a.ranAtNs)
         .bind(2, std::string_view(a.programVersion))
         .bind(3, std::string_view(a.rulesJson))
         .bind(4, std::string_view(a.parametersJson))
         .bind(5, std::string_view(a.overridesJson))
         .bind(6, std::string_view(a.summaryJson));
-    if (auto r = head->step(); !r) return r.error();
-    auto row = Statement::prepare(h, "INSERT INTO finding (ord, rule, severity, confidence, is_primary, title, start_ns, "
-                                     "end_ns, impact, saving_s, finding) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
-    if (!row) return row.error();
+    RUNLENS_TRY(head.step());
+    RUNLENS_ASSIGN_OR_RETURN(auto row, Statement::prepare(h, "INSERT INTO finding (ord, rule, severity, confidence, is_primary, title, start_ns, " "end_ns, impact, saving_s, finding) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"));
     for (size_t i = 0; i < a.findings.size(); ++i) {
         const StoredFinding& f = a.findings[i];
-        row->bind(1, static_cast<int64_t>(i))
+        row.bind(1, static_cast<int64_t>(i))
             .bind(2, std::string_view(f.rule))
             .bind(3, std::string_view(f.severity))
             .bind(4, f.confidence)
             .bind(5, f.primary ? 1 : 0)
             .bind(6, std::string_view(f.title));
-        if (f.startNs) row->bind(7, *f.startNs);
-        else row->bindNull(7);
-        if (f.endNs) row->bind(8, *f.endNs);
-        else row->bindNull(8);
-        row->bind(9, f.impact).bind(10, f.savingS).bind(11, std::string_view(f.json));
-        if (auto r = row->step(); !r) return r.error();
-        row->reset();
+        if (f.startNs) row.bind(7, *f.startNs);
+        else row.bindNull(7);
+        if (f.endNs) row.bind(8, *f.endNs);
+        else row.bindNull(8);
+        row.bind(9, f.impact).bind(10, f.savingS).bind(11, std::string_view(f.json));
+        RUNLENS_TRY(row.step());
+        row.reset();
     }
-    auto step = Statement::prepare(h, "INSERT OR REPLACE INTO detected_step (node, start_ns, seconds, source) VALUES (?, ?, ?, ?)");
-    if (!step) return step.error();
+    RUNLENS_ASSIGN_OR_RETURN(auto step, Statement::prepare(h, "INSERT OR REPLACE INTO detected_step (node, start_ns, seconds, source) VALUES (?, ?, ?, ?)"));
     for (const StoredStep& st : a.steps) {
-        step->bind(1, std::string_view(st.node)).bind(2, st.startNs).bind(3, st.seconds).bind(4, std::string_view(st.source));
-        if (auto r = step->step(); !r) return r.error();
-        step->reset();
+        step.bind(1, std::string_view(st.node)).bind(2, st.startNs).bind(3, st.seconds).bind(4, std::string_view(st.source));
+        RUNLENS_TRY(step.step());
+        step.reset();
     }
     return tx.commit();
 }
@@ -52,45 +47,38 @@ Status replaceAnalysis(RunDatabase& db, const StoredAnalysis& a)
 Expected<std::optional<StoredAnalysis>> loadAnalysis(RunDatabase& db)
 {
     sqlite3* h = db.handle();
-    auto head = Statement::prepare(h, "SELECT ran_at_ns, program_version, rules, parameters, overrides, summary FROM analysis");
-    if (!head) return head.error();
-    auto found = head->step();
-    if (!found) return found.error();
-    if (!*found) return std::optional<StoredAnalysis>{};
+    RUNLENS_ASSIGN_OR_RETURN(auto head, Statement::prepare(h, "SELECT ran_at_ns, program_version, rules, parameters, overrides, summary FROM analysis"));
+    RUNLENS_ASSIGN_OR_RETURN(auto found, head.step());
+    if (!found) return std::optional<StoredAnalysis>{};
     StoredAnalysis a;
-    a.ranAtNs = head->int64(0);
-    a.programVersion = head->text(1);
-    a.rulesJson = head->text(2);
-    a.parametersJson = head->text(3);
-    a.overridesJson = head->text(4);
-    a.summaryJson = head->text(5);
-    auto rows = Statement::prepare(h, "SELECT rule, severity, confidence, is_primary, title, start_ns, end_ns, impact, "
-                                      "saving_s, finding FROM finding ORDER BY ord");
-    if (!rows) return rows.error();
+    a.ranAtNs = head.int64(0);
+    a.programVersion = head.text(1);
+    a.rulesJson = head.text(2);
+    a.parametersJson = head.text(3);
+    a.overridesJson = head.text(4);
+    a.summaryJson = head.text(5);
+    RUNLENS_ASSIGN_OR_RETURN(auto rows, Statement::prepare(h, "SELECT rule, severity, confidence, is_primary, title, start_ns, end_ns, impact, " "saving_s, finding FROM finding ORDER BY ord"));
     for (;;) {
-        auto r = rows->step();
-        if (!r) return r.error();
-        if (!*r) break;
+        RUNLENS_ASSIGN_OR_RETURN(auto r, rows.step());
+        if (!r) break;
         StoredFinding f;
-        f.rule = rows->text(0);
-        f.severity = rows->text(1);
-        f.confidence = rows->real(2);
-        f.primary = rows->int64(3) != 0;
-        f.title = rows->text(4);
-        if (!rows->isNull(5)) f.startNs = rows->int64(5);
-        if (!rows->isNull(6)) f.endNs = rows->int64(6);
-        f.impact = rows->real(7);
-        f.savingS = rows->real(8);
-        f.json = rows->text(9);
+        f.rule = rows.text(0);
+        f.severity = rows.text(1);
+        f.confidence = rows.real(2);
+        f.primary = rows.int64(3) != 0;
+        f.title = rows.text(4);
+        if (!rows.isNull(5)) f.startNs = rows.int64(5);
+        if (!rows.isNull(6)) f.endNs = rows.int64(6);
+        f.impact = rows.real(7);
+        f.savingS = rows.real(8);
+        f.json = rows.text(9);
         a.findings.push_back(std::move(f));
     }
-    auto steps = Statement::prepare(h, "SELECT node, start_ns, seconds, source FROM detected_step ORDER BY node, start_ns");
-    if (!steps) return steps.error();
+    RUNLENS_ASSIGN_OR_RETURN(auto steps, Statement::prepare(h, "SELECT node, start_ns, seconds, source FROM detected_step ORDER BY node, start_ns"));
     for (;;) {
-        auto r = steps->step();
-        if (!r) return r.error();
-        if (!*r) break;
-        a.steps.push_back({steps->text(0), steps->text(3), steps->int64(1), steps->real(2)});
+        RUNLENS_ASSIGN_OR_RETURN(auto r, steps.step());
+        if (!r) break;
+        a.steps.push_back({steps.text(0), steps.text(3), steps.int64(1), steps.real(2)});
     }
     return std::optional<StoredAnalysis>{std::move(a)};
 }

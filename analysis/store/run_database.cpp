@@ -188,10 +188,10 @@ Expected<std::unique_ptr<RunDatabase>> RunDatabase::openWith(const std::string& 
     }
     if (lookOnly) {
         sqlite3_db_config(raw, SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1, nullptr);
-        if (Status s = execSql(raw, "PRAGMA query_only = ON;"); !s) return s.error();
+        RUNLENS_TRY(execSql(raw, "PRAGMA query_only = ON;"));
     }
-    if (Status s = registerSeriesPoints(raw); !s) return s.error();
-    if (Status s = registerStackSamples(raw); !s) return s.error();
+    RUNLENS_TRY(registerSeriesPoints(raw));
+    RUNLENS_TRY(registerStackSamples(raw));
     if (Status s = db->initialise(!exists); !s) {
         Error e = s.error();
         if (readCode) *readCode = sqlite3_extended_errcode(raw);
@@ -215,21 +215,18 @@ RunDatabase::~RunDatabase()
 
 Status RunDatabase::initialise(bool created)
 {
-    if (Status s = execSql(m_db, "PRAGMA foreign_keys = OFF; PRAGMA cache_size = -65536; PRAGMA temp_store = MEMORY;");
-        !s)
-        return s;
+    RUNLENS_TRY(execSql(m_db, "PRAGMA foreign_keys = OFF; PRAGMA cache_size = -65536; PRAGMA temp_store = MEMORY;"));
     auto version = Statement::prepare(m_db, "PRAGMA user_version");
     if (!version) return version.error();
     auto row = version->step();
     if (!row) return makeError(ErrorCode::Io, "not a SQLite database (or it is damaged): " + row.error().message);
     const int userVersion = static_cast<int>(version->int64(0));
-    auto appIdStmt = Statement::prepare(m_db, "PRAGMA application_id");
-    if (!appIdStmt) return appIdStmt.error();
-    if (auto r = appIdStmt->step(); !r) return r.error();
-    const int appId = static_cast<int>(appIdStmt->int64(0));
+    RUNLENS_ASSIGN_OR_RETURN(auto appIdStmt, Statement::prepare(m_db, "PRAGMA application_id"));
+    RUNLENS_TRY(appIdStmt.step());
+    const int appId = static_cast<int>(appIdStmt.int64(0));
     // No statement may be left running: an upgrade can drop tables.
     version->reset();
-    appIdStmt->reset();
+    appIdStmt.reset();
 
     if (userVersion > kSchemaVersion)
         return makeError(ErrorCode::Unsupported,
@@ -243,7 +240,7 @@ Status RunDatabase::initialise(bool created)
     if (userVersion > 0) {
         // An earlier version's file: nothing foreign may run while it is upgraded; the upgrade ends with the exact
         // check.
-        if (Status s = checkNoForeignObjects(m_db); !s) return s;
+        RUNLENS_TRY(checkNoForeignObjects(m_db));
         if (sqlite3_db_readonly(m_db, "main") == 1)
             return makeError(ErrorCode::Unsupported,
                              fmt::format("written by an earlier RunLens (schema version {}): open it for writing once "
@@ -253,10 +250,9 @@ Status RunDatabase::initialise(bool created)
     }
 
     // user_version 0: an empty file we just created, or some other SQLite database.
-    auto tables = Statement::prepare(m_db, "SELECT count(*) FROM sqlite_master");
-    if (!tables) return tables.error();
-    if (auto r = tables->step(); !r) return r.error();
-    if (tables->int64(0) > 0 || (!created && sqlite3_db_readonly(m_db, "main") == 1))
+    RUNLENS_ASSIGN_OR_RETURN(auto tables, Statement::prepare(m_db, "SELECT count(*) FROM sqlite_master"));
+    RUNLENS_TRY(tables.step());
+    if (tables.int64(0) > 0 || (!created && sqlite3_db_readonly(m_db, "main") == 1))
         return makeError(ErrorCode::Unsupported, "not a RunLens run database");
     if (sqlite3_db_readonly(m_db, "main") == 1) return makeError(ErrorCode::Unsupported, "not a RunLens run database");
 

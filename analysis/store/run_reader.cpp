@@ -20,17 +20,13 @@ Error damaged(const RunDatabase& db, int64_t seriesId, const Error& e)
 
 Expected<std::vector<NodeInfo>> RunReader::nodes()
 {
-    auto st = Statement::prepare(m_db.handle(),
-                                 "SELECT id, name, time_zone, clock_offset_ns, name_source, clock_offset_uncertainty_ns, "
-                                 "clock_offset_source FROM node ORDER BY name");
-    if (!st) return st.error();
+    RUNLENS_ASSIGN_OR_RETURN(auto st, Statement::prepare(m_db.handle(), "SELECT id, name, time_zone, clock_offset_ns, name_source, clock_offset_uncertainty_ns, " "clock_offset_source FROM node ORDER BY name"));
     std::vector<NodeInfo> out;
     for (;;) {
-        auto row = st->step();
-        if (!row) return row.error();
-        if (!*row) break;
-        NodeInfo n{st->int64(0), st->text(1), st->text(2), st->int64(3), st->text(4), std::nullopt, st->text(6)};
-        if (!st->isNull(5)) n.clockOffsetUncertaintyNs = st->int64(5);
+        RUNLENS_ASSIGN_OR_RETURN(auto row, st.step());
+        if (!row) break;
+        NodeInfo n{st.int64(0), st.text(1), st.text(2), st.int64(3), st.text(4), std::nullopt, st.text(6)};
+        if (!st.isNull(5)) n.clockOffsetUncertaintyNs = st.int64(5);
         out.push_back(std::move(n));
     }
     return out;
@@ -38,26 +34,21 @@ Expected<std::vector<NodeInfo>> RunReader::nodes()
 
 Expected<std::vector<DeviceInfo>> RunReader::devices()
 {
-    auto st = Statement::prepare(m_db.handle(), "SELECT id, node_id, kind, name FROM device ORDER BY node_id, kind, "
-                                                "length(name), name");
-    if (!st) return st.error();
+    RUNLENS_ASSIGN_OR_RETURN(auto st, Statement::prepare(m_db.handle(), "SELECT id, node_id, kind, name FROM device ORDER BY node_id, kind, " "length(name), name"));
     std::vector<DeviceInfo> out;
     std::unordered_map<int64_t, size_t> index;
     for (;;) {
-        auto row = st->step();
-        if (!row) return row.error();
-        if (!*row) break;
-        index[st->int64(0)] = out.size();
-        out.push_back({st->int64(0), st->int64(1), st->text(2), st->text(3), {}});
+        RUNLENS_ASSIGN_OR_RETURN(auto row, st.step());
+        if (!row) break;
+        index[st.int64(0)] = out.size();
+        out.push_back({st.int64(0), st.int64(1), st.text(2), st.text(3), {}});
     }
-    auto attrs = Statement::prepare(m_db.handle(), "SELECT device_id, key, value FROM device_attribute ORDER BY key");
-    if (!attrs) return attrs.error();
+    RUNLENS_ASSIGN_OR_RETURN(auto attrs, Statement::prepare(m_db.handle(), "SELECT device_id, key, value FROM device_attribute ORDER BY key"));
     for (;;) {
-        auto row = attrs->step();
-        if (!row) return row.error();
-        if (!*row) break;
-        if (auto it = index.find(attrs->int64(0)); it != index.end())
-            out[it->second].attributes.emplace_back(attrs->text(1), attrs->text(2));
+        RUNLENS_ASSIGN_OR_RETURN(auto row, attrs.step());
+        if (!row) break;
+        if (auto it = index.find(attrs.int64(0)); it != index.end())
+            out[it->second].attributes.emplace_back(attrs.text(1), attrs.text(2));
     }
     return out;
 }
@@ -91,16 +82,13 @@ static SeriesInfo seriesFromRow(const Statement& st)
 
 Expected<std::vector<SeriesInfo>> RunReader::series()
 {
-    auto st = Statement::prepare(m_db.handle(), std::string(kSeriesColumns) +
-                                                    "ORDER BY n.name, d.kind, length(d.name), d.name, s.metric");
-    if (!st) return st.error();
+    RUNLENS_ASSIGN_OR_RETURN(auto st, Statement::prepare(m_db.handle(), std::string(kSeriesColumns) + "ORDER BY n.name, d.kind, length(d.name), d.name, s.metric"));
     std::vector<SeriesInfo> out;
     for (;;) {
-        auto row = st->step();
-        if (!row) return row.error();
-        if (!*row) break;
-        out.push_back(seriesFromRow(*st));
-        m_offsets[out.back().id] = st->int64(14);
+        RUNLENS_ASSIGN_OR_RETURN(auto row, st.step());
+        if (!row) break;
+        out.push_back(seriesFromRow(st));
+        m_offsets[out.back().id] = st.int64(14);
     }
     return out;
 }
@@ -108,52 +96,39 @@ Expected<std::vector<SeriesInfo>> RunReader::series()
 Expected<std::optional<SeriesInfo>> RunReader::findSeries(std::string_view node, std::string_view deviceKind,
                                                           std::string_view deviceName, std::string_view metric)
 {
-    auto st = Statement::prepare(m_db.handle(), std::string(kSeriesColumns) +
-                                                    "WHERE n.name = ? AND d.kind = ? AND d.name = ? AND s.metric = ? "
-                                                    "ORDER BY s.labels = '' DESC, s.points DESC, s.id LIMIT 1");
-    if (!st) return st.error();
-    st->bind(1, node).bind(2, deviceKind).bind(3, deviceName).bind(4, metric);
-    auto row = st->step();
-    if (!row) return row.error();
-    if (!*row) return std::optional<SeriesInfo>();
-    m_offsets[st->int64(0)] = st->int64(14);
-    return std::optional<SeriesInfo>(seriesFromRow(*st));
+    RUNLENS_ASSIGN_OR_RETURN(auto st, Statement::prepare(m_db.handle(), std::string(kSeriesColumns) + "WHERE n.name = ? AND d.kind = ? AND d.name = ? AND s.metric = ? " "ORDER BY s.labels = '' DESC, s.points DESC, s.id LIMIT 1"));
+    st.bind(1, node).bind(2, deviceKind).bind(3, deviceName).bind(4, metric);
+    RUNLENS_ASSIGN_OR_RETURN(auto row, st.step());
+    if (!row) return std::optional<SeriesInfo>();
+    m_offsets[st.int64(0)] = st.int64(14);
+    return std::optional<SeriesInfo>(seriesFromRow(st));
 }
 
 Expected<std::vector<ThreadStacks>> RunReader::stackThreads()
 {
-    auto st = Statement::prepare(m_db.handle(), "SELECT node, process, pid, thread, tid, samples, total_weight, "
-                                                "untimed_rows FROM stack_summary ORDER BY node, process, pid, thread");
-    if (!st) return st.error();
+    RUNLENS_ASSIGN_OR_RETURN(auto st, Statement::prepare(m_db.handle(), "SELECT node, process, pid, thread, tid, samples, total_weight, " "untimed_rows FROM stack_summary ORDER BY node, process, pid, thread"));
     std::vector<ThreadStacks> out;
     for (;;) {
-        auto row = st->step();
-        if (!row) return row.error();
-        if (!*row) break;
-        out.push_back({st->text(0), st->text(1), st->int64(2), st->text(3), st->int64(4), st->int64(5), st->real(6),
-                       st->int64(7)});
+        RUNLENS_ASSIGN_OR_RETURN(auto row, st.step());
+        if (!row) break;
+        out.push_back({st.text(0), st.text(1), st.int64(2), st.text(3), st.int64(4), st.int64(5), st.real(6),
+                       st.int64(7)});
     }
     return out;
 }
 
 Expected<std::vector<ImportInfo>> RunReader::imports()
 {
-    auto st = Statement::prepare(
-        m_db.handle(), "SELECT i.id, i.path, i.format, coalesce(n.name, ''), i.rows_read, i.points, i.samples, "
-                       "i.diagnostics, i.data_loss, i.duration_ms, i.summary, i.content_hash, i.anchor, "
-                       "i.anchor_start_ns, i.anchor_uncertainty_ns, i.anchor_method FROM import i LEFT JOIN node n ON "
-                       "n.id = i.node_id ORDER BY i.id");
-    if (!st) return st.error();
+    RUNLENS_ASSIGN_OR_RETURN(auto st, Statement::prepare( m_db.handle(), "SELECT i.id, i.path, i.format, coalesce(n.name, ''), i.rows_read, i.points, i.samples, " "i.diagnostics, i.data_loss, i.duration_ms, i.summary, i.content_hash, i.anchor, " "i.anchor_start_ns, i.anchor_uncertainty_ns, i.anchor_method FROM import i LEFT JOIN node n ON " "n.id = i.node_id ORDER BY i.id"));
     std::vector<ImportInfo> out;
     for (;;) {
-        auto row = st->step();
-        if (!row) return row.error();
-        if (!*row) break;
-        ImportInfo i{st->int64(0), st->text(1),  st->text(2),  st->text(3), st->int64(4), st->int64(5),
-                     st->int64(6), st->int64(7), st->int64(8), st->real(9), st->text(10), st->text(11),
-                     st->text(12), std::nullopt, std::nullopt, st->text(15)};
-        if (!st->isNull(13)) i.anchorStartNs = st->int64(13);
-        if (!st->isNull(14)) i.anchorUncertaintyNs = st->int64(14);
+        RUNLENS_ASSIGN_OR_RETURN(auto row, st.step());
+        if (!row) break;
+        ImportInfo i{st.int64(0), st.text(1),  st.text(2),  st.text(3), st.int64(4), st.int64(5),
+                     st.int64(6), st.int64(7), st.int64(8), st.real(9), st.text(10), st.text(11),
+                     st.text(12), std::nullopt, std::nullopt, st.text(15)};
+        if (!st.isNull(13)) i.anchorStartNs = st.int64(13);
+        if (!st.isNull(14)) i.anchorUncertaintyNs = st.int64(14);
         out.push_back(std::move(i));
     }
     return out;
@@ -161,32 +136,26 @@ Expected<std::vector<ImportInfo>> RunReader::imports()
 
 Expected<std::vector<std::pair<std::string, int64_t>>> RunReader::diagnosticCounts(int64_t importId)
 {
-    auto st = Statement::prepare(m_db.handle(),
-                                 "SELECT kind, count FROM diagnostic_count WHERE import_id = ? ORDER BY count DESC");
-    if (!st) return st.error();
-    st->bind(1, importId);
+    RUNLENS_ASSIGN_OR_RETURN(auto st, Statement::prepare(m_db.handle(), "SELECT kind, count FROM diagnostic_count WHERE import_id = ? ORDER BY count DESC"));
+    st.bind(1, importId);
     std::vector<std::pair<std::string, int64_t>> out;
     for (;;) {
-        auto row = st->step();
-        if (!row) return row.error();
-        if (!*row) break;
-        out.emplace_back(st->text(0), st->int64(1));
+        RUNLENS_ASSIGN_OR_RETURN(auto row, st.step());
+        if (!row) break;
+        out.emplace_back(st.text(0), st.int64(1));
     }
     return out;
 }
 
 Expected<std::vector<DiagnosticInfo>> RunReader::diagnostics(int64_t importId, int limit)
 {
-    auto st = Statement::prepare(m_db.handle(), "SELECT kind, file, line, column, message FROM diagnostic "
-                                                "WHERE import_id = ? ORDER BY id LIMIT ?");
-    if (!st) return st.error();
-    st->bind(1, importId).bind(2, limit);
+    RUNLENS_ASSIGN_OR_RETURN(auto st, Statement::prepare(m_db.handle(), "SELECT kind, file, line, column, message FROM diagnostic " "WHERE import_id = ? ORDER BY id LIMIT ?"));
+    st.bind(1, importId).bind(2, limit);
     std::vector<DiagnosticInfo> out;
     for (;;) {
-        auto row = st->step();
-        if (!row) return row.error();
-        if (!*row) break;
-        out.push_back({st->text(0), {st->text(1), st->int64(2), st->int64(3), -1}, st->text(4)});
+        RUNLENS_ASSIGN_OR_RETURN(auto row, st.step());
+        if (!row) break;
+        out.push_back({st.text(0), {st.text(1), st.int64(2), st.int64(3), -1}, st.text(4)});
     }
     return out;
 }
@@ -194,34 +163,27 @@ Expected<std::vector<DiagnosticInfo>> RunReader::diagnostics(int64_t importId, i
 Expected<int64_t> RunReader::clockOffset(int64_t seriesId)
 {
     if (auto it = m_offsets.find(seriesId); it != m_offsets.end()) return it->second;
-    auto st = Statement::prepare(m_db.handle(), "SELECT n.clock_offset_ns FROM series s JOIN device d ON d.id = "
-                                                "s.device_id JOIN node n ON n.id = d.node_id WHERE s.id = ?");
-    if (!st) return st.error();
-    st->bind(1, seriesId);
-    auto row = st->step();
-    if (!row) return row.error();
-    const int64_t offset = *row ? st->int64(0) : 0;
+    RUNLENS_ASSIGN_OR_RETURN(auto st, Statement::prepare(m_db.handle(), "SELECT n.clock_offset_ns FROM series s JOIN device d ON d.id = " "s.device_id JOIN node n ON n.id = d.node_id WHERE s.id = ?"));
+    st.bind(1, seriesId);
+    RUNLENS_ASSIGN_OR_RETURN(auto row, st.step());
+    const int64_t offset = row ? st.int64(0) : 0;
     m_offsets[seriesId] = offset;
     return offset;
 }
 
 Expected<std::vector<Point>> RunReader::readPoints(int64_t seriesId, TimeWindow window)
 {
-    auto offset = clockOffset(seriesId);
-    if (!offset) return offset.error();
-    const int64_t from = saturatingSub(window.fromNs, *offset);
-    const int64_t to = saturatingSub(window.toNs, *offset);
-    auto st = Statement::prepare(m_db.handle(), "SELECT data FROM point_chunk WHERE series_id = ? AND first_ns <= ? "
-                                                "AND last_ns >= ? ORDER BY first_ns");
-    if (!st) return st.error();
-    st->bind(1, seriesId).bind(2, to).bind(3, from);
+    RUNLENS_ASSIGN_OR_RETURN(auto offset, clockOffset(seriesId));
+    const int64_t from = saturatingSub(window.fromNs, offset);
+    const int64_t to = saturatingSub(window.toNs, offset);
+    RUNLENS_ASSIGN_OR_RETURN(auto st, Statement::prepare(m_db.handle(), "SELECT data FROM point_chunk WHERE series_id = ? AND first_ns <= ? " "AND last_ns >= ? ORDER BY first_ns"));
+    st.bind(1, seriesId).bind(2, to).bind(3, from);
     std::vector<Point> out;
     bool sorted = true;
     for (;;) {
-        auto row = st->step();
-        if (!row) return row.error();
-        if (!*row) break;
-        auto chunk = decodeChunk(st->blob(0), st->blobSize(0));
+        RUNLENS_ASSIGN_OR_RETURN(auto row, st.step());
+        if (!row) break;
+        auto chunk = decodeChunk(st.blob(0), st.blobSize(0));
         if (!chunk) return damaged(m_db, seriesId, chunk.error());
         const auto& pts = chunk->points;
         auto lo = std::lower_bound(pts.begin(), pts.end(), from, [](const Point& p, int64_t t) { return p.tsNs < t; });
@@ -231,9 +193,9 @@ Expected<std::vector<Point>> RunReader::readPoints(int64_t seriesId, TimeWindow 
     }
     if (!sorted)
         std::stable_sort(out.begin(), out.end(), [](const Point& a, const Point& b) { return a.tsNs < b.tsNs; });
-    if (*offset != 0)
+    if (offset != 0)
         for (Point& p : out)
-            p.tsNs = saturatingAdd(p.tsNs, *offset);
+            p.tsNs = saturatingAdd(p.tsNs, offset);
     return out;
 }
 
@@ -241,10 +203,9 @@ Expected<std::vector<EnvelopeBucket>> RunReader::readEnvelope(int64_t seriesId, 
 {
     if (buckets <= 0) return makeError(ErrorCode::Usage, "envelope needs at least one bucket");
     if (window.toNs < window.fromNs) return makeError(ErrorCode::Usage, "empty time window");
-    auto offset = clockOffset(seriesId);
-    if (!offset) return offset.error();
-    const int64_t from = saturatingSub(window.fromNs, *offset);
-    const int64_t to = saturatingSub(window.toNs, *offset);
+    RUNLENS_ASSIGN_OR_RETURN(auto offset, clockOffset(seriesId));
+    const int64_t from = saturatingSub(window.fromNs, offset);
+    const int64_t to = saturatingSub(window.toNs, offset);
     // Integer arithmetic: nanosecond epoch times are beyond double precision (256 ns steps in 2026).
     __extension__ using Wide = __int128;
     const Wide span = static_cast<Wide>(to) - static_cast<Wide>(from) + 1;
@@ -252,8 +213,8 @@ Expected<std::vector<EnvelopeBucket>> RunReader::readEnvelope(int64_t seriesId, 
 
     std::vector<EnvelopeBucket> out(static_cast<size_t>(buckets));
     for (int i = 0; i < buckets; ++i) {
-        out[i].startNs = saturatingAdd(boundary(i), *offset);
-        out[i].endNs = saturatingAdd(boundary(i + 1), *offset);
+        out[i].startNs = saturatingAdd(boundary(i), offset);
+        out[i].endNs = saturatingAdd(boundary(i + 1), offset);
     }
     // The bucket i with boundary(i) <= ts < boundary(i + 1).
     auto bucketOf = [&](int64_t ts) {
@@ -278,22 +239,18 @@ Expected<std::vector<EnvelopeBucket>> RunReader::readEnvelope(int64_t seriesId, 
         b.sum += sum;
     };
 
-    auto st = Statement::prepare(m_db.handle(),
-                                 "SELECT first_ns, last_ns, count - missing, min_value, max_value, sum_value, data "
-                                 "FROM point_chunk WHERE series_id = ? AND first_ns <= ? AND last_ns >= ?");
-    if (!st) return st.error();
-    st->bind(1, seriesId).bind(2, to).bind(3, from);
+    RUNLENS_ASSIGN_OR_RETURN(auto st, Statement::prepare(m_db.handle(), "SELECT first_ns, last_ns, count - missing, min_value, max_value, sum_value, data " "FROM point_chunk WHERE series_id = ? AND first_ns <= ? AND last_ns >= ?"));
+    st.bind(1, seriesId).bind(2, to).bind(3, from);
     for (;;) {
-        auto row = st->step();
-        if (!row) return row.error();
-        if (!*row) break;
-        const int64_t first = st->int64(0), last = st->int64(1), present = st->int64(2);
+        RUNLENS_ASSIGN_OR_RETURN(auto row, st.step());
+        if (!row) break;
+        const int64_t first = st.int64(0), last = st.int64(1), present = st.int64(2);
         if (present == 0) continue;
         if (first >= from && last <= to && bucketOf(first) == bucketOf(last)) {
-            add(out[bucketOf(first)], present, st->real(3), st->real(4), st->real(5));
+            add(out[bucketOf(first)], present, st.real(3), st.real(4), st.real(5));
             continue;
         }
-        auto chunk = decodeChunk(st->blob(6), st->blobSize(6));
+        auto chunk = decodeChunk(st.blob(6), st.blobSize(6));
         if (!chunk) return damaged(m_db, seriesId, chunk.error());
         for (const Point& p : chunk->points) {
             if (p.missing || p.tsNs < from || p.tsNs > to) continue;
@@ -305,21 +262,16 @@ Expected<std::vector<EnvelopeBucket>> RunReader::readEnvelope(int64_t seriesId, 
 
 Expected<std::vector<ChunkRef>> RunReader::chunkRefs(int64_t seriesId, TimeWindow window)
 {
-    auto offset = clockOffset(seriesId);
-    if (!offset) return offset.error();
-    auto st = Statement::prepare(m_db.handle(), "SELECT first_ns, last_ns, import_id, chunk_seq, count, missing "
-                                                "FROM point_chunk WHERE series_id = ? AND first_ns <= ? "
-                                                "AND last_ns >= ? ORDER BY first_ns, import_id, chunk_seq");
-    if (!st) return st.error();
-    st->bind(1, seriesId).bind(2, saturatingSub(window.toNs, *offset)).bind(3, saturatingSub(window.fromNs, *offset));
+    RUNLENS_ASSIGN_OR_RETURN(auto offset, clockOffset(seriesId));
+    RUNLENS_ASSIGN_OR_RETURN(auto st, Statement::prepare(m_db.handle(), "SELECT first_ns, last_ns, import_id, chunk_seq, count, missing " "FROM point_chunk WHERE series_id = ? AND first_ns <= ? " "AND last_ns >= ? ORDER BY first_ns, import_id, chunk_seq"));
+    st.bind(1, seriesId).bind(2, saturatingSub(window.toNs, offset)).bind(3, saturatingSub(window.fromNs, offset));
     std::vector<ChunkRef> out;
     for (;;) {
-        auto row = st->step();
-        if (!row) return row.error();
-        if (!*row) break;
+        RUNLENS_ASSIGN_OR_RETURN(auto row, st.step());
+        if (!row) break;
         out.push_back(
-            {saturatingAdd(st->int64(0), *offset), saturatingAdd(st->int64(1), *offset), st->int64(2), st->int64(3),
-             st->int64(4), st->int64(5)});
+            {saturatingAdd(st.int64(0), offset), saturatingAdd(st.int64(1), offset), st.int64(2), st.int64(3),
+             st.int64(4), st.int64(5)});
     }
     return out;
 }
@@ -331,27 +283,23 @@ struct RunReader::Statements
 
 Expected<std::vector<Point>> RunReader::readChunk(int64_t seriesId, const ChunkRef& chunk)
 {
-    auto offset = clockOffset(seriesId);
-    if (!offset) return offset.error();
+    RUNLENS_ASSIGN_OR_RETURN(auto offset, clockOffset(seriesId));
     if (!m_st) {
-        auto st = Statement::prepare(m_db.handle(), "SELECT data FROM point_chunk WHERE series_id = ? AND "
-                                                    "first_ns = ? AND import_id = ? AND chunk_seq = ?");
-        if (!st) return st.error();
+        RUNLENS_ASSIGN_OR_RETURN(auto st, Statement::prepare(m_db.handle(), "SELECT data FROM point_chunk WHERE series_id = ? AND " "first_ns = ? AND import_id = ? AND chunk_seq = ?"));
         m_st = std::make_shared<Statements>();
-        m_st->readChunk = std::move(*st);
+        m_st->readChunk = std::move(st);
     }
     Statement& st = m_st->readChunk;
     st.reset();
-    st.bind(1, seriesId).bind(2, saturatingSub(chunk.firstNs, *offset)).bind(3, chunk.importId).bind(4, chunk.chunkSeq);
-    auto row = st.step();
-    if (!row) return row.error();
-    if (!*row) return makeError(ErrorCode::Database, "point chunk not found");
+    st.bind(1, seriesId).bind(2, saturatingSub(chunk.firstNs, offset)).bind(3, chunk.importId).bind(4, chunk.chunkSeq);
+    RUNLENS_ASSIGN_OR_RETURN(auto row, st.step());
+    if (!row) return makeError(ErrorCode::Database, "point chunk not found");
     auto decoded = decodeChunk(st.blob(0), st.blobSize(0));
     st.reset(); // releases the read
     if (!decoded) return damaged(m_db, seriesId, decoded.error());
-    if (*offset != 0)
+    if (offset != 0)
         for (Point& p : decoded->points)
-            p.tsNs = saturatingAdd(p.tsNs, *offset);
+            p.tsNs = saturatingAdd(p.tsNs, offset);
     return std::move(decoded->points);
 }
 

@@ -7,14 +7,12 @@ namespace runlens::store {
 
 Expected<std::map<std::string, std::string>> loadRunSettings(RunDatabase& db)
 {
-    auto st = Statement::prepare(db.handle(), "SELECT key, value FROM run_setting ORDER BY key");
-    if (!st) return st.error();
+    RUNLENS_ASSIGN_OR_RETURN(auto st, Statement::prepare(db.handle(), "SELECT key, value FROM run_setting ORDER BY key"));
     std::map<std::string, std::string> out;
     for (;;) {
-        auto row = st->step();
-        if (!row) return row.error();
-        if (!*row) break;
-        out[st->text(0)] = st->text(1);
+        RUNLENS_ASSIGN_OR_RETURN(auto row, st.step());
+        if (!row) break;
+        out[st.text(0)] = st.text(1);
     }
     return out;
 }
@@ -22,15 +20,13 @@ Expected<std::map<std::string, std::string>> loadRunSettings(RunDatabase& db)
 Status storeRunSettings(RunDatabase& db, const std::map<std::string, std::optional<std::string>>& changes)
 {
     RUNLENS_ASSIGN_OR_RETURN(Transaction tx, db.transaction());
-    auto set = Statement::prepare(db.handle(), "INSERT OR REPLACE INTO run_setting (key, value) VALUES (?, ?)");
-    if (!set) return set.error();
-    auto clear = Statement::prepare(db.handle(), "DELETE FROM run_setting WHERE key = ?");
-    if (!clear) return clear.error();
+    RUNLENS_ASSIGN_OR_RETURN(auto set, Statement::prepare(db.handle(), "INSERT OR REPLACE INTO run_setting (key, value) VALUES (?, ?)"));
+    RUNLENS_ASSIGN_OR_RETURN(auto clear, Statement::prepare(db.handle(), "DELETE FROM run_setting WHERE key = ?"));
     for (const auto& [key, value] : changes) {
-        Statement& st = value ? *set : *clear;
+        Statement& st = value ? set : clear;
         st.bind(1, std::string_view(key));
         if (value) st.bind(2, std::string_view(*value));
-        if (Status s = st.exec(); !s) return s;
+        RUNLENS_TRY(st.exec());
     }
     return tx.commit();
 }

@@ -40,9 +40,8 @@ Status RunWriter::prepare()
         {&m_insCallsite, "INSERT INTO callsite(parent_id, frame_id, depth) VALUES (?,?,?)"},
     };
     for (const auto& s : all) {
-        auto st = Statement::prepare(h, s.sql);
-        if (!st) return st.error();
-        *s.stmt = std::move(st.value());
+        RUNLENS_ASSIGN_OR_RETURN(auto st, Statement::prepare(h, s.sql));
+        *s.stmt = std::move(st);
     }
     m_prepared = true;
     return okStatus();
@@ -50,37 +49,30 @@ Status RunWriter::prepare()
 
 Expected<std::optional<int64_t>> RunWriter::findImportByHash(std::string_view contentHash)
 {
-    auto st = Statement::prepare(m_db.handle(), "SELECT id FROM import WHERE content_hash = ?");
-    if (!st) return st.error();
-    st->bind(1, contentHash);
-    auto row = st->step();
-    if (!row) return row.error();
-    if (!*row) return std::optional<int64_t>();
-    return std::optional<int64_t>(st->int64(0));
+    RUNLENS_ASSIGN_OR_RETURN(auto st, Statement::prepare(m_db.handle(), "SELECT id FROM import WHERE content_hash = ?"));
+    st.bind(1, contentHash);
+    RUNLENS_ASSIGN_OR_RETURN(auto row, st.step());
+    if (!row) return std::optional<int64_t>();
+    return std::optional<int64_t>(st.int64(0));
 }
 
 Expected<bool> RunWriter::hasImportOfSize(int64_t sizeBytes)
 {
-    auto st = Statement::prepare(m_db.handle(), "SELECT 1 FROM import WHERE size_bytes = ? LIMIT 1");
-    if (!st) return st.error();
-    st->bind(1, sizeBytes);
-    return st->step();
+    RUNLENS_ASSIGN_OR_RETURN(auto st, Statement::prepare(m_db.handle(), "SELECT 1 FROM import WHERE size_bytes = ? LIMIT 1"));
+    st.bind(1, sizeBytes);
+    return st.step();
 }
 
 Expected<int64_t> RunWriter::beginImport(const ImportRecord& r)
 {
     m_format = r.format;
-    if (Status s = prepare(); !s) return s.error();
-    auto st = Statement::prepare(m_db.handle(),
-                                 "INSERT INTO import(path, size_bytes, content_hash, format, importer_version, "
-                                 "options, node_id, started_ns, duration_ms, rows_read, points, samples, diagnostics, "
-                                 "data_loss) VALUES (?,?,?,?,?,?,?,?,0,0,0,0,0,0)");
-    if (!st) return st.error();
-    st->bind(1, std::string_view(r.path)).bind(2, r.sizeBytes).bind(3, std::string_view(r.contentHash));
-    st->bind(4, std::string_view(r.format)).bind(5, r.importerVersion).bind(6, std::string_view(r.optionsJson));
-    if (r.nodeId) st->bind(7, *r.nodeId);
-    st->bind(8, r.startedNs);
-    if (Status s = st->exec(); !s) return s.error();
+    RUNLENS_TRY(prepare());
+    RUNLENS_ASSIGN_OR_RETURN(auto st, Statement::prepare(m_db.handle(), "INSERT INTO import(path, size_bytes, content_hash, format, importer_version, " "options, node_id, started_ns, duration_ms, rows_read, points, samples, diagnostics, " "data_loss) VALUES (?,?,?,?,?,?,?,?,0,0,0,0,0,0)"));
+    st.bind(1, std::string_view(r.path)).bind(2, r.sizeBytes).bind(3, std::string_view(r.contentHash));
+    st.bind(4, std::string_view(r.format)).bind(5, r.importerVersion).bind(6, std::string_view(r.optionsJson));
+    if (r.nodeId) st.bind(7, *r.nodeId);
+    st.bind(8, r.startedNs);
+    RUNLENS_TRY(st.exec());
     m_importId = sqlite3_last_insert_rowid(m_db.handle());
     return m_importId;
 }
@@ -89,25 +81,21 @@ Expected<int64_t> RunWriter::node(std::string_view name, std::string_view nameSo
 {
     if (auto it = m_nodes.find(name); it != m_nodes.end()) return it->second;
     sqlite3* h = m_db.handle();
-    auto sel = Statement::prepare(h, "SELECT id FROM node WHERE name = ?");
-    if (!sel) return sel.error();
-    sel->bind(1, name);
-    auto row = sel->step();
-    if (!row) return row.error();
+    RUNLENS_ASSIGN_OR_RETURN(auto sel, Statement::prepare(h, "SELECT id FROM node WHERE name = ?"));
+    sel.bind(1, name);
+    RUNLENS_ASSIGN_OR_RETURN(auto row, sel.step());
     int64_t id = 0;
-    if (*row) {
-        id = sel->int64(0);
+    if (row) {
+        id = sel.int64(0);
         if (!timeZone.empty()) {
-            auto upd = Statement::prepare(h, "UPDATE node SET time_zone = ? WHERE id = ? AND time_zone = ''");
-            if (!upd) return upd.error();
-            upd->bind(1, timeZone).bind(2, id);
-            if (Status s = upd->exec(); !s) return s.error();
+            RUNLENS_ASSIGN_OR_RETURN(auto upd, Statement::prepare(h, "UPDATE node SET time_zone = ? WHERE id = ? AND time_zone = ''"));
+            upd.bind(1, timeZone).bind(2, id);
+            RUNLENS_TRY(upd.exec());
         }
     } else {
-        auto ins = Statement::prepare(h, "INSERT INTO node(name, name_source, time_zone) VALUES (?,?,?)");
-        if (!ins) return ins.error();
-        ins->bind(1, name).bind(2, nameSource).bind(3, timeZone);
-        if (Status s = ins->exec(); !s) return s.error();
+        RUNLENS_ASSIGN_OR_RETURN(auto ins, Statement::prepare(h, "INSERT INTO node(name, name_source, time_zone) VALUES (?,?,?)"));
+        ins.bind(1, name).bind(2, nameSource).bind(3, timeZone);
+        RUNLENS_TRY(ins.exec());
         id = sqlite3_last_insert_rowid(h);
     }
     m_nodes.emplace(std::string(name), id);
@@ -116,10 +104,9 @@ Expected<int64_t> RunWriter::node(std::string_view name, std::string_view nameSo
 
 Status RunWriter::setNodeTimeZone(int64_t nodeId, std::string_view timeZone)
 {
-    auto upd = Statement::prepare(m_db.handle(), "UPDATE node SET time_zone = ? WHERE id = ? AND time_zone = ''");
-    if (!upd) return upd.error();
-    upd->bind(1, timeZone).bind(2, nodeId);
-    return upd->exec();
+    RUNLENS_ASSIGN_OR_RETURN(auto upd, Statement::prepare(m_db.handle(), "UPDATE node SET time_zone = ? WHERE id = ? AND time_zone = ''"));
+    upd.bind(1, timeZone).bind(2, nodeId);
+    return upd.exec();
 }
 
 Expected<int64_t> RunWriter::device(int64_t nodeId, std::string_view kind, std::string_view name)
@@ -127,25 +114,21 @@ Expected<int64_t> RunWriter::device(int64_t nodeId, std::string_view kind, std::
     auto key = std::make_tuple(nodeId, std::string(kind), std::string(name));
     if (auto it = m_devices.find(key); it != m_devices.end()) return it->second;
     sqlite3* h = m_db.handle();
-    auto ins = Statement::prepare(h, "INSERT INTO device(node_id, kind, name) VALUES (?,?,?) "
-                                     "ON CONFLICT(node_id, kind, name) DO UPDATE SET kind = kind RETURNING id");
-    if (!ins) return ins.error();
-    ins->bind(1, nodeId).bind(2, kind).bind(3, name);
-    auto row = ins->step();
+    RUNLENS_ASSIGN_OR_RETURN(auto ins, Statement::prepare(h, "INSERT INTO device(node_id, kind, name) VALUES (?,?,?) " "ON CONFLICT(node_id, kind, name) DO UPDATE SET kind = kind RETURNING id"));
+    ins.bind(1, nodeId).bind(2, kind).bind(3, name);
+    auto row = ins.step();
     if (!row) return row.error();
-    const int64_t id = ins->int64(0);
-    ins->reset();
+    const int64_t id = ins.int64(0);
+    ins.reset();
     m_devices.emplace(std::move(key), id);
     return id;
 }
 
 Status RunWriter::setDeviceAttribute(int64_t deviceId, std::string_view key, std::string_view value)
 {
-    auto st = Statement::prepare(m_db.handle(),
-                                 "INSERT OR REPLACE INTO device_attribute(device_id, key, value) VALUES (?,?,?)");
-    if (!st) return st.error();
-    st->bind(1, deviceId).bind(2, key).bind(3, value);
-    return st->exec();
+    RUNLENS_ASSIGN_OR_RETURN(auto st, Statement::prepare(m_db.handle(), "INSERT OR REPLACE INTO device_attribute(device_id, key, value) VALUES (?,?,?)"));
+    st.bind(1, deviceId).bind(2, key).bind(3, value);
+    return st.exec();
 }
 
 Expected<SeriesSink*> RunWriter::series(int64_t deviceId, std::string_view metric, std::string_view unit,
@@ -154,18 +137,15 @@ Expected<SeriesSink*> RunWriter::series(int64_t deviceId, std::string_view metri
     auto key = std::make_tuple(deviceId, std::string(metric), std::string(labels), m_format);
     if (auto it = m_series.find(key); it != m_series.end()) return it->second.get();
     sqlite3* h = m_db.handle();
-    auto ins = Statement::prepare(h, "INSERT INTO series(device_id, metric, unit, raw_name, labels, source) "
-                                     "VALUES (?,?,?,?,?,?) ON CONFLICT(device_id, metric, labels, source) "
-                                     "DO UPDATE SET metric = metric RETURNING id, unit, points");
-    if (!ins) return ins.error();
-    ins->bind(1, deviceId).bind(2, metric).bind(3, unit).bind(4, rawName).bind(5, labels);
-    ins->bind(6, std::string_view(m_format));
-    auto row = ins->step();
+    RUNLENS_ASSIGN_OR_RETURN(auto ins, Statement::prepare(h, "INSERT INTO series(device_id, metric, unit, raw_name, labels, source) " "VALUES (?,?,?,?,?,?) ON CONFLICT(device_id, metric, labels, source) " "DO UPDATE SET metric = metric RETURNING id, unit, points"));
+    ins.bind(1, deviceId).bind(2, metric).bind(3, unit).bind(4, rawName).bind(5, labels);
+    ins.bind(6, std::string_view(m_format));
+    auto row = ins.step();
     if (!row) return row.error();
-    const int64_t id = ins->int64(0);
-    const std::string existingUnit = ins->text(1);
-    const bool hadPoints = ins->int64(2) > 0;
-    ins->reset();
+    const int64_t id = ins.int64(0);
+    const std::string existingUnit = ins.text(1);
+    const bool hadPoints = ins.int64(2) > 0;
+    ins.reset();
     if (existingUnit != unit)
         return makeError(ErrorCode::Format,
                          fmt::format("series {} is stored in {}, this input gives {}", metric, existingUnit, unit));
@@ -182,16 +162,13 @@ Status RunWriter::dropStoredTimestamps(SeriesSink& sink)
     if (!sink.m_storedLoaded) {
         // The series already had points from earlier imports (say, the same samples in two overlapping log
         // files): load their timestamps once, so this import adds only what is new.
-        auto st = Statement::prepare(m_db.handle(), "SELECT data FROM point_chunk WHERE series_id = ?");
-        if (!st) return st.error();
-        st->bind(1, sink.m_seriesId);
+        RUNLENS_ASSIGN_OR_RETURN(auto st, Statement::prepare(m_db.handle(), "SELECT data FROM point_chunk WHERE series_id = ?"));
+        st.bind(1, sink.m_seriesId);
         for (;;) {
-            auto row = st->step();
-            if (!row) return row.error();
-            if (!*row) break;
-            auto chunk = decodeChunk(st->blob(0), st->blobSize(0));
-            if (!chunk) return chunk.error();
-            for (const Point& p : chunk->points)
+            RUNLENS_ASSIGN_OR_RETURN(auto row, st.step());
+            if (!row) break;
+            RUNLENS_ASSIGN_OR_RETURN(auto chunk, decodeChunk(st.blob(0), st.blobSize(0)));
+            for (const Point& p : chunk.points)
                 sink.m_stored.push_back(p.tsNs);
         }
         std::sort(sink.m_stored.begin(), sink.m_stored.end());
@@ -242,7 +219,7 @@ Status RunWriter::flush(SeriesSink& sink)
     sink.m_points.reserve(kChunkPoints);
     sink.m_tokens = {};
     // Insert what is ready first so the result queue never fills while we wait for job room.
-    if (Status s = drainEncoded(false); !s) return s;
+    RUNLENS_TRY(drainEncoded(false));
     ++m_inFlight;
     m_jobs->push(std::move(job));
     return drainEncoded(false);
@@ -257,7 +234,7 @@ Status RunWriter::drainEncoded(bool wait)
             return okStatus();
         }
         --m_inFlight;
-        if (Status s = insertChunk(*c); !s) return s;
+        RUNLENS_TRY(insertChunk(*c));
     }
     return okStatus();
 }
@@ -270,7 +247,7 @@ Status RunWriter::insertChunk(EncodedChunk& c)
     m_insChunk.bind(5, s.count).bind(6, s.missing);
     if (s.count > s.missing) m_insChunk.bind(7, s.minValue).bind(8, s.maxValue);
     m_insChunk.bind(9, s.sum).bindBlob(10, c.blob.data(), c.blob.size()).bind(11, c.sink->m_chunksInserted++);
-    if (Status st = m_insChunk.exec(); !st) return st;
+    RUNLENS_TRY(m_insChunk.exec());
 
     SeriesSink& sink = *c.sink;
     ChunkSummary& t = sink.m_total;
@@ -308,23 +285,19 @@ Status RunWriter::loadStacks()
     // The frames and call paths already in the file, once: new ones then need no lookup query each.
     if (m_stacksLoaded) return okStatus();
     sqlite3* h = m_db.handle();
-    auto fr = Statement::prepare(h, "SELECT id, name, file, line, module FROM frame");
-    if (!fr) return fr.error();
+    RUNLENS_ASSIGN_OR_RETURN(auto fr, Statement::prepare(h, "SELECT id, name, file, line, module FROM frame"));
     for (;;) {
-        auto row = fr->step();
-        if (!row) return row.error();
-        if (!*row) break;
-        m_frames.emplace(std::make_tuple(fr->text(1), fr->text(2), fr->int64(3), fr->text(4)), fr->int64(0));
+        RUNLENS_ASSIGN_OR_RETURN(auto row, fr.step());
+        if (!row) break;
+        m_frames.emplace(std::make_tuple(fr.text(1), fr.text(2), fr.int64(3), fr.text(4)), fr.int64(0));
     }
-    auto cs = Statement::prepare(h, "SELECT id, parent_id, frame_id, depth FROM callsite");
-    if (!cs) return cs.error();
+    RUNLENS_ASSIGN_OR_RETURN(auto cs, Statement::prepare(h, "SELECT id, parent_id, frame_id, depth FROM callsite"));
     for (;;) {
-        auto row = cs->step();
-        if (!row) return row.error();
-        if (!*row) break;
-        const uint64_t key = (static_cast<uint64_t>(cs->int64(1)) << 32) | static_cast<uint64_t>(cs->int64(2));
-        m_callsites.emplace(key, cs->int64(0));
-        m_callsiteDepth.emplace(cs->int64(0), static_cast<int>(cs->int64(3)));
+        RUNLENS_ASSIGN_OR_RETURN(auto row, cs.step());
+        if (!row) break;
+        const uint64_t key = (static_cast<uint64_t>(cs.int64(1)) << 32) | static_cast<uint64_t>(cs.int64(2));
+        m_callsites.emplace(key, cs.int64(0));
+        m_callsiteDepth.emplace(cs.int64(0), static_cast<int>(cs.int64(3)));
     }
     m_stacksLoaded = true;
     return okStatus();
@@ -332,12 +305,12 @@ Status RunWriter::loadStacks()
 
 Expected<int64_t> RunWriter::frame(std::string_view name, std::string_view file, int64_t line, std::string_view module)
 {
-    if (Status s = loadStacks(); !s) return s.error();
+    RUNLENS_TRY(loadStacks());
     auto key = std::make_tuple(std::string(name), std::string(file), line, std::string(module));
     if (auto it = m_frames.find(key); it != m_frames.end()) return it->second;
-    if (Status s = prepare(); !s) return s.error();
+    RUNLENS_TRY(prepare());
     m_insFrame.bind(1, name).bind(2, file).bind(3, line).bind(4, module);
-    if (Status s = m_insFrame.exec(); !s) return s.error();
+    RUNLENS_TRY(m_insFrame.exec());
     const int64_t id = sqlite3_last_insert_rowid(m_db.handle());
     m_frames.emplace(std::move(key), id);
     return id;
@@ -347,9 +320,9 @@ Expected<int64_t> RunWriter::callsite(int64_t parentId, int64_t frameId)
 {
     const uint64_t key = (static_cast<uint64_t>(parentId) << 32) | static_cast<uint64_t>(frameId);
     if (auto it = m_callsites.find(key); it != m_callsites.end()) return it->second;
-    if (Status s = loadStacks(); !s) return s.error();
+    RUNLENS_TRY(loadStacks());
     if (auto it = m_callsites.find(key); it != m_callsites.end()) return it->second;
-    if (Status s = prepare(); !s) return s.error();
+    RUNLENS_TRY(prepare());
     int depth = 0;
     if (parentId != 0) {
         auto it = m_callsiteDepth.find(parentId);
@@ -357,7 +330,7 @@ Expected<int64_t> RunWriter::callsite(int64_t parentId, int64_t frameId)
         depth = it->second + 1;
     }
     m_insCallsite.bind(1, parentId).bind(2, frameId).bind(3, depth);
-    if (Status s = m_insCallsite.exec(); !s) return s.error();
+    RUNLENS_TRY(m_insCallsite.exec());
     const int64_t id = sqlite3_last_insert_rowid(m_db.handle());
     m_callsites.emplace(key, id);
     m_callsiteDepth.emplace(id, depth);
@@ -369,15 +342,12 @@ Expected<int64_t> RunWriter::thread(int64_t nodeId, std::string_view process, in
 {
     auto key = std::make_tuple(nodeId, std::string(process), pid, std::string(name), tid);
     if (auto it = m_threads.find(key); it != m_threads.end()) return it->second;
-    auto ins = Statement::prepare(m_db.handle(),
-                                  "INSERT INTO thread(node_id, process, pid, name, tid) VALUES (?,?,?,?,?) "
-                                  "ON CONFLICT(node_id, process, pid, name, tid) DO UPDATE SET pid = pid RETURNING id");
-    if (!ins) return ins.error();
-    ins->bind(1, nodeId).bind(2, process).bind(3, pid).bind(4, name).bind(5, tid);
-    auto row = ins->step();
+    RUNLENS_ASSIGN_OR_RETURN(auto ins, Statement::prepare(m_db.handle(), "INSERT INTO thread(node_id, process, pid, name, tid) VALUES (?,?,?,?,?) " "ON CONFLICT(node_id, process, pid, name, tid) DO UPDATE SET pid = pid RETURNING id"));
+    ins.bind(1, nodeId).bind(2, process).bind(3, pid).bind(4, name).bind(5, tid);
+    auto row = ins.step();
     if (!row) return row.error();
-    const int64_t id = ins->int64(0);
-    ins->reset();
+    const int64_t id = ins.int64(0);
+    ins.reset();
     m_threads.emplace(std::move(key), id);
     return id;
 }
@@ -385,14 +355,14 @@ Expected<int64_t> RunWriter::thread(int64_t nodeId, std::string_view process, in
 Status RunWriter::stackSample(int64_t threadId, int64_t callsiteId, std::optional<int64_t> tsNs, int64_t sampleCount,
                               double weight)
 {
-    if (Status s = prepare(); !s) return s;
+    RUNLENS_TRY(prepare());
     if (tsNs) {
         if (!m_stacks) m_stacks = std::make_unique<StackChunkWriter>(m_db.handle());
         return m_stacks->add(m_importId, threadId, StackSample{*tsNs, callsiteId, sampleCount, weight});
     }
     m_insSample.bind(1, threadId).bind(2, callsiteId).bindNull(3);
     m_insSample.bind(4, sampleCount).bind(5, weight).bind(6, m_importId);
-    if (Status s = m_insSample.exec(); !s) return s;
+    RUNLENS_TRY(m_insSample.exec());
     m_samplesWritten += sampleCount;
     return okStatus();
 }
@@ -414,7 +384,7 @@ Status RunWriter::finishImport(const ImportTotals& totals, const Diagnostics& di
                               "max_value = CASE WHEN ? THEN max(coalesce(max_value, ?), ?) ELSE max_value END, "
                               "sum_value = sum_value + ? WHERE id = ?");
     if (!upd) return upd.error();
-    if (Status s = flushAll(); !s) return s;
+    RUNLENS_TRY(flushAll());
     stopEncoder();
     if (m_stacks)
         if (Status s = m_stacks->finish(); !s) return s;
@@ -425,50 +395,40 @@ Status RunWriter::finishImport(const ImportTotals& totals, const Diagnostics& di
         upd->bind(1, t.count).bind(2, t.missing).bind(3, t.firstNs).bind(4, t.firstNs).bind(5, t.lastNs);
         upd->bind(6, t.lastNs).bind(7, hv).bind(8, t.minValue).bind(9, t.minValue).bind(10, hv);
         upd->bind(11, t.maxValue).bind(12, t.maxValue).bind(13, t.sum).bind(14, sink->m_seriesId);
-        if (Status s = upd->exec(); !s) return s;
+        RUNLENS_TRY(upd->exec());
     }
     // Series created by this import but never given a point are not kept.
-    if (Status s = execSql(h, "DELETE FROM series WHERE points = 0 AND NOT EXISTS "
-                              "(SELECT 1 FROM point_chunk c WHERE c.series_id = series.id)");
-        !s)
-        return s;
+    RUNLENS_TRY(execSql(h, "DELETE FROM series WHERE points = 0 AND NOT EXISTS " "(SELECT 1 FROM point_chunk c WHERE c.series_id = series.id)"));
 
     auto cnt =
         Statement::prepare(h, "INSERT INTO diagnostic_count(import_id, kind, data_loss, count) VALUES (?,?,?,?)");
     if (!cnt) return cnt.error();
     for (const auto& [kind, c] : diagnostics.counts()) {
         cnt->bind(1, m_importId).bind(2, std::string_view(kind)).bind(3, c.dataLoss ? 1 : 0).bind(4, c.count);
-        if (Status s = cnt->exec(); !s) return s;
+        RUNLENS_TRY(cnt->exec());
     }
-    auto ent = Statement::prepare(
-        h, "INSERT INTO diagnostic(import_id, kind, file, line, column, message) VALUES (?,?,?,?,?,?)");
-    if (!ent) return ent.error();
+    RUNLENS_ASSIGN_OR_RETURN(auto ent, Statement::prepare( h, "INSERT INTO diagnostic(import_id, kind, file, line, column, message) VALUES (?,?,?,?,?,?)"));
     for (const DiagnosticEntry& e : diagnostics.entries()) {
-        ent->bind(1, m_importId).bind(2, std::string_view(e.kind)).bind(3, std::string_view(e.where.file));
-        ent->bind(4, e.where.line).bind(5, e.where.column).bind(6, std::string_view(e.message));
-        if (Status s = ent->exec(); !s) return s;
+        ent.bind(1, m_importId).bind(2, std::string_view(e.kind)).bind(3, std::string_view(e.where.file));
+        ent.bind(4, e.where.line).bind(5, e.where.column).bind(6, std::string_view(e.message));
+        RUNLENS_TRY(ent.exec());
     }
-    auto imp = Statement::prepare(h, "UPDATE import SET duration_ms = ?, rows_read = ?, points = ?, samples = ?, "
-                                     "diagnostics = ?, data_loss = ?, summary = ?, content_hash = ?, anchor = ?, "
-                                     "anchor_start_ns = ?, anchor_uncertainty_ns = ?, anchor_method = ? WHERE id = ?");
-    if (!imp) return imp.error();
-    imp->bind(1, totals.durationMs).bind(2, totals.rowsRead).bind(3, totals.points).bind(4, totals.samples);
-    imp->bind(5, diagnostics.total()).bind(6, diagnostics.dataLoss()).bind(7, std::string_view(totals.summary));
-    imp->bind(8, std::string_view(totals.contentHash)).bind(9, std::string_view(totals.anchor));
-    if (totals.anchorStartNs) imp->bind(10, *totals.anchorStartNs);
-    if (totals.anchorUncertaintyNs) imp->bind(11, *totals.anchorUncertaintyNs);
-    imp->bind(12, std::string_view(totals.anchorMethod)).bind(13, m_importId);
-    return imp->exec();
+    RUNLENS_ASSIGN_OR_RETURN(auto imp, Statement::prepare(h, "UPDATE import SET duration_ms = ?, rows_read = ?, points = ?, samples = ?, " "diagnostics = ?, data_loss = ?, summary = ?, content_hash = ?, anchor = ?, " "anchor_start_ns = ?, anchor_uncertainty_ns = ?, anchor_method = ? WHERE id = ?"));
+    imp.bind(1, totals.durationMs).bind(2, totals.rowsRead).bind(3, totals.points).bind(4, totals.samples);
+    imp.bind(5, diagnostics.total()).bind(6, diagnostics.dataLoss()).bind(7, std::string_view(totals.summary));
+    imp.bind(8, std::string_view(totals.contentHash)).bind(9, std::string_view(totals.anchor));
+    if (totals.anchorStartNs) imp.bind(10, *totals.anchorStartNs);
+    if (totals.anchorUncertaintyNs) imp.bind(11, *totals.anchorUncertaintyNs);
+    imp.bind(12, std::string_view(totals.anchorMethod)).bind(13, m_importId);
+    return imp.exec();
 }
 
 Status RunWriter::unanchoredPoint(std::string_view metric, std::string_view unit, std::string_view rawName,
                                   int64_t relNs, std::optional<double> value)
 {
     if (!m_insUnanchored.get()) {
-        auto st = Statement::prepare(m_db.handle(), "INSERT INTO unanchored_point(import_id, metric, unit, raw_name, "
-                                                    "rel_ns, value) VALUES (?,?,?,?,?,?)");
-        if (!st) return st.error();
-        m_insUnanchored = std::move(*st);
+        RUNLENS_ASSIGN_OR_RETURN(auto st, Statement::prepare(m_db.handle(), "INSERT INTO unanchored_point(import_id, metric, unit, raw_name, " "rel_ns, value) VALUES (?,?,?,?,?,?)"));
+        m_insUnanchored = std::move(st);
     }
     Statement& st = m_insUnanchored;
     st.bind(1, m_importId).bind(2, metric).bind(3, unit).bind(4, rawName).bind(5, relNs);
@@ -479,25 +439,21 @@ Status RunWriter::unanchoredPoint(std::string_view metric, std::string_view unit
 Status RunWriter::removeUnplacedImport(int64_t importId)
 {
     sqlite3* h = m_db.handle();
-    auto placed = Statement::prepare(h, "SELECT points + samples FROM import WHERE id = ?");
-    if (!placed) return placed.error();
-    placed->bind(1, importId);
-    auto row = placed->step();
-    if (!row) return row.error();
-    if (!*row || placed->int64(0) != 0)
+    RUNLENS_ASSIGN_OR_RETURN(auto placed, Statement::prepare(h, "SELECT points + samples FROM import WHERE id = ?"));
+    placed.bind(1, importId);
+    RUNLENS_ASSIGN_OR_RETURN(auto row, placed.step());
+    if (!row || placed.int64(0) != 0)
         return makeError(ErrorCode::Usage,
                          fmt::format("import {} has data on the timeline: it cannot be replaced", importId));
-    placed->reset();
+    placed.reset();
     for (const char* table : {"unanchored_point", "diagnostic", "diagnostic_count"}) {
-        auto del = Statement::prepare(h, fmt::format("DELETE FROM {} WHERE import_id = ?", table).c_str());
-        if (!del) return del.error();
-        del->bind(1, importId);
-        if (Status s = del->exec(); !s) return s;
+        RUNLENS_ASSIGN_OR_RETURN(auto del, Statement::prepare(h, fmt::format("DELETE FROM {} WHERE import_id = ?", table).c_str()));
+        del.bind(1, importId);
+        RUNLENS_TRY(del.exec());
     }
-    auto del = Statement::prepare(h, "DELETE FROM import WHERE id = ?");
-    if (!del) return del.error();
-    del->bind(1, importId);
-    return del->exec();
+    RUNLENS_ASSIGN_OR_RETURN(auto del, Statement::prepare(h, "DELETE FROM import WHERE id = ?"));
+    del.bind(1, importId);
+    return del.exec();
 }
 
 } // namespace runlens::store

@@ -110,14 +110,12 @@ std::string objectName(const MasterRow& row)
 
 Expected<std::vector<MasterRow>> readMaster(sqlite3* db)
 {
-    auto st = Statement::prepare(db, "SELECT type, name, tbl_name, sql FROM sqlite_master ORDER BY type, name");
-    if (!st) return st.error();
+    RUNLENS_ASSIGN_OR_RETURN(auto st, Statement::prepare(db, "SELECT type, name, tbl_name, sql FROM sqlite_master ORDER BY type, name"));
     std::vector<MasterRow> rows;
     for (;;) {
-        auto row = st->step();
-        if (!row) return row.error();
-        if (!*row) break;
-        rows.push_back({st->text(0), st->text(1), st->text(2), st->text(3)});
+        RUNLENS_ASSIGN_OR_RETURN(auto row, st.step());
+        if (!row) break;
+        rows.push_back({st.text(0), st.text(1), st.text(2), st.text(3)});
     }
     return rows;
 }
@@ -127,19 +125,17 @@ Expected<std::vector<MasterRow>> readMaster(sqlite3* db)
 Expected<std::vector<Column>> pragmaRows(sqlite3* db, std::string_view sql, const std::string& arg1,
                                          const std::string& arg2 = {})
 {
-    auto st = Statement::prepare(db, sql);
-    if (!st) return st.error();
-    st->bind(1, std::string_view(arg1));
-    if (sqlite3_bind_parameter_count(st->get()) > 1) st->bind(2, std::string_view(arg2));
-    const int columns = sqlite3_column_count(st->get());
+    RUNLENS_ASSIGN_OR_RETURN(auto st, Statement::prepare(db, sql));
+    st.bind(1, std::string_view(arg1));
+    if (sqlite3_bind_parameter_count(st.get()) > 1) st.bind(2, std::string_view(arg2));
+    const int columns = sqlite3_column_count(st.get());
     std::vector<Column> out;
     for (;;) {
-        auto row = st->step();
-        if (!row) return row.error();
-        if (!*row) break;
-        Column c{st->text(0), {}};
+        RUNLENS_ASSIGN_OR_RETURN(auto row, st.step());
+        if (!row) break;
+        Column c{st.text(0), {}};
         for (int i = 1; i < columns; ++i)
-            c.detail += st->isNull(i) ? std::string("|null") : "|'" + st->text(i) + "'";
+            c.detail += st.isNull(i) ? std::string("|null") : "|'" + st.text(i) + "'";
         out.push_back(std::move(c));
     }
     return out;
@@ -149,9 +145,8 @@ Expected<std::vector<Column>> pragmaRows(sqlite3* db, std::string_view sql, cons
 Expected<std::string> pragmaAttributes(sqlite3* db, std::string_view sql, const std::string& arg1,
                                        const std::string& arg2 = {})
 {
-    auto rows = pragmaRows(db, sql, arg1, arg2);
-    if (!rows) return rows.error();
-    return rows->size() == 1 ? rows->front().detail : std::string("|none");
+    RUNLENS_ASSIGN_OR_RETURN(auto rows, pragmaRows(db, sql, arg1, arg2));
+    return rows.size() == 1 ? rows.front().detail : std::string("|none");
 }
 
 Expected<Shape> describe(sqlite3* db, const MasterRow& row)
@@ -185,9 +180,8 @@ Expected<SchemaShape> describeAll(sqlite3* db, const std::vector<MasterRow>& row
 {
     SchemaShape shapes;
     for (const MasterRow& row : rows) {
-        auto shape = describe(db, row);
-        if (!shape) return shape.error();
-        shapes.emplace(row.name, std::move(*shape));
+        RUNLENS_ASSIGN_OR_RETURN(auto shape, describe(db, row));
+        shapes.emplace(row.name, std::move(shape));
     }
     return shapes;
 }
@@ -198,10 +192,9 @@ Expected<SchemaShape> buildExpectedShape()
     const int rc = sqlite3_open_v2(":memory:", &raw, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, nullptr);
     const std::unique_ptr<sqlite3, int (*)(sqlite3*)> db(raw, sqlite3_close);
     if (rc != SQLITE_OK) return sqliteError(raw, "cannot open a database in memory");
-    if (Status s = execSql(raw, schemaSql()); !s) return s.error();
-    auto rows = readMaster(raw);
-    if (!rows) return rows.error();
-    return describeAll(raw, *rows);
+    RUNLENS_TRY(execSql(raw, schemaSql()));
+    RUNLENS_ASSIGN_OR_RETURN(auto rows, readMaster(raw));
+    return describeAll(raw, rows);
 }
 
 // What schema.sql creates, worked out once.
@@ -247,7 +240,7 @@ Status compareShape(const std::string& name, const Shape& want, const Shape& hav
 {
     const std::string what = fmt::format("{} {}", want.type, name);
     if (want.type == "table") {
-        if (Status s = compareColumns(what, want.columns, have.columns); !s) return s;
+        RUNLENS_TRY(compareColumns(what, want.columns, have.columns));
     } else if (want.columns.size() != have.columns.size() ||
                !std::equal(want.columns.begin(), want.columns.end(), have.columns.begin(),
                            [](const Column& a, const Column& b) { return a.name == b.name && a.detail == b.detail; })) {
@@ -264,24 +257,22 @@ Status checkNoForeignObjects(sqlite3* db)
 {
     const Expected<SchemaShape>& expected = expectedShape();
     if (!expected) return expected.error();
-    auto rows = readMaster(db);
-    if (!rows) return rows.error();
-    return checkRows(*rows, expected.value());
+    RUNLENS_ASSIGN_OR_RETURN(auto rows, readMaster(db));
+    return checkRows(rows, expected.value());
 }
 
 Status checkSchema(sqlite3* db)
 {
     const Expected<SchemaShape>& expected = expectedShape();
     if (!expected) return expected.error();
-    auto rows = readMaster(db);
-    if (!rows) return rows.error();
-    if (Status s = checkRows(*rows, expected.value()); !s) return s;
-    auto have = describeAll(db, *rows); // only objects RunLens creates are left: describing them runs nothing
+    RUNLENS_ASSIGN_OR_RETURN(auto rows, readMaster(db));
+    RUNLENS_TRY(checkRows(rows, expected.value()));
+    auto have = describeAll(db, rows); // only objects RunLens creates are left: describing them runs nothing
     if (!have) return have.error();
     for (const auto& [name, want] : expected.value()) {
         const auto it = have->find(name);
         if (it == have->end()) return untrusted(fmt::format("{} {} is missing", want.type, name));
-        if (Status s = compareShape(name, want, it->second); !s) return s;
+        RUNLENS_TRY(compareShape(name, want, it->second));
     }
     return okStatus();
 }

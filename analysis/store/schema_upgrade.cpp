@@ -51,10 +51,9 @@ bool createdObject(const std::string& stmt, std::string& kind, std::string& name
 
 Expected<bool> exists(sqlite3* db, const std::string& name)
 {
-    auto st = Statement::prepare(db, "SELECT 1 FROM sqlite_master WHERE name = ?");
-    if (!st) return st.error();
-    st->bind(1, std::string_view(name));
-    return st->step();
+    RUNLENS_ASSIGN_OR_RETURN(auto st, Statement::prepare(db, "SELECT 1 FROM sqlite_master WHERE name = ?"));
+    st.bind(1, std::string_view(name));
+    return st.step();
 }
 
 Status moveTimedStackSamples(sqlite3* db)
@@ -66,17 +65,16 @@ Status moveTimedStackSamples(sqlite3* db)
     StackChunkWriter writer(db);
     int64_t importId = -1;
     for (;;) {
-        auto row = rows->step();
-        if (!row) return row.error();
-        if (!*row) break;
+        RUNLENS_ASSIGN_OR_RETURN(auto row, rows->step());
+        if (!row) break;
         if (rows->int64(0) != importId) {
-            if (Status s = writer.finish(); !s) return s; // chunks are per import
+            RUNLENS_TRY(writer.finish()); // chunks are per import
             importId = rows->int64(0);
         }
         const StackSample sample{rows->int64(2), rows->int64(3), rows->int64(4), rows->real(5)};
-        if (Status s = writer.add(importId, rows->int64(1), sample); !s) return s;
+        RUNLENS_TRY(writer.add(importId, rows->int64(1), sample));
     }
-    if (Status s = writer.finish(); !s) return s;
+    RUNLENS_TRY(writer.finish());
     return execSql(db, "DELETE FROM stack_sample WHERE ts_ns IS NOT NULL");
 }
 
@@ -112,22 +110,21 @@ Status upgradeSchema(sqlite3* db, int fromVersion)
         std::string kind, name;
         if (!createdObject(stmt, kind, name)) continue;
         if (kind == "VIEW") {
-            if (Status s = execSql(db, fmt::format("DROP VIEW IF EXISTS {}", name).c_str()); !s) return s;
+            RUNLENS_TRY(execSql(db, fmt::format("DROP VIEW IF EXISTS {}", name).c_str()));
             views.push_back(stmt);
             continue;
         }
-        auto there = exists(db, name);
-        if (!there) return there.error();
-        if (!*there)
+        RUNLENS_ASSIGN_OR_RETURN(auto there, exists(db, name));
+        if (!there)
             if (Status s = execSql(db, stmt.c_str()); !s) return s;
     }
     if (fromVersion < 2)
         if (Status s = moveTimedStackSamples(db); !s) return s;
     for (const std::string& v : views)
         if (Status s = execSql(db, v.c_str()); !s) return s;
-    if (Status s = execSql(db, fmt::format("PRAGMA user_version = {}", kSchemaVersion).c_str()); !s) return s;
+    RUNLENS_TRY(execSql(db, fmt::format("PRAGMA user_version = {}", kSchemaVersion).c_str()));
     // The upgraded file must be exactly what this version creates; otherwise it stays as it was.
-    if (Status s = checkSchema(db); !s) return s;
+    RUNLENS_TRY(checkSchema(db));
     return tx.commit();
 }
 

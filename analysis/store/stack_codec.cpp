@@ -156,7 +156,7 @@ Expected<std::vector<CallsiteTotal>> decodeCallsiteTotals(const void* data, size
 {
     std::vector<CallsiteTotal> out;
     const auto add = [&](int64_t id, int64_t n, double w) { out.push_back({id, n, w}); };
-    if (Status s = forEachTotal(data, size, std::numeric_limits<int64_t>::max(), add); !s) return s.error();
+    RUNLENS_TRY(forEachTotal(data, size, std::numeric_limits<int64_t>::max(), add));
     return out;
 }
 

@@ -68,11 +68,9 @@ Error badCatalog(std::string what)
 // The number of slots (largest id + 1) for the ids of table, after checking they are positive and dense enough.
 Expected<size_t> idSlots(sqlite3* h, const char* table)
 {
-    auto st = Statement::prepare(h, fmt::format("SELECT count(*), coalesce(min(id), 1), coalesce(max(id), 0) FROM {}",
-                                                table));
-    if (!st) return st.error();
-    if (auto r = st->step(); !r) return r.error();
-    const int64_t rows = st->int64(0), minId = st->int64(1), maxId = st->int64(2);
+    RUNLENS_ASSIGN_OR_RETURN(auto st, Statement::prepare(h, fmt::format("SELECT count(*), coalesce(min(id), 1), coalesce(max(id), 0) FROM {}", table)));
+    RUNLENS_TRY(st.step());
+    const int64_t rows = st.int64(0), minId = st.int64(1), maxId = st.int64(2);
     if (minId < 1) return badCatalog(fmt::format("{} id {} (ids start at 1)", table, minId));
     if (maxId > kMaxStackId || maxId > 2 * rows + kStackIdSlack)
         return badCatalog(fmt::format("{} id {} with {} rows", table, maxId, rows));
@@ -81,16 +79,13 @@ Expected<size_t> idSlots(sqlite3* h, const char* table)
 
 Status loadFrames(sqlite3* h, StackCatalog& cat)
 {
-    auto slots = idSlots(h, "frame");
-    if (!slots) return slots.error();
-    cat.frames.resize(*slots);
-    auto fr = Statement::prepare(h, "SELECT id, name, file, line, module FROM frame");
-    if (!fr) return fr.error();
+    RUNLENS_ASSIGN_OR_RETURN(auto slots, idSlots(h, "frame"));
+    cat.frames.resize(slots);
+    RUNLENS_ASSIGN_OR_RETURN(auto fr, Statement::prepare(h, "SELECT id, name, file, line, module FROM frame"));
     for (;;) {
-        auto row = fr->step();
-        if (!row) return row.error();
-        if (!*row) break;
-        cat.frames[static_cast<size_t>(fr->int64(0))] = {fr->text(1), fr->text(2), fr->int64(3), fr->text(4)};
+        RUNLENS_ASSIGN_OR_RETURN(auto row, fr.step());
+        if (!row) break;
+        cat.frames[static_cast<size_t>(fr.int64(0))] = {fr.text(1), fr.text(2), fr.int64(3), fr.text(4)};
     }
     return okStatus();
 }
@@ -99,18 +94,15 @@ Status loadFrames(sqlite3* h, StackCatalog& cat)
 // its frame exists and its depth is its parent's plus one: the tree has no cycle and no id points outside it.
 Status loadCallsites(sqlite3* h, StackCatalog& cat)
 {
-    auto slots = idSlots(h, "callsite");
-    if (!slots) return slots.error();
-    cat.parent.assign(*slots, 0);
-    cat.frame.assign(*slots, 0);
-    cat.depth.assign(*slots, -1);
-    auto cs = Statement::prepare(h, "SELECT id, parent_id, frame_id, depth FROM callsite ORDER BY id");
-    if (!cs) return cs.error();
+    RUNLENS_ASSIGN_OR_RETURN(auto slots, idSlots(h, "callsite"));
+    cat.parent.assign(slots, 0);
+    cat.frame.assign(slots, 0);
+    cat.depth.assign(slots, -1);
+    RUNLENS_ASSIGN_OR_RETURN(auto cs, Statement::prepare(h, "SELECT id, parent_id, frame_id, depth FROM callsite ORDER BY id"));
     for (;;) {
-        auto row = cs->step();
-        if (!row) return row.error();
-        if (!*row) break;
-        const int64_t id = cs->int64(0), parent = cs->int64(1), frame = cs->int64(2), depth = cs->int64(3);
+        RUNLENS_ASSIGN_OR_RETURN(auto row, cs.step());
+        if (!row) break;
+        const int64_t id = cs.int64(0), parent = cs.int64(1), frame = cs.int64(2), depth = cs.int64(3);
         if (parent < 0 || parent >= id || (parent > 0 && cat.depth[static_cast<size_t>(parent)] < 0))
             return badCatalog(fmt::format("callsite {} has parent {}, not an earlier callsite", id, parent));
         if (frame < 1 || static_cast<size_t>(frame) >= cat.frames.size())
@@ -139,25 +131,17 @@ Status StackReader::prepare()
     if (m_prepared) return okStatus();
     auto st = std::make_shared<Statements>();
     sqlite3* h = m_db.handle();
-    auto b = Statement::prepare(
-        h,
-        "SELECT summary FROM stack_bucket WHERE thread_id = ? AND width_log2 = ? AND start_ns >= ? AND start_ns < ?");
-    if (!b) return b.error();
-    auto c = Statement::prepare(h, "SELECT first_ns, last_ns, summary, data FROM stack_chunk "
-                                   "WHERE thread_id = ? AND first_ns >= ? AND first_ns < ?");
-    if (!c) return c.error();
-    auto u = Statement::prepare(h, "SELECT callsite_id, sample_count, weight FROM stack_sample WHERE thread_id = ?");
-    if (!u) return u.error();
-    st->bucket = std::move(*b);
-    st->chunk = std::move(*c);
-    st->untimed = std::move(*u);
-    auto spans = Statement::prepare(h, "SELECT thread_id, max(last_ns - first_ns) FROM stack_chunk GROUP BY thread_id");
-    if (!spans) return spans.error();
+    RUNLENS_ASSIGN_OR_RETURN(auto b, Statement::prepare( h, "SELECT summary FROM stack_bucket WHERE thread_id = ? AND width_log2 = ? AND start_ns >= ? AND start_ns < ?"));
+    RUNLENS_ASSIGN_OR_RETURN(auto c, Statement::prepare(h, "SELECT first_ns, last_ns, summary, data FROM stack_chunk " "WHERE thread_id = ? AND first_ns >= ? AND first_ns < ?"));
+    RUNLENS_ASSIGN_OR_RETURN(auto u, Statement::prepare(h, "SELECT callsite_id, sample_count, weight FROM stack_sample WHERE thread_id = ?"));
+    st->bucket = std::move(b);
+    st->chunk = std::move(c);
+    st->untimed = std::move(u);
+    RUNLENS_ASSIGN_OR_RETURN(auto spans, Statement::prepare(h, "SELECT thread_id, max(last_ns - first_ns) FROM stack_chunk GROUP BY thread_id"));
     for (;;) {
-        auto row = spans->step();
-        if (!row) return row.error();
-        if (!*row) break;
-        st->maxChunkSpan[spans->int64(0)] = spans->int64(1);
+        RUNLENS_ASSIGN_OR_RETURN(auto row, spans.step());
+        if (!row) break;
+        st->maxChunkSpan[spans.int64(0)] = spans.int64(1);
     }
     m_st = std::move(st);
     m_prepared = true;
@@ -175,9 +159,8 @@ Expected<std::vector<StackThreadInfo>> StackReader::threads()
     std::vector<StackThreadInfo> out;
     std::unordered_map<int64_t, size_t> index;
     for (;;) {
-        auto row = st->step();
-        if (!row) return row.error();
-        if (!*row) break;
+        RUNLENS_ASSIGN_OR_RETURN(auto row, st->step());
+        if (!row) break;
         StackThreadInfo t;
         t.id = st->int64(0);
         t.nodeId = st->int64(1);
@@ -190,29 +173,24 @@ Expected<std::vector<StackThreadInfo>> StackReader::threads()
         index[t.id] = out.size();
         out.push_back(std::move(t));
     }
-    auto timed = Statement::prepare(
-        h,
-        "SELECT thread_id, sum(samples), sum(weight), min(first_ns), max(last_ns) FROM stack_chunk GROUP BY thread_id");
-    if (!timed) return timed.error();
+    RUNLENS_ASSIGN_OR_RETURN(auto timed, Statement::prepare( h, "SELECT thread_id, sum(samples), sum(weight), min(first_ns), max(last_ns) FROM stack_chunk GROUP BY thread_id"));
     for (;;) {
-        auto row = timed->step();
-        if (!row) return row.error();
-        if (!*row) break;
-        auto it = index.find(timed->int64(0));
+        RUNLENS_ASSIGN_OR_RETURN(auto row, timed.step());
+        if (!row) break;
+        auto it = index.find(timed.int64(0));
         if (it == index.end()) continue;
         StackThreadInfo& t = out[it->second];
-        t.timedSamples = timed->int64(1);
-        t.timedWeight = timed->real(2);
-        t.firstNs = saturatingAdd(timed->int64(3), t.clockOffsetNs);
-        t.lastNs = saturatingAdd(timed->int64(4), t.clockOffsetNs);
+        t.timedSamples = timed.int64(1);
+        t.timedWeight = timed.real(2);
+        t.firstNs = saturatingAdd(timed.int64(3), t.clockOffsetNs);
+        t.lastNs = saturatingAdd(timed.int64(4), t.clockOffsetNs);
     }
     auto untimed =
         Statement::prepare(h, "SELECT thread_id, sum(sample_count), sum(weight) FROM stack_sample GROUP BY thread_id");
     if (!untimed) return untimed.error();
     for (;;) {
-        auto row = untimed->step();
-        if (!row) return row.error();
-        if (!*row) break;
+        RUNLENS_ASSIGN_OR_RETURN(auto row, untimed->step());
+        if (!row) break;
         auto it = index.find(untimed->int64(0));
         if (it == index.end()) continue;
         out[it->second].untimedSamples = untimed->int64(1);
@@ -226,18 +204,16 @@ Expected<std::shared_ptr<const StackCatalog>> StackReader::catalog()
     sqlite3* h = m_db.handle();
     // Reloaded whenever the file changed since: a commit by another connection moves data_version, a change on
     // this one (a later import, a clock offset set) moves its total change count.
-    auto version = Statement::prepare(h, "PRAGMA data_version");
-    if (!version) return version.error();
-    if (auto r = version->step(); !r) return r.error();
-    const std::pair<int64_t, int64_t> signature{version->int64(0), sqlite3_total_changes64(h)};
+    RUNLENS_ASSIGN_OR_RETURN(auto version, Statement::prepare(h, "PRAGMA data_version"));
+    RUNLENS_TRY(version.step());
+    const std::pair<int64_t, int64_t> signature{version.int64(0), sqlite3_total_changes64(h)};
     if (m_catalog && signature == m_catalogVersion) return m_catalog;
 
     auto cat = std::make_shared<StackCatalog>();
     if (Status s = loadFrames(h, *cat); !s) return damaged(m_db.path(), s.error());
     if (Status s = loadCallsites(h, *cat); !s) return damaged(m_db.path(), s.error());
-    auto threads = this->threads();
-    if (!threads) return threads.error();
-    cat->threads = std::move(*threads);
+    RUNLENS_ASSIGN_OR_RETURN(auto threads, this->threads());
+    cat->threads = std::move(threads);
     m_catalog = std::move(cat);
     m_catalogVersion = signature;
     m_prepared = false; // chunk spans may have changed with the data
@@ -335,17 +311,16 @@ Status StackReader::addThread(const StackThreadInfo& t, TimeWindow window, int64
 Expected<StackWindowTotals> StackReader::totals(const std::vector<int64_t>& threadIds, TimeWindow window,
                                                 bool includeUntimed, const std::atomic<bool>* cancel)
 {
-    auto cat = catalog();
-    if (!cat) return cat.error();
-    if (Status s = prepare(); !s) return s.error();
+    RUNLENS_ASSIGN_OR_RETURN(auto cat, catalog());
+    RUNLENS_TRY(prepare());
     StackWindowTotals out;
-    const auto callsites = static_cast<int64_t>((*cat)->callsiteCount());
-    out.self.samples.assign((*cat)->callsiteCount(), 0);
-    out.self.weight.assign((*cat)->callsiteCount(), 0.0);
-    for (const StackThreadInfo& t : (*cat)->threads) {
+    const auto callsites = static_cast<int64_t>(cat->callsiteCount());
+    out.self.samples.assign(cat->callsiteCount(), 0);
+    out.self.weight.assign(cat->callsiteCount(), 0.0);
+    for (const StackThreadInfo& t : cat->threads) {
         if (!threadIds.empty() && std::find(threadIds.begin(), threadIds.end(), t.id) == threadIds.end()) continue;
         if (cancel && cancel->load(std::memory_order_relaxed)) return cancelled();
-        if (Status s = addThread(t, window, callsites, out); !s) return s.error();
+        RUNLENS_TRY(addThread(t, window, callsites, out));
         if (includeUntimed && t.untimedSamples > 0) {
             Statement& q = m_st->untimed;
             q.bind(1, t.id);
@@ -376,12 +351,11 @@ Expected<StackWindowTotals> StackReader::totals(const std::vector<int64_t>& thre
 
 Expected<std::vector<StackSample>> StackReader::samples(int64_t threadId, TimeWindow window)
 {
-    auto cat = catalog();
-    if (!cat) return cat.error();
-    if (Status s = prepare(); !s) return s.error();
-    const auto t = std::find_if((*cat)->threads.begin(), (*cat)->threads.end(),
+    RUNLENS_ASSIGN_OR_RETURN(auto cat, catalog());
+    RUNLENS_TRY(prepare());
+    const auto t = std::find_if(cat->threads.begin(), cat->threads.end(),
                                 [&](const StackThreadInfo& x) { return x.id == threadId; });
-    if (t == (*cat)->threads.end()) return makeError(ErrorCode::Usage, fmt::format("no thread {}", threadId));
+    if (t == cat->threads.end()) return makeError(ErrorCode::Usage, fmt::format("no thread {}", threadId));
     std::vector<StackSample> out;
     if (!t->firstNs) return out;
     const int64_t lo = saturatingSub(window.fromNs, t->clockOffsetNs);

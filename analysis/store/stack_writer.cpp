@@ -18,18 +18,12 @@ std::vector<CallsiteTotal> sortedTotals(const std::unordered_map<int64_t, Callsi
 Status StackChunkWriter::prepare()
 {
     if (m_prepared) return okStatus();
-    auto ins = Statement::prepare(m_db, "INSERT INTO stack_chunk(thread_id, first_ns, last_ns, import_id, chunk_seq, "
-                                        "samples, weight, summary, data) VALUES (?,?,?,?,?,?,?,?,?)");
-    if (!ins) return ins.error();
-    auto sel = Statement::prepare(
-        m_db, "SELECT summary FROM stack_bucket WHERE thread_id = ? AND width_log2 = ? AND start_ns = ?");
-    if (!sel) return sel.error();
-    auto put = Statement::prepare(m_db, "INSERT OR REPLACE INTO stack_bucket(thread_id, width_log2, start_ns, "
-                                        "samples, weight, summary) VALUES (?,?,?,?,?,?)");
-    if (!put) return put.error();
-    m_insChunk = std::move(*ins);
-    m_selBucket = std::move(*sel);
-    m_putBucket = std::move(*put);
+    RUNLENS_ASSIGN_OR_RETURN(auto ins, Statement::prepare(m_db, "INSERT INTO stack_chunk(thread_id, first_ns, last_ns, import_id, chunk_seq, " "samples, weight, summary, data) VALUES (?,?,?,?,?,?,?,?,?)"));
+    RUNLENS_ASSIGN_OR_RETURN(auto sel, Statement::prepare( m_db, "SELECT summary FROM stack_bucket WHERE thread_id = ? AND width_log2 = ? AND start_ns = ?"));
+    RUNLENS_ASSIGN_OR_RETURN(auto put, Statement::prepare(m_db, "INSERT OR REPLACE INTO stack_bucket(thread_id, width_log2, start_ns, " "samples, weight, summary) VALUES (?,?,?,?,?,?)"));
+    m_insChunk = std::move(ins);
+    m_selBucket = std::move(sel);
+    m_putBucket = std::move(put);
     m_prepared = true;
     return okStatus();
 }
@@ -51,7 +45,7 @@ Status StackChunkWriter::add(int64_t importId, int64_t threadId, const StackSamp
 Status StackChunkWriter::flush(int64_t threadId, ThreadBuffer& b)
 {
     if (b.pending.empty()) return okStatus();
-    if (Status s = prepare(); !s) return s;
+    RUNLENS_TRY(prepare());
     std::stable_sort(b.pending.begin(), b.pending.end(),
                      [](const StackSample& x, const StackSample& y) { return x.tsNs < y.tsNs; });
     Totals totals;
@@ -79,9 +73,8 @@ Status StackChunkWriter::writeBuckets(int64_t threadId, int level, const std::ma
     for (const auto& [start, fresh] : buckets) {
         Totals merged = fresh;
         m_selBucket.bind(1, threadId).bind(2, level).bind(3, start);
-        auto row = m_selBucket.step();
-        if (!row) return row.error();
-        if (*row) {
+        RUNLENS_ASSIGN_OR_RETURN(auto row, m_selBucket.step());
+        if (row) {
             auto old = decodeCallsiteTotals(m_selBucket.blob(0), m_selBucket.blobSize(0));
             if (!old) {
                 m_selBucket.reset();
@@ -104,7 +97,7 @@ Status StackChunkWriter::writeBuckets(int64_t threadId, int level, const std::ma
         const std::string summary = encodeCallsiteTotals(sortedTotals(merged));
         m_putBucket.bind(1, threadId).bind(2, level).bind(3, start).bind(4, samples).bind(5, weight);
         m_putBucket.bindBlob(6, summary.data(), summary.size());
-        if (Status s = m_putBucket.exec(); !s) return s;
+        RUNLENS_TRY(m_putBucket.exec());
     }
     return okStatus();
 }
@@ -112,12 +105,12 @@ Status StackChunkWriter::writeBuckets(int64_t threadId, int level, const std::ma
 Status StackChunkWriter::finish()
 {
     if (m_threads.empty()) return okStatus();
-    if (Status s = prepare(); !s) return s;
+    RUNLENS_TRY(prepare());
     for (auto& [threadId, b] : m_threads) {
-        if (Status s = flush(threadId, b); !s) return s;
+        RUNLENS_TRY(flush(threadId, b));
         std::map<int64_t, Totals> level = std::move(b.buckets);
         for (size_t i = 0; i < kStackBucketLevels.size(); ++i) {
-            if (Status s = writeBuckets(threadId, kStackBucketLevels[i], level); !s) return s;
+            RUNLENS_TRY(writeBuckets(threadId, kStackBucketLevels[i], level));
             if (i + 1 == kStackBucketLevels.size()) break;
             const int next = kStackBucketLevels[i + 1];
             std::map<int64_t, Totals> coarser;

@@ -11,30 +11,24 @@ namespace runlens::store {
 
 Expected<std::vector<TraceTrackInfo>> TraceReader::tracks()
 {
-    auto st = Statement::prepare(
-        m_db.handle(), "SELECT t.id, t.node_id, n.name, t.rank, t.kind, t.pid, t.tid, t.name, t.device_id, "
-                       "coalesce(d.kind || ':' || d.name, ''), n.clock_offset_ns, t.max_dur_ns "
-                       "FROM trace_track t JOIN node n ON n.id = t.node_id LEFT JOIN device d ON d.id = t.device_id "
-                       "ORDER BY n.name, t.rank, t.kind, t.pid, t.tid");
-    if (!st) return st.error();
+    RUNLENS_ASSIGN_OR_RETURN(auto st, Statement::prepare( m_db.handle(), "SELECT t.id, t.node_id, n.name, t.rank, t.kind, t.pid, t.tid, t.name, t.device_id, " "coalesce(d.kind || ':' || d.name, ''), n.clock_offset_ns, t.max_dur_ns " "FROM trace_track t JOIN node n ON n.id = t.node_id LEFT JOIN device d ON d.id = t.device_id " "ORDER BY n.name, t.rank, t.kind, t.pid, t.tid"));
     std::vector<TraceTrackInfo> out;
     for (;;) {
-        auto row = st->step();
-        if (!row) return row.error();
-        if (!*row) break;
+        RUNLENS_ASSIGN_OR_RETURN(auto row, st.step());
+        if (!row) break;
         TraceTrackInfo t;
-        t.id = st->int64(0);
-        t.nodeId = st->int64(1);
-        t.node = st->text(2);
-        t.rank = st->int64(3);
-        t.kind = st->text(4);
-        t.pid = st->text(5);
-        t.tid = st->text(6);
-        t.name = st->text(7);
-        if (!st->isNull(8)) t.deviceId = st->int64(8);
-        t.device = st->text(9);
-        t.clockOffsetNs = st->int64(10);
-        t.maxDurNs = st->int64(11);
+        t.id = st.int64(0);
+        t.nodeId = st.int64(1);
+        t.node = st.text(2);
+        t.rank = st.int64(3);
+        t.kind = st.text(4);
+        t.pid = st.text(5);
+        t.tid = st.text(6);
+        t.name = st.text(7);
+        if (!st.isNull(8)) t.deviceId = st.int64(8);
+        t.device = st.text(9);
+        t.clockOffsetNs = st.int64(10);
+        t.maxDurNs = st.int64(11);
         out.push_back(std::move(t));
     }
     return out;
@@ -42,24 +36,20 @@ Expected<std::vector<TraceTrackInfo>> TraceReader::tracks()
 
 Expected<std::vector<TraceSummaryRow>> TraceReader::summary()
 {
-    auto st = Statement::prepare(m_db.handle(), "SELECT node, rank, category, slices, total_dur_ns, first_ns, last_ns "
-                                                "FROM trace_summary ORDER BY node, rank, category");
-    if (!st) return st.error();
+    RUNLENS_ASSIGN_OR_RETURN(auto st, Statement::prepare(m_db.handle(), "SELECT node, rank, category, slices, total_dur_ns, first_ns, last_ns " "FROM trace_summary ORDER BY node, rank, category"));
     std::vector<TraceSummaryRow> out;
     for (;;) {
-        auto row = st->step();
-        if (!row) return row.error();
-        if (!*row) break;
-        out.push_back({st->text(0), st->int64(1), traceCategoryFromName(st->text(2)).value_or(TraceCategory::Other),
-                       st->int64(3), st->int64(4), st->int64(5), st->int64(6)});
+        RUNLENS_ASSIGN_OR_RETURN(auto row, st.step());
+        if (!row) break;
+        out.push_back({st.text(0), st.int64(1), traceCategoryFromName(st.text(2)).value_or(TraceCategory::Other),
+                       st.int64(3), st.int64(4), st.int64(5), st.int64(6)});
     }
     return out;
 }
 
 Expected<std::vector<TraceSliceInfo>> TraceReader::slices(TimeWindow window, const TraceFilter& filter)
 {
-    auto all = tracks();
-    if (!all) return all.error();
+    RUNLENS_ASSIGN_OR_RETURN(auto all, tracks());
     std::string sql = "SELECT s.ts_ns, s.dur_ns, s.category, n.name, s.correlation FROM trace_slice s "
                       "JOIN trace_name n ON n.id = s.name_id WHERE s.track_id = ? AND s.ts_ns BETWEEN ? AND ? "
                       "AND s.ts_ns + s.dur_ns >= ?";
@@ -70,34 +60,32 @@ Expected<std::vector<TraceSliceInfo>> TraceReader::slices(TimeWindow window, con
         sql += ")";
     }
     sql += " ORDER BY s.ts_ns";
-    auto st = Statement::prepare(m_db.handle(), sql);
-    if (!st) return st.error();
+    RUNLENS_ASSIGN_OR_RETURN(auto st, Statement::prepare(m_db.handle(), sql));
 
     std::vector<TraceSliceInfo> out;
-    for (const TraceTrackInfo& t : *all) {
+    for (const TraceTrackInfo& t : all) {
         if ((filter.rank && t.rank != *filter.rank) || (filter.nodeId && t.nodeId != *filter.nodeId) ||
             (filter.trackId && t.id != *filter.trackId))
             continue;
         // Stored times are the node's own clock; a slice overlapping the window starts at most maxDur before it.
         const int64_t from = saturatingSub(window.fromNs, t.clockOffsetNs);
         const int64_t to = saturatingSub(window.toNs, t.clockOffsetNs);
-        st->bind(1, t.id).bind(2, saturatingSub(from, t.maxDurNs)).bind(3, to).bind(4, from);
+        st.bind(1, t.id).bind(2, saturatingSub(from, t.maxDurNs)).bind(3, to).bind(4, from);
         for (size_t i = 0; i < filter.categories.size(); ++i)
-            st->bind(static_cast<int>(5 + i), traceCategoryName(filter.categories[i]));
+            st.bind(static_cast<int>(5 + i), traceCategoryName(filter.categories[i]));
         for (;;) {
-            auto row = st->step();
-            if (!row) return row.error();
-            if (!*row) break;
+            RUNLENS_ASSIGN_OR_RETURN(auto row, st.step());
+            if (!row) break;
             TraceSliceInfo s;
             s.trackId = t.id;
-            s.tsNs = saturatingAdd(st->int64(0), t.clockOffsetNs);
-            s.durNs = st->int64(1);
-            s.category = traceCategoryFromName(st->text(2)).value_or(TraceCategory::Other);
-            s.name = st->text(3);
-            if (!st->isNull(4)) s.correlation = st->int64(4);
+            s.tsNs = saturatingAdd(st.int64(0), t.clockOffsetNs);
+            s.durNs = st.int64(1);
+            s.category = traceCategoryFromName(st.text(2)).value_or(TraceCategory::Other);
+            s.name = st.text(3);
+            if (!st.isNull(4)) s.correlation = st.int64(4);
             out.push_back(std::move(s));
         }
-        st->reset();
+        st.reset();
     }
     std::stable_sort(out.begin(), out.end(),
                      [](const TraceSliceInfo& a, const TraceSliceInfo& b) { return a.tsNs < b.tsNs; });
@@ -106,13 +94,12 @@ Expected<std::vector<TraceSliceInfo>> TraceReader::slices(TimeWindow window, con
 
 Expected<int64_t> TraceReader::coveredNs(TimeWindow window, const TraceFilter& filter)
 {
-    auto found = slices(window, filter);
-    if (!found) return found.error();
+    RUNLENS_ASSIGN_OR_RETURN(auto found, slices(window, filter));
     // Slices come ordered by start: merge as we go, clipped to the window.
     int64_t covered = 0;
     int64_t runStart = 0, runEnd = 0;
     bool open = false;
-    for (const TraceSliceInfo& s : *found) {
+    for (const TraceSliceInfo& s : found) {
         const int64_t start = std::max(s.tsNs, window.fromNs);
         const int64_t end = std::min(saturatingAdd(s.tsNs, s.durNs), window.toNs);
         if (end <= start) continue;

@@ -53,9 +53,8 @@ Status TraceWriter::prepare()
                         "VALUES (?,?,?,?,?,?,?)";
     for (size_t i = 1; i < kBatchRows; ++i)
         batch += ",(?,?,?,?,?,?,?)";
-    auto batchSt = Statement::prepare(h, batch);
-    if (!batchSt) return batchSt.error();
-    m_insBatch = std::move(batchSt.value());
+    RUNLENS_ASSIGN_OR_RETURN(auto batchSt, Statement::prepare(h, batch));
+    m_insBatch = std::move(batchSt);
     for (const auto& s : all) {
         auto st = Statement::prepare(h, s.sql);
         if (!st) {
@@ -75,7 +74,7 @@ Status TraceWriter::prepare()
 Expected<int64_t> TraceWriter::track(int64_t nodeId, int64_t rank, std::string_view kind, std::string_view pid,
                                      std::string_view tid, std::string_view name, std::optional<int64_t> deviceId)
 {
-    if (Status s = prepare(); !s) return s.error();
+    RUNLENS_TRY(prepare());
     m_insTrack.bind(1, nodeId).bind(2, rank).bind(3, kind).bind(4, pid).bind(5, tid).bind(6, name);
     if (deviceId)
         m_insTrack.bind(7, *deviceId);
@@ -91,7 +90,7 @@ Expected<int64_t> TraceWriter::track(int64_t nodeId, int64_t rank, std::string_v
 Expected<int64_t> TraceWriter::name(std::string_view name)
 {
     if (auto it = m_names.find(std::string(name)); it != m_names.end()) return it->second;
-    if (Status s = prepare(); !s) return s.error();
+    RUNLENS_TRY(prepare());
     m_insName.bind(1, name);
     auto row = m_insName.step();
     if (!row) return row.error();
@@ -104,7 +103,7 @@ Expected<int64_t> TraceWriter::name(std::string_view name)
 Status TraceWriter::slice(int64_t trackId, TraceCategory category, int64_t nameId, int64_t tsNs, int64_t durNs,
                           std::optional<int64_t> correlation)
 {
-    if (Status s = prepare(); !s) return s;
+    RUNLENS_TRY(prepare());
     m_rows.push_back({trackId, nameId, tsNs, durNs, correlation, category});
     int64_t& longest = m_maxDur[trackId];
     longest = std::max(longest, durNs);
@@ -141,15 +140,13 @@ Status TraceWriter::insert(const Row* rows, size_t n)
 
 Status TraceWriter::finish()
 {
-    if (Status s = insert(m_rows.data(), m_rows.size()); !s) return s;
+    RUNLENS_TRY(insert(m_rows.data(), m_rows.size()));
     m_rows.clear();
     if (m_maxDur.empty()) return okStatus();
-    auto upd = Statement::prepare(m_writer.database().handle(),
-                                  "UPDATE trace_track SET max_dur_ns = max(max_dur_ns, ?) WHERE id = ?");
-    if (!upd) return upd.error();
+    RUNLENS_ASSIGN_OR_RETURN(auto upd, Statement::prepare(m_writer.database().handle(), "UPDATE trace_track SET max_dur_ns = max(max_dur_ns, ?) WHERE id = ?"));
     for (const auto& [track, longest] : m_maxDur) {
-        upd->bind(1, longest).bind(2, track);
-        if (Status s = upd->exec(); !s) return s;
+        upd.bind(1, longest).bind(2, track);
+        RUNLENS_TRY(upd.exec());
     }
     return okStatus();
 }

@@ -75,10 +75,9 @@ Expected<int64_t> runUserQuery(const std::string& dbPath, const std::string& sql
                                const std::function<void(const QueryRow&)>& onRow, const QueryOptions& options)
 {
     // Opening through RunDatabase checks that this is a run database of a version we read.
-    auto db = RunDatabase::open(dbPath, OpenMode::ReadOnly);
-    if (!db) return db.error();
-    sqlite3* h = (*db)->handle();
-    if (Status s = execSql(h, "PRAGMA query_only = 1"); !s) return s.error();
+    RUNLENS_ASSIGN_OR_RETURN(auto db, RunDatabase::open(dbPath, OpenMode::ReadOnly));
+    sqlite3* h = db->handle();
+    RUNLENS_TRY(execSql(h, "PRAGMA query_only = 1"));
     sqlite3_set_authorizer(h, denyAttach, nullptr);
     if (options.cancel) sqlite3_progress_handler(h, 1000, checkCancel, const_cast<std::atomic<bool>*>(options.cancel));
 

@@ -57,9 +57,8 @@ Expected<std::shared_ptr<const std::vector<store::ChunkRef>>> ChunkCache::refs(s
         std::lock_guard<std::mutex> lock(m_mutex);
         if (auto it = m_refs.find(seriesId); it != m_refs.end()) return it->second;
     }
-    auto loaded = reader.chunkRefs(seriesId, {});
-    if (!loaded) return loaded.error();
-    auto list = std::make_shared<const std::vector<store::ChunkRef>>(std::move(*loaded));
+    RUNLENS_ASSIGN_OR_RETURN(auto loaded, reader.chunkRefs(seriesId, {}));
+    auto list = std::make_shared<const std::vector<store::ChunkRef>>(std::move(loaded));
     std::lock_guard<std::mutex> lock(m_mutex);
     return m_refs.emplace(seriesId, std::move(list)).first->second;
 }
@@ -87,21 +86,19 @@ std::vector<store::Point> WindowPoints::points() const
 
 Expected<WindowPoints> ChunkCache::window(store::RunReader& reader, int64_t seriesId, store::TimeWindow window)
 {
-    auto all = refs(reader, seriesId);
-    if (!all) return all.error();
+    RUNLENS_ASSIGN_OR_RETURN(auto all, refs(reader, seriesId));
     WindowPoints out;
     int64_t lastTs = 0;
-    for (const store::ChunkRef& ref : **all) {
+    for (const store::ChunkRef& ref : *all) {
         if (ref.firstNs > window.toNs || ref.lastNs < window.fromNs) continue;
         const Key key{seriesId, ref.firstNs, ref.importId, ref.chunkSeq};
         auto chunk = find(key);
         if (!chunk) {
-            auto pts = reader.readChunk(seriesId, ref);
-            if (!pts) return pts.error();
+            RUNLENS_ASSIGN_OR_RETURN(auto pts, reader.readChunk(seriesId, ref));
             auto c = std::make_shared<CachedChunk>();
-            c->ts.reserve(pts->size());
-            c->values.reserve(pts->size());
-            for (const store::Point& p : *pts) {
+            c->ts.reserve(pts.size());
+            c->values.reserve(pts.size());
+            for (const store::Point& p : pts) {
                 c->ts.push_back(p.tsNs);
                 c->values.push_back(p.missing ? std::nanf("") : static_cast<float>(p.value));
             }

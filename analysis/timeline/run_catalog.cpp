@@ -61,37 +61,29 @@ int64_t RunCatalog::problemCount() const
 
 Expected<std::shared_ptr<const RunCatalog>> loadRunCatalog(const std::string& path, int diagnosticsPerImport)
 {
-    auto db = store::RunDatabase::open(path, store::OpenMode::ReadOnly);
-    if (!db) return db.error();
-    store::RunReader reader(**db);
+    RUNLENS_ASSIGN_OR_RETURN(auto db, store::RunDatabase::open(path, store::OpenMode::ReadOnly));
+    store::RunReader reader(*db);
     auto cat = std::make_shared<RunCatalog>();
     cat->path = path;
 
-    auto nodes = reader.nodes();
-    if (!nodes) return nodes.error();
-    cat->nodes = std::move(*nodes);
-    auto devices = reader.devices();
-    if (!devices) return devices.error();
-    cat->devices = std::move(*devices);
-    auto series = reader.series();
-    if (!series) return series.error();
-    cat->series = std::move(*series);
-    auto threads = reader.stackThreads();
-    if (!threads) return threads.error();
-    cat->stackThreads = std::move(*threads);
+    RUNLENS_ASSIGN_OR_RETURN(auto nodes, reader.nodes());
+    cat->nodes = std::move(nodes);
+    RUNLENS_ASSIGN_OR_RETURN(auto devices, reader.devices());
+    cat->devices = std::move(devices);
+    RUNLENS_ASSIGN_OR_RETURN(auto series, reader.series());
+    cat->series = std::move(series);
+    RUNLENS_ASSIGN_OR_RETURN(auto threads, reader.stackThreads());
+    cat->stackThreads = std::move(threads);
 
-    auto imports = reader.imports();
-    if (!imports) return imports.error();
-    for (store::ImportInfo& info : *imports) {
+    RUNLENS_ASSIGN_OR_RETURN(auto imports, reader.imports());
+    for (store::ImportInfo& info : imports) {
         ImportProblems p;
         p.import = std::move(info);
         if (p.import.diagnostics > 0) {
-            auto counts = reader.diagnosticCounts(p.import.id);
-            if (!counts) return counts.error();
-            p.counts = std::move(*counts);
-            auto first = reader.diagnostics(p.import.id, std::max(0, diagnosticsPerImport));
-            if (!first) return first.error();
-            p.first = std::move(*first);
+            RUNLENS_ASSIGN_OR_RETURN(auto counts, reader.diagnosticCounts(p.import.id));
+            p.counts = std::move(counts);
+            RUNLENS_ASSIGN_OR_RETURN(auto first, reader.diagnostics(p.import.id, std::max(0, diagnosticsPerImport)));
+            p.first = std::move(first);
         }
         cat->imports.push_back(std::move(p));
     }
@@ -105,19 +97,17 @@ Expected<std::shared_ptr<const RunCatalog>> loadRunCatalog(const std::string& pa
         extend(s.firstNs, s.lastNs);
     if (!cat->stackThreads.empty()) {
         // The per-thread time ranges of timed samples (offsets applied) come from the stack reader.
-        store::StackReader stacks(**db);
-        auto timed = stacks.threads();
-        if (!timed) return timed.error();
-        for (const store::StackThreadInfo& t : *timed)
+        store::StackReader stacks(*db);
+        RUNLENS_ASSIGN_OR_RETURN(auto timed, stacks.threads());
+        for (const store::StackThreadInfo& t : timed)
             extend(t.firstNs, t.lastNs);
     }
     if (first <= last) {
         cat->firstNs = first;
         cat->lastNs = last;
     }
-    auto mfu = mfuScale(**db);
-    if (!mfu) return mfu.error();
-    cat->mfu = *mfu;
+    RUNLENS_ASSIGN_OR_RETURN(auto mfu, mfuScale(*db));
+    cat->mfu = mfu;
     return std::shared_ptr<const RunCatalog>(std::move(cat));
 }
 

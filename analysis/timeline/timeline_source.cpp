@@ -99,15 +99,13 @@ Expected<std::shared_ptr<const SeriesPyramid>> TimelineSource::Impl::pyramid(sto
     }
     // Built outside the lock: the other connection goes on with its own series meanwhile.
     // One chunk at a time (the chunk list is kept for the later reads of windows).
-    auto refs = chunks.refs(reader, s.id);
-    if (!refs) return refs.error();
+    RUNLENS_ASSIGN_OR_RETURN(auto refs, chunks.refs(reader, s.id));
     PyramidBuilder builder(typicalIntervalNs(s.points, s.firstNs.value_or(0), s.lastNs.value_or(0)),
                            s.firstNs.value_or(0), s.lastNs.value_or(-1));
-    for (const store::ChunkRef& ref : **refs) {
+    for (const store::ChunkRef& ref : *refs) {
         if (ref.count == ref.missing) continue;
-        auto points = reader.readChunk(s.id, ref);
-        if (!points) return points.error();
-        builder.add(*points);
+        RUNLENS_ASSIGN_OR_RETURN(auto points, reader.readChunk(s.id, ref));
+        builder.add(points);
     }
     auto p = std::make_shared<const SeriesPyramid>(builder.finish());
     built = true;
@@ -133,9 +131,8 @@ Status TimelineSource::Impl::reduce(store::RunReader& reader, SeriesJob& job, co
 
     // The pyramid only once a window is wide enough for it (a run of a few hours may never need one).
     if (estimate > static_cast<double>(rawLimit) && pyramidBaseWidthNs(interval) <= 2 * displayWidth) {
-        auto p = pyramid(reader, s, built);
-        if (!p) return p.error();
-        if (const PyramidLevel* level = (*p)->levelFor(displayWidth)) {
+        RUNLENS_ASSIGN_OR_RETURN(auto p, pyramid(reader, s, built));
+        if (const PyramidLevel* level = p->levelFor(displayWidth)) {
             job.buckets = reduceLevel(*level, r.fromNs, r.toNs, r.pixels);
             job.lodNs = level->widthNs;
             job.lineBuckets = r.pixels;
@@ -146,8 +143,8 @@ Status TimelineSource::Impl::reduce(store::RunReader& reader, SeriesJob& job, co
         // The finest level is up to twice a pixel wide: still better than decoding every point of the window. The
         // line gets one bucket per level width (fewer than pixels, so none is without a level bucket); an envelope
         // member's pixels take the bucket they start in.
-        if (!(*p)->levels.empty() && (*p)->levels.front().widthNs <= 2 * displayWidth) {
-            const PyramidLevel& finest = (*p)->levels.front();
+        if (!p->levels.empty() && p->levels.front().widthNs <= 2 * displayWidth) {
+            const PyramidLevel& finest = p->levels.front();
             const int coarse = static_cast<int>(std::max<int64_t>(1, (r.toNs - r.fromNs + 1) / finest.widthNs));
             const std::vector<ReducedBucket> buckets = reduceLevel(finest, r.fromNs, r.toNs, coarse);
             job.lodNs = finest.widthNs;
@@ -158,11 +155,10 @@ Status TimelineSource::Impl::reduce(store::RunReader& reader, SeriesJob& job, co
         }
     }
     // Few points, or a window narrower than the finest level: from the points themselves.
-    auto window = chunks.window(reader, s.id, {r.fromNs, r.toNs});
-    if (!window) return window.error();
+    RUNLENS_ASSIGN_OR_RETURN(auto window, chunks.window(reader, s.id, {r.fromNs, r.toNs}));
     job.lineBuckets = r.pixels;
-    if (window->count() <= rawLimit || !window->inOrder) {
-        const std::vector<store::Point> points = window->points();
+    if (window.count() <= rawLimit || !window.inOrder) {
+        const std::vector<store::Point> points = window.points();
         if (points.size() <= rawLimit) {
             job.raw = true;
             appendRawLine(points, interval, job.scale, job.keys, job.values);
@@ -177,7 +173,7 @@ Status TimelineSource::Impl::reduce(store::RunReader& reader, SeriesJob& job, co
         }
         job.buckets = reducePoints(points, r.fromNs, r.toNs, r.pixels);
     } else {
-        job.buckets = reduceSpans(window->spans, r.fromNs, r.toNs, r.pixels);
+        job.buckets = reduceSpans(window.spans, r.fromNs, r.toNs, r.pixels);
     }
     appendBucketLine(job.buckets, r.fromNs, r.toNs, job.scale, job.keys, job.values);
     if (!job.envelopeMember) job.buckets.clear();
@@ -194,9 +190,8 @@ Expected<std::unique_ptr<TimelineSource>> TimelineSource::open(const std::string
     if (!catalog) return makeError(ErrorCode::Usage, "a timeline source needs the run catalogue");
     auto impl = std::make_unique<Impl>();
     for (Connection& c : impl->connections) {
-        auto db = store::RunDatabase::open(path, store::OpenMode::ReadOnly);
-        if (!db) return db.error();
-        c.db = std::move(*db);
+        RUNLENS_ASSIGN_OR_RETURN(auto db, store::RunDatabase::open(path, store::OpenMode::ReadOnly));
+        c.db = std::move(db);
         c.reader = std::make_unique<store::RunReader>(*c.db);
     }
     for (const store::SeriesInfo& s : catalog->series)

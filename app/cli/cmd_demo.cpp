@@ -14,9 +14,8 @@ namespace {
 
 Status keepDemoModel(const std::string& dbPath, const DemoSpec& spec)
 {
-    auto db = store::RunDatabase::open(dbPath, store::OpenMode::ReadWrite);
-    if (!db) return db.error();
-    return keepMfuSettings(**db, demoModelSettings(spec));
+    RUNLENS_ASSIGN_OR_RETURN(auto db, store::RunDatabase::open(dbPath, store::OpenMode::ReadWrite));
+    return keepMfuSettings(*db, demoModelSettings(spec));
 }
 
 } // namespace

@@ -68,7 +68,7 @@ Expected<std::map<std::string, std::optional<std::string>>> mfuSettingChanges(co
 Status keepMfuSettings(store::RunDatabase& db, const std::map<std::string, std::optional<std::string>>& changes)
 {
     if (changes.empty()) return okStatus();
-    if (Status s = store::storeRunSettings(db, changes); !s) return s;
+    RUNLENS_TRY(store::storeRunSettings(db, changes));
     std::string what;
     for (const auto& [key, value] : changes)
         what += fmt::format("{}{}={}", what.empty() ? "" : ", ", key, value ? *value : "(cleared)");

@@ -199,8 +199,8 @@ Expected<store::TimeWindow> parseWindowRange(const std::string& option, const st
         into = *v;
         return okStatus();
     };
-    if (Status s = side(text.substr(0, dots), w.fromNs); !s) return s.error();
-    if (Status s = side(text.substr(dots + 2), w.toNs); !s) return s.error();
+    RUNLENS_TRY(side(text.substr(0, dots), w.fromNs));
+    RUNLENS_TRY(side(text.substr(dots + 2), w.toNs));
     if (w.fromNs >= w.toNs) return makeError(ErrorCode::Usage, fmt::format("--{}: the window \"{}\" is empty", option, text));
     return w;
 }

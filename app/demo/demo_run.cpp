@@ -177,7 +177,7 @@ Expected<int64_t> writeDemoNvsmiCsv(const DemoSpec& spec, int node, std::FILE* o
         if (buf.size() > (1u << 20))
             if (Status s = flush(); !s) return s.error();
     }
-    if (Status s = flush(); !s) return s.error();
+    RUNLENS_TRY(flush());
     return rows;
 }
 
@@ -238,7 +238,7 @@ Expected<int64_t> writeDemoDcgmExporter(const DemoSpec& spec, int node, std::FIL
         if (buf.size() > (1u << 20))
             if (Status st = writeAll(buf, out); !st) return st.error();
     }
-    if (Status st = writeAll(buf, out); !st) return st.error();
+    RUNLENS_TRY(writeAll(buf, out));
     return lines;
 }
 
@@ -301,7 +301,7 @@ Expected<int64_t> writeDemoNodeExporter(const DemoSpec& spec, int node, std::FIL
         if (buf.size() > (1u << 20))
             if (Status st = writeAll(buf, out); !st) return st.error();
     }
-    if (Status st = writeAll(buf, out); !st) return st.error();
+    RUNLENS_TRY(writeAll(buf, out));
     return lines;
 }
 
@@ -436,7 +436,7 @@ Expected<int64_t> writeDemoTrainerLog(const DemoSpec& spec, std::FILE* out)
     }
     // The closing line (the trainer's summary: train_loss, not loss).
     if (total > 0) line(total, std::nullopt);
-    if (Status st = writeAll(buf, out); !st) return st.error();
+    RUNLENS_TRY(writeAll(buf, out));
     return lines;
 }
 
@@ -498,7 +498,7 @@ Expected<std::vector<std::string>> writeDemoRun(const DemoSpec& spec, const std:
             if (!ok) return makeError(ErrorCode::Io, "write failed", {path.string()});
             files.push_back(path.string());
         }
-        if (Status s = writeDemoTraces(spec, n, nodeDir.string(), files); !s) return s.error();
+        RUNLENS_TRY(writeDemoTraces(spec, n, nodeDir.string(), files));
     }
     return files;
 }

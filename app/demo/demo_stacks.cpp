@@ -410,7 +410,7 @@ Status checkSpec(const DemoSpec& spec)
 
 Expected<int64_t> writeDemoSpeedscope(const DemoSpec& spec, int globalRank, std::FILE* out)
 {
-    if (Status s = checkSpec(spec); !s) return s.error();
+    RUNLENS_TRY(checkSpec(spec));
     StackTable table;
     const Sampler sampler(spec, globalRank, table);
     std::vector<std::string> stackJson; // "[0,1,2]" per stack, written once per sample
@@ -464,13 +464,13 @@ Expected<int64_t> writeDemoSpeedscope(const DemoSpec& spec, int globalRank, std:
         written += n;
     }
     buf += "],\"name\":\"py-spy profile\",\"exporter\":\"py-spy@0.4.0\",\"activeProfileIndex\":null}\n";
-    if (Status s = writeAll(buf, out); !s) return s.error();
+    RUNLENS_TRY(writeAll(buf, out));
     return written;
 }
 
 Expected<int64_t> writeDemoFolded(const DemoSpec& spec, int globalRank, std::FILE* out)
 {
-    if (Status s = checkSpec(spec); !s) return s.error();
+    RUNLENS_TRY(checkSpec(spec));
     StackTable table;
     const Sampler sampler(spec, globalRank, table);
     const int64_t pid = demoPidOf(globalRank);
@@ -489,7 +489,7 @@ Expected<int64_t> writeDemoFolded(const DemoSpec& spec, int globalRank, std::FIL
             counted += count;
         }
     }
-    if (Status s = writeAll(buf, out); !s) return s.error();
+    RUNLENS_TRY(writeAll(buf, out));
     return counted;
 }
 

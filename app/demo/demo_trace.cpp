@@ -263,13 +263,13 @@ Expected<int64_t> writeDemoKinetoTrace(const DemoSpec& spec, int globalRank, int
         t.complete("user_annotation", fmt::format("ProfilerStep#{}", firstStep + s), pid, pid, stepStart,
                    cpu - stepStart, "");
         computeFree = commFree = cpu;
-        if (Status st = t.maybeFlush(); !st) return st.error();
+        RUNLENS_TRY(t.maybeFlush());
     }
     t.complete("Trace", "PyTorch Profiler (0)", 0, 0, windowStart, cpu - windowStart, "\"Op count\": 0");
     t.instant("Iteration Start: PyTorch Profiler", "Traces", "Trace PyTorch Profiler", windowStart);
     t.instant("Record Window End", "", "", cpu + 2 * kMs);
     t.raw(fmt::format("\n  ],\n  \"traceName\": \"kineto-rank{}.json\"\n}}\n", globalRank));
-    if (Status st = t.flush(); !st) return st.error();
+    RUNLENS_TRY(t.flush());
     return t.events();
 }
 

@@ -56,13 +56,11 @@ namespace {
 Expected<std::shared_ptr<const analysis::FlameTree>> buildTree(FlameDockBackend& backend, const analysis::FlameQuery& q)
 {
     if (!backend.source) {
-        auto db = store::RunDatabase::open(backend.path, store::OpenMode::ReadOnly);
-        if (!db) return db.error();
-        auto classifier = analysis::PhaseClassifier::builtIn();
-        if (!classifier) return classifier.error();
-        backend.db = std::move(*db);
+        RUNLENS_ASSIGN_OR_RETURN(auto db, store::RunDatabase::open(backend.path, store::OpenMode::ReadOnly));
+        RUNLENS_ASSIGN_OR_RETURN(auto classifier, analysis::PhaseClassifier::builtIn());
+        backend.db = std::move(db);
         backend.source = std::make_unique<analysis::FlameSource>(
-            *backend.db, std::make_shared<analysis::PhaseClassifier>(std::move(*classifier)));
+            *backend.db, std::make_shared<analysis::PhaseClassifier>(std::move(classifier)));
     }
     return backend.source->tree(q);
 }

@@ -11,18 +11,15 @@ Expected<std::vector<std::string>> estimateAndDescribeClocks(store::RunDatabase&
 {
     std::vector<std::string> lines;
     store::RunReader reader(db);
-    auto nodes = reader.nodes();
-    if (!nodes) return nodes.error();
-    if (nodes->size() < 2) return lines;
-    auto estimates = analysis::estimateClockOffsets(db);
-    if (!estimates) return estimates.error();
-    auto changes = analysis::applyClockEstimates(db, *estimates, force);
-    if (!changes) return changes.error();
-    for (const analysis::ClockChange& c : *changes) {
+    RUNLENS_ASSIGN_OR_RETURN(auto nodes, reader.nodes());
+    if (nodes.size() < 2) return lines;
+    RUNLENS_ASSIGN_OR_RETURN(auto estimates, analysis::estimateClockOffsets(db));
+    RUNLENS_ASSIGN_OR_RETURN(auto changes, analysis::applyClockEstimates(db, estimates, force));
+    for (const analysis::ClockChange& c : changes) {
         const std::string offset = analysis::formatClockDuration(c.offsetNs);
         if (c.keptUser)
             lines.push_back(fmt::format("clock {}: {} set by the user (kept; --force to estimate it)", c.node, offset));
-        else if (c.node == estimates->reference)
+        else if (c.node == estimates.reference)
             lines.push_back(
                 fmt::format("clock {}: {} ({}): the reference the others are lined up with", c.node, offset, c.source));
         else if (c.changed)

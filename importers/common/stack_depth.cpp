@@ -23,9 +23,8 @@ Expected<size_t> maxStackDepth(const ImportOptions& options)
 
 Expected<int64_t> cutRootCallsite(store::RunWriter& writer)
 {
-    auto cut = writer.frame(kCutFrameName, {}, 0, {});
-    if (!cut) return cut.error();
-    return writer.callsite(0, *cut);
+    RUNLENS_ASSIGN_OR_RETURN(auto cut, writer.frame(kCutFrameName, {}, 0, {}));
+    return writer.callsite(0, cut);
 }
 
 void reportCutStack(ImportContext& ctx, size_t depth, size_t limit, std::optional<SourceLocation> where)

@@ -99,10 +99,9 @@ int64_t medianSpacing(const std::vector<int64_t>& times)
 Expected<GpuActivity> readGpuActivity(store::RunDatabase& db, int64_t nodeId, double busyFraction)
 {
     store::RunReader reader(db);
-    auto nodes = reader.nodes();
-    if (!nodes) return nodes.error();
+    RUNLENS_ASSIGN_OR_RETURN(auto nodes, reader.nodes());
     int64_t offset = 0;
-    for (const store::NodeInfo& n : *nodes)
+    for (const store::NodeInfo& n : nodes)
         if (n.id == nodeId) offset = n.clockOffsetNs;
     auto series = reader.series();
     if (!series) return series.error();
@@ -127,12 +126,11 @@ Expected<GpuActivity> readGpuActivity(store::RunDatabase& db, int64_t nodeId, do
         if ((!everyNode && s.nodeId != nodeId) || (s.metric != "gpu.sm_active" && s.metric != "gpu.util") ||
             s.points == s.missingPoints)
             continue;
-        auto points = reader.readPoints(s.id, {});
-        if (!points) return points.error();
+        RUNLENS_ASSIGN_OR_RETURN(auto points, reader.readPoints(s.id, {}));
         std::vector<int64_t> times;
         std::vector<double> values;
         const double scale = s.metric == "gpu.util" ? 0.01 : 1.0;
-        for (const store::Point& pt : *points)
+        for (const store::Point& pt : points)
             if (!pt.missing && std::isfinite(pt.value)) {
                 times.push_back(pt.tsNs - offset);
                 values.push_back(std::clamp(pt.value * scale, 0.0, 1.0));
@@ -288,10 +286,9 @@ Expected<Placement> placeOnNode(store::RunDatabase& db, int64_t nodeId, const Lo
         out.why = "the log has no span of steps to match";
         return out;
     }
-    auto gpu = readGpuActivity(db, nodeId, p.busyFraction);
-    if (!gpu) return gpu.error();
-    out.signal = gpu->signal;
-    if (gpu->samples.size() < 3) {
+    RUNLENS_ASSIGN_OR_RETURN(auto gpu, readGpuActivity(db, nodeId, p.busyFraction));
+    out.signal = gpu.signal;
+    if (gpu.samples.size() < 3) {
         out.why = "the run has no GPU utilization or SM activity recorded to match it against";
         return out;
     }
@@ -302,13 +299,13 @@ Expected<Placement> placeOnNode(store::RunDatabase& db, int64_t nodeId, const Lo
     const int64_t bin = p.coarseBinNs;
     const int64_t lFrom = (log.fromNs - margin) / bin * bin - (log.fromNs - margin < 0 ? bin : 0);
     const auto lBins = static_cast<size_t>((log.toNs + margin - lFrom) / bin + 1);
-    const int64_t gFrom = gpu->samples.front().first / bin * bin;
-    const auto gBins = static_cast<size_t>((gpu->samples.back().first - gFrom) / bin + 1);
+    const int64_t gFrom = gpu.samples.front().first / bin * bin;
+    const auto gBins = static_cast<size_t>((gpu.samples.back().first - gFrom) / bin + 1);
     if (lBins + gBins > (size_t(1) << 24)) {
         out.why = "the log or the GPU data is too long to match at a 1 s grid";
         return out;
     }
-    const std::vector<double> g = gridOf(*gpu, gFrom, gBins, bin);
+    const std::vector<double> g = gridOf(gpu, gFrom, gBins, bin);
     const std::vector<double> l = logGrid(log, lFrom, lBins, bin);
     std::vector<double> gv(gBins), g2(gBins), valid(gBins), window(lBins, 1.0);
     // Start-up and teardown keep GPUs partly busy for a while beyond the first and last logged steps: those spans
@@ -364,7 +361,7 @@ Expected<Placement> placeOnNode(store::RunDatabase& db, int64_t nodeId, const Lo
     const std::vector<double> lfine = logGrid(log, lf, lfBins, fine);
     const int64_t gfFrom = (coarseStart + lf - p.fineRangeNs - bin) / fine * fine;
     const auto gfBins = static_cast<size_t>((lfBins * fine + 2 * p.fineRangeNs + 2 * bin) / fine + 1);
-    const std::vector<double> gfine = gridOf(*gpu, gfFrom, gfBins, fine);
+    const std::vector<double> gfine = gridOf(gpu, gfFrom, gfBins, fine);
     std::vector<std::pair<int64_t, double>> refined; // (start, r)
     for (int64_t start = coarseStart - p.fineRangeNs; start <= coarseStart + p.fineRangeNs; start += fine) {
         double nn = 0, sL = 0, sG = 0, sG2 = 0, sLG = 0;
@@ -406,15 +403,15 @@ Expected<Placement> placeOnNode(store::RunDatabase& db, int64_t nodeId, const Lo
     }
     out.startNs = chosen;
     // The spread of equally good offsets, plus how finely either side gives its times.
-    out.uncertaintyNs = (hi - lo) / 2 + std::max({log.resolutionNs / 2, gpu->intervalNs / 2, fine});
+    out.uncertaintyNs = (hi - lo) / 2 + std::max({log.resolutionNs / 2, gpu.intervalNs / 2, fine});
 
     // What the log calls a pause must be idle on the GPUs: the mean activity inside each pause long enough to be
     // seen at the metric resolution, against the mean over the log's active time.
     auto meanOver = [&](int64_t from, int64_t to) -> std::optional<double> {
-        auto it = std::lower_bound(gpu->samples.begin(), gpu->samples.end(), std::make_pair(from, -1.0));
+        auto it = std::lower_bound(gpu.samples.begin(), gpu.samples.end(), std::make_pair(from, -1.0));
         double sum = 0;
         int count = 0;
-        for (; it != gpu->samples.end() && it->first < to; ++it) {
+        for (; it != gpu.samples.end() && it->first < to; ++it) {
             sum += it->second;
             ++count;
         }
@@ -428,8 +425,8 @@ Expected<Placement> placeOnNode(store::RunDatabase& db, int64_t nodeId, const Lo
             activeNs += static_cast<double>(b - a);
         }
     const double activeMean = activeNs > 0 ? activeSum / activeNs : 0;
-    const int64_t edge = gpu->intervalNs / 2 + log.resolutionNs / 2;
-    const int64_t minPause = std::max<int64_t>(p.minCheckedPauseNs, gpu->intervalNs) + 2 * edge;
+    const int64_t edge = gpu.intervalNs / 2 + log.resolutionNs / 2;
+    const int64_t minPause = std::max<int64_t>(p.minCheckedPauseNs, gpu.intervalNs) + 2 * edge;
     for (size_t i = 1; i < log.active.size(); ++i) {
         const int64_t a = log.active[i - 1].second, b = log.active[i].first;
         if (b - a < minPause) continue;
@@ -446,9 +443,9 @@ Expected<Placement> placeOnNode(store::RunDatabase& db, int64_t nodeId, const Lo
             pauses.emplace_back(chosen + log.active[i - 1].second, chosen + log.active[i].first);
         const int64_t from = chosen + log.fromNs + p.edgeGuardNs, to = chosen + log.toNs - p.edgeGuardNs;
         auto flush = [&](int64_t a, int64_t b) {
-            if (b - a < std::max(p.minIdleRunNs, 2 * gpu->intervalNs) || a < from || b > to) return;
+            if (b - a < std::max(p.minIdleRunNs, 2 * gpu.intervalNs) || a < from || b > to) return;
             ++out.idleRuns;
-            const int64_t slack = edge + gpu->intervalNs;
+            const int64_t slack = edge + gpu.intervalNs;
             for (const auto& [pa, pb] : pauses)
                 if (pa < b + slack && pb > a - slack) {
                     ++out.idleRunsInPauses;
@@ -457,16 +454,16 @@ Expected<Placement> placeOnNode(store::RunDatabase& db, int64_t nodeId, const Lo
         };
         std::optional<int64_t> runStart;
         int64_t lastIdle = 0;
-        for (const auto& [t, v] : gpu->samples) {
+        for (const auto& [t, v] : gpu.samples) {
             if (v < 0.5) {
                 if (!runStart) runStart = t;
                 lastIdle = t;
             } else if (runStart) {
-                flush(*runStart, lastIdle + gpu->intervalNs);
+                flush(*runStart, lastIdle + gpu.intervalNs);
                 runStart.reset();
             }
         }
-        if (runStart) flush(*runStart, lastIdle + gpu->intervalNs);
+        if (runStart) flush(*runStart, lastIdle + gpu.intervalNs);
     }
     const bool pausesAgree =
         (out.pausesChecked == 0 ||
@@ -481,20 +478,20 @@ Expected<Placement> placeOnNode(store::RunDatabase& db, int64_t nodeId, const Lo
     out.method =
         fmt::format("matched its steps and {} pause{} against the {} (correlation {:.2f}, best other "
                     "offset {:.2f}; {} of {} long pauses idle on the GPUs, {} of {} idle runs in pauses)",
-                    log.pauses, log.pauses == 1 ? "" : "s", gpu->signal, out.correlation, std::max(nextBest, 0.0),
+                    log.pauses, log.pauses == 1 ? "" : "s", gpu.signal, out.correlation, std::max(nextBest, 0.0),
                     out.pausesIdle, out.pausesChecked, out.idleRunsInPauses, out.idleRuns);
     if (!out.anchored)
         out.why = !pausesAgree ? fmt::format("its pauses and the GPUs' idle times disagree at the best offset ({} of "
                                              "{} long pauses idle on the {}, {} of {} idle runs in pauses, "
                                              "correlation {:.2f})",
-                                             out.pausesIdle, out.pausesChecked, gpu->signal, out.idleRunsInPauses,
+                                             out.pausesIdle, out.pausesChecked, gpu.signal, out.idleRunsInPauses,
                                              out.idleRuns, out.correlation)
                   : out.correlation < p.minCorrelation
                       ? fmt::format("its steps match the {} at no offset (best correlation {:.2f}, {:.2f} needed)",
-                                    gpu->signal, out.correlation, p.minCorrelation)
+                                    gpu.signal, out.correlation, p.minCorrelation)
                       : fmt::format("its steps match the {} about as well at two offsets (correlation {:.2f} and "
                                     "{:.2f})",
-                                    gpu->signal, out.correlation, nextBest);
+                                    gpu.signal, out.correlation, nextBest);
     return out;
 }
 

@@ -120,10 +120,9 @@ std::string utcText(int64_t ns)
 
 Expected<std::unique_ptr<SecondReading>> openSecondReading(const ImportContext& ctx)
 {
-    auto in = InputStream::open(ctx.path, ctx.lines.input().displayName());
-    if (!in) return in.error();
+    RUNLENS_ASSIGN_OR_RETURN(auto in, InputStream::open(ctx.path, ctx.lines.input().displayName()));
     auto r = std::make_unique<SecondReading>();
-    r->input = std::move(*in);
+    r->input = std::move(in);
     r->lines = std::make_unique<LineReader>(*r->input);
     r->cancelOnly.cancel = ctx.progress ? ctx.progress->cancel : nullptr;
     r->context.reset(new ImportContext{*r->lines,

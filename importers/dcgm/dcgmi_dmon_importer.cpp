@@ -237,9 +237,8 @@ Status Parser::value(size_t slot, size_t col, int64_t column, std::string_view v
     }
     store::SeriesSink*& sink = m_sinks[slot][col];
     if (!sink) {
-        auto s = m_ctx.writer.series(m_deviceIds[slot], c.metric, c.unit, c.tag);
-        if (!s) return s.error();
-        sink = *s;
+        RUNLENS_ASSIGN_OR_RETURN(auto s, m_ctx.writer.series(m_deviceIds[slot], c.metric, c.unit, c.tag));
+        sink = s;
     }
     if (x && implausibleValue(c.unit, *x * c.factor)) {
         report(diag::kImplausibleValue, column, fmt::format("{} for \"{}\" is outside its range; stored as missing", clip(v), c.tag));
@@ -297,7 +296,7 @@ Status Parser::row(const std::optional<WallClock>& clock)
         }
         if (clock->local && !m_zoneNoted) {
             m_zoneNoted = true;
-            if (Status st = m_ctx.writer.setNodeTimeZone(m_ctx.nodeId, m_tz.id()); !st) return st;
+            RUNLENS_TRY(m_ctx.writer.setNodeTimeZone(m_ctx.nodeId, m_tz.id()));
             note(fmt::format("wall clock before each row read in time zone {}", m_tz.description()));
         }
         ts = clock->local ? m_tz.toUtcNs(*clock->local, m_prevTs) : clock->epochNs;
@@ -329,13 +328,12 @@ Status Parser::row(const std::optional<WallClock>& clock)
     m_lastTs[slot] = ts;
     m_prevTs = ts;
     if (!m_deviceIds[slot]) {
-        auto id = m_ctx.writer.device(m_ctx.nodeId, entity->kind, entity->name);
-        if (!id) return id.error();
-        m_deviceIds[slot] = *id;
+        RUNLENS_ASSIGN_OR_RETURN(auto id, m_ctx.writer.device(m_ctx.nodeId, entity->kind, entity->name));
+        m_deviceIds[slot] = id;
     }
     for (size_t i = 0; i < m_columns.size(); ++i) {
         const size_t field = entity->fields + i;
-        if (Status s = value(slot, i, static_cast<int64_t>(field + 1), m_fields[field], ts); !s) return s;
+        RUNLENS_TRY(value(slot, i, static_cast<int64_t>(field + 1), m_fields[field], ts));
     }
     return okStatus();
 }
@@ -376,10 +374,10 @@ Status Parser::run()
         } else {
             m_expectUnits = false;
             if (m_pass == Pass::Import) ++m_ctx.rowsRead;
-            if (Status s = row(clock); !s) return s;
+            RUNLENS_TRY(row(clock));
             if (++sinceCheckpoint == kCheckpointRows) {
                 sinceCheckpoint = 0;
-                if (Status s = m_ctx.checkpoint(); !s) return s;
+                RUNLENS_TRY(m_ctx.checkpoint());
             }
         }
     }
@@ -418,19 +416,16 @@ int DcgmiDmonImporter::sniff(const SniffInput& input) const
 
 Status DcgmiDmonImporter::run(ImportContext& context) const
 {
-    auto tz = TimeZoneResolver::fromSpec(context.options.timeZone);
-    if (!tz) return tz.error();
-    auto placement = untimed::readPlacement(context.options, *tz, kMs, 1000 * kMs);
-    if (!placement) return placement.error();
-    Parser parser(context, *tz, Parser::Pass::Import);
-    parser.startNs = placement->startNs;
-    parser.intervalNs = placement->intervalNs;
+    RUNLENS_ASSIGN_OR_RETURN(auto tz, TimeZoneResolver::fromSpec(context.options.timeZone));
+    RUNLENS_ASSIGN_OR_RETURN(auto placement, untimed::readPlacement(context.options, tz, kMs, 1000 * kMs));
+    Parser parser(context, tz, Parser::Pass::Import);
+    parser.startNs = placement.startNs;
+    parser.intervalNs = placement.intervalNs;
     if (!parser.startNs) {
         // Count the intervals on a second reading, then place the last one at the file's modification time.
-        auto second = untimed::openSecondReading(context);
-        if (!second) return second.error();
-        Parser counter(*(*second)->context, *tz, Parser::Pass::Count);
-        if (Status s = counter.run(); !s) return s;
+        RUNLENS_ASSIGN_OR_RETURN(auto second, untimed::openSecondReading(context));
+        Parser counter(*second->context, tz, Parser::Pass::Count);
+        RUNLENS_TRY(counter.run());
         const auto mtime = untimed::fileModifiedNs(context.path);
         if (counter.wallClock == false && !mtime)
             return makeError(ErrorCode::Usage, "dcgmi dmon prints no time: set start= (and interval=)");

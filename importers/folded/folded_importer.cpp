@@ -258,8 +258,7 @@ int FoldedImporter::sniff(const SniffInput& input) const
 
 Status FoldedImporter::run(ImportContext& ctx) const
 {
-    auto depthLimit = maxStackDepth(ctx.options);
-    if (!depthLimit) return depthLimit.error();
+    RUNLENS_ASSIGN_OR_RETURN(auto depthLimit, maxStackDepth(ctx.options));
 
     // Pass 1: sum the counts of each distinct stack text (a hash of the whole line, no parsing of frames).
     TextMap<StackTotal> totals;
@@ -268,9 +267,8 @@ Status FoldedImporter::run(ImportContext& ctx) const
     int64_t differential = 0;
     Line line;
     for (int64_t n = 1;; ++n) {
-        auto more = ctx.lines.next(line);
-        if (!more) return more.error();
-        if (!*more) break;
+        RUNLENS_ASSIGN_OR_RETURN(auto more, ctx.lines.next(line));
+        if (!more) break;
         if (n % kCheckpointEvery == 0)
             if (Status s = ctx.checkpoint(); !s) return s;
         const std::string_view text = trim(line.text);
@@ -322,7 +320,7 @@ Status FoldedImporter::run(ImportContext& ctx) const
         if (it == totals.end()) {
             it = totals.try_emplace(std::string(stack)).first;
             order.push_back(&*it);
-            if (static_cast<size_t>(std::count(stack.begin(), stack.end(), ';')) >= *depthLimit)
+            if (static_cast<size_t>(std::count(stack.begin(), stack.end(), ';')) >= depthLimit)
                 it->second.firstLine = ctx.lines.location();
         }
         const int64_t count = std::floor(*value) == *value ? static_cast<int64_t>(*value) : 1;
@@ -360,16 +358,14 @@ Status FoldedImporter::run(ImportContext& ctx) const
         else
             splitFields(rest, ';', frames);
 
-        auto threadId = ctx.writer.thread(ctx.nodeId, key.process, key.pid, key.name, key.tid);
-        if (!threadId) return threadId.error();
-        threadIds.insert(*threadId);
+        RUNLENS_ASSIGN_OR_RETURN(auto threadId, ctx.writer.thread(ctx.nodeId, key.process, key.pid, key.name, key.tid));
+        threadIds.insert(threadId);
 
         int64_t callsite = 0;
-        if (const size_t keep = keptFrames(frames.size(), *depthLimit); keep > 0) {
-            reportCutStack(ctx, frames.size(), *depthLimit, total.firstLine);
-            auto root = cutRootCallsite(ctx.writer);
-            if (!root) return root.error();
-            callsite = *root;
+        if (const size_t keep = keptFrames(frames.size(), depthLimit); keep > 0) {
+            reportCutStack(ctx, frames.size(), depthLimit, total.firstLine);
+            RUNLENS_ASSIGN_OR_RETURN(auto root, cutRootCallsite(ctx.writer));
+            callsite = root;
             frames.erase(frames.begin(), frames.end() - static_cast<std::ptrdiff_t>(keep));
         }
         for (const std::string_view f : frames) {
@@ -378,17 +374,14 @@ Status FoldedImporter::run(ImportContext& ctx) const
                 frameId = found->second;
             } else {
                 const FrameParts parts = rootOnly ? FrameParts{f, {}, 0} : parseFrame(f);
-                auto id = ctx.writer.frame(parts.name, parts.file, parts.line, {});
-                if (!id) return id.error();
-                frameId = *id;
+                RUNLENS_ASSIGN_OR_RETURN(auto id, ctx.writer.frame(parts.name, parts.file, parts.line, {}));
+                frameId = id;
                 if (!rootOnly) frameIds.emplace(std::string(f), frameId);
             }
-            auto next = ctx.writer.callsite(callsite, frameId);
-            if (!next) return next.error();
-            callsite = *next;
+            RUNLENS_ASSIGN_OR_RETURN(auto next, ctx.writer.callsite(callsite, frameId));
+            callsite = next;
         }
-        if (Status s = ctx.writer.stackSample(*threadId, callsite, std::nullopt, total.sampleCount, total.weight); !s)
-            return s;
+        RUNLENS_TRY(ctx.writer.stackSample(threadId, callsite, std::nullopt, total.sampleCount, total.weight));
         samples += total.sampleCount;
     }
 

@@ -406,22 +406,20 @@ Status GenericParser::record(Record& r)
         return okStatus();
     }
     if (m_lastNodeId < 0 || r.node != m_lastNode) {
-        auto node = m_ctx.nodeFor(r.node);
-        if (!node) return node.error();
-        m_lastNodeId = *node;
+        RUNLENS_ASSIGN_OR_RETURN(auto node, m_ctx.nodeFor(r.node));
+        m_lastNodeId = node;
         m_lastNode = std::string(r.node);
-        m_nodes.insert(*node);
+        m_nodes.insert(node);
     }
     auto ts = timestamp(trim(r.ts), m_lastNodeId, r.tsColumn);
     if (m_fatal) return *m_fatal;
     if (!ts) return okStatus();
-    auto deviceId = deviceFor(m_lastNodeId, r.device, r);
-    if (!deviceId) return deviceId.error();
+    RUNLENS_ASSIGN_OR_RETURN(auto deviceId, deviceFor(m_lastNodeId, r.device, r));
 
     std::string labels;
     for (const auto& [k, v] : r.labels)
         labels += fmt::format("{}{}={}", labels.empty() ? "" : ",", k, v);
-    m_key = fmt::format("{}\x1f{}\x1f{}", *deviceId, r.metric, labels);
+    m_key = fmt::format("{}\x1f{}\x1f{}", deviceId, r.metric, labels);
     auto it = m_series.find(m_key);
     if (it == m_series.end()) {
         SeriesState s;
@@ -430,9 +428,8 @@ Status GenericParser::record(Record& r)
         if (!canonical && m_unmapped.insert(std::string(r.metric)).second)
             m_ctx.report(diag::kUnmappedMetric, 0,
                          fmt::format("metric \"{}\" has no canonical name; kept as it is", clip(r.metric)));
-        auto sink = m_ctx.writer.series(*deviceId, r.metric, s.unit, r.metric, labels);
-        if (!sink) return sink.error();
-        s.sink = *sink;
+        RUNLENS_ASSIGN_OR_RETURN(auto sink, m_ctx.writer.series(deviceId, r.metric, s.unit, r.metric, labels));
+        s.sink = sink;
         it = m_series.emplace(m_key, std::move(s)).first;
     }
     SeriesState& s = it->second;
@@ -510,7 +507,7 @@ Status GenericParser::run()
         if (!s) return s;
         if (++sinceCheckpoint == kCheckpointRows) {
             sinceCheckpoint = 0;
-            if (Status c = m_ctx.checkpoint(); !c) return c;
+            RUNLENS_TRY(m_ctx.checkpoint());
         }
     }
     if (mode == Mode::Unknown)
@@ -594,9 +591,8 @@ std::optional<std::string> GenericMetricsImporter::hostLabel(const SniffInput& i
 
 Status GenericMetricsImporter::run(ImportContext& context) const
 {
-    auto tz = TimeZoneResolver::fromSpec(context.options.timeZone);
-    if (!tz) return tz.error();
-    GenericParser parser(context, std::move(*tz));
+    RUNLENS_ASSIGN_OR_RETURN(auto tz, TimeZoneResolver::fromSpec(context.options.timeZone));
+    GenericParser parser(context, std::move(tz));
     return parser.run();
 }
 

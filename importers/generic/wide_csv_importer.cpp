@@ -197,17 +197,15 @@ Status Parser::parseHeader(std::string_view line)
 Expected<int64_t> Parser::estimateStart()
 {
     // The last elapsed value, from a second reading of complete rows only.
-    auto second = untimed::openSecondReading(m_ctx);
-    if (!second) return second.error();
+    RUNLENS_ASSIGN_OR_RETURN(auto second, untimed::openSecondReading(m_ctx));
     Line line;
     std::optional<double> last;
     std::vector<std::string_view> fields;
     bool header = true;
     std::string pending; // rows broken by a quoted line break are joined as in the import itself
     for (;;) {
-        auto more = (*second)->lines->next(line);
-        if (!more) return more.error();
-        if (!*more) break;
+        RUNLENS_ASSIGN_OR_RETURN(auto more, second->lines->next(line));
+        if (!more) break;
         if (line.tooLong) continue;
         std::string_view text = line.text;
         if (!pending.empty()) {
@@ -259,7 +257,7 @@ Status Parser::decideTimeForm(std::string_view v)
         m_ctx.notes.push_back(fmt::format("{}: ISO 8601 times with a UTC offset", name));
     } else if (localTime(v)) {
         m_form = TimeForm::Local;
-        if (Status s = m_ctx.writer.setNodeTimeZone(m_ctx.nodeId, m_tz.id()); !s) return s;
+        RUNLENS_TRY(m_ctx.writer.setNodeTimeZone(m_ctx.nodeId, m_tz.id()));
         m_ctx.notes.push_back(fmt::format("{}: naive local times read in time zone {}", name, m_tz.description()));
     } else if (auto n = parseNumber(v); n && std::isfinite(*n)) {
         m_form = TimeForm::Number;
@@ -271,9 +269,8 @@ Status Parser::decideTimeForm(std::string_view v)
                 m_ctx.notes.push_back(fmt::format("{}: seconds after start={} ({})", name,
                                                   m_ctx.options.extra.at("start"), untimed::utcText(m_baseNs)));
             } else {
-                auto start = estimateStart();
-                if (!start) return start.error();
-                m_baseNs = *start;
+                RUNLENS_ASSIGN_OR_RETURN(auto start, estimateStart());
+                m_baseNs = start;
             }
         } else {
             const double a = std::fabs(*n);
@@ -315,13 +312,11 @@ std::optional<int64_t> Parser::timestamp(std::string_view v)
 Status Parser::openSink(Column& c)
 {
     if (!m_hostDevice) {
-        auto d = m_ctx.writer.device(m_ctx.nodeId, "host", "");
-        if (!d) return d.error();
-        m_hostDevice = *d;
+        RUNLENS_ASSIGN_OR_RETURN(auto d, m_ctx.writer.device(m_ctx.nodeId, "host", ""));
+        m_hostDevice = d;
     }
-    auto s = m_ctx.writer.series(*m_hostDevice, "csv." + c.name, "", c.raw);
-    if (!s) return s.error();
-    c.sink = *s;
+    RUNLENS_ASSIGN_OR_RETURN(auto s, m_ctx.writer.series(*m_hostDevice, "csv." + c.name, "", c.raw));
+    c.sink = s;
     ++m_numericColumns;
     for (const auto& [t, token] : c.early)
         c.sink->appendMissing(t, token);
@@ -347,7 +342,7 @@ Status Parser::value(Column& c, std::string_view v, int64_t ts, int64_t column)
                    fmt::format("column \"{}\" is not numeric (first value \"{}\"); not imported", c.raw, clip(v)));
             return okStatus();
         }
-        if (Status s = openSink(c); !s) return s;
+        RUNLENS_TRY(openSink(c));
     }
     if (missing) {
         c.sink->appendMissing(ts, v);
@@ -440,14 +435,14 @@ Status Parser::run()
                        fmt::format("a quoted cell with a line break (lines {}-{}): its value is ambiguous and stored "
                                    "as missing; the rest of the row is kept",
                                    pendingStart, line.number));
-                if (Status s = row(pending); !s) return s;
+                RUNLENS_TRY(row(pending));
                 pending.clear();
                 continue;
             }
         }
         if (trim(text).empty()) continue;
         if (!haveHeader) {
-            if (Status s = parseHeader(text); !s) return s;
+            RUNLENS_TRY(parseHeader(text));
             haveHeader = true;
             continue;
         }
@@ -463,7 +458,7 @@ Status Parser::run()
             pendingLines = 1;
             continue;
         }
-        if (Status s = row(text); !s) return s;
+        RUNLENS_TRY(row(text));
     }
     if (!pending.empty()) report(diag::kQuotedNewline, pendingStart, 0, "file ends inside a quoted cell; row dropped");
     if (!haveHeader) return makeError(ErrorCode::Format, "empty file: no header line", m_ctx.lines.location());
@@ -505,9 +500,8 @@ int WideCsvImporter::sniff(const SniffInput& input) const
 
 Status WideCsvImporter::run(ImportContext& context) const
 {
-    auto tz = TimeZoneResolver::fromSpec(context.options.timeZone);
-    if (!tz) return tz.error();
-    Parser parser(context, std::move(*tz));
+    RUNLENS_ASSIGN_OR_RETURN(auto tz, TimeZoneResolver::fromSpec(context.options.timeZone));
+    Parser parser(context, std::move(tz));
     return parser.run();
 }
 

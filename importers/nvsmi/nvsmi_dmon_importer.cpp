@@ -265,9 +265,8 @@ Status Parser::value(size_t slot, size_t col, std::string_view v, int64_t ts)
     const Column& c = m_columns[col];
     store::SeriesSink*& sink = m_sinks[slot][col];
     if (!sink) {
-        auto s = m_ctx.writer.series(m_deviceIds[slot], c.metric, c.unit, c.name);
-        if (!s) return s.error();
-        sink = *s;
+        RUNLENS_ASSIGN_OR_RETURN(auto s, m_ctx.writer.series(m_deviceIds[slot], c.metric, c.unit, c.name));
+        sink = s;
     }
     const auto column = static_cast<int64_t>(col + 1);
     auto n = parseNumber(v);
@@ -313,10 +312,9 @@ Status Parser::row(std::string_view line)
     const auto index = static_cast<size_t>(*gpu);
     if (m_slotOfGpu.size() <= index) m_slotOfGpu.resize(index + 1, -1);
     if (m_slotOfGpu[index] < 0) {
-        auto id = m_ctx.writer.device(m_ctx.nodeId, "gpu", std::to_string(*gpu));
-        if (!id) return id.error();
+        RUNLENS_ASSIGN_OR_RETURN(auto id, m_ctx.writer.device(m_ctx.nodeId, "gpu", std::to_string(*gpu)));
         m_slotOfGpu[index] = static_cast<int>(m_deviceIds.size());
-        m_deviceIds.push_back(*id);
+        m_deviceIds.push_back(id);
         m_sinks.emplace_back(m_columns.size(), nullptr);
         m_lastTs.push_back(std::numeric_limits<int64_t>::min());
     }
@@ -353,7 +351,7 @@ Status Parser::run()
         if (text.front() == '#') {
             splitWhitespace(text.substr(1), tokens);
             if (std::find(tokens.begin(), tokens.end(), "gpu") != tokens.end()) {
-                if (Status s = header(tokens); !s) return s;
+                RUNLENS_TRY(header(tokens));
             } else if (m_expectUnits) {
                 if (m_readUnits) units(tokens);
                 m_expectUnits = false;
@@ -372,10 +370,10 @@ Status Parser::run()
                              m_ctx.lines.location(1));
         }
         if (m_pass == Pass::Import) ++m_ctx.rowsRead;
-        if (Status s = row(text); !s) return s;
+        RUNLENS_TRY(row(text));
         if (++sinceCheckpoint == kCheckpointRows) {
             sinceCheckpoint = 0;
-            if (Status s = m_ctx.checkpoint(); !s) return s;
+            RUNLENS_TRY(m_ctx.checkpoint());
         }
     }
     if (m_pass == Pass::Count) return okStatus();
@@ -390,10 +388,9 @@ Status Parser::run()
 // modification time after a Count pass.
 Status placeInTime(ImportContext& ctx, TimeZoneResolver& tz, Parser& importer)
 {
-    auto placement = untimed::readPlacement(ctx.options, tz, kSecond, kSecond);
-    if (!placement) return placement.error();
-    importer.startNs = placement->startNs;
-    importer.intervalNs = placement->intervalNs;
+    RUNLENS_ASSIGN_OR_RETURN(auto placement, untimed::readPlacement(ctx.options, tz, kSecond, kSecond));
+    importer.startNs = placement.startNs;
+    importer.intervalNs = placement.intervalNs;
     if (auto it = ctx.options.extra.find("date"); it != ctx.options.extra.end()) {
         importer.firstDay = parseDate(it->second);
         if (!importer.firstDay)
@@ -405,7 +402,7 @@ Status placeInTime(ImportContext& ctx, TimeZoneResolver& tz, Parser& importer)
     Parser counter(*(*second)->context, tz, Parser::Pass::Count);
     counter.startNs = importer.startNs;
     counter.firstDay = importer.firstDay;
-    if (Status s = counter.run(); !s) return s;
+    RUNLENS_TRY(counter.run());
     const bool needStart = counter.firstMode == TimeMode::None && !importer.startNs;
     const bool needDate = counter.firstMode == TimeMode::TimeOnly && !importer.firstDay;
     if (!needStart && !needDate) return okStatus();
@@ -462,10 +459,9 @@ int NvsmiDmonImporter::sniff(const SniffInput& input) const
 
 Status NvsmiDmonImporter::run(ImportContext& context) const
 {
-    auto tz = TimeZoneResolver::fromSpec(context.options.timeZone);
-    if (!tz) return tz.error();
-    Parser parser(context, *tz, Parser::Pass::Import);
-    if (Status s = placeInTime(context, *tz, parser); !s) return s;
+    RUNLENS_ASSIGN_OR_RETURN(auto tz, TimeZoneResolver::fromSpec(context.options.timeZone));
+    Parser parser(context, tz, Parser::Pass::Import);
+    RUNLENS_TRY(placeInTime(context, tz, parser));
     return parser.run();
 }
 

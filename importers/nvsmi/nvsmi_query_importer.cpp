@@ -259,15 +259,14 @@ Expected<int64_t> Parser::deviceFor(std::string_view key)
     std::string name = m_idColumn >= 0 && m_columns[m_idColumn].role == Role::Index
                            ? std::string(key)
                            : std::to_string(m_deviceSlots.size());
-    auto id = m_ctx.writer.device(m_ctx.nodeId, "gpu", name);
-    if (!id) return id.error();
-    m_devices.emplace(std::string(key), *id);
+    RUNLENS_ASSIGN_OR_RETURN(auto id, m_ctx.writer.device(m_ctx.nodeId, "gpu", name));
+    m_devices.emplace(std::string(key), id);
     m_lastSlot = m_sinks.size();
     m_deviceSlots.emplace(std::string(key), m_lastSlot);
     m_sinks.emplace_back(m_columns.size(), nullptr);
     m_lastAttribute.emplace_back(m_columns.size());
     m_lastTs.push_back(std::numeric_limits<int64_t>::min());
-    return *id;
+    return id;
 }
 
 Status Parser::value(int64_t deviceId, size_t slot, Column& c, std::string_view v, int64_t ts, int64_t column)
@@ -302,9 +301,8 @@ Status Parser::value(int64_t deviceId, size_t slot, Column& c, std::string_view 
             c.role = Role::Metric;
             c.mapping = {c.metricName, c.headerUnit, c.headerUnit};
         }
-        auto s = m_ctx.writer.series(deviceId, c.metricName, c.mapping.unit, c.raw);
-        if (!s) return s.error();
-        sink = *s;
+        RUNLENS_ASSIGN_OR_RETURN(auto s, m_ctx.writer.series(deviceId, c.metricName, c.mapping.unit, c.raw));
+        sink = s;
     }
 
     double number;
@@ -376,9 +374,8 @@ Status Parser::row(std::string_view line)
     if (index >= 0 && static_cast<size_t>(index) < m_byIndex.size() && m_byIndex[static_cast<size_t>(index)].first) {
         std::tie(deviceId, slot) = m_byIndex[static_cast<size_t>(index)];
     } else {
-        auto d = deviceFor(key);
-        if (!d) return d.error();
-        deviceId = *d;
+        RUNLENS_ASSIGN_OR_RETURN(auto d, deviceFor(key));
+        deviceId = d;
         slot = m_lastSlot;
         if (index >= 0 && index < 4096) {
             if (m_byIndex.size() <= static_cast<size_t>(index)) m_byIndex.resize(static_cast<size_t>(index) + 1);
@@ -404,7 +401,7 @@ Status Parser::row(std::string_view line)
     for (size_t i = 0; i < m_columns.size(); ++i) {
         Column& c = m_columns[i];
         if (c.role == Role::Timestamp || c.role == Role::Index) continue;
-        if (Status s = value(deviceId, slot, c, m_fields[i], *ts, static_cast<int64_t>(i + 1)); !s) return s;
+        RUNLENS_TRY(value(deviceId, slot, c, m_fields[i], *ts, static_cast<int64_t>(i + 1)));
     }
     return okStatus();
 }
@@ -443,7 +440,7 @@ Status Parser::run()
             // stray quote when the next line starts a new row.
             if (startsWithTimestamp(text) || ++pendingLines > kMaxPendingLines) {
                 m_rowLine = pendingStart;
-                if (Status s = row(pending); !s) return s;
+                RUNLENS_TRY(row(pending));
                 m_rowLine = 0;
                 pending.clear();
             } else {
@@ -461,7 +458,7 @@ Status Parser::run()
         }
         if (trim(text).empty()) continue;
         if (!haveHeader) {
-            if (Status s = parseHeader(text); !s) return s;
+            RUNLENS_TRY(parseHeader(text));
             haveHeader = true;
             continue;
         }
@@ -475,17 +472,17 @@ Status Parser::run()
         if (isHeaderLine(text)) {
             // Another capture appended to the same file: its header may list other properties.
             report(diag::kRepeatedHeader, 0, "header repeated inside the data; columns re-read");
-            if (Status s = parseHeader(text); !s) return s;
+            RUNLENS_TRY(parseHeader(text));
             m_sinks.assign(m_sinks.size(), std::vector<store::SeriesSink*>(m_columns.size(), nullptr));
             m_lastAttribute.assign(m_sinks.size(), std::vector<std::string>(m_columns.size()));
             continue;
         }
         ++m_ctx.rowsRead;
-        if (Status s = row(text); !s) return s;
+        RUNLENS_TRY(row(text));
         if (m_fatal) return *m_fatal;
         if (++sinceCheckpoint == kCheckpointRows) {
             sinceCheckpoint = 0;
-            if (Status s = m_ctx.checkpoint(); !s) return s;
+            RUNLENS_TRY(m_ctx.checkpoint());
         }
     }
     if (!pending.empty()) {
@@ -533,9 +530,8 @@ int NvsmiQueryImporter::sniff(const SniffInput& input) const
 
 Status NvsmiQueryImporter::run(ImportContext& context) const
 {
-    auto tz = TimeZoneResolver::fromSpec(context.options.timeZone);
-    if (!tz) return tz.error();
-    Parser parser(context, std::move(*tz));
+    RUNLENS_ASSIGN_OR_RETURN(auto tz, TimeZoneResolver::fromSpec(context.options.timeZone));
+    Parser parser(context, std::move(tz));
     return parser.run();
 }
 

@@ -225,11 +225,10 @@ Status PerfScriptImporter::run(ImportContext& ctx) const
     // anchor= is the wall time of perf time 0, read like the start= option of untimed captures.
     std::optional<int64_t> anchorNs;
     if (auto it = ctx.options.extra.find("anchor"); it != ctx.options.extra.end()) {
-        auto tz = TimeZoneResolver::fromSpec(ctx.options.timeZone);
-        if (!tz) return tz.error();
+        RUNLENS_ASSIGN_OR_RETURN(auto tz, TimeZoneResolver::fromSpec(ctx.options.timeZone));
         ImportOptions only;
         only.extra["start"] = it->second;
-        auto placement = untimed::readPlacement(only, *tz, 1'000'000'000, 0);
+        auto placement = untimed::readPlacement(only, tz, 1'000'000'000, 0);
         if (!placement)
             return makeError(ErrorCode::Usage,
                              "anchor=" + untimed::clip(it->second) + ": expected epoch seconds or an ISO 8601 time");
@@ -280,22 +279,19 @@ Status PerfScriptImporter::run(ImportContext& ctx) const
         const auto key = std::make_tuple(currentComm, h.pid, h.tid);
         auto t = threads.find(key);
         if (t == threads.end()) {
-            auto id = ctx.writer.thread(ctx.nodeId, currentComm, h.pid, currentComm, h.tid);
-            if (!id) return id.error();
-            t = threads.emplace(key, *id).first;
+            RUNLENS_ASSIGN_OR_RETURN(auto id, ctx.writer.thread(ctx.nodeId, currentComm, h.pid, currentComm, h.tid));
+            t = threads.emplace(key, id).first;
         }
         int64_t callsite = 0;
         if (const size_t keep = keptFrames(depth, *depthLimit); keep > 0) {
             reportCutStack(ctx, depth, *depthLimit, cutAt);
             stack.resize(keep);
-            auto root = cutRootCallsite(ctx.writer);
-            if (!root) return root.error();
-            callsite = *root;
+            RUNLENS_ASSIGN_OR_RETURN(auto root, cutRootCallsite(ctx.writer));
+            callsite = root;
         }
         for (auto it = stack.rbegin(); it != stack.rend(); ++it) {
-            auto next = ctx.writer.callsite(callsite, *it);
-            if (!next) return next.error();
-            callsite = *next;
+            RUNLENS_ASSIGN_OR_RETURN(auto next, ctx.writer.callsite(callsite, *it));
+            callsite = next;
         }
         stack.clear();
         ++samples;
@@ -304,14 +300,13 @@ Status PerfScriptImporter::run(ImportContext& ctx) const
 
     Line line;
     for (int64_t n = 1;; ++n) {
-        auto more = ctx.lines.next(line);
-        if (!more) return more.error();
-        if (!*more) break;
+        RUNLENS_ASSIGN_OR_RETURN(auto more, ctx.lines.next(line));
+        if (!more) break;
         if (n % kCheckpointEvery == 0)
             if (Status s = ctx.checkpoint(); !s) return s;
         const std::string_view text = trim(line.text);
         if (text.empty()) {
-            if (Status s = finish(); !s) return s;
+            RUNLENS_TRY(finish());
             continue;
         }
         if (line.tooLong) {
@@ -326,7 +321,7 @@ Status PerfScriptImporter::run(ImportContext& ctx) const
         const bool legacyFrame = current && text.back() == ')' && parseFrameLine(text);
         if (!isIndented(line.text) && !legacyFrame) {
             if (auto h = parseHeader(text, toks)) {
-                if (Status s = finish(); !s) return s;
+                RUNLENS_TRY(finish());
                 current = h;
                 currentComm = std::string(h->comm);
                 ++ctx.rowsRead;
@@ -351,13 +346,12 @@ Status PerfScriptImporter::run(ImportContext& ctx) const
         auto key = std::make_pair(std::string(f->sym), std::string(f->dso));
         auto it = frames.find(key);
         if (it == frames.end()) {
-            auto id = ctx.writer.frame(f->sym, {}, 0, baseName(f->dso));
-            if (!id) return id.error();
-            it = frames.emplace(std::move(key), *id).first;
+            RUNLENS_ASSIGN_OR_RETURN(auto id, ctx.writer.frame(f->sym, {}, 0, baseName(f->dso)));
+            it = frames.emplace(std::move(key), id).first;
         }
         stack.push_back(it->second);
     }
-    if (Status s = finish(); !s) return s;
+    RUNLENS_TRY(finish());
 
     ctx.notes.push_back(fmt::format("{} samples, {} threads", samples, threads.size()));
     if (headerLines > 0)

@@ -203,17 +203,15 @@ SourceLocation Parser::where(const char* p)
 
 Status Parser::readAll()
 {
-    auto maxBytes = maxDocumentBytes(m_ctx.options, kMaxJsonBytes);
-    if (!maxBytes) return maxBytes.error();
+    RUNLENS_ASSIGN_OR_RETURN(auto maxBytes, maxDocumentBytes(m_ctx.options, kMaxJsonBytes));
     InputStream& in = m_ctx.lines.input();
-    if (in.compression() == Compression::None && in.rawSize() > 0 && in.rawSize() < maxBytes->maxBytes)
+    if (in.compression() == Compression::None && in.rawSize() > 0 && in.rawSize() < maxBytes.maxBytes)
         m_buf.reserve(in.rawSize() + sj::SIMDJSON_PADDING);
     for (;;) {
-        auto block = in.nextBlock();
-        if (!block) return block.error();
-        if (block->empty()) break;
-        if (Status s = documentFits(in, m_buf.size(), block->size(), *maxBytes); !s) return s;
-        m_buf.append(*block);
+        RUNLENS_ASSIGN_OR_RETURN(auto block, in.nextBlock());
+        if (block.empty()) break;
+        RUNLENS_TRY(documentFits(in, m_buf.size(), block.size(), maxBytes));
+        m_buf.append(block);
     }
     const size_t size = m_buf.size();
     m_buf.append(sj::SIMDJSON_PADDING, ' '); // initialised padding, kept in the capacity
@@ -223,7 +221,7 @@ Status Parser::readAll()
 
 Status Parser::run()
 {
-    if (Status s = readAll(); !s) return s;
+    RUNLENS_TRY(readAll());
     std::string_view text = m_buf;
     if (text.substr(0, 3) == "\xEF\xBB\xBF") text.remove_prefix(3);
     if ((text = trim(text)).empty()) return fail(text, "empty file: no JSON");
@@ -236,7 +234,7 @@ Status Parser::run()
             if (Status s = document(doc); !s) return s;
         rest.remove_prefix(std::min(nl + 1, rest.size()));
     }
-    if (Status s = m_router.finish(); !s) return s;
+    RUNLENS_TRY(m_router.finish());
     m_ctx.notes.push_back(fmt::format("{} series", m_series));
     if (m_apiNotes > kMaxApiNotes)
         m_ctx.notes.push_back(fmt::format("{} more warnings/infos not shown", m_apiNotes - kMaxApiNotes));
@@ -276,7 +274,7 @@ Status Parser::document(std::string_view text)
     m_doc = &doc;
     const std::unique_ptr<Parser, void (*)(Parser*)> forget(this, [](Parser* p) { p->m_doc = nullptr; });
     if (sj::error_code e = doc.get_value().get(root.v)) return jsonError(e, text.data());
-    if (Status s = inspect(root); !s) return s;
+    RUNLENS_TRY(inspect(root));
     Status s =
         root.type == od::json_type::array ? eachElement(root, [this](Item& i) { return response(i); }) : response(root);
     if (!s) return s;
@@ -300,7 +298,7 @@ Status Parser::response(Item& item)
             return eachElement(v, [&](Item& one) -> Status {
                 std::string_view note;
                 if (one.type != od::json_type::string || m_apiNotes++ >= kMaxApiNotes) return okStatus();
-                if (Status st = text(one, note); !st) return st;
+                RUNLENS_TRY(text(one, note));
                 m_ctx.notes.push_back(fmt::format("Prometheus {}: {}", key.substr(0, key.size() - 1), note));
                 return okStatus();
             });
@@ -324,7 +322,7 @@ Status Parser::data(Item& item)
     std::string_view type;
     return eachField(item, [&](std::string_view key, Item& r) -> Status {
         if (key == "resultType" && r.type == od::json_type::string) {
-            if (Status s = text(r, type); !s) return s;
+            RUNLENS_TRY(text(r, type));
             if (type != "matrix" && type != "vector" && type != "scalar" && type != "string")
                 return fail(r.token, fmt::format("resultType \"{}\" is not a Prometheus query result", clip(type)),
                             ErrorCode::Unsupported);
@@ -356,7 +354,7 @@ Status Parser::series(Item& item)
     Item metric;
     bool rewound = false;
     // The labels first, wherever "metric" is (samples are routed by them), then the samples.
-    if (Status s = check(item.v.get_object().get(obj), item.token); !s) return s;
+    RUNLENS_TRY(check(item.v.get_object().get(obj), item.token));
     const sj::error_code found = obj.find_field_unordered("metric").get(metric.v);
     if (found && found != sj::NO_SUCH_FIELD) return jsonError(found, item.token.data());
     Status s = found ? okStatus() : inspect(metric);
@@ -376,7 +374,7 @@ Status Parser::series(Item& item)
     }
     if (!s) return s;
     prepare();
-    if (Status st = check(obj.reset().get(rewound), item.token); !st) return st;
+    RUNLENS_TRY(check(obj.reset().get(rewound), item.token));
     return eachField(obj, [&](std::string_view key, Item& v) -> Status {
         const bool isSamples = key == "values" || key == "value" || key == "histograms" || key == "histogram";
         return isSamples ? samples(v, key) : okStatus();

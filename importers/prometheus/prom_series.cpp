@@ -75,14 +75,13 @@ Expected<int64_t> PromSeriesRouter::deviceFor(int64_t nodeId, std::string_view k
 {
     auto key = std::make_pair(nodeId, fmt::format("{}:{}", kind, name));
     if (auto it = m_devices.find(key); it != m_devices.end()) return it->second;
-    auto id = m_ctx.writer.device(nodeId, kind, name);
-    if (!id) return id.error();
+    RUNLENS_ASSIGN_OR_RETURN(auto id, m_ctx.writer.device(nodeId, kind, name));
     if (kind == "nic" && isVirtualInterface(name))
-        if (Status s = m_ctx.writer.setDeviceAttribute(*id, "virtual", "1"); !s) return s.error();
+        if (Status s = m_ctx.writer.setDeviceAttribute(id, "virtual", "1"); !s) return s.error();
     if (kind == "disk" && isDiskPartition(name))
-        if (Status s = m_ctx.writer.setDeviceAttribute(*id, "partition", "1"); !s) return s.error();
-    m_devices.emplace(std::move(key), *id);
-    return *id;
+        if (Status s = m_ctx.writer.setDeviceAttribute(id, "partition", "1"); !s) return s.error();
+    m_devices.emplace(std::move(key), id);
+    return id;
 }
 
 Expected<PromSeriesRouter::Target*> PromSeriesRouter::resolve(std::string_view key, const PromSeriesId& id)
@@ -117,9 +116,8 @@ Expected<PromSeriesRouter::Target*> PromSeriesRouter::resolve(std::string_view k
     std::string_view host = label(id, "hostname");
     if (host.empty()) host = label(id, "Hostname");
     if (host.empty()) host = label(id, "instance");
-    auto nodeId = m_ctx.nodeFor(host);
-    if (!nodeId) return nodeId.error();
-    t.nodeId = *nodeId;
+    RUNLENS_ASSIGN_OR_RETURN(auto nodeId, m_ctx.nodeFor(host));
+    t.nodeId = nodeId;
 
     std::string metric, unit, labels;
     const std::string rawName(family);
@@ -131,9 +129,8 @@ Expected<PromSeriesRouter::Target*> PromSeriesRouter::resolve(std::string_view k
             std::string_view dev = label(id, "device"); // nvidia3
             if (dev.substr(0, 6) == "nvidia") gpu = std::string(dev.substr(6));
         }
-        auto device = deviceFor(t.nodeId, "gpu", gpu.empty() ? "0" : gpu);
-        if (!device) return device.error();
-        deviceId = *device;
+        RUNLENS_ASSIGN_OR_RETURN(auto device, deviceFor(t.nodeId, "gpu", gpu.empty() ? "0" : gpu));
+        deviceId = device;
         for (std::string_view attr : {"UUID", "modelName", "pci_bus_id"})
             if (auto v = label(id, attr); !v.empty())
                 if (Status s = m_ctx.writer.setDeviceAttribute(deviceId, attr, v); !s) return s.error();
@@ -160,9 +157,8 @@ Expected<PromSeriesRouter::Target*> PromSeriesRouter::resolve(std::string_view k
             name = std::string(label(id, "device"));
             if (m->deviceKind == "ib" && !label(id, "port").empty()) name += ":" + std::string(label(id, "port"));
         }
-        auto device = deviceFor(t.nodeId, m->deviceKind, name);
-        if (!device) return device.error();
-        deviceId = *device;
+        RUNLENS_ASSIGN_OR_RETURN(auto device, deviceFor(t.nodeId, m->deviceKind, name));
+        deviceId = device;
         metric = std::string(m->metric);
         unit = std::string(m->unit);
         t.kind = m->kind == ValueKind::Counter ? Target::Kind::Counter : Target::Kind::Gauge;
@@ -174,9 +170,8 @@ Expected<PromSeriesRouter::Target*> PromSeriesRouter::resolve(std::string_view k
 
     if (t.kind == Target::Kind::Raw) {
         if (deviceId == 0) {
-            auto device = deviceFor(t.nodeId, "host", "");
-            if (!device) return device.error();
-            deviceId = *device;
+            RUNLENS_ASSIGN_OR_RETURN(auto device, deviceFor(t.nodeId, "host", ""));
+            deviceId = device;
         }
         std::vector<std::string> kept;
         for (const PromLabel& l : id.labels)
@@ -200,9 +195,8 @@ Expected<PromSeriesRouter::Target*> PromSeriesRouter::resolve(std::string_view k
             m_ctx.notes.push_back(
                 fmt::format("{} kept as {} ({} already gives the canonical series)", rawName, metric, claim->second));
     }
-    auto sink = m_ctx.writer.series(deviceId, metric, unit, rawName, labels);
-    if (!sink) return sink.error();
-    t.sink = *sink;
+    RUNLENS_ASSIGN_OR_RETURN(auto sink, m_ctx.writer.series(deviceId, metric, unit, rawName, labels));
+    t.sink = sink;
     t.sinkLastTs = &m_sinkLastTs.try_emplace(t.sink, std::numeric_limits<int64_t>::min()).first->second;
     return m_targets.emplace(std::string(key), std::move(target)).first->second.get();
 }
@@ -214,9 +208,8 @@ Status PromSeriesRouter::add(std::string_view key, const std::function<PromSerie
     if (auto it = m_targets.find(key); it != m_targets.end()) {
         t = it->second.get();
     } else {
-        auto r = resolve(key, parse());
-        if (!r) return r.error();
-        t = *r;
+        RUNLENS_ASSIGN_OR_RETURN(auto r, resolve(key, parse()));
+        t = r;
     }
     if (t->kind == Target::Kind::Skip) {
         ++(t->created ? m_created : m_skipped)[t->family];
@@ -291,13 +284,11 @@ Status PromSeriesRouter::finish()
                 diag::kCounterReset, 0,
                 fmt::format("node_cpu_seconds_total went down {} time(s) (restart); those intervals skipped", resets));
         if (util.empty()) continue;
-        auto device = deviceFor(nodeId, "cpu", "");
-        if (!device) return device.error();
-        auto sink = m_ctx.writer.series(*device, "cpu.util", "%", "node_cpu_seconds_total");
-        if (!sink) return sink.error();
+        RUNLENS_ASSIGN_OR_RETURN(auto device, deviceFor(nodeId, "cpu", ""));
+        RUNLENS_ASSIGN_OR_RETURN(auto sink, m_ctx.writer.series(device, "cpu.util", "%", "node_cpu_seconds_total"));
         for (const auto& u : util) {
-            (*sink)->append(u.tsNs, u.percent);
-            if (Status s = m_ctx.writer.flushIfNeeded(**sink); !s) return s;
+            sink->append(u.tsNs, u.percent);
+            RUNLENS_TRY(m_ctx.writer.flushIfNeeded(*sink));
         }
         m_stored += static_cast<int64_t>(util.size());
     }

@@ -343,17 +343,15 @@ void Parser::comment(std::string_view text)
 
 Expected<int64_t> Parser::countSnapshots()
 {
-    auto input = InputStream::open(m_ctx.path, m_ctx.lines.input().displayName());
-    if (!input) return input.error();
-    LineReader lines(**input);
+    RUNLENS_ASSIGN_OR_RETURN(auto input, InputStream::open(m_ctx.path, m_ctx.lines.input().displayName()));
+    LineReader lines(*input);
     SnapshotDetector detector;
     Line line;
     SampleLine s;
     Problem problem;
     for (int64_t n = 1;; ++n) {
-        auto more = lines.next(line);
-        if (!more) return more.error();
-        if (!*more) break;
+        RUNLENS_ASSIGN_OR_RETURN(auto more, lines.next(line));
+        if (!more) break;
         if (n % kCheckpointLines == 0)
             if (Status st = m_ctx.checkpoint(); !st) return st.error();
         const std::string_view text = trim(line.text);
@@ -384,9 +382,8 @@ Expected<int64_t> Parser::untimed()
                          .count();
             int64_t snapshots = 1; // the modification time dates the last one
             if (m_intervalNs) {
-                auto n = countSnapshots();
-                if (!n) return n.error();
-                snapshots = *n - m_firstUntimedSnapshot;
+                RUNLENS_ASSIGN_OR_RETURN(auto n, countSnapshots());
+                snapshots = n - m_firstUntimedSnapshot;
                 m_base -= (snapshots - 1) * m_intervalNs;
             }
             std::string what =
@@ -436,9 +433,8 @@ Status Parser::sample(std::string_view text)
         }
         ts = *t;
     } else {
-        auto t = untimed();
-        if (!t) return t.error();
-        ts = *t;
+        RUNLENS_ASSIGN_OR_RETURN(auto t, untimed());
+        ts = t;
     }
     double value = std::numeric_limits<double>::quiet_NaN();
     if (auto v = parseNumber(s.value)) {
@@ -481,9 +477,8 @@ Status Parser::run()
 {
     const auto& extra = m_ctx.options.extra;
     if (auto it = extra.find("time"); it != extra.end()) {
-        auto t = parseTimeOption(it->second, m_ctx.options.timeZone);
-        if (!t) return t.error();
-        m_timeOption = *t;
+        RUNLENS_ASSIGN_OR_RETURN(auto t, parseTimeOption(it->second, m_ctx.options.timeZone));
+        m_timeOption = t;
     }
     if (auto it = extra.find("interval"); it != extra.end()) {
         auto v = parseNumber(trim(it->second));
@@ -495,9 +490,8 @@ Status Parser::run()
     Line line;
     int64_t nonBlank = 0;
     for (int64_t n = 1;; ++n) {
-        auto more = m_ctx.lines.next(line);
-        if (!more) return more.error();
-        if (!*more) break;
+        RUNLENS_ASSIGN_OR_RETURN(auto more, m_ctx.lines.next(line));
+        if (!more) break;
         if (n % kCheckpointLines == 0)
             if (Status s = m_ctx.checkpoint(); !s) return s;
         const std::string_view text = trim(line.text);
@@ -514,7 +508,7 @@ Status Parser::run()
             comment(text);
         } else {
             ++m_ctx.rowsRead;
-            if (Status s = sample(text); !s) return s;
+            RUNLENS_TRY(sample(text));
         }
     }
     if (nonBlank == 0) return makeError(ErrorCode::Format, "empty file: no samples", m_ctx.lines.location());
@@ -523,7 +517,7 @@ Status Parser::run()
                          fmt::format("not Prometheus text: no sample or # HELP/# TYPE line could be read ({})",
                                      m_firstProblem.empty() ? "only comments" : m_firstProblem),
                          {m_ctx.lines.input().displayName(), 1});
-    if (Status s = m_router.finish(); !s) return s;
+    RUNLENS_TRY(m_router.finish());
     m_ctx.notes.push_back(notes());
     if (m_untimed > 0) m_ctx.notes.push_back(fmt::format("{} samples without a timestamp", m_untimed));
     return okStatus();

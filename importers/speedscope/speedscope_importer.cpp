@@ -182,9 +182,8 @@ Expected<int64_t> Reader::frameId(size_t index)
 Expected<int64_t> Reader::callsite(int64_t parent, size_t frameIndex)
 {
     if (auto it = m_callsites.find({parent, frameIndex}); it != m_callsites.end()) return it->second;
-    auto frame = frameId(frameIndex);
-    if (!frame) return frame.error();
-    auto id = m_ctx.writer.callsite(parent, *frame);
+    RUNLENS_ASSIGN_OR_RETURN(auto frame, frameId(frameIndex));
+    auto id = m_ctx.writer.callsite(parent, frame);
     if (id) m_callsites.emplace(std::make_pair(parent, frameIndex), *id);
     return id;
 }
@@ -202,14 +201,12 @@ Status Reader::emit(const std::vector<size_t>& stack, std::optional<int64_t> ts,
     } else {
         if (keep > 0) {
             reportCutStack(m_ctx, stack.size(), m_depthLimit, SourceLocation{m_ctx.lines.input().displayName()});
-            auto root = cutRootCallsite(m_ctx.writer);
-            if (!root) return root.error();
-            site = *root;
+            RUNLENS_ASSIGN_OR_RETURN(auto root, cutRootCallsite(m_ctx.writer));
+            site = root;
         }
         for (const size_t f : frames) {
-            auto next = callsite(site, f);
-            if (!next) return next.error();
-            site = *next;
+            RUNLENS_ASSIGN_OR_RETURN(auto next, callsite(site, f));
+            site = next;
         }
         m_stackSites.emplace(std::string(key), site);
     }
@@ -300,7 +297,7 @@ Status Reader::sampled(dom::object profile)
                    fmt::format("profile \"{}\": sample {}: bad frame index, skipped", m_profileName, i));
             continue;
         }
-        if (Status s = emit(stack, tsAt(at), w); !s) return s;
+        RUNLENS_TRY(emit(stack, tsAt(at), w));
     }
     return okStatus();
 }
@@ -343,7 +340,7 @@ Status Reader::evented(dom::object profile)
         if (!first) first = *at;
         if (last && *at > *last && !stack.empty()) {
             ++m_ctx.rowsRead;
-            if (Status s = emit(stack, tsAt(*last - *first), *at - *last); !s) return s;
+            RUNLENS_TRY(emit(stack, tsAt(*last - *first), *at - *last));
         }
         last = *at;
         if (type == "O")
@@ -385,11 +382,10 @@ Status Reader::run(dom::element root)
             continue;
         }
         const ThreadName t = parseThreadName(name);
-        auto thread = m_ctx.writer.thread(m_ctx.nodeId, {}, t.pid, t.name, t.tid);
-        if (!thread) return thread.error();
-        m_thread = *thread;
+        RUNLENS_ASSIGN_OR_RETURN(auto thread, m_ctx.writer.thread(m_ctx.nodeId, {}, t.pid, t.name, t.tid));
+        m_thread = thread;
         begin(profile);
-        if (Status s = type == "sampled" ? sampled(profile) : evented(profile); !s) return s;
+        RUNLENS_TRY(type == "sampled" ? sampled(profile) : evented(profile));
     }
     m_ctx.notes.push_back(fmt::format("{} samples from {} profiles; unit {} (time weights stored in seconds)",
                                       m_samples, profiles.size(), fmt::join(m_units, ", ")));
@@ -414,31 +410,26 @@ int SpeedscopeImporter::sniff(const SniffInput& input) const
 
 Status SpeedscopeImporter::run(ImportContext& ctx) const
 {
-    auto tz = TimeZoneResolver::fromSpec(ctx.options.timeZone);
-    if (!tz) return tz.error();
-    auto placement = untimed::readPlacement(ctx.options, *tz, 1'000'000'000, 0);
-    if (!placement) return placement.error();
+    RUNLENS_ASSIGN_OR_RETURN(auto tz, TimeZoneResolver::fromSpec(ctx.options.timeZone));
+    RUNLENS_ASSIGN_OR_RETURN(auto placement, untimed::readPlacement(ctx.options, tz, 1'000'000'000, 0));
 
-    auto maxBytes = maxDocumentBytes(ctx.options, kMaxJsonBytes);
-    if (!maxBytes) return maxBytes.error();
-    auto depthLimit = maxStackDepth(ctx.options);
-    if (!depthLimit) return depthLimit.error();
+    RUNLENS_ASSIGN_OR_RETURN(auto maxBytes, maxDocumentBytes(ctx.options, kMaxJsonBytes));
+    RUNLENS_ASSIGN_OR_RETURN(auto depthLimit, maxStackDepth(ctx.options));
 
     InputStream& in = ctx.lines.input();
     std::string buf;
     for (;;) {
-        auto block = in.nextBlock();
-        if (!block) return block.error();
-        if (block->empty()) break;
-        if (Status s = documentFits(in, buf.size(), block->size(), *maxBytes); !s) return s;
-        buf.append(*block);
+        RUNLENS_ASSIGN_OR_RETURN(auto block, in.nextBlock());
+        if (block.empty()) break;
+        RUNLENS_TRY(documentFits(in, buf.size(), block.size(), maxBytes));
+        buf.append(block);
     }
     const sj::padded_string json(buf);
     buf = std::string();
     dom::parser parser;
     dom::element root;
     if (sj::error_code e = parser.parse(json).get(root)) return jsonDocumentError(json, e, in.displayName());
-    Reader reader(ctx, placement->startNs, *depthLimit);
+    Reader reader(ctx, placement.startNs, depthLimit);
     return reader.run(root);
 }
 

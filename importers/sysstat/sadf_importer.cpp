@@ -226,7 +226,7 @@ Status SadfParser::horizontal(int64_t nodeId, int64_t ts)
         if (items == 0 || pos + items * g.width > n) return wrongCount();
         for (size_t k = 0; k < items; ++k, pos += g.width) {
             std::span<const std::string_view> values(m_fields.data() + pos, g.width);
-            if (Status s = m_router.row(g.section, nodeId, ts, values, static_cast<int64_t>(pos + 1)); !s) return s;
+            RUNLENS_TRY(m_router.row(g.section, nodeId, ts, values, static_cast<int64_t>(pos + 1)));
         }
     }
     if (pos != n) return wrongCount();
@@ -248,9 +248,8 @@ Status SadfParser::row(std::string_view line)
         return okStatus();
     }
     if (m_lastNodeId < 0 || host != m_lastHost) {
-        auto node = m_ctx.nodeFor(host);
-        if (!node) return node.error();
-        m_lastNodeId = *node;
+        RUNLENS_ASSIGN_OR_RETURN(auto node, m_ctx.nodeFor(host));
+        m_lastNodeId = node;
         m_lastHost = std::string(host);
     }
     if (trim(m_fields[1]) == "-1") {
@@ -299,7 +298,7 @@ Status SadfParser::run()
         }
         if (++sinceCheckpoint == kCheckpointRows) {
             sinceCheckpoint = 0;
-            if (Status s = m_ctx.checkpoint(); !s) return s;
+            RUNLENS_TRY(m_ctx.checkpoint());
         }
     }
     if (!any) return makeError(ErrorCode::Format, "empty file: no sadf -d header", m_ctx.lines.location());
@@ -598,13 +597,11 @@ Status SysstatRouter::Impl::value(Section& s, Item& item, size_t col, int64_t no
             std::string cpu = s.cpuStar ? (col == 1 ? std::string() : std::to_string(col - 2)) : c.name;
             if (cpu == "all") cpu.clear();
             if (cpu.rfind("CPU", 0) == 0) cpu.erase(0, 3);
-            auto d = device(nodeId, "cpu", cpu);
-            if (!d) return d.error();
-            deviceId = *d;
+            RUNLENS_ASSIGN_OR_RETURN(auto d, device(nodeId, "cpu", cpu));
+            deviceId = d;
         }
-        auto created = ctx.writer.series(deviceId, c.metric, c.unit, c.name, item.labels);
-        if (!created) return created.error();
-        sink = *created;
+        RUNLENS_ASSIGN_OR_RETURN(auto created, ctx.writer.series(deviceId, c.metric, c.unit, c.name, item.labels));
+        sink = created;
     }
     if (!n) {
         if (!isMissingToken(v))
@@ -678,9 +675,8 @@ Status SysstatRouter::row(int section, int64_t nodeId, int64_t tsNs, std::span<c
             for (size_t i = 0; i < s.keys; ++i) // TTY, BAT, FILESYSTEM, sensors, interrupts: labels
                 item.labels += fmt::format("{}{}={}", i ? "," : "", lower(s.columns[i].name), trim(values[i]));
         }
-        auto d = m->device(nodeId, kind, name);
-        if (!d) return d.error();
-        item.deviceId = *d;
+        RUNLENS_ASSIGN_OR_RETURN(auto d, m->device(nodeId, kind, name));
+        item.deviceId = d;
         it = m->items.emplace(key, std::move(item)).first;
     }
     Item& item = it->second;
@@ -756,9 +752,8 @@ std::optional<std::string> SadfImporter::hostLabel(const SniffInput& input) cons
 
 Status SadfImporter::run(ImportContext& context) const
 {
-    auto tz = TimeZoneResolver::fromSpec(context.options.timeZone);
-    if (!tz) return tz.error();
-    SadfParser parser(context, std::move(*tz));
+    RUNLENS_ASSIGN_OR_RETURN(auto tz, TimeZoneResolver::fromSpec(context.options.timeZone));
+    SadfParser parser(context, std::move(tz));
     return parser.run();
 }
 

@@ -126,9 +126,8 @@ private:
 
 Status SarParser::banner(const Banner& b)
 {
-    auto node = m_ctx.nodeFor(b.host);
-    if (!node) return node.error();
-    m_nodeId = *node;
+    RUNLENS_ASSIGN_OR_RETURN(auto node, m_ctx.nodeFor(b.host));
+    m_nodeId = node;
     m_day = bannerDate(b.dateText);
     m_dayOffset = 0;
     m_lastSeconds = -1;
@@ -225,11 +224,11 @@ Status SarParser::run()
             continue;
         }
         any = true;
-        if (Status s = line(text, afterBlank); !s) return s;
+        RUNLENS_TRY(line(text, afterBlank));
         afterBlank = false;
         if (++sinceCheckpoint == kCheckpointRows) {
             sinceCheckpoint = 0;
-            if (Status s = m_ctx.checkpoint(); !s) return s;
+            RUNLENS_TRY(m_ctx.checkpoint());
         }
     }
     if (!any) return makeError(ErrorCode::Format, "empty file: no sar banner", m_ctx.lines.location());
@@ -280,9 +279,8 @@ std::optional<std::string> SarTextImporter::hostLabel(const SniffInput& input) c
 
 Status SarTextImporter::run(ImportContext& context) const
 {
-    auto tz = TimeZoneResolver::fromSpec(context.options.timeZone);
-    if (!tz) return tz.error();
-    SarParser parser(context, std::move(*tz));
+    RUNLENS_ASSIGN_OR_RETURN(auto tz, TimeZoneResolver::fromSpec(context.options.timeZone));
+    SarParser parser(context, std::move(tz));
     return parser.run();
 }
 

@@ -123,9 +123,8 @@ Expected<int64_t> TraceStore::track(uint32_t index)
     const trace::Track& t = m_t.tracks[index];
     std::optional<int64_t> device;
     if (t.gpu && t.device) {
-        auto id = gpu(*t.device);
-        if (!id) return id.error();
-        device = *id;
+        RUNLENS_ASSIGN_OR_RETURN(auto id, gpu(*t.device));
+        device = id;
         m_busy.kernels[*t.device];
     }
     m_busy.collectiveSeries |= !t.gpu;
@@ -139,8 +138,7 @@ Status TraceStore::write(const Clock& clock, int64_t binNs)
 {
     const std::string& display = m_ctx.lines.input().displayName();
     for (const trace::DeviceProperties& d : m_t.devices) {
-        auto id = gpu(d.id);
-        if (!id) return id.error();
+        RUNLENS_ASSIGN_OR_RETURN(auto id, gpu(d.id));
         std::vector<std::pair<const char*, std::string>> attrs;
         if (!d.name.empty()) attrs.emplace_back("name", d.name);
         if (d.totalMemoryBytes) attrs.emplace_back("total_memory_bytes", std::to_string(*d.totalMemoryBytes));
@@ -148,7 +146,7 @@ Status TraceStore::write(const Clock& clock, int64_t binNs)
         if (d.computeMajor && d.computeMinor)
             attrs.emplace_back("compute_capability", fmt::format("{}.{}", *d.computeMajor, *d.computeMinor));
         for (const auto& [key, value] : attrs)
-            if (Status s = m_ctx.writer.setDeviceAttribute(*id, key, value); !s) return s;
+            if (Status s = m_ctx.writer.setDeviceAttribute(id, key, value); !s) return s;
     }
 
     // In track and time order: the (track_id, ts_ns) index grows at its end.
@@ -170,14 +168,12 @@ Status TraceStore::write(const Clock& clock, int64_t binNs)
                                                  untimed::clip(m_t.names[s.name]), static_cast<double>(s.tsNs) / 1e3));
             continue;
         }
-        auto track = this->track(s.track);
-        if (!track) return track.error();
+        RUNLENS_ASSIGN_OR_RETURN(auto track, this->track(s.track));
         if (names[s.name] == 0) {
-            auto id = m_writer.name(m_t.names[s.name]);
-            if (!id) return id.error();
-            names[s.name] = *id;
+            RUNLENS_ASSIGN_OR_RETURN(auto id, m_writer.name(m_t.names[s.name]));
+            names[s.name] = id;
         }
-        if (Status st = m_writer.slice(*track, s.category, names[s.name], ts, s.durNs, s.correlation); !st) return st;
+        RUNLENS_TRY(m_writer.slice(track, s.category, names[s.name], ts, s.durNs, s.correlation));
         ++perCategory[static_cast<size_t>(s.category)];
         spanStart = std::min(spanStart, ts);
         spanEnd = std::max(spanEnd, end);
@@ -191,7 +187,7 @@ Status TraceStore::write(const Clock& clock, int64_t binNs)
         if ((i + 1) % kCheckpointEvery == 0)
             if (Status st = m_ctx.checkpoint(); !st) return st;
     }
-    if (Status s = m_writer.finish(); !s) return s;
+    RUNLENS_TRY(m_writer.finish());
 
     std::vector<std::string>& notes = m_ctx.notes;
     if (m_t.rank)
@@ -260,37 +256,32 @@ int ChromeTraceImporter::sniff(const SniffInput& input) const
 
 Status ChromeTraceImporter::run(ImportContext& ctx) const
 {
-    auto tz = TimeZoneResolver::fromSpec(ctx.options.timeZone);
-    if (!tz) return tz.error();
-    auto placement = untimed::readPlacement(ctx.options, *tz, 1'000'000'000, 0);
-    if (!placement) return placement.error();
-    auto binNs = trace::busyIntervalNs(ctx.options);
-    if (!binNs) return binNs.error();
+    RUNLENS_ASSIGN_OR_RETURN(auto tz, TimeZoneResolver::fromSpec(ctx.options.timeZone));
+    RUNLENS_ASSIGN_OR_RETURN(auto placement, untimed::readPlacement(ctx.options, tz, 1'000'000'000, 0));
+    RUNLENS_ASSIGN_OR_RETURN(auto binNs, trace::busyIntervalNs(ctx.options));
 
     // Pieces of the trace are parsed one at a time: no format limit beyond the cap.
-    auto maxBytes = maxDocumentBytes(ctx.options, std::numeric_limits<uint64_t>::max());
-    if (!maxBytes) return maxBytes.error();
+    RUNLENS_ASSIGN_OR_RETURN(auto maxBytes, maxDocumentBytes(ctx.options, std::numeric_limits<uint64_t>::max()));
 
     InputStream& in = ctx.lines.input();
     std::string text;
     for (bool firstBlock = true;; firstBlock = false) {
-        auto block = in.nextBlock();
-        if (!block) return block.error();
-        if (block->empty()) break;
-        if (Status s = documentFits(in, text.size(), block->size(), *maxBytes); !s) return s;
+        RUNLENS_ASSIGN_OR_RETURN(auto block, in.nextBlock());
+        if (block.empty()) break;
+        RUNLENS_TRY(documentFits(in, text.size(), block.size(), maxBytes));
         if (firstBlock) { // the decoded size: known for plain text, a guess for compressed input
-            text.reserve(std::min(in.rawSize() * (in.compression() == Compression::None ? 1 : 4), maxBytes->maxBytes));
+            text.reserve(std::min(in.rawSize() * (in.compression() == Compression::None ? 1 : 4), maxBytes.maxBytes));
             adviseHugePages(text.data(), text.capacity());
         }
-        text.append(*block);
+        text.append(block);
     }
     ParsedTrace t;
-    if (Status s = trace::parseChromeTrace(text, ctx, t); !s) return s;
+    RUNLENS_TRY(trace::parseChromeTrace(text, ctx, t));
     text = std::string(); // the parse copied what it keeps
-    auto clock = traceClock(t, placement->startNs, in.displayName());
+    auto clock = traceClock(t, placement.startNs, in.displayName());
     if (!clock) return clock.error();
     TraceStore store(ctx, t);
-    return store.write(*clock, *binNs);
+    return store.write(*clock, binNs);
 }
 
 } // namespace runlens::importers

@@ -33,7 +33,7 @@ Status TraceEventReader::document(od::document& doc)
             if (v.get_array().get(all))
                 return makeError(ErrorCode::Format, "traceEvents is not an array", {m_ctx.lines.input().displayName()});
             sawEvents = true;
-            if (Status s = events(all); !s) return s;
+            RUNLENS_TRY(events(all));
         } else if (key == "baseTimeNanoseconds") {
             const std::string_view token = v.raw_json_token();
             const char* at = token.data();
@@ -194,7 +194,7 @@ Status parseChromeTrace(std::string_view text, ImportContext& ctx, ParsedTrace& 
         piece += "[]";
         piece.append(text, layout.arrayClose + 1);
         const int64_t shift = static_cast<int64_t>(layout.arrayClose) - static_cast<int64_t>(layout.arrayOpen) - 1;
-        if (Status s = parse(begin, layout.arrayOpen + 2, shift, false); !s) return s;
+        RUNLENS_TRY(parse(begin, layout.arrayOpen + 2, shift, false));
     }
     out.slices.reserve((eventsEnd - layout.arrayOpen) / 256); // Kineto writes 250-600 bytes an event
     // One allocation for the largest chunk: a parser growing chunk by chunk would take fresh memory each time.
@@ -212,7 +212,7 @@ Status parseChromeTrace(std::string_view text, ImportContext& ctx, ParsedTrace& 
         piece.assign(1, '[');
         piece.append(text, from, to - from);
         piece += ']';
-        if (Status s = parse(from - 1, 0, 0, true); !s) return s;
+        RUNLENS_TRY(parse(from - 1, 0, 0, true));
         if (to == eventsEnd) break;
         from = to + 1;
     }

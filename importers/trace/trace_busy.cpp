@@ -111,26 +111,21 @@ Status writeBusySeries(ImportContext& ctx, const BusyIntervals& busy, int64_t ra
     const std::string labels = fmt::format("rank={}", rank);
     auto write = [&](int64_t deviceId, std::string_view metric, std::string_view rawName,
                      const std::vector<Interval>& intervals) -> Status {
-        auto sink = ctx.writer.series(deviceId, metric, "ratio", rawName, labels);
-        if (!sink) return sink.error();
+        RUNLENS_ASSIGN_OR_RETURN(auto sink, ctx.writer.series(deviceId, metric, "ratio", rawName, labels));
         const BusyBins b = busyFraction(intervals, busy.spanStartNs, busy.spanEndNs, binNs);
         for (size_t i = 0; i < b.values.size(); ++i) {
-            (*sink)->append(b.firstNs + static_cast<int64_t>(i) * binNs, b.values[i]);
-            if (Status s = ctx.writer.flushIfNeeded(**sink); !s) return s;
+            sink->append(b.firstNs + static_cast<int64_t>(i) * binNs, b.values[i]);
+            RUNLENS_TRY(ctx.writer.flushIfNeeded(*sink));
         }
         return okStatus();
     };
     std::vector<std::string> gpus;
     for (const auto& [index, kernels] : busy.kernels) {
-        auto device = ctx.writer.device(ctx.nodeId, "gpu", std::to_string(index));
-        if (!device) return device.error();
-        if (Status s = write(*device, "gpu.kernel_busy", "union of kernel slices", kernels); !s) return s;
+        RUNLENS_ASSIGN_OR_RETURN(auto device, ctx.writer.device(ctx.nodeId, "gpu", std::to_string(index)));
+        RUNLENS_TRY(write(device, "gpu.kernel_busy", "union of kernel slices", kernels));
         const auto comm = busy.comm.find(index);
         static const std::vector<Interval> kNone;
-        if (Status s = write(*device, "gpu.comm_busy", "union of NCCL/RCCL kernel slices",
-                             comm == busy.comm.end() ? kNone : comm->second);
-            !s)
-            return s;
+        RUNLENS_TRY(write(device, "gpu.comm_busy", "union of NCCL/RCCL kernel slices", comm == busy.comm.end() ? kNone : comm->second));
         gpus.push_back(fmt::format("gpu:{}", index));
     }
     std::string what;
@@ -138,8 +133,7 @@ Status writeBusySeries(ImportContext& ctx, const BusyIntervals& busy, int64_t ra
     if (busy.collectiveSeries) {
         auto host = ctx.writer.device(ctx.nodeId, "host", "");
         if (!host) return host.error();
-        if (Status s = write(*host, "trace.collective_busy", "union of CPU collective slices", busy.collectives); !s)
-            return s;
+        RUNLENS_TRY(write(*host, "trace.collective_busy", "union of CPU collective slices", busy.collectives));
         what += fmt::format("{}trace.collective_busy on the host", what.empty() ? "" : ", ");
     }
     if (!what.empty())

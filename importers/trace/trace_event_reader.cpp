@@ -52,7 +52,7 @@ Status TraceEventReader::events(od::array all)
     for (auto item : all) {
         od::value v;
         if (auto e = std::move(item).get(v)) return jsonError(e, nullptr);
-        if (Status s = event(v); !s) return s;
+        RUNLENS_TRY(event(v));
         if (++m_out.events % kCheckpointEvery == 0)
             if (Status s = m_ctx.checkpoint(); !s) return s;
     }

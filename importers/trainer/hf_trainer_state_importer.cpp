@@ -193,13 +193,11 @@ Status Reader::run(dom::element root)
     if (records.empty())
         return makeError(ErrorCode::Format, "log_history has no readable entry", trainer::locationOf(m_ctx, 1));
 
-    auto tz = TimeZoneResolver::fromSpec(m_ctx.options.timeZone);
-    if (!tz) return tz.error();
-    auto placement = untimed::readPlacement(m_ctx.options, *tz, 1'000'000'000, 0);
-    if (!placement) return placement.error();
+    RUNLENS_ASSIGN_OR_RETURN(auto tz, TimeZoneResolver::fromSpec(m_ctx.options.timeZone));
+    RUNLENS_ASSIGN_OR_RETURN(auto placement, untimed::readPlacement(m_ctx.options, tz, 1'000'000'000, 0));
     double perStepS = 0;
-    if (placement->intervalNs > 0) {
-        perStepS = static_cast<double>(placement->intervalNs) / 1e9;
+    if (placement.intervalNs > 0) {
+        perStepS = static_cast<double>(placement.intervalNs) / 1e9;
         m_ctx.notes.push_back(fmt::format("steps spread evenly at interval={} s per step", perStepS));
     } else if (runtimeS && runtimeStep && *runtimeStep > 0) {
         perStepS = *runtimeS / static_cast<double>(*runtimeStep);
@@ -223,8 +221,7 @@ Status Reader::run(dom::element root)
     });
     // Step 0 at start=, or where the steps match the node's GPU activity (only the run's edges can match: the
     // steps are spread evenly).
-    if (Status s = trainer::anchorRelative(m_ctx, *tz, records, static_cast<int64_t>(std::llround(perStepS * 1e9))); !s)
-        return s;
+    RUNLENS_TRY(trainer::anchorRelative(m_ctx, tz, records, static_cast<int64_t>(std::llround(perStepS * 1e9))));
 
     trainer::RawNames raw;
     raw.lr = "learning_rate";
@@ -246,16 +243,14 @@ int HfTrainerStateImporter::sniff(const SniffInput& input) const
 
 Status HfTrainerStateImporter::run(ImportContext& ctx) const
 {
-    auto maxBytes = maxDocumentBytes(ctx.options, kMaxJsonBytes);
-    if (!maxBytes) return maxBytes.error();
+    RUNLENS_ASSIGN_OR_RETURN(auto maxBytes, maxDocumentBytes(ctx.options, kMaxJsonBytes));
     InputStream& in = ctx.lines.input();
     std::string buf;
     for (;;) {
-        auto block = in.nextBlock();
-        if (!block) return block.error();
-        if (block->empty()) break;
-        if (Status s = documentFits(in, buf.size(), block->size(), *maxBytes); !s) return s;
-        buf.append(*block);
+        RUNLENS_ASSIGN_OR_RETURN(auto block, in.nextBlock());
+        if (block.empty()) break;
+        RUNLENS_TRY(documentFits(in, buf.size(), block.size(), maxBytes));
+        buf.append(block);
     }
     const int nonFinite = trainer::replaceNonFiniteTokens(buf);
     std::vector<int64_t> lines = logHistoryLines(buf);

@@ -178,7 +178,7 @@ Status Parser::run()
         line(text, ln.number);
         if (++sinceCheckpoint == kCheckpointLines) {
             sinceCheckpoint = 0;
-            if (Status s = m_ctx.checkpoint(); !s) return s;
+            RUNLENS_TRY(m_ctx.checkpoint());
         }
     }
     return finish();
@@ -306,16 +306,12 @@ Status Parser::finish()
 
     // The start: start=, or where the steps match the node's GPU activity (elapsed_time counts whole seconds unless
     // throughput gives a finer reading).
-    auto tz = TimeZoneResolver::fromSpec(m_ctx.options.timeZone);
-    if (!tz) return tz.error();
+    RUNLENS_ASSIGN_OR_RETURN(auto tz, TimeZoneResolver::fromSpec(m_ctx.options.timeZone));
     // A time not refined by throughput is elapsed_time cut to the whole second: on average half a second early.
     std::vector<int64_t> bias(records.size());
     for (size_t i = 0; i < records.size(); ++i)
         bias[i] = fine[i] ? 0 : 500'000'000;
-    if (Status s = trainer::anchorRelative(m_ctx, *tz, records,
-                                           reading == Reading::ElapsedOnly ? 1'000'000'000 : 100'000'000, bias);
-        !s)
-        return s;
+    RUNLENS_TRY(trainer::anchorRelative(m_ctx, tz, records, reading == Reading::ElapsedOnly ? 1'000'000'000 : 100'000'000, bias));
 
     switch (reading) {
     case Reading::RunningAverage:

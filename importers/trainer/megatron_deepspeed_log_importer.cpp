@@ -360,7 +360,7 @@ Status Parser::line(std::string_view text, int64_t number)
             m_prevTs = ts;
             if (!m_zoneNoted) {
                 m_zoneNoted = true;
-                if (Status st = m_ctx.writer.setNodeTimeZone(m_ctx.nodeId, m_tz.id()); !st) return st;
+                RUNLENS_TRY(m_ctx.writer.setNodeTimeZone(m_ctx.nodeId, m_tz.id()));
                 m_ctx.notes.push_back(fmt::format("naive local times read in time zone {}", m_tz.description()));
             }
         } else {
@@ -413,10 +413,10 @@ Status Parser::run()
             m_ctx.report(diag::kLineTooLong, 0, fmt::format("line of more than {} bytes dropped", ln.text.size()));
             continue;
         }
-        if (Status s = line(ln.text, ln.number); !s) return s;
+        RUNLENS_TRY(line(ln.text, ln.number));
         if (++sinceCheckpoint == kCheckpointLines) {
             sinceCheckpoint = 0;
-            if (Status s = m_ctx.checkpoint(); !s) return s;
+            RUNLENS_TRY(m_ctx.checkpoint());
         }
     }
     return finish();
@@ -446,7 +446,7 @@ Status Parser::finish()
     }
     if (const int64_t derived = trainer::deriveStepTimes(m_records); derived > 0)
         m_ctx.notes.push_back(fmt::format("{} step times from the logger times of consecutive step lines", derived));
-    if (Status s = trainer::placeUntimed(m_ctx, m_tz, m_records); !s) return s;
+    RUNLENS_TRY(trainer::placeUntimed(m_ctx, m_tz, m_records));
 
     std::string read;
     const char* names[] = {"other",     "Megatron iteration",   "DeepSpeed step",
@@ -503,9 +503,8 @@ int MegatronDeepSpeedLogImporter::sniff(const SniffInput& input) const
 
 Status MegatronDeepSpeedLogImporter::run(ImportContext& context) const
 {
-    auto tz = TimeZoneResolver::fromSpec(context.options.timeZone);
-    if (!tz) return tz.error();
-    Parser parser(context, std::move(*tz));
+    RUNLENS_ASSIGN_OR_RETURN(auto tz, TimeZoneResolver::fromSpec(context.options.timeZone));
+    Parser parser(context, std::move(tz));
     return parser.run();
 }
 

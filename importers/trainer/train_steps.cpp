@@ -49,9 +49,8 @@ public:
             if (!canonical)
                 m_ctx.diagnostics.report(diag::kUnmappedMetric, locationOf(m_ctx, r.line),
                                          fmt::format("\"{}\" has no canonical name: kept as {} (s)", raw, metric));
-            auto sink = m_ctx.writer.series(m_deviceId, metric, unit, raw);
-            if (!sink) return sink.error();
-            it = m_series.emplace(std::string(metric), SeriesState{*sink, std::nullopt, std::nullopt}).first;
+            RUNLENS_ASSIGN_OR_RETURN(auto sink, m_ctx.writer.series(m_deviceId, metric, unit, raw));
+            it = m_series.emplace(std::string(metric), SeriesState{sink, std::nullopt, std::nullopt}).first;
         }
         SeriesState& s = it->second;
         const int64_t ts = *r.tsNs;
@@ -267,9 +266,8 @@ Status anchorRelative(ImportContext& ctx, TimeZoneResolver& tz, std::vector<Step
 
 Status writeSteps(ImportContext& ctx, const std::vector<StepRecord>& records, const RawNames& raw)
 {
-    auto device = ctx.writer.device(ctx.nodeId, "host", "");
-    if (!device) return device.error();
-    StepSeriesWriter out(ctx, *device);
+    RUNLENS_ASSIGN_OR_RETURN(auto device, ctx.writer.device(ctx.nodeId, "host", ""));
+    StepSeriesWriter out(ctx, device);
     int64_t sinceCheckpoint = 0;
     for (const StepRecord& r : records) {
         Q_ASSERT(r.tsNs);
@@ -288,7 +286,7 @@ Status writeSteps(ImportContext& ctx, const std::vector<StepRecord>& records, co
             if (Status s = out.put(r, "timer." + name, name, value); !s) return s;
         if (++sinceCheckpoint == 4096) {
             sinceCheckpoint = 0;
-            if (Status s = ctx.checkpoint(); !s) return s;
+            RUNLENS_TRY(ctx.checkpoint());
         }
     }
     return okStatus();

@@ -47,11 +47,10 @@ long long writeSeedRun(const std::string& path, const SeedRun& spec)
     long long points = 0;
     auto inCheckpoint = [&](int64_t i) { return (i * spec.intervalMs / 1000) % kCheckpointEveryS >= kCheckpointEveryS - kCheckpointS; };
     auto writeSeries = [&](int64_t deviceId, const char* metric, const char* unit, auto&& value) -> Status {
-        auto sink = w.series(deviceId, metric, unit, metric);
-        if (!sink) return sink.error();
+        RUNLENS_ASSIGN_OR_RETURN(auto sink, w.series(deviceId, metric, unit, metric));
         for (int64_t i = 0; i < steps; ++i) {
-            (*sink)->append(kStartNs + i * stepNs, value(i));
-            if (auto st = w.flushIfNeeded(**sink); !st) return st;
+            sink->append(kStartNs + i * stepNs, value(i));
+            RUNLENS_TRY(w.flushIfNeeded(*sink));
         }
         points += steps;
         return okStatus();
