@@ -1,6 +1,8 @@
 // The input pipeline: compression and text encoding detection, line splitting across blocks, long lines,
-// errors for truncated or corrupt streams, and content hashes (BLAKE2b-256 of the raw bytes).
+// errors for truncated or corrupt streams, content hashes (BLAKE2b-256 of the raw bytes), and the CSV field splitter
+// every CSV importer shares.
 
+#include "importers/input/csv_fields.h"
 #include "importers/input/input_stream.h"
 #include "importers/input/line_reader.h"
 #include "tests/test_support.h"
@@ -383,6 +385,62 @@ private Q_SLOTS:
             QCOMPARE(in->contentHash(), want);
             QCOMPARE(in->rawSize(), uint64_t(raw.size()));
         }
+    }
+
+    void csvFields_data()
+    {
+        QTest::addColumn<QString>("record");
+        QTest::addColumn<QString>("separator");
+        QTest::addColumn<bool>("trim");
+        QTest::addColumn<QStringList>("fields");
+        QTest::addColumn<bool>("closed");
+        auto row = [](const char* name, const char* record, const char* sep, bool trim,
+                      std::initializer_list<const char*> fields, bool closed = true) {
+            QStringList want;
+            for (const char* f : fields)
+                want << QString::fromUtf8(f);
+            QTest::newRow(name) << QString::fromUtf8(record) << QString::fromUtf8(sep) << trim << want << closed;
+        };
+        row("plain", "a,b,,c", ",", false, {"a", "b", "", "c"});
+        row("spaces kept", " a , b", ",", false, {" a ", " b"});
+        row("spaces trimmed", " a ,\tb ", ",", true, {"a", "b"});
+        row("quoted separator", "\"x,y\",2", ",", false, {"x,y", "2"});
+        row("escaped quote", "\"say \"\"hi\"\"\",1", ",", false, {"say \"hi\"", "1"});
+        row("space before quote", "1, \"2,5\"", ",", false, {"1", "2,5"});
+        row("quoted and trimmed", "\" 12.5 \" ,x", ",", true, {"12.5", "x"});
+        row("line break inside", "\"26.11\n0\",7", ",", false, {"26.11\n0", "7"});
+        row("semicolons", "a;\"b;c\";d", ";", false, {"a", "b;c", "d"});
+        row("tabs", "a\tb c\t", "\t", false, {"a", "b c", ""});
+        row("unclosed quote", "1,\"open,2", ",", false, {"1", "open,2"}, false);
+        row("empty record", "", ",", false, {""});
+    }
+
+    void csvFields()
+    {
+        // Spreadsheets and pandas quote fields with a separator, a quote or a line break in them: each importer of
+        // CSV reads them the same way (RFC 4180).
+        QFETCH(QString, record);
+        QFETCH(QString, separator);
+        QFETCH(bool, trim);
+        QFETCH(QStringList, fields);
+        QFETCH(bool, closed);
+        CsvSplitter csv(separator.toLatin1().at(0), trim ? CsvSplitter::Spaces::Trim : CsvSplitter::Spaces::Keep);
+        const std::string text = record.toStdString();
+        std::vector<std::string_view> out;
+        QCOMPARE(csv.split(text, out), closed);
+        QStringList got;
+        for (std::string_view f : out)
+            got << QString::fromUtf8(f.data(), static_cast<qsizetype>(f.size()));
+        QCOMPARE(got, fields);
+    }
+
+    void csvQuotesAsText()
+    {
+        // A tool that never quotes (nvidia-smi): a stray quote is part of one damaged value, the row keeps its fields.
+        CsvSplitter csv(',', CsvSplitter::Spaces::Keep, CsvSplitter::Quotes::AsText);
+        std::vector<std::string_view> out;
+        QVERIFY(csv.split("t, 0, \"51 %, 1000 MiB", out));
+        QCOMPARE(out, (std::vector<std::string_view>{"t", " 0", " \"51 %", " 1000 MiB"}));
     }
 };
 

@@ -1,5 +1,6 @@
 #include "analysis/mfu/gpu_peaks.h"
 
+#include "analysis/store/ascii.h"
 #include <algorithm>
 #include <cctype>
 #include <charconv>
@@ -10,13 +11,6 @@ std::string_view embeddedGpuPeaks(); // generated from resources/gpus/peaks.tsv
 } // namespace detail
 
 namespace {
-
-std::string lower(std::string_view s)
-{
-    std::string out(s);
-    std::transform(out.begin(), out.end(), out.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-    return out;
-}
 
 std::string_view trim(std::string_view s)
 {
@@ -72,7 +66,7 @@ bool hasWord(const std::string& name, const std::string& word)
 
 std::optional<double> GpuPeak::tflops(std::string_view precision) const
 {
-    const std::string p = lower(precision);
+    const std::string p = asciiLower(precision);
     if (p == "bf16") return bf16;
     if (p == "fp16") return fp16;
     if (p == "fp8") return fp8;
@@ -90,7 +84,7 @@ std::vector<GpuPeak> parseGpuPeaks(std::string_view text)
         GpuPeak p;
         p.model = std::string(trim(f[0]));
         for (std::string_view w : split(f[1], ','))
-            if (!trim(w).empty()) p.match.push_back(lower(trim(w)));
+            if (!trim(w).empty()) p.match.push_back(asciiLower(trim(w)));
         if (p.model.empty() || p.match.empty() || !parsePeak(f[2], p.bf16) || !parsePeak(f[3], p.fp16) ||
             !parsePeak(f[4], p.fp8))
             continue;
@@ -108,7 +102,7 @@ const std::vector<GpuPeak>& gpuPeaks()
 
 const GpuPeak* findGpuPeak(std::string_view gpuName, const std::vector<GpuPeak>& table)
 {
-    const std::string name = lower(gpuName);
+    const std::string name = asciiLower(gpuName);
     for (const GpuPeak& p : table)
         if (std::all_of(p.match.begin(), p.match.end(), [&](const std::string& w) { return hasWord(name, w); }))
             return &p;

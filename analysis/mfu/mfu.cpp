@@ -1,5 +1,6 @@
 #include "analysis/mfu/mfu.h"
 
+#include "analysis/store/ascii.h"
 #include "analysis/store/run_database.h"
 #include "analysis/store/run_reader.h"
 #include "analysis/store/run_settings.h"
@@ -14,13 +15,6 @@
 
 namespace runlens::analysis {
 namespace {
-
-std::string lower(std::string_view s)
-{
-    std::string out(s);
-    std::transform(out.begin(), out.end(), out.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-    return out;
-}
 
 std::optional<double> number(const std::map<std::string, std::string>& settings, const char* key)
 {
@@ -90,7 +84,7 @@ std::optional<double> parseMfuNumber(std::string_view text)
 
 bool isPeakPrecision(std::string_view precision)
 {
-    const std::string p = lower(precision);
+    const std::string p = asciiLower(precision);
     return p == "bf16" || p == "fp16" || p == "fp8";
 }
 
@@ -104,7 +98,7 @@ MfuSettings MfuSettings::fromRunSettings(const std::map<std::string, std::string
     s.peakTflops = number(settings, kSettingPeakTflops);
     s.gpus = number(settings, kSettingGpuCount);
     if (const auto it = settings.find(kSettingPrecision); it != settings.end() && isPeakPrecision(it->second))
-        s.precision = lower(it->second);
+        s.precision = asciiLower(it->second);
     return s;
 }
 
@@ -112,7 +106,7 @@ Mfu computeMfu(const MfuInputs& in)
 {
     const MfuSettings& s = in.settings;
     Mfu m;
-    m.precision = isPeakPrecision(s.precision) ? lower(s.precision) : std::string("bf16");
+    m.precision = isPeakPrecision(s.precision) ? asciiLower(s.precision) : std::string("bf16");
     m.params = s.params;
     m.layers = s.layers;
     m.hidden = s.hidden;

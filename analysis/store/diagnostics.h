@@ -17,11 +17,19 @@ namespace runlens::store {
 // UTF-8 written as \xNN, so a NUL, an escape sequence or a broken byte in a file is visible instead of acting.
 std::string printableText(std::string_view text);
 
+enum class DiagnosticSeverity
+{
+    Notice,   // nothing was dropped: a value kept as missing, a repair, something skipped by design
+    DataLoss, // input was dropped (counts for --strict and in the import's status)
+};
+
 struct DiagnosticKind
 {
     const char* name; // stable snake_case id, e.g. "bad_number"
-    bool dataLoss;    // true when input was dropped (counts for --strict)
+    DiagnosticSeverity severity;
     const char* help; // one line for the user
+
+    constexpr bool dataLoss() const { return severity == DiagnosticSeverity::DataLoss; }
 };
 
 struct DiagnosticEntry
@@ -62,10 +70,10 @@ private:
 inline void Diagnostics::report(const DiagnosticKind& kind, SourceLocation where, std::string message)
 {
     DiagnosticCount& c = m_counts[kind.name];
-    c.dataLoss = kind.dataLoss;
+    c.dataLoss = kind.dataLoss();
     ++c.count;
     ++m_total;
-    if (kind.dataLoss) ++m_dataLoss;
+    if (kind.dataLoss()) ++m_dataLoss;
     if (c.count <= kMaxStoredPerKind) m_entries.push_back({kind.name, std::move(where), printableText(message)});
 }
 
@@ -76,7 +84,7 @@ inline void Diagnostics::reportCount(const DiagnosticKind& kind, SourceLocation 
     report(kind, std::move(where), std::move(message));
     m_counts[kind.name].count += count - 1;
     m_total += count - 1;
-    if (kind.dataLoss) m_dataLoss += count - 1;
+    if (kind.dataLoss()) m_dataLoss += count - 1;
 }
 
 } // namespace runlens::store

@@ -283,11 +283,6 @@ std::optional<SourceMetric> find(const SourceEntry* begin, const SourceEntry* en
     return std::nullopt;
 }
 
-bool startsWith(std::string_view s, std::string_view prefix)
-{
-    return s.substr(0, prefix.size()) == prefix;
-}
-
 } // namespace
 
 std::optional<SourceMetric> dmonMetric(std::string_view column)
@@ -332,21 +327,21 @@ bool isVirtualInterface(std::string_view name)
 {
     for (std::string_view prefix : {"lo", "docker", "veth", "virbr", "br-", "cali", "flannel", "cni", "ifb", "tun",
                                     "tap", "kube-", "vxlan", "dummy"})
-        if (name == "lo" || (prefix != "lo" && startsWith(name, prefix))) return true;
+        if (name == "lo" || (prefix != "lo" && name.starts_with(prefix))) return true;
     return false;
 }
 
 bool isDiskPartition(std::string_view name)
 {
-    if (startsWith(name, "dm-") || startsWith(name, "loop") || startsWith(name, "ram") || startsWith(name, "zram"))
+    if (name.starts_with("dm-") || name.starts_with("loop") || name.starts_with("ram") || name.starts_with("zram"))
         return true;
     // nvme0n1p1, mmcblk0p1: a "p" and digits after a digit; sda1, vda2, xvda1: letters then digits.
     const size_t lastNonDigit = name.find_last_not_of("0123456789");
     if (lastNonDigit == std::string_view::npos || lastNonDigit + 1 == name.size()) return false;
-    if (startsWith(name, "nvme") || startsWith(name, "mmcblk"))
+    if (name.starts_with("nvme") || name.starts_with("mmcblk"))
         return name[lastNonDigit] == 'p' && lastNonDigit > 0 && name[lastNonDigit - 1] >= '0' &&
                name[lastNonDigit - 1] <= '9';
-    return startsWith(name, "sd") || startsWith(name, "vd") || startsWith(name, "xvd") || startsWith(name, "hd");
+    return name.starts_with("sd") || name.starts_with("vd") || name.starts_with("xvd") || name.starts_with("hd");
 }
 
 std::optional<MetricMapping> nvsmiMetric(std::string_view property)

@@ -1,9 +1,11 @@
 #include "importers/generic/generic_importer.h"
 
+#include "analysis/store/ascii.h"
 #include "importers/common/metric_map.h"
 #include "importers/common/text_fields.h"
 #include "importers/common/time_parse.h"
 #include "importers/diagnostic_kinds.h"
+#include "importers/input/csv_fields.h"
 
 #include <algorithm>
 #include <cmath>
@@ -26,14 +28,6 @@ std::string clip(std::string_view v)
     constexpr size_t kMax = 60;
     if (v.size() <= kMax) return std::string(v);
     return fmt::format("{}... ({} bytes)", v.substr(0, kMax), v.size());
-}
-
-std::string lower(std::string_view s)
-{
-    std::string out(s);
-    for (char& c : out)
-        if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
-    return out;
 }
 
 std::optional<double> convert(std::string_view from, std::string_view to)
@@ -76,47 +70,6 @@ std::optional<int64_t> epochNs(std::string_view s)
         part = part * 10 + (static_cast<size_t>(k) < fraction.size() ? fraction[static_cast<size_t>(k)] - '0' : 0);
     if (fraction.size() > static_cast<size_t>(digits) && fraction[static_cast<size_t>(digits)] >= '5') ++part;
     return *i * scale + part;
-}
-
-// Splits one CSV line with RFC 4180 quoting; quoted cells are unescaped into `storage`. Returns false when a quote
-// opened in the line is not closed in it (the rest of the line is then one cell).
-bool splitCsv(std::string_view line, char sep, std::vector<std::string_view>& out, std::vector<std::string>& storage)
-{
-    if (line.find('"') == std::string_view::npos) {
-        splitFields(line, sep, out);
-        return true;
-    }
-    out.clear();
-    storage.clear();
-    storage.reserve(std::count(line.begin(), line.end(), sep) + 1); // views into it must stay valid
-    size_t i = 0;
-    for (;;) {
-        std::string cell;
-        while (i < line.size() && line[i] == ' ')
-            ++i;
-        bool closed = true;
-        if (i < line.size() && line[i] == '"') {
-            closed = false;
-            for (++i; i < line.size(); ++i) {
-                if (line[i] == '"' && i + 1 < line.size() && line[i + 1] == '"') {
-                    cell.push_back('"');
-                    ++i;
-                } else if (line[i] == '"') {
-                    ++i;
-                    closed = true;
-                    break;
-                } else {
-                    cell.push_back(line[i]);
-                }
-            }
-        }
-        const size_t end = std::min(line.find(sep, i), line.size());
-        cell.append(line.substr(i, end - i));
-        storage.push_back(std::move(cell));
-        out.emplace_back(storage.back());
-        if (end == line.size()) return closed;
-        i = end + 1;
-    }
 }
 
 char separatorOf(std::string_view header)
@@ -192,12 +145,11 @@ private:
 
     ImportContext& m_ctx;
     TimeZoneResolver m_tz;
-    char m_sep = ',';
+    CsvSplitter m_csv; // its separator found in the header
     std::vector<Field> m_columns;
     std::vector<std::string> m_names;
     std::vector<size_t> m_labelColumns; // sorted by name
     std::vector<std::string_view> m_fields;
-    std::vector<std::string> m_storage;
     simdjson::dom::parser m_json;
     std::deque<std::string> m_jsonText; // numbers and booleans as written; a deque keeps views valid
     Record m_record;
@@ -216,11 +168,11 @@ private:
 
 Status GenericParser::csvHeader(std::string_view line)
 {
-    m_sep = separatorOf(line);
-    splitCsv(line, m_sep, m_fields, m_storage);
+    m_csv = CsvSplitter(separatorOf(line));
+    m_csv.split(line, m_fields);
     std::set<Field> seen;
     for (std::string_view f : m_fields) {
-        m_names.push_back(lower(trim(f)));
+        m_names.push_back(asciiLower(trim(f)));
         m_columns.push_back(fieldOf(m_names.back()));
         if (m_columns.back() == Field::Label) m_labelColumns.push_back(m_columns.size() - 1);
         seen.insert(m_columns.back());
@@ -245,7 +197,7 @@ Status GenericParser::csvHeader(std::string_view line)
 
 Status GenericParser::csvRow(std::string_view line)
 {
-    const bool closed = splitCsv(line, m_sep, m_fields, m_storage);
+    const bool closed = m_csv.split(line, m_fields);
     if (m_fields.size() != m_columns.size()) {
         m_ctx.report(diag::kWrongFieldCount, 0,
                      fmt::format("{} fields where the header has {}{}; row dropped", m_fields.size(), m_columns.size(),
@@ -365,7 +317,7 @@ Expected<int64_t> GenericParser::deviceFor(int64_t nodeId, std::string_view devi
     auto it = m_devices.find(std::pair{nodeId, std::string(device)});
     if (it != m_devices.end()) return it->second;
     const size_t colon = device.find(':');
-    std::string kind = lower(device.substr(0, colon));
+    std::string kind = asciiLower(device.substr(0, colon));
     std::string_view name = colon == std::string_view::npos ? std::string_view() : device.substr(colon + 1);
     if (kind.empty()) kind = "host";
     if (kind != "gpu" && kind != "nic" && kind != "ib" && kind != "disk" && kind != "cpu" && kind != "host") {
@@ -550,10 +502,10 @@ int GenericMetricsImporter::sniff(const SniffInput& input) const
             fields.insert(fieldOf(key));
     } else {
         std::vector<std::string_view> cells;
-        std::vector<std::string> storage;
-        splitCsv(line, separatorOf(line), cells, storage);
+        CsvSplitter csv(separatorOf(line)); // outlives the views into it
+        csv.split(line, cells);
         for (std::string_view c : cells)
-            fields.insert(fieldOf(lower(trim(c))));
+            fields.insert(fieldOf(asciiLower(trim(c))));
     }
     if (!fields.count(Field::Ts) || !fields.count(Field::Metric) || !fields.count(Field::Value)) return 0;
     return fields.count(Field::Node) || fields.count(Field::Device) ? 95 : 85;
@@ -573,18 +525,16 @@ std::optional<std::string> GenericMetricsImporter::hostLabel(const SniffInput& i
         return std::string(node);
     }
     std::vector<std::string_view> cells;
-    std::vector<std::string> storage;
-    const char sep = separatorOf(first);
-    splitCsv(first, sep, cells, storage);
+    CsvSplitter csv(separatorOf(first));
+    csv.split(first, cells);
     size_t nodeColumn = cells.size();
     for (size_t i = 0; i < cells.size(); ++i)
-        if (lower(trim(cells[i])) == "node") nodeColumn = i;
+        if (asciiLower(trim(cells[i])) == "node") nodeColumn = i;
     if (nodeColumn == cells.size()) return std::nullopt;
     head.remove_prefix(static_cast<size_t>(first.data() + first.size() - head.data()));
     const std::string_view row = firstLine(head, &complete);
     if (row.empty() || !complete) return std::nullopt;
-    std::vector<std::string> rowStorage;
-    splitCsv(row, sep, cells, rowStorage);
+    csv.split(row, cells);
     if (cells.size() <= nodeColumn || trim(cells[nodeColumn]).empty()) return std::nullopt;
     return std::string(trim(cells[nodeColumn]));
 }

@@ -1,11 +1,13 @@
 #include "importers/generic/wide_csv_importer.h"
 
+#include "analysis/store/ascii.h"
 #include "analysis/store/saturating.h"
 
 #include "importers/common/text_fields.h"
 #include "importers/common/time_parse.h"
 #include "importers/common/untimed.h"
 #include "importers/diagnostic_kinds.h"
+#include "importers/input/csv_fields.h"
 
 #include <algorithm>
 #include <array>
@@ -26,36 +28,10 @@ constexpr const char* kTimeNames = "timestamp, time, ts, datetime, date, epoch, 
 
 using untimed::clip;
 
-std::string lower(std::string_view s)
-{
-    std::string out(s);
-    for (char& c : out)
-        if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
-    return out;
-}
-
 bool isTimeName(const std::string& n)
 {
     return n == "timestamp" || n == "time" || n == "ts" || n == "datetime" || n == "date" || n == "epoch" ||
            n.starts_with("elapsed") || n.starts_with("time_") || n.starts_with("seconds");
-}
-
-// Splits on commas outside double quotes; each field trimmed, and a quoted cell ("12.5") without its quotes.
-void splitCsv(std::string_view line, std::vector<std::string_view>& out)
-{
-    out.clear();
-    bool quoted = false;
-    size_t start = 0;
-    for (size_t i = 0; i <= line.size(); ++i) {
-        if (i == line.size() || (line[i] == ',' && !quoted)) {
-            std::string_view f = trim(line.substr(start, i - start));
-            if (f.size() >= 2 && f.front() == '"' && f.back() == '"') f = trim(f.substr(1, f.size() - 2));
-            out.push_back(f);
-            start = i + 1;
-        } else if (line[i] == '"') {
-            quoted = !quoted;
-        }
-    }
 }
 
 bool oddQuotes(std::string_view s)
@@ -66,7 +42,7 @@ bool oddQuotes(std::string_view s)
 int timeColumn(const std::vector<std::string_view>& names)
 {
     for (size_t i = 0; i < names.size(); ++i)
-        if (isTimeName(lower(names[i]))) return static_cast<int>(i);
+        if (isTimeName(asciiLower(names[i]))) return static_cast<int>(i);
     return -1;
 }
 
@@ -127,7 +103,7 @@ private:
     bool looksLikeRow(std::string_view line)
     {
         if (oddQuotes(line)) return false;
-        splitCsv(line, m_fields);
+        m_csv.split(line, m_fields);
         return m_fields.size() == m_columns.size();
     }
     void report(const store::DiagnosticKind& kind, int64_t line, int64_t column, std::string message)
@@ -142,6 +118,7 @@ private:
     std::string m_header;
     std::vector<Column> m_columns;
     std::vector<std::string_view> m_fields;
+    CsvSplitter m_csv{',', CsvSplitter::Spaces::Trim};
     int m_tsColumn = -1;
     bool m_elapsedColumn = false;
     enum class TimeForm
@@ -161,7 +138,7 @@ private:
 Status Parser::parseHeader(std::string_view line)
 {
     m_header = std::string(line);
-    splitCsv(line, m_fields);
+    m_csv.split(line, m_fields);
     m_tsColumn = timeColumn(m_fields);
     if (m_tsColumn < 0)
         return makeError(ErrorCode::Format,
@@ -190,7 +167,7 @@ Status Parser::parseHeader(std::string_view line)
                    ? fmt::format("column {} has no name: kept as csv.{}", i + 1, name)
                    : fmt::format("column {} repeats the name \"{}\": kept as csv.{}", i + 1, clip(c.raw), name));
     }
-    m_elapsedColumn = lower(m_fields[static_cast<size_t>(m_tsColumn)]).starts_with("elapsed");
+    m_elapsedColumn = asciiLower(m_fields[static_cast<size_t>(m_tsColumn)]).starts_with("elapsed");
     return okStatus();
 }
 
@@ -201,6 +178,7 @@ Expected<int64_t> Parser::estimateStart()
     Line line;
     std::optional<double> last;
     std::vector<std::string_view> fields;
+    CsvSplitter csv(',', CsvSplitter::Spaces::Trim);
     bool header = true;
     std::string pending; // rows broken by a quoted line break are joined as in the import itself
     for (;;) {
@@ -220,7 +198,7 @@ Expected<int64_t> Parser::estimateStart()
             continue;
         }
         if (!std::exchange(header, false)) {
-            splitCsv(text, fields);
+            csv.split(text, fields);
             if (fields.size() == m_columns.size())
                 if (auto n = parseNumber(fields[static_cast<size_t>(m_tsColumn)]); n && std::isfinite(*n)) last = *n;
         }
@@ -361,7 +339,7 @@ Status Parser::value(Column& c, std::string_view v, int64_t ts, int64_t column)
 
 Status Parser::row(std::string_view line)
 {
-    splitCsv(line, m_fields);
+    m_csv.split(line, m_fields);
     if (m_fields.size() != m_columns.size()) {
         report(diag::kWrongFieldCount, 0, 0,
                fmt::format("{} fields where the header has {}; row dropped", m_fields.size(), m_columns.size()));
@@ -422,7 +400,7 @@ Status Parser::run()
                     pending.clear();
                     continue;
                 }
-                splitCsv(pending, m_fields);
+                m_csv.split(pending, m_fields);
                 if (m_fields.size() != m_columns.size()) {
                     report(diag::kQuotedNewline, pendingStart, 0,
                            fmt::format("a quoted cell with a line break (lines {}-{}) in a row of {} fields where the "
@@ -485,14 +463,15 @@ int WideCsvImporter::sniff(const SniffInput& input) const
     }
     if (lines.empty() || lines[0].front() == '#' || lines[0].front() == '{') return 0;
     std::vector<std::string_view> header, row;
-    splitCsv(lines[0], header);
+    CsvSplitter headerCsv(',', CsvSplitter::Spaces::Trim), rowCsv(',', CsvSplitter::Spaces::Trim);
+    headerCsv.split(lines[0], header);
     const int tc = timeColumn(header);
     if (header.size() < 2 || tc < 0 ||
         std::any_of(header.begin(), header.end(), [](std::string_view f) { return f.empty(); }))
         return 0;
     if (lines.size() < 2) return 20;
     if (oddQuotes(lines[1])) return 30; // a row broken by a quoted line break
-    splitCsv(lines[1], row);
+    rowCsv.split(lines[1], row);
     if (row.size() != header.size()) return 0;
     const std::string_view t = row[static_cast<size_t>(tc)];
     return parseNumber(t) || localTime(t) || zonedTime(t) ? 40 : 0;

@@ -1,9 +1,11 @@
 #include "importers/nvsmi/nvsmi_query_importer.h"
 
+#include "analysis/store/ascii.h"
 #include "importers/common/metric_map.h"
 #include "importers/common/text_fields.h"
 #include "importers/common/time_parse.h"
 #include "importers/diagnostic_kinds.h"
+#include "importers/input/csv_fields.h"
 
 #include <algorithm>
 #include <cmath>
@@ -14,14 +16,6 @@ namespace runlens::importers {
 namespace {
 
 constexpr int kCheckpointRows = 16384;
-
-std::string lower(std::string_view s)
-{
-    std::string out(s);
-    for (char& c : out)
-        if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
-    return out;
-}
 
 // "utilization.gpu [%]" → ("utilization.gpu", "%").
 std::pair<std::string, std::string> splitHeaderField(std::string_view field)
@@ -35,7 +29,7 @@ std::pair<std::string, std::string> splitHeaderField(std::string_view field)
             field = trim(field.substr(0, open));
         }
     }
-    return {lower(field), unit};
+    return {asciiLower(field), unit};
 }
 
 enum class Role
@@ -128,6 +122,7 @@ private:
     int m_tsColumn = -1;
     int m_idColumn = -1; // index, or uuid / bus id when there is no index
     std::vector<std::string_view> m_fields;
+    CsvSplitter m_csv{',', CsvSplitter::Spaces::Keep, CsvSplitter::Quotes::AsText}; // nvidia-smi quotes nothing
     std::map<std::string, int64_t, std::less<>> m_devices;
     std::map<std::string, size_t, std::less<>> m_deviceSlots;
     std::vector<std::vector<store::SeriesSink*>> m_sinks;  // [device slot][column]
@@ -153,7 +148,7 @@ Status Parser::parseHeader(std::string_view line)
 {
     m_columns.clear();
     m_tsColumn = m_idColumn = -1;
-    splitFields(line, ',', m_fields);
+    m_csv.split(line, m_fields);
     int uuidColumn = -1, busColumn = -1;
     for (size_t i = 0; i < m_fields.size(); ++i) {
         Column c;
@@ -353,7 +348,7 @@ Status Parser::value(int64_t deviceId, size_t slot, Column& c, std::string_view 
 
 Status Parser::row(std::string_view line)
 {
-    splitFields(line, ',', m_fields);
+    m_csv.split(line, m_fields);
     if (m_fields.size() != m_columns.size()) {
         report(diag::kWrongFieldCount, 0,
                fmt::format("{} fields where the header has {}; row dropped", m_fields.size(), m_columns.size()));
@@ -409,7 +404,8 @@ Status Parser::row(std::string_view line)
 bool Parser::startsWithTimestamp(std::string_view line) const
 {
     std::vector<std::string_view> fields;
-    splitFields(line, ',', fields);
+    CsvSplitter csv{',', CsvSplitter::Spaces::Keep, CsvSplitter::Quotes::AsText};
+    csv.split(line, fields);
     if (m_tsColumn < 0 || fields.size() <= static_cast<size_t>(m_tsColumn)) return false;
     const std::string_view v = trim(fields[static_cast<size_t>(m_tsColumn)]);
     if (m_timeForm == TimeForm::Local) return parseLocalDateTime(v).has_value();
@@ -506,7 +502,8 @@ int NvsmiQueryImporter::sniff(const SniffInput& input) const
         std::string_view line = trim(head.substr(0, nl));
         if (!line.empty()) {
             std::vector<std::string_view> fields;
-            splitFields(line, ',', fields);
+            CsvSplitter csv{',', CsvSplitter::Spaces::Keep, CsvSplitter::Quotes::AsText};
+            csv.split(line, fields);
             int known = 0, metrics = 0;
             bool timestampField = false;
             for (std::string_view f : fields) {

@@ -24,8 +24,6 @@ constexpr int kCheckpointSamples = 16384;
 constexpr size_t kMaxJsonBytes = 0xFFFFFFFFu - 2 * sj::SIMDJSON_PADDING; // simdjson's document size limit
 constexpr size_t kMaxApiNotes = 20;                                      // warnings/infos kept as notes
 constexpr std::string_view kUnnamedFamily = "query";                     // no __name__ → prom.query
-constexpr store::DiagnosticKind kUnquotedValue{
-    "unquoted_value", false, "a sample value written as a JSON number, not a quoted string as the API writes it"};
 
 // Unix seconds as written ("1795941722.812") → ns, exact to 9 decimals; other spellings (exponent form)
 // through a double rounded to the microsecond.
@@ -458,7 +456,7 @@ Status Parser::sample(Item& item)
     }
     const auto number = type == od::json_type::null ? std::nullopt : parseNumber(value);
     if (type == od::json_type::number)
-        report(kUnquotedValue, item.token, fmt::format("value {} of {} is not a quoted string", clip(value), m_key));
+        report(diag::kUnquotedValue, item.token, fmt::format("value {} of {} is not a quoted string", clip(value), m_key));
     if (!number && type != od::json_type::null)
         report(diag::kBadNumber, item.token,
                fmt::format("expected a number for {}, got \"{}\"; stored as missing", m_key, clip(value)));

@@ -1,5 +1,6 @@
 #include "importers/sysstat/sadf_importer.h"
 
+#include "analysis/store/ascii.h"
 #include "importers/common/metric_map.h"
 #include "importers/common/text_fields.h"
 #include "importers/common/time_parse.h"
@@ -17,9 +18,6 @@ namespace {
 
 constexpr int kCheckpointRows = 8192;
 constexpr size_t kMaxName = 256; // longer host, interface or disk names are not names (a cut or garbled line)
-// To be declared in importers/diagnostic_kinds.h.
-constexpr store::DiagnosticKind kSkippedColumns{
-    "skipped_columns", true, "sadf -dh columns whose grouping cannot be known (per-CPU interrupts); use sadf -d"};
 
 std::string clip(std::string_view v)
 {
@@ -199,7 +197,7 @@ Status SadfParser::horizontal(int64_t nodeId, int64_t ts)
             laterRepeats = laterRepeats || m_groups[k].repeating || m_groups[k].variable;
         }
         if (g.variable) {
-            m_ctx.report(kSkippedColumns, static_cast<int64_t>(pos + 1),
+            m_ctx.report(diag::kSkippedColumns, static_cast<int64_t>(pos + 1),
                          fmt::format("fields {} to {} not read: the number of per-CPU values of group {} is not "
                                      "known in sadf -dh; use sadf -d",
                                      pos + 1, n, m_router.keyName(g.section)));
@@ -216,7 +214,7 @@ Status SadfParser::horizontal(int64_t nodeId, int64_t ts)
                 while (pos + (items + 1) * g.width + laterMin <= n && isCpuKey(trim(m_fields[pos + items * g.width])))
                     ++items;
             } else {
-                m_ctx.report(kSkippedColumns, static_cast<int64_t>(pos + 1),
+                m_ctx.report(diag::kSkippedColumns, static_cast<int64_t>(pos + 1),
                              fmt::format("fields {} to {} not read: the items of group {} cannot be told apart from "
                                          "the groups after it in sadf -dh; use sadf -d",
                                          pos + 1, n, m_router.keyName(g.section)));
@@ -375,14 +373,6 @@ double complement(double v, std::string_view text)
     for (size_t i = 0; i < decimals; ++i)
         scale *= 10;
     return std::round((100.0 - v) * scale) / scale;
-}
-
-std::string lower(std::string_view s)
-{
-    std::string out(s);
-    for (char& ch : out)
-        if (ch >= 'A' && ch <= 'Z') ch = static_cast<char>(ch - 'A' + 'a');
-    return out;
 }
 
 enum class Role
@@ -673,7 +663,7 @@ Status SysstatRouter::row(int section, int64_t nodeId, int64_t tsNs, std::span<c
             name = k0;
         } else {
             for (size_t i = 0; i < s.keys; ++i) // TTY, BAT, FILESYSTEM, sensors, interrupts: labels
-                item.labels += fmt::format("{}{}={}", i ? "," : "", lower(s.columns[i].name), trim(values[i]));
+                item.labels += fmt::format("{}{}={}", i ? "," : "", asciiLower(s.columns[i].name), trim(values[i]));
         }
         RUNLENS_ASSIGN_OR_RETURN(auto d, m->device(nodeId, kind, name));
         item.deviceId = d;
