@@ -49,21 +49,22 @@ private Q_SLOTS:
 
 void TestRulesSteps::parameters()
 {
-    // Every parameter these rules read is in resources/rules/defaults.params (get() asserts on unknown names).
+    // That every parameter is declared and read by a rule is tst_rules' everyParameterIsRead; these are the values
+    // step detection, THROTTLE and STRAGGLER run with by default, counts as integers.
     const RuleParams p = RuleParams::defaults();
-    for (const char* name :
-         {"steps.min_logged", "steps.idle_level", "steps.min_contrast", "steps.min_period_s", "steps.max_period_s",
-          "steps.min_cycles", "steps.min_acf", "steps.peak_share", "steps.min_prominence", "steps.min_dip_depth",
-          "steps.min_regular", "steps.dip_noise_z", "steps.min_dip_area", "steps.max_dip_share", "throttle.busy_util", "throttle.clock_ratio", "throttle.own_clock_quantile",
-          "throttle.power_at_limit", "throttle.temp_hot_c", "throttle.min_s", "throttle.warn", "throttle.critical",
-          "straggler.max_step_factor", "straggler.min_step_samples", "straggler.min_steps", "straggler.scale_floor",
-          "straggler.z", "straggler.persistent", "straggler.intermittent", "straggler.dominance", "straggler.min_lag",
-          "straggler.warn", "straggler.critical", "rules.episode_gap_samples", "rules.grid_s"})
-        QVERIFY2(std::any_of(p.all().begin(), p.all().end(), [&](const RuleParam& rp) { return rp.name == name && !rp.doc.empty(); }),
-                 name);
     QCOMPARE(p.get("throttle.clock_ratio"), 0.85);
     QCOMPARE(p.get("straggler.z"), 3.0);
     QCOMPARE(p.get("steps.max_period_s"), 1800.0);
+    const StepParams steps = StepParams::from(p);
+    QCOMPARE(steps.maxPeriodS, 1800.0);
+    QCOMPARE(steps.minCycles, 5);
+    QCOMPARE(steps.minLogged, 3);
+    const StragglerParams straggler = StragglerParams::from(p);
+    QCOMPARE(straggler.z, 3.0);
+    QCOMPARE(straggler.minSteps, 10);
+    QCOMPARE(straggler.maxSamples, 3'000'000);
+    QCOMPARE(straggler.steps.minContrast, 0.1);
+    QCOMPARE(ThrottleParams::from(p).tempHotC, 85.0);
 }
 
 void TestRulesSteps::stepsFromTrainerLogAndSm_data()

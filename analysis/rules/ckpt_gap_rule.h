@@ -17,9 +17,25 @@
 
 namespace runlens::analysis {
 
+// The rule's parameters (ckpt_gap.*), read once.
+struct CkptGapParams
+{
+    CommonParams common;
+    double burstFactor = 0;        // ckpt_gap.burst_factor
+    double burstMinBytes = 0;      // ckpt_gap.burst_min_bytes (B/s)
+    int burstMinSamples = 0;       // ckpt_gap.burst_min_samples
+    int alignSlackSamples = 0;     // ckpt_gap.align_slack_samples
+    double overlap = 0;            // ckpt_gap.overlap
+    int periodicMinEvents = 0;     // ckpt_gap.periodic_min_events
+    double periodicMaxCv = 0;      // ckpt_gap.periodic_max_cv
+    double warn = 0, critical = 0; // ckpt_gap.warn, ckpt_gap.critical
+
+    static CkptGapParams from(const RuleParams& p);
+};
+
 // Per GPU: the slots where it stalls (SM activity ≤ stall.sm_fraction × its busy baseline; without SM activity,
 // utilization ≤ stall.util_max). Unknown slots are not stalls.
-std::vector<uint8_t> gpuStalls(const GpuMetrics& gpu, const RuleParams& p);
+std::vector<uint8_t> gpuStalls(const GpuMetrics& gpu, const CommonParams& p);
 
 // Moves a gap found on the grid as [startNs, endNs) of a node to its edges in a finer source (StallBounds).
 using RefineGap = std::function<FindingEpisode(const std::string& node, int64_t startNs, int64_t endNs)>;

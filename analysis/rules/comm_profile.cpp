@@ -83,140 +83,182 @@ Range rangeOf(const std::vector<double>& ref, double tolerance)
 
 // ---- Communication measured in the profiled steps (docs/design.md §5, COMM_BOUND).
 
-Expected<std::map<std::string, NodeProfile>> profileNodes(store::TraceReader& traces,
-                                                          const std::vector<store::TraceTrackInfo>& tracks)
+namespace {
+
+using RankKey = std::pair<int64_t, int64_t>; // (node id, rank)
+
+// Where each rank's profiled steps are: its ProfilerStep#N marks, its profiler windows, and its trace's extent.
+struct RankMarks
 {
-    std::map<std::string, NodeProfile> out;
-    if (tracks.empty()) return out;
+    std::map<RankKey, std::string> nodeOf; // -> node name
+    std::map<RankKey, std::vector<Interval>> stepMarks, windowMarks, extent;
+};
+
+Expected<RankMarks> rankMarks(store::TraceReader& traces, const std::vector<store::TraceTrackInfo>& tracks)
+{
+    RankMarks out;
     std::map<int64_t, const store::TraceTrackInfo*> byId;
-    std::map<std::pair<int64_t, int64_t>, std::string> nodeOf; // (node id, rank) -> node name
     std::map<std::string, std::pair<int64_t, int64_t>> nodeIdAndOffset;
     for (const store::TraceTrackInfo& t : tracks) {
         byId[t.id] = &t;
-        nodeOf[{t.nodeId, t.rank}] = t.node;
+        out.nodeOf[{t.nodeId, t.rank}] = t.node;
         nodeIdAndOffset[t.node] = {t.nodeId, t.clockOffsetNs};
     }
-    std::map<std::pair<int64_t, int64_t>, std::vector<Interval>> stepMarks, windowMarks, extent;
     store::TraceFilter marks;
     marks.categories = {store::TraceCategory::UserAnnotation, store::TraceCategory::Other};
     RUNLENS_ASSIGN_OR_RETURN(auto found, traces.slices({}, marks));
     for (const store::TraceSliceInfo& s : found) {
         const auto it = byId.find(s.trackId);
         if (it == byId.end() || s.durNs <= 0) continue;
-        const std::pair<int64_t, int64_t> key{it->second->nodeId, it->second->rank};
+        const RankKey key{it->second->nodeId, it->second->rank};
         if (startsWith(s.name, "ProfilerStep#"))
-            stepMarks[key].emplace_back(s.tsNs, s.tsNs + s.durNs);
+            out.stepMarks[key].emplace_back(s.tsNs, s.tsNs + s.durNs);
         else if (startsWith(s.name, "PyTorch Profiler"))
-            windowMarks[key].emplace_back(s.tsNs, s.tsNs + s.durNs);
+            out.windowMarks[key].emplace_back(s.tsNs, s.tsNs + s.durNs);
     }
     RUNLENS_ASSIGN_OR_RETURN(auto summary, traces.summary());
     for (const store::TraceSummaryRow& r : summary) {
         const auto node = nodeIdAndOffset.find(r.node);
         if (node == nodeIdAndOffset.end() || r.lastNs <= r.firstNs) continue;
-        auto& e = extent[{node->second.first, r.rank}];
+        auto& e = out.extent[{node->second.first, r.rank}];
         const Interval x{r.firstNs + node->second.second, r.lastNs + node->second.second}; // stored times + offset
         if (e.empty())
             e.push_back(x);
         else
             e[0] = {std::min(e[0].first, x.first), std::max(e[0].second, x.second)};
     }
+    return out;
+}
+
+// A rank's communication (each collective on its own, and merged), compute kernels and autograd evaluations.
+struct RankActivity
+{
+    std::vector<Interval> commRaw, comm, compute, evals;
+};
+
+// One profiled step [w.first, w.second): its exposed communication, and the backward pass with the exposed
+// communication inside it when collectives start inside backward.
+ProfiledStep measureStep(int64_t rank, const Interval& w, const RankActivity& a)
+{
+    ProfiledStep step;
+    step.rank = rank;
+    step.startNs = w.first;
+    step.endNs = w.second;
+    const std::vector<Interval> c = clipped(a.comm, w.first, w.second), k = clipped(a.compute, w.first, w.second);
+    step.exposedNs = lengthOf(c) - overlapOf(c, k);
+    int64_t bwStart = std::numeric_limits<int64_t>::max(), evalEnd = std::numeric_limits<int64_t>::min();
+    for (const Interval& e : a.evals)
+        if (e.first >= w.first && e.first < w.second) {
+            bwStart = std::min(bwStart, e.first);
+            evalEnd = std::max(evalEnd, e.second);
+        }
+    if (bwStart < evalEnd) {
+        int64_t bwEnd = evalEnd;
+        bool inside = false;
+        for (const Interval& x : a.commRaw)
+            if (x.first >= bwStart && x.first <= evalEnd) {
+                inside = true;
+                bwEnd = std::max(bwEnd, x.second);
+            }
+        bwEnd = std::min(bwEnd, w.second);
+        if (inside && bwEnd > bwStart) {
+            const auto cb = clipped(c, bwStart, bwEnd), kb = clipped(k, bwStart, bwEnd);
+            step.backwardNs = bwEnd - bwStart;
+            step.backwardExposedNs = lengthOf(cb) - overlapOf(cb, kb);
+        }
+    }
+    return step;
+}
+
+Expected<RankActivity> rankActivity(store::TraceReader& traces, const RankKey& key, const std::vector<Interval>& steps)
+{
+    store::TraceFilter filter;
+    filter.nodeId = key.first;
+    filter.rank = key.second;
+    filter.categories = {store::TraceCategory::Collective, store::TraceCategory::CommKernel, store::TraceCategory::Kernel,
+                         store::TraceCategory::CpuOp};
+    RUNLENS_ASSIGN_OR_RETURN(auto slices, traces.slices({steps.front().first, steps.back().second}, filter));
+    RankActivity a;
+    for (const store::TraceSliceInfo& s : slices) {
+        const Interval x{s.tsNs, s.tsNs + s.durNs};
+        if (s.category == store::TraceCategory::Collective || s.category == store::TraceCategory::CommKernel)
+            a.comm.push_back(x);
+        else if (s.category == store::TraceCategory::Kernel)
+            a.compute.push_back(x);
+        else if (startsWith(s.name, "autograd::engine::evaluate_function"))
+            a.evals.push_back(x);
+    }
+    a.commRaw = a.comm; // each collective on its own: those started inside backward
+    a.comm = merged(std::move(a.comm));
+    a.compute = merged(std::move(a.compute));
+    return a;
+}
+
+// The node's shares over its steps, and its profiling windows (the steps' union over the ranks) with theirs.
+void summarise(NodeProfile& profile, const std::vector<Interval>& stepSpans)
+{
+    double exposed = 0, total = 0, bwExposed = 0, bw = 0;
+    for (const ProfiledStep& s : profile.steps) {
+        exposed += static_cast<double>(s.exposedNs);
+        total += static_cast<double>(s.endNs - s.startNs);
+        bwExposed += static_cast<double>(s.backwardExposedNs);
+        bw += static_cast<double>(s.backwardNs);
+    }
+    if (total > 0) profile.share = std::clamp(exposed / total, 0.0, 1.0);
+    if (bw > 0) profile.backwardFraction = std::clamp(bwExposed / bw, 0.0, 1.0);
+    for (const Interval& span : merged(stepSpans)) {
+        ProfiledWindow w;
+        w.span = span;
+        double e = 0, t = 0;
+        std::map<int64_t, size_t> perRank;
+        for (const ProfiledStep& st : profile.steps)
+            if (st.startNs >= span.first && st.endNs <= span.second) {
+                e += static_cast<double>(st.exposedNs);
+                t += static_cast<double>(st.endNs - st.startNs);
+                ++perRank[st.rank];
+            }
+        for (const auto& [rank, n] : perRank)
+            w.steps = std::max(w.steps, n);
+        if (t > 0) w.share = std::clamp(e / t, 0.0, 1.0);
+        if (!std::isfinite(w.share)) continue;
+        profile.distinctSteps += w.steps;
+        profile.windows.push_back(w);
+    }
+}
+
+} // namespace
+
+Expected<std::map<std::string, NodeProfile>> profileNodes(store::TraceReader& traces,
+                                                          const std::vector<store::TraceTrackInfo>& tracks)
+{
+    std::map<std::string, NodeProfile> out;
+    if (tracks.empty()) return out;
+    RUNLENS_ASSIGN_OR_RETURN(auto marks, rankMarks(traces, tracks));
     std::map<std::string, std::vector<Interval>> allWindows;
-    for (const auto& [key, name] : nodeOf) {
+    for (const auto& [key, name] : marks.nodeOf) {
         // Adjacent steps stay apart (one ends where the next begins); a mark recorded twice counts once.
-        std::vector<Interval> steps = stepMarks.count(key)     ? stepMarks[key]
-                                      : windowMarks.count(key) ? windowMarks[key]
-                                                               : extent[key];
+        std::vector<Interval> steps = marks.stepMarks.count(key)     ? marks.stepMarks[key]
+                                      : marks.windowMarks.count(key) ? marks.windowMarks[key]
+                                                                     : marks.extent[key];
         std::sort(steps.begin(), steps.end());
         steps.erase(std::unique(steps.begin(), steps.end()), steps.end());
         if (steps.empty()) continue;
-        store::TraceFilter filter;
-        filter.nodeId = key.first;
-        filter.rank = key.second;
-        filter.categories = {store::TraceCategory::Collective, store::TraceCategory::CommKernel,
-                             store::TraceCategory::Kernel, store::TraceCategory::CpuOp};
-        RUNLENS_ASSIGN_OR_RETURN(auto slices, traces.slices({steps.front().first, steps.back().second}, filter));
-        std::vector<Interval> comm, compute, evals;
-        for (const store::TraceSliceInfo& s : slices) {
-            const Interval x{s.tsNs, s.tsNs + s.durNs};
-            if (s.category == store::TraceCategory::Collective || s.category == store::TraceCategory::CommKernel)
-                comm.push_back(x);
-            else if (s.category == store::TraceCategory::Kernel)
-                compute.push_back(x);
-            else if (startsWith(s.name, "autograd::engine::evaluate_function"))
-                evals.push_back(x);
-        }
-        const std::vector<Interval> commRaw = comm; // each collective on its own: those started inside backward
-        comm = merged(std::move(comm));
-        compute = merged(std::move(compute));
+        RUNLENS_ASSIGN_OR_RETURN(auto activity, rankActivity(traces, key, steps));
         NodeProfile& profile = out[name];
         for (const Interval& w : steps) {
-            ProfiledStep step;
-            step.rank = key.second;
-            step.startNs = w.first;
-            step.endNs = w.second;
-            const std::vector<Interval> c = clipped(comm, w.first, w.second), k = clipped(compute, w.first, w.second);
-            step.exposedNs = lengthOf(c) - overlapOf(c, k);
-            int64_t bwStart = std::numeric_limits<int64_t>::max(), evalEnd = std::numeric_limits<int64_t>::min();
-            for (const Interval& e : evals)
-                if (e.first >= w.first && e.first < w.second) {
-                    bwStart = std::min(bwStart, e.first);
-                    evalEnd = std::max(evalEnd, e.second);
-                }
-            if (bwStart < evalEnd) {
-                int64_t bwEnd = evalEnd;
-                bool inside = false;
-                for (const Interval& x : commRaw)
-                    if (x.first >= bwStart && x.first <= evalEnd) {
-                        inside = true;
-                        bwEnd = std::max(bwEnd, x.second);
-                    }
-                bwEnd = std::min(bwEnd, w.second);
-                if (inside && bwEnd > bwStart) {
-                    const auto cb = clipped(c, bwStart, bwEnd), kb = clipped(k, bwStart, bwEnd);
-                    step.backwardNs = bwEnd - bwStart;
-                    step.backwardExposedNs = lengthOf(cb) - overlapOf(cb, kb);
-                }
-            }
-            profile.steps.push_back(step);
+            profile.steps.push_back(measureStep(key.second, w, activity));
             allWindows[name].push_back(w);
         }
     }
-    for (auto& [name, profile] : out) {
-        double exposed = 0, total = 0, bwExposed = 0, bw = 0;
-        for (const ProfiledStep& s : profile.steps) {
-            exposed += static_cast<double>(s.exposedNs);
-            total += static_cast<double>(s.endNs - s.startNs);
-            bwExposed += static_cast<double>(s.backwardExposedNs);
-            bw += static_cast<double>(s.backwardNs);
-        }
-        if (total > 0) profile.share = std::clamp(exposed / total, 0.0, 1.0);
-        if (bw > 0) profile.backwardFraction = std::clamp(bwExposed / bw, 0.0, 1.0);
-        for (const Interval& span : merged(allWindows[name])) {
-            ProfiledWindow w;
-            w.span = span;
-            double e = 0, t = 0;
-            std::map<int64_t, size_t> perRank;
-            for (const ProfiledStep& st : profile.steps)
-                if (st.startNs >= span.first && st.endNs <= span.second) {
-                    e += static_cast<double>(st.exposedNs);
-                    t += static_cast<double>(st.endNs - st.startNs);
-                    ++perRank[st.rank];
-                }
-            for (const auto& [rank, n] : perRank)
-                w.steps = std::max(w.steps, n);
-            if (t > 0) w.share = std::clamp(e / t, 0.0, 1.0);
-            if (!std::isfinite(w.share)) continue;
-            profile.distinctSteps += w.steps;
-            profile.windows.push_back(w);
-        }
-    }
+    for (auto& [name, profile] : out)
+        summarise(profile, allWindows[name]);
     return out;
 }
 
 // ---- Steps and their signature.
 
 std::vector<StepUnit> stepUnits(const RunMetrics& m, const NodeMetrics& node,
-                                const std::vector<const GpuMetrics*>& gpus, const RuleParams& p)
+                                const std::vector<const GpuMetrics*>& gpus, const CommBoundParams& q)
 {
     RunMetrics one; // only what step detection reads
     one.grid = m.grid;
@@ -233,7 +275,7 @@ std::vector<StepUnit> stepUnits(const RunMetrics& m, const NodeMetrics& node,
         c.smActive = g->smActive;
         one.gpus.push_back(std::move(c));
     }
-    const std::vector<StepTimes> steps = computeStepTimes(one, p);
+    const std::vector<StepTimes> steps = computeStepTimes(one, q.steps);
     std::vector<StepUnit> out;
     if (steps.empty() || steps[0].startsNs.empty()) return out;
     const TimeGrid& grid = m.grid;
@@ -274,7 +316,7 @@ std::vector<StepUnit> stepUnits(const RunMetrics& m, const NodeMetrics& node,
 // window's signature (extrapolated, with its share; the window whose step time is nearest when several match); steps
 // before the steady state or in a hang keep None. Returns each window's signature (unused: no steps overlap it).
 std::vector<Signature> classifySteps(std::vector<StepUnit>& units, const NodeProfile& profile, int64_t steadyNs,
-                                     const std::vector<Interval>& hangs, const RuleParams& p)
+                                     const std::vector<Interval>& hangs, const CommBoundParams& q)
 {
     std::vector<Signature> out(profile.windows.size());
     for (size_t w = 0; w < profile.windows.size(); ++w) {
@@ -297,11 +339,10 @@ std::vector<Signature> classifySteps(std::vector<StepUnit>& units, const NodePro
         }
         if (seconds.empty()) continue; // the profiled steps are not among the node's steps: nothing to compare with
         Signature& sig = out[w];
-        sig.step = rangeOf(seconds, p.get("comm_bound.match_step_rel") * quantile(seconds, 0.5));
-        sig.sm = rangeOf(sm, p.get("comm_bound.match_sm_abs"));
-        sig.cpu = rangeOf(cpu, p.get("comm_bound.match_cpu_abs"));
-        sig.net = rangeOf(
-            net, std::max(p.get("comm_bound.match_net_rel") * quantile(net, 0.5), p.get("comm_bound.match_net_floor")));
+        sig.step = rangeOf(seconds, q.matchStepRel * quantile(seconds, 0.5));
+        sig.sm = rangeOf(sm, q.matchSmAbs);
+        sig.cpu = rangeOf(cpu, q.matchCpuAbs);
+        sig.net = rangeOf(net, std::max(q.matchNetRel * quantile(net, 0.5), q.matchNetFloor));
     }
     for (StepUnit& u : units) {
         if (u.share != StepShare::None || u.startNs < steadyNs) continue;
@@ -321,6 +362,49 @@ std::vector<Signature> classifySteps(std::vector<StepUnit>& units, const NodePro
         }
     }
     return out;
+}
+
+// ---- The evidence.
+
+QJsonArray windowsJson(const NodeProfile& profile, const std::vector<Signature>& signatures)
+{
+    QJsonArray windows;
+    for (size_t w = 0; w < profile.windows.size(); ++w) {
+        const ProfiledWindow& pw = profile.windows[w];
+        QJsonObject o{{QStringLiteral("start_ns"), static_cast<qint64>(pw.span.first)},
+                      {QStringLiteral("end_ns"), static_cast<qint64>(pw.span.second)},
+                      {QStringLiteral("comm_share"), pw.share},
+                      {QStringLiteral("steps"), static_cast<qint64>(pw.steps)}};
+        if (signatures[w].step.used) o.insert(QStringLiteral("step_signature"), signatures[w].json());
+        else o.insert(QStringLiteral("step_signature"), QStringLiteral("none: no step of the node overlaps it, it stands for itself"));
+        windows.append(o);
+    }
+    return windows;
+}
+
+Expected<QJsonArray> topCommKernels(store::TraceReader& traces, const std::vector<store::TraceTrackInfo>& tracks,
+                                    const std::vector<FindingEpisode>& episodes, const std::string& node, size_t count)
+{
+    std::map<std::string, int64_t> byName;
+    for (const FindingEpisode& e : episodes) {
+        store::TraceFilter filter;
+        filter.categories = {store::TraceCategory::CommKernel, store::TraceCategory::Collective};
+        RUNLENS_ASSIGN_OR_RETURN(auto found, traces.slices({e.startNs, e.endNs}, filter));
+        for (const store::TraceSliceInfo& sl : found) {
+            const auto track = std::find_if(tracks.begin(), tracks.end(), [&](const auto& tr) { return tr.id == sl.trackId; });
+            if (track != tracks.end() && track->node != node) continue;
+            byName[sl.name] += sl.durNs;
+        }
+    }
+    std::vector<std::pair<int64_t, std::string>> ranked;
+    for (const auto& [name, ns] : byName)
+        ranked.emplace_back(ns, name);
+    std::sort(ranked.rbegin(), ranked.rend());
+    QJsonArray kernels;
+    for (size_t k = 0; k < ranked.size() && k < count; ++k)
+        kernels.append(QJsonObject{{QStringLiteral("name"), QString::fromStdString(ranked[k].second)},
+                                   {QStringLiteral("total_s"), static_cast<double>(ranked[k].first) / 1e9}});
+    return kernels;
 }
 
 } // namespace runlens::analysis::comm

@@ -1,9 +1,10 @@
 #pragma once
 
 // COMM_BOUND's measurement of the profiled steps (comm_bound_rule.h): the communication share of each node's profiled
-// steps, and the node's steps that carry it. Shared by the rule's sources, not part of the rules' API.
+// steps, the node's steps that carry it, and the traces' evidence for its findings. Shared by the rule's sources, not
+// part of the rules' API.
 
-#include "analysis/rules/rule_params.h"
+#include "analysis/rules/comm_bound_rule.h"
 #include "analysis/rules/run_metrics.h"
 #include "analysis/store/trace_reader.h"
 
@@ -105,12 +106,19 @@ struct Signature
 // The node's steps (trainer log or periodicity, as computeStepTimes finds them) with their signature: step time, and
 // the node's mean SM activity, CPU utilization and link rate over the slots they cover.
 std::vector<StepUnit> stepUnits(const RunMetrics& m, const NodeMetrics& node,
-                                const std::vector<const GpuMetrics*>& gpus, const RuleParams& p);
+                                const std::vector<const GpuMetrics*>& gpus, const CommBoundParams& q);
 
 // Marks the steps that overlap a profiled window's steps (measured, with its share) and those elsewhere with a
 // window's signature (extrapolated, with its share; the window whose step time is nearest when several match); steps
 // before the steady state or in a hang keep None. Returns each window's signature (unused: no steps overlap it).
 std::vector<Signature> classifySteps(std::vector<StepUnit>& units, const NodeProfile& profile, int64_t steadyNs,
-                                     const std::vector<Interval>& hangs, const RuleParams& p);
+                                     const std::vector<Interval>& hangs, const CommBoundParams& q);
+
+// The evidence: each profiling window with its share, steps and signature (classifySteps').
+QJsonArray windowsJson(const NodeProfile& profile, const std::vector<Signature>& signatures);
+
+// The node's top `count` communication kernels and collective spans profiled in the episodes, by total time.
+Expected<QJsonArray> topCommKernels(store::TraceReader& traces, const std::vector<store::TraceTrackInfo>& tracks,
+                                    const std::vector<FindingEpisode>& episodes, const std::string& node, size_t count);
 
 } // namespace runlens::analysis::comm

@@ -1,5 +1,10 @@
 #include "analysis/rules/comm_stacks.h"
 
+#include "analysis/flame/flame_search.h"
+
+#include <QJsonObject>
+#include <algorithm>
+#include <map>
 #include <string_view>
 
 namespace runlens::analysis::comm {
@@ -76,6 +81,30 @@ Expected<std::vector<int64_t>> backwardWaitSamples(FlameSource& stacks, const st
         }
     }
     return out;
+}
+
+// One function reached along several call paths counts once per outermost occurrence, summed.
+Expected<QJsonArray> topCommFrames(FlameSource& stacks, const std::vector<FindingEpisode>& episodes,
+                                   const std::string& node, size_t count)
+{
+    FlameQuery fq;
+    fq.window = {episodes.front().startNs, episodes.back().endNs - 1};
+    fq.nodes = {node};
+    fq.untimed = UntimedStacks::Exclude;
+    RUNLENS_ASSIGN_OR_RETURN(auto tree, stacks.tree(fq));
+    const auto byPhase = phaseSamples(*tree);
+    const double busy = static_cast<double>(std::max<int64_t>(tree->totalSamples() - byPhase[static_cast<size_t>(Phase::Idle)], 1));
+    std::map<std::string, int64_t> commFrames; // label -> samples under its outermost comm occurrences
+    addOutermostFrames(*tree, Phase::Comm, commFrames);
+    std::vector<std::pair<int64_t, std::string>> ranked;
+    for (const auto& [label, samples] : commFrames)
+        ranked.emplace_back(samples, label);
+    std::sort(ranked.rbegin(), ranked.rend());
+    QJsonArray top;
+    for (size_t k = 0; k < ranked.size() && k < count; ++k)
+        top.append(QJsonObject{{QStringLiteral("frame"), QString::fromStdString(ranked[k].second)},
+                               {QStringLiteral("share"), static_cast<double>(ranked[k].first) / busy}});
+    return top;
 }
 
 } // namespace runlens::analysis::comm

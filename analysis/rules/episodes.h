@@ -43,6 +43,9 @@ std::vector<Episode> episodesOf(const std::vector<uint8_t>& flagged, const TimeG
 // The q-quantile (0..1) of the finite values, NaN when there are none.
 double quantile(std::vector<double> values, double q);
 
+// The median absolute deviation of normal noise times this is its standard deviation (a robust σ).
+inline constexpr double kMadToSigma = 1.4826;
+
 // The mean of the finite values in [first, end), NaN when there are none.
 double meanOf(const std::vector<double>& values, size_t first, size_t end);
 

@@ -9,6 +9,11 @@ namespace runlens::analysis {
 
 namespace {
 
+// A mixed finding's prefix names its largest causes, at most this many, each with at least this share of the busy
+// samples (smaller ones are noise to the reader).
+constexpr size_t kMixedCausesShown = 3;
+constexpr double kMixedCauseMinShare = 0.05;
+
 // A finding's own cause among its evidence's cause_shares (the stack samples in its episodes), or "".
 std::string ownCause(const Finding& f)
 {
@@ -50,10 +55,10 @@ std::string rolePrefix(const Finding& f)
     std::vector<std::pair<double, std::string>> shares;
     const QJsonObject c = f.evidence.value(QStringLiteral("cause_shares")).toObject();
     for (auto it = c.begin(); it != c.end(); ++it)
-        if (it.value().toDouble() >= 0.05) shares.emplace_back(it.value().toDouble(), it.key().toStdString());
+        if (it.value().toDouble() >= kMixedCauseMinShare) shares.emplace_back(it.value().toDouble(), it.key().toStdString());
     std::sort(shares.rbegin(), shares.rend());
     std::string out = "(mixed";
-    for (size_t i = 0; i < shares.size() && i < 3; ++i)
+    for (size_t i = 0; i < shares.size() && i < kMixedCausesShown; ++i)
         out += fmt::format("{}{} {:.0f} %", i == 0 ? ": " : ", ", shares[i].second, 100 * shares[i].first);
     return out + ") ";
 }

@@ -41,6 +41,9 @@ struct Finding
 // less, or the stack samples in its episodes show another cause more than its own; evidence.cause_shares lists
 // the causes).
 std::string roleOf(const Finding& f);
+// A cause covering at least this share of its finding's episodes (slices, slots or GPU time) makes the finding
+// primary; below it the finding is mixed. Part of what a finding's role means, not a tuning knob.
+inline constexpr double kPrimaryCover = 0.8;
 // Below this share of the busy stack samples in its episodes, a finding's own cause (communication for
 // COMM_BOUND, input or host work for INPUT_STALL) does not make it primary when another cause has more.
 inline constexpr double kOwnCauseMinShare = 0.2;

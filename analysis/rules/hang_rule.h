@@ -13,6 +13,17 @@
 
 namespace runlens::analysis {
 
+// The rule's parameters (hang.*), read once.
+struct HangParams
+{
+    CommonParams common;
+    double utilMin = 0; // hang.util_min (%)
+    double smMax = 0;   // hang.sm_max
+    double minS = 0;    // hang.min_s
+
+    static HangParams from(const RuleParams& p);
+};
+
 std::vector<Finding> hangRule(const RunMetrics& metrics, const RuleParams& params);
 
 } // namespace runlens::analysis

@@ -13,6 +13,20 @@ namespace runlens::analysis {
 
 namespace {
 
+// A thread's samples are read an hour at a time: memory stays bounded by its blocks, not its samples.
+constexpr int64_t kReadWindowNs = 3600LL * 1'000'000'000;
+// The sampling period is the median of the thread's first intervals (enough to ignore the gaps of a paused sampler).
+constexpr size_t kPeriodIntervals = 1000;
+// A block on one stack is seen to the sample; whether it is the GPUs' cause rests on their idling at the same time.
+constexpr double kConfidence = 0.8;
+
+// A grid slot counts for a block when at least half of it lies inside the block; a block is left to a checkpoint gap
+// or hang when at least half of it lies inside their episodes (in ns: exact).
+bool atLeastHalf(int64_t part, int64_t whole)
+{
+    return 2 * part >= whole;
+}
+
 bool blockingPhase(Phase p)
 {
     return p == Phase::Other || p == Phase::Idle;
@@ -45,14 +59,14 @@ std::string frameLabel(const store::StackCatalog& cat, int32_t frame)
 }
 
 Expected<ThreadScan> scanThread(FlameSource& stacks, const store::StackThreadInfo& t, const std::vector<Phase>& phases,
-                                const RuleParams& p, const std::atomic<bool>* cancel)
+                                const HostStallParams& q, const std::atomic<bool>* cancel)
 {
     ThreadScan out;
     out.thread = t;
     if (!t.firstNs || !t.lastNs) return out;
-    const auto minNs = static_cast<int64_t>(p.get("host_stall.min_s") * 1e9);
-    const auto maxGapNs = static_cast<int64_t>(p.get("host_stall.max_gap_s") * 1e9);
-    const int64_t windowNs = 3600LL * 1'000'000'000;
+    const auto minNs = static_cast<int64_t>(q.minS * 1e9);
+    const auto maxGapNs = static_cast<int64_t>(q.maxGapS * 1e9);
+    const int64_t windowNs = kReadWindowNs;
     int64_t training = 0, total = 0;
     std::vector<int64_t> deltas; // the first inter-sample intervals: the thread's sampling period
     bool open = false;
@@ -64,7 +78,7 @@ Expected<ThreadScan> scanThread(FlameSource& stacks, const store::StackThreadInf
         if (deltas.empty()) return 0;
         std::vector<int64_t> d = deltas;
         std::nth_element(d.begin(), d.begin() + static_cast<std::ptrdiff_t>(d.size() / 2), d.end());
-        if (deltas.size() >= 1000) cachedPeriod = d[d.size() / 2];
+        if (deltas.size() >= kPeriodIntervals) cachedPeriod = d[d.size() / 2];
         return d[d.size() / 2];
     };
     const auto close = [&]() {
@@ -88,7 +102,7 @@ Expected<ThreadScan> scanThread(FlameSource& stacks, const store::StackThreadInf
             const Phase ph = c < phases.size() ? phases[c] : Phase::Other;
             total += s.count;
             if (trainingPhase(ph)) training += s.count;
-            if (total > 1 && deltas.size() < 1000 && s.tsNs > lastTs) deltas.push_back(s.tsNs - lastTs);
+            if (total > 1 && deltas.size() < kPeriodIntervals && s.tsNs > lastTs) deltas.push_back(s.tsNs - lastTs);
             if (open && (s.callsiteId != run.callsite || s.tsNs - lastTs > maxGapNs)) close();
             if (!open && blockingPhase(ph)) {
                 open = true;
@@ -99,7 +113,7 @@ Expected<ThreadScan> scanThread(FlameSource& stacks, const store::StackThreadInf
     }
     close();
     out.periodNs = period();
-    out.training = total > 0 && static_cast<double>(training) >= p.get("host_stall.training_share") * static_cast<double>(total);
+    out.training = total > 0 && static_cast<double>(training) >= q.trainingShare * static_cast<double>(total);
     return out;
 }
 
@@ -110,138 +124,171 @@ struct Block
     std::string thread;
 };
 
+// The node's idle slots: every GPU stalls (gpuStalls) or runs at most stall.util_max.
+std::vector<uint8_t> idleSlots(const std::vector<const GpuMetrics*>& gpus, const TimeGrid& grid, const CommonParams& c)
+{
+    std::vector<uint8_t> idle(grid.size, 1);
+    for (const GpuMetrics* g : gpus) {
+        const std::vector<uint8_t> stalls = gpuStalls(*g, c);
+        for (size_t i = 0; i < grid.size; ++i) {
+            const bool lowUtil = i < g->util.size() && std::isfinite(g->util[i]) && g->util[i] <= c.stallUtilMax;
+            if (!(lowUtil || (i < stalls.size() && stalls[i]))) idle[i] = 0;
+        }
+    }
+    return idle;
+}
+
+// The node's training threads' blocks from its steady state on that stall its GPUs (they idle in at least
+// host_stall.gpu_idle_share of the slots the block covers) and that a checkpoint gap or hang does not explain.
+std::vector<Block> stallingBlocks(const RunMetrics& m, const std::string& node, const std::vector<ThreadScan>& threads,
+                                  const std::vector<uint8_t>& idle, const std::vector<Finding>& others,
+                                  const HostStallParams& q)
+{
+    const TimeGrid& grid = m.grid;
+    // Time a checkpoint gap or a hang already explains.
+    std::vector<FindingEpisode> explained;
+    for (const Finding& f : others)
+        if ((f.rule == "CKPT_GAP" || f.rule == "HANG") && std::find(f.nodes.begin(), f.nodes.end(), node) != f.nodes.end())
+            explained.insert(explained.end(), f.episodes.begin(), f.episodes.end());
+    // Start-up before the node's GPUs first work is not judged (loading the model blocks too).
+    const int64_t steadyNs = grid.slotStart(steadyStartSlot(m, node, q.common));
+    std::vector<Block> blocks;
+    for (const ThreadScan& scan : threads) {
+        if (scan.thread.node != node || !scan.training) continue;
+        for (const StackBlock& sb : scan.blocks) {
+            const Block b{sb.startNs, sb.endNs, sb.callsite, scan.thread.name};
+            if (b.startNs < steadyNs) continue;
+            // The GPUs idle in most of the slots the block covers (slots at least half inside it).
+            size_t inside = 0, idleCount = 0;
+            for (size_t i = grid.slotOf(std::max(b.startNs, grid.startNs)); i < grid.size && grid.slotStart(i) < b.endNs; ++i) {
+                const int64_t overlap = std::min(b.endNs, grid.slotStart(i) + grid.stepNs) - std::max(b.startNs, grid.slotStart(i));
+                if (!atLeastHalf(overlap, grid.stepNs)) continue;
+                ++inside;
+                idleCount += idle[i];
+            }
+            if (inside == 0 || static_cast<double>(idleCount) < q.gpuIdleShare * static_cast<double>(inside)) continue;
+            int64_t explainedNs = 0;
+            for (const FindingEpisode& e : explained)
+                explainedNs += std::max<int64_t>(0, std::min(e.endNs, b.endNs) - std::max(e.startNs, b.startNs));
+            if (atLeastHalf(explainedNs, b.endNs - b.startNs)) continue;
+            blocks.push_back(b);
+        }
+    }
+    return blocks;
+}
+
+// One finding for the node's blocks in one frame: ranks that block together are one event.
+Finding frameFinding(const std::string& node, const std::vector<const GpuMetrics*>& gpus, const store::StackCatalog& cat,
+                     int32_t frame, std::vector<Block>& list, const HostStallParams& q, double wall)
+{
+    std::sort(list.begin(), list.end(), [](const Block& a, const Block& b) { return a.startNs < b.startNs; });
+    std::vector<Block> events;
+    std::vector<std::string> threadNames;
+    for (const Block& b : list) {
+        if (std::find(threadNames.begin(), threadNames.end(), b.thread) == threadNames.end()) threadNames.push_back(b.thread);
+        if (!events.empty() && b.startNs <= events.back().endNs) events.back().endNs = std::max(events.back().endNs, b.endNs);
+        else events.push_back(b);
+    }
+    Finding f;
+    f.rule = "HOST_STALL";
+    f.nodes = {node};
+    for (const GpuMetrics* g : gpus)
+        f.gpus.push_back(fmt::format("{}:gpu{}", g->node, g->gpu));
+    double stallS = 0;
+    QJsonArray jsonEvents;
+    for (const Block& e : events) {
+        const double s = static_cast<double>(e.endNs - e.startNs) / 1e9;
+        stallS += s;
+        f.episodes.push_back({e.startNs, e.endNs, s});
+        jsonEvents.append(QJsonObject{{QStringLiteral("start_ns"), static_cast<qint64>(e.startNs)},
+                                      {QStringLiteral("end_ns"), static_cast<qint64>(e.endNs)},
+                                      {QStringLiteral("stall_s"), s}});
+    }
+    const auto [period, cv] = periodOf(f.episodes);
+    const bool periodic = static_cast<double>(events.size()) >= q.periodicMinEvents && cv <= q.periodicMaxCv;
+    const std::string label = frameLabel(cat, frame);
+    const std::string name = frame > 0 && static_cast<size_t>(frame) < cat.frames.size() ? cat.frames[static_cast<size_t>(frame)].name : label;
+    const double mean = stallS / static_cast<double>(events.size());
+    f.impact = wall > 0 ? stallS / wall : 0;
+    f.savingS = stallS;
+    f.severity = f.impact >= q.critical ? "critical" : f.impact >= q.warn ? "warn" : "info";
+    f.confidence = kConfidence;
+    f.title = periodic ? fmt::format("The training thread on {} blocks in {} every {:.0f} s for {:.1f} s while the GPUs idle", node, name, period, mean)
+              : events.size() == 1
+                  ? fmt::format("The training thread on {} blocks in {} once, for {:.1f} s, while the GPUs idle", node, name, mean)
+                  : fmt::format("The training thread on {} blocks in {} {} times, {:.1f} s each ({:.0f} s apart), while the GPUs idle",
+                                node, name, events.size(), mean, period);
+    QJsonArray jsonThreads;
+    for (const std::string& t : threadNames)
+        jsonThreads.append(QString::fromStdString(t));
+    f.evidence = QJsonObject{{QStringLiteral("frame"), QString::fromStdString(label)},
+                             {QStringLiteral("threads"), jsonThreads},
+                             {QStringLiteral("events"), jsonEvents},
+                             {QStringLiteral("periodic"), periodic},
+                             {QStringLiteral("period_s"), period},
+                             {QStringLiteral("interval_cv"), cv},
+                             {QStringLiteral("mean_stall_s"), mean},
+                             {QStringLiteral("total_stall_s"), stallS}};
+    f.recommendation = fmt::format(
+        "Take {} off the training thread: run it in a background thread or process (a non-blocking client, a "
+        "queue the training loop only appends to), or do it less often; the GPUs wait while it blocks.",
+        name);
+    return f;
+}
+
 } // namespace
+
+HostStallParams HostStallParams::from(const RuleParams& p)
+{
+    HostStallParams q;
+    q.common = CommonParams::from(p);
+    q.minS = p.get("host_stall.min_s");
+    q.maxGapS = p.get("host_stall.max_gap_s");
+    q.trainingShare = p.get("host_stall.training_share");
+    q.gpuIdleShare = p.get("host_stall.gpu_idle_share");
+    q.periodicMinEvents = p.getCount("host_stall.periodic_min_events");
+    q.periodicMaxCv = p.get("host_stall.periodic_max_cv");
+    q.warn = p.get("host_stall.warn");
+    q.critical = p.get("host_stall.critical");
+    return q;
+}
 
 Expected<std::vector<ThreadScan>> scanThreads(FlameSource& stacks, const RuleParams& p, const std::atomic<bool>* cancel)
 {
+    const HostStallParams q = HostStallParams::from(p);
     std::vector<ThreadScan> out;
     RUNLENS_ASSIGN_OR_RETURN(auto threads, stacks.threads({}));
     RUNLENS_ASSIGN_OR_RETURN(auto phases, stacks.callsitePhases());
     for (const store::StackThreadInfo& t : threads) {
         if (t.timedSamples == 0) continue;
-        RUNLENS_ASSIGN_OR_RETURN(auto scan, scanThread(stacks, t, *phases, p, cancel));
+        RUNLENS_ASSIGN_OR_RETURN(auto scan, scanThread(stacks, t, *phases, q, cancel));
         out.push_back(std::move(scan));
     }
     return out;
 }
 
 Expected<std::vector<Finding>> hostStallRule(const RunMetrics& m, FlameSource& stacks, const std::vector<ThreadScan>& threads,
-                                             const RuleParams& p, const std::vector<Finding>& others)
+                                             const RuleParams& params, const std::vector<Finding>& others)
 {
+    const HostStallParams q = HostStallParams::from(params);
     std::vector<Finding> out;
     if (threads.empty()) return out;
     RUNLENS_ASSIGN_OR_RETURN(auto phasesOr, stacks.callsitePhases());
     const std::vector<Phase>& phases = *phasesOr;
     RUNLENS_ASSIGN_OR_RETURN(auto catalog, stacks.catalog());
     const store::StackCatalog& cat = *catalog;
-    const TimeGrid& grid = m.grid;
-    const double wall = grid.seconds();
-
     for (const NodeMetrics& node : m.nodes) {
-        // The node's idle slots: every GPU stalls.
         std::vector<const GpuMetrics*> gpus;
         for (const GpuMetrics& g : m.gpus)
             if (g.node == node.node) gpus.push_back(&g);
         if (gpus.empty()) continue;
-        std::vector<uint8_t> idle(grid.size, 1);
-        for (const GpuMetrics* g : gpus) {
-            const std::vector<uint8_t> stalls = gpuStalls(*g, p);
-            for (size_t i = 0; i < grid.size; ++i) {
-                const bool lowUtil = i < g->util.size() && std::isfinite(g->util[i]) && g->util[i] <= p.get("stall.util_max");
-                if (!(lowUtil || (i < stalls.size() && stalls[i]))) idle[i] = 0;
-            }
-        }
-        // Time a checkpoint gap or a hang already explains.
-        std::vector<FindingEpisode> explained;
-        for (const Finding& f : others)
-            if ((f.rule == "CKPT_GAP" || f.rule == "HANG") && std::find(f.nodes.begin(), f.nodes.end(), node.node) != f.nodes.end())
-                explained.insert(explained.end(), f.episodes.begin(), f.episodes.end());
-
-        // Start-up before the node's GPUs first work is not judged (loading the model blocks too).
-        const int64_t steadyNs = grid.slotStart(steadyStartSlot(m, node.node, p));
-        std::vector<Block> blocks;
-        for (const ThreadScan& scan : threads) {
-            if (scan.thread.node != node.node || !scan.training) continue;
-            for (const StackBlock& sb : scan.blocks) {
-                const Block b{sb.startNs, sb.endNs, sb.callsite, scan.thread.name};
-                if (b.startNs < steadyNs) continue;
-                // The GPUs idle in most of the slots the block covers (slots at least half inside it).
-                size_t inside = 0, idleSlots = 0;
-                for (size_t i = grid.slotOf(std::max(b.startNs, grid.startNs)); i < grid.size && grid.slotStart(i) < b.endNs; ++i) {
-                    const int64_t overlap = std::min(b.endNs, grid.slotStart(i) + grid.stepNs) - std::max(b.startNs, grid.slotStart(i));
-                    if (2 * overlap < grid.stepNs) continue;
-                    ++inside;
-                    idleSlots += idle[i];
-                }
-                if (inside == 0 || static_cast<double>(idleSlots) < p.get("host_stall.gpu_idle_share") * static_cast<double>(inside)) continue;
-                int64_t explainedNs = 0;
-                for (const FindingEpisode& e : explained)
-                    explainedNs += std::max<int64_t>(0, std::min(e.endNs, b.endNs) - std::max(e.startNs, b.startNs));
-                if (2 * explainedNs >= b.endNs - b.startNs) continue;
-                blocks.push_back(b);
-            }
-        }
+        const std::vector<uint8_t> idle = idleSlots(gpus, m.grid, q.common);
         // One finding per blocking frame.
         std::map<int32_t, std::vector<Block>> byFrame;
-        for (const Block& b : blocks)
+        for (const Block& b : stallingBlocks(m, node.node, threads, idle, others, q))
             byFrame[blockingFrame(cat, phases, b.callsite)].push_back(b);
-        for (auto& [frame, list] : byFrame) {
-            std::sort(list.begin(), list.end(), [](const Block& a, const Block& b) { return a.startNs < b.startNs; });
-            // Ranks that block together are one event.
-            std::vector<Block> events;
-            std::vector<std::string> threadNames;
-            for (const Block& b : list) {
-                if (std::find(threadNames.begin(), threadNames.end(), b.thread) == threadNames.end()) threadNames.push_back(b.thread);
-                if (!events.empty() && b.startNs <= events.back().endNs) events.back().endNs = std::max(events.back().endNs, b.endNs);
-                else events.push_back(b);
-            }
-            Finding f;
-            f.rule = "HOST_STALL";
-            f.nodes = {node.node};
-            for (const GpuMetrics* g : gpus)
-                f.gpus.push_back(fmt::format("{}:gpu{}", g->node, g->gpu));
-            double stallS = 0;
-            QJsonArray jsonEvents;
-            for (const Block& e : events) {
-                const double s = static_cast<double>(e.endNs - e.startNs) / 1e9;
-                stallS += s;
-                f.episodes.push_back({e.startNs, e.endNs, s});
-                jsonEvents.append(QJsonObject{{QStringLiteral("start_ns"), static_cast<qint64>(e.startNs)},
-                                              {QStringLiteral("end_ns"), static_cast<qint64>(e.endNs)},
-                                              {QStringLiteral("stall_s"), s}});
-            }
-            const auto [period, cv] = periodOf(f.episodes);
-            const bool periodic = static_cast<double>(events.size()) >= p.get("host_stall.periodic_min_events") &&
-                                  cv <= p.get("host_stall.periodic_max_cv");
-            const std::string label = frameLabel(cat, frame);
-            const std::string name = frame > 0 && static_cast<size_t>(frame) < cat.frames.size() ? cat.frames[static_cast<size_t>(frame)].name : label;
-            const double mean = stallS / static_cast<double>(events.size());
-            f.impact = wall > 0 ? stallS / wall : 0;
-            f.savingS = stallS;
-            f.severity = f.impact >= p.get("host_stall.critical") ? "critical" : f.impact >= p.get("host_stall.warn") ? "warn" : "info";
-            f.confidence = 0.8;
-            f.title = periodic ? fmt::format("The training thread on {} blocks in {} every {:.0f} s for {:.1f} s while the GPUs idle", node.node, name, period, mean)
-                      : events.size() == 1
-                          ? fmt::format("The training thread on {} blocks in {} once, for {:.1f} s, while the GPUs idle", node.node, name, mean)
-                          : fmt::format("The training thread on {} blocks in {} {} times, {:.1f} s each ({:.0f} s apart), while the GPUs idle",
-                                        node.node, name, events.size(), mean, period);
-            QJsonArray jsonThreads;
-            for (const std::string& t : threadNames)
-                jsonThreads.append(QString::fromStdString(t));
-            f.evidence = QJsonObject{{QStringLiteral("frame"), QString::fromStdString(label)},
-                                     {QStringLiteral("threads"), jsonThreads},
-                                     {QStringLiteral("events"), jsonEvents},
-                                     {QStringLiteral("periodic"), periodic},
-                                     {QStringLiteral("period_s"), period},
-                                     {QStringLiteral("interval_cv"), cv},
-                                     {QStringLiteral("mean_stall_s"), mean},
-                                     {QStringLiteral("total_stall_s"), stallS}};
-            f.recommendation = fmt::format(
-                "Take {} off the training thread: run it in a background thread or process (a non-blocking client, a "
-                "queue the training loop only appends to), or do it less often; the GPUs wait while it blocks.",
-                name);
-            out.push_back(std::move(f));
-        }
+        for (auto& [frame, list] : byFrame)
+            out.push_back(frameFinding(node.node, gpus, cat, frame, list, q, m.grid.seconds()));
     }
     return out;
 }

@@ -1,8 +1,12 @@
 #include "analysis/rules/rule_params.h"
 
 #include <QtGlobal>
+#include <algorithm>
 #include <charconv>
+#include <climits>
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
 #include <fmt/format.h>
 #include <string_view>
 
@@ -54,8 +58,29 @@ RuleParams RuleParams::defaults()
 double RuleParams::get(const std::string& name) const
 {
     const auto it = m_index.find(name);
-    Q_ASSERT(it != m_index.end());
-    return it == m_index.end() ? 0.0 : m_params[it->second].value;
+    if (it == m_index.end()) {
+        fmt::print(stderr, "runlens: no rule parameter \"{}\" in resources/rules/defaults.params (a programming error)\n",
+                   name);
+        std::fflush(stderr);
+        std::abort();
+    }
+    if (m_reads) m_reads->insert(name);
+    return m_params[it->second].value;
+}
+
+int RuleParams::getCount(const std::string& name) const
+{
+    return static_cast<int>(std::clamp(get(name), static_cast<double>(INT_MIN), static_cast<double>(INT_MAX)));
+}
+
+void RuleParams::recordReads()
+{
+    if (!m_reads) m_reads = std::make_shared<std::set<std::string>>();
+}
+
+std::set<std::string> RuleParams::readNames() const
+{
+    return m_reads ? *m_reads : std::set<std::string>();
 }
 
 Status RuleParams::set(const std::string& assignment)
@@ -74,6 +99,22 @@ Status RuleParams::set(const std::string& assignment)
         return makeError(ErrorCode::Usage, fmt::format("--param {}: \"{}\" is not a number", assignment, text));
     m_params[it->second].value = v;
     return okStatus();
+}
+
+CommonParams CommonParams::from(const RuleParams& p)
+{
+    CommonParams c;
+    c.gridS = p.get("rules.grid_s");
+    c.warmupUtil = p.get("rules.warmup_util");
+    c.warmupHoldS = p.get("rules.warmup_hold_s");
+    c.episodeGapSamples = p.getCount("rules.episode_gap_samples");
+    c.evidenceS = p.get("rules.evidence_s");
+    c.stallSmFraction = p.get("stall.sm_fraction");
+    c.stallBaselineQuantile = p.get("stall.baseline_quantile");
+    c.stallUtilMax = p.get("stall.util_max");
+    c.boundsSearchS = p.get("bounds.search_s");
+    c.boundsJoinGapS = p.get("bounds.join_gap_s");
+    return c;
 }
 
 } // namespace runlens::analysis

@@ -33,6 +33,10 @@ namespace runlens::analysis {
 
 namespace {
 
+// The checkpoint frames listed per CKPT_GAP finding: from its first episodes, the top few.
+constexpr size_t kCheckpointEpisodes = 20;
+constexpr size_t kCheckpointFrames = 5;
+
 // The episodes' union, in time order.
 std::vector<FindingEpisode> unionOf(std::vector<FindingEpisode> e)
 {
@@ -120,7 +124,7 @@ Expected<QJsonArray> checkpointFrames(FlameSource& stacks, const Finding& f)
 {
     std::map<std::string, int64_t> samples;
     int64_t busy = 0;
-    for (size_t k = 0; k < f.episodes.size() && k < 20; ++k) {
+    for (size_t k = 0; k < f.episodes.size() && k < kCheckpointEpisodes; ++k) {
         FlameQuery q;
         q.window = {f.episodes[k].startNs, f.episodes[k].endNs - 1};
         q.nodes = f.nodes;
@@ -135,14 +139,14 @@ Expected<QJsonArray> checkpointFrames(FlameSource& stacks, const Finding& f)
         ranked.emplace_back(n, label);
     std::sort(ranked.rbegin(), ranked.rend());
     QJsonArray out;
-    for (size_t k = 0; k < ranked.size() && k < 5 && busy > 0; ++k)
+    for (size_t k = 0; k < ranked.size() && k < kCheckpointFrames && busy > 0; ++k)
         out.append(QJsonObject{{QStringLiteral("frame"), QString::fromStdString(ranked[k].second)},
                                {QStringLiteral("share"), static_cast<double>(ranked[k].first) / static_cast<double>(busy)}});
     return out;
 }
 
 // The goodput waterfall of each node with GPUs, from the per-node findings (before they are merged).
-std::vector<TimeBudget> budgetsOf(const RunMetrics& m, const std::vector<Finding>& findings, const RuleParams& p)
+std::vector<TimeBudget> budgetsOf(const RunMetrics& m, const std::vector<Finding>& findings, const CommonParams& p)
 {
     std::vector<TimeBudget> out;
     const TimeGrid& grid = m.grid;
@@ -186,7 +190,7 @@ std::vector<TimeBudget> budgetsOf(const RunMetrics& m, const std::vector<Finding
                     sum += g->util[i];
                     ++n;
                 }
-            if (n == 0 || sum / n <= p.get("stall.util_max")) b.idleS += slotS; // no data counts as idle too
+            if (n == 0 || sum / n <= p.stallUtilMax) b.idleS += slotS; // no data counts as idle too
         }
         const double accounted = b.startupS + b.hangS + b.checkpointS + b.inputS + b.commWaitS + b.idleS;
         if (accounted > b.wallS) { // the estimates overlap: scale the waits down to fit
@@ -222,57 +226,58 @@ int severityRank(const std::string& severity)
     return severity == "critical" ? 0 : severity == "warn" ? 1 : 2;
 }
 
-Expected<RunAnalysis> analyzeRun(store::RunDatabase& db, const RuleParams& params, const AnalysisProgress& progress,
-                                 const std::atomic<bool>* cancel)
+namespace {
+
+// Reports progress between rules and stops when cancelled.
+class Steps
 {
-    RunAnalysis out;
-    out.params = params;
-    out.rules = {"HANG", "COMM_BOUND", "INPUT_STALL", "CKPT_GAP", "HOST_STALL", "STRAGGLER", "THROTTLE", "LOW_SM_EFF"};
-    const int total = static_cast<int>(out.rules.size()) + 1;
-    int done = 0;
-    const auto step = [&](const std::string& what) -> Status {
-        if (cancel && cancel->load()) return makeError(ErrorCode::Cancelled, "analysis cancelled");
-        if (progress) progress(done++, total, what);
+public:
+    Steps(const AnalysisProgress& progress, const std::atomic<bool>* cancel, int total)
+        : m_progress(progress), m_cancel(cancel), m_total(total)
+    {
+    }
+    Status next(const std::string& what)
+    {
+        if (m_cancel && m_cancel->load()) return makeError(ErrorCode::Cancelled, "analysis cancelled");
+        if (m_progress) m_progress(m_done++, m_total, what);
         return okStatus();
-    };
-    RUNLENS_TRY(step("metrics"));
-    auto metrics = loadRunMetrics(db, static_cast<int64_t>(params.get("rules.grid_s") * 1e9));
-    if (!metrics) return metrics.error();
-    out.wallS = metrics->grid.seconds();
-    out.startNs = metrics->grid.startNs;
-    out.endNs = metrics->grid.slotStart(metrics->grid.size);
-    out.gpus = metrics->gpus.size();
-    out.nodes = metrics->nodes.size();
-    if (metrics->gpus.empty()) out.missing.push_back("no GPU metrics: no rule can judge the GPUs");
-    else if (std::none_of(metrics->gpus.begin(), metrics->gpus.end(), [](const GpuMetrics& g) { return !g.smActive.empty(); }))
+    }
+    void done()
+    {
+        if (m_progress) m_progress(m_total, m_total, "done");
+    }
+
+private:
+    const AnalysisProgress& m_progress;
+    const std::atomic<bool>* m_cancel;
+    int m_total, m_done = 0;
+};
+
+// The metrics on the rules' grid; what the run lacks that the rules would use goes into out.missing.
+Expected<RunMetrics> loadMetrics(store::RunDatabase& db, const CommonParams& c, RunAnalysis& out)
+{
+    RUNLENS_ASSIGN_OR_RETURN(auto metrics, loadRunMetrics(db, static_cast<int64_t>(c.gridS * 1e9)));
+    out.wallS = metrics.grid.seconds();
+    out.startNs = metrics.grid.startNs;
+    out.endNs = metrics.grid.slotStart(metrics.grid.size);
+    out.gpus = metrics.gpus.size();
+    out.nodes = metrics.nodes.size();
+    if (metrics.gpus.empty()) out.missing.push_back("no GPU metrics: no rule can judge the GPUs");
+    else if (std::none_of(metrics.gpus.begin(), metrics.gpus.end(), [](const GpuMetrics& g) { return !g.smActive.empty(); }))
         out.missing.push_back("no SM activity (DCGM 1002 or nvidia-smi dmon --gpm-metrics): the utilization illusion cannot "
                               "be told and stalls are judged on utilization alone");
+    return metrics;
+}
 
-    RUNLENS_TRY(step("HANG"));
-    std::vector<Finding> findings = hangRule(*metrics, params);
-
-    RUNLENS_ASSIGN_OR_RETURN(auto classifier, PhaseClassifier::builtIn());
-    FlameSource stacks(db, std::make_shared<PhaseClassifier>(std::move(classifier)));
-    const double evidenceS = params.get("rules.evidence_s");
-    RUNLENS_ASSIGN_OR_RETURN(auto phases, phaseSlices(stacks, metrics->grid, metrics->grid.slotsPerSlice(evidenceS), cancel));
-    if (auto threads = stacks.threads({}); threads && std::none_of(threads->begin(), threads->end(), [](const auto& t) {
-                                                 return t.timedSamples > 0;
-                                             }))
-        out.missing.push_back("no timed stack samples: causes are judged from metrics and traces only");
-    store::TraceReader traces(db);
-
-    RUNLENS_TRY(step("COMM_BOUND"));
-    RUNLENS_ASSIGN_OR_RETURN(auto comm, commBoundRule(*metrics, stacks, phases, &traces, params, findings));
-    RUNLENS_TRY(step("INPUT_STALL"));
-    RUNLENS_ASSIGN_OR_RETURN(auto input, inputStallRule(*metrics, stacks, phases, params));
-    for (auto& f : comm)
-        findings.push_back(std::move(f));
-    for (auto& f : input)
-        findings.push_back(std::move(f));
-    RUNLENS_TRY(step("CKPT_GAP"));
+// CKPT_GAP with its episodes' edges from the finest source and the checkpoint frames the stacks show, and HOST_STALL
+// (which leaves checkpoint gaps and hangs alone), added to the findings.
+Status stallRules(store::RunDatabase& db, const RunMetrics& metrics, FlameSource& stacks, const RuleParams& params,
+                  Steps& steps, const std::atomic<bool>* cancel, std::vector<Finding>& findings)
+{
+    RUNLENS_TRY(steps.next("CKPT_GAP"));
     RUNLENS_ASSIGN_OR_RETURN(auto threadScans, scanThreads(stacks, params, cancel));
     store::RunReader boundsReader(db);
-    StallBounds bounds(*metrics, stacks, threadScans, boundsReader, params);
+    StallBounds bounds(metrics, stacks, threadScans, boundsReader, params);
     std::optional<Error> boundsError;
     const RefineGap refine = [&](const std::string& node, int64_t startNs, int64_t endNs) {
         auto edges = bounds.checkpoint(node, startNs, endNs);
@@ -280,61 +285,117 @@ Expected<RunAnalysis> analyzeRun(store::RunDatabase& db, const RuleParams& param
         if (!boundsError) boundsError = edges.error();
         return FindingEpisode{startNs, endNs};
     };
-    auto gaps = checkpointGapRule(*metrics, params, refine);
+    auto gaps = checkpointGapRule(metrics, params, refine);
     if (boundsError) return *boundsError;
     for (auto& f : gaps) {
         RUNLENS_ASSIGN_OR_RETURN(auto frames, checkpointFrames(stacks, f));
         if (!frames.isEmpty()) f.evidence.insert(QStringLiteral("top_checkpoint_frames"), frames);
         findings.push_back(std::move(f));
     }
-    RUNLENS_TRY(step("HOST_STALL"));
-    RUNLENS_ASSIGN_OR_RETURN(auto hostStalls, hostStallRule(*metrics, stacks, threadScans, params, findings));
+    RUNLENS_TRY(steps.next("HOST_STALL"));
+    RUNLENS_ASSIGN_OR_RETURN(auto hostStalls, hostStallRule(metrics, stacks, threadScans, params, findings));
     for (auto& f : hostStalls)
         findings.push_back(std::move(f));
-    RUNLENS_TRY(step("STRAGGLER"));
-    out.steps = computeStepTimes(*metrics, params);
-    for (auto& f : stragglerRule(*metrics, out.steps, params))
+    return okStatus();
+}
+
+// Every rule in order (HANG first: the others leave its time alone; LOW_SM_EFF last: it needs the others); the
+// detected steps go into out.steps.
+Expected<std::vector<Finding>> runRules(store::RunDatabase& db, const RunMetrics& metrics, const RuleParams& params,
+                                        const CommonParams& c, Steps& steps, const std::atomic<bool>* cancel,
+                                        RunAnalysis& out)
+{
+    RUNLENS_TRY(steps.next("HANG"));
+    std::vector<Finding> findings = hangRule(metrics, params);
+    RUNLENS_ASSIGN_OR_RETURN(auto classifier, PhaseClassifier::builtIn());
+    FlameSource stacks(db, std::make_shared<PhaseClassifier>(std::move(classifier)));
+    RUNLENS_ASSIGN_OR_RETURN(auto phases, phaseSlices(stacks, metrics.grid, metrics.grid.slotsPerSlice(c.evidenceS), cancel));
+    if (auto threads = stacks.threads({}); threads && std::none_of(threads->begin(), threads->end(), [](const auto& t) {
+                                                 return t.timedSamples > 0;
+                                             }))
+        out.missing.push_back("no timed stack samples: causes are judged from metrics and traces only");
+    store::TraceReader traces(db);
+    RUNLENS_TRY(steps.next("COMM_BOUND"));
+    RUNLENS_ASSIGN_OR_RETURN(auto comm, commBoundRule(metrics, stacks, phases, &traces, params, findings));
+    RUNLENS_TRY(steps.next("INPUT_STALL"));
+    RUNLENS_ASSIGN_OR_RETURN(auto input, inputStallRule(metrics, stacks, phases, params));
+    for (auto& f : comm)
         findings.push_back(std::move(f));
-    RUNLENS_ASSIGN_OR_RETURN(auto ranks, rankStragglerRule(*metrics, out.steps, stacks, &traces, params, cancel));
+    for (auto& f : input)
+        findings.push_back(std::move(f));
+    RUNLENS_TRY(stallRules(db, metrics, stacks, params, steps, cancel, findings));
+    RUNLENS_TRY(steps.next("STRAGGLER"));
+    out.steps = computeStepTimes(metrics, params);
+    for (auto& f : stragglerRule(metrics, out.steps, params))
+        findings.push_back(std::move(f));
+    RUNLENS_ASSIGN_OR_RETURN(auto ranks, rankStragglerRule(metrics, out.steps, stacks, &traces, params, cancel));
     for (auto& f : ranks)
         findings.push_back(std::move(f));
-    RUNLENS_TRY(step("THROTTLE"));
-    for (auto& f : throttleRule(*metrics, params))
+    RUNLENS_TRY(steps.next("THROTTLE"));
+    for (auto& f : throttleRule(metrics, params))
         findings.push_back(std::move(f));
-    RUNLENS_TRY(step("LOW_SM_EFF"));
-    for (auto& f : lowSmEfficiencyRule(*metrics, params, findings, &phases)) // last: it needs the others
+    RUNLENS_TRY(steps.next("LOW_SM_EFF"));
+    for (auto& f : lowSmEfficiencyRule(metrics, params, findings, &phases)) // last: it needs the others
         findings.push_back(std::move(f));
-    if (progress) progress(total, total, "done");
+    return findings;
+}
 
-    out.budgets = budgetsOf(*metrics, findings, params);
+// Findings of several nodes merged (a rank straggler names one process: it is not merged), then the waits a late rank
+// causes linked to it as its symptoms (after all rules).
+std::vector<Finding> mergeFindings(std::vector<Finding> findings, const RunMetrics& metrics, double wallS,
+                                   const RuleParams& params)
+{
     size_t gpuNodes = 0;
-    for (const NodeMetrics& n : metrics->nodes)
-        gpuNodes += std::any_of(metrics->gpus.begin(), metrics->gpus.end(), [&](const GpuMetrics& g) { return g.node == n.node; }) ? 1 : 0;
-    // A rank straggler names one process: it is not merged with other nodes' findings.
+    for (const NodeMetrics& n : metrics.nodes)
+        gpuNodes += std::any_of(metrics.gpus.begin(), metrics.gpus.end(), [&](const GpuMetrics& g) { return g.node == n.node; }) ? 1 : 0;
     const auto ranked = std::stable_partition(findings.begin(), findings.end(), [](const Finding& f) { return !isRankStraggler(f); });
     std::vector<Finding> rankFindings(std::make_move_iterator(ranked), std::make_move_iterator(findings.end()));
     findings.erase(ranked, findings.end());
-    findings = mergeAcrossNodes(std::move(findings), out.wallS, gpuNodes);
+    findings = mergeAcrossNodes(std::move(findings), wallS, gpuNodes);
     findings.insert(findings.end(), std::make_move_iterator(rankFindings.begin()), std::make_move_iterator(rankFindings.end()));
-    linkStragglerSymptoms(findings, params); // after all rules: the waits a late rank causes are its symptoms
-    // A finding over several nodes compares their times: say when those rest on estimated clock offsets.
+    linkStragglerSymptoms(findings, params);
+    return findings;
+}
+
+// A finding over several nodes compares their times: say when those rest on estimated clock offsets.
+void noteClockOffsets(store::RunDatabase& db, std::vector<Finding>& findings)
+{
     store::RunReader reader(db);
-    if (auto nodes = reader.nodes())
-        for (Finding& f : findings) {
-            if (f.nodes.size() < 2) continue;
-            std::vector<std::string> estimated;
-            for (const store::NodeInfo& n : *nodes)
-                if (std::find(f.nodes.begin(), f.nodes.end(), n.name) != f.nodes.end() &&
-                    (n.clockOffsetSource == store::kClockSourceTraces ||
-                     n.clockOffsetSource == store::kClockSourceMetrics) &&
-                    n.clockOffsetUncertaintyNs && n.clockOffsetNs != 0)
-                    estimated.push_back(fmt::format("{} {} ±{} ({})", n.name, formatClockDuration(n.clockOffsetNs),
-                                                    formatClockDuration(*n.clockOffsetUncertaintyNs, false),
-                                                    n.clockOffsetSource));
-            if (!estimated.empty())
-                f.evidence.insert(QStringLiteral("estimated_clock_offsets"),
-                                  QString::fromStdString(fmt::format("{}", fmt::join(estimated, ", "))));
-        }
+    auto nodes = reader.nodes();
+    if (!nodes) return;
+    for (Finding& f : findings) {
+        if (f.nodes.size() < 2) continue;
+        std::vector<std::string> estimated;
+        for (const store::NodeInfo& n : *nodes)
+            if (std::find(f.nodes.begin(), f.nodes.end(), n.name) != f.nodes.end() &&
+                (n.clockOffsetSource == store::kClockSourceTraces || n.clockOffsetSource == store::kClockSourceMetrics) &&
+                n.clockOffsetUncertaintyNs && n.clockOffsetNs != 0)
+                estimated.push_back(fmt::format("{} {} ±{} ({})", n.name, formatClockDuration(n.clockOffsetNs),
+                                                formatClockDuration(*n.clockOffsetUncertaintyNs, false),
+                                                n.clockOffsetSource));
+        if (!estimated.empty())
+            f.evidence.insert(QStringLiteral("estimated_clock_offsets"),
+                              QString::fromStdString(fmt::format("{}", fmt::join(estimated, ", "))));
+    }
+}
+
+} // namespace
+
+Expected<RunAnalysis> analyzeRun(store::RunDatabase& db, const RuleParams& params, const AnalysisProgress& progress,
+                                 const std::atomic<bool>* cancel)
+{
+    const CommonParams c = CommonParams::from(params);
+    RunAnalysis out;
+    out.params = params;
+    out.rules = {"HANG", "COMM_BOUND", "INPUT_STALL", "CKPT_GAP", "HOST_STALL", "STRAGGLER", "THROTTLE", "LOW_SM_EFF"};
+    Steps steps(progress, cancel, static_cast<int>(out.rules.size()) + 1);
+    RUNLENS_TRY(steps.next("metrics"));
+    RUNLENS_ASSIGN_OR_RETURN(auto metrics, loadMetrics(db, c, out));
+    RUNLENS_ASSIGN_OR_RETURN(auto findings, runRules(db, metrics, params, c, steps, cancel, out));
+    steps.done();
+    out.budgets = budgetsOf(metrics, findings, c);
+    findings = mergeFindings(std::move(findings), metrics, out.wallS, params);
+    noteClockOffsets(db, findings);
     // Primary findings first (a contributing one is explained by another), then by severity and impact.
     std::stable_sort(findings.begin(), findings.end(), [](const Finding& a, const Finding& b) {
         // A symptom follows the findings that stand on their own, as a contributing one does.

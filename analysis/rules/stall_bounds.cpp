@@ -36,7 +36,7 @@ std::optional<FindingEpisode> bestCluster(std::vector<std::pair<int64_t, int64_t
 
 Expected<std::optional<FindingEpisode>> StallBounds::fromStacks(const std::string& node, int64_t startNs, int64_t endNs)
 {
-    const auto pad = static_cast<int64_t>(m_params.get("bounds.search_s") * 1e9);
+    const auto pad = static_cast<int64_t>(m_params.boundsSearchS * 1e9);
     RUNLENS_ASSIGN_OR_RETURN(auto phases, m_stacks.callsitePhases());
     std::vector<std::pair<int64_t, int64_t>> spans;
     for (const ThreadScan& t : m_threads) {
@@ -47,7 +47,7 @@ Expected<std::optional<FindingEpisode>> StallBounds::fromStacks(const std::strin
             if (c < phases->size() && (*phases)[c] == Phase::Checkpoint) spans.emplace_back(s.tsNs, s.tsNs + t.periodNs);
         }
     }
-    return bestCluster(std::move(spans), static_cast<int64_t>(m_params.get("bounds.join_gap_s") * 1e9), startNs, endNs);
+    return bestCluster(std::move(spans), static_cast<int64_t>(m_params.boundsJoinGapS * 1e9), startNs, endNs);
 }
 
 Expected<std::optional<FindingEpisode>> StallBounds::fromUtilization(const std::string& node, int64_t startNs, int64_t endNs)
@@ -76,8 +76,8 @@ Expected<std::optional<FindingEpisode>> StallBounds::fromUtilization(const std::
         for (const auto& [key, v] : best)
             (*m_finestUtil)[key] = v.second;
     }
-    const auto pad = static_cast<int64_t>(m_params.get("bounds.search_s") * 1e9);
-    const double utilMax = m_params.get("stall.util_max");
+    const auto pad = static_cast<int64_t>(m_params.boundsSearchS * 1e9);
+    const double utilMax = m_params.stallUtilMax;
     std::vector<std::pair<int64_t, int64_t>> spans;
     for (const GpuMetrics& g : m_metrics.gpus) {
         if (g.node != node) continue;

@@ -29,7 +29,7 @@ class StallBounds
 public:
     StallBounds(const RunMetrics& metrics, FlameSource& stacks, const std::vector<ThreadScan>& threads,
                 store::RunReader& reader, const RuleParams& params)
-        : m_metrics(metrics), m_stacks(stacks), m_threads(threads), m_reader(reader), m_params(params)
+        : m_metrics(metrics), m_stacks(stacks), m_threads(threads), m_reader(reader), m_params(CommonParams::from(params))
     {
     }
     // The edges of a checkpoint stall of the node's GPUs found on the grid as [startNs, endNs).
@@ -43,7 +43,7 @@ private:
     FlameSource& m_stacks;
     const std::vector<ThreadScan>& m_threads;
     store::RunReader& m_reader;
-    const RuleParams& m_params;
+    const CommonParams m_params; // bounds.*, stall.util_max
     // Per (node, GPU name): its finest gpu.util series (the most points per second), read once.
     std::optional<std::map<std::pair<std::string, std::string>, int64_t>> m_finestUtil;
 };

@@ -13,6 +13,8 @@
 namespace runlens::analysis {
 
 // The first slot of the node's steady state; grid.size when its GPUs never start working, 0 without GPU metrics.
+size_t steadyStartSlot(const RunMetrics& metrics, const std::string& node, const CommonParams& params);
+// The same, reading the parameters (for callers outside the rules).
 size_t steadyStartSlot(const RunMetrics& metrics, const std::string& node, const RuleParams& params);
 
 } // namespace runlens::analysis

@@ -21,6 +21,27 @@
 
 namespace runlens::analysis {
 
+// Step detection's parameters (steps.*), read once.
+struct StepParams
+{
+    int minLogged = 0;          // steps.min_logged
+    double idleLevel = 0;       // steps.idle_level
+    double minContrast = 0;     // steps.min_contrast
+    double minPeriodS = 0;      // steps.min_period_s
+    double maxPeriodS = 0;      // steps.max_period_s
+    int minCycles = 0;          // steps.min_cycles
+    double minAcf = 0;          // steps.min_acf
+    double peakShare = 0;       // steps.peak_share
+    double minProminence = 0;   // steps.min_prominence
+    double minDipDepth = 0;     // steps.min_dip_depth
+    double minRegular = 0;      // steps.min_regular
+    double dipNoiseZ = 0;       // steps.dip_noise_z
+    double minDipArea = 0;      // steps.min_dip_area
+    double maxDipShare = 0;     // steps.max_dip_share
+
+    static StepParams from(const RuleParams& p);
+};
+
 struct StepTimes
 {
     std::string node;
@@ -31,10 +52,12 @@ struct StepTimes
 };
 
 // One entry per node that has steps; nodes without a trainer log and without a clear period are left out.
+std::vector<StepTimes> computeStepTimes(const RunMetrics& metrics, const StepParams& params);
 std::vector<StepTimes> computeStepTimes(const RunMetrics& metrics, const RuleParams& params);
 
 // The periodicity of one signal on the grid (the part of computeStepTimes that reads no node): empty starts when
 // there is no clear period. Values are activities 0–1 (utilization divided by 100); NaN is unknown.
+StepTimes stepTimesFromActivity(const std::vector<double>& activity, const TimeGrid& grid, const StepParams& params);
 StepTimes stepTimesFromActivity(const std::vector<double>& activity, const TimeGrid& grid, const RuleParams& params);
 
 } // namespace runlens::analysis

@@ -50,6 +50,36 @@
 
 namespace runlens::analysis {
 
+// The rule's parameters (straggler.*), read once; with step detection's (a GPU's busy share needs steps.min_contrast).
+struct StragglerParams
+{
+    CommonParams common;
+    StepParams steps;
+    double maxStepFactor = 0;        // straggler.max_step_factor
+    int minStepSamples = 0;          // straggler.min_step_samples
+    int minSteps = 0;                // straggler.min_steps
+    double scaleFloor = 0;           // straggler.scale_floor
+    double z = 0;                    // straggler.z
+    double persistent = 0;           // straggler.persistent
+    double intermittent = 0;         // straggler.intermittent
+    double dominance = 0;            // straggler.dominance
+    double minLag = 0;               // straggler.min_lag
+    double warn = 0, critical = 0;   // straggler.warn, straggler.critical
+    int windowSamples = 0;           // straggler.window_samples
+    int maxReads = 0;                // straggler.max_reads
+    int maxSamples = 0;              // straggler.max_samples
+    double collectiveFrameShare = 0; // straggler.collective_frame_share
+    double traceGapS = 0;            // straggler.trace_gap_s
+    double traceMinLag = 0;          // straggler.trace_min_lag
+    int traceMinSteps = 0;           // straggler.trace_min_steps
+    double traceShare = 0;           // straggler.trace_share
+    double topFrameShare = 0;        // straggler.top_frame_share
+    double symptomOverlap = 0;       // straggler.symptom_overlap
+    double symptomMinS = 0;          // straggler.symptom_min_s
+
+    static StragglerParams from(const RuleParams& p);
+};
+
 std::vector<Finding> stragglerRule(const RunMetrics& metrics, const std::vector<StepTimes>& steps, const RuleParams& params);
 
 // The rank stragglers (above). traces may be null.

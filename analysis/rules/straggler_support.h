@@ -4,10 +4,11 @@
 // What the rules find is described in straggler_rule.h.
 
 #include "analysis/flame/flame_tree.h"
-#include "analysis/rules/rule_params.h"
+#include "analysis/rules/straggler_rule.h"
 #include "analysis/store/trace_reader.h"
 
 #include <QJsonArray>
+#include <atomic>
 #include <cstdint>
 #include <limits>
 #include <map>
@@ -20,9 +21,8 @@
 namespace runlens::analysis::straggler {
 
 inline constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
-// |N(0, σ)| has its lower quartile at 0.3186 σ, its median at 0.6745 σ.
+// |N(0, σ)| has its lower quartile at 0.3186 σ (its median at 0.6745 σ: kMadToSigma).
 inline constexpr double kQuartileToSigma = 1 / 0.3186;
-inline constexpr double kMadToSigma = 1.4826;
 
 double medianOf(std::vector<double> v);
 
@@ -71,7 +71,7 @@ struct RankTrace
 // [the others' median arrival, its arrival] per instance, their union per rank and step.
 Expected<std::map<int64_t, RankTrace>> traceLateness(store::TraceReader& traces,
                                                      const std::vector<store::TraceTrackInfo>& tracks,
-                                                     const std::vector<Window>& windows, const RuleParams& p);
+                                                     const std::vector<Window>& windows, const StragglerParams& q);
 
 enum class Kind : uint8_t
 {
@@ -94,12 +94,39 @@ struct RankFrames
 // Reads the catalogue and classifies its callsites: communication, GPU-wait and idle frames, and the frames the
 // collectives run under (learned from the units' samples during their profiled collectives), are waits.
 Expected<RankFrames> rankFrames(FlameSource& stacks, std::vector<RankUnit>& units,
-                                const std::map<int64_t, RankTrace>& traces, const RuleParams& p);
+                                const std::map<int64_t, RankTrace>& traces, const StragglerParams& q);
+
+// The ranks of the stacks: one training thread per process (the most sampled: its pid, a "pid N" in its name, or the
+// thread itself), ranked by a "rank N" in its name or process or by the trace rank of its pid (rankOfPid: (node,
+// pid) -> rank), in cohorts of at least two that are compared with each other (processes with a pid whatever their
+// busiest thread is called; threads without one by role).
+Expected<std::vector<RankUnit>> rankUnits(FlameSource& stacks,
+                                          const std::map<std::pair<std::string, int64_t>, int64_t>& rankOfPid);
+
+// Per window and unit: samples of its training thread, those in work (outside the waits) and in checkpoint work.
+struct Cell
+{
+    int64_t samples = 0, work = 0, checkpoint = 0;
+};
+
+// The windows read: at most straggler.max_reads thread windows and about straggler.max_samples samples, spread evenly
+// (each speaks for the unread ones up to the next read: spanTo), and per read window and unit its samples' cell.
+struct Reads
+{
+    std::vector<size_t> evaluated; // indexes into the joined windows
+    std::vector<int64_t> spanTo;   // the end of the span each evaluated window speaks for
+    std::vector<Cell> cells;       // [evaluated window][unit]
+};
+
+// Chooses the windows to read and reads every unit's samples in them (the units' sampling intervals and whether they
+// wait are set as they are read).
+Expected<Reads> readCells(FlameSource& stacks, std::vector<RankUnit>& units, const std::vector<Window>& groups,
+                          const RankFrames& frames, const StragglerParams& q, const std::atomic<bool>* cancel);
 
 // The frames a late rank (units[unit]) spends the given windows in that its peers do not: per frame (name and file),
 // its share of the rank's samples minus the peers' median share; the first is the most exclusive of those within
 // 80 % of the largest excess, then by excess.
 Status topFrames(FlameSource& stacks, const RankFrames& frames, const std::vector<RankUnit>& units, size_t unit,
-                 const std::vector<Window>& spans, const RuleParams& p, QJsonArray* top, std::string* first);
+                 const std::vector<Window>& spans, const StragglerParams& q, QJsonArray* top, std::string* first);
 
 } // namespace runlens::analysis::straggler

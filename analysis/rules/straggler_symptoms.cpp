@@ -45,8 +45,9 @@ double secondsOf(const std::vector<FindingEpisode>& episodes)
 
 } // namespace
 
-void linkStragglerSymptoms(std::vector<Finding>& findings, const RuleParams& p)
+void linkStragglerSymptoms(std::vector<Finding>& findings, const RuleParams& params)
 {
+    const StragglerParams q = StragglerParams::from(params);
     std::vector<Finding> split;
     for (const Finding& s : findings) {
         if (!isRankStraggler(s)) continue;
@@ -64,7 +65,7 @@ void linkStragglerSymptoms(std::vector<Finding>& findings, const RuleParams& p)
             // Communication-bound partly while the rank straggles: of the waits then, the straggler's lateness is
             // its symptom (at most what the straggler saves there); the rest, and the waits outside, are the
             // collectives' own and stay here. Split when the straggling part is long enough to be read on its own.
-            if (inS < p.get("straggler.symptom_min_s") && inS / total < p.get("straggler.symptom_overlap")) continue;
+            if (inS < q.symptomMinS && inS / total < q.symptomOverlap) continue;
             Finding symptom = f;
             symptom.episodes.clear();
             std::vector<FindingEpisode> own = out;
