@@ -2,7 +2,7 @@
 
 #include "analysis/store/run_database.h"
 #include "analysis/store/run_writer.h"
-#include "analysis/store/sqlite_util.h"
+#include "analysis/store/import_queries.h"
 #include "importers/common/text_fields.h"
 #include "importers/diagnostic_kinds.h"
 #include "importers/input/input_stream.h"
@@ -98,25 +98,15 @@ Expected<std::string> readHead(const std::string& path, const std::string& displ
 constexpr int64_t kFarFromRunNs = 3600LL * 1'000'000'000; // an hour: farther than any wait between collectors
 Expected<std::string> farFromRun(store::RunDatabase& db, int64_t importId)
 {
-    RUNLENS_ASSIGN_OR_RETURN(auto st, store::Statement::prepare( db.handle(), "SELECT (SELECT min(first_ns) FROM point_chunk WHERE import_id = ?1), (SELECT max(last_ns) FROM " "point_chunk WHERE import_id = ?1), (SELECT min(first_ns) FROM point_chunk WHERE import_id != " "?1), (SELECT max(last_ns) FROM point_chunk WHERE import_id != ?1)"));
-    st.bind(1, importId);
-    RUNLENS_ASSIGN_OR_RETURN(auto row, st.step());
-    if (!row || st.isNull(0) || st.isNull(2)) return std::string();
-    const int64_t first = st.int64(0), last = st.int64(1), runFirst = st.int64(2), runLast = st.int64(3);
+    RUNLENS_ASSIGN_OR_RETURN(const std::optional<store::ImportSpan> span, store::importSpan(db, importId));
+    if (!span) return std::string();
+    const int64_t first = span->firstNs, last = span->lastNs, runFirst = span->othersFirstNs,
+                  runLast = span->othersLastNs;
     const int64_t gap = first > runLast ? first - runLast : runFirst > last ? runFirst - last : 0;
     if (gap <= kFarFromRunNs) return std::string();
     return fmt::format("the times estimated from the file's modification time lie {:.1f} h {} the run's other data: "
                        "the file was probably copied (cp, scp, a download); give start=",
                        static_cast<double>(gap) / 3.6e12, first > runLast ? "after" : "before");
-}
-
-// How an import was placed in time (import.anchor).
-Expected<std::string> importAnchor(store::RunDatabase& db, int64_t importId)
-{
-    RUNLENS_ASSIGN_OR_RETURN(auto st, store::Statement::prepare(db.handle(), "SELECT anchor FROM import WHERE id = ?"));
-    st.bind(1, importId);
-    RUNLENS_ASSIGN_OR_RETURN(auto row, st.step());
-    return row ? st.text(0) : std::string();
 }
 
 // "4x200Gb/s", "4 × 200 Gb/s", "25GB/s", "100 Gbit/s", "800Gbps", or bytes/s as a plain number.
@@ -285,24 +275,17 @@ std::vector<std::pair<PlannedFile, FileResult>> placeUnanchored(store::RunDataba
 {
     std::vector<std::pair<PlannedFile, FileResult>> out;
     std::vector<PlannedFile> pending;
-    {
-        auto st = store::Statement::prepare(db.handle(), "SELECT i.path, i.format, n.name, n.name_source FROM import i "
-                                                         "JOIN node n ON n.id = i.node_id WHERE i.anchor = "
-                                                         "'unanchored' AND i.id < ? ORDER BY i.id");
-        if (!st) return out;
-        st->bind(1, beforeImportId);
-        while (true) {
-            auto row = st->step();
-            if (!row || !*row) break;
-            PlannedFile f;
-            f.path = f.displayPath = st->text(0);
-            f.importer = importerByFormat(st->text(1));
-            f.confidence = 100;
-            f.node = st->text(2);
-            f.nodeSource = st->text(3);
-            std::error_code ec;
-            if (f.importer && fs::is_regular_file(f.path, ec)) pending.push_back(std::move(f));
-        }
+    auto waiting = store::unanchoredImports(db, beforeImportId);
+    if (!waiting) return out; // nothing placed: the run stays as it was
+    for (store::UnanchoredImport& u : *waiting) {
+        PlannedFile f;
+        f.path = f.displayPath = std::move(u.path);
+        f.importer = importerByFormat(u.format);
+        f.confidence = 100;
+        f.node = std::move(u.node);
+        f.nodeSource = std::move(u.nodeSource);
+        std::error_code ec;
+        if (f.importer && fs::is_regular_file(f.path, ec)) pending.push_back(std::move(f));
     }
     for (const PlannedFile& f : pending) {
         FileResult r = importFile(db, f, ImportOptions{}, progress);
@@ -355,7 +338,7 @@ FileResult importFile(store::RunDatabase& db, const PlannedFile& file, const Imp
         auto earlier = writer.findImportByHash(*hash);
         if (!earlier) return fail(earlier.error());
         if (*earlier) {
-            auto anchor = importAnchor(db, **earlier);
+            auto anchor = store::importAnchor(db, **earlier);
             if (!anchor) return fail(anchor.error());
             if (*anchor == "unanchored") {
                 replaces = **earlier;

@@ -1,13 +1,62 @@
 #include "analysis/store/run_writer.h"
 
+#include "analysis/store/bounded_queue.h"
 #include "analysis/store/run_database.h"
 
 #include <algorithm>
 #include <cmath>
 #include <fmt/format.h>
 #include <sqlite3.h>
+#include <thread>
 
 namespace runlens::store {
+
+struct RunWriter::EncodedChunk
+{
+    SeriesSink* sink = nullptr;
+    std::string blob;
+    ChunkSummary summary;
+};
+
+// The worker that encodes and compresses chunks, with its queues. Destroying it stops it: both queues are closed
+// (the worker may wait to hand over a result nobody will take) and the thread joined.
+class RunWriter::Encoder
+{
+public:
+    struct Job
+    {
+        SeriesSink* sink = nullptr;
+        std::vector<Point> points;
+        std::vector<std::string> tokens;
+    };
+    static constexpr size_t kQueued = 64;
+
+    Encoder()
+        : jobs(kQueued), encoded(kQueued * 4), m_thread([this] {
+              while (auto job = jobs.pop()) {
+                  EncodedChunk c{job->sink, {}, {}};
+                  c.blob = encodeChunk(job->points, job->tokens, &c.summary);
+                  if (!encoded.push(std::move(c))) return;
+              }
+              encoded.close();
+          })
+    {
+    }
+    ~Encoder()
+    {
+        jobs.close();
+        encoded.close();
+        m_thread.join();
+    }
+    Encoder(const Encoder&) = delete;
+    Encoder& operator=(const Encoder&) = delete;
+
+    BoundedQueue<Job> jobs;
+    BoundedQueue<EncodedChunk> encoded;
+
+private:
+    std::thread m_thread; // last: it starts once the queues exist
+};
 
 RunWriter::RunWriter(RunDatabase& db) : m_db(db) {}
 RunWriter::~RunWriter()
@@ -17,10 +66,7 @@ RunWriter::~RunWriter()
 
 void RunWriter::stopEncoder()
 {
-    if (!m_encoder.joinable()) return;
-    m_jobs->close();
-    m_encoded->close(); // unblocks a worker waiting to hand over a result nobody will take
-    m_encoder.join();
+    m_encoder.reset();
 }
 
 Status RunWriter::prepare()
@@ -199,36 +245,24 @@ Status RunWriter::flush(SeriesSink& sink)
     if (sink.m_checkStored && !sink.m_points.empty())
         if (Status s = dropStoredTimestamps(sink); !s) return s;
     if (sink.m_points.empty()) return okStatus();
-    if (!m_encoder.joinable()) {
-        constexpr size_t kQueued = 64;
-        m_jobs = std::make_unique<BoundedQueue<EncodeJob>>(kQueued);
-        m_encoded = std::make_unique<BoundedQueue<EncodedChunk>>(kQueued * 4);
-        m_encoder = std::thread([jobs = m_jobs.get(), encoded = m_encoded.get()] {
-            while (auto job = jobs->pop()) {
-                EncodedChunk c{job->sink, {}, {}};
-                c.blob = encodeChunk(job->points, job->tokens, &c.summary);
-                if (!encoded->push(std::move(c))) return;
-            }
-            encoded->close();
-        });
-    }
+    if (!m_encoder) m_encoder = std::make_unique<Encoder>();
     sink.m_lastFlushedTs = sink.m_points.back().tsNs;
     sink.m_pointsWritten += static_cast<int64_t>(sink.m_points.size());
-    EncodeJob job{&sink, std::move(sink.m_points), std::move(sink.m_tokens)};
+    Encoder::Job job{&sink, std::move(sink.m_points), std::move(sink.m_tokens)};
     sink.m_points = {};
     sink.m_points.reserve(kChunkPoints);
     sink.m_tokens = {};
     // Insert what is ready first so the result queue never fills while we wait for job room.
     RUNLENS_TRY(drainEncoded(false));
     ++m_inFlight;
-    m_jobs->push(std::move(job));
+    m_encoder->jobs.push(std::move(job));
     return drainEncoded(false);
 }
 
 Status RunWriter::drainEncoded(bool wait)
 {
     while (m_inFlight > 0) {
-        std::optional<EncodedChunk> c = wait ? m_encoded->pop() : m_encoded->tryPop();
+        std::optional<EncodedChunk> c = wait ? m_encoder->encoded.pop() : m_encoder->encoded.tryPop();
         if (!c) {
             if (wait) return makeError(ErrorCode::Database, "chunk encoder stopped");
             return okStatus();

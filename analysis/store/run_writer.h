@@ -4,7 +4,6 @@
 // chunks), stack samples, the import record and its diagnostics. The caller owns the transaction
 // (RunDatabase::begin/commit/rollback), so a failed import leaves the file unchanged.
 
-#include "analysis/store/bounded_queue.h"
 #include "analysis/store/chunk_codec.h"
 #include "analysis/store/diagnostics.h"
 #include "analysis/store/error.h"
@@ -17,7 +16,6 @@
 #include <optional>
 #include <string>
 #include <string_view>
-#include <thread>
 #include <tuple>
 #include <unordered_map>
 #include <vector>
@@ -144,19 +142,9 @@ public:
 
 private:
     // Chunks are encoded and compressed on a worker thread while the importer goes on parsing; the
-    // rows are inserted on the writer's own thread (one SQLite connection, one thread).
-    struct EncodeJob
-    {
-        SeriesSink* sink = nullptr;
-        std::vector<Point> points;
-        std::vector<std::string> tokens;
-    };
-    struct EncodedChunk
-    {
-        SeriesSink* sink = nullptr;
-        std::string blob;
-        ChunkSummary summary;
-    };
+    // rows are inserted on the writer's own thread (one SQLite connection, one thread). Both in run_writer.cpp.
+    struct EncodedChunk;
+    class Encoder;
 
     Status prepare();
     Status loadStacks();
@@ -166,9 +154,7 @@ private:
     Status drainEncoded(bool wait);
     void stopEncoder();
 
-    std::unique_ptr<BoundedQueue<EncodeJob>> m_jobs;
-    std::unique_ptr<BoundedQueue<EncodedChunk>> m_encoded;
-    std::thread m_encoder;
+    std::unique_ptr<Encoder> m_encoder; // started by the first flush
     int64_t m_inFlight = 0;
 
     RunDatabase& m_db;

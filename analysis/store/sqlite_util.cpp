@@ -1,8 +1,35 @@
 #include "analysis/store/sqlite_util.h"
 
+#include <sqlite3.h>
+
 #include <fmt/format.h>
 
 namespace runlens::store {
+
+Statement::~Statement()
+{
+    sqlite3_finalize(m_stmt);
+}
+int64_t Statement::int64(int col) const
+{
+    return sqlite3_column_int64(m_stmt, col);
+}
+double Statement::real(int col) const
+{
+    return sqlite3_column_double(m_stmt, col);
+}
+bool Statement::isNull(int col) const
+{
+    return sqlite3_column_type(m_stmt, col) == SQLITE_NULL;
+}
+const void* Statement::blob(int col) const
+{
+    return sqlite3_column_blob(m_stmt, col);
+}
+size_t Statement::blobSize(int col) const
+{
+    return static_cast<size_t>(sqlite3_column_bytes(m_stmt, col));
+}
 
 Error sqliteError(sqlite3* db, std::string_view what)
 {

@@ -1,13 +1,16 @@
 #pragma once
 
-// Thin RAII helpers over the sqlite3 C API. Every return code is checked; failures become Errors.
+// Thin RAII helpers over the sqlite3 C API. Every return code is checked; failures become Errors. The header does
+// not include <sqlite3.h>: SQLite is the store's own business (only its .cpp files and tests see it).
 
 #include "analysis/store/error.h"
 
 #include <cstdint>
-#include <sqlite3.h>
 #include <string>
 #include <string_view>
+
+struct sqlite3;
+struct sqlite3_stmt;
 
 namespace runlens::store {
 
@@ -21,7 +24,7 @@ public:
     Statement& operator=(const Statement&) = delete;
     Statement(Statement&& o) noexcept : m_db(o.m_db), m_stmt(o.m_stmt) { o.m_stmt = nullptr; }
     Statement& operator=(Statement&& o) noexcept;
-    ~Statement() { sqlite3_finalize(m_stmt); }
+    ~Statement();
 
     static Expected<Statement> prepare(sqlite3* db, std::string_view sql);
 
@@ -38,12 +41,12 @@ public:
     Status exec();
     void reset();
 
-    int64_t int64(int col) const { return sqlite3_column_int64(m_stmt, col); }
-    double real(int col) const { return sqlite3_column_double(m_stmt, col); }
-    bool isNull(int col) const { return sqlite3_column_type(m_stmt, col) == SQLITE_NULL; }
+    int64_t int64(int col) const;
+    double real(int col) const;
+    bool isNull(int col) const;
     std::string text(int col) const;
-    const void* blob(int col) const { return sqlite3_column_blob(m_stmt, col); }
-    size_t blobSize(int col) const { return static_cast<size_t>(sqlite3_column_bytes(m_stmt, col)); }
+    const void* blob(int col) const;
+    size_t blobSize(int col) const;
     sqlite3_stmt* get() const { return m_stmt; }
 
 private:

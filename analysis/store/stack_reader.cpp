@@ -10,6 +10,7 @@
 #include <limits>
 #include <optional>
 #include <unordered_map>
+#include <sqlite3.h>
 
 namespace runlens::store {
 namespace {

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <array>
+#include <sqlite3.h>
 
 namespace runlens::store {
 namespace {

@@ -1,7 +1,7 @@
 #include "app/cli/window_args.h"
 
 #include "analysis/store/run_database.h"
-#include "analysis/store/sqlite_util.h"
+#include "analysis/store/import_queries.h"
 #include "importers/common/time_parse.h"
 
 #include <cmath>
@@ -148,15 +148,8 @@ Expected<store::TimeWindow> parseWindow(const std::string& from, const std::stri
 
 std::optional<int64_t> runStartNs(store::RunDatabase& db)
 {
-    auto st = store::Statement::prepare(
-        db.handle(), "SELECT min(t) FROM (SELECT min(s.first_ns + n.clock_offset_ns) AS t FROM series s JOIN device d "
-                     "ON d.id = s.device_id JOIN node n ON n.id = d.node_id UNION ALL SELECT min(c.first_ns + "
-                     "n.clock_offset_ns) FROM stack_chunk c JOIN thread t ON t.id = c.thread_id JOIN node n ON n.id = "
-                     "t.node_id)");
-    if (!st) return std::nullopt;
-    auto row = st->step();
-    if (!row || !*row || st->isNull(0)) return std::nullopt;
-    return st->int64(0);
+    auto start = store::runStartNs(db);
+    return start ? *start : std::nullopt; // a run that cannot be read has no start to count offsets from
 }
 
 namespace {

@@ -1,7 +1,7 @@
 #include "app/jobs/import_job.h"
 
 #include "analysis/store/run_database.h"
-#include "analysis/store/sqlite_util.h"
+#include "analysis/store/import_queries.h"
 
 #include <filesystem>
 #include <fmt/format.h>
@@ -59,8 +59,7 @@ ImportJobResult runImport(const std::string& dbPath, const std::vector<importers
     }
 
     int64_t firstNewImport = 1; // imports from this id on are this job's
-    if (auto st = store::Statement::prepare((*db)->handle(), "SELECT coalesce(max(id), 0) + 1 FROM import"); st)
-        if (auto row = st->step(); row && *row) firstNewImport = st->int64(0);
+    if (auto next = store::nextImportId(**db)) firstNewImport = *next;
 
     uint64_t doneBefore = 0;
     for (size_t i = 0; i < files.size(); ++i) {
