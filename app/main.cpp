@@ -68,20 +68,31 @@ int main(int argc, char** argv)
                     return kExitUsage;
                 }
                 const QString value = QString::fromLocal8Bit(argv[i + 1]);
-                if (opt == "--from") view.from = value;
-                else if (opt == "--to") view.to = value;
-                else if (opt == "--select-from") view.selectFrom = value;
-                else if (opt == "--select-to") view.selectTo = value;
-                else if (opt == "--focus") view.focus = value;
-                else if (opt == "--search") view.search = value;
+                if (opt == "--from")
+                    view.from = value;
+                else if (opt == "--to")
+                    view.to = value;
+                else if (opt == "--select-from")
+                    view.selectFrom = value;
+                else if (opt == "--select-to")
+                    view.selectTo = value;
+                else if (opt == "--focus")
+                    view.focus = value;
+                else if (opt == "--search")
+                    view.search = value;
                 else if (opt == "--regex") {
                     view.search = value;
                     view.searchRegex = true;
-                } else if (opt == "--sandwich") view.sandwich = value;
-                else if (opt == "--compare-from") view.compareFrom = value;
-                else if (opt == "--compare-to") view.compareTo = value;
-                else if (opt == "--compare") view.compareWith << value;
-                else if (opt == "--finding") view.finding = value.toInt(); // 1-based; 0 (not a number): none
+                } else if (opt == "--sandwich")
+                    view.sandwich = value;
+                else if (opt == "--compare-from")
+                    view.compareFrom = value;
+                else if (opt == "--compare-to")
+                    view.compareTo = value;
+                else if (opt == "--compare")
+                    view.compareWith << value;
+                else if (opt == "--finding")
+                    view.finding = value.toInt(); // 1-based; 0 (not a number): none
                 else {
                     printError("unknown option for open: " + opt);
                     return kExitUsage;
@@ -106,9 +117,8 @@ int main(int argc, char** argv)
         ensureRuntimeDir();
         QApplication app(argc, argv);
         setIdentity();
-        return runCli(QCoreApplication::arguments(), [](const std::string& dbPath) {
-            return runMainWindow(QString::fromStdString(dbPath));
-        });
+        return runCli(QCoreApplication::arguments(),
+                      [](const std::string& dbPath) { return runMainWindow(QString::fromStdString(dbPath)); });
     }
 
     // Commands that draw (flame graphs as PNG/SVG, reports) need the GUI libraries; headless, they draw offscreen.

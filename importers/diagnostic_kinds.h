@@ -28,7 +28,8 @@ inline constexpr DiagnosticKind kRepeatedHeader{"repeated_header", kNotice, "a h
 inline constexpr DiagnosticKind kUnmappedColumn{"unmapped_column", kNotice,
                                                 "a column with no canonical metric, kept under its raw name"};
 inline constexpr DiagnosticKind kRenamedColumn{
-    "renamed_column", kNotice, "a column whose name is empty or repeats another's, kept under a name with its position"};
+    "renamed_column", kNotice,
+    "a column whose name is empty or repeats another's, kept under a name with its position"};
 inline constexpr DiagnosticKind kQuotedNewline{"quoted_newline", kLoss,
                                                "a quoted cell with an embedded line break (broken CSV row)"};
 inline constexpr DiagnosticKind kAttributeChanged{"attribute_changed", kNotice,
@@ -41,8 +42,9 @@ inline constexpr DiagnosticKind kCounterReset{"counter_reset", kNotice,
                                               "a counter went down (restart); the rate counts from zero"};
 inline constexpr DiagnosticKind kSentinelValue{"sentinel_value", kNotice,
                                                "a 'blank' sentinel (DCGM NOT_SUPPORTED...) stored as missing"};
-inline constexpr DiagnosticKind kImplausibleValue{"implausible_value", kNotice,
-                                                  "a value outside its unit's range (a utilization above 100 %), stored as missing with its text"};
+inline constexpr DiagnosticKind kImplausibleValue{
+    "implausible_value", kNotice,
+    "a value outside its unit's range (a utilization above 100 %), stored as missing with its text"};
 inline constexpr DiagnosticKind kUnmappedMetric{"unmapped_metric", kNotice,
                                                 "a metric with no canonical name, kept under its raw name"};
 inline constexpr DiagnosticKind kSkippedFamily{"skipped_family", kLoss,

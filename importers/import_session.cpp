@@ -1,8 +1,8 @@
 #include "importers/import_session.h"
 
+#include "analysis/store/import_queries.h"
 #include "analysis/store/run_database.h"
 #include "analysis/store/run_writer.h"
-#include "analysis/store/import_queries.h"
 #include "importers/common/text_fields.h"
 #include "importers/diagnostic_kinds.h"
 #include "importers/input/input_stream.h"

@@ -28,7 +28,8 @@ struct Run
     }
 };
 
-inline Run cli(const QStringList& args, const QString& workingDir = {}, const QProcessEnvironment& env = QProcessEnvironment::systemEnvironment())
+inline Run cli(const QStringList& args, const QString& workingDir = {},
+               const QProcessEnvironment& env = QProcessEnvironment::systemEnvironment())
 {
     QProcess p;
     p.setProcessEnvironment(env);

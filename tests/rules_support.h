@@ -64,7 +64,7 @@ public:
 
 private:
     std::unique_ptr<store::RunDatabase> m_db;
-    std::optional<store::Transaction> m_tx; // ended before the database closes
+    std::optional<store::Transaction> m_tx;     // ended before the database closes
     std::unique_ptr<store::RunWriter> m_writer; // destroyed first
 };
 
@@ -92,46 +92,49 @@ inline std::unique_ptr<store::RunDatabase> writeRun(const QTemporaryDir& dir, co
     if (!synthetic) return nullptr;
     store::RunWriter& w = synthetic.writer();
     for (int n = 0; n < run.nodes; ++n) {
-    auto node = w.node("node" + std::to_string(n), "option", "UTC");
-    if (!node) return nullptr;
-    auto series = [&](int64_t device, const char* metric, const char* unit, const std::function<double(int64_t)>& f) {
-        auto sink = w.series(device, metric, unit, metric);
-        if (!sink) return false;
-        for (int64_t s = 0; s < run.seconds; ++s) {
-            (*sink)->append(kStart + run.offsetNs + s * kSecond, f(s));
-            if (!w.flushIfNeeded(**sink)) return false;
-        }
-        return true;
-    };
-    for (int g = 0; g < run.gpus; ++g) {
-        auto gpu = w.device(*node, "gpu", std::to_string(g));
-        if (!gpu || (run.sm && !series(*gpu, "gpu.sm_active", "ratio", [&](int64_t s) { return run.sm(g, s); })) ||
-            !series(*gpu, "gpu.util", "%", [&](int64_t s) { return run.util(g, s); }))
-            return nullptr;
-    }
-    auto disk = w.device(*node, "disk", "nvme0n1");
-    if (!disk || !series(*disk, "disk.write", "bytes/s", run.write)) return nullptr;
-    if (run.link) {
-        auto port = w.device(*node, "ib", "mlx5_0:1");
-        if (!port || !series(*port, "ib.tx", "bytes/s", run.link) || !series(*port, "ib.rx", "bytes/s", run.link)) return nullptr;
-        if (run.linkCapacity > 0 && !series(*port, "ib.capacity", "bytes/s", [&](int64_t) { return run.linkCapacity; }))
-            return nullptr;
-    }
-    if (run.stack) {
-        auto thread = w.thread(*node, "python train.py", 100 + n, "MainThread", 100 + n);
-        if (!thread) return nullptr;
-        for (int64_t k = 0; k < run.seconds * 10; ++k) {
-            int64_t callsite = 0;
-            for (const auto& [name, file] : run.stack(k)) {
-                auto f = w.frame(name, file, 0, {});
-                if (!f) return nullptr;
-                auto c = w.callsite(callsite, *f);
-                if (!c) return nullptr;
-                callsite = *c;
+        auto node = w.node("node" + std::to_string(n), "option", "UTC");
+        if (!node) return nullptr;
+        auto series = [&](int64_t device, const char* metric, const char* unit,
+                          const std::function<double(int64_t)>& f) {
+            auto sink = w.series(device, metric, unit, metric);
+            if (!sink) return false;
+            for (int64_t s = 0; s < run.seconds; ++s) {
+                (*sink)->append(kStart + run.offsetNs + s * kSecond, f(s));
+                if (!w.flushIfNeeded(**sink)) return false;
             }
-            if (!w.stackSample(*thread, callsite, kStart + run.offsetNs + k * kSecond / 10, 1, 0.1)) return nullptr;
+            return true;
+        };
+        for (int g = 0; g < run.gpus; ++g) {
+            auto gpu = w.device(*node, "gpu", std::to_string(g));
+            if (!gpu || (run.sm && !series(*gpu, "gpu.sm_active", "ratio", [&](int64_t s) { return run.sm(g, s); })) ||
+                !series(*gpu, "gpu.util", "%", [&](int64_t s) { return run.util(g, s); }))
+                return nullptr;
         }
-    }
+        auto disk = w.device(*node, "disk", "nvme0n1");
+        if (!disk || !series(*disk, "disk.write", "bytes/s", run.write)) return nullptr;
+        if (run.link) {
+            auto port = w.device(*node, "ib", "mlx5_0:1");
+            if (!port || !series(*port, "ib.tx", "bytes/s", run.link) || !series(*port, "ib.rx", "bytes/s", run.link))
+                return nullptr;
+            if (run.linkCapacity > 0 &&
+                !series(*port, "ib.capacity", "bytes/s", [&](int64_t) { return run.linkCapacity; }))
+                return nullptr;
+        }
+        if (run.stack) {
+            auto thread = w.thread(*node, "python train.py", 100 + n, "MainThread", 100 + n);
+            if (!thread) return nullptr;
+            for (int64_t k = 0; k < run.seconds * 10; ++k) {
+                int64_t callsite = 0;
+                for (const auto& [name, file] : run.stack(k)) {
+                    auto f = w.frame(name, file, 0, {});
+                    if (!f) return nullptr;
+                    auto c = w.callsite(callsite, *f);
+                    if (!c) return nullptr;
+                    callsite = *c;
+                }
+                if (!w.stackSample(*thread, callsite, kStart + run.offsetNs + k * kSecond / 10, 1, 0.1)) return nullptr;
+            }
+        }
     }
     return synthetic.finish();
 }
@@ -147,7 +150,8 @@ inline std::vector<Finding> runRule(store::RunDatabase& db, Rule rule, const Rul
 
 inline std::vector<Finding> ckptGaps(store::RunDatabase& db, const RuleParams& p = RuleParams::defaults())
 {
-    return runRule(db, [](const RunMetrics& m, const RuleParams& q) { return checkpointGapRule(m, q); }, p);
+    return runRule(
+        db, [](const RunMetrics& m, const RuleParams& q) { return checkpointGapRule(m, q); }, p);
 }
 
 inline std::vector<Finding> commBound(store::RunDatabase& db, const RuleParams& p = RuleParams::defaults())
@@ -177,7 +181,7 @@ inline std::vector<Finding> inputStalls(store::RunDatabase& db, const RuleParams
 
 // Imports the given files of a fixture run into a temporary database.
 inline std::unique_ptr<store::RunDatabase> importFixture(const QTemporaryDir& dir, const QString& base,
-                                                  std::initializer_list<const char*> files)
+                                                         std::initializer_list<const char*> files)
 {
     std::vector<std::string> inputs;
     for (const char* f : files)
@@ -185,12 +189,12 @@ inline std::unique_ptr<store::RunDatabase> importFixture(const QTemporaryDir& di
     importers::ImportOptions options;
     auto plan = importers::planImport(inputs, options);
     if (!plan) return nullptr;
-    auto db = store::RunDatabase::open(dir.filePath(QStringLiteral("f.runlens")).toStdString(), store::OpenMode::Create);
+    auto db =
+        store::RunDatabase::open(dir.filePath(QStringLiteral("f.runlens")).toStdString(), store::OpenMode::Create);
     if (!db) return nullptr;
     for (const auto& f : *plan)
         if (importers::importFile(**db, f, options).outcome != importers::FileOutcome::Imported) return nullptr;
     return std::move(*db);
 }
-
 
 } // namespace runlens::test::rules

@@ -93,7 +93,7 @@ inline bool selected(const std::vector<int64_t>& threads, int64_t id)
 }
 
 inline BruteTotals bruteTotals(const std::vector<GenSample>& all, const std::vector<int64_t>& threads, TimeWindow w,
-                        bool untimed, const Offsets& offsets = {})
+                               bool untimed, const Offsets& offsets = {})
 {
     BruteTotals out;
     for (const GenSample& s : all) {
@@ -173,7 +173,6 @@ inline Status writeImport(RunDatabase& db, const std::string& hash, const std::f
     return tx.commit();
 }
 
-
 inline bool hasRow(Statement& st)
 {
     auto row = st.step();
@@ -210,7 +209,8 @@ constexpr ThreadSpec kThreads[] = {
 };
 constexpr size_t kTimedThreads = 6;
 
-inline GenSample sampleAt(std::mt19937_64& rng, int64_t threadId, int64_t ts, int weights, const std::vector<int64_t>& sites)
+inline GenSample sampleAt(std::mt19937_64& rng, int64_t threadId, int64_t ts, int weights,
+                          const std::vector<int64_t>& sites)
 {
     GenSample s;
     s.threadId = threadId;
@@ -230,8 +230,8 @@ inline GenSample sampleAt(std::mt19937_64& rng, int64_t threadId, int64_t ts, in
 
 // n samples of a thread like spec, up to maxStepNs apart with idle gaps of 1..41 min, plus samples on 2^36 ns
 // boundaries and 1 ns before (their times added to boundaries).
-inline std::vector<GenSample> timeline(std::mt19937_64& rng, int64_t threadId, const ThreadSpec& spec, int64_t start, int n,
-                                const std::vector<int64_t>& sites, std::vector<int64_t>& boundaries)
+inline std::vector<GenSample> timeline(std::mt19937_64& rng, int64_t threadId, const ThreadSpec& spec, int64_t start,
+                                       int n, const std::vector<int64_t>& sites, std::vector<int64_t>& boundaries)
 {
     std::vector<GenSample> out;
     int64_t t = start;
@@ -253,7 +253,8 @@ inline std::vector<GenSample> timeline(std::mt19937_64& rng, int64_t threadId, c
 }
 
 // Writes samples in time order across threads, as a profiler's output would be, with a few neighbours swapped.
-inline Status writeSamples(RunWriter& w, std::mt19937_64& rng, std::vector<GenSample> samples, std::vector<GenSample>& all)
+inline Status writeSamples(RunWriter& w, std::mt19937_64& rng, std::vector<GenSample> samples,
+                           std::vector<GenSample>& all)
 {
     std::stable_sort(samples.begin(), samples.end(), [](const auto& a, const auto& b) { return *a.tsNs < *b.tsNs; });
     for (size_t i = 0; i + 1 < samples.size(); ++i)
@@ -266,8 +267,8 @@ inline Status writeSamples(RunWriter& w, std::mt19937_64& rng, std::vector<GenSa
     return okStatus();
 }
 
-inline Status writeUntimed(RunWriter& w, std::mt19937_64& rng, int64_t threadId, int rows, const std::vector<int64_t>& sites,
-                    std::vector<GenSample>& all)
+inline Status writeUntimed(RunWriter& w, std::mt19937_64& rng, int64_t threadId, int rows,
+                           const std::vector<int64_t>& sites, std::vector<GenSample>& all)
 {
     for (int i = 0; i < rows; ++i) {
         GenSample s;
@@ -283,7 +284,6 @@ inline Status writeUntimed(RunWriter& w, std::mt19937_64& rng, int64_t threadId,
 }
 
 // A schema version 1 file's stack tables (as release 1 created them); the upgrade adds what is missing.
-
 
 inline size_t threadSamplesIn(const std::vector<GenSample>& all, int64_t thread, TimeWindow w)
 {

@@ -121,7 +121,7 @@ std::string zstdFrame(const std::string& head, uint64_t fillBytes, char fill, bo
         for (int b = 0; b < 8; ++b)
             out += static_cast<char>((size >> (8 * b)) & 0xff);
     } else {
-        out += '\0';                    // no content size, a window descriptor, no checksum, no dictionary
+        out += '\0';                      // no content size, a window descriptor, no checksum, no dictionary
         out += static_cast<char>(7 << 3); // window 2^(10 + 7) = 128 KiB
     }
     const auto blockHeader = [&](bool last, int type, uint64_t n) {

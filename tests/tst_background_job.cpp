@@ -73,11 +73,12 @@ private Q_SLOTS:
         QString shown;
         QObject owner;
         QThreadPool pool;
-        widgets::startJob(&owner, &pool, []() -> Outcome { throw std::bad_alloc(); }, failedWith,
-                          [&](const Outcome& o) {
-                              busy = false;
-                              shown = o.error;
-                          });
+        widgets::startJob(
+            &owner, &pool, []() -> Outcome { throw std::bad_alloc(); }, failedWith,
+            [&](const Outcome& o) {
+                busy = false;
+                shown = o.error;
+            });
         QTRY_VERIFY_WITH_TIMEOUT(!busy, 10000);
         QCOMPARE(shown, QStringLiteral("out of memory"));
     }
@@ -93,7 +94,8 @@ private Q_SLOTS:
         widgets::startJob(
             owner.get(), &pool,
             [&] {
-                while (!release) QThread::msleep(1);
+                while (!release)
+                    QThread::msleep(1);
                 ran = true;
                 return Outcome{1, {}};
             },
@@ -114,10 +116,16 @@ private Q_SLOTS:
         std::vector<int> got;
         bool onOwnerThread = true;
         for (int i = 0; i < 5; ++i)
-            widgets::startJob(&owner, nullptr, [i] { return Outcome{i, {}}; }, failedWith, [&](const Outcome& o) {
-                onOwnerThread = onOwnerThread && QThread::currentThread() == owner.thread();
-                got.push_back(o.value);
-            });
+            widgets::startJob(
+                &owner, nullptr,
+                [i] {
+                    return Outcome{i, {}};
+                },
+                failedWith,
+                [&](const Outcome& o) {
+                    onOwnerThread = onOwnerThread && QThread::currentThread() == owner.thread();
+                    got.push_back(o.value);
+                });
         QTRY_COMPARE_WITH_TIMEOUT(got.size(), size_t{5}, 10000);
         std::sort(got.begin(), got.end());
         QCOMPARE(got, (std::vector<int>{0, 1, 2, 3, 4}));

@@ -138,7 +138,6 @@ std::string varint(uint64_t v)
     return runlens::test::varintBytes(v);
 }
 
-
 // SQL functions for the .sql recipes of crafted runs: varint(N) and zstd_rle_frame(HEAD, FILL) as blobs.
 void sqlVarint(sqlite3_context* ctx, int, sqlite3_value** argv)
 {
@@ -151,7 +150,7 @@ void sqlZstdRleFrame(sqlite3_context* ctx, int, sqlite3_value** argv)
     const auto* head = static_cast<const char*>(sqlite3_value_blob(argv[0]));
     const std::string frame =
         runlens::test::zstdFrame(std::string(head ? head : "", static_cast<size_t>(sqlite3_value_bytes(argv[0]))),
-                     static_cast<uint64_t>(sqlite3_value_int64(argv[1])));
+                                 static_cast<uint64_t>(sqlite3_value_int64(argv[1])));
     sqlite3_result_blob(ctx, frame.data(), static_cast<int>(frame.size()), SQLITE_TRANSIENT);
 }
 

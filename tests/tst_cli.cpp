@@ -4,17 +4,17 @@
 #include "tests/cli_support.h"
 #include "tests/test_support.h"
 
-#include <QDir>
 #include <QCryptographicHash>
+#include <QDir>
 #include <QFile>
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QProcess>
-#include <cmath>
 #include <QRegularExpression>
 #include <QTemporaryDir>
 #include <QTest>
+#include <cmath>
 #include <map>
 #include <sqlite3.h>
 
@@ -125,10 +125,10 @@ private Q_SLOTS:
         };
         // Without a command the window opens; `open` needs its run.
         QTest::newRow("open without RUN") << l({"open"}) << QStringLiteral("open needs one RUN");
-        QTest::newRow("open, unknown option") << l({"open", "x.runlens", "--zoom", "2"})
-                                              << QStringLiteral("unknown option for open: --zoom");
-        QTest::newRow("open, option without value") << l({"open", "x.runlens", "--from"})
-                                                    << QStringLiteral("--from needs a value");
+        QTest::newRow("open, unknown option")
+            << l({"open", "x.runlens", "--zoom", "2"}) << QStringLiteral("unknown option for open: --zoom");
+        QTest::newRow("open, option without value")
+            << l({"open", "x.runlens", "--from"}) << QStringLiteral("--from needs a value");
         QTest::newRow("unknown command") << l({"bogus"}) << QStringLiteral("unknown command \"bogus\"");
         QTest::newRow("info without RUN") << l({"info"}) << QStringLiteral("info needs exactly one RUN");
         QTest::newRow("query without SQL") << l({"query", "x.runlens"}) << QStringLiteral("query needs RUN and SQL");
@@ -137,18 +137,20 @@ private Q_SLOTS:
         QTest::newRow("unknown option") << l({"info", "--bogus", "x.runlens"}) << QStringLiteral("Unknown option");
         // The hint should be a command line the user can run.
         QTest::newRow("-o without value") << l({"import", "-o"}) << QStringLiteral("Run \"runlens import --help\"");
-        QTest::newRow("demo --nodes 0") << l({"demo", "--no-gui", "--nodes", "0"}) << QStringLiteral("need positive numbers");
+        QTest::newRow("demo --nodes 0") << l({"demo", "--no-gui", "--nodes", "0"})
+                                        << QStringLiteral("need positive numbers");
         QTest::newRow("analyze without RUN") << l({"analyze"}) << QStringLiteral("analyze needs exactly one RUN");
         QTest::newRow("analyze, unknown parameter") << l({"analyze", "x.runlens", "--param", "ckpt_gap.overlapp=1"})
                                                     << QStringLiteral("no rule parameter \"ckpt_gap.overlapp\"");
-        QTest::newRow("analyze, parameter not a number") << l({"analyze", "x.runlens", "--param", "ckpt_gap.overlap=x"})
-                                                         << QStringLiteral("\"x\" is not a number");
-        QTest::newRow("report without -o") << l({"report", "x.runlens"}) << QStringLiteral("report needs one RUN and -o OUT");
+        QTest::newRow("analyze, parameter not a number")
+            << l({"analyze", "x.runlens", "--param", "ckpt_gap.overlap=x"}) << QStringLiteral("\"x\" is not a number");
+        QTest::newRow("report without -o")
+            << l({"report", "x.runlens"}) << QStringLiteral("report needs one RUN and -o OUT");
         QTest::newRow("report -o x.txt") << l({"report", "x.runlens", "-o", "x.txt"}) << QStringLiteral("ends in .pdf");
-        QTest::newRow("report --page a5") << l({"report", "x.runlens", "-o", "x.pdf", "--page", "a5"})
-                                          << QStringLiteral("--page: a4 or letter");
-        QTest::newRow("report --format svg") << l({"report", "x.runlens", "-o", "x.pdf", "--format", "svg"})
-                                             << QStringLiteral("--format: pdf or png");
+        QTest::newRow("report --page a5")
+            << l({"report", "x.runlens", "-o", "x.pdf", "--page", "a5"}) << QStringLiteral("--page: a4 or letter");
+        QTest::newRow("report --format svg")
+            << l({"report", "x.runlens", "-o", "x.pdf", "--format", "svg"}) << QStringLiteral("--format: pdf or png");
     }
     void usageErrors()
     {
@@ -211,13 +213,14 @@ private Q_SLOTS:
         EXPECT_EXIT(look, 0);
         QCOMPARE(QJsonDocument::fromJson(look.out.toUtf8()).object().value(QStringLiteral("stored")).toBool(), false);
         QCOMPARE(fileHash(db), before);
-        const Run r = cli({QStringLiteral("analyze"), db, QStringLiteral("--json"), QStringLiteral("--store"), QStringLiteral("--param"),
-                           QStringLiteral("ckpt_gap.overlap=0.6")});
+        const Run r = cli({QStringLiteral("analyze"), db, QStringLiteral("--json"), QStringLiteral("--store"),
+                           QStringLiteral("--param"), QStringLiteral("ckpt_gap.overlap=0.6")});
         EXPECT_EXIT(r, 0);
         const QJsonObject o = QJsonDocument::fromJson(r.out.toUtf8()).object();
         QVERIFY2(o.value(QStringLiteral("findings")).isArray(), qPrintable(r.describe()));
         QCOMPARE(o.value(QStringLiteral("findings")).toArray().size(), 0);
-        QCOMPARE(o.value(QStringLiteral("params")).toObject().value(QStringLiteral("ckpt_gap.overlap")).toDouble(), 0.6);
+        QCOMPARE(o.value(QStringLiteral("params")).toObject().value(QStringLiteral("ckpt_gap.overlap")).toDouble(),
+                 0.6);
         QVERIFY(o.value(QStringLiteral("rules")).toArray().contains(QStringLiteral("CKPT_GAP")));
         const Run table = cli({QStringLiteral("analyze"), db});
         EXPECT_EXIT(table, 0);
@@ -225,11 +228,22 @@ private Q_SLOTS:
         // The parameter set above is kept for the run and used again, until --reset-params.
         EXPECT_MATCH(table.out, QStringLiteral("parameters set for this run: ckpt_gap\\.overlap=0\\.6"));
         const Run again = cli({QStringLiteral("analyze"), db, QStringLiteral("--json")});
-        QCOMPARE(QJsonDocument::fromJson(again.out.toUtf8()).object().value(QStringLiteral("params")).toObject()
-                     .value(QStringLiteral("ckpt_gap.overlap")).toDouble(), 0.6);
-        const Run reset = cli({QStringLiteral("analyze"), db, QStringLiteral("--reset-params"), QStringLiteral("--json"), QStringLiteral("--store")});
-        QCOMPARE(QJsonDocument::fromJson(reset.out.toUtf8()).object().value(QStringLiteral("params")).toObject()
-                     .value(QStringLiteral("ckpt_gap.overlap")).toDouble(), 0.5);
+        QCOMPARE(QJsonDocument::fromJson(again.out.toUtf8())
+                     .object()
+                     .value(QStringLiteral("params"))
+                     .toObject()
+                     .value(QStringLiteral("ckpt_gap.overlap"))
+                     .toDouble(),
+                 0.6);
+        const Run reset = cli({QStringLiteral("analyze"), db, QStringLiteral("--reset-params"),
+                               QStringLiteral("--json"), QStringLiteral("--store")});
+        QCOMPARE(QJsonDocument::fromJson(reset.out.toUtf8())
+                     .object()
+                     .value(QStringLiteral("params"))
+                     .toObject()
+                     .value(QStringLiteral("ckpt_gap.overlap"))
+                     .toDouble(),
+                 0.5);
         QCOMPARE(query(db, QStringLiteral("SELECT count(*) AS n FROM analysis")), QStringLiteral("n\n1\n"));
         const Run params = cli({QStringLiteral("analyze"), QStringLiteral("--list-params")});
         EXPECT_EXIT(params, 0);
@@ -501,13 +515,14 @@ private Q_SLOTS:
         // the checkpoint at the end real but small.
         QTemporaryDir dir;
         const QString out = dir.filePath(QStringLiteral("z3"));
-        EXPECT_EXIT(cli({QStringLiteral("demo"), QStringLiteral("--scenario"), QStringLiteral("zero3"), QStringLiteral("--gpus"),
-                         QStringLiteral("2"), QStringLiteral("--hours"), QStringLiteral("2"), QStringLiteral("--no-gui"),
-                         QStringLiteral("-o"), out}),
+        EXPECT_EXIT(cli({QStringLiteral("demo"), QStringLiteral("--scenario"), QStringLiteral("zero3"),
+                         QStringLiteral("--gpus"), QStringLiteral("2"), QStringLiteral("--hours"), QStringLiteral("2"),
+                         QStringLiteral("--no-gui"), QStringLiteral("-o"), out}),
                     0);
         const Run r = cli({QStringLiteral("analyze"), out + QStringLiteral("/demo.runlens"), QStringLiteral("--json")});
         EXPECT_EXIT(r, 0);
-        const QJsonArray findings = QJsonDocument::fromJson(r.out.toUtf8()).object().value(QStringLiteral("findings")).toArray();
+        const QJsonArray findings =
+            QJsonDocument::fromJson(r.out.toUtf8()).object().value(QStringLiteral("findings")).toArray();
         QVERIFY2(!findings.isEmpty(), qPrintable(r.describe()));
         const QJsonObject first = findings[0].toObject();
         QCOMPARE(first.value(QStringLiteral("rule")).toString(), QStringLiteral("COMM_BOUND"));
@@ -524,7 +539,9 @@ private Q_SLOTS:
         QVERIFY2(frames.size() >= 2 && frames[0].startsWith(QStringLiteral("fetch_sub_module")) &&
                      frames[1].contains(QStringLiteral("reduce_and_partition_ipg_grads")),
                  qPrintable(frames.join(QLatin1Char('\n'))));
-        QVERIFY(first.value(QStringLiteral("recommendation")).toString().contains(QStringLiteral("stage3_prefetch_bucket_size")));
+        QVERIFY(first.value(QStringLiteral("recommendation"))
+                    .toString()
+                    .contains(QStringLiteral("stage3_prefetch_bucket_size")));
         bool checkpoint = false;
         for (const QJsonValue& v : findings) {
             const QJsonObject f = v.toObject();
@@ -543,9 +560,11 @@ private Q_SLOTS:
     {
         QTemporaryDir dir;
         const QString out = dir.filePath(QStringLiteral("demo"));
-        const QStringList args{QStringLiteral("demo"),   QStringLiteral("--no-gui"), QStringLiteral("--nodes"), QStringLiteral("2"),
-                               QStringLiteral("--gpus"), QStringLiteral("2"),       QStringLiteral("--hours"),
-                               QStringLiteral("0.05"),   QStringLiteral("-o"),      out};
+        const QStringList args{QStringLiteral("demo"),    QStringLiteral("--no-gui"),
+                               QStringLiteral("--nodes"), QStringLiteral("2"),
+                               QStringLiteral("--gpus"),  QStringLiteral("2"),
+                               QStringLiteral("--hours"), QStringLiteral("0.05"),
+                               QStringLiteral("-o"),      out};
         const Run r = cli(args);
         EXPECT_EXIT(r, 0);
         const QString db = out + QStringLiteral("/demo.runlens");

@@ -25,11 +25,12 @@ private Q_SLOTS:
         // 2 h of the reference case on 4 nodes × 2 GPUs, analysed (findings kept in the run), then reported.
         QTemporaryDir dir;
         const QString out = dir.filePath(QStringLiteral("z3"));
-        EXPECT_EXIT(cli({QStringLiteral("demo"), QStringLiteral("--scenario"), QStringLiteral("zero3"), QStringLiteral("--gpus"),
-                         QStringLiteral("2"), QStringLiteral("--hours"), QStringLiteral("2"), QStringLiteral("--no-gui"),
-                         QStringLiteral("-o"), out}),
+        EXPECT_EXIT(cli({QStringLiteral("demo"), QStringLiteral("--scenario"), QStringLiteral("zero3"),
+                         QStringLiteral("--gpus"), QStringLiteral("2"), QStringLiteral("--hours"), QStringLiteral("2"),
+                         QStringLiteral("--no-gui"), QStringLiteral("-o"), out}),
                     0);
-        const Run analyzed = cli({QStringLiteral("analyze"), out + QStringLiteral("/demo.runlens"), QStringLiteral("--json"), QStringLiteral("--store")});
+        const Run analyzed = cli({QStringLiteral("analyze"), out + QStringLiteral("/demo.runlens"),
+                                  QStringLiteral("--json"), QStringLiteral("--store")});
         EXPECT_EXIT(analyzed, 0);
         const QJsonArray findings =
             QJsonDocument::fromJson(analyzed.out.toUtf8()).object().value(QStringLiteral("findings")).toArray();
@@ -40,8 +41,8 @@ private Q_SLOTS:
         for (const char* var : {"DISPLAY", "WAYLAND_DISPLAY", "QT_QPA_PLATFORM"})
             bare.remove(QString::fromLatin1(var));
         const QString pdf = dir.filePath(QStringLiteral("z3.pdf"));
-        const Run report = cli({QStringLiteral("report"), out + QStringLiteral("/demo.runlens"), QStringLiteral("-o"), pdf,
-                                QStringLiteral("--page"), QStringLiteral("letter")},
+        const Run report = cli({QStringLiteral("report"), out + QStringLiteral("/demo.runlens"), QStringLiteral("-o"),
+                                pdf, QStringLiteral("--page"), QStringLiteral("letter")},
                                {}, bare);
         EXPECT_EXIT(report, 0);
         EXPECT_MATCH(report.err, QStringLiteral("^\\d+ pages, %1 findings").arg(findings.size()));
@@ -52,16 +53,17 @@ private Q_SLOTS:
             text.start(QStringLiteral("pdftotext"), {pdf, QStringLiteral("-")});
             text.waitForFinished(kTimeoutMs);
             const QString t = QString::fromUtf8(text.readAllStandardOutput());
-            for (const char* s : {"Finding 1 · critical · COMM_BOUND", "latency/sync-bound", "fetch_sub_module", "InfiniBand",
-                                  "Where the time went", "CKPT_GAP", "stage3_prefetch_bucket_size"})
+            for (const char* s : {"Finding 1 · critical · COMM_BOUND", "latency/sync-bound", "fetch_sub_module",
+                                  "InfiniBand", "Where the time went", "CKPT_GAP", "stage3_prefetch_bucket_size"})
                 QVERIFY2(t.contains(QString::fromUtf8(s)), s);
         }
         // PNG pages into a folder, only the checkpoint finding.
         const QString pages = dir.filePath(QStringLiteral("pages"));
-        const Run png = cli({QStringLiteral("report"), out + QStringLiteral("/demo.runlens"), QStringLiteral("--format"),
-                             QStringLiteral("png"), QStringLiteral("--dpi"), QStringLiteral("60"), QStringLiteral("--findings"),
-                             QStringLiteral("CKPT_GAP"), QStringLiteral("-o"), pages},
-                            {}, bare);
+        const Run png =
+            cli({QStringLiteral("report"), out + QStringLiteral("/demo.runlens"), QStringLiteral("--format"),
+                 QStringLiteral("png"), QStringLiteral("--dpi"), QStringLiteral("60"), QStringLiteral("--findings"),
+                 QStringLiteral("CKPT_GAP"), QStringLiteral("-o"), pages},
+                {}, bare);
         EXPECT_EXIT(png, 0);
         EXPECT_MATCH(png.err, QStringLiteral("1 finding \\(%1 of the run's\\)").arg(findings.size()));
         const QStringList files = QDir(pages).entryList({QStringLiteral("page-*.png")});
@@ -74,12 +76,14 @@ private Q_SLOTS:
         // No font file at all: a clear failure, not a report of empty boxes.
         QTemporaryDir dir;
         const QString run = dir.filePath(QStringLiteral("r.runlens"));
-        EXPECT_EXIT(cli({QStringLiteral("import"), QStringLiteral("-o"), run,
-                         qs(writeFile(dir, QStringLiteral("n.csv"), nvsmiCsv(1, 120) + "2026/01/01 00:10:00.000, 0, H200\n"))}),
-                    0);
-        const QString conf = qs(writeFile(dir, QStringLiteral("fonts.conf"),
-                                          "<?xml version=\"1.0\"?>\n<fontconfig><cachedir>" + dir.filePath(QStringLiteral("fc")).toStdString() +
-                                              "</cachedir></fontconfig>\n"));
+        EXPECT_EXIT(
+            cli({QStringLiteral("import"), QStringLiteral("-o"), run,
+                 qs(writeFile(dir, QStringLiteral("n.csv"), nvsmiCsv(1, 120) + "2026/01/01 00:10:00.000, 0, H200\n"))}),
+            0);
+        const QString conf =
+            qs(writeFile(dir, QStringLiteral("fonts.conf"),
+                         "<?xml version=\"1.0\"?>\n<fontconfig><cachedir>" +
+                             dir.filePath(QStringLiteral("fc")).toStdString() + "</cachedir></fontconfig>\n"));
         QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
         env.insert(QStringLiteral("FONTCONFIG_FILE"), conf);
         const QString pdf = dir.filePath(QStringLiteral("r.pdf"));

@@ -4,18 +4,18 @@
 #include "analysis/compare/loss_compare.h"
 #include "analysis/compare/run_compare.h"
 #include "analysis/mfu/mfu.h"
-#include "analysis/store/run_settings.h"
 #include "analysis/store/run_database.h"
+#include "analysis/store/run_settings.h"
 #include "analysis/store/run_writer.h"
 #include "tests/cli_support.h"
 #include "tests/truth_support.h"
 
 #include <QDir>
 #include <QJsonArray>
-#include <QStandardPaths>
-#include <QProcess>
 #include <QJsonDocument>
 #include <QJsonObject>
+#include <QProcess>
+#include <QStandardPaths>
 #include <QTemporaryDir>
 #include <QTest>
 #include <algorithm>
@@ -118,7 +118,8 @@ QString importFixture(const QTemporaryDir& dir, const QString& folder, const QSt
     const QString copy = dir.filePath(name + QStringLiteral("-in"));
     if (!test::copyWithoutTruth(folder, copy)) return {};
     const QString db = dir.filePath(name + QStringLiteral(".runlens"));
-    const Run r = cli({QStringLiteral("import"), QStringLiteral("--tz"), QStringLiteral("UTC"), QStringLiteral("-o"), db, copy});
+    const Run r =
+        cli({QStringLiteral("import"), QStringLiteral("--tz"), QStringLiteral("UTC"), QStringLiteral("-o"), db, copy});
     return r.exitCode == 0 ? db : QString();
 }
 
@@ -158,7 +159,8 @@ private Q_SLOTS:
         QCOMPARE(mannWhitneyU({3, 3, 3, 3, 3}, {3, 3, 3, 3, 3}).p, 1.0);
         // b above a in 91 of the 100 pairs: z = (91 − 50 − 0.5) / √(100 × 21 / 12) = 3.06, two-sided p = 0.0022 (as
         // scipy.stats.mannwhitneyu with use_continuity and method "asymptotic").
-        const MannWhitney mid = mannWhitneyU({1, 2, 3, 4, 5, 6, 7, 8, 9, 10}, {4.5, 8.5, 9.5, 10.5, 11, 12, 13, 14, 15, 16});
+        const MannWhitney mid =
+            mannWhitneyU({1, 2, 3, 4, 5, 6, 7, 8, 9, 10}, {4.5, 8.5, 9.5, 10.5, 11, 12, 13, 14, 15, 16});
         QCOMPARE(mid.u, 91.0);
         QVERIFY2(std::fabs(mid.p - 0.0022) < 0.0001, qPrintable(QString::number(mid.p)));
     }
@@ -221,7 +223,8 @@ private Q_SLOTS:
         QVERIFY(mfu && tokens);
         for (size_t r = 0; r < 2; ++r) {
             const double hand = 100 * 6e9 * tokens->values[r] / (2 * 100e12);
-            QVERIFY2(std::fabs(mfu->values[r] - hand) < 1e-6 * hand, qPrintable(QStringLiteral("%1 vs %2").arg(mfu->values[r]).arg(hand)));
+            QVERIFY2(std::fabs(mfu->values[r] - hand) < 1e-6 * hand,
+                     qPrintable(QStringLiteral("%1 vs %2").arg(mfu->values[r]).arg(hand)));
         }
         QCOMPARE(mfu->unit, std::string("%"));
         QCOMPARE(mfu->cells[0].verdict, std::string("higher")); // 20 % shorter steps, the same tokens per step
@@ -236,10 +239,10 @@ private Q_SLOTS:
         QVERIFY(std::isnan(stepsAt(run, 1.0)));
         run.stepEndsS = {2, 4, 8};
         QCOMPARE(stepsAt(run, 0), 0.0);
-        QCOMPARE(stepsAt(run, 1), 0.5);   // half of the first step (from the window's start)
-        QCOMPARE(stepsAt(run, 4), 2.0);   // at the end of the second
-        QCOMPARE(stepsAt(run, 6), 2.5);   // half of the third
-        QCOMPARE(stepsAt(run, 10), 3.5);  // after the last: at the last step's length
+        QCOMPARE(stepsAt(run, 1), 0.5);  // half of the first step (from the window's start)
+        QCOMPARE(stepsAt(run, 4), 2.0);  // at the end of the second
+        QCOMPARE(stepsAt(run, 6), 2.5);  // half of the third
+        QCOMPARE(stepsAt(run, 10), 3.5); // after the last: at the last step's length
     }
 
     void tinySignificantDriftIsNoChange()
@@ -274,7 +277,8 @@ private Q_SLOTS:
         for (const char* id : {"step_time_median", "sm_active", "gpu_util", "iterations_per_s"}) {
             const CompareRow* r = rowOf(rows, id);
             QVERIFY2(r, id);
-            QVERIFY2(r->cells[0].verdict == "no significant change", qPrintable(QString::fromStdString(r->cells[0].verdict) + QLatin1Char(' ') + QLatin1String(id)));
+            QVERIFY2(r->cells[0].verdict == "no significant change",
+                     qPrintable(QString::fromStdString(r->cells[0].verdict) + QLatin1Char(' ') + QLatin1String(id)));
         }
     }
 
@@ -305,14 +309,15 @@ private Q_SLOTS:
         const Run missing = cli({QStringLiteral("compare"), qs(a), dir.filePath(QStringLiteral("nope.runlens"))});
         EXPECT_EXIT(missing, 2);
         EXPECT_MATCH(missing.err, QStringLiteral("nope.runlens"));
-        const Run empty = cli({QStringLiteral("compare"), qs(a), qs(a), QStringLiteral("--window-b"), QStringLiteral("+2h..+3h")});
+        const Run empty =
+            cli({QStringLiteral("compare"), qs(a), qs(a), QStringLiteral("--window-b"), QStringLiteral("+2h..+3h")});
         EXPECT_EXIT(empty, 2);
         EXPECT_MATCH(empty.err, QStringLiteral("empty"));
         const Run one = cli({QStringLiteral("compare"), qs(a)});
         EXPECT_EXIT(one, 2);
         // Two windows of one run, as offsets: a table with a verdict per step row.
-        const Run two = cli({QStringLiteral("compare"), qs(a), qs(a), QStringLiteral("--window-a"), QStringLiteral("..+300s"),
-                             QStringLiteral("--window-b"), QStringLiteral("+300s..")});
+        const Run two = cli({QStringLiteral("compare"), qs(a), qs(a), QStringLiteral("--window-a"),
+                             QStringLiteral("..+300s"), QStringLiteral("--window-b"), QStringLiteral("+300s..")});
         EXPECT_EXIT(two, 0);
         EXPECT_MATCH(two.out, QStringLiteral("^step time \\(median\\) .*no significant change \\(MWU p="));
     }
@@ -323,8 +328,9 @@ private Q_SLOTS:
         // activity about 21 → 28 %.
         QTemporaryDir dir;
         for (const char* scenario : {"zero3", "zero3-tuned"}) {
-            const Run d = cli({QStringLiteral("demo"), QStringLiteral("--no-gui"), QStringLiteral("--scenario"), QLatin1String(scenario),
-                               QStringLiteral("--hours"), QStringLiteral("0.25"), QStringLiteral("-o"), dir.filePath(QLatin1String(scenario))});
+            const Run d = cli({QStringLiteral("demo"), QStringLiteral("--no-gui"), QStringLiteral("--scenario"),
+                               QLatin1String(scenario), QStringLiteral("--hours"), QStringLiteral("0.25"),
+                               QStringLiteral("-o"), dir.filePath(QLatin1String(scenario))});
             EXPECT_EXIT(d, 0);
         }
         const Run r = cli({QStringLiteral("compare"), dir.filePath(QStringLiteral("zero3/demo.runlens")),
@@ -344,26 +350,31 @@ private Q_SLOTS:
         // down a little).
         const QJsonObject ib = jsonRow(out, QStringLiteral("link_per_port"));
         constexpr double kGiB = 1024.0 * 1024 * 1024;
-        QVERIFY2(std::fabs(value(ib, 0) / kGiB - 6.0) < 0.3 && std::fabs(value(ib, 1) / kGiB - 7.5) < 0.4, qPrintable(r.out));
+        QVERIFY2(std::fabs(value(ib, 0) / kGiB - 6.0) < 0.3 && std::fabs(value(ib, 1) / kGiB - 7.5) < 0.4,
+                 qPrintable(r.out));
         QCOMPARE(cell(ib).value(QStringLiteral("verdict")).toString(), QStringLiteral("higher"));
         const QJsonObject comm = jsonRow(out, QStringLiteral("finding_COMM_BOUND_saving_pct"));
         QVERIFY2(value(comm, 1) < value(comm, 0), qPrintable(r.out));
         // The same model, faster: MFU up with the throughput; the loss unchanged against steps, better against time.
         const QJsonObject mfu = jsonRow(out, QStringLiteral("mfu"));
         QVERIFY2(value(mfu, 1) > value(mfu, 0) && value(mfu, 0) > 0, qPrintable(r.out));
-        const QJsonObject loss = out.value(QStringLiteral("candidates")).toArray().at(0).toObject().value(QStringLiteral("loss")).toObject();
+        const QJsonObject loss =
+            out.value(QStringLiteral("candidates")).toArray().at(0).toObject().value(QStringLiteral("loss")).toObject();
         QCOMPARE(loss.value(QStringLiteral("verdict")).toString(), QStringLiteral("unchanged"));
         QCOMPARE(loss.value(QStringLiteral("time_verdict")).toString(), QStringLiteral("better"));
         const QJsonObject versus = out.value(QStringLiteral("candidates")).toArray().at(0).toObject();
         bool fetchShrank = false;
-        for (const QJsonValue& f : versus.value(QStringLiteral("flame")).toObject().value(QStringLiteral("shrank")).toArray())
-            fetchShrank = fetchShrank || f[QStringLiteral("frame")].toString().startsWith(QLatin1String("fetch_sub_module"));
+        for (const QJsonValue& f :
+             versus.value(QStringLiteral("flame")).toObject().value(QStringLiteral("shrank")).toArray())
+            fetchShrank =
+                fetchShrank || f[QStringLiteral("frame")].toString().startsWith(QLatin1String("fetch_sub_module"));
         QVERIFY2(fetchShrank, qPrintable(r.out));
         bool commStill = false;
         for (const QJsonValue& f : versus.value(QStringLiteral("findings")).toArray())
-            commStill = commStill || (f[QStringLiteral("rule")].toString() == QLatin1String("COMM_BOUND") &&
-                                      f[QStringLiteral("status")].toString() == QLatin1String("still") &&
-                                      f[QStringLiteral("saving_b_s")].toDouble() < f[QStringLiteral("saving_a_s")].toDouble());
+            commStill =
+                commStill || (f[QStringLiteral("rule")].toString() == QLatin1String("COMM_BOUND") &&
+                              f[QStringLiteral("status")].toString() == QLatin1String("still") &&
+                              f[QStringLiteral("saving_b_s")].toDouble() < f[QStringLiteral("saving_a_s")].toDouble());
         QVERIFY2(commStill, qPrintable(r.out));
     }
 
@@ -385,10 +396,12 @@ private Q_SLOTS:
                 if (step.rank == 0) s.push_back(step.seconds);
             return test::median(s);
         };
-        const double truth = 1 - truthMedian(pair + QStringLiteral("/after")) / truthMedian(pair + QStringLiteral("/before"));
+        const double truth =
+            1 - truthMedian(pair + QStringLiteral("/after")) / truthMedian(pair + QStringLiteral("/before"));
         const QJsonObject step = jsonRow(out, QStringLiteral("step_time_median"));
         const double measured = -cell(step).value(QStringLiteral("delta_pct")).toDouble(NAN) / 100;
-        QVERIFY2(std::fabs(measured - truth) < 0.02, qPrintable(QStringLiteral("%1 vs truth %2").arg(measured).arg(truth)));
+        QVERIFY2(std::fabs(measured - truth) < 0.02,
+                 qPrintable(QStringLiteral("%1 vs truth %2").arg(measured).arg(truth)));
         QCOMPARE(cell(step).value(QStringLiteral("verdict")).toString(), QStringLiteral("faster"));
         const QJsonObject sm = jsonRow(out, QStringLiteral("sm_active"));
         QVERIFY2(value(sm, 1) > value(sm, 0), qPrintable(r.out));
@@ -396,9 +409,10 @@ private Q_SLOTS:
         const QJsonObject util = jsonRow(out, QStringLiteral("gpu_util"));
         // The illusion on both sides: the GPUs read busy while they train, before and after, and the comparison
         // says the utilization did not change (the checkpoints and idle seconds have rows of their own).
-        QVERIFY2(cell(util).value(QStringLiteral("verdict")).toString().startsWith(QLatin1String("no significant change")) &&
-                     value(util, 0) > 90 && value(util, 1) > 90,
-                 QJsonDocument(util).toJson().constData());
+        QVERIFY2(
+            cell(util).value(QStringLiteral("verdict")).toString().startsWith(QLatin1String("no significant change")) &&
+                value(util, 0) > 90 && value(util, 1) > 90,
+            QJsonDocument(util).toJson().constData());
         // Checkpoints unchanged (truth: two in each run): the checkpoint finding is still there on both sides; no
         // finding of the baseline is gone. The stacks of both windows are compared, each side as shares of its own.
         const QJsonObject versus = out.value(QStringLiteral("candidates")).toArray().at(0).toObject();
@@ -410,12 +424,15 @@ private Q_SLOTS:
         }
         QVERIFY(ckptStill);
         const QJsonObject flame = versus.value(QStringLiteral("flame")).toObject();
-        QVERIFY(flame.value(QStringLiteral("samples_a")).toInteger() > 0 && flame.value(QStringLiteral("samples_b")).toInteger() > 0);
-        QVERIFY(!flame.value(QStringLiteral("grew")).toArray().isEmpty() || !flame.value(QStringLiteral("shrank")).toArray().isEmpty());
+        QVERIFY(flame.value(QStringLiteral("samples_a")).toInteger() > 0 &&
+                flame.value(QStringLiteral("samples_b")).toInteger() > 0);
+        QVERIFY(!flame.value(QStringLiteral("grew")).toArray().isEmpty() ||
+                !flame.value(QStringLiteral("shrank")).toArray().isEmpty());
         // The text output lists both.
         const Run text = cli({QStringLiteral("compare"), before, after});
         EXPECT_EXIT(text, 0);
-        QVERIFY(text.out.contains(QStringLiteral("Findings (baseline → candidate")) && text.out.contains(QStringLiteral("Stack samples (")));
+        QVERIFY(text.out.contains(QStringLiteral("Findings (baseline → candidate")) &&
+                text.out.contains(QStringLiteral("Stack samples (")));
 
         // The same as a document: the metric rows with their verdicts, the loss charts, the metric lines, the
         // findings and stacks; as PNG pages too; and as a section of the candidate's report.
@@ -433,24 +450,29 @@ private Q_SLOTS:
         const bool canRead = !QStandardPaths::findExecutable(QStringLiteral("pdftotext")).isEmpty();
         if (canRead) {
             const QString t = pdfText(pdf);
-            for (const char* want : {"Comparison: before.runlens vs after.runlens", "step time (median)", "faster (MWU p<0.001)",
-                                     "Loss", "loss against steps: unchanged", "Over the windows, aligned by time",
-                                     "SM activity while training", "Findings", "CKPT_GAP", "Stacks"})
+            for (const char* want :
+                 {"Comparison: before.runlens vs after.runlens", "step time (median)", "faster (MWU p<0.001)", "Loss",
+                  "loss against steps: unchanged", "Over the windows, aligned by time", "SM activity while training",
+                  "Findings", "CKPT_GAP", "Stacks"})
                 QVERIFY2(t.contains(QString::fromUtf8(want)), want);
         }
         const QString pages = dir.filePath(QStringLiteral("compare-pages"));
-        const Run png = cli({QStringLiteral("compare"), before, after, QStringLiteral("--format"), QStringLiteral("png"), QStringLiteral("--dpi"),
-                             QStringLiteral("50"), QStringLiteral("--align"), QStringLiteral("step"), QStringLiteral("-o"), pages});
+        const Run png = cli({QStringLiteral("compare"), before, after, QStringLiteral("--format"),
+                             QStringLiteral("png"), QStringLiteral("--dpi"), QStringLiteral("50"),
+                             QStringLiteral("--align"), QStringLiteral("step"), QStringLiteral("-o"), pages});
         EXPECT_EXIT(png, 0);
         QVERIFY(QDir(pages).entryList({QStringLiteral("page-*.png")}).size() >= 3);
-        const Run badAlign = cli({QStringLiteral("compare"), before, after, QStringLiteral("--align"), QStringLiteral("rank"), QStringLiteral("-o"), pdf});
+        const Run badAlign = cli({QStringLiteral("compare"), before, after, QStringLiteral("--align"),
+                                  QStringLiteral("rank"), QStringLiteral("-o"), pdf});
         EXPECT_EXIT(badAlign, 2);
         const QString report = dir.filePath(QStringLiteral("after-report.pdf"));
-        const Run withSection = cli({QStringLiteral("report"), after, QStringLiteral("--compare"), before, QStringLiteral("-o"), report});
+        const Run withSection =
+            cli({QStringLiteral("report"), after, QStringLiteral("--compare"), before, QStringLiteral("-o"), report});
         EXPECT_EXIT(withSection, 0);
         if (canRead) {
             const QString t = pdfText(report);
-            QVERIFY(t.contains(QStringLiteral("Compared with before.runlens")) && t.contains(QStringLiteral("faster (MWU p<0.001)")));
+            QVERIFY(t.contains(QStringLiteral("Compared with before.runlens")) &&
+                    t.contains(QStringLiteral("faster (MWU p<0.001)")));
         }
     }
 
@@ -467,7 +489,8 @@ private Q_SLOTS:
         const test::TruthPhase* inputstall = truth.phase("inputstall");
         const test::TruthPhase* baseline = truth.phase("baseline");
         const test::TruthPhase* accum = truth.phase("accum");
-        QVERIFY(inputstall && baseline && accum && inputstall->note.empty() && baseline->note.empty() && accum->note.empty());
+        QVERIFY(inputstall && baseline && accum && inputstall->note.empty() && baseline->note.empty() &&
+                accum->note.empty());
         const auto perMicroStep = [](const test::TruthPhase& p) {
             std::vector<double> s;
             for (double seconds : p.stepSeconds)
@@ -475,17 +498,20 @@ private Q_SLOTS:
             return test::median(s);
         };
         const auto epoch = [](int64_t ns) { return QString::number(static_cast<double>(ns) / 1e9, 'f', 3); };
-        const Run r = cli({QStringLiteral("compare"), run, run, QStringLiteral("--json"), QStringLiteral("--window-a"),
-                           epoch(inputstall->endNs) + QStringLiteral("..") + epoch(baseline->endNs), QStringLiteral("--window-b"),
-                           epoch(baseline->endNs) + QStringLiteral("..") + epoch(accum->endNs)});
+        const Run r =
+            cli({QStringLiteral("compare"), run, run, QStringLiteral("--json"), QStringLiteral("--window-a"),
+                 epoch(inputstall->endNs) + QStringLiteral("..") + epoch(baseline->endNs), QStringLiteral("--window-b"),
+                 epoch(baseline->endNs) + QStringLiteral("..") + epoch(accum->endNs)});
         EXPECT_EXIT(r, 0);
         const QJsonObject out = QJsonDocument::fromJson(r.out.toUtf8()).object();
         const QJsonObject scaled = jsonRow(out, QStringLiteral("step_time_base_size"));
         QVERIFY2(!scaled.isEmpty(), qPrintable(r.out));
         const double truthBase = perMicroStep(*baseline);
         const double truthAccum = perMicroStep(*accum);
-        QVERIFY2(std::fabs(value(scaled, 0) / truthBase - 1) < 0.10, qPrintable(QStringLiteral("%1 vs %2").arg(value(scaled, 0)).arg(truthBase)));
-        QVERIFY2(std::fabs(value(scaled, 1) / truthAccum - 1) < 0.10, qPrintable(QStringLiteral("%1 vs %2").arg(value(scaled, 1)).arg(truthAccum)));
+        QVERIFY2(std::fabs(value(scaled, 0) / truthBase - 1) < 0.10,
+                 qPrintable(QStringLiteral("%1 vs %2").arg(value(scaled, 0)).arg(truthBase)));
+        QVERIFY2(std::fabs(value(scaled, 1) / truthAccum - 1) < 0.10,
+                 qPrintable(QStringLiteral("%1 vs %2").arg(value(scaled, 1)).arg(truthAccum)));
         QCOMPARE(cell(scaled).value(QStringLiteral("verdict")).toString(), QStringLiteral("faster"));
     }
     // A synthetic loss curve: loss(tokens) = offset + 2 + 3 exp(−tokens / (400 × 4096)) + noise, `steps` steps of
@@ -512,7 +538,8 @@ private Q_SLOTS:
         const LossComparison l = compareLoss(base, cand);
         QCOMPARE(l.axis, std::string("step"));
         QCOMPARE(l.verdict, std::string("unchanged"));
-        QVERIFY2(std::fabs(l.medianDiff) <= l.noise, qPrintable(QStringLiteral("%1 vs %2").arg(l.medianDiff).arg(l.noise)));
+        QVERIFY2(std::fabs(l.medianDiff) <= l.noise,
+                 qPrintable(QStringLiteral("%1 vs %2").arg(l.medianDiff).arg(l.noise)));
         QVERIFY2(std::fabs(l.timeRatio - 0.75) < 0.05, qPrintable(QString::number(l.timeRatio)));
         QCOMPARE(l.timeVerdict, std::string("better"));
         // And the other way round: slower.
@@ -572,7 +599,8 @@ private Q_SLOTS:
         const Run r = cli({QStringLiteral("compare"), before, after, QStringLiteral("--json")});
         EXPECT_EXIT(r, 0);
         const QJsonObject out = QJsonDocument::fromJson(r.out.toUtf8()).object();
-        const QJsonObject loss = out.value(QStringLiteral("candidates")).toArray().at(0).toObject().value(QStringLiteral("loss")).toObject();
+        const QJsonObject loss =
+            out.value(QStringLiteral("candidates")).toArray().at(0).toObject().value(QStringLiteral("loss")).toObject();
         QCOMPARE(loss.value(QStringLiteral("axis")).toString(), QStringLiteral("step"));
         QCOMPARE(loss.value(QStringLiteral("verdict")).toString(), QStringLiteral("unchanged"));
         QCOMPARE(loss.value(QStringLiteral("time_verdict")).toString(), QStringLiteral("better"));
@@ -580,7 +608,8 @@ private Q_SLOTS:
         QVERIFY2(ratio > 0.6 && ratio < 0.9, QJsonDocument(loss).toJson().constData());
         const Run text = cli({QStringLiteral("compare"), before, after});
         EXPECT_EXIT(text, 0);
-        QVERIFY2(text.out.contains(QStringLiteral("Loss: against steps: unchanged")) && text.out.contains(QStringLiteral("(better")),
+        QVERIFY2(text.out.contains(QStringLiteral("Loss: against steps: unchanged")) &&
+                     text.out.contains(QStringLiteral("(better")),
                  qPrintable(text.out));
     }
 };

@@ -249,9 +249,8 @@ void TestCompareFlame::cliDiffRun()
              qPrintable(run.out));
     QVERIFY2(run.out.contains(QStringLiteral("+10.0  load (data.py:3)  [only in B]")), qPrintable(run.out));
     QVERIFY(run.out.indexOf(QStringLiteral("Shrank")) < run.out.indexOf(QStringLiteral("Grew")));
-    const test::binary::Run top =
-        test::binary::cli({QStringLiteral("flame"), qa, QStringLiteral("--diff-run"), qb, QStringLiteral("--top"),
-                           QStringLiteral("1")});
+    const test::binary::Run top = test::binary::cli(
+        {QStringLiteral("flame"), qa, QStringLiteral("--diff-run"), qb, QStringLiteral("--top"), QStringLiteral("1")});
     EXPECT_EXIT(top, 0);
     QVERIFY(!top.out.contains(QStringLiteral("step (train.py")));
     const test::binary::Run perThread = test::binary::cli(
@@ -309,8 +308,9 @@ void TestCompareFlame::findingsGoneStillNew()
     QVERIFY(!moved.still.front().sameNodes);
 
     // A merged finding on more nodes matches the same one on fewer; the closest match wins over a partial one.
-    const std::vector<Finding> partial = {finding("COMM_BOUND", {"n0"}, 0.2, 200, evidence("sub_type", "zero3_gather")),
-                                          finding("COMM_BOUND", {"n0", "n1"}, 0.1, 100, evidence("sub_type", "zero3_gather"))};
+    const std::vector<Finding> partial = {
+        finding("COMM_BOUND", {"n0"}, 0.2, 200, evidence("sub_type", "zero3_gather")),
+        finding("COMM_BOUND", {"n0", "n1"}, 0.1, 100, evidence("sub_type", "zero3_gather"))};
     const FindingsComparison closest = compareFindings({a.front()}, {}, partial, {});
     QCOMPARE(closest.still.size(), size_t{1});
     QVERIFY(closest.still.front().sameNodes);

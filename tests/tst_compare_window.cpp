@@ -5,10 +5,10 @@
 
 #include "app/gui/compare_window.h"
 #include "app/gui/main_window.h"
+#include "tests/cli_support.h"
 #include "widgets/common/qcp.h"
 #include "widgets/compare/compare_charts.h"
 #include "widgets/flame/flame_graph_widget.h"
-#include "tests/cli_support.h"
 
 #include <QAction>
 #include <QApplication>
@@ -48,8 +48,9 @@ private Q_SLOTS:
         QStandardPaths::setTestModeEnabled(true);
         QVERIFY(m_dir.isValid());
         for (const char* scenario : {"zero3", "zero3-tuned"}) {
-            const Run d = cli({QStringLiteral("demo"), QStringLiteral("--no-gui"), QStringLiteral("--scenario"), QLatin1String(scenario),
-                               QStringLiteral("--hours"), QStringLiteral("0.25"), QStringLiteral("-o"), m_dir.filePath(QLatin1String(scenario))});
+            const Run d = cli({QStringLiteral("demo"), QStringLiteral("--no-gui"), QStringLiteral("--scenario"),
+                               QLatin1String(scenario), QStringLiteral("--hours"), QStringLiteral("0.25"),
+                               QStringLiteral("-o"), m_dir.filePath(QLatin1String(scenario))});
             EXPECT_EXIT(d, 0);
         }
         m_base = m_dir.filePath(QStringLiteral("zero3/demo.runlens"));
@@ -113,7 +114,8 @@ private Q_SLOTS:
         const QTableWidget* s = cw->stacksTable();
         bool fetchShrank = false;
         for (int r = 0; r < s->rowCount(); ++r)
-            fetchShrank |= s->item(r, 0)->text() == QStringLiteral("shrank") && s->item(r, 4)->text().startsWith(QStringLiteral("fetch_sub_module"));
+            fetchShrank |= s->item(r, 0)->text() == QStringLiteral("shrank") &&
+                           s->item(r, 4)->text().startsWith(QStringLiteral("fetch_sub_module"));
         QVERIFY2(fetchShrank, qPrintable(cw->text()));
 
         // Charts: SM activity per run over its window, the tuned run's line higher; aligned by step its x axis
@@ -131,7 +133,8 @@ private Q_SLOTS:
                  qPrintable(QStringLiteral("%1 vs %2").arg(meanOf(line->graph(0))).arg(meanOf(line->graph(1)))));
         bool found = false;
         const QCPRange byTime = line->graph(0)->getKeyRange(found);
-        QVERIFY(line->xAxis->label().contains(QStringLiteral("time since")) && line->xAxis->label().contains(QStringLiteral("min")));
+        QVERIFY(line->xAxis->label().contains(QStringLiteral("time since")) &&
+                line->xAxis->label().contains(QStringLiteral("min")));
         QVERIFY2(found && byTime.upper > 5 && byTime.upper <= 15, qPrintable(QString::number(byTime.upper)));
         cw->alignBox()->setCurrentIndex(1);
         const QCPRange byStep = line->graph(0)->getKeyRange(found);
@@ -144,7 +147,8 @@ private Q_SLOTS:
 
         // Loss: both runs' curves (raw and smoothed), the same against steps.
         QCOMPARE(cw->lossPlot()->graphCount(), 4);
-        QVERIFY2(cw->comparison().candidates[0].loss.verdict == "unchanged", cw->comparison().candidates[0].loss.verdict.c_str());
+        QVERIFY2(cw->comparison().candidates[0].loss.verdict == "unchanged",
+                 cw->comparison().candidates[0].loss.verdict.c_str());
 
         // Export: the current tab as PNG (each tab) and SVG, the whole comparison as PDF; the text has the tables.
         cw->tabs()->setCurrentIndex(cw->tabs()->count() - 1);

@@ -101,7 +101,8 @@ private Q_SLOTS:
             << QByteArray::fromStdString(zstdFrame(head, 1ull << 30)) << QStringLiteral("bad zstd frame header");
         // Under the raw cap, but far more points than any chunk the writer makes.
         QTest::newRow("60 MiB frame, 20M points")
-            << QByteArray::fromStdString(zstdFrame(varintBytes(1) + varintBytes(20'000'000) + varintBytes(0), 60ull << 20))
+            << QByteArray::fromStdString(
+                   zstdFrame(varintBytes(1) + varintBytes(20'000'000) + varintBytes(0), 60ull << 20))
             << QStringLiteral("20000000 points declared");
         // Fewer than the cap, more than the bytes can hold (two bytes a point at least).
         QTest::newRow("1 MiB frame, 900k points")
@@ -134,10 +135,10 @@ private Q_SLOTS:
             << QByteArray::fromStdString(zstdFrame(varintBytes(1) + varintBytes(600'000), 1ull << 20))
             << QStringLiteral("600000 samples declared");
         // A callsite id above INT64_MAX would come out negative.
-        QTest::newRow("callsite 2^63")
-            << QByteArray::fromStdString(test::zstdCompress(varintBytes(1) + varintBytes(1) + varintBytes(0) +
-                                                            varintBytes(uint64_t{1} << 63) + varintBytes(3)))
-            << QStringLiteral("callsite id 9223372036854775808 out of range");
+        QTest::newRow("callsite 2^63") << QByteArray::fromStdString(
+                                              test::zstdCompress(varintBytes(1) + varintBytes(1) + varintBytes(0) +
+                                                                 varintBytes(uint64_t{1} << 63) + varintBytes(3)))
+                                       << QStringLiteral("callsite id 9223372036854775808 out of range");
     }
     void stackChunkBombs()
     {
@@ -194,8 +195,8 @@ private Q_SLOTS:
         QFETCH(QString, sql);
         QFETCH(QString, expected);
         const std::string run = m_tmp->filePath(QStringLiteral("stacks.runlens")).toStdString();
-        const std::string folded = test::writeFile(*m_tmp, QStringLiteral("stacks.folded"),
-                                                   "main;a;b 10\nmain;a 5\nmain;c;b 7\nidle 6\n");
+        const std::string folded =
+            test::writeFile(*m_tmp, QStringLiteral("stacks.folded"), "main;a;b 10\nmain;a 5\nmain;c;b 7\nidle 6\n");
         const Imported r = importInto(run, folded);
         QCOMPARE(r.outcome, FileOutcome::Imported);
         {
@@ -218,7 +219,6 @@ private Q_SLOTS:
         QCOMPARE(tree.error().code, ErrorCode::Format);
     }
 
-
     // --- Whole-document importers: the decoded size is capped ----------------------------------------------
 
     void decompressionBomb_data()
@@ -229,8 +229,8 @@ private Q_SLOTS:
         QTest::newRow("speedscope")
             << QStringLiteral("speedscope")
             << QString::fromUtf8("{\"$schema\": \"https://www.speedscope.app/file-format-schema.json\", \"shared\": ");
-        QTest::newRow("hf-trainer-state") << QStringLiteral("hf-trainer-state")
-                                          << QString::fromUtf8("{\"global_step\": 10, \"log_history\": [");
+        QTest::newRow("hf-trainer-state")
+            << QStringLiteral("hf-trainer-state") << QString::fromUtf8("{\"global_step\": 10, \"log_history\": [");
     }
     void decompressionBomb()
     {
@@ -316,15 +316,17 @@ private Q_SLOTS:
         QVERIFY2(r.outcome == FileOutcome::Imported, r.error.c_str());
         QVERIFY2(anyContains(r.diagnostics, "bad_timestamp: 1 sample(s) at offsets beyond the years a timestamp holds"),
                  joined(r.diagnostics).c_str());
-        QCOMPARE(test::queryOne(run, "SELECT count(*) FROM stack_samples WHERE ts_ns IS NOT NULL"), QStringLiteral("2"));
+        QCOMPARE(test::queryOne(run, "SELECT count(*) FROM stack_samples WHERE ts_ns IS NOT NULL"),
+                 QStringLiteral("2"));
         QCOMPARE(test::queryOne(run, "SELECT sum(sample_count) FROM stack_samples"), QStringLiteral("3"));
     }
 
     void trainerStateHugeSteps()
     {
-        const std::string json = "{\"global_step\": 9000000000000000000, \"log_history\": [\n"
-                                 "{\"step\": 1, \"loss\": 2.0}, {\"step\": 2, \"loss\": 1.5},\n"
-                                 "{\"step\": 9000000000, \"loss\": 1.2}, {\"step\": 9000000000000000000, \"loss\": 1.0}]}";
+        const std::string json =
+            "{\"global_step\": 9000000000000000000, \"log_history\": [\n"
+            "{\"step\": 1, \"loss\": 2.0}, {\"step\": 2, \"loss\": 1.5},\n"
+            "{\"step\": 9000000000, \"loss\": 1.2}, {\"step\": 9000000000000000000, \"loss\": 1.0}]}";
         const std::string file = test::writeFile(*m_tmp, QStringLiteral("trainer_state.json"), json);
         const std::string run = m_tmp->filePath(QStringLiteral("hf.runlens")).toStdString();
         const Imported r = importInto(run, file, withOptions({{"interval", "1s"}, {"start", "1700000000"}}));
@@ -345,7 +347,8 @@ private Q_SLOTS:
         QVERIFY2(anyContains(r.diagnostics, "bad_timestamp: time 1e30 is out of range"), joined(r.diagnostics).c_str());
         QCOMPARE(test::queryOne(run, "SELECT points FROM series WHERE metric = 'csv.loss'"), QStringLiteral("2"));
         // Without start=, the last elapsed value places the start: 1e30 s before the file time cannot be.
-        const std::string last = test::writeFile(*m_tmp, QStringLiteral("last.csv"), "elapsed_s,loss\n0,2.0\n1e30,1.0\n");
+        const std::string last =
+            test::writeFile(*m_tmp, QStringLiteral("last.csv"), "elapsed_s,loss\n0,2.0\n1e30,1.0\n");
         const Imported e = importInto(m_tmp->filePath(QStringLiteral("csv2.runlens")).toStdString(), last,
                                       withOptions({}, "wide-csv"));
         QCOMPARE(e.outcome, FileOutcome::Failed);
@@ -414,8 +417,8 @@ private Q_SLOTS:
         line.reserve(kDepth * 8);
         for (int i = 0; i < kDepth; ++i)
             line += (i ? ";f" : "f") + std::to_string(i);
-        const std::string file =
-            test::writeFile(*m_tmp, QStringLiteral("deep.folded"), line + " 3\n" + line.substr(0, line.size() / 2) + " 2\n");
+        const std::string file = test::writeFile(*m_tmp, QStringLiteral("deep.folded"),
+                                                 line + " 3\n" + line.substr(0, line.size() / 2) + " 2\n");
         const std::string run = m_tmp->filePath(QStringLiteral("deep.runlens")).toStdString();
         QElapsedTimer timer;
         timer.start();
@@ -473,7 +476,8 @@ private Q_SLOTS:
                     perf += "\t    4005d0 " + QByteArray(1, f) + " (/usr/bin/app)\n";
                 perf += "\n";
             }
-        QTest::newRow("perf script") << QStringLiteral("s.perf") << QStringLiteral("perf-script") << perf << int64_t(5) << 3;
+        QTest::newRow("perf script") << QStringLiteral("s.perf") << QStringLiteral("perf-script") << perf << int64_t(5)
+                                     << 3;
         QTest::newRow("speedscope")
             << QStringLiteral("s.speedscope.json") << QStringLiteral("speedscope")
             << QByteArray("{\"$schema\":\"https://www.speedscope.app/file-format-schema.json\",\"shared\":{\"frames\":["

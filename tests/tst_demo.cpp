@@ -287,8 +287,9 @@ private Q_SLOTS:
             QCOMPARE(o.value(QStringLiteral("total_steps")).toInteger(), static_cast<int64_t>(ends.size()));
             QCOMPARE(o.value(QStringLiteral("total_tokens")).toInteger(), step * tokensPerStep);
             const double elapsed = ends[static_cast<size_t>(step - 1)] - 63.6;
-            QVERIFY(std::fabs(static_cast<double>(step * tokensPerStep) / o.value(QStringLiteral("throughput")).toDouble() -
-                              elapsed) < 1e-3);
+            QVERIFY(
+                std::fabs(static_cast<double>(step * tokensPerStep) / o.value(QStringLiteral("throughput")).toDouble() -
+                          elapsed) < 1e-3);
             QVERIFY(o.value(QStringLiteral("elapsed_time")).toString().startsWith(QStringLiteral("0:")));
             QCOMPARE(o.contains(QStringLiteral("loss")), i + 1 < lines.size());
             if (o.contains(QStringLiteral("loss")))

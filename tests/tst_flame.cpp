@@ -422,7 +422,9 @@ void TestFlame::layoutKeepsNarrowBlocks()
     // Narrow children only: their "other" block is alone in its row, and the layout still counts that row.
     std::vector<FlameTree::Stack> stacks{{{store::FrameInfo{"big", "", 0, ""}}, 10000, 0, Phase::Other}};
     for (int i = 0; i < 50; ++i)
-        stacks.push_back({{store::FrameInfo{"big", "", 0, ""}, store::FrameInfo{fmt::format("tiny{}", i), "", 0, ""}}, 1, 0,
+        stacks.push_back({{store::FrameInfo{"big", "", 0, ""}, store::FrameInfo{fmt::format("tiny{}", i), "", 0, ""}},
+                          1,
+                          0,
                           Phase::Other});
     const FlameLayout narrow = layoutFlame(*FlameTree::fromStacks(stacks), 0, 1.0 / 1000);
     QCOMPARE(narrow.rows, 3);

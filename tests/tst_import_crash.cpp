@@ -12,7 +12,6 @@
 #include <QRegularExpression>
 #include <QTemporaryDir>
 #include <QTest>
-
 #include <limits>
 #include <map>
 #include <random>
@@ -27,7 +26,8 @@ constexpr int kKills = 30; // moments to kill the import at
 std::map<QString, QString> importsOf(const QString& info)
 {
     std::map<QString, QString> out;
-    static const QRegularExpression re(QStringLiteral("  #\\d+ (\\S+)\\n\\s+\\S+ → node \\S+: (\\d+) rows, (\\d+) points, (\\d+) samples"));
+    static const QRegularExpression re(
+        QStringLiteral("  #\\d+ (\\S+)\\n\\s+\\S+ → node \\S+: (\\d+) rows, (\\d+) points, (\\d+) samples"));
     for (auto it = re.globalMatch(info); it.hasNext();) {
         const auto m = it.next();
         out[m.captured(1)] = m.captured(2) + QLatin1Char('/') + m.captured(3) + QLatin1Char('/') + m.captured(4);
@@ -55,8 +55,8 @@ private Q_SLOTS:
         QVERIFY(dir.isValid());
         // The demo's files (2 nodes, metrics, scrapes, stacks, traces, a trainer log), and a whole import of them.
         const QString demo = dir.filePath(QStringLiteral("demo"));
-        EXPECT_EXIT(cli({QStringLiteral("demo"), QStringLiteral("--no-gui"), QStringLiteral("--hours"), QStringLiteral("0.25"),
-                         QStringLiteral("-o"), demo}),
+        EXPECT_EXIT(cli({QStringLiteral("demo"), QStringLiteral("--no-gui"), QStringLiteral("--hours"),
+                         QStringLiteral("0.25"), QStringLiteral("-o"), demo}),
                     0);
         const QString inputs = demo + QStringLiteral("/inputs");
         const QString reference = dir.filePath(QStringLiteral("reference.runlens"));
@@ -67,7 +67,9 @@ private Q_SLOTS:
             QFile::remove(reference);
             QElapsedTimer whole;
             whole.start();
-            EXPECT_EXIT(cli({QStringLiteral("import"), QStringLiteral("--tz"), QStringLiteral("UTC"), QStringLiteral("-o"), reference, inputs}), 0);
+            EXPECT_EXIT(cli({QStringLiteral("import"), QStringLiteral("--tz"), QStringLiteral("UTC"),
+                             QStringLiteral("-o"), reference, inputs}),
+                        0);
             wholeMs = std::min(wholeMs, std::max<qint64>(whole.elapsed(), 200));
         }
         const Run refInfo = cli({QStringLiteral("info"), reference});
@@ -82,7 +84,8 @@ private Q_SLOTS:
             const QString run = dir.filePath(QStringLiteral("killed-%1.runlens").arg(k));
             QProcess p;
             p.setProgram(QStringLiteral(RUNLENS_BINARY));
-            p.setArguments({QStringLiteral("import"), QStringLiteral("--tz"), QStringLiteral("UTC"), QStringLiteral("-o"), run, inputs});
+            p.setArguments({QStringLiteral("import"), QStringLiteral("--tz"), QStringLiteral("UTC"),
+                            QStringLiteral("-o"), run, inputs});
             p.start();
             QVERIFY(p.waitForStarted(kTimeoutMs));
             const qint64 at = moment(rng);
@@ -96,19 +99,24 @@ private Q_SLOTS:
             const std::map<QString, QString> got = importsOf(info.out);
             for (const auto& [file, counts] : got) {
                 QVERIFY2(complete.count(file), qPrintable(file));
-                QVERIFY2(complete.at(file) == counts,
-                         qPrintable(QStringLiteral("%1 after %2 ms: %3 against %4").arg(file).arg(at).arg(counts, complete.at(file))));
+                QVERIFY2(complete.at(file) == counts, qPrintable(QStringLiteral("%1 after %2 ms: %3 against %4")
+                                                                     .arg(file)
+                                                                     .arg(at)
+                                                                     .arg(counts, complete.at(file))));
             }
             partial += got.size() < complete.size();
             const Run check = cli({QStringLiteral("query"), run, QStringLiteral("PRAGMA integrity_check")});
             QVERIFY2(check.exitCode == 0 && check.out.contains(QStringLiteral("ok")), qPrintable(check.describe()));
             QCOMPARE(hashOf(run), before); // looked at read-only: unchanged
             // Importing again finishes it: every file, as the whole import has it.
-            EXPECT_EXIT(cli({QStringLiteral("import"), QStringLiteral("--tz"), QStringLiteral("UTC"), QStringLiteral("-o"), run, inputs}), 0);
+            EXPECT_EXIT(cli({QStringLiteral("import"), QStringLiteral("--tz"), QStringLiteral("UTC"),
+                             QStringLiteral("-o"), run, inputs}),
+                        0);
             const Run after = cli({QStringLiteral("info"), run});
             QVERIFY2(importsOf(after.out) == complete, qPrintable(after.out));
         }
-        QVERIFY2(partial >= kKills / 4, qPrintable(QStringLiteral("only %1 of %2 kills left a partial run").arg(partial).arg(kKills)));
+        QVERIFY2(partial >= kKills / 4,
+                 qPrintable(QStringLiteral("only %1 of %2 kills left a partial run").arg(partial).arg(kKills)));
     }
 };
 

@@ -181,15 +181,16 @@ void TestTrainerImporters::importCases_data()
         << join({lfLine(1, "0:00:01", "2.5", ", \"throughput\": 45.6, \"total_tokens\": 0"),
                  lfLine(2, "0:00:02", "2.25", ", \"throughput\": 3210.5, \"total_tokens\": 0"),
                  lfLine(3, "0:00:03", "2.0", ", \"throughput\": 3877.7, \"total_tokens\": 0")})
-        << QStringList{kStart} << lf << imported
-        << strs({"train.step_time|10:00:01=1, 10:00:02=1, 10:00:03=1"}) << QStringList{};
+        << QStringList{kStart} << lf << imported << strs({"train.step_time|10:00:01=1, 10:00:02=1, 10:00:03=1"})
+        << QStringList{};
     QTest::newRow("LLaMA-Factory: one line off the throughput the others follow")
         << str("trainer_log.jsonl")
         << join({lfLine(1, "0:00:02", "2.5", ", \"throughput\": 400.0, \"total_tokens\": 1000"),
                  lfLine(2, "0:00:04", "2.25", ", \"throughput\": 500.0, \"total_tokens\": 2000"),
                  lfLine(3, "0:00:05", "2.0", ", \"throughput\": 60.0, \"total_tokens\": 3000"),
                  lfLine(4, "0:00:06", "1.75", ", \"throughput\": 640.0, \"total_tokens\": 4000")})
-        << QStringList{kStart} << lf << imported << strs({"train.step|10:00:02.500=1, 10:00:04=2, 10:00:05=3, 10:00:06.250=4"})
+        << QStringList{kStart} << lf << imported
+        << strs({"train.step|10:00:02.500=1, 10:00:04=2, 10:00:05=3, 10:00:06.250=4"})
         << strs({"inconsistent_throughput|3"});
     QTest::newRow("LLaMA-Factory: elapsed_time only, logging every 5 steps, days")
         << str("trainer_log.jsonl")

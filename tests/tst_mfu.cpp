@@ -92,8 +92,8 @@ private Q_SLOTS:
             QVERIFY(p.bf16 && p.fp16);
             QVERIFY(!p.source.empty());
         }
-        QCOMPARE(models, test::strs({"A100 PCIe", "A100 SXM", "H100 NVL", "H100 PCIe", "H100 SXM", "H200 NVL", "H200", "B200",
-                                     "L40S", "MI300X"}));
+        QCOMPARE(models, test::strs({"A100 PCIe", "A100 SXM", "H100 NVL", "H100 PCIe", "H100 SXM", "H200 NVL", "H200",
+                                     "B200", "L40S", "MI300X"}));
         QVERIFY(!findGpuPeak("NVIDIA A100-SXM4-80GB")->fp8); // Ampere has no fp8 tensor cores
     }
 
@@ -103,8 +103,10 @@ private Q_SLOTS:
         QTest::addColumn<QString>("model");
         QTest::addColumn<double>("bf16");
         QTest::newRow("A100 SXM4") << QStringLiteral("NVIDIA A100-SXM4-80GB") << QStringLiteral("A100 SXM") << 312.0;
-        QTest::newRow("A100 PCIe 40GB") << QStringLiteral("NVIDIA A100-PCIE-40GB") << QStringLiteral("A100 PCIe") << 312.0;
-        QTest::newRow("A100 80GB PCIe") << QStringLiteral("NVIDIA A100 80GB PCIe") << QStringLiteral("A100 PCIe") << 312.0;
+        QTest::newRow("A100 PCIe 40GB") << QStringLiteral("NVIDIA A100-PCIE-40GB") << QStringLiteral("A100 PCIe")
+                                        << 312.0;
+        QTest::newRow("A100 80GB PCIe") << QStringLiteral("NVIDIA A100 80GB PCIe") << QStringLiteral("A100 PCIe")
+                                        << 312.0;
         QTest::newRow("H100 SXM") << QStringLiteral("NVIDIA H100 80GB HBM3") << QStringLiteral("H100 SXM") << 989.4;
         QTest::newRow("H100 PCIe") << QStringLiteral("NVIDIA H100 PCIe") << QStringLiteral("H100 PCIe") << 756.5;
         QTest::newRow("H100 NVL") << QStringLiteral("NVIDIA H100 NVL") << QStringLiteral("H100 NVL") << 835.5;
@@ -364,15 +366,17 @@ private Q_SLOTS:
         const Run analyze = cli({QStringLiteral("analyze"), run});
         EXPECT_EXIT(analyze, 0);
         EXPECT_MATCH(analyze.out, line);
-        const Run json = cli({QStringLiteral("analyze"), run, QStringLiteral("--json"), QStringLiteral("--store"), QStringLiteral("--gpu-peak-tflops"),
-                              QStringLiteral("1000")});
+        const Run json = cli({QStringLiteral("analyze"), run, QStringLiteral("--json"), QStringLiteral("--store"),
+                              QStringLiteral("--gpu-peak-tflops"), QStringLiteral("1000")});
         EXPECT_EXIT(json, 0);
-        const QJsonObject mfu = QJsonDocument::fromJson(json.out.toUtf8()).object().value(QStringLiteral("mfu")).toObject();
+        const QJsonObject mfu =
+            QJsonDocument::fromJson(json.out.toUtf8()).object().value(QStringLiteral("mfu")).toObject();
         QVERIFY(std::fabs(mfu.value(QStringLiteral("mfu")).toDouble() - 6 * 7e9 * 8e4 / (8 * 1000e12)) < 1e-12);
         QCOMPARE(mfu.value(QStringLiteral("peak_source")).toString(), QStringLiteral("user"));
         QCOMPARE(mfu.value(QStringLiteral("gpus")).toInt(), 8);
         // The peak given to analyze was kept.
-        EXPECT_MATCH(cli({QStringLiteral("info"), run}).out, QStringLiteral("1000 TFLOP/s per GPU from --gpu-peak-tflops"));
+        EXPECT_MATCH(cli({QStringLiteral("info"), run}).out,
+                     QStringLiteral("1000 TFLOP/s per GPU from --gpu-peak-tflops"));
         const Run peaks = cli({QStringLiteral("info"), QStringLiteral("--list-gpu-peaks")});
         EXPECT_EXIT(peaks, 0);
         EXPECT_MATCH(peaks.out, QStringLiteral("H200 +989.4 +989.4 +1978.9"));

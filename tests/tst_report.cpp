@@ -30,8 +30,11 @@ Synthetic checkpointRun(bool stacks, bool sm)
     if (stacks)
         run.stack = [](int64_t k) -> std::vector<std::pair<std::string, std::string>> {
             if ((k / 10) % 300 >= 280)
-                return {{"main", "train.py"}, {"save_checkpoint", "train.py"}, {"save", "torch/serialization.py"},
-                        {"_save", "torch/serialization.py"}, {"persistent_id", "torch/serialization.py"},
+                return {{"main", "train.py"},
+                        {"save_checkpoint", "train.py"},
+                        {"save", "torch/serialization.py"},
+                        {"_save", "torch/serialization.py"},
+                        {"persistent_id", "torch/serialization.py"},
                         {"write_record", "torch/serialization.py"}};
             return {{"main", "train.py"}, {"train_step", "train.py"}, {"forward", "torch/nn/modules/module.py"}};
         };
@@ -94,7 +97,8 @@ void TestReport::pdfHasTheSectionsAndFigures()
     QVERIFY(ckpt->timeline.frame);
     QVERIFY(!ckpt->timeline.spans.empty());
     QCOMPARE(ckpt->timeline.lanes.front().id, std::string("gpu_util"));
-    QVERIFY(std::any_of(ckpt->timeline.lanes.begin(), ckpt->timeline.lanes.end(), [](const auto& l) { return l.id == "storage"; }));
+    QVERIFY(std::any_of(ckpt->timeline.lanes.begin(), ckpt->timeline.lanes.end(),
+                        [](const auto& l) { return l.id == "storage"; }));
     QCOMPARE(model->keyMetrics.size(), size_t(1));
     QVERIFY(std::abs(model->keyMetrics[0].smActive - 0.7) < 0.01);
     QVERIFY(model->keyMetrics[0].utilPct > 90);
@@ -127,12 +131,14 @@ void TestReport::pdfHasTheSectionsAndFigures()
         QVERIFY2(result->headings.contains(QString::fromUtf8(h)), h);
     QVERIFY(std::any_of(result->headings.begin(), result->headings.end(),
                         [](const QString& h) { return h.contains(QStringLiteral("CKPT_GAP")); }));
-    if (!have("pdftotext") || !have("pdfinfo")) QSKIP("pdftotext / pdfinfo (poppler-utils) not installed: checked the writer only");
+    if (!have("pdftotext") || !have("pdfinfo"))
+        QSKIP("pdftotext / pdfinfo (poppler-utils) not installed: checked the writer only");
     const QString text = pdfText(pdf);
-    for (const char* s : {"Performance report: r.runlens", "Summary", "Where the time went", "goodput", "Key metrics per node",
-                          "The run at a glance", "Findings", "CKPT_GAP", "What to change", "Evidence",
-                          "Appendix A · Rule parameters", "ckpt_gap.overlap", "Appendix B · Sources and import diagnostics",
-                          "GPU utilization vs SM activity", "Storage", "focused on"})
+    for (const char* s :
+         {"Performance report: r.runlens", "Summary", "Where the time went", "goodput", "Key metrics per node",
+          "The run at a glance", "Findings", "CKPT_GAP", "What to change", "Evidence", "Appendix A · Rule parameters",
+          "ckpt_gap.overlap", "Appendix B · Sources and import diagnostics", "GPU utilization vs SM activity",
+          "Storage", "focused on"})
         QVERIFY2(text.contains(QString::fromUtf8(s)), s);
     // The flame figure's blocks are text too: the checkpoint frames are in it.
     QVERIFY(text.contains(QStringLiteral("save_checkpoint")));
@@ -147,7 +153,8 @@ void TestReport::pdfHasTheSectionsAndFigures()
         const QStringList lines = fonts.split(QLatin1Char('\n'), Qt::SkipEmptyParts).mid(2);
         QVERIFY(!lines.isEmpty());
         for (const QString& line : lines) // name type encoding emb sub uni …: every font embedded
-            QVERIFY2(line.contains(QRegularExpression(QStringLiteral("\\byes\\s+(yes|no)\\s+(yes|no)\\s+\\d+"))), qPrintable(line));
+            QVERIFY2(line.contains(QRegularExpression(QStringLiteral("\\byes\\s+(yes|no)\\s+(yes|no)\\s+\\d+"))),
+                     qPrintable(line));
     }
 }
 
@@ -246,9 +253,11 @@ void TestReport::pngPagesAtTheChosenDpi()
     const QStringList figures = QDir(setup.figureFolder).entryList({QStringLiteral("figure-*.png")});
     QVERIFY2(figures.size() >= 3, qPrintable(figures.join(QLatin1Char(' '))));
     QVERIFY(figures.contains(QStringLiteral("figure-01-waterfall.png")));
-    QVERIFY(std::any_of(figures.begin(), figures.end(), [](const QString& f) { return f.endsWith(QStringLiteral("-flame.png")); }));
+    QVERIFY(std::any_of(figures.begin(), figures.end(),
+                        [](const QString& f) { return f.endsWith(QStringLiteral("-flame.png")); }));
     const QImage waterfall(QDir(setup.figureFolder).filePath(QStringLiteral("figure-01-waterfall.png")));
-    QVERIFY(waterfall.width() > 450 && waterfall.width() < 560); // the content width (about 673 units of 1/96 in) at 72 dpi
+    QVERIFY(waterfall.width() > 450 &&
+            waterfall.width() < 560); // the content width (about 673 units of 1/96 in) at 72 dpi
     QCOMPARE(result->files.size(), result->pages + figures.size());
     const QImage first(QDir(folder).filePath(QStringLiteral("page-001.png")));
     QVERIFY(!first.isNull());

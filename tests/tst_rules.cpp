@@ -19,9 +19,9 @@
 
 #include <QDateTime>
 #include <QFile>
-#include <QRegularExpression>
 #include <QJsonArray>
 #include <QJsonDocument>
+#include <QRegularExpression>
 #include <QTemporaryDir>
 #include <QTest>
 #include <cmath>
@@ -43,7 +43,6 @@ using namespace runlens;
 using namespace runlens::analysis;
 
 using namespace runlens::test::rules;
-
 
 class TestRules : public QObject
 {
@@ -134,7 +133,8 @@ void TestRules::everyParameterIsRead()
     std::set<std::string> declared;
     for (const RuleParam& rp : p.all()) {
         declared.insert(rp.name);
-        QVERIFY2(read.count(rp.name), (rp.name + " is declared in defaults.params but no rule's struct reads it").c_str());
+        QVERIFY2(read.count(rp.name),
+                 (rp.name + " is declared in defaults.params but no rule's struct reads it").c_str());
     }
     for (const std::string& name : read)
         QVERIFY2(declared.count(name), (name + " is read but not declared in defaults.params").c_str());
@@ -246,7 +246,8 @@ void TestRules::fixtureCheckpoints()
     const QString base = fixtures + QStringLiteral("/h200-gloo-small/");
     // The metrics only (no stacks): the checkpoints come from GPU stalls and disk writes.
     QTemporaryDir dir;
-    auto db = importFixture(dir, base, {"nvidia-smi-query.csv", "nvidia-smi-dmon.txt", "nvidia-smi-dmon-gpm.txt", "prometheus"});
+    auto db = importFixture(dir, base,
+                            {"nvidia-smi-query.csv", "nvidia-smi-dmon.txt", "nvidia-smi-dmon-gpm.txt", "prometheus"});
     QVERIFY(db);
     // Ground truth, read by the test only.
     std::vector<std::pair<int64_t, int64_t>> truth;
@@ -268,7 +269,8 @@ void TestRules::fixtureCheckpoints()
         const double startOff = std::abs(static_cast<double>(f.episodes[k].startNs - truth[k].first)) / 1e9;
         const double endOff = std::abs(static_cast<double>(f.episodes[k].endNs - truth[k].second)) / 1e9;
         QVERIFY2(startOff <= 2 && endOff <= 2,
-                 qPrintable(QStringLiteral("checkpoint %1: start off by %2 s, end by %3 s").arg(k).arg(startOff).arg(endOff)));
+                 qPrintable(
+                     QStringLiteral("checkpoint %1: start off by %2 s, end by %3 s").arg(k).arg(startOff).arg(endOff)));
     }
     QVERIFY(f.evidence.value(QStringLiteral("periodic")).toBool());
     const double period = f.evidence.value(QStringLiteral("period_s")).toDouble();
@@ -283,9 +285,9 @@ void TestRules::fixtureCheckpoints()
 
 void TestRules::hangFound_data()
 {
-    QTest::addColumn<double>("spinSm");    // SM activity while "spinning"
-    QTest::addColumn<int>("spinSeconds");  // how long
-    QTest::addColumn<int>("expected");     // findings
+    QTest::addColumn<double>("spinSm");   // SM activity while "spinning"
+    QTest::addColumn<int>("spinSeconds"); // how long
+    QTest::addColumn<int>("expected");    // findings
     QTest::newRow("60 s at 100 % with SM 0: a hang") << 0.0 << 60 << 1;
     QTest::newRow("busy: 100 % with SM 0.5") << 0.5 << 60 << 0;
     QTest::newRow("a 10 s spin: a slow collective, not a hang") << 0.0 << 10 << 0;
@@ -324,20 +326,24 @@ void TestRules::fixtureHang()
     if (fixtures.isEmpty()) QSKIP("../shared/fixtures is absent");
     const QString base = fixtures + QStringLiteral("/h200x2-fsdp-hang/");
     QTemporaryDir dir;
-    auto db = importFixture(dir, base, {"nvidia-smi-query.csv", "nvidia-smi-dmon.txt", "nvidia-smi-dmon-gpm.txt", "prometheus"});
+    auto db = importFixture(dir, base,
+                            {"nvidia-smi-query.csv", "nvidia-smi-dmon.txt", "nvidia-smi-dmon-gpm.txt", "prometheus"});
     QVERIFY(db);
-    // The NCCL error time from the job's own error output (ground truth, read by the test only): "[2026-11-29 09:34:49]".
-    // The abort: the watchdog "taking the entire process down" ("[E1129 09:35:49.347...").
+    // The NCCL error time from the job's own error output (ground truth, read by the test only): "[2026-11-29
+    // 09:34:49]". The abort: the watchdog "taking the entire process down" ("[E1129 09:35:49.347...").
     QFile err(base + QStringLiteral("truth/train-stderr.txt"));
     QVERIFY(err.open(QIODevice::ReadOnly));
     const QString stderrText = QString::fromUtf8(err.readAll());
     const QRegularExpressionMatch m =
-        QRegularExpression(QStringLiteral("\\[(\\d{4}-\\d\\d-\\d\\d) (\\d\\d:\\d\\d:\\d\\d)\\][^\\n]*NCCL WARN")).match(stderrText);
+        QRegularExpression(QStringLiteral("\\[(\\d{4}-\\d\\d-\\d\\d) (\\d\\d:\\d\\d:\\d\\d)\\][^\\n]*NCCL WARN"))
+            .match(stderrText);
     const QRegularExpressionMatch down =
-        QRegularExpression(QStringLiteral("\\[E\\d{4} (\\d\\d:\\d\\d:\\d\\d)[^\\n]*taking the entire process down")).match(stderrText);
+        QRegularExpression(QStringLiteral("\\[E\\d{4} (\\d\\d:\\d\\d:\\d\\d)[^\\n]*taking the entire process down"))
+            .match(stderrText);
     QVERIFY(m.hasMatch() && down.hasMatch());
     auto utcNs = [&](const QString& time) {
-        QDateTime at = QDateTime::fromString(m.captured(1) + QLatin1Char(' ') + time, QStringLiteral("yyyy-MM-dd hh:mm:ss"));
+        QDateTime at =
+            QDateTime::fromString(m.captured(1) + QLatin1Char(' ') + time, QStringLiteral("yyyy-MM-dd hh:mm:ss"));
         at.setTimeSpec(Qt::UTC);
         return at.toMSecsSinceEpoch() * 1'000'000;
     };
@@ -373,9 +379,12 @@ void TestRules::inputStallFromHostWork()
         const bool first = k < 3000;
         const bool own = k % 10 < (first ? 6 : 0), comm = !first && k % 10 < 7;
         std::vector<std::pair<std::string, std::string>> st{{"main", "train.py"}, {"train_step", "train.py"}};
-        if (own) st.push_back({"tokenize_and_pack", "prep.py"});
-        else if (comm) st.push_back({"all_reduce", "torch/distributed/distributed_c10d.py"});
-        else st.push_back({"_engine_run_backward", "torch/autograd/graph.py"});
+        if (own)
+            st.push_back({"tokenize_and_pack", "prep.py"});
+        else if (comm)
+            st.push_back({"all_reduce", "torch/distributed/distributed_c10d.py"});
+        else
+            st.push_back({"_engine_run_backward", "torch/autograd/graph.py"});
         return st;
     };
     QTemporaryDir dir;
@@ -425,8 +434,9 @@ void TestRules::fixtureInputStall()
     if (fixtures.isEmpty()) QSKIP("../shared/fixtures is absent");
     const QString base = fixtures + QStringLiteral("/h200-gloo-small/");
     QTemporaryDir dir;
-    auto db = importFixture(dir, base, {"nvidia-smi-query.csv", "nvidia-smi-dmon.txt", "nvidia-smi-dmon-gpm.txt", "prometheus",
-                                        "stacks-rank0.speedscope.json", "stacks-rank1.speedscope.json"});
+    auto db = importFixture(dir, base,
+                            {"nvidia-smi-query.csv", "nvidia-smi-dmon.txt", "nvidia-smi-dmon-gpm.txt", "prometheus",
+                             "stacks-rank0.speedscope.json", "stacks-rank1.speedscope.json"});
     QVERIFY(db);
     // The phases from the ground truth's steps (read by the test only).
     std::map<QString, std::pair<int64_t, int64_t>> phases;
@@ -451,11 +461,17 @@ void TestRules::fixtureInputStall()
     };
     const auto stall = phases.at(QStringLiteral("inputstall"));
     QVERIFY2(covered(stall) >= 0.8, qPrintable(QString::number(covered(stall))));
-    QVERIFY2(covered(phases.at(QStringLiteral("baseline"))) < 0.1, qPrintable(QString::number(covered(phases.at(QStringLiteral("baseline"))))));
-    QVERIFY2(covered(phases.at(QStringLiteral("accum"))) < 0.1, qPrintable(QString::number(covered(phases.at(QStringLiteral("accum"))))));
+    QVERIFY2(covered(phases.at(QStringLiteral("baseline"))) < 0.1,
+             qPrintable(QString::number(covered(phases.at(QStringLiteral("baseline"))))));
+    QVERIFY2(covered(phases.at(QStringLiteral("accum"))) < 0.1,
+             qPrintable(QString::number(covered(phases.at(QStringLiteral("accum"))))));
     const Finding& f = found[0];
     QCOMPARE(f.evidence.value(QStringLiteral("sub_cause")).toString(), QStringLiteral("host_compute"));
-    QCOMPARE(f.evidence.value(QStringLiteral("top_frames")).toArray()[0].toObject().value(QStringLiteral("frame")).toString(),
+    QCOMPARE(f.evidence.value(QStringLiteral("top_frames"))
+                 .toArray()[0]
+                 .toObject()
+                 .value(QStringLiteral("frame"))
+                 .toString(),
              QStringLiteral("heavy_input_prep"));
 }
 
@@ -529,8 +545,9 @@ void TestRules::fixtureCommBound()
     if (fixtures.isEmpty()) QSKIP("../shared/fixtures is absent");
     const QString base = fixtures + QStringLiteral("/h200x2-fsdp-hang/");
     QTemporaryDir dir;
-    auto db = importFixture(dir, base, {"nvidia-smi-query.csv", "nvidia-smi-dmon.txt", "nvidia-smi-dmon-gpm.txt", "prometheus",
-                                        "kineto-rank0-zero3.json", "kineto-rank1-zero3.json"});
+    auto db = importFixture(dir, base,
+                            {"nvidia-smi-query.csv", "nvidia-smi-dmon.txt", "nvidia-smi-dmon-gpm.txt", "prometheus",
+                             "kineto-rank0-zero3.json", "kineto-rank1-zero3.json"});
     QVERIFY(db);
     // The zero3 phase from the ground truth's steps (read by the test only).
     int64_t from = std::numeric_limits<int64_t>::max(), to = 0;
@@ -559,7 +576,8 @@ void TestRules::fixtureCommBound()
     // The profiled step's NCCL kernels are its evidence.
     bool nccl = false;
     for (const auto& k : f.evidence.value(QStringLiteral("top_comm_kernels")).toArray())
-        nccl = nccl || k.toObject().value(QStringLiteral("name")).toString().startsWith(QLatin1String("ncclDevKernel_"));
+        nccl =
+            nccl || k.toObject().value(QStringLiteral("name")).toString().startsWith(QLatin1String("ncclDevKernel_"));
     QVERIFY(nccl);
     // The hang is not counted as communication-bound time: it is the HANG rule's.
     auto m = loadRunMetrics(*db, kSecond);
@@ -619,9 +637,10 @@ void TestRules::fixtureBaselineIsFlagged()
     if (fixtures.isEmpty()) QSKIP("../shared/fixtures is absent");
     const QString base = fixtures + QStringLiteral("/h200-gloo-small/");
     QTemporaryDir dir;
-    auto db = importFixture(dir, base, {"nvidia-smi-query.csv", "nvidia-smi-dmon.txt", "nvidia-smi-dmon-gpm.txt", "prometheus",
-                                        "stacks-rank0.speedscope.json", "stacks-rank1.speedscope.json",
-                                        "kineto-rank0-baseline.json", "kineto-rank1-baseline.json"});
+    auto db = importFixture(dir, base,
+                            {"nvidia-smi-query.csv", "nvidia-smi-dmon.txt", "nvidia-smi-dmon-gpm.txt", "prometheus",
+                             "stacks-rank0.speedscope.json", "stacks-rank1.speedscope.json",
+                             "kineto-rank0-baseline.json", "kineto-rank1-baseline.json"});
     QVERIFY(db);
     int64_t from = std::numeric_limits<int64_t>::max(), to = 0;
     QFile t(base + QStringLiteral("truth/events-rank0.jsonl"));
@@ -711,7 +730,6 @@ void TestRules::shiftAndResample()
     }
 }
 
-
 QTEST_MAIN(TestRules)
 #include "tst_rules.moc"
 
@@ -768,7 +786,8 @@ void TestRules::hostStallNamesTheBlockingFrame()
     QVERIFY(std::abs(f.evidence.value(QStringLiteral("period_s")).toDouble() - 200) < 0.5);
     QVERIFY(std::abs(f.savingS - 9) < 0.5);
     // The checkpoint is CKPT_GAP's.
-    QVERIFY(std::any_of(analysis->findings.begin(), analysis->findings.end(), [](const Finding& g) { return g.rule == "CKPT_GAP"; }));
+    QVERIFY(std::any_of(analysis->findings.begin(), analysis->findings.end(),
+                        [](const Finding& g) { return g.rule == "CKPT_GAP"; }));
 }
 
 void TestRules::lowSmEfficiencyLaunchBound()
@@ -793,8 +812,10 @@ void TestRules::lowSmEfficiencyLaunchBound()
     };
     run.stack = [](int64_t k) -> std::vector<std::pair<std::string, std::string>> {
         std::vector<std::pair<std::string, std::string>> st{{"main", "train.py"}, {"train_step", "train.py"}};
-        if (k % 10 < 4) st.push_back({"forward", "torch/nn/modules/linear.py"});
-        else st.push_back({"synchronize", "torch/cuda/__init__.py"});
+        if (k % 10 < 4)
+            st.push_back({"forward", "torch/nn/modules/linear.py"});
+        else
+            st.push_back({"synchronize", "torch/cuda/__init__.py"});
         return st;
     };
     const auto launch = analyse(run);
@@ -805,10 +826,13 @@ void TestRules::lowSmEfficiencyLaunchBound()
     QVERIFY(std::abs(launch->evidence.value(QStringLiteral("host_model_code_share")).toDouble() - 0.4) < 0.02);
     run.stack = [](int64_t k) -> std::vector<std::pair<std::string, std::string>> {
         std::vector<std::pair<std::string, std::string>> st{{"main", "train.py"}, {"train_step", "train.py"}};
-        if (k % 10 < 4) st.push_back({"forward", "torch/nn/modules/linear.py"});
-        else st.push_back({"all_reduce", "torch/distributed/distributed_c10d.py"});
+        if (k % 10 < 4)
+            st.push_back({"forward", "torch/nn/modules/linear.py"});
+        else
+            st.push_back({"all_reduce", "torch/distributed/distributed_c10d.py"});
         return st;
     };
     const auto waiting = analyse(run);
-    QVERIFY(!waiting || waiting->evidence.value(QStringLiteral("sub_cause")).toString() != QStringLiteral("launch_bound"));
+    QVERIFY(!waiting ||
+            waiting->evidence.value(QStringLiteral("sub_cause")).toString() != QStringLiteral("launch_bound"));
 }

@@ -96,7 +96,8 @@ void TestRulesSteps::stepsFromTrainerLogAndSm()
     Synthetic run;
     run.seconds = 1800;
     run.series = {{"gpu.util", "%", [](int, int, int64_t) { return 99.0; }},
-                  {"gpu.sm_active", "ratio", [=](int n, int g, int64_t s) { return model->slotMean(n, s) + noise * gauss(g, s); }}};
+                  {"gpu.sm_active", "ratio",
+                   [=](int n, int g, int64_t s) { return model->slotMean(n, s) + noise * gauss(g, s); }}};
     const RuleParams p = RuleParams::defaults();
 
     // From the SM activity.
@@ -120,7 +121,8 @@ void TestRulesSteps::stepsFromTrainerLogAndSm()
     }
     QVERIFY2(static_cast<double>(matched) >= 0.9 * static_cast<double>(model->starts.size()),
              qPrintable(QStringLiteral("%1 of %2 starts").arg(matched).arg(model->starts.size())));
-    QVERIFY2(fromSm[0].startsNs.size() <= model->starts.size() + 1, qPrintable(QString::number(fromSm[0].startsNs.size())));
+    QVERIFY2(fromSm[0].startsNs.size() <= model->starts.size() + 1,
+             qPrintable(QString::number(fromSm[0].startsNs.size())));
 
     // From the trainer log (each step's end and duration): the log wins, and the two agree within one sample.
     run.stepLog = [model](int) { return model->trainerLog(); };
@@ -177,7 +179,8 @@ void TestRulesSteps::stepsFromUtilization()
     model->build(1, 1200);
     Synthetic run;
     run.seconds = 1200;
-    run.series = {{"gpu.util", "%", [=](int n, int, int64_t s) { return 40 + (model->slotMean(n, s) - 0.1) / 0.6 * 59; }}};
+    run.series = {
+        {"gpu.util", "%", [=](int n, int, int64_t s) { return 40 + (model->slotMean(n, s) - 0.1) / 0.6 * 59; }}};
     QTemporaryDir dir;
     auto db = writeRun(dir, run);
     QVERIFY(db);
@@ -191,7 +194,7 @@ void TestRulesSteps::stepsFromUtilization()
 
 void TestRulesSteps::stepsFromNarrowDips_data()
 {
-    QTest::addColumn<int>("period"); // s
+    QTest::addColumn<int>("period");    // s
     QTest::addColumn<QString>("stall"); // a 120 s checkpoint stall: "none", "mid" (steps resume after it), "end"
     QTest::newRow("50 s steps") << 50 << "none";
     QTest::newRow("37 s steps") << 37 << "none";
@@ -253,7 +256,8 @@ void TestRulesSteps::stepsFromNarrowDips()
     QVERIFY2(static_cast<double>(matched) >= 0.95 * static_cast<double>(truth.size()),
              qPrintable(QStringLiteral("%1 of %2 starts").arg(matched).arg(truth.size())));
     for (int64_t f : steps[0].startsNs)
-        QVERIFY2(near(truth, f), qPrintable(QStringLiteral("a start at %1 s").arg(static_cast<double>(f - kStart) / 1e9)));
+        QVERIFY2(near(truth, f),
+                 qPrintable(QStringLiteral("a start at %1 s").arg(static_cast<double>(f - kStart) / 1e9)));
 }
 
 void TestRulesSteps::noStepsWithoutPeriod_data()
@@ -287,11 +291,16 @@ void TestRulesSteps::noStepsWithoutPeriod()
     run.series = {{"gpu.util", "%", [](int, int, int64_t) { return 99.0; }},
                   {"gpu.sm_active", "ratio", [&](int, int g, int64_t s) {
                        switch (kind) {
-                       case 4: return (dip[static_cast<size_t>(s)] ? 0.06 : 0.21) + 0.02 * gauss(g, s);
-                       case 0: return std::clamp(0.5 + 0.2 * gauss(g, s), 0.0, 1.0);
-                       case 1: return 0.7;
-                       case 2: return busy[static_cast<size_t>(s)] ? 0.7 + 0.02 * gauss(g, s) : 0.1;
-                       default: return s >= 600 && s < 1200 ? 0.7 : 0.1;
+                       case 4:
+                           return (dip[static_cast<size_t>(s)] ? 0.06 : 0.21) + 0.02 * gauss(g, s);
+                       case 0:
+                           return std::clamp(0.5 + 0.2 * gauss(g, s), 0.0, 1.0);
+                       case 1:
+                           return 0.7;
+                       case 2:
+                           return busy[static_cast<size_t>(s)] ? 0.7 + 0.02 * gauss(g, s) : 0.1;
+                       default:
+                           return s >= 600 && s < 1200 ? 0.7 : 0.1;
                        }
                    }}};
     QTemporaryDir dir;
@@ -311,8 +320,11 @@ void TestRulesSteps::shiftMovesFindingsOnly()
     c.late = [](int n, int64_t k) { return n == 2 && k % 5 < 3 ? 1.5 : 0.0; };
     auto model = std::make_shared<StepModel>(stragglerModel(c, 1800));
     Synthetic run = stragglerRun(c, model);
-    run.series.push_back({"gpu.sm_clock", "Hz", [](int n, int, int64_t s) { return (n == 1 && s >= 600 && s < 1200 ? 1600.0 : 1980.0) * 1e6; }});
-    run.series.push_back({"gpu.power", "W", [](int n, int, int64_t s) { return n == 1 && s >= 600 && s < 1200 ? 700.0 : 600.0; }});
+    run.series.push_back({"gpu.sm_clock", "Hz", [](int n, int, int64_t s) {
+                              return (n == 1 && s >= 600 && s < 1200 ? 1600.0 : 1980.0) * 1e6;
+                          }});
+    run.series.push_back(
+        {"gpu.power", "W", [](int n, int, int64_t s) { return n == 1 && s >= 600 && s < 1200 ? 700.0 : 600.0; }});
     run.series.push_back({"gpu.power_limit", "W", [](int, int, int64_t) { return 700.0; }});
     struct Result
     {
@@ -372,12 +384,14 @@ void TestRulesSteps::fixtureHasNeither()
     if (fixtures.isEmpty()) QSKIP("../shared/fixtures is absent");
     const QString base = fixtures + QStringLiteral("/h200-gloo-small/");
     QTemporaryDir dir;
-    auto db = importFixture(dir, base, {"nvidia-smi-query.csv", "nvidia-smi-dmon.txt", "nvidia-smi-dmon-gpm.txt", "prometheus"});
+    auto db = importFixture(dir, base,
+                            {"nvidia-smi-query.csv", "nvidia-smi-dmon.txt", "nvidia-smi-dmon-gpm.txt", "prometheus"});
     QVERIFY(db);
     auto m = metricsOf(*db);
     QVERIFY_OK(m);
     QVERIFY(!m->gpus.empty());
-    QVERIFY(std::any_of(m->gpus.begin(), m->gpus.end(), [](const GpuMetrics& g) { return !g.smClock.empty() && !g.power.empty(); }));
+    QVERIFY(std::any_of(m->gpus.begin(), m->gpus.end(),
+                        [](const GpuMetrics& g) { return !g.smClock.empty() && !g.power.empty(); }));
     const RuleParams p = RuleParams::defaults();
     const auto throttles = throttleRule(*m, p);
     QVERIFY2(throttles.empty(), throttles.empty() ? "" : throttles[0].title.c_str());

@@ -15,7 +15,6 @@ using namespace runlens::test::rules;
 
 namespace {
 
-
 Expected<RunAnalysis> analyze(store::RunDatabase& db, const RuleParams& p = RuleParams::defaults())
 {
     return analyzeRun(db, p);
@@ -27,7 +26,6 @@ const Finding* firstOf(const std::vector<Finding>& findings, const std::string& 
         if (f.rule == rule) return &f;
     return nullptr;
 }
-
 
 } // namespace
 
@@ -60,7 +58,8 @@ void TestRunAnalysis::commBoundSubTypeFromLinkLoad()
     QCOMPARE(latency.size(), size_t(1));
     QCOMPARE(latency[0].evidence.value(QStringLiteral("sub_type")).toString(), QStringLiteral("latency"));
     QVERIFY(std::abs(latency[0].evidence.value(QStringLiteral("link_load")).toDouble() - 0.24) < 0.01);
-    QCOMPARE(latency[0].evidence.value(QStringLiteral("link_capacity_source")).toString(), QStringLiteral("ib.capacity"));
+    QCOMPARE(latency[0].evidence.value(QStringLiteral("link_capacity_source")).toString(),
+             QStringLiteral("ib.capacity"));
     QVERIFY(latency[0].title.find("latency/sync-bound") != std::string::npos);
     QVERIFY(latency[0].recommendation.find("far from full") != std::string::npos);
 
@@ -81,7 +80,10 @@ void TestRunAnalysis::commBoundSubTypeFromLinkLoad()
     auto estimated = commBound(*unknown);
     QCOMPARE(estimated.size(), size_t(1));
     QCOMPARE(estimated[0].evidence.value(QStringLiteral("sub_type")).toString(), QStringLiteral("unknown"));
-    QVERIFY(estimated[0].evidence.value(QStringLiteral("link_capacity_source")).toString().startsWith(QStringLiteral("unknown")));
+    QVERIFY(estimated[0]
+                .evidence.value(QStringLiteral("link_capacity_source"))
+                .toString()
+                .startsWith(QStringLiteral("unknown")));
     QVERIFY(estimated[0].confidence < latency[0].confidence);
 }
 
@@ -125,7 +127,8 @@ void TestRunAnalysis::analysisKeptInTheRun()
     // The time budget of the node adds up to its wall time, and the checkpoints are in it.
     QCOMPARE(first->budgets.size(), size_t(1));
     const TimeBudget& b = first->budgets[0];
-    QVERIFY(std::abs(b.computeS + b.commWaitS + b.inputS + b.checkpointS + b.hangS + b.idleS + b.startupS - b.wallS) < 1e-6);
+    QVERIFY(std::abs(b.computeS + b.commWaitS + b.inputS + b.checkpointS + b.hangS + b.idleS + b.startupS - b.wallS) <
+            1e-6);
     QVERIFY(b.checkpointS >= 6 * 15 && b.checkpointS <= 6 * 21);
 }
 

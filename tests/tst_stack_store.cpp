@@ -35,7 +35,6 @@ using test::varintBytes;
 
 using namespace runlens::test::stack_store;
 
-
 Q_DECLARE_METATYPE(std::vector<int64_t>)
 Q_DECLARE_METATYPE(runlens::store::TimeWindow)
 
@@ -102,7 +101,8 @@ class TestStackStore : public QObject
                 if (*id != m_threadIds[t]) return makeError(ErrorCode::Database, "the thread got a second id");
             }
             for (int f = 0; f < 10; ++f) {
-                RUNLENS_ASSIGN_OR_RETURN(auto frame, w.frame("late_" + std::to_string(f), "train.py", 1000 + f, "train"));
+                RUNLENS_ASSIGN_OR_RETURN(auto frame,
+                                         w.frame("late_" + std::to_string(f), "train.py", 1000 + f, "train"));
                 RUNLENS_ASSIGN_OR_RETURN(auto id, w.callsite(m_callsites[static_cast<size_t>(f) * 7], frame));
                 m_callsites.push_back(id);
             }

@@ -12,7 +12,6 @@
 #include <QTemporaryDir>
 #include <QTest>
 #include <algorithm>
-#include <optional>
 #include <array>
 #include <atomic>
 #include <bit>
@@ -21,6 +20,7 @@
 #include <iterator>
 #include <limits>
 #include <numeric>
+#include <optional>
 #include <random>
 #include <sqlite3.h>
 
@@ -129,8 +129,10 @@ Expected<std::vector<int64_t>> writeRun(RunDatabase& db, const std::vector<Serie
     ImportTotals totals;
     totals.contentHash = hash;
     RUNLENS_TRY(w.finishImport(totals, Diagnostics()));
-    if (keepOpen) keepOpen->emplace(std::move(tx));
-    else RUNLENS_TRY(tx.commit());
+    if (keepOpen)
+        keepOpen->emplace(std::move(tx));
+    else
+        RUNLENS_TRY(tx.commit());
     return ids;
 }
 
@@ -145,7 +147,6 @@ int64_t countRows(RunDatabase& db, const std::string& table)
     auto st = Statement::prepare(db.handle(), "SELECT count(*) FROM " + table);
     return st && st->step() ? st->int64(0) : -1;
 }
-
 
 } // namespace
 

@@ -3,9 +3,9 @@
 // straggler.
 // STRAGGLER by rank: generated runs where one rank does extra host work before every step while its peers wait at
 // the collective (found from profiled traces alone, from the stack samples alone, and from both when the peers wait
-// in a frame only the traces show to hold the collectives), ranks late in turn at random (jitter: no straggler), the peers'
-// communication wait linked to the straggler as its symptom; and the real h200-gloo-straggler run against its ground
-// truth (rank 1, slow_rank_work, 0.25 s a step, in the straggler phase only) and h200-gloo-small (no straggler).
+// in a frame only the traces show to hold the collectives), ranks late in turn at random (jitter: no straggler), the
+// peers' communication wait linked to the straggler as its symptom; and the real h200-gloo-straggler run against its
+// ground truth (rank 1, slow_rank_work, 0.25 s a step, in the straggler phase only) and h200-gloo-small (no straggler).
 
 #include "analysis/rules/run_analysis.h"
 #include "analysis/rules/step_detection.h"
@@ -166,21 +166,25 @@ std::unique_ptr<store::RunDatabase> writeRankRun(const QTemporaryDir& dir, RankR
         for (int r = 0; r < run.ranks; ++r) {
             const std::string pid = std::to_string(1000 + r);
             auto mainTrack = tw.track(node(r), r, "cpu", pid, pid, "thread (python)", std::nullopt);
-            auto autograd = tw.track(node(r), r, "cpu", pid, std::to_string(2000 + r), "thread (pt_autograd_0)", std::nullopt);
-            auto worker = tw.track(node(r), r, "cpu", pid, std::to_string(3000 + r), "thread (pt_gloo_runloop)", std::nullopt);
+            auto autograd =
+                tw.track(node(r), r, "cpu", pid, std::to_string(2000 + r), "thread (pt_autograd_0)", std::nullopt);
+            auto worker =
+                tw.track(node(r), r, "cpu", pid, std::to_string(3000 + r), "thread (pt_gloo_runloop)", std::nullopt);
             if (!mainTrack || !autograd || !worker) return nullptr;
             for (int64_t k : run.profiled) {
                 const auto kk = static_cast<size_t>(k);
                 auto name = tw.name(fmt::format("ProfilerStep#{}", k));
                 if (!name) return nullptr;
                 const double from = run.starts[kk], to = run.starts[kk + 1];
-                if (!tw.slice(*mainTrack, store::TraceCategory::UserAnnotation, *name, ns(from), ns(to) - ns(from), std::nullopt))
+                if (!tw.slice(*mainTrack, store::TraceCategory::UserAnnotation, *name, ns(from), ns(to) - ns(from),
+                              std::nullopt))
                     return nullptr;
                 // Two gradient buckets: each all-reduce enqueued as the rank reaches it, done when the last one has.
                 for (int b = 0; b < 2; ++b) {
                     const double arrive = from + run.extraOf(r, k) + run.workS * (0.8 + 0.2 * b) + jitter(rng);
                     const double done = run.rendezvous ? to - run.commS * (1 - b) * 0.5 : arrive + 0.01;
-                    if (!tw.slice(*autograd, store::TraceCategory::Collective, *enqueue, ns(arrive), 80'000, std::nullopt) ||
+                    if (!tw.slice(*autograd, store::TraceCategory::Collective, *enqueue, ns(arrive), 80'000,
+                                  std::nullopt) ||
                         !tw.slice(*worker, store::TraceCategory::Collective, *gloo, ns(arrive) + 100'000,
                                   ns(done) - ns(arrive) - 100'000, std::nullopt))
                         return nullptr;
@@ -266,10 +270,12 @@ private Q_SLOTS:
 void TestStraggler::parameters()
 {
     const RuleParams p = RuleParams::defaults();
-    for (const char* name : {"straggler.window_samples", "straggler.max_reads", "straggler.max_samples", "straggler.collective_frame_share",
-                             "straggler.trace_gap_s", "straggler.trace_min_steps", "straggler.trace_min_lag", "straggler.trace_share",
-                             "straggler.top_frame_share", "straggler.symptom_overlap"})
-        QVERIFY2(std::any_of(p.all().begin(), p.all().end(), [&](const RuleParam& rp) { return rp.name == name && !rp.doc.empty(); }),
+    for (const char* name :
+         {"straggler.window_samples", "straggler.max_reads", "straggler.max_samples",
+          "straggler.collective_frame_share", "straggler.trace_gap_s", "straggler.trace_min_steps",
+          "straggler.trace_min_lag", "straggler.trace_share", "straggler.top_frame_share", "straggler.symptom_overlap"})
+        QVERIFY2(std::any_of(p.all().begin(), p.all().end(),
+                             [&](const RuleParam& rp) { return rp.name == name && !rp.doc.empty(); }),
                  name);
 }
 
@@ -292,7 +298,8 @@ void TestStraggler::lateRankFromTraces()
     QCOMPARE(ev(f, "source"), QStringLiteral("traces"));
     QCOMPARE(num(f, "trace_steps"), 10.0);
     QCOMPARE(num(f, "trace_late_steps"), 10.0);
-    QVERIFY2(std::abs(num(f, "lateness_per_step_s") - 0.25) <= 0.02, qPrintable(QString::number(num(f, "lateness_per_step_s"))));
+    QVERIFY2(std::abs(num(f, "lateness_per_step_s") - 0.25) <= 0.02,
+             qPrintable(QString::number(num(f, "lateness_per_step_s"))));
     QCOMPARE(f.nodes, std::vector<std::string>{"node0"});
     QCOMPARE(f.episodes.size(), size_t(2)); // the two profiling windows
     // The saving: the others' wait in the profiled steps, spread over the episodes.
@@ -361,7 +368,8 @@ void TestStraggler::lateRankFromStacks()
     QCOMPARE(g.episodes.size(), size_t(1));
     QVERIFY(covered(g, kStart, kStart + 240 * kSecond) >= 220);
     QVERIFY2(std::abs(g.savingS - f.savingS) <= 0.05 * f.savingS, qPrintable(QString::number(g.savingS)));
-    QVERIFY2(std::abs(num(g, "lateness_per_step_s") - 0.25) <= 0.03, qPrintable(QString::number(num(g, "lateness_per_step_s"))));
+    QVERIFY2(std::abs(num(g, "lateness_per_step_s") - 0.25) <= 0.03,
+             qPrintable(QString::number(num(g, "lateness_per_step_s"))));
 }
 
 void TestStraggler::lateRankWaitsInOwnFrame()
@@ -382,10 +390,14 @@ void TestStraggler::lateRankWaitsInOwnFrame()
     const Finding& f = found[0];
     QCOMPARE(f.evidence.value(QStringLiteral("late_rank")).toInteger(), qint64(1));
     QCOMPARE(ev(f, "source"), QStringLiteral("traces+stacks"));
-    QVERIFY(f.evidence.value(QStringLiteral("wait_frames")).toArray().contains(QStringLiteral("backward_and_reduce (train.py:10)")));
+    QVERIFY(f.evidence.value(QStringLiteral("wait_frames"))
+                .toArray()
+                .contains(QStringLiteral("backward_and_reduce (train.py:10)")));
     QVERIFY2(firstFrame(f).startsWith(QLatin1String("slow_rank_work")), qPrintable(firstFrame(f)));
-    QVERIFY2(std::abs(num(f, "lateness_per_step_s") - 0.25) <= 0.03, qPrintable(QString::number(num(f, "lateness_per_step_s"))));
-    QVERIFY2(std::abs(num(f, "trace_lateness_per_step_s") - 0.25) <= 0.02, qPrintable(QString::number(num(f, "trace_lateness_per_step_s"))));
+    QVERIFY2(std::abs(num(f, "lateness_per_step_s") - 0.25) <= 0.03,
+             qPrintable(QString::number(num(f, "lateness_per_step_s"))));
+    QVERIFY2(std::abs(num(f, "trace_lateness_per_step_s") - 0.25) <= 0.02,
+             qPrintable(QString::number(num(f, "trace_lateness_per_step_s"))));
     // The episodes: the first 180 steps, not the balanced rest.
     const int64_t change = ns(run.starts[180]);
     QVERIFY(covered(f, kStart, change) >= 0.9 * static_cast<double>(change - kStart) / 1e9);
@@ -448,12 +460,14 @@ void TestStraggler::commWaitIsItsSymptom()
     auto a = analyzeRun(*db, RuleParams::defaults());
     QVERIFY_OK(a);
     const auto straggler = std::find_if(a->findings.begin(), a->findings.end(), [](const Finding& f) {
-        return f.rule == "STRAGGLER" && f.evidence.value(QStringLiteral("unit_kind")).toString() == QLatin1String("rank");
+        return f.rule == "STRAGGLER" &&
+               f.evidence.value(QStringLiteral("unit_kind")).toString() == QLatin1String("rank");
     });
     QVERIFY(straggler != a->findings.end());
     // The waits during the straggling, up to what the straggler saves there, are its symptom; what stands on its
     // own there saves less than the straggler.
-    const auto comm = std::find_if(a->findings.begin(), a->findings.end(), [](const Finding& f) { return f.rule == "COMM_BOUND" && !f.causedBy.empty(); });
+    const auto comm = std::find_if(a->findings.begin(), a->findings.end(),
+                                   [](const Finding& f) { return f.rule == "COMM_BOUND" && !f.causedBy.empty(); });
     QVERIFY(comm != a->findings.end());
     QCOMPARE(comm->causedBy, std::string("STRAGGLER rank 2"));
     QCOMPARE(roleOf(*comm), std::string("symptom"));
@@ -493,18 +507,21 @@ void TestStraggler::symptomNeedsOverlapAndNode()
     s.rule = "STRAGGLER";
     s.nodes = {"node0"};
     s.episodes = {{kStart, kStart + 100 * kSecond, 25}};
-    s.evidence = QJsonObject{{QStringLiteral("unit_kind"), QStringLiteral("rank")}, {QStringLiteral("unit"), QStringLiteral("rank 3")}};
+    s.evidence = QJsonObject{{QStringLiteral("unit_kind"), QStringLiteral("rank")},
+                             {QStringLiteral("unit"), QStringLiteral("rank 3")}};
     Finding mostly;
     mostly.rule = "COMM_BOUND";
     mostly.nodes = {"node0"};
-    mostly.episodes = {{kStart + 10 * kSecond, kStart + 90 * kSecond, 80}, {kStart + 150 * kSecond, kStart + 160 * kSecond, 10}};
+    mostly.episodes = {{kStart + 10 * kSecond, kStart + 90 * kSecond, 80},
+                       {kStart + 150 * kSecond, kStart + 160 * kSecond, 10}};
     mostly.savingS = 90;
     Finding outside = mostly;
     outside.episodes = {{kStart + 95 * kSecond, kStart + 200 * kSecond}};
     Finding elsewhere = mostly;
     elsewhere.nodes = {"node1"};
     Finding node = s;
-    node.evidence = QJsonObject{{QStringLiteral("unit_kind"), QStringLiteral("node")}, {QStringLiteral("unit"), QStringLiteral("node0")}};
+    node.evidence = QJsonObject{{QStringLiteral("unit_kind"), QStringLiteral("node")},
+                                {QStringLiteral("unit"), QStringLiteral("node0")}};
     std::vector<Finding> all{s, mostly, outside, elsewhere};
     linkStragglerSymptoms(all, RuleParams::defaults());
     // Mostly during the straggling: split. The symptom is the waits then up to the straggler's saving there
@@ -544,11 +561,13 @@ void TestStraggler::fixtureStraggler()
     QVERIFY(t.open(QIODevice::ReadOnly));
     for (const QByteArray& line : t.readAll().split('\n')) {
         const QJsonObject o = QJsonDocument::fromJson(line).object();
-        const QString event = o.value(QStringLiteral("event")).toString(), phase = o.value(QStringLiteral("phase")).toString();
+        const QString event = o.value(QStringLiteral("event")).toString(),
+                      phase = o.value(QStringLiteral("phase")).toString();
         const auto ts = static_cast<int64_t>(o.value(QStringLiteral("ts_ns")).toDouble());
         if (event == QLatin1String("step") && phase == QLatin1String("straggler")) {
             slow.push_back(o.value(QStringLiteral("slow_work_s")).toDouble());
-            if (!stragglerFrom) stragglerFrom = ts - static_cast<int64_t>(o.value(QStringLiteral("seconds")).toDouble() * 1e9);
+            if (!stragglerFrom)
+                stragglerFrom = ts - static_cast<int64_t>(o.value(QStringLiteral("seconds")).toDouble() * 1e9);
         } else if (event == QLatin1String("phase_end")) {
             (phase == QLatin1String("straggler") ? stragglerTo : balancedTo) = ts;
         }
@@ -569,12 +588,15 @@ void TestStraggler::fixtureStraggler()
     QVERIFY(f.title.find("rank 1") != std::string::npos && f.title.find("slow_rank_work") != std::string::npos);
     QCOMPARE(ev(f, "source"), QStringLiteral("traces+stacks"));
     const double late = num(f, "lateness_per_step_s");
-    QVERIFY2(std::abs(late - truth) <= 0.3 * truth, qPrintable(QStringLiteral("%1 s against %2 s").arg(late).arg(truth)));
+    QVERIFY2(std::abs(late - truth) <= 0.3 * truth,
+             qPrintable(QStringLiteral("%1 s against %2 s").arg(late).arg(truth)));
     // The episodes: the straggler phase (but for its checkpoint), hardly any of the balanced one.
-    const double phase = static_cast<double>(stragglerTo - stragglerFrom) / 1e9, balanced = static_cast<double>(balancedTo - stragglerTo) / 1e9;
+    const double phase = static_cast<double>(stragglerTo - stragglerFrom) / 1e9,
+                 balanced = static_cast<double>(balancedTo - stragglerTo) / 1e9;
     const double in = covered(f, stragglerFrom, stragglerTo), out = covered(f, stragglerTo, balancedTo);
     QVERIFY2(in >= 0.75 * phase, qPrintable(QStringLiteral("%1 s of the %2 s straggler phase").arg(in).arg(phase)));
-    QVERIFY2(out <= 0.1 * balanced, qPrintable(QStringLiteral("%1 s of the %2 s balanced phase").arg(out).arg(balanced)));
+    QVERIFY2(out <= 0.1 * balanced,
+             qPrintable(QStringLiteral("%1 s of the %2 s balanced phase").arg(out).arg(balanced)));
     // It saves the others' wait: about the lateness in each straggler step.
     const double expected = truth * static_cast<double>(slow.size());
     QVERIFY2(f.savingS >= 0.6 * expected && f.savingS <= 1.2 * expected, qPrintable(QString::number(f.savingS)));
@@ -587,8 +609,10 @@ void TestStraggler::fixtureStraggler()
             linked = linked || c.causedBy == "STRAGGLER rank 1";
             continue;
         }
-        const double own = savingWithin(c, stragglerFrom, stragglerTo), its = savingWithin(f, stragglerFrom, stragglerTo);
-        QVERIFY2(own < its, qPrintable(QStringLiteral("COMM_BOUND %1 s against the straggler's %2 s").arg(own).arg(its)));
+        const double own = savingWithin(c, stragglerFrom, stragglerTo),
+                     its = savingWithin(f, stragglerFrom, stragglerTo);
+        QVERIFY2(own < its,
+                 qPrintable(QStringLiteral("COMM_BOUND %1 s against the straggler's %2 s").arg(own).arg(its)));
     }
     QVERIFY(linked);
 }
@@ -674,10 +698,14 @@ void TestStraggler::noNodeStraggler()
     c.jitterS = kind == 0 ? 0.15 : 0.05;
     c.late = [=](int n, int64_t k) {
         switch (kind) {
-        case 1: return n == (k * 3) % 4 ? 1.5 : 0.0;
-        case 2: return n == 2 && k % 10 == 0 ? 1.5 : 0.0;
-        case 3: return n == 2 ? 0.3 : 0.0;
-        default: return 0.0;
+        case 1:
+            return n == (k * 3) % 4 ? 1.5 : 0.0;
+        case 2:
+            return n == 2 && k % 10 == 0 ? 1.5 : 0.0;
+        case 3:
+            return n == 2 ? 0.3 : 0.0;
+        default:
+            return 0.0;
         }
     };
     auto model = std::make_shared<StepModel>(stragglerModel(c, 1800));

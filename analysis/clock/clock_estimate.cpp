@@ -289,7 +289,8 @@ Expected<std::vector<ClockChange>> applyClockEstimates(store::RunDatabase& db, c
         if (n.clockOffsetSource == store::kClockSourceUser && !force) {
             c.keptUser = true;
         } else if (e.found) {
-            c = ClockChange{e.node, true, false, store::saturatingAdd(base, e.offsetNs), e.uncertaintyNs, e.source, e.method};
+            c = ClockChange{e.node,          true,     false,   store::saturatingAdd(base, e.offsetNs),
+                            e.uncertaintyNs, e.source, e.method};
             RUNLENS_TRY(store::setNodeClockOffset(db, e.node, c.offsetNs, c.uncertaintyNs, c.source));
         }
         changes.push_back(std::move(c));

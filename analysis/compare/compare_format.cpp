@@ -34,8 +34,8 @@ std::string formatCompareValue(double v, const std::string& unit, bool sign)
     // Seconds up to a few hours; longer as hours (a day's saving is "19.4 h", not "6.983e+04 s").
     if (unit == "s") return a >= kHoursFrom ? fmt::format("{}{:.3g} h", s, a / 3600) : fmt::format("{}{:.4g} s", s, a);
     if (unit == "%") return fmt::format("{}{:.1f}{}", s, a, sign ? " pts" : " %");
-    const std::string body = a >= 1e7 ? fmt::format("{:.4g}M", a / 1e6)
-                             : a >= 1e4 ? fmt::format("{:.4g}k", a / 1e3)
+    const std::string body = a >= 1e7        ? fmt::format("{:.4g}M", a / 1e6)
+                             : a >= 1e4      ? fmt::format("{:.4g}k", a / 1e3)
                              : unit == "1/s" ? fmt::format("{:.4g}", a)
                                              : fmt::format("{:.0f}", a);
     return s + body + (unit == "1/s" ? "/s" : "");
@@ -51,7 +51,8 @@ std::string formatVerdict(const CompareCell& cell)
 {
     if (cell.verdict.empty()) return "—";
     if (!std::isfinite(cell.p)) return cell.verdict;
-    return cell.p < 0.001 ? fmt::format("{} (MWU p<0.001)", cell.verdict) : fmt::format("{} (MWU p={:.3f})", cell.verdict, cell.p);
+    return cell.p < 0.001 ? fmt::format("{} (MWU p<0.001)", cell.verdict)
+                          : fmt::format("{} (MWU p={:.3f})", cell.verdict, cell.p);
 }
 
 } // namespace runlens::analysis

@@ -1,7 +1,6 @@
 #include "analysis/compare/findings_compare.h"
 
 #include <QJsonValue>
-
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -26,9 +25,12 @@ std::string findingCharacter(const Finding& f)
 const char* statusName(FindingChange::Status s)
 {
     switch (s) {
-    case FindingChange::Status::Gone: return "gone";
-    case FindingChange::Status::Still: return "still";
-    case FindingChange::Status::New: return "new";
+    case FindingChange::Status::Gone:
+        return "gone";
+    case FindingChange::Status::Still:
+        return "still";
+    case FindingChange::Status::New:
+        return "new";
     }
     return "";
 }

@@ -28,12 +28,12 @@ struct FindingChange
         New,   // in B only
     };
     Status status = Status::Still;
-    std::optional<Finding> a, b; // the finding on each side (both for Still)
+    std::optional<Finding> a, b;     // the finding on each side (both for Still)
     double impactA = 0, impactB = 0; // Finding::impact (fraction of the run's wall time); 0 where absent
     double savingA = 0, savingB = 0; // seconds saved within the side's window; 0 where absent
     // The saving as a share of the side's window (0 where absent or the window unbounded).
     double savingShareA = 0, savingShareB = 0;
-    bool sameNodes = true; // Still: the same node names on both sides
+    bool sameNodes = true;                                 // Still: the same node names on both sides
     const Finding& finding() const { return b ? *b : *a; } // B's when still there
 };
 

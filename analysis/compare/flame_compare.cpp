@@ -50,9 +50,9 @@ double shareOf(int64_t n, int64_t total)
 Status refusePerThread(const FlameQuery& q, const char* side)
 {
     if (q.perThread)
-        return makeError(ErrorCode::Usage,
-                         fmt::format("run {}: per-thread flame trees do not compare across runs (thread ids differ)",
-                                     side));
+        return makeError(
+            ErrorCode::Usage,
+            fmt::format("run {}: per-thread flame trees do not compare across runs (thread ids differ)", side));
     return Ok{};
 }
 
@@ -119,9 +119,8 @@ Expected<FlameComparison> compareFlames(FlameSource& a, const FlameQuery& queryA
     return compareFlameTrees(std::move(treeA), std::move(treeB), options);
 }
 
-Expected<FlameComparison> compareRunFlames(const std::string& pathA, const FlameQuery& queryA,
-                                           const std::string& pathB, const FlameQuery& queryB,
-                                           std::shared_ptr<const PhaseClassifier> classifier,
+Expected<FlameComparison> compareRunFlames(const std::string& pathA, const FlameQuery& queryA, const std::string& pathB,
+                                           const FlameQuery& queryB, std::shared_ptr<const PhaseClassifier> classifier,
                                            const FlameCompareOptions& options, const std::atomic<bool>* cancel)
 {
     RUNLENS_ASSIGN_OR_RETURN(auto dbA, store::RunDatabase::open(pathA, store::OpenMode::ReadOnly));

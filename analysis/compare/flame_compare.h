@@ -26,7 +26,7 @@ namespace runlens::analysis {
 struct FrameChange
 {
     std::string name, file;
-    int64_t lineA = 0, lineB = 0; // of the function's heaviest frame on each side (0: none, or not known)
+    int64_t lineA = 0, lineB = 0;       // of the function's heaviest frame on each side (0: none, or not known)
     int64_t samplesA = 0, samplesB = 0; // stacks the function is on (inclusive)
     int64_t selfA = 0, selfB = 0;       // stacks whose leaf it is
     double shareA = 0, shareB = 0;      // samples / the side's total
@@ -51,10 +51,10 @@ struct FlameCompareOptions
 
 struct FlameComparison
 {
-    std::shared_ptr<const FlameTree> a, b;   // the two sides' trees
-    std::shared_ptr<const DiffTree> diff;    // merged by call path (draw it with diffAsFlameTree)
-    int64_t totalA = 0, totalB = 0;          // samples per side (0: that side has none in its selection)
-    std::vector<FrameChange> grew, shrank;   // change() > 0 / < 0, the largest magnitude first
+    std::shared_ptr<const FlameTree> a, b; // the two sides' trees
+    std::shared_ptr<const DiffTree> diff;  // merged by call path (draw it with diffAsFlameTree)
+    int64_t totalA = 0, totalB = 0;        // samples per side (0: that side has none in its selection)
+    std::vector<FrameChange> grew, shrank; // change() > 0 / < 0, the largest magnitude first
 };
 
 // The comparison of two trees already built (any sources: frames are matched by what they are).
@@ -68,9 +68,8 @@ Expected<FlameComparison> compareFlames(FlameSource& a, const FlameQuery& queryA
 
 // The same from two run files, opened read-only; classifier may be null (phase filters in the queries are then
 // refused, and the trees' phases are Other).
-Expected<FlameComparison> compareRunFlames(const std::string& pathA, const FlameQuery& queryA,
-                                           const std::string& pathB, const FlameQuery& queryB,
-                                           std::shared_ptr<const PhaseClassifier> classifier,
+Expected<FlameComparison> compareRunFlames(const std::string& pathA, const FlameQuery& queryA, const std::string& pathB,
+                                           const FlameQuery& queryB, std::shared_ptr<const PhaseClassifier> classifier,
                                            const FlameCompareOptions& options = {},
                                            const std::atomic<bool>* cancel = nullptr);
 

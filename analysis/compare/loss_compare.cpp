@@ -28,7 +28,8 @@ double sizePerStep(const LossCurve& c)
     std::vector<double> sizes;
     for (size_t i = 1; i < c.size() && i < c.tokens.size(); ++i) {
         const double ds = c.step[i] - c.step[i - 1];
-        if (ds > 0 && std::isfinite(c.tokens[i]) && std::isfinite(c.tokens[i - 1])) sizes.push_back((c.tokens[i] - c.tokens[i - 1]) / ds);
+        if (ds > 0 && std::isfinite(c.tokens[i]) && std::isfinite(c.tokens[i - 1]))
+            sizes.push_back((c.tokens[i] - c.tokens[i - 1]) / ds);
     }
     return medianOf(sizes);
 }
@@ -73,7 +74,8 @@ std::vector<double> rollingMedian(const std::vector<double>& v, size_t points)
     const size_t half = std::max<size_t>(points, 1) / 2;
     for (size_t i = 0; i < v.size(); ++i) {
         const size_t from = i >= half ? i - half : 0, to = std::min(v.size(), i + half + 1);
-        out[i] = medianOf(std::vector<double>(v.begin() + static_cast<std::ptrdiff_t>(from), v.begin() + static_cast<std::ptrdiff_t>(to)));
+        out[i] = medianOf(std::vector<double>(v.begin() + static_cast<std::ptrdiff_t>(from),
+                                              v.begin() + static_cast<std::ptrdiff_t>(to)));
     }
     return out;
 }
@@ -207,7 +209,9 @@ LossComparison compareLoss(const LossCurve& base, const LossCurve& cand)
     r.timeCandS = timeToLevel(cand.timeS, sc, r.level);
     if (std::isfinite(r.timeBaseS) && std::isfinite(r.timeCandS) && r.timeBaseS > 0) {
         r.timeRatio = r.timeCandS / r.timeBaseS;
-        r.timeVerdict = r.timeRatio < 1 - kTimeToLossTolerance ? "better" : r.timeRatio > 1 + kTimeToLossTolerance ? "worse" : "same";
+        r.timeVerdict = r.timeRatio < 1 - kTimeToLossTolerance   ? "better"
+                        : r.timeRatio > 1 + kTimeToLossTolerance ? "worse"
+                                                                 : "same";
     }
     return r;
 }

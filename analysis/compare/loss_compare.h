@@ -24,7 +24,7 @@ struct LossCurve
     std::vector<double> timeS;  // seconds since the run's first loss point (in the window)
     std::vector<double> tokens; // cumulative tokens (or samples, see sizeUnit) up to the point, NaN when unknown
     std::vector<double> loss;
-    std::string sizeUnit;       // "tokens", "samples" or "" (tokens all NaN)
+    std::string sizeUnit; // "tokens", "samples" or "" (tokens all NaN)
     size_t size() const { return loss.size(); }
 };
 
@@ -54,19 +54,19 @@ double lossNoise(const LossCurve& curve);
 struct LossComparison
 {
     // Against step (or tokens / samples).
-    std::string axis;          // "step", "tokens" or "samples"; "" when either run has too few loss points
+    std::string axis; // "step", "tokens" or "samples"; "" when either run has too few loss points
     double xFrom = std::numeric_limits<double>::quiet_NaN(), xTo = std::numeric_limits<double>::quiet_NaN();
-    size_t points = 0;         // baseline points in the common x range
+    size_t points = 0;                                            // baseline points in the common x range
     double medianDiff = std::numeric_limits<double>::quiet_NaN(); // candidate − baseline (smoothed curves)
     double diffSpread = std::numeric_limits<double>::quiet_NaN(); // median |difference − medianDiff|
     double noiseBase = std::numeric_limits<double>::quiet_NaN(), noiseCand = std::numeric_limits<double>::quiet_NaN();
-    double noise = std::numeric_limits<double>::quiet_NaN();      // the tolerance: kLossNoiseMultiple × max of both
-    std::string verdict;       // "unchanged", "lower", "higher" or "n/a"
+    double noise = std::numeric_limits<double>::quiet_NaN(); // the tolerance: kLossNoiseMultiple × max of both
+    std::string verdict;                                     // "unchanged", "lower", "higher" or "n/a"
     // Against wall time.
-    double level = std::numeric_limits<double>::quiet_NaN();      // the higher final smoothed loss + noise
+    double level = std::numeric_limits<double>::quiet_NaN(); // the higher final smoothed loss + noise
     double timeBaseS = std::numeric_limits<double>::quiet_NaN(), timeCandS = std::numeric_limits<double>::quiet_NaN();
-    double timeRatio = std::numeric_limits<double>::quiet_NaN();  // candidate's time / baseline's
-    std::string timeVerdict;   // "better", "worse", "same" or "n/a"
+    double timeRatio = std::numeric_limits<double>::quiet_NaN(); // candidate's time / baseline's
+    std::string timeVerdict;                                     // "better", "worse", "same" or "n/a"
 };
 
 // The candidate's loss curve against the baseline's (see the constants above and docs/design.md §7).

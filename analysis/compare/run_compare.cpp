@@ -172,7 +172,8 @@ Expected<RunSummary> summarizeRun(store::RunDatabase& db, const std::string& lab
     // The window: given, the whole run, or from the latest node's steady start on.
     size_t steadyFirst = 0;
     for (const NodeMetrics& node : m.nodes) {
-        const bool hasGpus = std::any_of(m.gpus.begin(), m.gpus.end(), [&](const GpuMetrics& g) { return g.node == node.node; });
+        const bool hasGpus =
+            std::any_of(m.gpus.begin(), m.gpus.end(), [&](const GpuMetrics& g) { return g.node == node.node; });
         if (!hasGpus) continue;
         const size_t s = steadyStartSlot(m, node.node, params);
         if (s < grid.size) steadyFirst = std::max(steadyFirst, s);
@@ -198,7 +199,8 @@ Expected<RunSummary> summarizeRun(store::RunDatabase& db, const std::string& lab
     };
     const size_t first = slotAtOrAfter(out.fromNs), last = slotAtOrAfter(out.toNs);
     if (out.toNs <= out.fromNs || last <= first)
-        return makeError(ErrorCode::Usage, fmt::format("{}: the window is empty (the run's metrics do not reach into it)", label));
+        return makeError(ErrorCode::Usage,
+                         fmt::format("{}: the window is empty (the run's metrics do not reach into it)", label));
     const double windowS = static_cast<double>(out.toNs - out.fromNs) / 1e9;
     const auto inWindow = [&](int64_t t) { return t >= out.fromNs && t < out.toNs; };
 
@@ -336,7 +338,8 @@ Expected<RunSummary> summarizeRun(store::RunDatabase& db, const std::string& lab
     const double slotS = static_cast<double>(grid.stepNs) / 1e9;
     const double stepS = steps.empty() ? slotS : quantile(steps, 0.5);
     const size_t slots = last - first;
-    const size_t block = std::clamp<size_t>(static_cast<size_t>(std::llround(stepS / slotS)), 1, std::max<size_t>(1, slots / 10));
+    const size_t block =
+        std::clamp<size_t>(static_cast<size_t>(std::llround(stepS / slotS)), 1, std::max<size_t>(1, slots / 10));
     out.blockS = static_cast<double>(block) * slotS;
     // The GPUs' activity describes them while they train: the slots inside a checkpoint stall or a hang, and the
     // slots where the GPUs idle (mean utilization at most stall.util_max, the waterfall's "other idle"), are left
@@ -346,7 +349,8 @@ Expected<RunSummary> summarizeRun(store::RunDatabase& db, const std::string& lab
     for (const Finding& f : analysis.findings)
         if (f.rule == "CKPT_GAP" || f.rule == "HANG")
             for (const FindingEpisode& e : f.episodes)
-                for (size_t i = grid.slotOf(std::max(e.startNs, grid.startNs)); i < grid.size && grid.slotStart(i) < e.endNs; ++i)
+                for (size_t i = grid.slotOf(std::max(e.startNs, grid.startNs));
+                     i < grid.size && grid.slotStart(i) < e.endNs; ++i)
                     stalled[i] = 1;
     const double idleMax = params.get("stall.util_max");
     for (size_t i = first; i < last; ++i) {
@@ -396,7 +400,8 @@ Expected<RunSummary> summarizeRun(store::RunDatabase& db, const std::string& lab
         return perSlot;
     };
     const auto addRate = [&](const char* id, const std::vector<double>& perSlot) {
-        std::vector<double> inside(perSlot.begin() + static_cast<std::ptrdiff_t>(first), perSlot.begin() + static_cast<std::ptrdiff_t>(last));
+        std::vector<double> inside(perSlot.begin() + static_cast<std::ptrdiff_t>(first),
+                                   perSlot.begin() + static_cast<std::ptrdiff_t>(last));
         const double value = mean(inside);
         if (!std::isfinite(value)) return;
         std::vector<size_t> starts;
@@ -404,7 +409,8 @@ Expected<RunSummary> summarizeRun(store::RunDatabase& db, const std::string& lab
         CompareSeries& line = out.series[id];
         line.value = metric[id].samples;
         for (size_t b : starts)
-            line.tS.push_back(sinceFrom(grid.slotStart(b)) + static_cast<double>(std::min(block, last - b)) * slotS / 2);
+            line.tS.push_back(sinceFrom(grid.slotStart(b)) +
+                              static_cast<double>(std::min(block, last - b)) * slotS / 2);
     };
     addRate("gpu_util", gpuMean(&GpuMetrics::util, 1));
     addRate("sm_active", gpuMean(&GpuMetrics::smActive, 100));
@@ -449,7 +455,8 @@ Expected<RunSummary> summarizeRun(store::RunDatabase& db, const std::string& lab
     for (const auto& [rule, s] : savingByRule) {
         metric["finding_" + rule + "_saving"] = {s, {}};
         metric["finding_" + rule + "_saving_pct"] = {100 * s / windowS, {}};
-        metric["finding_" + rule + "_impact"] = {100 * coveredSeconds(episodesByRule[rule], out.fromNs, out.toNs) / windowS, {}};
+        metric["finding_" + rule + "_impact"] = {
+            100 * coveredSeconds(episodesByRule[rule], out.fromNs, out.toNs) / windowS, {}};
     }
 
     // The goodput waterfall within the window, over the nodes with GPUs (as the analysis' budgets, windowed).
@@ -460,14 +467,17 @@ Expected<RunSummary> summarizeRun(store::RunDatabase& db, const std::string& lab
             if (g.node == node.node) gpus.push_back(&g);
         if (gpus.empty()) continue;
         const size_t start = steadyStartSlot(m, node.node, params);
-        const auto on = [&](const Finding& f) { return std::find(f.nodes.begin(), f.nodes.end(), node.node) != f.nodes.end(); };
+        const auto on = [&](const Finding& f) {
+            return std::find(f.nodes.begin(), f.nodes.end(), node.node) != f.nodes.end();
+        };
         std::vector<uint8_t> covered(grid.size, 0);
         double nHang = 0, nCkpt = 0, nInput = 0, nComm = 0, nIdle = 0;
         for (const Finding& f : analysis.findings) {
             if (!on(f)) continue;
             if (f.rule == "HANG" || f.rule == "CKPT_GAP") {
                 for (const FindingEpisode& e : f.episodes)
-                    for (size_t i = std::max(first, grid.slotOf(std::max(e.startNs, grid.startNs))); i < last && grid.slotStart(i) < e.endNs; ++i)
+                    for (size_t i = std::max(first, grid.slotOf(std::max(e.startNs, grid.startNs)));
+                         i < last && grid.slotStart(i) < e.endNs; ++i)
                         if (i >= start && !covered[i]) {
                             covered[i] = 1;
                             (f.rule == "HANG" ? nHang : nCkpt) += slotS;
@@ -531,8 +541,10 @@ double stepsAt(const RunSummary& run, double tS)
     // Within a step: the share of it done, linearly (the first step from the window's start, the ones after the
     // last at the last step's length).
     const double from = i == 0 ? 0.0 : ends[i - 1];
-    const double to = i < ends.size() ? ends[i] : from + (ends.size() > 1 ? ends.back() - ends[ends.size() - 2] : ends.back());
-    return static_cast<double>(i) + (to > from ? std::clamp((tS - from) / (to - from), 0.0, i < ends.size() ? 1.0 : 1e9) : 0.0);
+    const double to =
+        i < ends.size() ? ends[i] : from + (ends.size() > 1 ? ends.back() - ends[ends.size() - 2] : ends.back());
+    return static_cast<double>(i) +
+           (to > from ? std::clamp((tS - from) / (to - from), 0.0, i < ends.size() ? 1.0 : 1e9) : 0.0);
 }
 
 std::vector<CompareRow> compareRuns(const std::vector<RunSummary>& runs)
@@ -564,17 +576,23 @@ std::vector<CompareRow> compareRuns(const std::vector<RunSummary>& runs)
         if (!scaled[r].samples.empty()) scaled[r].value = quantile(scaled[r].samples, 0.5);
     }
     const CompareMetric none{0, {}};
-    const auto makeRow = [&](const std::string& id, const std::string& label, const std::string& unit, const std::string& kind) {
+    const auto makeRow = [&](const std::string& id, const std::string& label, const std::string& unit,
+                             const std::string& kind) {
         CompareRow row;
         row.id = id;
         row.label = label;
         row.unit = unit;
-        if (kind == "time") row.samplesOf = "steps";
-        else if (kind == "rate") row.samplesOf = id == "iterations_per_s" ? "steps" : id == "samples_per_s" || id == "tokens_per_s" || id == "mfu" ? "logged values" : "per-step means";
+        if (kind == "time")
+            row.samplesOf = "steps";
+        else if (kind == "rate")
+            row.samplesOf = id == "iterations_per_s"                                       ? "steps"
+                            : id == "samples_per_s" || id == "tokens_per_s" || id == "mfu" ? "logged values"
+                                                                                           : "per-step means";
         std::vector<const CompareMetric*> ms;
         bool any = false;
         for (size_t r = 0; r < runs.size(); ++r) {
-            const CompareMetric* c = id == "step_time_base_size" ? (scaled[r].samples.empty() ? nullptr : &scaled[r]) : metricOf(runs[r], id);
+            const CompareMetric* c = id == "step_time_base_size" ? (scaled[r].samples.empty() ? nullptr : &scaled[r])
+                                                                 : metricOf(runs[r], id);
             if (!c && id.starts_with("finding_")) c = &none; // no finding of the rule in the window: it costs nothing
             ms.push_back(c);
             row.values.push_back(c ? c->value : kNaN);
@@ -595,11 +613,14 @@ std::vector<CompareRow> compareRuns(const std::vector<RunSummary>& runs)
                 } else {
                     const MannWhitney t = mannWhitneyU(a, c);
                     cell.p = t.p;
-                    if (t.p >= kCompareAlpha) cell.verdict = "no significant change";
+                    if (t.p >= kCompareAlpha)
+                        cell.verdict = "no significant change";
                     else if (std::isfinite(cell.deltaPct) && std::fabs(cell.deltaPct) < 100 * kCompareMinEffect)
                         cell.verdict = fmt::format("no significant change (under {:.0f} %)", 100 * kCompareMinEffect);
-                    else if (kind == "time") cell.verdict = t.z < 0 ? "faster" : "slower";
-                    else cell.verdict = t.z > 0 ? "higher" : "lower";
+                    else if (kind == "time")
+                        cell.verdict = t.z < 0 ? "faster" : "slower";
+                    else
+                        cell.verdict = t.z > 0 ? "higher" : "lower";
                 }
             }
             row.cells.push_back(cell);
@@ -608,7 +629,8 @@ std::vector<CompareRow> compareRuns(const std::vector<RunSummary>& runs)
     };
     for (const RowDef& d : defs) {
         std::string label = d.label;
-        if (std::string(d.id) == "step_size" && !base.stepSizeUnit.empty()) label = "step size (" + base.stepSizeUnit + ")";
+        if (std::string(d.id) == "step_size" && !base.stepSizeUnit.empty())
+            label = "step size (" + base.stepSizeUnit + ")";
         makeRow(d.id, label, d.unit, d.kind);
     }
     for (const std::string& rule : rules) {
@@ -622,10 +644,11 @@ std::vector<CompareRow> compareRuns(const std::vector<RunSummary>& runs)
 QJsonObject toJson(const RunSummary& run)
 {
     return QJsonObject{{QStringLiteral("run"), QString::fromStdString(run.label)},
-                       {QStringLiteral("window"), QJsonObject{{QStringLiteral("from_ns"), static_cast<qint64>(run.fromNs)},
-                                                              {QStringLiteral("to_ns"), static_cast<qint64>(run.toNs)},
-                                                              {QStringLiteral("seconds"), static_cast<double>(run.toNs - run.fromNs) / 1e9},
-                                                              {QStringLiteral("kind"), QString::fromStdString(run.windowKind)}}},
+                       {QStringLiteral("window"),
+                        QJsonObject{{QStringLiteral("from_ns"), static_cast<qint64>(run.fromNs)},
+                                    {QStringLiteral("to_ns"), static_cast<qint64>(run.toNs)},
+                                    {QStringLiteral("seconds"), static_cast<double>(run.toNs - run.fromNs) / 1e9},
+                                    {QStringLiteral("kind"), QString::fromStdString(run.windowKind)}}},
                        {QStringLiteral("steps_from"), QString::fromStdString(run.stepSource)},
                        {QStringLiteral("step_size_unit"), QString::fromStdString(run.stepSizeUnit)},
                        {QStringLiteral("rate_sample_s"), run.blockS},
@@ -639,14 +662,18 @@ QJsonObject toJson(const CompareRow& row)
     for (double v : row.values)
         values.append(number(v));
     for (const CompareCell& c : row.cells)
-        cells.append(QJsonObject{{QStringLiteral("delta"), number(c.delta)},
-                                 {QStringLiteral("delta_pct"), number(c.deltaPct)},
-                                 {QStringLiteral("verdict"), c.verdict.empty() ? QJsonValue(QJsonValue::Null) : QJsonValue(QString::fromStdString(c.verdict))},
-                                 {QStringLiteral("p_value"), number(c.p)}});
+        cells.append(
+            QJsonObject{{QStringLiteral("delta"), number(c.delta)},
+                        {QStringLiteral("delta_pct"), number(c.deltaPct)},
+                        {QStringLiteral("verdict"), c.verdict.empty() ? QJsonValue(QJsonValue::Null)
+                                                                      : QJsonValue(QString::fromStdString(c.verdict))},
+                        {QStringLiteral("p_value"), number(c.p)}});
     return QJsonObject{{QStringLiteral("metric"), QString::fromStdString(row.id)},
                        {QStringLiteral("label"), QString::fromStdString(row.label)},
                        {QStringLiteral("unit"), QString::fromStdString(row.unit)},
-                       {QStringLiteral("test_on"), row.samplesOf.empty() ? QJsonValue(QJsonValue::Null) : QJsonValue(QString::fromStdString(row.samplesOf))},
+                       {QStringLiteral("test_on"), row.samplesOf.empty()
+                                                       ? QJsonValue(QJsonValue::Null)
+                                                       : QJsonValue(QString::fromStdString(row.samplesOf))},
                        {QStringLiteral("values"), values},
                        {QStringLiteral("candidates"), cells}};
 }

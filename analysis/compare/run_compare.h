@@ -32,9 +32,9 @@ inline constexpr size_t kCompareMinSamples = 5;
 
 struct MannWhitney
 {
-    double u = 0;   // U of the second sample (b) against the first (a)
-    double z = 0;   // > 0: b tends to be larger than a
-    double p = 1;   // two-sided
+    double u = 0; // U of the second sample (b) against the first (a)
+    double z = 0; // > 0: b tends to be larger than a
+    double p = 1; // two-sided
 };
 // Mann–Whitney U of b against a (NaN values left out), normal approximation with tie and continuity corrections.
 MannWhitney mannWhitneyU(const std::vector<double>& a, const std::vector<double>& b);
@@ -61,16 +61,16 @@ struct CompareSeries
 
 struct RunSummary
 {
-    std::string label;                 // the run's path
-    int64_t fromNs = 0, toNs = 0;      // the window compared, [from, to)
-    std::string windowKind;            // "steady state", "whole run" or "given"
-    std::string stepSource;            // "trainer log", "detected steps" or "" (no steps)
-    double blockS = 0;                 // the rate rows' sample length (about a step), seconds
-    bool analysisStored = false;       // the findings are the run's stored ones (else analysed now, not kept)
+    std::string label;            // the run's path
+    int64_t fromNs = 0, toNs = 0; // the window compared, [from, to)
+    std::string windowKind;       // "steady state", "whole run" or "given"
+    std::string stepSource;       // "trainer log", "detected steps" or "" (no steps)
+    double blockS = 0;            // the rate rows' sample length (about a step), seconds
+    bool analysisStored = false;  // the findings are the run's stored ones (else analysed now, not kept)
     std::map<std::string, CompareMetric> metrics; // by row id (see compareRuns)
     // The trainer log's steps in the window that give their size: step time (s) and tokens (or samples) per step.
     std::vector<std::pair<double, double>> sizedSteps;
-    std::string stepSizeUnit;          // "tokens" or "samples"; "" when the log gives neither
+    std::string stepSizeUnit;              // "tokens" or "samples"; "" when the log gives neither
     std::vector<std::string> findingRules; // the rules with findings in the window, in order of first appearance
     std::vector<Finding> findings;         // the run's findings (stored, or analysed now)
     // By row id: step times at their steps' ends, the logged throughput and MFU at their moments, the rates' means
@@ -84,7 +84,8 @@ struct RunSummary
 double stepsAt(const RunSummary& run, double tS);
 
 // Reads and summarises one run over its window (read-only). Errors: an unreadable run, an empty window (Usage).
-Expected<RunSummary> summarizeRun(store::RunDatabase& db, const std::string& label, const CompareWindowRequest& request);
+Expected<RunSummary> summarizeRun(store::RunDatabase& db, const std::string& label,
+                                  const CompareWindowRequest& request);
 
 struct CompareCell
 {
@@ -96,9 +97,9 @@ struct CompareCell
 
 struct CompareRow
 {
-    std::string id, label, unit; // unit: s, %, 1/s, B/s, count, …
-    std::string samplesOf;       // what the test compares ("steps", "per-step means", ""), empty: no test
-    std::vector<double> values;  // per run, baseline first (NaN: n/a)
+    std::string id, label, unit;    // unit: s, %, 1/s, B/s, count, …
+    std::string samplesOf;          // what the test compares ("steps", "per-step means", ""), empty: no test
+    std::vector<double> values;     // per run, baseline first (NaN: n/a)
     std::vector<CompareCell> cells; // per candidate (runs 1…)
 };
 

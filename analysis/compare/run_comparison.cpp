@@ -13,28 +13,33 @@ namespace {
 
 Error named(const std::string& path, const Error& e)
 {
-    if (e.code == ErrorCode::Usage || e.code == ErrorCode::Cancelled) return e; // already says which run / nothing to name
+    if (e.code == ErrorCode::Usage || e.code == ErrorCode::Cancelled)
+        return e; // already says which run / nothing to name
     Error out = e;
     out.message = fmt::format("cannot read {}: {}", path, e.toString());
     out.where = {};
     return out;
 }
 
-bool cancelled(const CompareOptions& o) { return o.cancel && o.cancel->load(); }
+bool cancelled(const CompareOptions& o)
+{
+    return o.cancel && o.cancel->load();
+}
 
 QJsonObject candidateJson(const CandidateComparison& v)
 {
     QJsonArray findings;
     for (const auto* list : {&v.findings.gone, &v.findings.still, &v.findings.added})
         for (const FindingChange& c : *list)
-            findings.append(QJsonObject{{QStringLiteral("status"), QString::fromLatin1(statusName(c.status))},
-                                        {QStringLiteral("rule"), QString::fromStdString(c.finding().rule)},
-                                        {QStringLiteral("character"), QString::fromStdString(findingCharacter(c.finding()))},
-                                        {QStringLiteral("title"), QString::fromStdString(c.finding().title)},
-                                        {QStringLiteral("impact_a"), c.impactA},
-                                        {QStringLiteral("impact_b"), c.impactB},
-                                        {QStringLiteral("saving_a_s"), c.savingA},
-                                        {QStringLiteral("saving_b_s"), c.savingB}});
+            findings.append(
+                QJsonObject{{QStringLiteral("status"), QString::fromLatin1(statusName(c.status))},
+                            {QStringLiteral("rule"), QString::fromStdString(c.finding().rule)},
+                            {QStringLiteral("character"), QString::fromStdString(findingCharacter(c.finding()))},
+                            {QStringLiteral("title"), QString::fromStdString(c.finding().title)},
+                            {QStringLiteral("impact_a"), c.impactA},
+                            {QStringLiteral("impact_b"), c.impactB},
+                            {QStringLiteral("saving_a_s"), c.savingA},
+                            {QStringLiteral("saving_b_s"), c.savingB}});
     QJsonObject out{{QStringLiteral("findings"), findings}};
     if (v.flame) {
         const auto frames = [](const std::vector<FrameChange>& list) {
@@ -47,10 +52,11 @@ QJsonObject candidateJson(const CandidateComparison& v)
                                      {QStringLiteral("self_share_b"), c.selfShareB}});
             return a;
         };
-        out.insert(QStringLiteral("flame"), QJsonObject{{QStringLiteral("samples_a"), static_cast<qint64>(v.flame->totalA)},
-                                                        {QStringLiteral("samples_b"), static_cast<qint64>(v.flame->totalB)},
-                                                        {QStringLiteral("grew"), frames(v.flame->grew)},
-                                                        {QStringLiteral("shrank"), frames(v.flame->shrank)}});
+        out.insert(QStringLiteral("flame"),
+                   QJsonObject{{QStringLiteral("samples_a"), static_cast<qint64>(v.flame->totalA)},
+                               {QStringLiteral("samples_b"), static_cast<qint64>(v.flame->totalB)},
+                               {QStringLiteral("grew"), frames(v.flame->grew)},
+                               {QStringLiteral("shrank"), frames(v.flame->shrank)}});
     }
     out.insert(QStringLiteral("loss"), toJson(v.loss));
     return out;
@@ -68,7 +74,8 @@ Expected<RunComparison> compareRunFiles(const std::vector<CompareInput>& inputs,
         auto summary = summarizeRun(**db, in.path, in.window);
         if (!summary) return named(in.path, summary.error());
         // The loss curve: over the window given, else the whole run (the start-up is where the loss falls most).
-        auto curve = readLossCurve(**db, in.window.window ? store::TimeWindow{summary->fromNs, summary->toNs - 1} : store::TimeWindow{});
+        auto curve = readLossCurve(**db, in.window.window ? store::TimeWindow{summary->fromNs, summary->toNs - 1}
+                                                          : store::TimeWindow{});
         if (!curve) return named(in.path, curve.error());
         out.curves.push_back(std::move(*curve));
         out.runs.push_back(std::move(*summary));
@@ -91,7 +98,8 @@ Expected<RunComparison> compareRunFiles(const std::vector<CompareInput>& inputs,
         FlameCompareOptions flameOptions;
         flameOptions.limit = options.flameRows;
         auto flame = compareRunFlames(base.label, qa, cand.label, qb, phases, flameOptions, options.cancel);
-        if (!flame) return flame.error().code == ErrorCode::Cancelled ? flame.error() : named(cand.label, flame.error());
+        if (!flame)
+            return flame.error().code == ErrorCode::Cancelled ? flame.error() : named(cand.label, flame.error());
         if (flame->totalA > 0 && flame->totalB > 0) v.flame = std::move(*flame);
         v.loss = compareLoss(out.curves[0], out.curves[c]);
         out.candidates.push_back(std::move(v));

@@ -29,9 +29,9 @@ struct CandidateComparison
 
 struct RunComparison
 {
-    std::vector<RunSummary> runs;              // baseline first
+    std::vector<RunSummary> runs; // baseline first
     std::vector<CompareRow> rows;
-    std::vector<LossCurve> curves;             // per run: over its given window, else the whole run
+    std::vector<LossCurve> curves;               // per run: over its given window, else the whole run
     std::vector<CandidateComparison> candidates; // per candidate (runs 1…)
 };
 

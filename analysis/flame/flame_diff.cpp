@@ -133,7 +133,11 @@ std::shared_ptr<const DiffTree> diffTree(const FlameTree& a, const FlameTree& b,
 {
     auto tree = std::make_shared<DiffTree>();
     tree->m_nodes.reserve(a.nodes().size() + b.nodes().size() / 4);
-    Merger m{a, b, tree->m_nodes, static_cast<double>(a.totalSamples()), static_cast<double>(b.totalSamples()),
+    Merger m{a,
+             b,
+             tree->m_nodes,
+             static_cast<double>(a.totalSamples()),
+             static_cast<double>(b.totalSamples()),
              options.matchLines};
     m.addTree({0}, {0});
     tree->m_nodes[0].name = "all";
@@ -149,7 +153,9 @@ std::shared_ptr<const FlameTree> diffAsFlameTree(const DiffTree& diff)
     const auto& nodes = diff.nodes();
     tree->m_nodes.resize(nodes.size());
     tree->m_subtreeEnd.assign(nodes.size(), static_cast<int32_t>(nodes.size()));
-    auto scaled = [](double share) { return static_cast<int64_t>(std::llround(share * static_cast<double>(kDiffScale))); };
+    auto scaled = [](double share) {
+        return static_cast<int64_t>(std::llround(share * static_cast<double>(kDiffScale)));
+    };
     for (size_t i = 0; i < nodes.size(); ++i) {
         const DiffNode& d = nodes[i];
         store::FrameInfo f;

@@ -86,9 +86,9 @@ Expected<FlameSearch> searchFlame(const FlameTree& tree, const std::string& patt
     if (regex) {
         re.setPattern(QString::fromStdString(pattern));
         if (!re.isValid())
-            return makeError(ErrorCode::Usage, fmt::format("search: {} at position {} of \"{}\"",
-                                                           re.errorString().toStdString(), re.patternErrorOffset(),
-                                                           pattern));
+            return makeError(ErrorCode::Usage,
+                             fmt::format("search: {} at position {} of \"{}\"", re.errorString().toStdString(),
+                                         re.patternErrorOffset(), pattern));
         re.optimize();
     }
     const bool caseSensitive = hasUpper(pattern);
@@ -97,7 +97,8 @@ Expected<FlameSearch> searchFlame(const FlameTree& tree, const std::string& patt
     auto test = [&](int32_t i) {
         const std::string label = tree.label(i);
         if (regex) // anchors refer to the name ("^forward$"), the file can be matched too
-            return re.match(QString::fromUtf8(tree.name(i).data(), static_cast<qsizetype>(tree.name(i).size()))).hasMatch() ||
+            return re.match(QString::fromUtf8(tree.name(i).data(), static_cast<qsizetype>(tree.name(i).size())))
+                       .hasMatch() ||
                    re.match(QString::fromStdString(label)).hasMatch();
         if (caseSensitive) return label.find(pattern) != std::string::npos;
         return containsFolded(label, lower);
@@ -122,7 +123,8 @@ Expected<FlameSearch> searchFlame(const FlameTree& tree, const std::string& patt
         if (node < coveredUntil) continue; // inside a marked subtree
         coveredUntil = tree.subtreeEnd(node);
         std::fill(out.relevant.begin() + node, out.relevant.begin() + coveredUntil, uint8_t{1});
-        for (int32_t a = tree.node(node).parent; a >= 0 && !out.relevant[static_cast<size_t>(a)]; a = tree.node(a).parent)
+        for (int32_t a = tree.node(node).parent; a >= 0 && !out.relevant[static_cast<size_t>(a)];
+             a = tree.node(a).parent)
             out.relevant[static_cast<size_t>(a)] = 1;
         out.relevant[0] = 1;
     }
@@ -199,7 +201,8 @@ Sandwich sandwichOf(const FlameTree& tree, int32_t node)
                 path.push_back(frameOf(tree, m));
             }
             const FlameTree::Node& mn = tree.node(m);
-            if (mn.selfSamples > 0 || mn.selfWeight > 0) callees.push_back({path, mn.selfSamples, mn.selfWeight, mn.phase});
+            if (mn.selfSamples > 0 || mn.selfWeight > 0)
+                callees.push_back({path, mn.selfSamples, mn.selfWeight, mn.phase});
         }
     });
     out.callers = FlameTree::fromStacks(callers);

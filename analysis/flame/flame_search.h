@@ -42,7 +42,7 @@ std::vector<FunctionTotal> functionTotals(const FlameTree& tree);
 struct Sandwich
 {
     std::string name, file;
-    int64_t samples = 0;                     // the function's total, as functionTotals gives it
+    int64_t samples = 0;                      // the function's total, as functionTotals gives it
     std::shared_ptr<const FlameTree> callers; // root → the function → its callers, outwards (draw it upside down)
     std::shared_ptr<const FlameTree> callees; // root → the function → what it calls
 };

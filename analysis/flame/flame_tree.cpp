@@ -132,14 +132,16 @@ std::shared_ptr<const FlameTree> FlameTree::fromStacks(const std::vector<Stack>&
     store::FrameInfo root;
     root.name = std::move(rootName);
     tree->m_synthetic.push_back(root);
-    std::map<std::tuple<std::string, std::string, int64_t, std::string>, int32_t> frameIndex; // one frame per function line
+    std::map<std::tuple<std::string, std::string, int64_t, std::string>, int32_t>
+        frameIndex; // one frame per function line
     for (const Stack& st : stacks) {
         size_t at = 0;
         trie[0].samples += st.samples;
         trie[0].weight += st.weight;
         for (const store::FrameInfo& f : st.frames) {
-            const std::string key = f.line > 0 ? fmt::format("{} ({}:{})", f.name, f.file, f.line)
-                                               : f.file.empty() ? f.name : fmt::format("{} ({})", f.name, f.file);
+            const std::string key = f.line > 0       ? fmt::format("{} ({}:{})", f.name, f.file, f.line)
+                                    : f.file.empty() ? f.name
+                                                     : fmt::format("{} ({})", f.name, f.file);
             auto it = trie[at].children.find(key);
             if (it == trie[at].children.end()) {
                 auto [fi, added] = frameIndex.emplace(std::make_tuple(f.name, f.file, f.line, f.module),
@@ -186,8 +188,10 @@ std::shared_ptr<const FlameTree> FlameTree::fromStacks(const std::vector<Stack>&
     for (int32_t i = 1; i < count; ++i) {
         Node& nd = tree->m_nodes[static_cast<size_t>(i)];
         Node& p = tree->m_nodes[static_cast<size_t>(nd.parent)];
-        if (lastChild[static_cast<size_t>(nd.parent)] < 0) p.firstChild = i;
-        else tree->m_nodes[static_cast<size_t>(lastChild[static_cast<size_t>(nd.parent)])].nextSibling = i;
+        if (lastChild[static_cast<size_t>(nd.parent)] < 0)
+            p.firstChild = i;
+        else
+            tree->m_nodes[static_cast<size_t>(lastChild[static_cast<size_t>(nd.parent)])].nextSibling = i;
         lastChild[static_cast<size_t>(nd.parent)] = i;
         tree->m_maxDepth = std::max(tree->m_maxDepth, nd.depth);
         while (!open.empty() && open.back() != nd.parent) {

@@ -1,6 +1,7 @@
 #include "analysis/mfu/gpu_peaks.h"
 
 #include "analysis/store/ascii.h"
+
 #include <algorithm>
 #include <cctype>
 #include <charconv>

@@ -13,8 +13,8 @@ namespace runlens::analysis {
 
 struct GpuPeak
 {
-    std::string model;              // "H100 SXM"
-    std::vector<std::string> match; // words that must all appear in the GPU name
+    std::string model;                     // "H100 SXM"
+    std::vector<std::string> match;        // words that must all appear in the GPU name
     std::optional<double> bf16, fp16, fp8; // TFLOP/s, dense; nullopt: no tensor-core support for the type
     std::string source;                    // the datasheet
 

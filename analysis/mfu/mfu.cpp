@@ -67,12 +67,21 @@ std::optional<double> parseMfuNumber(std::string_view text)
     if (text.empty()) return std::nullopt;
     double scale = 1;
     switch (std::toupper(static_cast<unsigned char>(text.back()))) {
-    case 'K': scale = 1e3; break;
-    case 'M': scale = 1e6; break;
+    case 'K':
+        scale = 1e3;
+        break;
+    case 'M':
+        scale = 1e6;
+        break;
     case 'B':
-    case 'G': scale = 1e9; break;
-    case 'T': scale = 1e12; break;
-    default: break;
+    case 'G':
+        scale = 1e9;
+        break;
+    case 'T':
+        scale = 1e12;
+        break;
+    default:
+        break;
     }
     if (scale != 1) text.remove_suffix(1);
     double v = 0;
@@ -129,29 +138,35 @@ Mfu computeMfu(const MfuInputs& in)
             unknown.insert(n);
         }
     }
-    if (unknown.size() == 1 && models.empty()) m.gpuModel = *unknown.begin();
-    else if (models.size() == 1 && unknown.empty()) m.gpuModel = peak->model;
+    if (unknown.size() == 1 && models.empty())
+        m.gpuModel = *unknown.begin();
+    else if (models.size() == 1 && unknown.empty())
+        m.gpuModel = peak->model;
 
     if (s.peakTflops) {
         m.peakTflops = s.peakTflops;
         m.peakSource = "user";
     } else if (names.empty()) {
-        m.missing.push_back(in.gpuNames.empty()
-                                ? "the run has no GPUs: give --gpu-peak-tflops (dense TFLOP/s per GPU) and --gpu-count"
-                                : "the run does not name its GPUs' model: give --gpu-peak-tflops (dense TFLOP/s per GPU)");
+        m.missing.push_back(
+            in.gpuNames.empty()
+                ? "the run has no GPUs: give --gpu-peak-tflops (dense TFLOP/s per GPU) and --gpu-count"
+                : "the run does not name its GPUs' model: give --gpu-peak-tflops (dense TFLOP/s per GPU)");
     } else if (!unknown.empty()) {
         std::string list;
         for (const std::string& n : unknown)
             list += fmt::format("{}\"{}\"", list.empty() ? "" : ", ", n);
-        m.missing.push_back(fmt::format("GPU {} not in the peak table: give --gpu-peak-tflops (dense TFLOP/s per GPU)", list));
+        m.missing.push_back(
+            fmt::format("GPU {} not in the peak table: give --gpu-peak-tflops (dense TFLOP/s per GPU)", list));
     } else if (models.size() > 1) {
         std::string list;
         for (const std::string& n : models)
             list += fmt::format("{}{}", list.empty() ? "" : ", ", n);
-        m.missing.push_back(fmt::format("the GPUs are of several models ({}): give --gpu-peak-tflops (dense TFLOP/s per GPU)", list));
+        m.missing.push_back(
+            fmt::format("the GPUs are of several models ({}): give --gpu-peak-tflops (dense TFLOP/s per GPU)", list));
     } else if (const std::optional<double> t = peak->tflops(m.precision); !t) {
-        m.missing.push_back(fmt::format("the {} has no dense {} tensor-core peak: give --gpu-precision or --gpu-peak-tflops",
-                                        peak->model, m.precision));
+        m.missing.push_back(
+            fmt::format("the {} has no dense {} tensor-core peak: give --gpu-precision or --gpu-peak-tflops",
+                        peak->model, m.precision));
     } else {
         m.peakTflops = t;
         m.peakSource = "table";
@@ -209,9 +224,9 @@ Expected<Mfu> runMfu(store::RunDatabase& db, const MfuSettings& settings)
             if (key == "name") name = value;
         in.gpuNames.push_back(name);
     }
-    for (auto [metric, out] : {std::pair{"train.tokens_per_s", &in.tokensPerS},
-                               std::pair{"train.samples_per_s", &in.samplesPerS},
-                               std::pair{"train.tflops_per_gpu", &in.logTflopsPerGpu}}) {
+    for (auto [metric, out] :
+         {std::pair{"train.tokens_per_s", &in.tokensPerS}, std::pair{"train.samples_per_s", &in.samplesPerS},
+          std::pair{"train.tflops_per_gpu", &in.logTflopsPerGpu}}) {
         RUNLENS_ASSIGN_OR_RETURN(auto v, typical(reader, series, metric));
         *out = v;
     }
@@ -269,7 +284,9 @@ std::string mfuLine(const Mfu& m)
 QJsonObject toJson(const Mfu& m)
 {
     auto opt = [](const std::optional<double>& v) { return v ? QJsonValue(*v) : QJsonValue(QJsonValue::Null); };
-    auto str = [](const std::string& s) { return s.empty() ? QJsonValue(QJsonValue::Null) : QJsonValue(QString::fromStdString(s)); };
+    auto str = [](const std::string& s) {
+        return s.empty() ? QJsonValue(QJsonValue::Null) : QJsonValue(QString::fromStdString(s));
+    };
     QJsonArray missing, notes;
     for (const std::string& w : m.missing)
         missing.append(QString::fromStdString(w));

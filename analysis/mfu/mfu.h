@@ -74,16 +74,16 @@ struct Mfu
     std::string peakSource; // "table" (datasheet says which) or "user"
     std::string datasheet;
     int gpus = 0;
-    std::string gpusSource;          // "run" (its GPU devices) or "user"
-    std::string flopsSource;         // "model" (FLOPs per token × tokens/s) or "trainer_log" (its TFLOP/s)
-    std::string formula;             // "6N + attention" or "6N"
+    std::string gpusSource;  // "run" (its GPU devices) or "user"
+    std::string flopsSource; // "model" (FLOPs per token × tokens/s) or "trainer_log" (its TFLOP/s)
+    std::string formula;     // "6N + attention" or "6N"
     std::optional<double> flopsPerToken;
     std::optional<double> params, layers, hidden, seqLen;
     std::optional<double> tokensPerS;
-    std::string tokensSource;         // "tokens_per_s" or "samples_per_s"
+    std::string tokensSource;              // "tokens_per_s" or "samples_per_s"
     std::optional<double> logTflopsPerGpu; // the trainer log's own figure, when it has one
-    std::vector<std::string> missing; // why the MFU is not known, each naming the option that supplies it
-    std::vector<std::string> notes;   // what was left out (e.g. the attention term)
+    std::vector<std::string> missing;      // why the MFU is not known, each naming the option that supplies it
+    std::vector<std::string> notes;        // what was left out (e.g. the attention term)
 };
 
 Mfu computeMfu(const MfuInputs& inputs);

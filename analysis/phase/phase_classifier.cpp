@@ -401,7 +401,8 @@ Expected<PhaseClassifier> PhaseClassifier::fromText(std::string_view text, std::
             if (slot->present) return packError(packName, lineNo, tok.column, std::string(key) + "= given twice");
             const std::string_view value = tok.text.substr(eq + 1);
             if (value.empty()) return packError(packName, lineNo, tok.column, std::string(key) + "= needs a pattern");
-            RUNLENS_ASSIGN_OR_RETURN(auto p, compile(value, kPathBefore, kPathAfter, packName, lineNo, tok.column + static_cast<int>(eq) + 1));
+            RUNLENS_ASSIGN_OR_RETURN(auto p, compile(value, kPathBefore, kPathAfter, packName, lineNo,
+                                                     tok.column + static_cast<int>(eq) + 1));
             *slot = std::move(p);
         }
         out.m_rules.push_back(std::move(rule));

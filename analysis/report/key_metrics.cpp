@@ -77,7 +77,8 @@ std::vector<NodeKeyMetrics> keyMetrics(const RunMetrics& m, const RuleParams& pa
         for (size_t i = 0; i < link.size(); ++i) {
             const double tx = i < node.linkTx.size() ? node.linkTx[i] : NodeKeyMetrics::kNone;
             const double rx = i < node.linkRx.size() ? node.linkRx[i] : NodeKeyMetrics::kNone;
-            if (std::isfinite(tx) || std::isfinite(rx)) link[i] = std::max(std::isfinite(tx) ? tx : 0.0, std::isfinite(rx) ? rx : 0.0);
+            if (std::isfinite(tx) || std::isfinite(rx))
+                link[i] = std::max(std::isfinite(tx) ? tx : 0.0, std::isfinite(rx) ? rx : 0.0);
         }
         k.linkMean = mean(link, r);
         k.linkPeak = peak(link, r);

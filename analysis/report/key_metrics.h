@@ -19,7 +19,7 @@ struct NodeKeyMetrics
     static constexpr double kNone = std::numeric_limits<double>::quiet_NaN();
     std::string node;
     size_t gpus = 0;
-    double steadyS = 0;                                            // seconds judged (the node's steady state in the window)
+    double steadyS = 0; // seconds judged (the node's steady state in the window)
     double utilPct = kNone, smActive = kNone, tensorActive = kNone; // medians over GPUs and slots
     // The interconnect (InfiniBand ports, else the NICs), the busier direction per slot.
     double linkMean = kNone, linkPeak = kNone, linkCapacity = kNone;
@@ -29,6 +29,7 @@ struct NodeKeyMetrics
 };
 
 // One entry per node with GPUs (then nodes without GPUs that have host metrics), over [fromNs, toNs).
-std::vector<NodeKeyMetrics> keyMetrics(const RunMetrics& metrics, const RuleParams& params, int64_t fromNs, int64_t toNs);
+std::vector<NodeKeyMetrics> keyMetrics(const RunMetrics& metrics, const RuleParams& params, int64_t fromNs,
+                                       int64_t toNs);
 
 } // namespace runlens::analysis

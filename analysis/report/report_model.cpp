@@ -5,7 +5,6 @@
 
 #include <QDateTime>
 #include <QJsonArray>
-
 #include <algorithm>
 #include <filesystem>
 #include <fmt/format.h>
@@ -34,11 +33,9 @@ bool wanted(const std::vector<std::string>& asked, int number, const std::string
     return false;
 }
 
-Expected<std::shared_ptr<const timeline::TimelineFrame>> fetchFigure(timeline::TimelineSource& source,
-                                                                     const timeline::RunCatalog& catalog,
-                                                                     const ReportTimeline& figure,
-                                                                     const std::vector<std::string>& nodes,
-                                                                     const std::vector<std::string>& gpus, int pixels)
+Expected<std::shared_ptr<const timeline::TimelineFrame>>
+fetchFigure(timeline::TimelineSource& source, const timeline::RunCatalog& catalog, const ReportTimeline& figure,
+            const std::vector<std::string>& nodes, const std::vector<std::string>& gpus, int pixels)
 {
     if (figure.lanes.empty()) return std::shared_ptr<const timeline::TimelineFrame>{};
     timeline::TimelineRequest request;
@@ -129,17 +126,27 @@ std::pair<int64_t, int64_t> episodeView(const FindingEpisode& e)
 std::vector<timeline::LaneSpec> lanesForRule(const std::vector<timeline::LaneSpec>& runLanes, const std::string& rule)
 {
     std::vector<std::string> ids{"gpu_util"};
-    if (rule == "COMM_BOUND") ids.insert(ids.end(), {"trace_busy", "ib", "net"});
-    else if (rule == "CKPT_GAP") ids.insert(ids.end(), {"storage", "net"});
-    else if (rule == "INPUT_STALL") ids.insert(ids.end(), {"cpu", "storage"});
-    else if (rule == "HOST_STALL") ids.insert(ids.end(), {"cpu", "storage", "step_time"});
-    else if (rule == "HANG") ids.insert(ids.end(), {"trace_busy", "gpu_power", "net"});
-    else if (rule == "THROTTLE") ids.insert(ids.end(), {"gpu_clock", "gpu_power", "gpu_temp"});
-    else if (rule == "STRAGGLER") ids.insert(ids.end(), {"step_time", "trace_busy"});
-    else if (rule == "LOW_SM_EFF") ids.insert(ids.end(), {"gpu_activity", "trace_busy"});
-    else if (rule == "overview") ids.insert(ids.end(), {"ib", "net", "storage", "step_time"});
+    if (rule == "COMM_BOUND")
+        ids.insert(ids.end(), {"trace_busy", "ib", "net"});
+    else if (rule == "CKPT_GAP")
+        ids.insert(ids.end(), {"storage", "net"});
+    else if (rule == "INPUT_STALL")
+        ids.insert(ids.end(), {"cpu", "storage"});
+    else if (rule == "HOST_STALL")
+        ids.insert(ids.end(), {"cpu", "storage", "step_time"});
+    else if (rule == "HANG")
+        ids.insert(ids.end(), {"trace_busy", "gpu_power", "net"});
+    else if (rule == "THROTTLE")
+        ids.insert(ids.end(), {"gpu_clock", "gpu_power", "gpu_temp"});
+    else if (rule == "STRAGGLER")
+        ids.insert(ids.end(), {"step_time", "trace_busy"});
+    else if (rule == "LOW_SM_EFF")
+        ids.insert(ids.end(), {"gpu_activity", "trace_busy"});
+    else if (rule == "overview")
+        ids.insert(ids.end(), {"ib", "net", "storage", "step_time"});
     // The interconnect is the InfiniBand ports when the node has them (the NICs then carry other traffic).
-    const bool ib = std::any_of(runLanes.begin(), runLanes.end(), [](const timeline::LaneSpec& l) { return l.id == "ib"; });
+    const bool ib =
+        std::any_of(runLanes.begin(), runLanes.end(), [](const timeline::LaneSpec& l) { return l.id == "ib"; });
     std::vector<timeline::LaneSpec> out;
     for (const std::string& id : ids)
         for (const timeline::LaneSpec& lane : runLanes)
@@ -191,7 +198,8 @@ Expected<ReportModel> buildReportModel(const std::string& runPath, const ReportO
 
     RUNLENS_TRY(step("analysis"));
     // Read-only unless the analysis made for the report is to be kept (and a file we may not write is still read).
-    auto db = store::RunDatabase::open(runPath, options.storeAnalysis ? store::OpenMode::ReadWrite : store::OpenMode::ReadOnly);
+    auto db = store::RunDatabase::open(runPath,
+                                       options.storeAnalysis ? store::OpenMode::ReadWrite : store::OpenMode::ReadOnly);
     if (!db && options.storeAnalysis) db = store::RunDatabase::open(runPath, store::OpenMode::ReadOnly);
     if (!db) return db.error();
     RUNLENS_ASSIGN_OR_RETURN(auto stored, loadStoredAnalysis(**db));
@@ -230,8 +238,8 @@ Expected<ReportModel> buildReportModel(const std::string& runPath, const ReportO
     for (size_t i = 0; i < a.findings.size(); ++i) {
         Finding f = a.findings[i];
         if (!wanted(options.findings, static_cast<int>(i + 1), f.rule)) continue;
-        if (!options.nodes.empty() &&
-            std::none_of(f.nodes.begin(), f.nodes.end(), [&](const std::string& n) { return contains(options.nodes, n); }))
+        if (!options.nodes.empty() && std::none_of(f.nodes.begin(), f.nodes.end(),
+                                                   [&](const std::string& n) { return contains(options.nodes, n); }))
             continue;
         if (m.windowed) {
             std::erase_if(f.episodes, [&](const FindingEpisode& e) { return !overlaps(e, m.fromNs, m.toNs); });
@@ -253,7 +261,8 @@ Expected<ReportModel> buildReportModel(const std::string& runPath, const ReportO
     total = 4 + static_cast<int>(kept.size());
 
     RUNLENS_TRY(step("key metrics"));
-    RUNLENS_ASSIGN_OR_RETURN(auto metrics, loadRunMetrics(**db, static_cast<int64_t>(a.params.get("rules.grid_s") * 1e9)));
+    RUNLENS_ASSIGN_OR_RETURN(auto metrics,
+                             loadRunMetrics(**db, static_cast<int64_t>(a.params.get("rules.grid_s") * 1e9)));
     for (NodeKeyMetrics& k : keyMetrics(metrics, a.params, m.fromNs, m.toNs))
         if (options.nodes.empty() || contains(options.nodes, k.node)) m.keyMetrics.push_back(std::move(k));
     for (const NodeKeyMetrics& k : m.keyMetrics)
@@ -276,7 +285,8 @@ Expected<ReportModel> buildReportModel(const std::string& runPath, const ReportO
         for (const FindingEpisode& e : rf.finding.episodes)
             m.overview.spans.push_back({e.startNs, e.endNs, rf.finding.severity, rf.finding.rule});
     }
-    RUNLENS_ASSIGN_OR_RETURN(auto overview, fetchFigure(*source, cat, m.overview, options.nodes, {}, options.figurePixels));
+    RUNLENS_ASSIGN_OR_RETURN(auto overview,
+                             fetchFigure(*source, cat, m.overview, options.nodes, {}, options.figurePixels));
     m.overview.frame = overview;
 
     RUNLENS_ASSIGN_OR_RETURN(auto classifier, PhaseClassifier::builtIn());
@@ -295,8 +305,10 @@ Expected<ReportModel> buildReportModel(const std::string& runPath, const ReportO
         if (rf.timeline.toNs <= rf.timeline.fromNs) rf.timeline.toNs = rf.timeline.fromNs + 1'000'000'000;
         rf.timeline.lanes = lanesForRule(runLanes, f.rule);
         for (const FindingEpisode& x : f.episodes)
-            if (overlaps(x, rf.timeline.fromNs, rf.timeline.toNs)) rf.timeline.spans.push_back({x.startNs, x.endNs, f.severity, f.rule});
-        RUNLENS_ASSIGN_OR_RETURN(auto frame, fetchFigure(*source, cat, rf.timeline, f.nodes, f.gpus, options.figurePixels));
+            if (overlaps(x, rf.timeline.fromNs, rf.timeline.toNs))
+                rf.timeline.spans.push_back({x.startNs, x.endNs, f.severity, f.rule});
+        RUNLENS_ASSIGN_OR_RETURN(auto frame,
+                                 fetchFigure(*source, cat, rf.timeline, f.nodes, f.gpus, options.figurePixels));
         rf.timeline.frame = frame;
         // Lanes without data in the episode (traces of a few profiled steps elsewhere) are left out; utilization stays.
         if (frame) {

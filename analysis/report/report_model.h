@@ -30,8 +30,8 @@ struct ReportOptions
     std::vector<std::string> nodes;      // --nodes: only these nodes (empty: all)
     std::vector<std::string> findings;   // --findings: report numbers ("2") or rules ("CKPT_GAP"); empty: all
     int figurePixels = 680;              // the width the timeline figures are reduced for
-    bool storeAnalysis = false;          // a run without a stored analysis: keep the one run for the report (only when asked)
-    bool reanalyze = false;              // analyse even when the run has findings (with its kept parameters)
+    bool storeAnalysis = false; // a run without a stored analysis: keep the one run for the report (only when asked)
+    bool reanalyze = false;     // analyse even when the run has findings (with its kept parameters)
 };
 
 // A timeline figure: these lanes over this range, only the series of `nodes` / `gpus`, the shaded episodes.
@@ -84,14 +84,14 @@ struct ReportModel
     std::string runPath, runName;
     int64_t generatedNs = 0;
     std::string programVersion;
-    int64_t runFromNs = 0, runToNs = 0;  // the whole run
-    int64_t fromNs = 0, toNs = 0;        // what the report covers (the window, or the run)
+    int64_t runFromNs = 0, runToNs = 0; // the whole run
+    int64_t fromNs = 0, toNs = 0;       // what the report covers (the window, or the run)
     bool windowed = false;
     std::vector<std::string> nodeFilter; // as asked (empty: every node)
     std::vector<std::string> nodes;      // reported nodes
     size_t gpus = 0;
-    RunAnalysis analysis;                // findings restricted to what is reported
-    size_t findingsInRun = 0;            // before the restriction
+    RunAnalysis analysis;     // findings restricted to what is reported
+    size_t findingsInRun = 0; // before the restriction
     std::map<std::string, double> overrides;
     int64_t analysisRanNs = 0;
     bool analysisFresh = false; // run for this report (nothing was stored)

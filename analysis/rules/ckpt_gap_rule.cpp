@@ -27,8 +27,8 @@ std::vector<uint8_t> gpuStalls(const GpuMetrics& gpu, const CommonParams& p)
 {
     const size_t n = gpu.util.size();
     std::vector<uint8_t> out(n, 0);
-    const bool haveSm = !gpu.smActive.empty() &&
-                        std::any_of(gpu.smActive.begin(), gpu.smActive.end(), [](double v) { return std::isfinite(v); });
+    const bool haveSm = !gpu.smActive.empty() && std::any_of(gpu.smActive.begin(), gpu.smActive.end(),
+                                                             [](double v) { return std::isfinite(v); });
     if (haveSm) {
         const double baseline = quantile(gpu.smActive, p.stallBaselineQuantile);
         const double limit = p.stallSmFraction * baseline;
@@ -112,7 +112,8 @@ std::vector<Episode> checkpointGaps(const RunMetrics& m, const NodeMetrics& node
             for (size_t i = s.first; i <= s.last; ++i)
                 covered += w.covered[i];
             if (static_cast<double>(covered) < q.overlap * static_cast<double>(s.last - s.first + 1)) continue;
-            std::fill(gap.begin() + static_cast<std::ptrdiff_t>(s.first), gap.begin() + static_cast<std::ptrdiff_t>(s.last) + 1, 1);
+            std::fill(gap.begin() + static_cast<std::ptrdiff_t>(s.first),
+                      gap.begin() + static_cast<std::ptrdiff_t>(s.last) + 1, 1);
             any = true;
         }
         if (any) gpus->push_back(fmt::format("{}:gpu{}", g.node, g.gpu));
@@ -153,13 +154,18 @@ Finding gapFinding(const RunMetrics& m, const NodeMetrics& node, const WriteBurs
     f.impact = wall > 0 ? stallS / wall : 0;
     f.savingS = stallS;
     f.severity = f.impact >= q.critical ? "critical" : f.impact >= q.warn ? "warn" : "info";
-    f.confidence = std::all_of(m.gpus.begin(), m.gpus.end(), [&](const GpuMetrics& g) { return g.node != node.node || !g.smActive.empty(); })
+    f.confidence = std::all_of(m.gpus.begin(), m.gpus.end(),
+                               [&](const GpuMetrics& g) { return g.node != node.node || !g.smActive.empty(); })
                        ? kConfidenceWithSm
                        : kConfidenceUtilOnly;
     const double meanStall = stallS / static_cast<double>(gaps.size());
-    f.title = periodic ? fmt::format("Checkpoint writes stall the GPUs on {} every {:.0f} s for {:.1f} s", node.node, period, meanStall)
-                       : (gaps.size() == 1 ? fmt::format("Checkpoint writes stall the GPUs on {} once, for {:.1f} s", node.node, meanStall)
-                                          : fmt::format("Checkpoint writes stall the GPUs on {} {} times, {:.1f} s each", node.node, gaps.size(), meanStall));
+    f.title =
+        periodic ? fmt::format("Checkpoint writes stall the GPUs on {} every {:.0f} s for {:.1f} s", node.node, period,
+                               meanStall)
+                 : (gaps.size() == 1
+                        ? fmt::format("Checkpoint writes stall the GPUs on {} once, for {:.1f} s", node.node, meanStall)
+                        : fmt::format("Checkpoint writes stall the GPUs on {} {} times, {:.1f} s each", node.node,
+                                      gaps.size(), meanStall));
     f.evidence = QJsonObject{{QStringLiteral("events"), events},
                              {QStringLiteral("bursts"), jsonTimes(w.bursts)},
                              {QStringLiteral("write_burst_threshold_bytes_per_s"), w.threshold},

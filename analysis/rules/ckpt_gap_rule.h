@@ -41,6 +41,7 @@ std::vector<uint8_t> gpuStalls(const GpuMetrics& gpu, const CommonParams& p);
 using RefineGap = std::function<FindingEpisode(const std::string& node, int64_t startNs, int64_t endNs)>;
 
 // refine may be empty: the gaps keep their grid edges.
-std::vector<Finding> checkpointGapRule(const RunMetrics& metrics, const RuleParams& params, const RefineGap& refine = {});
+std::vector<Finding> checkpointGapRule(const RunMetrics& metrics, const RuleParams& params,
+                                       const RefineGap& refine = {});
 
 } // namespace runlens::analysis

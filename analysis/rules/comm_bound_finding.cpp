@@ -42,16 +42,19 @@ LinkLoad linkLoad(const std::vector<FindingEpisode>& episodes, const NodeMetrics
             }
             const double tx = i < node.linkTx.size() ? node.linkTx[i] : kNaN;
             const double rx = i < node.linkRx.size() ? node.linkRx[i] : kNaN;
-            if (std::isfinite(tx) || std::isfinite(rx)) net.push_back(std::max(std::isfinite(tx) ? tx : 0, std::isfinite(rx) ? rx : 0));
+            if (std::isfinite(tx) || std::isfinite(rx))
+                net.push_back(std::max(std::isfinite(tx) ? tx : 0, std::isfinite(rx) ? rx : 0));
         }
     LinkLoad out;
     out.capacity = node.linkCapacity;
-    out.capacitySource = std::isfinite(out.capacity) ? node.linkCapacitySource
-                                                     : std::string("unknown: no link capacity in the run (import with the "
-                                                                   "link_capacity option, e.g. 4x200Gb/s)");
+    out.capacitySource = std::isfinite(out.capacity)
+                             ? node.linkCapacitySource
+                             : std::string("unknown: no link capacity in the run (import with the "
+                                           "link_capacity option, e.g. 4x200Gb/s)");
     out.medNet = quantile(net, 0.5);
-    out.load = std::isfinite(out.capacity) && out.capacity > 0 && std::isfinite(out.medNet) ? out.medNet / out.capacity : kNaN;
-    out.subType = !std::isfinite(out.load)       ? "unknown"
+    out.load =
+        std::isfinite(out.capacity) && out.capacity > 0 && std::isfinite(out.medNet) ? out.medNet / out.capacity : kNaN;
+    out.subType = !std::isfinite(out.load)      ? "unknown"
                   : out.load <= q.latencyLoad   ? "latency"
                   : out.load >= q.bandwidthLoad ? "bandwidth"
                                                 : "latency_and_bandwidth";
@@ -67,8 +70,9 @@ void addProfileEvidence(QJsonObject& evidence, const NodeSteps& ns, const std::v
     const NodeProfile& profile = *ns.profile;
     std::vector<double> stepWaits;
     for (const StepUnit& u : ns.units)
-        if (u.share != StepShare::None &&
-            std::any_of(episodes.begin(), episodes.end(), [&](const FindingEpisode& e) { return u.startNs >= e.startNs && u.startNs < e.endNs; }))
+        if (u.share != StepShare::None && std::any_of(episodes.begin(), episodes.end(), [&](const FindingEpisode& e) {
+                return u.startNs >= e.startNs && u.startNs < e.endNs;
+            }))
             stepWaits.push_back(u.commShare * u.seconds);
     evidence.insert(QStringLiteral("measured_comm_share"), profile.share);
     evidence.insert(QStringLiteral("profiled_steps"), static_cast<qint64>(profile.distinctSteps));
@@ -85,11 +89,12 @@ std::string recommendationFor(const std::string& subType, double load)
         "stage3_max_live_parameters, stage3_max_reuse_distance, sub_group_size, overlap_comm=true; FSDP: "
         "forward/backward prefetch, reshard_after_forward=False for the layers that fit";
     if (subType == "bandwidth")
-        return fmt::format("The links are near their capacity: send less or spread it. A TP/PP/DP layout that keeps "
-                           "the heavy collectives inside a node (NVLink), hierarchical collectives, gradient "
-                           "accumulation to reduce less often, lower-precision communication (bf16/fp8 gradients); then "
-                           "overlap what remains ({}).",
-                           knobs);
+        return fmt::format(
+            "The links are near their capacity: send less or spread it. A TP/PP/DP layout that keeps "
+            "the heavy collectives inside a node (NVLink), hierarchical collectives, gradient "
+            "accumulation to reduce less often, lower-precision communication (bf16/fp8 gradients); then "
+            "overlap what remains ({}).",
+            knobs);
     if (subType == "unknown")
         return fmt::format("Overlap and batch the collectives: {}; gradient accumulation to synchronise less often. "
                            "The link load is unknown (no capacity recorded), so latency and bandwidth cannot be told "
@@ -110,7 +115,9 @@ void describe(Finding& f, const NodeMetrics& node, const std::vector<const GpuMe
         seconds += static_cast<double>(e.endNs - e.startNs) / 1e9;
     const double n = std::max(t.flaggedSlices, 1.0);
     // Where the saving's share comes from: the profiled steps themselves, or steps with their signature.
-    const std::string shareSource = t.extrapolatedSteps > 0 ? "extrapolated" : t.measuredSteps > 0 ? "measured" : "none";
+    const std::string shareSource = t.extrapolatedSteps > 0 ? "extrapolated"
+                                    : t.measuredSteps > 0   ? "measured"
+                                                            : "none";
     f.rule = "COMM_BOUND";
     f.nodes = {node.node};
     for (const GpuMetrics* g : gpus)
@@ -130,7 +137,8 @@ void describe(Finding& f, const NodeMetrics& node, const std::vector<const GpuMe
     const bool fromProfile = t.stepWaitS > 0 && t.stepCoveredS > 0;
     const std::string evidenceKind =
         t.illusion / n >= kIllusionEvidence ? "utilization illusion (communication kernels resident and waiting)"
-        : fromProfile ? fmt::format("profiled steps: {:.0f} % of each step waits on communication{}", 100 * t.stepWaitS / t.stepCoveredS,
+        : fromProfile           ? fmt::format("profiled steps: {:.0f} % of each step waits on communication{}",
+                                              100 * t.stepWaitS / t.stepCoveredS,
                                     shareSource == "extrapolated" ? ", extrapolated to steps like them" : "")
         : t.comm / n >= q.share ? "communication frames in the stack samples"
                                 : "profiled collectives";
@@ -138,9 +146,10 @@ void describe(Finding& f, const NodeMetrics& node, const std::vector<const GpuMe
                              : link.subType == "bandwidth" ? "bandwidth-bound"
                              : link.subType == "unknown"   ? "link capacity unknown"
                                                            : "between latency- and bandwidth-bound";
-    f.title = fmt::format("Communication-bound on {} ({}{}): GPU utilization {:.0f} % but SM activity {:.2f} for {:.0f} s ({})",
-                          node.node, kind, std::isfinite(link.load) ? fmt::format(", link load {:.2f}", link.load) : std::string(),
-                          link.medUtil, link.medSm, seconds, evidenceKind);
+    f.title = fmt::format(
+        "Communication-bound on {} ({}{}): GPU utilization {:.0f} % but SM activity {:.2f} for {:.0f} s ({})",
+        node.node, kind, std::isfinite(link.load) ? fmt::format(", link load {:.2f}", link.load) : std::string(),
+        link.medUtil, link.medSm, seconds, evidenceKind);
     f.evidence.insert(QStringLiteral("comm_share_source"), QString::fromStdString(shareSource));
 }
 
@@ -184,7 +193,8 @@ Expected<Finding> nodeFinding(FlameSource& stacks, store::TraceReader* traces,
     for (auto it = evidence.begin(); it != evidence.end(); ++it)
         f.evidence.insert(it.key(), it.value());
     if (ns.profile) addProfileEvidence(f.evidence, ns, f.episodes, t);
-    if (std::isfinite(ns.backwardFraction)) f.evidence.insert(QStringLiteral("backward_comm_fraction"), ns.backwardFraction);
+    if (std::isfinite(ns.backwardFraction))
+        f.evidence.insert(QStringLiteral("backward_comm_fraction"), ns.backwardFraction);
     // The causes the stack samples show in the episodes (shares of the busy samples): a finding that is not
     // primary is "mixed", and these say with what.
     if (t.withStacks > 0)

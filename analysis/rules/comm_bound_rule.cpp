@@ -35,22 +35,22 @@ bool atLeastHalf(size_t part, size_t whole)
 
 struct Slice
 {
-    bool symptom = false;  // under-used GPUs in most of the slice (the rule judges only these)
+    bool symptom = false; // under-used GPUs in most of the slice (the rule judges only these)
     bool flagged = false;
-    double illusion = 0;   // fraction of slots
-    double commShare = 0;  // of busy stack samples (with the communication wait inside backward)
+    double illusion = 0;  // fraction of slots
+    double commShare = 0; // of busy stack samples (with the communication wait inside backward)
     double input = 0, host = 0, checkpoint = 0, gpuWait = 0; // the other causes' shares of busy samples
-    double traceShare = 0; // communication kernels / collective spans
+    double traceShare = 0;                                   // communication kernels / collective spans
     bool hasStacks = false;
-    int64_t busy = 0;            // busy stack samples
-    double stepCover = 0;        // the share of the slice in measured or extrapolated steps
-    double unlikeCover = 0;      // the share of the slice in steps unlike the profiled ones (their signature differs)
-    double stepWaitS = 0;        // their communication wait: the measured share × their time in the slice
+    int64_t busy = 0;       // busy stack samples
+    double stepCover = 0;   // the share of the slice in measured or extrapolated steps
+    double unlikeCover = 0; // the share of the slice in steps unlike the profiled ones (their signature differs)
+    double stepWaitS = 0;   // their communication wait: the measured share × their time in the slice
     int measuredSteps = 0, extrapolatedSteps = 0; // steps starting in the slice
-    double waitS = 0;            // the slice's communication wait (the saving)
-    bool fromSteps = false;      // most of the slice in measured or extrapolated steps
-    int carried = -1;            // the profiling window whose step covers most of the slice
-    double carriedS = 0;         // ... that step's time in it
+    double waitS = 0;                             // the slice's communication wait (the saving)
+    bool fromSteps = false;                       // most of the slice in measured or extrapolated steps
+    int carried = -1;                             // the profiling window whose step covers most of the slice
+    double carriedS = 0;                          // ... that step's time in it
     // The saving's basis: the window its steps carry (fromSteps), else -1 (the other evidence); runs shorter than
     // comm_bound.basis_min_s take their neighbour's.
     int key = -1, basis = -1;
@@ -94,7 +94,8 @@ Expected<RunInputs> runInputs(const RunMetrics& m, FlameSource& stacks, store::T
         in.profiles = std::move(measured);
     }
     for (const NodeMetrics& node : m.nodes)
-        in.gpuNodes += std::any_of(m.gpus.begin(), m.gpus.end(), [&](const GpuMetrics& g) { return g.node == node.node; });
+        in.gpuNodes +=
+            std::any_of(m.gpus.begin(), m.gpus.end(), [&](const GpuMetrics& g) { return g.node == node.node; });
     if (auto t = stacks.threads({})) in.threads = std::move(*t);
     double exposed = 0, total = 0;
     for (const auto& [name, profile] : in.profiles)
@@ -141,8 +142,9 @@ NodeSteps nodeSteps(const RunMetrics& m, const NodeMetrics& node, const std::vec
     NodeSteps out;
     const auto it = in.profiles.find(node.node);
     if (it != in.profiles.end() && std::isfinite(it->second.share)) out.profile = &it->second;
-    out.backwardFraction =
-        it != in.profiles.end() && std::isfinite(it->second.backwardFraction) ? it->second.backwardFraction : in.runBackwardFraction;
+    out.backwardFraction = it != in.profiles.end() && std::isfinite(it->second.backwardFraction)
+                               ? it->second.backwardFraction
+                               : in.runBackwardFraction;
     if (!out.profile) return out;
     const NodeProfile& profile = *out.profile;
     out.units = stepUnits(m, node, gpus, q);
@@ -178,8 +180,8 @@ bool unlikeProfiled(const StepUnit& u, const std::vector<Signature>& signatures,
 
 // Per slice: the share in steps carrying a communication share and their wait, the steps starting in it, the window
 // carried most; and the share in steps unlike the profiled ones.
-void addStepCover(std::vector<Slice>& ev, const NodeSteps& ns, const TimeGrid& grid, const Slicing& sl, int64_t steadyNs,
-                  const CommBoundParams& q)
+void addStepCover(std::vector<Slice>& ev, const NodeSteps& ns, const TimeGrid& grid, const Slicing& sl,
+                  int64_t steadyNs, const CommBoundParams& q)
 {
     for (const StepUnit& u : ns.units) {
         if (u.share == StepShare::None) {
@@ -188,7 +190,9 @@ void addStepCover(std::vector<Slice>& ev, const NodeSteps& ns, const TimeGrid& g
             for (size_t s = grid.slotOf(std::max(u.startNs, grid.startNs)) / sl.sliceSlots; s < sl.slices; ++s) {
                 const int64_t from = grid.slotStart(s * sl.sliceSlots), to = from + sl.sliceNs;
                 if (from >= u.endNs) break;
-                ev[s].unlikeCover += static_cast<double>(std::max<int64_t>(0, std::min(to, u.endNs) - std::max(from, u.startNs))) / 1e9 / sl.sliceS;
+                ev[s].unlikeCover +=
+                    static_cast<double>(std::max<int64_t>(0, std::min(to, u.endNs) - std::max(from, u.startNs))) / 1e9 /
+                    sl.sliceS;
             }
             continue;
         }
@@ -199,7 +203,8 @@ void addStepCover(std::vector<Slice>& ev, const NodeSteps& ns, const TimeGrid& g
         for (size_t s = first / sl.sliceSlots; s < sl.slices; ++s) {
             const int64_t from = grid.slotStart(s * sl.sliceSlots), to = from + sl.sliceNs;
             if (from >= u.endNs) break;
-            const double overlapS = static_cast<double>(std::max<int64_t>(0, std::min(to, u.endNs) - std::max(from, u.startNs))) / 1e9;
+            const double overlapS =
+                static_cast<double>(std::max<int64_t>(0, std::min(to, u.endNs) - std::max(from, u.startNs))) / 1e9;
             ev[s].stepCover += overlapS / sl.sliceS;
             ev[s].stepWaitS += u.commShare * overlapS;
             if (overlapS > ev[s].carriedS) {
@@ -219,7 +224,8 @@ void judgeSymptoms(std::vector<Slice>& ev, const NodeMetrics& node, const std::v
     for (size_t s = steadySlot / sl.sliceSlots; s < sl.slices; ++s) {
         const size_t a = s * sl.sliceSlots, b = std::min(grid.size, a + sl.sliceSlots);
         const int64_t from = grid.slotStart(a), to = grid.slotStart(b);
-        const bool inHang = std::any_of(hangTimes.begin(), hangTimes.end(), [&](const Interval& h) { return h.first < to && h.second > from; });
+        const bool inHang = std::any_of(hangTimes.begin(), hangTimes.end(),
+                                        [&](const Interval& h) { return h.first < to && h.second > from; });
         if (inHang) continue;
         size_t known = 0, under = 0, illusion = 0;
         for (size_t i = a; i < b; ++i)
@@ -236,7 +242,8 @@ void judgeSymptoms(std::vector<Slice>& ev, const NodeMetrics& node, const std::v
         e.illusion = static_cast<double>(illusion) / static_cast<double>(known);
         double trace = meanOf(node.collectiveBusy, a, b);
         for (const GpuMetrics* g : gpus)
-            if (const double c = meanOf(g->commBusy, a, b); std::isfinite(c)) trace = std::isfinite(trace) ? std::max(trace, c) : c;
+            if (const double c = meanOf(g->commBusy, a, b); std::isfinite(c))
+                trace = std::isfinite(trace) ? std::max(trace, c) : c;
         e.traceShare = std::isfinite(trace) ? trace : 0;
         const SliceShares shares = phases.at(node.node, s);
         if (shares.hasBusy()) {
@@ -262,16 +269,20 @@ Status addBackwardWait(std::vector<Slice>& ev, FlameSource& stacks, RunInputs& i
     if (!(std::isfinite(backwardFraction) && backwardFraction > 0)) return okStatus();
     std::vector<std::pair<size_t, size_t>> runs; // of slices that need it
     for (size_t s = 0; s < sl.slices; ++s) {
-        if (!ev[s].symptom || !ev[s].hasStacks || ev[s].stepCover >= kFullyCovered || ev[s].unlikeCover >= kMostOfSlice) continue;
-        if (!runs.empty() && runs.back().second == s) runs.back().second = s + 1;
-        else runs.emplace_back(s, s + 1);
+        if (!ev[s].symptom || !ev[s].hasStacks || ev[s].stepCover >= kFullyCovered || ev[s].unlikeCover >= kMostOfSlice)
+            continue;
+        if (!runs.empty() && runs.back().second == s)
+            runs.back().second = s + 1;
+        else
+            runs.emplace_back(s, s + 1);
     }
     if (runs.empty()) return okStatus();
     if (in.backwardCallsites.empty()) {
         RUNLENS_ASSIGN_OR_RETURN(auto marked, backwardWaitCallsites(stacks));
         in.backwardCallsites = std::move(marked);
     }
-    RUNLENS_ASSIGN_OR_RETURN(auto waits, backwardWaitSamples(stacks, in.backwardCallsites, in.threads, node, grid, sl.sliceSlots, sl.slices, runs));
+    RUNLENS_ASSIGN_OR_RETURN(auto waits, backwardWaitSamples(stacks, in.backwardCallsites, in.threads, node, grid,
+                                                             sl.sliceSlots, sl.slices, runs));
     for (size_t s = runs.front().first; s < runs.back().second; ++s) {
         Slice& e = ev[s];
         if (!e.hasStacks || e.busy == 0) continue;
@@ -296,9 +307,12 @@ void flagSlices(std::vector<Slice>& ev, double sliceS, const CommBoundParams& q)
         const double stepShare = e.stepCover > 0 ? e.stepWaitS / (e.stepCover * sliceS) : 0;
         e.fromSteps = e.stepCover >= kMostOfSlice;
         e.key = e.fromSteps ? e.carried : -1;
-        e.flagged = e.illusion >= kMostOfSlice || e.commShare >= q.share || e.traceShare >= q.share || (e.fromSteps && stepShare >= q.share);
+        e.flagged = e.illusion >= kMostOfSlice || e.commShare >= q.share || e.traceShare >= q.share ||
+                    (e.fromSteps && stepShare >= q.share);
         if (!e.flagged) continue;
-        double rest = e.hasStacks && e.commShare > 0 ? e.commShare : e.traceShare > 0 ? e.traceShare : kIllusionWaitShare * e.illusion;
+        double rest = e.hasStacks && e.commShare > 0 ? e.commShare
+                      : e.traceShare > 0             ? e.traceShare
+                                                     : kIllusionWaitShare * e.illusion;
         if (rest <= 0) rest = kIllusionWaitShare * e.illusion;
         e.waitS = std::min(sliceS, e.stepWaitS) + std::max(0.0, 1 - e.stepCover) * sliceS * std::clamp(rest, 0.0, 1.0);
         // Flagged by the illusion or frames where the profiled steps measured no exposed communication: the
@@ -354,7 +368,7 @@ void addSlice(Tally& t, const Slice& e, double sliceS)
 // Episodes of flagged slices of one basis, joined across gaps of at most rules.episode_gap_samples slices, each with
 // its saving (its slices' waits).
 std::vector<FindingEpisode> flaggedEpisodes(const std::vector<Slice>& ev, const TimeGrid& grid, const Slicing& sl,
-                                       const CommBoundParams& q, Tally& t)
+                                            const CommBoundParams& q, Tally& t)
 {
     std::vector<FindingEpisode> out;
     const auto maxGap = static_cast<size_t>(std::max(0, q.common.episodeGapSamples));
@@ -368,7 +382,8 @@ std::vector<FindingEpisode> flaggedEpisodes(const std::vector<Slice>& ev, const 
             if (ev[next].flagged && ev[next].basis != ev[s].basis) break;
             if (ev[next].flagged) last = next;
         }
-        FindingEpisode episode{grid.slotStart(s * sl.sliceSlots), grid.slotStart(std::min(grid.size, (last + 1) * sl.sliceSlots)), 0};
+        FindingEpisode episode{grid.slotStart(s * sl.sliceSlots),
+                               grid.slotStart(std::min(grid.size, (last + 1) * sl.sliceSlots)), 0};
         t.spannedSlices += static_cast<double>(last - s + 1);
         for (size_t k = s; k <= last; ++k) {
             if (!ev[k].flagged) continue;
@@ -429,7 +444,8 @@ Expected<std::vector<Finding>> commBoundRule(const RunMetrics& m, FlameSource& s
         // No communication finding without communication: the illusion alone (a waiting kernel) is a symptom, and on
         // a single process with no collective anywhere it is not a network problem (LOW_SM_EFF says it then).
         if (!communicationEvidence(node, gpus, in, phases, sl.slices)) continue;
-        const bool haveSm = std::all_of(gpus.begin(), gpus.end(), [](const GpuMetrics* g) { return !g->smActive.empty(); });
+        const bool haveSm =
+            std::all_of(gpus.begin(), gpus.end(), [](const GpuMetrics* g) { return !g->smActive.empty(); });
         if (!haveSm) continue; // neither the illusion nor under-use can be told from utilization alone here
         const size_t steadySlot = steadyStartSlot(m, node.node, q.common);
         const int64_t steadyNs = grid.slotStart(std::min(steadySlot, grid.size));
@@ -444,7 +460,8 @@ Expected<std::vector<Finding>> commBoundRule(const RunMetrics& m, FlameSource& s
         Tally t;
         std::vector<FindingEpisode> episodes = flaggedEpisodes(ev, grid, sl, q, t);
         if (episodes.empty()) continue;
-        RUNLENS_ASSIGN_OR_RETURN(auto f, nodeFinding(stacks, traces, in.tracks, node, gpus, ns, std::move(episodes), t, grid, q));
+        RUNLENS_ASSIGN_OR_RETURN(
+            auto f, nodeFinding(stacks, traces, in.tracks, node, gpus, ns, std::move(episodes), t, grid, q));
         out.push_back(std::move(f));
     }
     return out;

@@ -3,11 +3,11 @@
 // COMM_BOUND (docs/design.md §5): GPU under-use or the utilization illusion whose evidence is communication. Per
 // evidence slice (rules.evidence_s) and node: the symptom is the node's GPUs under-used (SM activity below
 // comm_bound.sm_max) or showing the illusion (utilization ≥ comm_bound.illusion_util with SM activity
-// ≤ comm_bound.illusion_sm and util/100 − SM ≥ comm_bound.illusion_gap) in at least half the slice; the evidence is the illusion itself (kernels resident and waiting: the NCCL case),
-// communication frames in ≥ comm_bound.share of the busy stack samples, or profiled communication kernels or
-// collective spans covering ≥ comm_bound.share of the time. Slices of a HANG are left to that rule. The link load
-// (network rate / capacity) sub-types a finding when the capacity is known; without it the finding says so and
-// its confidence drops.
+// ≤ comm_bound.illusion_sm and util/100 − SM ≥ comm_bound.illusion_gap) in at least half the slice; the evidence is the
+// illusion itself (kernels resident and waiting: the NCCL case), communication frames in ≥ comm_bound.share of the busy
+// stack samples, or profiled communication kernels or collective spans covering ≥ comm_bound.share of the time. Slices
+// of a HANG are left to that rule. The link load (network rate / capacity) sub-types a finding when the capacity is
+// known; without it the finding says so and its confidence drops.
 //
 // Profiled steps measure it: each rank's profiled step's share of wall time with a collective or communication kernel
 // in flight and none of its compute kernels running. The node's steps that overlap a profiled step carry that share

@@ -175,8 +175,8 @@ Expected<RankActivity> rankActivity(store::TraceReader& traces, const RankKey& k
     store::TraceFilter filter;
     filter.nodeId = key.first;
     filter.rank = key.second;
-    filter.categories = {store::TraceCategory::Collective, store::TraceCategory::CommKernel, store::TraceCategory::Kernel,
-                         store::TraceCategory::CpuOp};
+    filter.categories = {store::TraceCategory::Collective, store::TraceCategory::CommKernel,
+                         store::TraceCategory::Kernel, store::TraceCategory::CpuOp};
     RUNLENS_ASSIGN_OR_RETURN(auto slices, traces.slices({steps.front().first, steps.back().second}, filter));
     RankActivity a;
     for (const store::TraceSliceInfo& s : slices) {
@@ -375,8 +375,11 @@ QJsonArray windowsJson(const NodeProfile& profile, const std::vector<Signature>&
                       {QStringLiteral("end_ns"), static_cast<qint64>(pw.span.second)},
                       {QStringLiteral("comm_share"), pw.share},
                       {QStringLiteral("steps"), static_cast<qint64>(pw.steps)}};
-        if (signatures[w].step.used) o.insert(QStringLiteral("step_signature"), signatures[w].json());
-        else o.insert(QStringLiteral("step_signature"), QStringLiteral("none: no step of the node overlaps it, it stands for itself"));
+        if (signatures[w].step.used)
+            o.insert(QStringLiteral("step_signature"), signatures[w].json());
+        else
+            o.insert(QStringLiteral("step_signature"),
+                     QStringLiteral("none: no step of the node overlaps it, it stands for itself"));
         windows.append(o);
     }
     return windows;
@@ -391,7 +394,8 @@ Expected<QJsonArray> topCommKernels(store::TraceReader& traces, const std::vecto
         filter.categories = {store::TraceCategory::CommKernel, store::TraceCategory::Collective};
         RUNLENS_ASSIGN_OR_RETURN(auto found, traces.slices({e.startNs, e.endNs}, filter));
         for (const store::TraceSliceInfo& sl : found) {
-            const auto track = std::find_if(tracks.begin(), tracks.end(), [&](const auto& tr) { return tr.id == sl.trackId; });
+            const auto track =
+                std::find_if(tracks.begin(), tracks.end(), [&](const auto& tr) { return tr.id == sl.trackId; });
             if (track != tracks.end() && track->node != node) continue;
             byName[sl.name] += sl.durNs;
         }

@@ -93,7 +93,8 @@ Expected<QJsonArray> topCommFrames(FlameSource& stacks, const std::vector<Findin
     fq.untimed = UntimedStacks::Exclude;
     RUNLENS_ASSIGN_OR_RETURN(auto tree, stacks.tree(fq));
     const auto byPhase = phaseSamples(*tree);
-    const double busy = static_cast<double>(std::max<int64_t>(tree->totalSamples() - byPhase[static_cast<size_t>(Phase::Idle)], 1));
+    const double busy =
+        static_cast<double>(std::max<int64_t>(tree->totalSamples() - byPhase[static_cast<size_t>(Phase::Idle)], 1));
     std::map<std::string, int64_t> commFrames; // label -> samples under its outermost comm occurrences
     addOutermostFrames(*tree, Phase::Comm, commFrames);
     std::vector<std::pair<int64_t, std::string>> ranked;

@@ -1,7 +1,7 @@
 #pragma once
 
-// COMM_BOUND's reading of the stack samples: inside backward, and its findings' top frames (comm_bound_rule.h). Shared by the rule's sources, not
-// part of the rules' API.
+// COMM_BOUND's reading of the stack samples: inside backward, and its findings' top frames (comm_bound_rule.h). Shared
+// by the rule's sources, not part of the rules' API.
 
 #include "analysis/flame/flame_tree.h"
 #include "analysis/rules/episodes.h"

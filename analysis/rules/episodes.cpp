@@ -15,7 +15,8 @@ size_t TimeGrid::slotOf(int64_t ts) const
 
 size_t TimeGrid::slotsPerSlice(double seconds) const
 {
-    return static_cast<size_t>(std::max(1.0, std::round(seconds * 1e9 / static_cast<double>(std::max<int64_t>(stepNs, 1)))));
+    return static_cast<size_t>(
+        std::max(1.0, std::round(seconds * 1e9 / static_cast<double>(std::max<int64_t>(stepNs, 1)))));
 }
 
 size_t TimeGrid::sliceCount(double seconds) const
@@ -84,7 +85,8 @@ std::vector<Episode> episodesOf(const std::vector<uint8_t>& flagged, const TimeG
 
 double quantile(std::vector<double> values, double q)
 {
-    values.erase(std::remove_if(values.begin(), values.end(), [](double v) { return !std::isfinite(v); }), values.end());
+    values.erase(std::remove_if(values.begin(), values.end(), [](double v) { return !std::isfinite(v); }),
+                 values.end());
     if (values.empty()) return std::numeric_limits<double>::quiet_NaN();
     const auto k = static_cast<size_t>(std::clamp(q, 0.0, 1.0) * static_cast<double>(values.size() - 1));
     std::nth_element(values.begin(), values.begin() + static_cast<std::ptrdiff_t>(k), values.end());

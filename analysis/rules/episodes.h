@@ -33,7 +33,7 @@ std::vector<double> means(const std::vector<double>& sum, const std::vector<int>
 
 struct Episode
 {
-    size_t first = 0, last = 0; // slots, inclusive
+    size_t first = 0, last = 0;     // slots, inclusive
     int64_t startNs = 0, endNs = 0; // [start of the first slot, end of the last)
     double seconds() const { return static_cast<double>(endNs - startNs) / 1e9; }
 };

@@ -55,7 +55,8 @@ std::string rolePrefix(const Finding& f)
     std::vector<std::pair<double, std::string>> shares;
     const QJsonObject c = f.evidence.value(QStringLiteral("cause_shares")).toObject();
     for (auto it = c.begin(); it != c.end(); ++it)
-        if (it.value().toDouble() >= kMixedCauseMinShare) shares.emplace_back(it.value().toDouble(), it.key().toStdString());
+        if (it.value().toDouble() >= kMixedCauseMinShare)
+            shares.emplace_back(it.value().toDouble(), it.key().toStdString());
     std::sort(shares.rbegin(), shares.rend());
     std::string out = "(mixed";
     for (size_t i = 0; i < shares.size() && i < kMixedCausesShown; ++i)

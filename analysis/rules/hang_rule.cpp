@@ -49,7 +49,8 @@ std::vector<GpuHang> gpuHangs(const RunMetrics& m, const HangParams& q)
         for (const Episode& e : episodesOf(spinning, grid, q.common.episodeGapSamples))
             if (e.seconds() >= q.minS) hangs.push_back({&g, e});
     }
-    std::sort(hangs.begin(), hangs.end(), [](const GpuHang& a, const GpuHang& b) { return a.episode.startNs < b.episode.startNs; });
+    std::sort(hangs.begin(), hangs.end(),
+              [](const GpuHang& a, const GpuHang& b) { return a.episode.startNs < b.episode.startNs; });
     return hangs;
 }
 
@@ -69,8 +70,10 @@ Finding hangFinding(const RunMetrics& m, const std::vector<GpuHang>& hangs, size
         if (std::find(f.gpus.begin(), f.gpus.end(), name) == f.gpus.end()) f.gpus.push_back(name);
         if (std::find(f.nodes.begin(), f.nodes.end(), g.node) == f.nodes.end()) f.nodes.push_back(g.node);
         const Episode& e = hangs[i].episode;
-        std::vector<double> util(g.util.begin() + static_cast<std::ptrdiff_t>(e.first), g.util.begin() + static_cast<std::ptrdiff_t>(e.last) + 1);
-        std::vector<double> sm(g.smActive.begin() + static_cast<std::ptrdiff_t>(e.first), g.smActive.begin() + static_cast<std::ptrdiff_t>(e.last) + 1);
+        std::vector<double> util(g.util.begin() + static_cast<std::ptrdiff_t>(e.first),
+                                 g.util.begin() + static_cast<std::ptrdiff_t>(e.last) + 1);
+        std::vector<double> sm(g.smActive.begin() + static_cast<std::ptrdiff_t>(e.first),
+                               g.smActive.begin() + static_cast<std::ptrdiff_t>(e.last) + 1);
         gpus.append(QJsonObject{{QStringLiteral("gpu"), QString::fromStdString(name)},
                                 {QStringLiteral("start_ns"), static_cast<qint64>(e.startNs)},
                                 {QStringLiteral("end_ns"), static_cast<qint64>(e.endNs)},
@@ -80,15 +83,16 @@ Finding hangFinding(const RunMetrics& m, const std::vector<GpuHang>& hangs, size
     const double seconds = static_cast<double>(endNs - start) / 1e9, wall = m.grid.seconds();
     f.impact = wall > 0 ? seconds / wall : 0;
     f.savingS = seconds;
-    f.title = fmt::format("Hung collective: {} spin at 100 % utilization with no SM activity for {:.0f} s", fmt::join(f.gpus, ", "),
-                          seconds);
+    f.title = fmt::format("Hung collective: {} spin at 100 % utilization with no SM activity for {:.0f} s",
+                          fmt::join(f.gpus, ", "), seconds);
     f.evidence = QJsonObject{{QStringLiteral("gpus"), gpus},
                              {QStringLiteral("began_ns"), static_cast<qint64>(start)},
                              {QStringLiteral("duration_s"), seconds}};
     // The last step the trainer logged before the hang began (its log time is the step's end): what ran last.
     for (const NodeMetrics& n : m.nodes) {
         if (std::find(f.nodes.begin(), f.nodes.end(), n.node) == f.nodes.end() || n.stepTimes.empty()) continue;
-        const auto last = std::find_if(n.stepTimes.rbegin(), n.stepTimes.rend(), [&](const store::Point& pt) { return pt.tsNs <= start; });
+        const auto last = std::find_if(n.stepTimes.rbegin(), n.stepTimes.rend(),
+                                       [&](const store::Point& pt) { return pt.tsNs <= start; });
         if (last == n.stepTimes.rend()) continue;
         const auto logged = static_cast<qint64>(std::distance(last, n.stepTimes.rend()));
         f.evidence.insert(QStringLiteral("last_step_logged_ns"), static_cast<qint64>(last->tsNs));

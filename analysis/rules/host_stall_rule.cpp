@@ -148,7 +148,8 @@ std::vector<Block> stallingBlocks(const RunMetrics& m, const std::string& node, 
     // Time a checkpoint gap or a hang already explains.
     std::vector<FindingEpisode> explained;
     for (const Finding& f : others)
-        if ((f.rule == "CKPT_GAP" || f.rule == "HANG") && std::find(f.nodes.begin(), f.nodes.end(), node) != f.nodes.end())
+        if ((f.rule == "CKPT_GAP" || f.rule == "HANG") &&
+            std::find(f.nodes.begin(), f.nodes.end(), node) != f.nodes.end())
             explained.insert(explained.end(), f.episodes.begin(), f.episodes.end());
     // Start-up before the node's GPUs first work is not judged (loading the model blocks too).
     const int64_t steadyNs = grid.slotStart(steadyStartSlot(m, node, q.common));
@@ -160,8 +161,10 @@ std::vector<Block> stallingBlocks(const RunMetrics& m, const std::string& node, 
             if (b.startNs < steadyNs) continue;
             // The GPUs idle in most of the slots the block covers (slots at least half inside it).
             size_t inside = 0, idleCount = 0;
-            for (size_t i = grid.slotOf(std::max(b.startNs, grid.startNs)); i < grid.size && grid.slotStart(i) < b.endNs; ++i) {
-                const int64_t overlap = std::min(b.endNs, grid.slotStart(i) + grid.stepNs) - std::max(b.startNs, grid.slotStart(i));
+            for (size_t i = grid.slotOf(std::max(b.startNs, grid.startNs));
+                 i < grid.size && grid.slotStart(i) < b.endNs; ++i) {
+                const int64_t overlap =
+                    std::min(b.endNs, grid.slotStart(i) + grid.stepNs) - std::max(b.startNs, grid.slotStart(i));
                 if (!atLeastHalf(overlap, grid.stepNs)) continue;
                 ++inside;
                 idleCount += idle[i];
@@ -178,16 +181,20 @@ std::vector<Block> stallingBlocks(const RunMetrics& m, const std::string& node, 
 }
 
 // One finding for the node's blocks in one frame: ranks that block together are one event.
-Finding frameFinding(const std::string& node, const std::vector<const GpuMetrics*>& gpus, const store::StackCatalog& cat,
-                     int32_t frame, std::vector<Block>& list, const HostStallParams& q, double wall)
+Finding frameFinding(const std::string& node, const std::vector<const GpuMetrics*>& gpus,
+                     const store::StackCatalog& cat, int32_t frame, std::vector<Block>& list, const HostStallParams& q,
+                     double wall)
 {
     std::sort(list.begin(), list.end(), [](const Block& a, const Block& b) { return a.startNs < b.startNs; });
     std::vector<Block> events;
     std::vector<std::string> threadNames;
     for (const Block& b : list) {
-        if (std::find(threadNames.begin(), threadNames.end(), b.thread) == threadNames.end()) threadNames.push_back(b.thread);
-        if (!events.empty() && b.startNs <= events.back().endNs) events.back().endNs = std::max(events.back().endNs, b.endNs);
-        else events.push_back(b);
+        if (std::find(threadNames.begin(), threadNames.end(), b.thread) == threadNames.end())
+            threadNames.push_back(b.thread);
+        if (!events.empty() && b.startNs <= events.back().endNs)
+            events.back().endNs = std::max(events.back().endNs, b.endNs);
+        else
+            events.push_back(b);
     }
     Finding f;
     f.rule = "HOST_STALL";
@@ -207,17 +214,23 @@ Finding frameFinding(const std::string& node, const std::vector<const GpuMetrics
     const auto [period, cv] = periodOf(f.episodes);
     const bool periodic = static_cast<double>(events.size()) >= q.periodicMinEvents && cv <= q.periodicMaxCv;
     const std::string label = frameLabel(cat, frame);
-    const std::string name = frame > 0 && static_cast<size_t>(frame) < cat.frames.size() ? cat.frames[static_cast<size_t>(frame)].name : label;
+    const std::string name = frame > 0 && static_cast<size_t>(frame) < cat.frames.size()
+                                 ? cat.frames[static_cast<size_t>(frame)].name
+                                 : label;
     const double mean = stallS / static_cast<double>(events.size());
     f.impact = wall > 0 ? stallS / wall : 0;
     f.savingS = stallS;
     f.severity = f.impact >= q.critical ? "critical" : f.impact >= q.warn ? "warn" : "info";
     f.confidence = kConfidence;
-    f.title = periodic ? fmt::format("The training thread on {} blocks in {} every {:.0f} s for {:.1f} s while the GPUs idle", node, name, period, mean)
-              : events.size() == 1
-                  ? fmt::format("The training thread on {} blocks in {} once, for {:.1f} s, while the GPUs idle", node, name, mean)
-                  : fmt::format("The training thread on {} blocks in {} {} times, {:.1f} s each ({:.0f} s apart), while the GPUs idle",
-                                node, name, events.size(), mean, period);
+    f.title =
+        periodic ? fmt::format("The training thread on {} blocks in {} every {:.0f} s for {:.1f} s while the GPUs idle",
+                               node, name, period, mean)
+        : events.size() == 1
+            ? fmt::format("The training thread on {} blocks in {} once, for {:.1f} s, while the GPUs idle", node, name,
+                          mean)
+            : fmt::format("The training thread on {} blocks in {} {} times, {:.1f} s each ({:.0f} s apart), while the "
+                          "GPUs idle",
+                          node, name, events.size(), mean, period);
     QJsonArray jsonThreads;
     for (const std::string& t : threadNames)
         jsonThreads.append(QString::fromStdString(t));
@@ -267,8 +280,9 @@ Expected<std::vector<ThreadScan>> scanThreads(FlameSource& stacks, const RulePar
     return out;
 }
 
-Expected<std::vector<Finding>> hostStallRule(const RunMetrics& m, FlameSource& stacks, const std::vector<ThreadScan>& threads,
-                                             const RuleParams& params, const std::vector<Finding>& others)
+Expected<std::vector<Finding>> hostStallRule(const RunMetrics& m, FlameSource& stacks,
+                                             const std::vector<ThreadScan>& threads, const RuleParams& params,
+                                             const std::vector<Finding>& others)
 {
     const HostStallParams q = HostStallParams::from(params);
     std::vector<Finding> out;

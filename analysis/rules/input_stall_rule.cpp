@@ -110,7 +110,8 @@ SliceCauses judgeSlices(const RunMetrics& m, const NodeMetrics& node, const Node
                 // waiting for a peer: that is COMM_BOUND's illusion).
                 queued += use.utilCount[i] > 0 && use.utilSum[i] / use.utilCount[i] >= q.utilBusy ? 1 : 0;
             }
-        if (known == 0 || !atLeastHalf(under, known) || moreThanHalf(queued, known)) continue; // mostly well used, or fed
+        if (known == 0 || !atLeastHalf(under, known) || moreThanHalf(queued, known))
+            continue; // mostly well used, or fed
         const SliceShares shares = phases.at(node.node, s);
         SliceEvidence& e = out.evidence[s];
         e.samples = shares.samples;
@@ -123,8 +124,10 @@ SliceCauses judgeSlices(const RunMetrics& m, const NodeMetrics& node, const Node
         e.comm = shares.share(Phase::Comm);
         e.checkpoint = shares.share(Phase::Checkpoint);
         e.gpuWait = shares.share(Phase::GpuWait);
-        if (e.input >= q.hostShare) out.cause[s] = Cause::Input;
-        else if (e.input + e.host >= q.hostShare) out.cause[s] = Cause::Host;
+        if (e.input >= q.hostShare)
+            out.cause[s] = Cause::Input;
+        else if (e.input + e.host >= q.hostShare)
+            out.cause[s] = Cause::Host;
     }
     return out;
 }
@@ -175,7 +178,8 @@ std::map<std::string, Group> groupEpisodes(const NodeMetrics& node, const SliceC
         const double cpu = meanOf(node.cpuUtil, firstSlot, endSlot), reads = meanOf(node.diskRead, firstSlot, endSlot);
         std::string sub;
         if (atLeastHalf(inputSlices, static_cast<size_t>(n)))
-            sub = std::isfinite(reads) && readPeak > 0 && reads >= q.ioBoundShare * readPeak ? "io_bound" : "worker_starved";
+            sub = std::isfinite(reads) && readPeak > 0 && reads >= q.ioBoundShare * readPeak ? "io_bound"
+                                                                                             : "worker_starved";
         else
             sub = std::isfinite(cpu) && cpu >= q.cpuBoundPct ? "cpu_bound" : "host_compute";
         Group& g = groups[sub];
@@ -187,7 +191,8 @@ std::map<std::string, Group> groupEpisodes(const NodeMetrics& node, const SliceC
         g.comm += comm;
         g.n += n;
         g.spanned += static_cast<double>(t - from + 1);
-        g.savingS += n * sliceS * std::min(1.0, (input + host) / std::max(n, 1.0)); // the host's share of the stalled time
+        g.savingS +=
+            n * sliceS * std::min(1.0, (input + host) / std::max(n, 1.0)); // the host's share of the stalled time
     }
     return groups;
 }
@@ -227,8 +232,8 @@ Expected<QJsonArray> topHostFrames(FlameSource& stacks, const std::string& node,
     for (size_t k = 0; k < ranked.size() && k < kTopFrames; ++k)
         top.append(QJsonObject{{QStringLiteral("frame"), QString::fromStdString(ranked[k].second.first)},
                                {QStringLiteral("file"), QString::fromStdString(ranked[k].second.second)},
-                               {QStringLiteral("self_share"),
-                                static_cast<double>(ranked[k].first) / static_cast<double>(std::max<int64_t>(total, 1))}});
+                               {QStringLiteral("self_share"), static_cast<double>(ranked[k].first) /
+                                                                  static_cast<double>(std::max<int64_t>(total, 1))}});
     return top;
 }
 
@@ -247,8 +252,9 @@ double cpuOver(const NodeMetrics& node, const Group& g)
 }
 
 // One finding per node and sub-cause.
-Expected<Finding> groupFinding(const RunMetrics& m, FlameSource& stacks, const NodeMetrics& node, const std::string& sub,
-                               const Group& g, bool haveSm, double limit, const InputStallParams& q)
+Expected<Finding> groupFinding(const RunMetrics& m, FlameSource& stacks, const NodeMetrics& node,
+                               const std::string& sub, const Group& g, bool haveSm, double limit,
+                               const InputStallParams& q)
 {
     std::string topName;
     RUNLENS_ASSIGN_OR_RETURN(auto top, topHostFrames(stacks, node.node, g, &topName));
@@ -266,23 +272,24 @@ Expected<Finding> groupFinding(const RunMetrics& m, FlameSource& stacks, const N
     f.confidence = haveSm ? kConfidenceWithSm : kConfidenceUtilOnly;
     // Primary when the cause is found in most of the episodes' slices (the rest bridged gaps).
     f.primary = g.n >= kPrimaryCover * g.spanned;
-    const std::string when = g.episodes.size() == 1 ? fmt::format("for {:.0f} s", g.seconds)
-                                                     : fmt::format("{} times, {:.0f} s in all", g.episodes.size(), g.seconds);
+    const std::string when = g.episodes.size() == 1
+                                 ? fmt::format("for {:.0f} s", g.seconds)
+                                 : fmt::format("{} times, {:.0f} s in all", g.episodes.size(), g.seconds);
     const bool hostWork = sub == "host_compute" || sub == "cpu_bound";
     f.title = hostWork ? fmt::format("The GPUs on {} wait for the host's own work ({}) {}", node.node,
                                      topName.empty() ? "?" : topName, when)
                        : fmt::format("The GPUs on {} wait for input (DataLoader, {}) {}", node.node, sub, when);
-    f.evidence = QJsonObject{{QStringLiteral("sub_cause"), QString::fromStdString(sub)},
-                             {QStringLiteral("input_share"), g.input / n},
-                             {QStringLiteral("host_compute_share"), g.host / n},
-                             {QStringLiteral("comm_share"), g.comm / n},
-                             {QStringLiteral("top_frames"), top},
-                             {QStringLiteral("cpu_util_pct"), cpuOver(node, g)},
-                             {QStringLiteral("gpu_use_limit"), limit},
-                             {QStringLiteral("cause_shares"),
-                              QJsonObject{{QStringLiteral("input"), g.input / n},
-                                          {QStringLiteral("host_compute"), g.host / n},
-                                          {QStringLiteral("communication"), g.comm / n}}}};
+    f.evidence =
+        QJsonObject{{QStringLiteral("sub_cause"), QString::fromStdString(sub)},
+                    {QStringLiteral("input_share"), g.input / n},
+                    {QStringLiteral("host_compute_share"), g.host / n},
+                    {QStringLiteral("comm_share"), g.comm / n},
+                    {QStringLiteral("top_frames"), top},
+                    {QStringLiteral("cpu_util_pct"), cpuOver(node, g)},
+                    {QStringLiteral("gpu_use_limit"), limit},
+                    {QStringLiteral("cause_shares"), QJsonObject{{QStringLiteral("input"), g.input / n},
+                                                                 {QStringLiteral("host_compute"), g.host / n},
+                                                                 {QStringLiteral("communication"), g.comm / n}}}};
     f.recommendation =
         hostWork ? fmt::format("Move {} off the training thread: into DataLoader workers (num_workers, "
                                "persistent_workers, prefetch_factor), onto the GPU, or precompute it offline.",

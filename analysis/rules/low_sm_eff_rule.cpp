@@ -56,13 +56,15 @@ SlotUse slotUse(const RunMetrics& m, const NodeMetrics& node, const std::vector<
 }
 
 // The slots other rules' findings on this node explain.
-std::vector<uint8_t> explainedSlots(const TimeGrid& grid, const std::string& node, const std::vector<Finding>& explained)
+std::vector<uint8_t> explainedSlots(const TimeGrid& grid, const std::string& node,
+                                    const std::vector<Finding>& explained)
 {
     std::vector<uint8_t> known(grid.size, 0);
     for (const Finding& f : explained) {
         if (std::find(f.nodes.begin(), f.nodes.end(), node) == f.nodes.end()) continue;
         for (const FindingEpisode& e : f.episodes)
-            for (size_t i = grid.slotOf(std::max(e.startNs, grid.startNs)); i < grid.size && grid.slotStart(i) < e.endNs; ++i)
+            for (size_t i = grid.slotOf(std::max(e.startNs, grid.startNs));
+                 i < grid.size && grid.slotStart(i) < e.endNs; ++i)
                 known[i] = 1;
     }
     return known;
@@ -134,7 +136,8 @@ void describe(Finding& f, const std::string& node, const Tally& t, const LowSmPa
     double seconds = 0;
     for (const FindingEpisode& e : f.episodes)
         seconds += static_cast<double>(e.endNs - e.startNs) / 1e9;
-    const double meanSm = t.smSum / t.slots, meanUtil = t.utilSum / t.slots, unexplained = 1 - t.explainedSlots / t.slots;
+    const double meanSm = t.smSum / t.slots, meanUtil = t.utilSum / t.slots,
+                 unexplained = 1 - t.explainedSlots / t.slots;
     // Time other findings explain entirely is theirs: the low SM activity there is described, not a cost of its own.
     f.severity = t.savingS <= 0 ? "info" : meanSm < q.criticalSm ? "critical" : "warn";
     f.primary = unexplained >= kPrimaryUnexplained;
@@ -145,23 +148,33 @@ void describe(Finding& f, const std::string& node, const Tally& t, const LowSmPa
     int64_t busySamples = 0;
     for (size_t k = 0; k < kPhaseCount; ++k)
         if (static_cast<Phase>(k) != Phase::Idle) busySamples += t.stackCounts[k];
-    const double modelShare = busySamples > 0 ? static_cast<double>(t.stackCounts[static_cast<size_t>(Phase::Compute)]) / static_cast<double>(busySamples) : 0;
-    const double waitShare = busySamples > 0 ? static_cast<double>(t.stackCounts[static_cast<size_t>(Phase::GpuWait)]) / static_cast<double>(busySamples) : 0;
+    const double modelShare =
+        busySamples > 0
+            ? static_cast<double>(t.stackCounts[static_cast<size_t>(Phase::Compute)]) / static_cast<double>(busySamples)
+            : 0;
+    const double waitShare = busySamples > 0 ? static_cast<double>(t.stackCounts[static_cast<size_t>(Phase::GpuWait)]) /
+                                                   static_cast<double>(busySamples)
+                                             : 0;
     // Launch-bound: the GPUs idle between kernels (utilization well below the illusion) while the training
     // threads do nothing but run model code and wait for those kernels.
     const bool launchBound = !isIllusion && busySamples > 0 && meanUtil < q.launchUtilMax &&
                              modelShare >= q.launchModelShare && modelShare + waitShare >= q.launchHostShare;
-    f.title = fmt::format("Low SM efficiency on {}: SM activity {:.2f} while the GPUs are busy ({:.0f} % utilization){} for {:.0f} s",
-                          node, meanSm, meanUtil,
-                          isIllusion    ? std::string(", the utilization illusion")
-                          : launchBound ? fmt::format(", launch-bound (the training thread runs model code {:.0f} % and waits on the GPU {:.0f} % of the time)", 100 * modelShare, 100 * waitShare)
-                                        : std::string(),
-                          seconds);
+    f.title = fmt::format(
+        "Low SM efficiency on {}: SM activity {:.2f} while the GPUs are busy ({:.0f} % utilization){} for {:.0f} s",
+        node, meanSm, meanUtil,
+        isIllusion    ? std::string(", the utilization illusion")
+        : launchBound ? fmt::format(", launch-bound (the training thread runs model code {:.0f} % and waits on the GPU "
+                                    "{:.0f} % of the time)",
+                                    100 * modelShare, 100 * waitShare)
+                      : std::string(),
+        seconds);
     if (!f.primary) f.title += fmt::format(" — {:.0f} % of it explained by other findings", 100 * (1 - unexplained));
     if (busySamples > 0) {
         f.evidence.insert(QStringLiteral("host_model_code_share"), modelShare);
         f.evidence.insert(QStringLiteral("host_gpu_wait_share"), waitShare);
-        f.evidence.insert(QStringLiteral("sub_cause"), QString::fromLatin1(launchBound ? "launch_bound" : isIllusion ? "illusion" : "small_kernels"));
+        f.evidence.insert(QStringLiteral("sub_cause"), QString::fromLatin1(launchBound  ? "launch_bound"
+                                                                           : isIllusion ? "illusion"
+                                                                                        : "small_kernels"));
     }
     const QJsonObject base{{QStringLiteral("mean_sm_active"), meanSm},
                            {QStringLiteral("mean_gpu_util_pct"), meanUtil},
@@ -170,11 +183,12 @@ void describe(Finding& f, const std::string& node, const Tally& t, const LowSmPa
                            {QStringLiteral("good_use_sm"), q.goodUseSm}};
     for (auto it = base.begin(); it != base.end(); ++it)
         f.evidence.insert(it.key(), it.value());
-    f.recommendation = launchBound ?
-        "The host cannot issue work fast enough: its model code launches many small kernels. Capture the step in "
-        "CUDA graphs (torch.compile mode=\"reduce-overhead\", torch.cuda.graphs), fuse ops (torch.compile), and "
-        "give each launch more work (larger micro-batches, sequence packing). " :
-        std::string();
+    f.recommendation =
+        launchBound
+            ? "The host cannot issue work fast enough: its model code launches many small kernels. Capture the step in "
+              "CUDA graphs (torch.compile mode=\"reduce-overhead\", torch.cuda.graphs), fuse ops (torch.compile), and "
+              "give each launch more work (larger micro-batches, sequence packing). "
+            : std::string();
     f.recommendation +=
         "The GPUs run kernels that keep few SMs busy: larger micro-batches or sequence packing, fused kernels "
         "(torch.compile, FlashAttention), bf16/fp8 matmuls that use the tensor cores, and fewer small kernel "
@@ -199,8 +213,8 @@ LowSmParams LowSmParams::from(const RuleParams& p)
     return q;
 }
 
-std::vector<Finding> lowSmEfficiencyRule(const RunMetrics& m, const RuleParams& params, const std::vector<Finding>& explained,
-                                         const PhaseSlices* phases)
+std::vector<Finding> lowSmEfficiencyRule(const RunMetrics& m, const RuleParams& params,
+                                         const std::vector<Finding>& explained, const PhaseSlices* phases)
 {
     const LowSmParams q = LowSmParams::from(params);
     std::vector<Finding> out;

@@ -26,7 +26,9 @@ struct SliceShares
     bool hasBusy() const { return busy > 0; }
     double share(Phase p) const
     {
-        return busy > 0 && p != Phase::Idle ? static_cast<double>(counts[static_cast<size_t>(p)]) / static_cast<double>(busy) : 0;
+        return busy > 0 && p != Phase::Idle
+                   ? static_cast<double>(counts[static_cast<size_t>(p)]) / static_cast<double>(busy)
+                   : 0;
     }
 };
 

@@ -129,7 +129,10 @@ std::vector<Window> joinWindows(const std::vector<Window>& windows, const std::v
         k = j;
         size_t sampled = 0;
         for (const RankUnit& u : units)
-            sampled += u.firstNs <= g.fromNs && u.lastNs >= g.toNs - static_cast<int64_t>(u.nominalS * kPresenceIntervals * 1e9) ? 1 : 0;
+            sampled += u.firstNs <= g.fromNs &&
+                               u.lastNs >= g.toNs - static_cast<int64_t>(u.nominalS * kPresenceIntervals * 1e9)
+                           ? 1
+                           : 0;
         if (sampled >= 2 && g.seconds() >= kMinWindowShare * need) groups.push_back(g);
     }
     return groups;
@@ -137,8 +140,9 @@ std::vector<Window> joinWindows(const std::vector<Window>& windows, const std::v
 
 // Per evaluated window, each member's lateness: its work share minus its peers' median (the part of the window they
 // wait for it); *checkpointWindow marks the windows whose extra work is a checkpoint write (CKPT_GAP's).
-void cohortExcess(const std::vector<size_t>& members, const std::vector<RankUnit>& units, const std::vector<Window>& groups,
-                  const Reads& r, std::vector<std::vector<double>>& excess, std::vector<uint8_t>* checkpointWindow)
+void cohortExcess(const std::vector<size_t>& members, const std::vector<RankUnit>& units,
+                  const std::vector<Window>& groups, const Reads& r, std::vector<std::vector<double>>& excess,
+                  std::vector<uint8_t>* checkpointWindow)
 {
     const size_t ne = r.evaluated.size();
     for (size_t k = 0; k < ne; ++k) {
@@ -159,7 +163,8 @@ void cohortExcess(const std::vector<size_t>& members, const std::vector<RankUnit
             const double peers = peersMedian(work, i);
             if (!std::isfinite(peers)) continue;
             excess[members[i]][k] = work[i] - peers;
-            if (excess[members[i]][k] > 0 && ckpt[i] - peersMedian(ckpt, i) >= kCheckpointExcessShare * excess[members[i]][k])
+            if (excess[members[i]][k] > 0 &&
+                ckpt[i] - peersMedian(ckpt, i) >= kCheckpointExcessShare * excess[members[i]][k])
                 (*checkpointWindow)[k] = 1;
         }
     }
@@ -182,8 +187,9 @@ std::vector<RankStraggler> cohortStragglers(const std::vector<size_t>& members, 
             }
     }
     if (absolute.empty()) return {};
-    const double sigma = std::max({std::min(kMadToSigma * medianOf(aboutOwn), kQuartileToSigma * quantile(absolute, 0.25)),
-                                   q.scaleFloor, kMinScaleShare});
+    const double sigma =
+        std::max({std::min(kMadToSigma * medianOf(aboutOwn), kQuartileToSigma * quantile(absolute, 0.25)), q.scaleFloor,
+                  kMinScaleShare});
     std::vector<RankStraggler> late(members.size());
     for (size_t i = 0; i < members.size(); ++i) {
         late[i].unit = members[i];
@@ -196,7 +202,8 @@ std::vector<RankStraggler> cohortStragglers(const std::vector<size_t>& members, 
                 late[i].lateness.push_back(e);
             }
         }
-        late[i].share = late[i].judged ? static_cast<double>(late[i].late.size()) / static_cast<double>(late[i].judged) : 0;
+        late[i].share =
+            late[i].judged ? static_cast<double>(late[i].late.size()) / static_cast<double>(late[i].judged) : 0;
     }
     std::vector<RankStraggler> found;
     for (size_t i = 0; i < members.size(); ++i) {
@@ -251,7 +258,8 @@ void finish(Finding& f, const Judged& j, const std::string& who, const std::stri
     const std::string late =
         std::isfinite(perStep) && std::isfinite(stepS) && stepS > 0
             ? fmt::format("{:.2f} s late ({:.0f} % of a {:.2f} s step)", perStep, 100 * perStep / stepS, stepS)
-            : fmt::format("late for {:.0f} % of the time", 100 * f.evidence.value(QStringLiteral("lateness_share")).toDouble());
+            : fmt::format("late for {:.0f} % of the time",
+                          100 * f.evidence.value(QStringLiteral("lateness_share")).toDouble());
     f.title = fmt::format("Straggler: {} reaches the collectives {} in {:.0f} % of the {}{} while the others wait ({})",
                           who, late, 100 * share, j.haveSteps || source == "traces" ? "steps" : "windows",
                           frame.empty() ? std::string() : fmt::format(", busy in {}", frame), source);
@@ -319,27 +327,28 @@ Expected<Finding> stackFinding(FlameSource& stacks, const std::vector<RankUnit>&
     for (int32_t key : j.frames.collectiveKeys)
         waitFrames.append(QString::fromStdString(j.frames.keyNames[static_cast<size_t>(key)]));
     const std::string source = t ? "traces+stacks" : "stacks";
-    f.evidence = QJsonObject{
-        {QStringLiteral("unit"), QString::fromStdString(who)},
-        {QStringLiteral("unit_kind"), QStringLiteral("rank")},
-        {QStringLiteral("late_rank"), static_cast<qint64>(u.rank)},
-        {QStringLiteral("late_process"), QString::fromStdString(u.process.empty() ? u.thread : u.process)},
-        {QStringLiteral("pid"), static_cast<qint64>(u.pid)},
-        {QStringLiteral("thread"), QString::fromStdString(u.thread)},
-        {QStringLiteral("peers"), peers},
-        {QStringLiteral("top_frames"), top},
-        {QStringLiteral("wait_frames"), waitFrames},
-        {QStringLiteral("lateness_share"), medianOf(r.lateness)},
-        {QStringLiteral("type"), r.share >= q.persistent ? QStringLiteral("persistent") : QStringLiteral("intermittent")},
-        {QStringLiteral("share_of_steps"), r.share},
-        {QStringLiteral("peers_median_share"), r.peerShare},
-        {QStringLiteral("windows_judged"), static_cast<qint64>(r.judged)},
-        {QStringLiteral("late_windows"), static_cast<qint64>(r.late.size())},
-        {QStringLiteral("windows_read"), static_cast<qint64>(j.reads.evaluated.size())},
-        {QStringLiteral("windows"), static_cast<qint64>(j.groups.size())},
-        {QStringLiteral("step_source"), QString::fromStdString(j.stepSource)},
-        {QStringLiteral("source"), QString::fromStdString(source)},
-        {QStringLiteral("total_lag_s"), late.saving}};
+    f.evidence =
+        QJsonObject{{QStringLiteral("unit"), QString::fromStdString(who)},
+                    {QStringLiteral("unit_kind"), QStringLiteral("rank")},
+                    {QStringLiteral("late_rank"), static_cast<qint64>(u.rank)},
+                    {QStringLiteral("late_process"), QString::fromStdString(u.process.empty() ? u.thread : u.process)},
+                    {QStringLiteral("pid"), static_cast<qint64>(u.pid)},
+                    {QStringLiteral("thread"), QString::fromStdString(u.thread)},
+                    {QStringLiteral("peers"), peers},
+                    {QStringLiteral("top_frames"), top},
+                    {QStringLiteral("wait_frames"), waitFrames},
+                    {QStringLiteral("lateness_share"), medianOf(r.lateness)},
+                    {QStringLiteral("type"),
+                     r.share >= q.persistent ? QStringLiteral("persistent") : QStringLiteral("intermittent")},
+                    {QStringLiteral("share_of_steps"), r.share},
+                    {QStringLiteral("peers_median_share"), r.peerShare},
+                    {QStringLiteral("windows_judged"), static_cast<qint64>(r.judged)},
+                    {QStringLiteral("late_windows"), static_cast<qint64>(r.late.size())},
+                    {QStringLiteral("windows_read"), static_cast<qint64>(j.reads.evaluated.size())},
+                    {QStringLiteral("windows"), static_cast<qint64>(j.groups.size())},
+                    {QStringLiteral("step_source"), QString::fromStdString(j.stepSource)},
+                    {QStringLiteral("source"), QString::fromStdString(source)},
+                    {QStringLiteral("total_lag_s"), late.saving}};
     if (j.haveSteps) {
         f.evidence.insert(QStringLiteral("lateness_per_step_s"), latePerStep);
         f.evidence.insert(QStringLiteral("median_step_s"), stepS);
@@ -357,8 +366,8 @@ Expected<Finding> stackFinding(FlameSource& stacks, const std::vector<RankUnit>&
 
 // A rank late at the profiled collectives the stacks did not show (or there are none): its late steps as episodes,
 // each saving the lateness of its steps; its frames when its process was sampled.
-Expected<Finding> traceFinding(FlameSource& stacks, const std::vector<RankUnit>& units, int64_t rank, const RankTrace& r,
-                               const Judged& j, const StragglerParams& q)
+Expected<Finding> traceFinding(FlameSource& stacks, const std::vector<RankUnit>& units, int64_t rank,
+                               const RankTrace& r, const Judged& j, const StragglerParams& q)
 {
     const std::string who = fmt::format("rank {}", rank);
     Finding f;
@@ -414,18 +423,19 @@ Expected<Finding> traceFinding(FlameSource& stacks, const std::vector<RankUnit>&
                              {QStringLiteral("total_lag_s"), r.lateS}};
     f.confidence = kConfidenceTraces;
     finish(f, j, who, frame, perStep, stepS, r.lateSteps / r.steps, "traces", q);
-    f.title = fmt::format("Straggler: {} reaches the collectives {:.2f} s late ({:.0f} % of a {:.2f} s step) in {:.0f} of {:.0f} "
-                          "profiled steps{} while the others wait (traces)",
-                          who, perStep, 100 * perStep / stepS, stepS, r.lateSteps, r.steps,
-                          frame.empty() ? std::string() : fmt::format(", busy in {}", frame));
+    f.title = fmt::format(
+        "Straggler: {} reaches the collectives {:.2f} s late ({:.0f} % of a {:.2f} s step) in {:.0f} of {:.0f} "
+        "profiled steps{} while the others wait (traces)",
+        who, perStep, 100 * perStep / stepS, stepS, r.lateSteps, r.steps,
+        frame.empty() ? std::string() : fmt::format(", busy in {}", frame));
     return f;
 }
 
 } // namespace
 
 Expected<std::vector<Finding>> rankStragglerRule(const RunMetrics& m, const std::vector<StepTimes>& steps,
-                                                 FlameSource& stacks, store::TraceReader* traces, const RuleParams& params,
-                                                 const std::atomic<bool>* cancel)
+                                                 FlameSource& stacks, store::TraceReader* traces,
+                                                 const RuleParams& params, const std::atomic<bool>* cancel)
 {
     const StragglerParams q = StragglerParams::from(params);
     Judged j;

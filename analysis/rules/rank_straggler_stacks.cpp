@@ -179,7 +179,8 @@ Expected<std::set<int32_t>> collectiveFrames(FlameSource& stacks, std::vector<Ra
         }
         int32_t best = -1, bestDepth = -1;
         for (const auto& [key, v] : keys)
-            if (static_cast<double>(v.first) >= q.collectiveFrameShare * static_cast<double>(total) && v.second > bestDepth) {
+            if (static_cast<double>(v.first) >= q.collectiveFrameShare * static_cast<double>(total) &&
+                v.second > bestDepth) {
                 best = key;
                 bestDepth = v.second;
             }
@@ -189,14 +190,16 @@ Expected<std::set<int32_t>> collectiveFrames(FlameSource& stacks, std::vector<Ra
     return out;
 }
 
-void chooseReads(Reads& r, const std::vector<Window>& groups, const std::vector<RankUnit>& units, const StragglerParams& q)
+void chooseReads(Reads& r, const std::vector<Window>& groups, const std::vector<RankUnit>& units,
+                 const StragglerParams& q)
 {
     double seconds = 0, interval = std::numeric_limits<double>::max();
     for (const Window& g : groups)
         seconds += g.seconds();
     for (const RankUnit& u : units)
         interval = std::min(interval, u.nominalS);
-    const double perWindow = seconds / static_cast<double>(groups.size()) / interval * static_cast<double>(units.size());
+    const double perWindow =
+        seconds / static_cast<double>(groups.size()) / interval * static_cast<double>(units.size());
     const double budget = std::max(std::min(static_cast<double>(q.maxReads) / static_cast<double>(units.size()),
                                             static_cast<double>(q.maxSamples) / perWindow),
                                    kMinReadsPerStep * static_cast<double>(q.minSteps));
@@ -214,7 +217,8 @@ void chooseReads(Reads& r, const std::vector<Window>& groups, const std::vector<
 // The ranks of the stacks: one training thread per process (the most sampled), in cohorts of at least two that are
 // compared with each other (processes with a pid whatever their busiest thread is called; threads without one by
 // role).
-Expected<std::vector<RankUnit>> rankUnits(FlameSource& stacks, const std::map<std::pair<std::string, int64_t>, int64_t>& rankOfPid)
+Expected<std::vector<RankUnit>> rankUnits(FlameSource& stacks,
+                                          const std::map<std::pair<std::string, int64_t>, int64_t>& rankOfPid)
 {
     RUNLENS_ASSIGN_OR_RETURN(auto threads, stacks.threads({}));
     std::map<std::string, RankUnit> byProcess;
@@ -261,7 +265,8 @@ Expected<Reads> readCells(FlameSource& stacks, std::vector<RankUnit>& units, con
         for (size_t k = 0; k < r.evaluated.size();) {
             std::vector<const Window*> run{&groups[r.evaluated[k]]};
             size_t j = k + 1;
-            while (j < r.evaluated.size() && run.size() < kWindowsPerRead && groups[r.evaluated[j]].fromNs == run.back()->toNs)
+            while (j < r.evaluated.size() && run.size() < kWindowsPerRead &&
+                   groups[r.evaluated[j]].fromNs == run.back()->toNs)
                 run.push_back(&groups[r.evaluated[j++]]);
             const size_t base = k;
             RUNLENS_TRY(readWindows(stacks, units[u], run, [&](size_t w, const store::StackSample& smp) {
@@ -410,10 +415,10 @@ Status topFrames(FlameSource& stacks, const RankFrames& frames, const std::vecto
     });
     for (size_t k = 0; k < cands.size() && top->size() < kTopFrames; ++k) {
         if (cands[k].excess < q.topFrameShare * best) continue;
-        top->append(
-            QJsonObject{{QStringLiteral("frame"), QString::fromStdString(frames.keyNames[static_cast<size_t>(cands[k].key)])},
-                        {QStringLiteral("share"), cands[k].share},
-                        {QStringLiteral("peers_share"), cands[k].peers}});
+        top->append(QJsonObject{
+            {QStringLiteral("frame"), QString::fromStdString(frames.keyNames[static_cast<size_t>(cands[k].key)])},
+            {QStringLiteral("share"), cands[k].share},
+            {QStringLiteral("peers_share"), cands[k].peers}});
     }
     *first = frames.keyNames[static_cast<size_t>(cands.front().key)];
     return okStatus();

@@ -106,7 +106,8 @@ Status readSteps(store::TraceReader& traces, const std::unordered_map<int64_t, c
         pw.stepStarts[it->second->rank].emplace_back(s.tsNs, n);
         pw.stepSeconds[n].push_back(static_cast<double>(s.durNs) / 1e9);
     }
-    pw.profiledSteps = std::all_of(pw.ranks.begin(), pw.ranks.end(), [&](int64_t r) { return pw.stepStarts.count(r) > 0; });
+    pw.profiledSteps =
+        std::all_of(pw.ranks.begin(), pw.ranks.end(), [&](int64_t r) { return pw.stepStarts.count(r) > 0; });
     for (auto& [rank, v] : pw.stepStarts)
         std::sort(v.begin(), v.end());
     if (pw.profiledSteps) {
@@ -159,7 +160,8 @@ std::map<std::pair<int64_t, int64_t>, Spans> lateWaits(const std::vector<Arrival
             if (a - earliest > maxSpread) continue; // not one instance
             // Enqueue-only spans and point-to-point kernels matched out of turn are not one rendezvous.
             const int64_t slack = (a - earliest) / kClockSlackDivisor;
-            if (std::any_of(perRank.begin(), perRank.end(), [&](const auto& r) { return (*r.second)[k].second < a - slack; }))
+            if (std::any_of(perRank.begin(), perRank.end(),
+                            [&](const auto& r) { return (*r.second)[k].second < a - slack; }))
                 continue;
             std::vector<double> others;
             for (size_t i = 0; i < perRank.size(); ++i)
@@ -183,7 +185,8 @@ void addLateness(std::map<int64_t, RankTrace>& out, TraceWindow& pw,
     std::map<int64_t, std::map<int64_t, double>> lateness; // rank -> step -> seconds
     for (const auto& [key, v] : late)
         for (const auto& [a, b] : v)
-            lateness[key.first][key.second] = std::max(lateness[key.first][key.second], static_cast<double>(b - a) / 1e9);
+            lateness[key.first][key.second] =
+                std::max(lateness[key.first][key.second], static_cast<double>(b - a) / 1e9);
     for (int64_t rank : pw.ranks) {
         RankTrace& r = out[rank];
         r.steps += static_cast<double>(pw.steps);
@@ -197,7 +200,8 @@ void addLateness(std::map<int64_t, RankTrace>& out, TraceWindow& pw,
                 r.latePerStepS.push_back(seconds);
                 r.lateS += seconds;
                 const auto& starts = pw.stepStarts[rank];
-                const auto s = std::find_if(starts.begin(), starts.end(), [want = step](const auto& x) { return x.second == want; });
+                const auto s = std::find_if(starts.begin(), starts.end(),
+                                            [want = step](const auto& x) { return x.second == want; });
                 const int64_t a = s != starts.end() ? s->first : pw.from;
                 r.lateSpans.push_back({a, a + static_cast<int64_t>(own * 1e9), own});
             }

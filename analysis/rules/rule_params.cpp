@@ -59,7 +59,8 @@ double RuleParams::get(const std::string& name) const
 {
     const auto it = m_index.find(name);
     if (it == m_index.end()) {
-        fmt::print(stderr, "runlens: no rule parameter \"{}\" in resources/rules/defaults.params (a programming error)\n",
+        fmt::print(stderr,
+                   "runlens: no rule parameter \"{}\" in resources/rules/defaults.params (a programming error)\n",
                    name);
         std::fflush(stderr);
         std::abort();
@@ -91,8 +92,9 @@ Status RuleParams::set(const std::string& assignment)
     const std::string name = assignment.substr(0, eq), text = assignment.substr(eq + 1);
     const auto it = m_index.find(name);
     if (it == m_index.end())
-        return makeError(ErrorCode::Usage, fmt::format("--param {}: no rule parameter \"{}\" (runlens analyze --list-params)",
-                                                       assignment, name));
+        return makeError(
+            ErrorCode::Usage,
+            fmt::format("--param {}: no rule parameter \"{}\" (runlens analyze --list-params)", assignment, name));
     double v = 0;
     const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
     if (ec != std::errc() || end != text.data() + text.size() || !std::isfinite(v))

@@ -56,16 +56,16 @@ private:
 // what a stalled GPU is (stall.*), and where a stall's edges are looked for (bounds.*).
 struct CommonParams
 {
-    double gridS = 0;           // rules.grid_s
-    double warmupUtil = 0;      // rules.warmup_util (%)
-    double warmupHoldS = 0;     // rules.warmup_hold_s
-    int episodeGapSamples = 0;  // rules.episode_gap_samples
-    double evidenceS = 0;       // rules.evidence_s
-    double stallSmFraction = 0; // stall.sm_fraction
+    double gridS = 0;                 // rules.grid_s
+    double warmupUtil = 0;            // rules.warmup_util (%)
+    double warmupHoldS = 0;           // rules.warmup_hold_s
+    int episodeGapSamples = 0;        // rules.episode_gap_samples
+    double evidenceS = 0;             // rules.evidence_s
+    double stallSmFraction = 0;       // stall.sm_fraction
     double stallBaselineQuantile = 0; // stall.baseline_quantile
-    double stallUtilMax = 0;    // stall.util_max (%)
-    double boundsSearchS = 0;   // bounds.search_s
-    double boundsJoinGapS = 0;  // bounds.join_gap_s
+    double stallUtilMax = 0;          // stall.util_max (%)
+    double boundsSearchS = 0;         // bounds.search_s
+    double boundsJoinGapS = 0;        // bounds.join_gap_s
 
     static CommonParams from(const RuleParams& p);
 };

@@ -46,7 +46,8 @@ std::vector<FindingEpisode> unionOf(std::vector<FindingEpisode> e)
         if (!out.empty() && x.startNs <= out.back().endNs) {
             out.back().endNs = std::max(out.back().endNs, x.endNs);
             // Nodes that wait together save the same seconds: the larger saving speaks for the union.
-            out.back().savingS = (out.back().savingS < 0 || x.savingS < 0) ? -1 : std::max(out.back().savingS, x.savingS);
+            out.back().savingS =
+                (out.back().savingS < 0 || x.savingS < 0) ? -1 : std::max(out.back().savingS, x.savingS);
         } else {
             out.push_back(x);
         }
@@ -63,7 +64,8 @@ std::vector<Finding> mergeAcrossNodes(std::vector<Finding> findings, double wall
 {
     const auto character = [](const Finding& f) {
         for (const char* key : {"sub_type", "sub_cause"})
-            if (f.evidence.contains(QString::fromLatin1(key))) return f.evidence.value(QString::fromLatin1(key)).toString().toStdString();
+            if (f.evidence.contains(QString::fromLatin1(key)))
+                return f.evidence.value(QString::fromLatin1(key)).toString().toStdString();
         return std::string();
     };
     std::vector<Finding> out;
@@ -73,7 +75,8 @@ std::vector<Finding> mergeAcrossNodes(std::vector<Finding> findings, double wall
         std::vector<size_t> group{i};
         for (size_t j = i + 1; j < findings.size(); ++j)
             if (!used[j] && findings[j].rule == findings[i].rule && findings[j].primary == findings[i].primary &&
-                character(findings[j]) == character(findings[i]) && findings[j].nodes.size() == 1 && findings[i].nodes.size() == 1)
+                character(findings[j]) == character(findings[i]) && findings[j].nodes.size() == 1 &&
+                findings[i].nodes.size() == 1)
                 group.push_back(j);
         for (size_t k : group)
             used[k] = true;
@@ -81,7 +84,8 @@ std::vector<Finding> mergeAcrossNodes(std::vector<Finding> findings, double wall
             out.push_back(std::move(findings[i]));
             continue;
         }
-        const size_t lead = *std::max_element(group.begin(), group.end(), [&](size_t a, size_t b) { return findings[a].impact < findings[b].impact; });
+        const size_t lead = *std::max_element(
+            group.begin(), group.end(), [&](size_t a, size_t b) { return findings[a].impact < findings[b].impact; });
         Finding f = findings[lead];
         std::vector<FindingEpisode> all;
         QJsonArray perNode;
@@ -140,8 +144,9 @@ Expected<QJsonArray> checkpointFrames(FlameSource& stacks, const Finding& f)
     std::sort(ranked.rbegin(), ranked.rend());
     QJsonArray out;
     for (size_t k = 0; k < ranked.size() && k < kCheckpointFrames && busy > 0; ++k)
-        out.append(QJsonObject{{QStringLiteral("frame"), QString::fromStdString(ranked[k].second)},
-                               {QStringLiteral("share"), static_cast<double>(ranked[k].first) / static_cast<double>(busy)}});
+        out.append(
+            QJsonObject{{QStringLiteral("frame"), QString::fromStdString(ranked[k].second)},
+                        {QStringLiteral("share"), static_cast<double>(ranked[k].first) / static_cast<double>(busy)}});
     return out;
 }
 
@@ -163,13 +168,16 @@ std::vector<TimeBudget> budgetsOf(const RunMetrics& m, const std::vector<Finding
         b.startupS = static_cast<double>(start) * slotS;
         // Slots a stall-type finding covers (hang, checkpoint) are not counted again as idle.
         std::vector<uint8_t> covered(grid.size, 0);
-        const auto on = [&](const Finding& f) { return std::find(f.nodes.begin(), f.nodes.end(), node.node) != f.nodes.end(); };
+        const auto on = [&](const Finding& f) {
+            return std::find(f.nodes.begin(), f.nodes.end(), node.node) != f.nodes.end();
+        };
         for (const Finding& f : findings) {
             if (!on(f)) continue;
             if (f.rule == "HANG" || f.rule == "CKPT_GAP") {
                 double seconds = 0;
                 for (const FindingEpisode& e : f.episodes)
-                    for (size_t i = grid.slotOf(std::max(e.startNs, grid.startNs)); i < grid.size && grid.slotStart(i) < e.endNs; ++i)
+                    for (size_t i = grid.slotOf(std::max(e.startNs, grid.startNs));
+                         i < grid.size && grid.slotStart(i) < e.endNs; ++i)
                         if (i >= start && !covered[i]) {
                             covered[i] = 1;
                             seconds += slotS;
@@ -262,10 +270,13 @@ Expected<RunMetrics> loadMetrics(store::RunDatabase& db, const CommonParams& c, 
     out.endNs = metrics.grid.slotStart(metrics.grid.size);
     out.gpus = metrics.gpus.size();
     out.nodes = metrics.nodes.size();
-    if (metrics.gpus.empty()) out.missing.push_back("no GPU metrics: no rule can judge the GPUs");
-    else if (std::none_of(metrics.gpus.begin(), metrics.gpus.end(), [](const GpuMetrics& g) { return !g.smActive.empty(); }))
-        out.missing.push_back("no SM activity (DCGM 1002 or nvidia-smi dmon --gpm-metrics): the utilization illusion cannot "
-                              "be told and stalls are judged on utilization alone");
+    if (metrics.gpus.empty())
+        out.missing.push_back("no GPU metrics: no rule can judge the GPUs");
+    else if (std::none_of(metrics.gpus.begin(), metrics.gpus.end(),
+                          [](const GpuMetrics& g) { return !g.smActive.empty(); }))
+        out.missing.push_back(
+            "no SM activity (DCGM 1002 or nvidia-smi dmon --gpm-metrics): the utilization illusion cannot "
+            "be told and stalls are judged on utilization alone");
     return metrics;
 }
 
@@ -309,10 +320,10 @@ Expected<std::vector<Finding>> runRules(store::RunDatabase& db, const RunMetrics
     std::vector<Finding> findings = hangRule(metrics, params);
     RUNLENS_ASSIGN_OR_RETURN(auto classifier, PhaseClassifier::builtIn());
     FlameSource stacks(db, std::make_shared<PhaseClassifier>(std::move(classifier)));
-    RUNLENS_ASSIGN_OR_RETURN(auto phases, phaseSlices(stacks, metrics.grid, metrics.grid.slotsPerSlice(c.evidenceS), cancel));
-    if (auto threads = stacks.threads({}); threads && std::none_of(threads->begin(), threads->end(), [](const auto& t) {
-                                                 return t.timedSamples > 0;
-                                             }))
+    RUNLENS_ASSIGN_OR_RETURN(auto phases,
+                             phaseSlices(stacks, metrics.grid, metrics.grid.slotsPerSlice(c.evidenceS), cancel));
+    if (auto threads = stacks.threads({});
+        threads && std::none_of(threads->begin(), threads->end(), [](const auto& t) { return t.timedSamples > 0; }))
         out.missing.push_back("no timed stack samples: causes are judged from metrics and traces only");
     store::TraceReader traces(db);
     RUNLENS_TRY(steps.next("COMM_BOUND"));
@@ -347,12 +358,17 @@ std::vector<Finding> mergeFindings(std::vector<Finding> findings, const RunMetri
 {
     size_t gpuNodes = 0;
     for (const NodeMetrics& n : metrics.nodes)
-        gpuNodes += std::any_of(metrics.gpus.begin(), metrics.gpus.end(), [&](const GpuMetrics& g) { return g.node == n.node; }) ? 1 : 0;
-    const auto ranked = std::stable_partition(findings.begin(), findings.end(), [](const Finding& f) { return !isRankStraggler(f); });
+        gpuNodes +=
+            std::any_of(metrics.gpus.begin(), metrics.gpus.end(), [&](const GpuMetrics& g) { return g.node == n.node; })
+                ? 1
+                : 0;
+    const auto ranked =
+        std::stable_partition(findings.begin(), findings.end(), [](const Finding& f) { return !isRankStraggler(f); });
     std::vector<Finding> rankFindings(std::make_move_iterator(ranked), std::make_move_iterator(findings.end()));
     findings.erase(ranked, findings.end());
     findings = mergeAcrossNodes(std::move(findings), wallS, gpuNodes);
-    findings.insert(findings.end(), std::make_move_iterator(rankFindings.begin()), std::make_move_iterator(rankFindings.end()));
+    findings.insert(findings.end(), std::make_move_iterator(rankFindings.begin()),
+                    std::make_move_iterator(rankFindings.end()));
     linkStragglerSymptoms(findings, params);
     return findings;
 }
@@ -368,7 +384,8 @@ void noteClockOffsets(store::RunDatabase& db, std::vector<Finding>& findings)
         std::vector<std::string> estimated;
         for (const store::NodeInfo& n : *nodes)
             if (std::find(f.nodes.begin(), f.nodes.end(), n.name) != f.nodes.end() &&
-                (n.clockOffsetSource == store::kClockSourceTraces || n.clockOffsetSource == store::kClockSourceMetrics) &&
+                (n.clockOffsetSource == store::kClockSourceTraces ||
+                 n.clockOffsetSource == store::kClockSourceMetrics) &&
                 n.clockOffsetUncertaintyNs && n.clockOffsetNs != 0)
                 estimated.push_back(fmt::format("{} {} ±{} ({})", n.name, formatClockDuration(n.clockOffsetNs),
                                                 formatClockDuration(*n.clockOffsetUncertaintyNs, false),
@@ -478,7 +495,9 @@ Status storeAnalysis(store::RunDatabase& db, const RunAnalysis& a, const std::ma
     }
     for (const StepTimes& st : a.steps)
         for (size_t i = 0; i < st.startsNs.size(); ++i) {
-            const double seconds = i + 1 < st.startsNs.size() ? static_cast<double>(st.startsNs[i + 1] - st.startsNs[i]) / 1e9 : st.medianStepS;
+            const double seconds = i + 1 < st.startsNs.size()
+                                       ? static_cast<double>(st.startsNs[i + 1] - st.startsNs[i]) / 1e9
+                                       : st.medianStepS;
             s.steps.push_back({st.node, st.source, st.startsNs[i], seconds});
         }
     return store::replaceAnalysis(db, s);
@@ -497,7 +516,8 @@ Expected<std::optional<StoredRunAnalysis>> loadStoredAnalysis(store::RunDatabase
     const QJsonObject set = QJsonDocument::fromJson(QByteArray::fromStdString(s.overridesJson)).object();
     for (auto it = set.begin(); it != set.end(); ++it) {
         // A parameter this version no longer knows is dropped, not an error.
-        if (a.params.set(fmt::format("{}={}", it.key().toStdString(), it.value().toDouble()))) out.overrides[it.key().toStdString()] = it.value().toDouble();
+        if (a.params.set(fmt::format("{}={}", it.key().toStdString(), it.value().toDouble())))
+            out.overrides[it.key().toStdString()] = it.value().toDouble();
     }
     for (const QJsonValue& r : QJsonDocument::fromJson(QByteArray::fromStdString(s.rulesJson)).array())
         a.rules.push_back(r.toString().toStdString());

@@ -29,7 +29,8 @@ struct TimeBudget
     double wallS = 0, startupS = 0, hangS = 0, checkpointS = 0, inputS = 0, commWaitS = 0, idleS = 0, computeS = 0;
 };
 
-QJsonObject toJson(const TimeBudget& b); // node, wall_s, startup_s, hang_s, checkpoint_s, input_s, comm_wait_s, idle_s, compute_s
+QJsonObject
+toJson(const TimeBudget& b); // node, wall_s, startup_s, hang_s, checkpoint_s, input_s, comm_wait_s, idle_s, compute_s
 
 struct RunAnalysis
 {
@@ -51,7 +52,8 @@ Expected<RunAnalysis> analyzeRun(store::RunDatabase& db, const RuleParams& param
 
 // Keeps the analysis in the run database (replacing the previous one), with the parameters set for this run
 // (overrides: "name" -> value), which the next analysis of the run starts from.
-Status storeAnalysis(store::RunDatabase& db, const RunAnalysis& analysis, const std::map<std::string, double>& overrides);
+Status storeAnalysis(store::RunDatabase& db, const RunAnalysis& analysis,
+                     const std::map<std::string, double>& overrides);
 // The run's stored analysis (findings, parameters, when it ran), or nullopt when it has none.
 struct StoredRunAnalysis
 {

@@ -1,11 +1,11 @@
 #include "analysis/rules/run_metrics.h"
 
+#include <QString>
 #include <algorithm>
 #include <array>
 #include <cmath>
 #include <limits>
 #include <map>
-#include <QString>
 
 namespace runlens::analysis {
 
@@ -145,7 +145,8 @@ Status accumulateSeries(store::RunReader& reader, const store::SeriesInfo& s, co
     }
     const uint64_t reasonBit = d.kind == "gpu" ? clockEventBit(s.metric) : 0;
     const bool reasonMask = d.kind == "gpu" && isMetric(s.metric, "gpu.clock_event_reasons");
-    const bool trainer = isMetric(s.metric, "train.step_time") || isMetric(s.metric, "train.loss") || isMetric(s.metric, "train.step");
+    const bool trainer =
+        isMetric(s.metric, "train.step_time") || isMetric(s.metric, "train.loss") || isMetric(s.metric, "train.step");
     if (!target && metric < 0 && !reasonBit && !reasonMask && !trainer) return okStatus();
     RUNLENS_ASSIGN_OR_RETURN(auto points, reader.readPoints(s.id, {}));
     if (reasonBit || reasonMask) {
@@ -173,11 +174,14 @@ GpuMetrics gpuMetrics(const store::DeviceInfo& d, const std::string& node, Accum
     g.util = means(acc.util[d.id].sum, acc.util[d.id].count);
     if (acc.sm.count(d.id)) g.smActive = means(acc.sm[d.id].sum, acc.sm[d.id].count);
     if (acc.tensor.count(d.id)) g.tensorActive = means(acc.tensor[d.id].sum, acc.tensor[d.id].count);
-    if (acc.comm.count(d.id)) g.commBusy = means(acc.comm[d.id].sum, acc.comm[d.id].count); // ranks sharing a GPU: their mean
+    if (acc.comm.count(d.id))
+        g.commBusy = means(acc.comm[d.id].sum, acc.comm[d.id].count); // ranks sharing a GPU: their mean
     if (acc.clock.count(d.id)) g.smClock = means(acc.clock[d.id].sum, acc.clock[d.id].count);
     if (acc.power.count(d.id)) g.power = means(acc.power[d.id].sum, acc.power[d.id].count);
-    if (acc.enforcedLimit.count(d.id)) g.powerLimit = means(acc.enforcedLimit[d.id].sum, acc.enforcedLimit[d.id].count);
-    else if (acc.limit.count(d.id)) g.powerLimit = means(acc.limit[d.id].sum, acc.limit[d.id].count);
+    if (acc.enforcedLimit.count(d.id))
+        g.powerLimit = means(acc.enforcedLimit[d.id].sum, acc.enforcedLimit[d.id].count);
+    else if (acc.limit.count(d.id))
+        g.powerLimit = means(acc.limit[d.id].sum, acc.limit[d.id].count);
     if (acc.temp.count(d.id)) g.temp = means(acc.temp[d.id].sum, acc.temp[d.id].count);
     if (acc.reasons.count(d.id)) g.clockEventReasons = acc.reasons[d.id];
     return g;
@@ -238,7 +242,8 @@ NodeMetrics nodeMetrics(const store::NodeInfo& n, const std::vector<store::Devic
     m.linkRx = ib ? total(IbRx) : m.netRx;
     const std::array<int, 2> linkMetrics = ib ? std::array<int, 2>{IbTx, IbRx} : std::array<int, 2>{NetTx, NetRx};
     for (int metric : linkMetrics)
-        if (const auto it = acc.nodeAcc.find({n.id, metric}); it != acc.nodeAcc.end()) m.linkPorts = std::max(m.linkPorts, it->second.size());
+        if (const auto it = acc.nodeAcc.find({n.id, metric}); it != acc.nodeAcc.end())
+            m.linkPorts = std::max(m.linkPorts, it->second.size());
     linkCapacityOf(m, n, devices, acc);
     if (acc.stepTimes.count(n.id)) m.stepTimes = acc.stepTimes[n.id];
     if (acc.losses.count(n.id)) m.losses = acc.losses[n.id];

@@ -19,11 +19,11 @@ namespace runlens::analysis {
 
 struct GpuMetrics
 {
-    std::string node, gpu; // names
-    std::vector<double> util;      // %, NaN: no sample
-    std::vector<double> smActive;  // 0–1; empty when the run has no SM activity for this GPU
+    std::string node, gpu;            // names
+    std::vector<double> util;         // %, NaN: no sample
+    std::vector<double> smActive;     // 0–1; empty when the run has no SM activity for this GPU
     std::vector<double> tensorActive; // 0–1; empty when not recorded
-    std::vector<double> commBusy;  // 0–1 from profiler traces (NCCL kernels' share of time); empty when untraced
+    std::vector<double> commBusy;     // 0–1 from profiler traces (NCCL kernels' share of time); empty when untraced
     // Each empty when the run does not have it for this GPU.
     std::vector<double> smClock;           // Hz
     std::vector<double> power;             // W
@@ -55,8 +55,8 @@ struct NodeMetrics
     size_t linkPorts = 0;          // the ports (or NICs) the interconnect rates add up
     double linkCapacity = std::numeric_limits<double>::quiet_NaN();
     std::string linkCapacitySource;
-    std::vector<double> cpuUtil;             // %
-    std::vector<double> collectiveBusy;      // 0–1 from traces (CPU-side collective spans, e.g. gloo:all_reduce)
+    std::vector<double> cpuUtil;        // %
+    std::vector<double> collectiveBusy; // 0–1 from traces (CPU-side collective spans, e.g. gloo:all_reduce)
     // The trainer log: of the node's train.step_time (s) and train.loss series, the one with the most present points
     // (the ranks of a node step together), in time order, missing points left out; empty when the run has none.
     std::vector<store::Point> stepTimes, losses;

@@ -13,7 +13,8 @@ int64_t overlapNs(int64_t a0, int64_t a1, int64_t b0, int64_t b1)
 }
 
 // Of spans sorted by start, joined where at most joinNs apart, the joined span that overlaps [from, to) the most.
-std::optional<FindingEpisode> bestCluster(std::vector<std::pair<int64_t, int64_t>> spans, int64_t joinNs, int64_t from, int64_t to)
+std::optional<FindingEpisode> bestCluster(std::vector<std::pair<int64_t, int64_t>> spans, int64_t joinNs, int64_t from,
+                                          int64_t to)
 {
     std::sort(spans.begin(), spans.end());
     std::optional<FindingEpisode> best;
@@ -44,13 +45,15 @@ Expected<std::optional<FindingEpisode>> StallBounds::fromStacks(const std::strin
         RUNLENS_ASSIGN_OR_RETURN(auto samples, m_stacks.samples(t.thread.id, {startNs - pad, endNs + pad}));
         for (const store::StackSample& s : samples) {
             const auto c = static_cast<size_t>(s.callsiteId);
-            if (c < phases->size() && (*phases)[c] == Phase::Checkpoint) spans.emplace_back(s.tsNs, s.tsNs + t.periodNs);
+            if (c < phases->size() && (*phases)[c] == Phase::Checkpoint)
+                spans.emplace_back(s.tsNs, s.tsNs + t.periodNs);
         }
     }
     return bestCluster(std::move(spans), static_cast<int64_t>(m_params.boundsJoinGapS * 1e9), startNs, endNs);
 }
 
-Expected<std::optional<FindingEpisode>> StallBounds::fromUtilization(const std::string& node, int64_t startNs, int64_t endNs)
+Expected<std::optional<FindingEpisode>> StallBounds::fromUtilization(const std::string& node, int64_t startNs,
+                                                                     int64_t endNs)
 {
     if (!m_finestUtil) {
         auto series = m_reader.series();
@@ -111,7 +114,8 @@ Expected<FindingEpisode> StallBounds::checkpoint(const std::string& node, int64_
     // the user's own code is not a checkpoint frame): the stall is the union of the two where they overlap.
     const FindingEpisode around = *stacks ? **stacks : FindingEpisode{startNs, endNs};
     RUNLENS_ASSIGN_OR_RETURN(auto util, fromUtilization(node, around.startNs, around.endNs));
-    if (*stacks && util) return FindingEpisode{std::min(around.startNs, util->startNs), std::max(around.endNs, util->endNs)};
+    if (*stacks && util)
+        return FindingEpisode{std::min(around.startNs, util->startNs), std::max(around.endNs, util->endNs)};
     if (*stacks) return **stacks;
     if (util) return *util;
     return FindingEpisode{startNs, endNs};

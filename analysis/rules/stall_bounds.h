@@ -29,7 +29,8 @@ class StallBounds
 public:
     StallBounds(const RunMetrics& metrics, FlameSource& stacks, const std::vector<ThreadScan>& threads,
                 store::RunReader& reader, const RuleParams& params)
-        : m_metrics(metrics), m_stacks(stacks), m_threads(threads), m_reader(reader), m_params(CommonParams::from(params))
+        : m_metrics(metrics), m_stacks(stacks), m_threads(threads), m_reader(reader),
+          m_params(CommonParams::from(params))
     {
     }
     // The edges of a checkpoint stall of the node's GPUs found on the grid as [startNs, endNs).

@@ -101,7 +101,8 @@ StepTimes fromStepTimes(const NodeMetrics& node, size_t minSteps)
         const auto number = stepAt.find(pt.tsNs);
         if (number != stepAt.end() && previousStep) {
             const double between = number->second - *previousStep;
-            if (between >= kMinStepsPerLine && between <= static_cast<double>(kMaxStepsPerLine)) steps = std::llround(between);
+            if (between >= kMinStepsPerLine && between <= static_cast<double>(kMaxStepsPerLine))
+                steps = std::llround(between);
         }
         previousStep = number != stepAt.end() ? std::optional<double>(number->second) : std::nullopt;
         for (int64_t j = steps; j >= 1; --j) {
@@ -285,7 +286,9 @@ std::vector<int64_t> dipStarts(const std::vector<double>& x, size_t a, const std
         }
         dips.push_back(i);
     }
-    auto busyShare = [&](size_t i) { return std::isfinite(w[i]) ? std::clamp((w[i] - low) / (high - low), 0.0, 1.0) : 0.0; };
+    auto busyShare = [&](size_t i) {
+        return std::isfinite(w[i]) ? std::clamp((w[i] - low) / (high - low), 0.0, 1.0) : 0.0;
+    };
     std::vector<int64_t> starts;
     // The first step starts as the GPUs leave idle (the slot before the busy part is known and idle).
     if (a > 0 && std::isfinite(x[a - 1])) {
@@ -295,7 +298,8 @@ std::vector<int64_t> dipStarts(const std::vector<double>& x, size_t a, const std
             ++j;
         if (j < end) {
             const double before = j > 0 ? busyShare(j - 1) : 0.0;
-            starts.push_back(grid.slotStart(a + j) + std::llround(((1 - busyShare(j)) - before) * static_cast<double>(grid.stepNs)));
+            starts.push_back(grid.slotStart(a + j) +
+                             std::llround(((1 - busyShare(j)) - before) * static_cast<double>(grid.stepNs)));
         }
     }
     for (size_t k = 0; k < dips.size(); ++k) {
@@ -315,11 +319,13 @@ std::vector<int64_t> dipStarts(const std::vector<double>& x, size_t a, const std
 
 // The period from the autocorrelation of the busy part x[a..b] (a signal that spends a fair share of each step low),
 // and the steps from its recurring dips.
-StepTimes fromAutocorrelation(const std::vector<double>& x, size_t a, size_t b, const TimeGrid& grid, const StepParams& q)
+StepTimes fromAutocorrelation(const std::vector<double>& x, size_t a, size_t b, const TimeGrid& grid,
+                              const StepParams& q)
 {
     const double stepS = static_cast<double>(grid.stepNs) / 1e9;
     const size_t len = b - a + 1;
-    const std::vector<double> w(x.begin() + static_cast<std::ptrdiff_t>(a), x.begin() + static_cast<std::ptrdiff_t>(b) + 1);
+    const std::vector<double> w(x.begin() + static_cast<std::ptrdiff_t>(a),
+                                x.begin() + static_cast<std::ptrdiff_t>(b) + 1);
     const double high = quantile(w, kHighQuantile), low = quantile(w, kLowQuantile);
     if (!(high - low >= q.minContrast)) return {};
     const Autocorrelation acf(w);
@@ -355,7 +361,8 @@ StepTimes fromAutocorrelation(const std::vector<double>& x, size_t a, size_t b, 
 StepTimes fromNarrowDips(const std::vector<double>& x, size_t a, size_t b, const TimeGrid& grid, const StepParams& q)
 {
     const double stepS = static_cast<double>(grid.stepNs) / 1e9;
-    const std::vector<double> w(x.begin() + static_cast<std::ptrdiff_t>(a), x.begin() + static_cast<std::ptrdiff_t>(b) + 1);
+    const std::vector<double> w(x.begin() + static_cast<std::ptrdiff_t>(a),
+                                x.begin() + static_cast<std::ptrdiff_t>(b) + 1);
     const double level = quantile(w, 0.5);
     std::vector<double> spread;
     spread.reserve(w.size());
@@ -493,7 +500,8 @@ std::vector<StepTimes> computeStepTimes(const RunMetrics& m, const StepParams& q
             for (const GpuMetrics& g : m.gpus)
                 if (g.node == node.node) {
                     gpus.push_back(&g);
-                    haveSm = haveSm || std::any_of(g.smActive.begin(), g.smActive.end(), [](double v) { return std::isfinite(v); });
+                    haveSm = haveSm || std::any_of(g.smActive.begin(), g.smActive.end(),
+                                                   [](double v) { return std::isfinite(v); });
                 }
             if (gpus.empty()) continue;
             steps = stepTimesFromActivity(nodeActivity(m, gpus, haveSm), m.grid, q);

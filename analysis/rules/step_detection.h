@@ -24,20 +24,20 @@ namespace runlens::analysis {
 // Step detection's parameters (steps.*), read once.
 struct StepParams
 {
-    int minLogged = 0;          // steps.min_logged
-    double idleLevel = 0;       // steps.idle_level
-    double minContrast = 0;     // steps.min_contrast
-    double minPeriodS = 0;      // steps.min_period_s
-    double maxPeriodS = 0;      // steps.max_period_s
-    int minCycles = 0;          // steps.min_cycles
-    double minAcf = 0;          // steps.min_acf
-    double peakShare = 0;       // steps.peak_share
-    double minProminence = 0;   // steps.min_prominence
-    double minDipDepth = 0;     // steps.min_dip_depth
-    double minRegular = 0;      // steps.min_regular
-    double dipNoiseZ = 0;       // steps.dip_noise_z
-    double minDipArea = 0;      // steps.min_dip_area
-    double maxDipShare = 0;     // steps.max_dip_share
+    int minLogged = 0;        // steps.min_logged
+    double idleLevel = 0;     // steps.idle_level
+    double minContrast = 0;   // steps.min_contrast
+    double minPeriodS = 0;    // steps.min_period_s
+    double maxPeriodS = 0;    // steps.max_period_s
+    int minCycles = 0;        // steps.min_cycles
+    double minAcf = 0;        // steps.min_acf
+    double peakShare = 0;     // steps.peak_share
+    double minProminence = 0; // steps.min_prominence
+    double minDipDepth = 0;   // steps.min_dip_depth
+    double minRegular = 0;    // steps.min_regular
+    double dipNoiseZ = 0;     // steps.dip_noise_z
+    double minDipArea = 0;    // steps.min_dip_area
+    double maxDipShare = 0;   // steps.max_dip_share
 
     static StepParams from(const RuleParams& p);
 };
@@ -45,10 +45,10 @@ struct StepParams
 struct StepTimes
 {
     std::string node;
-    std::string source;         // "trainer_log", "sm_periodicity" or "utilization_periodicity"
-    double medianStepS = 0;     // the median step time
+    std::string source;            // "trainer_log", "sm_periodicity" or "utilization_periodicity"
+    double medianStepS = 0;        // the median step time
     std::vector<int64_t> startsNs; // step starts, in time order
-    double confidence = 0;      // 0–1
+    double confidence = 0;         // 0–1
 };
 
 // One entry per node that has steps; nodes without a trainer log and without a clear period are left out.

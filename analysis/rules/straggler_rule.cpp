@@ -96,7 +96,8 @@ std::vector<std::pair<int64_t, int64_t>> timedSteps(const StepTimes& ref, double
     std::vector<std::pair<int64_t, int64_t>> windows;
     for (size_t k = 0; k + 1 < ref.startsNs.size(); ++k) {
         const double s = static_cast<double>(ref.startsNs[k + 1] - ref.startsNs[k]) / 1e9;
-        if (s <= q.maxStepFactor * stepS && s >= stepS / q.maxStepFactor) windows.emplace_back(ref.startsNs[k], ref.startsNs[k + 1]);
+        if (s <= q.maxStepFactor * stepS && s >= stepS / q.maxStepFactor)
+            windows.emplace_back(ref.startsNs[k], ref.startsNs[k + 1]);
     }
     return windows;
 }
@@ -125,7 +126,8 @@ Lags lagsOf(const RunMetrics& m, const std::vector<std::pair<int64_t, int64_t>>&
             out.gpuArrival[g][k] = arrival(busy, m.grid, windows[k].first, windows[k].second);
         byNode[m.gpus[g].node].push_back(g);
     }
-    // The units: nodes when several have GPUs to time (a node arrives with its last GPU), else the GPUs of the one node.
+    // The units: nodes when several have GPUs to time (a node arrives with its last GPU), else the GPUs of the one
+    // node.
     if (byNode.size() >= 2) {
         for (const auto& [node, gpus] : byNode)
             out.units.push_back({node, gpus});
@@ -140,10 +142,12 @@ Lags lagsOf(const RunMetrics& m, const std::vector<std::pair<int64_t, int64_t>>&
     for (size_t k = 0; k < ns; ++k)
         for (size_t u = 0; u < nu; ++u)
             for (size_t g : out.units[u].gpus)
-                if (std::isfinite(out.gpuArrival[g][k]) && !(out.gpuArrival[g][k] <= out.arrive[k][u])) out.arrive[k][u] = out.gpuArrival[g][k];
+                if (std::isfinite(out.gpuArrival[g][k]) && !(out.gpuArrival[g][k] <= out.arrive[k][u]))
+                    out.arrive[k][u] = out.gpuArrival[g][k];
     for (size_t k = 0; k < ns; ++k)
         for (size_t u = 0; u < nu; ++u)
-            if (std::isfinite(out.arrive[k][u])) out.lag[u][k] = (out.arrive[k][u] - peersMedian(out.arrive[k], u)) / 1e9;
+            if (std::isfinite(out.arrive[k][u]))
+                out.lag[u][k] = (out.arrive[k][u] - peersMedian(out.arrive[k], u)) / 1e9;
     return out;
 }
 
@@ -196,7 +200,8 @@ Finding unitFinding(const RunMetrics& m, const StepTimes& ref, const std::vector
     for (size_t g : unit.gpus) {
         std::vector<double> own;
         for (size_t k : l.late)
-            if (std::isfinite(lags.gpuArrival[g][k])) own.push_back((lags.gpuArrival[g][k] - peersMedian(lags.arrive[k], u)) / 1e9);
+            if (std::isfinite(lags.gpuArrival[g][k]))
+                own.push_back((lags.gpuArrival[g][k] - peersMedian(lags.arrive[k], u)) / 1e9);
         const double gl = medianOf(own);
         const std::string name = fmt::format("{}:gpu{}", m.gpus[g].node, m.gpus[g].gpu);
         QJsonObject o{{QStringLiteral("gpu"), QString::fromStdString(name)}};
@@ -205,8 +210,10 @@ Finding unitFinding(const RunMetrics& m, const StepTimes& ref, const std::vector
         if (std::isfinite(gl) && gl >= q.minLag * stepS) f.gpus.push_back(name);
     }
     for (size_t k : l.late) {
-        if (!f.episodes.empty() && f.episodes.back().endNs == windows[k].first) f.episodes.back().endNs = windows[k].second;
-        else f.episodes.push_back({windows[k].first, windows[k].second});
+        if (!f.episodes.empty() && f.episodes.back().endNs == windows[k].first)
+            f.episodes.back().endNs = windows[k].second;
+        else
+            f.episodes.push_back({windows[k].first, windows[k].second});
     }
     f.savingS = lagSum;
     f.impact = wall > 0 ? lagSum / wall : 0;
@@ -216,22 +223,24 @@ Finding unitFinding(const RunMetrics& m, const StepTimes& ref, const std::vector
     const std::string who = lags.nodeUnits ? unit.node : fmt::format("{}:gpu{}", unit.node, m.gpus[unit.gpus[0]].gpu);
     f.title = fmt::format("Straggler: {} reaches the step's collective {:.2f} s late ({:.0f} % of a {:.2f} s step) in "
                           "{:.0f} % of the steps ({})",
-                          who, medianLag, 100 * medianLag / stepS, stepS, 100 * l.share, persistent ? "persistent" : "intermittent");
-    f.evidence = QJsonObject{{QStringLiteral("unit"), QString::fromStdString(who)},
-                             {QStringLiteral("unit_kind"), lags.nodeUnits ? QStringLiteral("node") : QStringLiteral("gpu")},
-                             {QStringLiteral("type"), persistent ? QStringLiteral("persistent") : QStringLiteral("intermittent")},
-                             {QStringLiteral("share_of_steps"), l.share},
-                             {QStringLiteral("steps"), static_cast<qint64>(l.steps)},
-                             {QStringLiteral("late_steps"), static_cast<qint64>(l.late.size())},
-                             {QStringLiteral("peers_median_share"), peerShare},
-                             {QStringLiteral("median_lag_s"), medianLag},
-                             {QStringLiteral("median_lag_fraction"), medianLag / stepS},
-                             {QStringLiteral("median_z"), medianOf(zs)},
-                             {QStringLiteral("scale_s"), sigma},
-                             {QStringLiteral("median_step_s"), stepS},
-                             {QStringLiteral("step_source"), QString::fromStdString(ref.source)},
-                             {QStringLiteral("gpus"), gpus},
-                             {QStringLiteral("total_lag_s"), lagSum}};
+                          who, medianLag, 100 * medianLag / stepS, stepS, 100 * l.share,
+                          persistent ? "persistent" : "intermittent");
+    f.evidence = QJsonObject{
+        {QStringLiteral("unit"), QString::fromStdString(who)},
+        {QStringLiteral("unit_kind"), lags.nodeUnits ? QStringLiteral("node") : QStringLiteral("gpu")},
+        {QStringLiteral("type"), persistent ? QStringLiteral("persistent") : QStringLiteral("intermittent")},
+        {QStringLiteral("share_of_steps"), l.share},
+        {QStringLiteral("steps"), static_cast<qint64>(l.steps)},
+        {QStringLiteral("late_steps"), static_cast<qint64>(l.late.size())},
+        {QStringLiteral("peers_median_share"), peerShare},
+        {QStringLiteral("median_lag_s"), medianLag},
+        {QStringLiteral("median_lag_fraction"), medianLag / stepS},
+        {QStringLiteral("median_z"), medianOf(zs)},
+        {QStringLiteral("scale_s"), sigma},
+        {QStringLiteral("median_step_s"), stepS},
+        {QStringLiteral("step_source"), QString::fromStdString(ref.source)},
+        {QStringLiteral("gpus"), gpus},
+        {QStringLiteral("total_lag_s"), lagSum}};
     f.recommendation = fmt::format(
         "Every rank waits for {} at each step's collective. Check its GPUs for throttling (THROTTLE findings; "
         "nvidia-smi -q -d PERFORMANCE,CLOCK,TEMPERATURE), its data loading (per-rank DataLoader wait, uneven shards "
@@ -299,7 +308,8 @@ std::vector<Finding> stragglerRule(const RunMetrics& m, const std::vector<StepTi
             ++late[u].steps;
             if (lags.lag[u][k] > 0 && lags.lag[u][k] / sigma >= q.z) late[u].late.push_back(k);
         }
-        late[u].share = late[u].steps ? static_cast<double>(late[u].late.size()) / static_cast<double>(late[u].steps) : 0;
+        late[u].share =
+            late[u].steps ? static_cast<double>(late[u].late.size()) / static_cast<double>(late[u].steps) : 0;
     }
     // A straggler: late often enough, far more often than its median peer (a different unit late every step is
     // jitter), by enough of the step.

@@ -80,7 +80,8 @@ struct StragglerParams
     static StragglerParams from(const RuleParams& p);
 };
 
-std::vector<Finding> stragglerRule(const RunMetrics& metrics, const std::vector<StepTimes>& steps, const RuleParams& params);
+std::vector<Finding> stragglerRule(const RunMetrics& metrics, const std::vector<StepTimes>& steps,
+                                   const RuleParams& params);
 
 // The rank stragglers (above). traces may be null.
 Expected<std::vector<Finding>> rankStragglerRule(const RunMetrics& metrics, const std::vector<StepTimes>& steps,

@@ -28,7 +28,7 @@ struct GpuThrottle
 {
     const GpuMetrics* gpu = nullptr;
     std::vector<uint8_t> flagged;
-    std::vector<double> deficit; // 1 - clock / reference per throttled slot (0 elsewhere and when unknown)
+    std::vector<double> deficit;   // 1 - clock / reference per throttled slot (0 elsewhere and when unknown)
     std::vector<double> peerClock; // the peers' median SM clock per slot, NaN without peers
     int powerCap = 0, thermal = 0, hwSlowdown = 0; // flagged slots with each reason bit
     int atPowerLimit = 0, hot = 0;                 // flagged slots with the power at its limit, hot
@@ -87,8 +87,8 @@ GpuThrottle flagSlots(const RunMetrics& m, const GpuMetrics& g, const ThrottlePa
         const uint64_t bits = std::isfinite(mask) ? static_cast<uint64_t>(mask) : 0;
         const double limit = limitAt(t, i);
         const double power = at(g.power, i);
-        const bool atLimit = std::isfinite(power) && std::isfinite(limit) && limit > 0 &&
-                             power >= q.powerAtLimit * limit;
+        const bool atLimit =
+            std::isfinite(power) && std::isfinite(limit) && limit > 0 && power >= q.powerAtLimit * limit;
         const bool hot = std::isfinite(at(g.temp, i)) && g.temp[i] >= q.tempHotC;
         const bool byReason = (bits & (kThermal | kHwSlowdown)) != 0 ||
                               ((bits & kClockEventSwPowerCap) != 0 && (low || !std::isfinite(clock)));
@@ -109,7 +109,8 @@ bool keepEpisodes(GpuThrottle& t, const TimeGrid& grid, const ThrottleParams& q)
     bool any = false;
     for (const Episode& e : episodesOf(t.flagged, grid, q.common.episodeGapSamples)) {
         if (e.seconds() < q.minS) continue;
-        std::fill(kept.begin() + static_cast<std::ptrdiff_t>(e.first), kept.begin() + static_cast<std::ptrdiff_t>(e.last) + 1, 1);
+        std::fill(kept.begin() + static_cast<std::ptrdiff_t>(e.first),
+                  kept.begin() + static_cast<std::ptrdiff_t>(e.last) + 1, 1);
         any = true;
     }
     if (!any) return false;
@@ -168,7 +169,8 @@ void addGpuEvidence(const GpuThrottle& t, const std::string& name, const TimeGri
                                {QStringLiteral("hw_slowdown"), n ? static_cast<double>(t.hwSlowdown) / n : 0.0}}},
                   {QStringLiteral("at_power_limit_share"), n ? static_cast<double>(t.atPowerLimit) / n : 0.0},
                   {QStringLiteral("hot_share"), n ? static_cast<double>(t.hot) / n : 0.0},
-                  {QStringLiteral("power_limit_source"), t.limitRecorded ? QStringLiteral("recorded") : QStringLiteral("max_seen")}};
+                  {QStringLiteral("power_limit_source"),
+                   t.limitRecorded ? QStringLiteral("recorded") : QStringLiteral("max_seen")}};
     // Absent numbers are left out rather than written as 0.
     auto put = [&o](const char* key, double v) {
         if (std::isfinite(v)) o.insert(QLatin1String(key), v);
@@ -252,36 +254,41 @@ Finding nodeFinding(const NodeMetrics& node, const std::vector<const GpuThrottle
     if (thermalSlots > 0) causes.push_back("thermal");
     if (powerSlots > 0) causes.push_back("power_cap");
     std::sort(causes.begin(), causes.end(), [&](const std::string& a, const std::string& b) {
-        auto count = [&](const std::string& x) { return x == "hw_slowdown" ? hwSlowdown : x == "thermal" ? thermalSlots : powerSlots; };
+        auto count = [&](const std::string& x) {
+            return x == "hw_slowdown" ? hwSlowdown : x == "thermal" ? thermalSlots : powerSlots;
+        };
         return count(a) > count(b);
     });
     const std::string cause = causes.empty() ? "clock" : causes.front();
     f.impact = wall > 0 ? seconds / wall : 0;
     f.savingS = savingS;
     f.severity = f.impact >= q.critical ? "critical" : f.impact >= q.warn ? "warn" : "info";
-    f.confidence = c.reasonsKnown ? kConfidenceReasons : c.limitsRecorded ? kConfidenceRecordedLimit : kConfidenceSeenPower;
-    const double share = c.slots > 0 ? static_cast<double>(std::max({powerSlots, thermalSlots, hwSlowdown})) / c.slots : 0;
+    f.confidence = c.reasonsKnown     ? kConfidenceReasons
+                   : c.limitsRecorded ? kConfidenceRecordedLimit
+                                      : kConfidenceSeenPower;
+    const double share =
+        c.slots > 0 ? static_cast<double>(std::max({powerSlots, thermalSlots, hwSlowdown})) / c.slots : 0;
     f.primary = causes.size() <= 1 || share >= kPrimaryCover;
     const std::string what = cause == "hw_slowdown" ? "hardware slowdown"
                              : cause == "thermal"   ? "thermal slowdown"
                              : cause == "power_cap" ? "the power limit"
                                                     : "low clocks";
     const double medianRatio = quantile(c.ratios, 0.5);
-    f.title = std::isfinite(medianRatio)
-                  ? fmt::format("GPU throttling on {} ({}): {} at {:.0f} % of the peers' SM clock for {:.0f} s ({:.0f} % of the run)",
-                                node.node, what, fmt::join(f.gpus, ", "), 100 * medianRatio, seconds, 100 * f.impact)
-                  : fmt::format("GPU throttling on {} ({}): {} for {:.0f} s ({:.0f} % of the run)", node.node, what,
-                                fmt::join(f.gpus, ", "), seconds, 100 * f.impact);
+    f.title =
+        std::isfinite(medianRatio)
+            ? fmt::format(
+                  "GPU throttling on {} ({}): {} at {:.0f} % of the peers' SM clock for {:.0f} s ({:.0f} % of the run)",
+                  node.node, what, fmt::join(f.gpus, ", "), 100 * medianRatio, seconds, 100 * f.impact)
+            : fmt::format("GPU throttling on {} ({}): {} for {:.0f} s ({:.0f} % of the run)", node.node, what,
+                          fmt::join(f.gpus, ", "), seconds, 100 * f.impact);
     if (!f.primary) f.title += " — mixed causes";
     QJsonArray jsonCauses;
     for (const std::string& x : causes)
         jsonCauses.append(QString::fromStdString(x));
-    f.evidence = QJsonObject{{QStringLiteral("gpus"), c.evidence},
-                             {QStringLiteral("cause"), QString::fromStdString(cause)},
-                             {QStringLiteral("causes"), jsonCauses},
-                             {QStringLiteral("reason_bits_recorded"), c.reasonsKnown},
-                             {QStringLiteral("throttled_s"), seconds},
-                             {QStringLiteral("clock_deficit_s"), savingS}};
+    f.evidence =
+        QJsonObject{{QStringLiteral("gpus"), c.evidence},     {QStringLiteral("cause"), QString::fromStdString(cause)},
+                    {QStringLiteral("causes"), jsonCauses},   {QStringLiteral("reason_bits_recorded"), c.reasonsKnown},
+                    {QStringLiteral("throttled_s"), seconds}, {QStringLiteral("clock_deficit_s"), savingS}};
     if (std::isfinite(medianRatio)) f.evidence.insert(QStringLiteral("median_clock_ratio"), medianRatio);
     f.recommendation = recommendationFor(causes, node.node);
     return f;

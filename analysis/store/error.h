@@ -101,7 +101,7 @@ inline Status okStatus()
 //   RUNLENS_ASSIGN_OR_RETURN(auto run, RunDatabase::open(path));
 #define RUNLENS_TRY(expr)                                                                                              \
     do {                                                                                                               \
-        if (auto runlens_try_result_ = (expr); !runlens_try_result_) return runlens_try_result_.error();             \
+        if (auto runlens_try_result_ = (expr); !runlens_try_result_) return runlens_try_result_.error();               \
     } while (0)
 
 #define RUNLENS_CONCAT_INNER_(a, b) a##b

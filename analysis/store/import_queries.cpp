@@ -7,12 +7,12 @@ namespace runlens::store {
 
 Expected<std::optional<ImportSpan>> importSpan(RunDatabase& db, int64_t importId)
 {
-    RUNLENS_ASSIGN_OR_RETURN(
-        Statement st,
-        Statement::prepare(db.handle(), "SELECT (SELECT min(first_ns) FROM point_chunk WHERE import_id = ?1), "
-                                        "(SELECT max(last_ns) FROM point_chunk WHERE import_id = ?1), "
-                                        "(SELECT min(first_ns) FROM point_chunk WHERE import_id != ?1), "
-                                        "(SELECT max(last_ns) FROM point_chunk WHERE import_id != ?1)"));
+    RUNLENS_ASSIGN_OR_RETURN(Statement st,
+                             Statement::prepare(db.handle(),
+                                                "SELECT (SELECT min(first_ns) FROM point_chunk WHERE import_id = ?1), "
+                                                "(SELECT max(last_ns) FROM point_chunk WHERE import_id = ?1), "
+                                                "(SELECT min(first_ns) FROM point_chunk WHERE import_id != ?1), "
+                                                "(SELECT max(last_ns) FROM point_chunk WHERE import_id != ?1)"));
     st.bind(1, importId);
     RUNLENS_ASSIGN_OR_RETURN(bool row, st.step());
     if (!row || st.isNull(0) || st.isNull(2)) return std::optional<ImportSpan>();
@@ -45,7 +45,8 @@ Expected<std::vector<UnanchoredImport>> unanchoredImports(RunDatabase& db, int64
 
 Expected<int64_t> nextImportId(RunDatabase& db)
 {
-    RUNLENS_ASSIGN_OR_RETURN(Statement st, Statement::prepare(db.handle(), "SELECT coalesce(max(id), 0) + 1 FROM import"));
+    RUNLENS_ASSIGN_OR_RETURN(Statement st,
+                             Statement::prepare(db.handle(), "SELECT coalesce(max(id), 0) + 1 FROM import"));
     RUNLENS_ASSIGN_OR_RETURN(bool row, st.step());
     return row ? st.int64(0) : int64_t(1);
 }

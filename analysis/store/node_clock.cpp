@@ -11,7 +11,10 @@ namespace runlens::store {
 Status setNodeClockOffset(RunDatabase& db, std::string_view node, int64_t offsetNs,
                           std::optional<int64_t> uncertaintyNs, std::string_view source)
 {
-    RUNLENS_ASSIGN_OR_RETURN(auto st, Statement::prepare(db.handle(), "UPDATE node SET clock_offset_ns = ?, clock_offset_uncertainty_ns = ?, " "clock_offset_source = ? WHERE name = ?"));
+    RUNLENS_ASSIGN_OR_RETURN(auto st,
+                             Statement::prepare(db.handle(),
+                                                "UPDATE node SET clock_offset_ns = ?, clock_offset_uncertainty_ns = ?, "
+                                                "clock_offset_source = ? WHERE name = ?"));
     st.bind(1, offsetNs);
     if (uncertaintyNs)
         st.bind(2, *uncertaintyNs);

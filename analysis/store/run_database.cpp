@@ -3,8 +3,8 @@
 #include "analysis/store/schema_check.h"
 #include "analysis/store/schema_upgrade.h"
 #include "analysis/store/series_points_vtab.h"
-#include "analysis/store/stack_samples_vtab.h"
 #include "analysis/store/sqlite_util.h"
+#include "analysis/store/stack_samples_vtab.h"
 
 #include <algorithm>
 #include <chrono>
@@ -46,7 +46,8 @@ Status hardenConnection(sqlite3* db)
 // index rebuilt (which writes only the -shm file), or a rollback journal is hot (which would write the run).
 bool needsRecovery(int extended)
 {
-    return extended == SQLITE_READONLY_RECOVERY || extended == SQLITE_READONLY_CANTINIT || extended == SQLITE_READONLY_CANTLOCK;
+    return extended == SQLITE_READONLY_RECOVERY || extended == SQLITE_READONLY_CANTINIT ||
+           extended == SQLITE_READONLY_CANTLOCK;
 }
 
 uint32_t bigEndian32(const unsigned char* p)
@@ -68,8 +69,10 @@ bool onlyHeaderInJournal(const std::string& path)
     if (!in || journalError || runError) return false;
     static constexpr unsigned char kMagic[8] = {0xd9, 0xd5, 0x05, 0xf9, 0x20, 0xa1, 0x63, 0xd7};
     unsigned char header[28];
-    if (!in.read(reinterpret_cast<char*>(header), sizeof header) || !std::equal(kMagic, kMagic + 8, header)) return false;
-    const uint64_t initialPages = bigEndian32(header + 16), sector = bigEndian32(header + 20), page = bigEndian32(header + 24);
+    if (!in.read(reinterpret_cast<char*>(header), sizeof header) || !std::equal(kMagic, kMagic + 8, header))
+        return false;
+    const uint64_t initialPages = bigEndian32(header + 16), sector = bigEndian32(header + 20),
+                   page = bigEndian32(header + 24);
     if (sector < 32 || sector > 65536 || page < 512 || page > 65536 || (page & (page - 1)) != 0) return false;
     if (initialPages == 0 || runSize != initialPages * page || journalSize < sector) return false;
     const uint64_t records = (journalSize - sector) / (page + 8);
@@ -259,7 +262,8 @@ Status RunDatabase::initialise(bool created)
     RUNLENS_ASSIGN_OR_RETURN(Transaction tx, beginTransaction(m_db, "BEGIN"));
     RUNLENS_TRY(execSql(m_db, schemaSql()));
     const auto nowNs =
-        std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now().time_since_epoch()).count();
+        std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now().time_since_epoch())
+            .count();
     RUNLENS_ASSIGN_OR_RETURN(Statement ins,
                              Statement::prepare(m_db, "INSERT INTO run(name, created_ns, creator) VALUES (?, ?, ?)"));
     const std::string name = std::filesystem::path(m_path).stem().string();

@@ -20,7 +20,11 @@ Error damaged(const RunDatabase& db, int64_t seriesId, const Error& e)
 
 Expected<std::vector<NodeInfo>> RunReader::nodes()
 {
-    RUNLENS_ASSIGN_OR_RETURN(auto st, Statement::prepare(m_db.handle(), "SELECT id, name, time_zone, clock_offset_ns, name_source, clock_offset_uncertainty_ns, " "clock_offset_source FROM node ORDER BY name"));
+    RUNLENS_ASSIGN_OR_RETURN(
+        auto st,
+        Statement::prepare(m_db.handle(),
+                           "SELECT id, name, time_zone, clock_offset_ns, name_source, clock_offset_uncertainty_ns, "
+                           "clock_offset_source FROM node ORDER BY name"));
     std::vector<NodeInfo> out;
     for (;;) {
         RUNLENS_ASSIGN_OR_RETURN(auto row, st.step());
@@ -34,7 +38,9 @@ Expected<std::vector<NodeInfo>> RunReader::nodes()
 
 Expected<std::vector<DeviceInfo>> RunReader::devices()
 {
-    RUNLENS_ASSIGN_OR_RETURN(auto st, Statement::prepare(m_db.handle(), "SELECT id, node_id, kind, name FROM device ORDER BY node_id, kind, " "length(name), name"));
+    RUNLENS_ASSIGN_OR_RETURN(
+        auto st, Statement::prepare(m_db.handle(), "SELECT id, node_id, kind, name FROM device ORDER BY node_id, kind, "
+                                                   "length(name), name"));
     std::vector<DeviceInfo> out;
     std::unordered_map<int64_t, size_t> index;
     for (;;) {
@@ -43,7 +49,9 @@ Expected<std::vector<DeviceInfo>> RunReader::devices()
         index[st.int64(0)] = out.size();
         out.push_back({st.int64(0), st.int64(1), st.text(2), st.text(3), {}});
     }
-    RUNLENS_ASSIGN_OR_RETURN(auto attrs, Statement::prepare(m_db.handle(), "SELECT device_id, key, value FROM device_attribute ORDER BY key"));
+    RUNLENS_ASSIGN_OR_RETURN(
+        auto attrs,
+        Statement::prepare(m_db.handle(), "SELECT device_id, key, value FROM device_attribute ORDER BY key"));
     for (;;) {
         RUNLENS_ASSIGN_OR_RETURN(auto row, attrs.step());
         if (!row) break;
@@ -82,7 +90,9 @@ static SeriesInfo seriesFromRow(const Statement& st)
 
 Expected<std::vector<SeriesInfo>> RunReader::series()
 {
-    RUNLENS_ASSIGN_OR_RETURN(auto st, Statement::prepare(m_db.handle(), std::string(kSeriesColumns) + "ORDER BY n.name, d.kind, length(d.name), d.name, s.metric"));
+    RUNLENS_ASSIGN_OR_RETURN(
+        auto st, Statement::prepare(m_db.handle(), std::string(kSeriesColumns) +
+                                                       "ORDER BY n.name, d.kind, length(d.name), d.name, s.metric"));
     std::vector<SeriesInfo> out;
     for (;;) {
         RUNLENS_ASSIGN_OR_RETURN(auto row, st.step());
@@ -96,7 +106,11 @@ Expected<std::vector<SeriesInfo>> RunReader::series()
 Expected<std::optional<SeriesInfo>> RunReader::findSeries(std::string_view node, std::string_view deviceKind,
                                                           std::string_view deviceName, std::string_view metric)
 {
-    RUNLENS_ASSIGN_OR_RETURN(auto st, Statement::prepare(m_db.handle(), std::string(kSeriesColumns) + "WHERE n.name = ? AND d.kind = ? AND d.name = ? AND s.metric = ? " "ORDER BY s.labels = '' DESC, s.points DESC, s.id LIMIT 1"));
+    RUNLENS_ASSIGN_OR_RETURN(
+        auto st,
+        Statement::prepare(m_db.handle(), std::string(kSeriesColumns) +
+                                              "WHERE n.name = ? AND d.kind = ? AND d.name = ? AND s.metric = ? "
+                                              "ORDER BY s.labels = '' DESC, s.points DESC, s.id LIMIT 1"));
     st.bind(1, node).bind(2, deviceKind).bind(3, deviceName).bind(4, metric);
     RUNLENS_ASSIGN_OR_RETURN(auto row, st.step());
     if (!row) return std::optional<SeriesInfo>();
@@ -106,26 +120,35 @@ Expected<std::optional<SeriesInfo>> RunReader::findSeries(std::string_view node,
 
 Expected<std::vector<ThreadStacks>> RunReader::stackThreads()
 {
-    RUNLENS_ASSIGN_OR_RETURN(auto st, Statement::prepare(m_db.handle(), "SELECT node, process, pid, thread, tid, samples, total_weight, " "untimed_rows FROM stack_summary ORDER BY node, process, pid, thread"));
+    RUNLENS_ASSIGN_OR_RETURN(auto st,
+                             Statement::prepare(m_db.handle(),
+                                                "SELECT node, process, pid, thread, tid, samples, total_weight, "
+                                                "untimed_rows FROM stack_summary ORDER BY node, process, pid, thread"));
     std::vector<ThreadStacks> out;
     for (;;) {
         RUNLENS_ASSIGN_OR_RETURN(auto row, st.step());
         if (!row) break;
-        out.push_back({st.text(0), st.text(1), st.int64(2), st.text(3), st.int64(4), st.int64(5), st.real(6),
-                       st.int64(7)});
+        out.push_back(
+            {st.text(0), st.text(1), st.int64(2), st.text(3), st.int64(4), st.int64(5), st.real(6), st.int64(7)});
     }
     return out;
 }
 
 Expected<std::vector<ImportInfo>> RunReader::imports()
 {
-    RUNLENS_ASSIGN_OR_RETURN(auto st, Statement::prepare( m_db.handle(), "SELECT i.id, i.path, i.format, coalesce(n.name, ''), i.rows_read, i.points, i.samples, " "i.diagnostics, i.data_loss, i.duration_ms, i.summary, i.content_hash, i.anchor, " "i.anchor_start_ns, i.anchor_uncertainty_ns, i.anchor_method FROM import i LEFT JOIN node n ON " "n.id = i.node_id ORDER BY i.id"));
+    RUNLENS_ASSIGN_OR_RETURN(
+        auto st, Statement::prepare(
+                     m_db.handle(),
+                     "SELECT i.id, i.path, i.format, coalesce(n.name, ''), i.rows_read, i.points, i.samples, "
+                     "i.diagnostics, i.data_loss, i.duration_ms, i.summary, i.content_hash, i.anchor, "
+                     "i.anchor_start_ns, i.anchor_uncertainty_ns, i.anchor_method FROM import i LEFT JOIN node n ON "
+                     "n.id = i.node_id ORDER BY i.id"));
     std::vector<ImportInfo> out;
     for (;;) {
         RUNLENS_ASSIGN_OR_RETURN(auto row, st.step());
         if (!row) break;
-        ImportInfo i{st.int64(0), st.text(1),  st.text(2),  st.text(3), st.int64(4), st.int64(5),
-                     st.int64(6), st.int64(7), st.int64(8), st.real(9), st.text(10), st.text(11),
+        ImportInfo i{st.int64(0), st.text(1),   st.text(2),   st.text(3), st.int64(4), st.int64(5),
+                     st.int64(6), st.int64(7),  st.int64(8),  st.real(9), st.text(10), st.text(11),
                      st.text(12), std::nullopt, std::nullopt, st.text(15)};
         if (!st.isNull(13)) i.anchorStartNs = st.int64(13);
         if (!st.isNull(14)) i.anchorUncertaintyNs = st.int64(14);
@@ -136,7 +159,10 @@ Expected<std::vector<ImportInfo>> RunReader::imports()
 
 Expected<std::vector<std::pair<std::string, int64_t>>> RunReader::diagnosticCounts(int64_t importId)
 {
-    RUNLENS_ASSIGN_OR_RETURN(auto st, Statement::prepare(m_db.handle(), "SELECT kind, count FROM diagnostic_count WHERE import_id = ? ORDER BY count DESC"));
+    RUNLENS_ASSIGN_OR_RETURN(
+        auto st,
+        Statement::prepare(m_db.handle(),
+                           "SELECT kind, count FROM diagnostic_count WHERE import_id = ? ORDER BY count DESC"));
     st.bind(1, importId);
     std::vector<std::pair<std::string, int64_t>> out;
     for (;;) {
@@ -149,7 +175,9 @@ Expected<std::vector<std::pair<std::string, int64_t>>> RunReader::diagnosticCoun
 
 Expected<std::vector<DiagnosticInfo>> RunReader::diagnostics(int64_t importId, int limit)
 {
-    RUNLENS_ASSIGN_OR_RETURN(auto st, Statement::prepare(m_db.handle(), "SELECT kind, file, line, column, message FROM diagnostic " "WHERE import_id = ? ORDER BY id LIMIT ?"));
+    RUNLENS_ASSIGN_OR_RETURN(auto st, Statement::prepare(m_db.handle(),
+                                                         "SELECT kind, file, line, column, message FROM diagnostic "
+                                                         "WHERE import_id = ? ORDER BY id LIMIT ?"));
     st.bind(1, importId).bind(2, limit);
     std::vector<DiagnosticInfo> out;
     for (;;) {
@@ -163,7 +191,9 @@ Expected<std::vector<DiagnosticInfo>> RunReader::diagnostics(int64_t importId, i
 Expected<int64_t> RunReader::clockOffset(int64_t seriesId)
 {
     if (auto it = m_offsets.find(seriesId); it != m_offsets.end()) return it->second;
-    RUNLENS_ASSIGN_OR_RETURN(auto st, Statement::prepare(m_db.handle(), "SELECT n.clock_offset_ns FROM series s JOIN device d ON d.id = " "s.device_id JOIN node n ON n.id = d.node_id WHERE s.id = ?"));
+    RUNLENS_ASSIGN_OR_RETURN(
+        auto st, Statement::prepare(m_db.handle(), "SELECT n.clock_offset_ns FROM series s JOIN device d ON d.id = "
+                                                   "s.device_id JOIN node n ON n.id = d.node_id WHERE s.id = ?"));
     st.bind(1, seriesId);
     RUNLENS_ASSIGN_OR_RETURN(auto row, st.step());
     const int64_t offset = row ? st.int64(0) : 0;
@@ -176,7 +206,9 @@ Expected<std::vector<Point>> RunReader::readPoints(int64_t seriesId, TimeWindow 
     RUNLENS_ASSIGN_OR_RETURN(auto offset, clockOffset(seriesId));
     const int64_t from = saturatingSub(window.fromNs, offset);
     const int64_t to = saturatingSub(window.toNs, offset);
-    RUNLENS_ASSIGN_OR_RETURN(auto st, Statement::prepare(m_db.handle(), "SELECT data FROM point_chunk WHERE series_id = ? AND first_ns <= ? " "AND last_ns >= ? ORDER BY first_ns"));
+    RUNLENS_ASSIGN_OR_RETURN(
+        auto st, Statement::prepare(m_db.handle(), "SELECT data FROM point_chunk WHERE series_id = ? AND first_ns <= ? "
+                                                   "AND last_ns >= ? ORDER BY first_ns"));
     st.bind(1, seriesId).bind(2, to).bind(3, from);
     std::vector<Point> out;
     bool sorted = true;
@@ -239,7 +271,10 @@ Expected<std::vector<EnvelopeBucket>> RunReader::readEnvelope(int64_t seriesId, 
         b.sum += sum;
     };
 
-    RUNLENS_ASSIGN_OR_RETURN(auto st, Statement::prepare(m_db.handle(), "SELECT first_ns, last_ns, count - missing, min_value, max_value, sum_value, data " "FROM point_chunk WHERE series_id = ? AND first_ns <= ? AND last_ns >= ?"));
+    RUNLENS_ASSIGN_OR_RETURN(
+        auto st, Statement::prepare(m_db.handle(),
+                                    "SELECT first_ns, last_ns, count - missing, min_value, max_value, sum_value, data "
+                                    "FROM point_chunk WHERE series_id = ? AND first_ns <= ? AND last_ns >= ?"));
     st.bind(1, seriesId).bind(2, to).bind(3, from);
     for (;;) {
         RUNLENS_ASSIGN_OR_RETURN(auto row, st.step());
@@ -263,15 +298,17 @@ Expected<std::vector<EnvelopeBucket>> RunReader::readEnvelope(int64_t seriesId, 
 Expected<std::vector<ChunkRef>> RunReader::chunkRefs(int64_t seriesId, TimeWindow window)
 {
     RUNLENS_ASSIGN_OR_RETURN(auto offset, clockOffset(seriesId));
-    RUNLENS_ASSIGN_OR_RETURN(auto st, Statement::prepare(m_db.handle(), "SELECT first_ns, last_ns, import_id, chunk_seq, count, missing " "FROM point_chunk WHERE series_id = ? AND first_ns <= ? " "AND last_ns >= ? ORDER BY first_ns, import_id, chunk_seq"));
+    RUNLENS_ASSIGN_OR_RETURN(
+        auto st, Statement::prepare(m_db.handle(), "SELECT first_ns, last_ns, import_id, chunk_seq, count, missing "
+                                                   "FROM point_chunk WHERE series_id = ? AND first_ns <= ? "
+                                                   "AND last_ns >= ? ORDER BY first_ns, import_id, chunk_seq"));
     st.bind(1, seriesId).bind(2, saturatingSub(window.toNs, offset)).bind(3, saturatingSub(window.fromNs, offset));
     std::vector<ChunkRef> out;
     for (;;) {
         RUNLENS_ASSIGN_OR_RETURN(auto row, st.step());
         if (!row) break;
-        out.push_back(
-            {saturatingAdd(st.int64(0), offset), saturatingAdd(st.int64(1), offset), st.int64(2), st.int64(3),
-             st.int64(4), st.int64(5)});
+        out.push_back({saturatingAdd(st.int64(0), offset), saturatingAdd(st.int64(1), offset), st.int64(2), st.int64(3),
+                       st.int64(4), st.int64(5)});
     }
     return out;
 }
@@ -285,7 +322,9 @@ Expected<std::vector<Point>> RunReader::readChunk(int64_t seriesId, const ChunkR
 {
     RUNLENS_ASSIGN_OR_RETURN(auto offset, clockOffset(seriesId));
     if (!m_st) {
-        RUNLENS_ASSIGN_OR_RETURN(auto st, Statement::prepare(m_db.handle(), "SELECT data FROM point_chunk WHERE series_id = ? AND " "first_ns = ? AND import_id = ? AND chunk_seq = ?"));
+        RUNLENS_ASSIGN_OR_RETURN(auto st, Statement::prepare(m_db.handle(),
+                                                             "SELECT data FROM point_chunk WHERE series_id = ? AND "
+                                                             "first_ns = ? AND import_id = ? AND chunk_seq = ?"));
         m_st = std::make_shared<Statements>();
         m_st->readChunk = std::move(st);
     }

@@ -7,7 +7,8 @@ namespace runlens::store {
 
 Expected<std::map<std::string, std::string>> loadRunSettings(RunDatabase& db)
 {
-    RUNLENS_ASSIGN_OR_RETURN(auto st, Statement::prepare(db.handle(), "SELECT key, value FROM run_setting ORDER BY key"));
+    RUNLENS_ASSIGN_OR_RETURN(auto st,
+                             Statement::prepare(db.handle(), "SELECT key, value FROM run_setting ORDER BY key"));
     std::map<std::string, std::string> out;
     for (;;) {
         RUNLENS_ASSIGN_OR_RETURN(auto row, st.step());
@@ -20,7 +21,8 @@ Expected<std::map<std::string, std::string>> loadRunSettings(RunDatabase& db)
 Status storeRunSettings(RunDatabase& db, const std::map<std::string, std::optional<std::string>>& changes)
 {
     RUNLENS_ASSIGN_OR_RETURN(Transaction tx, db.transaction());
-    RUNLENS_ASSIGN_OR_RETURN(auto set, Statement::prepare(db.handle(), "INSERT OR REPLACE INTO run_setting (key, value) VALUES (?, ?)"));
+    RUNLENS_ASSIGN_OR_RETURN(
+        auto set, Statement::prepare(db.handle(), "INSERT OR REPLACE INTO run_setting (key, value) VALUES (?, ?)"));
     RUNLENS_ASSIGN_OR_RETURN(auto clear, Statement::prepare(db.handle(), "DELETE FROM run_setting WHERE key = ?"));
     for (const auto& [key, value] : changes) {
         Statement& st = value ? set : clear;

@@ -95,7 +95,8 @@ Status RunWriter::prepare()
 
 Expected<std::optional<int64_t>> RunWriter::findImportByHash(std::string_view contentHash)
 {
-    RUNLENS_ASSIGN_OR_RETURN(auto st, Statement::prepare(m_db.handle(), "SELECT id FROM import WHERE content_hash = ?"));
+    RUNLENS_ASSIGN_OR_RETURN(auto st,
+                             Statement::prepare(m_db.handle(), "SELECT id FROM import WHERE content_hash = ?"));
     st.bind(1, contentHash);
     RUNLENS_ASSIGN_OR_RETURN(auto row, st.step());
     if (!row) return std::optional<int64_t>();
@@ -104,7 +105,8 @@ Expected<std::optional<int64_t>> RunWriter::findImportByHash(std::string_view co
 
 Expected<bool> RunWriter::hasImportOfSize(int64_t sizeBytes)
 {
-    RUNLENS_ASSIGN_OR_RETURN(auto st, Statement::prepare(m_db.handle(), "SELECT 1 FROM import WHERE size_bytes = ? LIMIT 1"));
+    RUNLENS_ASSIGN_OR_RETURN(auto st,
+                             Statement::prepare(m_db.handle(), "SELECT 1 FROM import WHERE size_bytes = ? LIMIT 1"));
     st.bind(1, sizeBytes);
     return st.step();
 }
@@ -113,7 +115,12 @@ Expected<int64_t> RunWriter::beginImport(const ImportRecord& r)
 {
     m_format = r.format;
     RUNLENS_TRY(prepare());
-    RUNLENS_ASSIGN_OR_RETURN(auto st, Statement::prepare(m_db.handle(), "INSERT INTO import(path, size_bytes, content_hash, format, importer_version, " "options, node_id, started_ns, duration_ms, rows_read, points, samples, diagnostics, " "data_loss) VALUES (?,?,?,?,?,?,?,?,0,0,0,0,0,0)"));
+    RUNLENS_ASSIGN_OR_RETURN(
+        auto st,
+        Statement::prepare(m_db.handle(),
+                           "INSERT INTO import(path, size_bytes, content_hash, format, importer_version, "
+                           "options, node_id, started_ns, duration_ms, rows_read, points, samples, diagnostics, "
+                           "data_loss) VALUES (?,?,?,?,?,?,?,?,0,0,0,0,0,0)"));
     st.bind(1, std::string_view(r.path)).bind(2, r.sizeBytes).bind(3, std::string_view(r.contentHash));
     st.bind(4, std::string_view(r.format)).bind(5, r.importerVersion).bind(6, std::string_view(r.optionsJson));
     if (r.nodeId) st.bind(7, *r.nodeId);
@@ -134,12 +141,14 @@ Expected<int64_t> RunWriter::node(std::string_view name, std::string_view nameSo
     if (row) {
         id = sel.int64(0);
         if (!timeZone.empty()) {
-            RUNLENS_ASSIGN_OR_RETURN(auto upd, Statement::prepare(h, "UPDATE node SET time_zone = ? WHERE id = ? AND time_zone = ''"));
+            RUNLENS_ASSIGN_OR_RETURN(
+                auto upd, Statement::prepare(h, "UPDATE node SET time_zone = ? WHERE id = ? AND time_zone = ''"));
             upd.bind(1, timeZone).bind(2, id);
             RUNLENS_TRY(upd.exec());
         }
     } else {
-        RUNLENS_ASSIGN_OR_RETURN(auto ins, Statement::prepare(h, "INSERT INTO node(name, name_source, time_zone) VALUES (?,?,?)"));
+        RUNLENS_ASSIGN_OR_RETURN(
+            auto ins, Statement::prepare(h, "INSERT INTO node(name, name_source, time_zone) VALUES (?,?,?)"));
         ins.bind(1, name).bind(2, nameSource).bind(3, timeZone);
         RUNLENS_TRY(ins.exec());
         id = sqlite3_last_insert_rowid(h);
@@ -150,7 +159,8 @@ Expected<int64_t> RunWriter::node(std::string_view name, std::string_view nameSo
 
 Status RunWriter::setNodeTimeZone(int64_t nodeId, std::string_view timeZone)
 {
-    RUNLENS_ASSIGN_OR_RETURN(auto upd, Statement::prepare(m_db.handle(), "UPDATE node SET time_zone = ? WHERE id = ? AND time_zone = ''"));
+    RUNLENS_ASSIGN_OR_RETURN(
+        auto upd, Statement::prepare(m_db.handle(), "UPDATE node SET time_zone = ? WHERE id = ? AND time_zone = ''"));
     upd.bind(1, timeZone).bind(2, nodeId);
     return upd.exec();
 }
@@ -160,7 +170,9 @@ Expected<int64_t> RunWriter::device(int64_t nodeId, std::string_view kind, std::
     auto key = std::make_tuple(nodeId, std::string(kind), std::string(name));
     if (auto it = m_devices.find(key); it != m_devices.end()) return it->second;
     sqlite3* h = m_db.handle();
-    RUNLENS_ASSIGN_OR_RETURN(auto ins, Statement::prepare(h, "INSERT INTO device(node_id, kind, name) VALUES (?,?,?) " "ON CONFLICT(node_id, kind, name) DO UPDATE SET kind = kind RETURNING id"));
+    RUNLENS_ASSIGN_OR_RETURN(
+        auto ins, Statement::prepare(h, "INSERT INTO device(node_id, kind, name) VALUES (?,?,?) "
+                                        "ON CONFLICT(node_id, kind, name) DO UPDATE SET kind = kind RETURNING id"));
     ins.bind(1, nodeId).bind(2, kind).bind(3, name);
     auto row = ins.step();
     if (!row) return row.error();
@@ -172,7 +184,9 @@ Expected<int64_t> RunWriter::device(int64_t nodeId, std::string_view kind, std::
 
 Status RunWriter::setDeviceAttribute(int64_t deviceId, std::string_view key, std::string_view value)
 {
-    RUNLENS_ASSIGN_OR_RETURN(auto st, Statement::prepare(m_db.handle(), "INSERT OR REPLACE INTO device_attribute(device_id, key, value) VALUES (?,?,?)"));
+    RUNLENS_ASSIGN_OR_RETURN(
+        auto st, Statement::prepare(m_db.handle(),
+                                    "INSERT OR REPLACE INTO device_attribute(device_id, key, value) VALUES (?,?,?)"));
     st.bind(1, deviceId).bind(2, key).bind(3, value);
     return st.exec();
 }
@@ -183,7 +197,10 @@ Expected<SeriesSink*> RunWriter::series(int64_t deviceId, std::string_view metri
     auto key = std::make_tuple(deviceId, std::string(metric), std::string(labels), m_format);
     if (auto it = m_series.find(key); it != m_series.end()) return it->second.get();
     sqlite3* h = m_db.handle();
-    RUNLENS_ASSIGN_OR_RETURN(auto ins, Statement::prepare(h, "INSERT INTO series(device_id, metric, unit, raw_name, labels, source) " "VALUES (?,?,?,?,?,?) ON CONFLICT(device_id, metric, labels, source) " "DO UPDATE SET metric = metric RETURNING id, unit, points"));
+    RUNLENS_ASSIGN_OR_RETURN(
+        auto ins, Statement::prepare(h, "INSERT INTO series(device_id, metric, unit, raw_name, labels, source) "
+                                        "VALUES (?,?,?,?,?,?) ON CONFLICT(device_id, metric, labels, source) "
+                                        "DO UPDATE SET metric = metric RETURNING id, unit, points"));
     ins.bind(1, deviceId).bind(2, metric).bind(3, unit).bind(4, rawName).bind(5, labels);
     ins.bind(6, std::string_view(m_format));
     auto row = ins.step();
@@ -208,7 +225,8 @@ Status RunWriter::dropStoredTimestamps(SeriesSink& sink)
     if (!sink.m_storedLoaded) {
         // The series already had points from earlier imports (say, the same samples in two overlapping log
         // files): load their timestamps once, so this import adds only what is new.
-        RUNLENS_ASSIGN_OR_RETURN(auto st, Statement::prepare(m_db.handle(), "SELECT data FROM point_chunk WHERE series_id = ?"));
+        RUNLENS_ASSIGN_OR_RETURN(auto st,
+                                 Statement::prepare(m_db.handle(), "SELECT data FROM point_chunk WHERE series_id = ?"));
         st.bind(1, sink.m_seriesId);
         for (;;) {
             RUNLENS_ASSIGN_OR_RETURN(auto row, st.step());
@@ -376,7 +394,11 @@ Expected<int64_t> RunWriter::thread(int64_t nodeId, std::string_view process, in
 {
     auto key = std::make_tuple(nodeId, std::string(process), pid, std::string(name), tid);
     if (auto it = m_threads.find(key); it != m_threads.end()) return it->second;
-    RUNLENS_ASSIGN_OR_RETURN(auto ins, Statement::prepare(m_db.handle(), "INSERT INTO thread(node_id, process, pid, name, tid) VALUES (?,?,?,?,?) " "ON CONFLICT(node_id, process, pid, name, tid) DO UPDATE SET pid = pid RETURNING id"));
+    RUNLENS_ASSIGN_OR_RETURN(
+        auto ins,
+        Statement::prepare(m_db.handle(),
+                           "INSERT INTO thread(node_id, process, pid, name, tid) VALUES (?,?,?,?,?) "
+                           "ON CONFLICT(node_id, process, pid, name, tid) DO UPDATE SET pid = pid RETURNING id"));
     ins.bind(1, nodeId).bind(2, process).bind(3, pid).bind(4, name).bind(5, tid);
     auto row = ins.step();
     if (!row) return row.error();
@@ -432,7 +454,8 @@ Status RunWriter::finishImport(const ImportTotals& totals, const Diagnostics& di
         RUNLENS_TRY(upd->exec());
     }
     // Series created by this import but never given a point are not kept.
-    RUNLENS_TRY(execSql(h, "DELETE FROM series WHERE points = 0 AND NOT EXISTS " "(SELECT 1 FROM point_chunk c WHERE c.series_id = series.id)"));
+    RUNLENS_TRY(execSql(h, "DELETE FROM series WHERE points = 0 AND NOT EXISTS "
+                           "(SELECT 1 FROM point_chunk c WHERE c.series_id = series.id)"));
 
     auto cnt =
         Statement::prepare(h, "INSERT INTO diagnostic_count(import_id, kind, data_loss, count) VALUES (?,?,?,?)");
@@ -441,13 +464,19 @@ Status RunWriter::finishImport(const ImportTotals& totals, const Diagnostics& di
         cnt->bind(1, m_importId).bind(2, std::string_view(kind)).bind(3, c.dataLoss ? 1 : 0).bind(4, c.count);
         RUNLENS_TRY(cnt->exec());
     }
-    RUNLENS_ASSIGN_OR_RETURN(auto ent, Statement::prepare( h, "INSERT INTO diagnostic(import_id, kind, file, line, column, message) VALUES (?,?,?,?,?,?)"));
+    RUNLENS_ASSIGN_OR_RETURN(
+        auto ent, Statement::prepare(
+                      h, "INSERT INTO diagnostic(import_id, kind, file, line, column, message) VALUES (?,?,?,?,?,?)"));
     for (const DiagnosticEntry& e : diagnostics.entries()) {
         ent.bind(1, m_importId).bind(2, std::string_view(e.kind)).bind(3, std::string_view(e.where.file));
         ent.bind(4, e.where.line).bind(5, e.where.column).bind(6, std::string_view(e.message));
         RUNLENS_TRY(ent.exec());
     }
-    RUNLENS_ASSIGN_OR_RETURN(auto imp, Statement::prepare(h, "UPDATE import SET duration_ms = ?, rows_read = ?, points = ?, samples = ?, " "diagnostics = ?, data_loss = ?, summary = ?, content_hash = ?, anchor = ?, " "anchor_start_ns = ?, anchor_uncertainty_ns = ?, anchor_method = ? WHERE id = ?"));
+    RUNLENS_ASSIGN_OR_RETURN(
+        auto imp,
+        Statement::prepare(h, "UPDATE import SET duration_ms = ?, rows_read = ?, points = ?, samples = ?, "
+                              "diagnostics = ?, data_loss = ?, summary = ?, content_hash = ?, anchor = ?, "
+                              "anchor_start_ns = ?, anchor_uncertainty_ns = ?, anchor_method = ? WHERE id = ?"));
     imp.bind(1, totals.durationMs).bind(2, totals.rowsRead).bind(3, totals.points).bind(4, totals.samples);
     imp.bind(5, diagnostics.total()).bind(6, diagnostics.dataLoss()).bind(7, std::string_view(totals.summary));
     imp.bind(8, std::string_view(totals.contentHash)).bind(9, std::string_view(totals.anchor));
@@ -461,7 +490,10 @@ Status RunWriter::unanchoredPoint(std::string_view metric, std::string_view unit
                                   int64_t relNs, std::optional<double> value)
 {
     if (!m_insUnanchored.get()) {
-        RUNLENS_ASSIGN_OR_RETURN(auto st, Statement::prepare(m_db.handle(), "INSERT INTO unanchored_point(import_id, metric, unit, raw_name, " "rel_ns, value) VALUES (?,?,?,?,?,?)"));
+        RUNLENS_ASSIGN_OR_RETURN(auto st,
+                                 Statement::prepare(m_db.handle(),
+                                                    "INSERT INTO unanchored_point(import_id, metric, unit, raw_name, "
+                                                    "rel_ns, value) VALUES (?,?,?,?,?,?)"));
         m_insUnanchored = std::move(st);
     }
     Statement& st = m_insUnanchored;
@@ -481,7 +513,8 @@ Status RunWriter::removeUnplacedImport(int64_t importId)
                          fmt::format("import {} has data on the timeline: it cannot be replaced", importId));
     placed.reset();
     for (const char* table : {"unanchored_point", "diagnostic", "diagnostic_count"}) {
-        RUNLENS_ASSIGN_OR_RETURN(auto del, Statement::prepare(h, fmt::format("DELETE FROM {} WHERE import_id = ?", table).c_str()));
+        RUNLENS_ASSIGN_OR_RETURN(
+            auto del, Statement::prepare(h, fmt::format("DELETE FROM {} WHERE import_id = ?", table).c_str()));
         del.bind(1, importId);
         RUNLENS_TRY(del.exec());
     }

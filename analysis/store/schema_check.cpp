@@ -110,7 +110,8 @@ std::string objectName(const MasterRow& row)
 
 Expected<std::vector<MasterRow>> readMaster(sqlite3* db)
 {
-    RUNLENS_ASSIGN_OR_RETURN(auto st, Statement::prepare(db, "SELECT type, name, tbl_name, sql FROM sqlite_master ORDER BY type, name"));
+    RUNLENS_ASSIGN_OR_RETURN(
+        auto st, Statement::prepare(db, "SELECT type, name, tbl_name, sql FROM sqlite_master ORDER BY type, name"));
     std::vector<MasterRow> rows;
     for (;;) {
         RUNLENS_ASSIGN_OR_RETURN(auto row, st.step());

@@ -89,12 +89,9 @@ Status upgradeSchema(sqlite3* db, int fromVersion)
     // Version 5 keeps how each node's clock offset was found and how each untimed source was placed in time.
     if (fromVersion < 5) {
         static const std::pair<const char*, const char*> kAdded[] = {
-            {"node", "clock_offset_uncertainty_ns INTEGER"},
-            {"node", "clock_offset_source TEXT NOT NULL DEFAULT ''"},
-            {"import", "anchor TEXT NOT NULL DEFAULT ''"},
-            {"import", "anchor_start_ns INTEGER"},
-            {"import", "anchor_uncertainty_ns INTEGER"},
-            {"import", "anchor_method TEXT NOT NULL DEFAULT ''"}};
+            {"node", "clock_offset_uncertainty_ns INTEGER"}, {"node", "clock_offset_source TEXT NOT NULL DEFAULT ''"},
+            {"import", "anchor TEXT NOT NULL DEFAULT ''"},   {"import", "anchor_start_ns INTEGER"},
+            {"import", "anchor_uncertainty_ns INTEGER"},     {"import", "anchor_method TEXT NOT NULL DEFAULT ''"}};
         for (const auto& [table, column] : kAdded) {
             auto there = exists(db, table); // a table that is missing is created whole below
             if (!there) return there.error();

@@ -143,7 +143,8 @@ int loadSeries(Cursor& cur, sqlite3* db, sqlite3_vtab_cursor* base)
 {
     for (; cur.seriesIndex < cur.series.size(); ++cur.seriesIndex) {
         const SeriesRef& s = cur.series[cur.seriesIndex];
-        const int64_t from = cur.from == std::numeric_limits<int64_t>::min() ? cur.from : saturatingSub(cur.from, s.offset);
+        const int64_t from =
+            cur.from == std::numeric_limits<int64_t>::min() ? cur.from : saturatingSub(cur.from, s.offset);
         const int64_t to = cur.to == std::numeric_limits<int64_t>::max() ? cur.to : saturatingSub(cur.to, s.offset);
         auto st = Statement::prepare(db, "SELECT data FROM point_chunk WHERE series_id = ? AND first_ns <= ? AND "
                                          "last_ns >= ? ORDER BY first_ns");

@@ -1,8 +1,7 @@
 #include "analysis/store/sqlite_util.h"
 
-#include <sqlite3.h>
-
 #include <fmt/format.h>
+#include <sqlite3.h>
 
 namespace runlens::store {
 

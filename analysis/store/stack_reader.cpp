@@ -9,8 +9,8 @@
 #include <fmt/format.h>
 #include <limits>
 #include <optional>
-#include <unordered_map>
 #include <sqlite3.h>
+#include <unordered_map>
 
 namespace runlens::store {
 namespace {
@@ -69,7 +69,9 @@ Error badCatalog(std::string what)
 // The number of slots (largest id + 1) for the ids of table, after checking they are positive and dense enough.
 Expected<size_t> idSlots(sqlite3* h, const char* table)
 {
-    RUNLENS_ASSIGN_OR_RETURN(auto st, Statement::prepare(h, fmt::format("SELECT count(*), coalesce(min(id), 1), coalesce(max(id), 0) FROM {}", table)));
+    RUNLENS_ASSIGN_OR_RETURN(
+        auto st, Statement::prepare(
+                     h, fmt::format("SELECT count(*), coalesce(min(id), 1), coalesce(max(id), 0) FROM {}", table)));
     RUNLENS_TRY(st.step());
     const int64_t rows = st.int64(0), minId = st.int64(1), maxId = st.int64(2);
     if (minId < 1) return badCatalog(fmt::format("{} id {} (ids start at 1)", table, minId));
@@ -99,7 +101,8 @@ Status loadCallsites(sqlite3* h, StackCatalog& cat)
     cat.parent.assign(slots, 0);
     cat.frame.assign(slots, 0);
     cat.depth.assign(slots, -1);
-    RUNLENS_ASSIGN_OR_RETURN(auto cs, Statement::prepare(h, "SELECT id, parent_id, frame_id, depth FROM callsite ORDER BY id"));
+    RUNLENS_ASSIGN_OR_RETURN(auto cs,
+                             Statement::prepare(h, "SELECT id, parent_id, frame_id, depth FROM callsite ORDER BY id"));
     for (;;) {
         RUNLENS_ASSIGN_OR_RETURN(auto row, cs.step());
         if (!row) break;
@@ -132,13 +135,19 @@ Status StackReader::prepare()
     if (m_prepared) return okStatus();
     auto st = std::make_shared<Statements>();
     sqlite3* h = m_db.handle();
-    RUNLENS_ASSIGN_OR_RETURN(auto b, Statement::prepare( h, "SELECT summary FROM stack_bucket WHERE thread_id = ? AND width_log2 = ? AND start_ns >= ? AND start_ns < ?"));
-    RUNLENS_ASSIGN_OR_RETURN(auto c, Statement::prepare(h, "SELECT first_ns, last_ns, summary, data FROM stack_chunk " "WHERE thread_id = ? AND first_ns >= ? AND first_ns < ?"));
-    RUNLENS_ASSIGN_OR_RETURN(auto u, Statement::prepare(h, "SELECT callsite_id, sample_count, weight FROM stack_sample WHERE thread_id = ?"));
+    RUNLENS_ASSIGN_OR_RETURN(auto b, Statement::prepare(h, "SELECT summary FROM stack_bucket WHERE thread_id = ? AND "
+                                                           "width_log2 = ? AND start_ns >= ? AND start_ns < ?"));
+    RUNLENS_ASSIGN_OR_RETURN(auto c, Statement::prepare(h, "SELECT first_ns, last_ns, summary, data FROM stack_chunk "
+                                                           "WHERE thread_id = ? AND first_ns >= ? AND first_ns < ?"));
+    RUNLENS_ASSIGN_OR_RETURN(
+        auto u,
+        Statement::prepare(h, "SELECT callsite_id, sample_count, weight FROM stack_sample WHERE thread_id = ?"));
     st->bucket = std::move(b);
     st->chunk = std::move(c);
     st->untimed = std::move(u);
-    RUNLENS_ASSIGN_OR_RETURN(auto spans, Statement::prepare(h, "SELECT thread_id, max(last_ns - first_ns) FROM stack_chunk GROUP BY thread_id"));
+    RUNLENS_ASSIGN_OR_RETURN(
+        auto spans,
+        Statement::prepare(h, "SELECT thread_id, max(last_ns - first_ns) FROM stack_chunk GROUP BY thread_id"));
     for (;;) {
         RUNLENS_ASSIGN_OR_RETURN(auto row, spans.step());
         if (!row) break;
@@ -174,7 +183,9 @@ Expected<std::vector<StackThreadInfo>> StackReader::threads()
         index[t.id] = out.size();
         out.push_back(std::move(t));
     }
-    RUNLENS_ASSIGN_OR_RETURN(auto timed, Statement::prepare( h, "SELECT thread_id, sum(samples), sum(weight), min(first_ns), max(last_ns) FROM stack_chunk GROUP BY thread_id"));
+    RUNLENS_ASSIGN_OR_RETURN(auto timed,
+                             Statement::prepare(h, "SELECT thread_id, sum(samples), sum(weight), min(first_ns), "
+                                                   "max(last_ns) FROM stack_chunk GROUP BY thread_id"));
     for (;;) {
         RUNLENS_ASSIGN_OR_RETURN(auto row, timed.step());
         if (!row) break;

@@ -129,7 +129,8 @@ int loadThread(Cursor& cur, sqlite3* db, sqlite3_vtab_cursor* base)
             auto samples = decodeStackSamples(chunks->blob(1), chunks->blobSize(1));
             if (!samples) return setError(base, fmt::format("thread {}: {}", t.id, samples.error().message));
             for (const StackSample& s : *samples)
-                cur.rows.push_back({saturatingAdd(s.tsNs, t.offset), s.callsiteId, s.count, chunks->int64(0), s.weight});
+                cur.rows.push_back(
+                    {saturatingAdd(s.tsNs, t.offset), s.callsiteId, s.count, chunks->int64(0), s.weight});
         }
         std::stable_sort(cur.rows.begin(), cur.rows.end(), [](const Row& a, const Row& b) { return *a.ts < *b.ts; });
         auto untimed = Statement::prepare(

@@ -18,9 +18,17 @@ std::vector<CallsiteTotal> sortedTotals(const std::unordered_map<int64_t, Callsi
 Status StackChunkWriter::prepare()
 {
     if (m_prepared) return okStatus();
-    RUNLENS_ASSIGN_OR_RETURN(auto ins, Statement::prepare(m_db, "INSERT INTO stack_chunk(thread_id, first_ns, last_ns, import_id, chunk_seq, " "samples, weight, summary, data) VALUES (?,?,?,?,?,?,?,?,?)"));
-    RUNLENS_ASSIGN_OR_RETURN(auto sel, Statement::prepare( m_db, "SELECT summary FROM stack_bucket WHERE thread_id = ? AND width_log2 = ? AND start_ns = ?"));
-    RUNLENS_ASSIGN_OR_RETURN(auto put, Statement::prepare(m_db, "INSERT OR REPLACE INTO stack_bucket(thread_id, width_log2, start_ns, " "samples, weight, summary) VALUES (?,?,?,?,?,?)"));
+    RUNLENS_ASSIGN_OR_RETURN(
+        auto ins,
+        Statement::prepare(m_db, "INSERT INTO stack_chunk(thread_id, first_ns, last_ns, import_id, chunk_seq, "
+                                 "samples, weight, summary, data) VALUES (?,?,?,?,?,?,?,?,?)"));
+    RUNLENS_ASSIGN_OR_RETURN(
+        auto sel,
+        Statement::prepare(m_db,
+                           "SELECT summary FROM stack_bucket WHERE thread_id = ? AND width_log2 = ? AND start_ns = ?"));
+    RUNLENS_ASSIGN_OR_RETURN(
+        auto put, Statement::prepare(m_db, "INSERT OR REPLACE INTO stack_bucket(thread_id, width_log2, start_ns, "
+                                           "samples, weight, summary) VALUES (?,?,?,?,?,?)"));
     m_insChunk = std::move(ins);
     m_selBucket = std::move(sel);
     m_putBucket = std::move(put);

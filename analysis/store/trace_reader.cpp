@@ -11,7 +11,13 @@ namespace runlens::store {
 
 Expected<std::vector<TraceTrackInfo>> TraceReader::tracks()
 {
-    RUNLENS_ASSIGN_OR_RETURN(auto st, Statement::prepare( m_db.handle(), "SELECT t.id, t.node_id, n.name, t.rank, t.kind, t.pid, t.tid, t.name, t.device_id, " "coalesce(d.kind || ':' || d.name, ''), n.clock_offset_ns, t.max_dur_ns " "FROM trace_track t JOIN node n ON n.id = t.node_id LEFT JOIN device d ON d.id = t.device_id " "ORDER BY n.name, t.rank, t.kind, t.pid, t.tid"));
+    RUNLENS_ASSIGN_OR_RETURN(
+        auto st, Statement::prepare(
+                     m_db.handle(),
+                     "SELECT t.id, t.node_id, n.name, t.rank, t.kind, t.pid, t.tid, t.name, t.device_id, "
+                     "coalesce(d.kind || ':' || d.name, ''), n.clock_offset_ns, t.max_dur_ns "
+                     "FROM trace_track t JOIN node n ON n.id = t.node_id LEFT JOIN device d ON d.id = t.device_id "
+                     "ORDER BY n.name, t.rank, t.kind, t.pid, t.tid"));
     std::vector<TraceTrackInfo> out;
     for (;;) {
         RUNLENS_ASSIGN_OR_RETURN(auto row, st.step());
@@ -36,7 +42,10 @@ Expected<std::vector<TraceTrackInfo>> TraceReader::tracks()
 
 Expected<std::vector<TraceSummaryRow>> TraceReader::summary()
 {
-    RUNLENS_ASSIGN_OR_RETURN(auto st, Statement::prepare(m_db.handle(), "SELECT node, rank, category, slices, total_dur_ns, first_ns, last_ns " "FROM trace_summary ORDER BY node, rank, category"));
+    RUNLENS_ASSIGN_OR_RETURN(auto st,
+                             Statement::prepare(m_db.handle(),
+                                                "SELECT node, rank, category, slices, total_dur_ns, first_ns, last_ns "
+                                                "FROM trace_summary ORDER BY node, rank, category"));
     std::vector<TraceSummaryRow> out;
     for (;;) {
         RUNLENS_ASSIGN_OR_RETURN(auto row, st.step());

@@ -144,7 +144,9 @@ Status TraceWriter::finish()
     RUNLENS_TRY(insert(m_rows.data(), m_rows.size()));
     m_rows.clear();
     if (m_maxDur.empty()) return okStatus();
-    RUNLENS_ASSIGN_OR_RETURN(auto upd, Statement::prepare(m_writer.database().handle(), "UPDATE trace_track SET max_dur_ns = max(max_dur_ns, ?) WHERE id = ?"));
+    RUNLENS_ASSIGN_OR_RETURN(auto upd,
+                             Statement::prepare(m_writer.database().handle(),
+                                                "UPDATE trace_track SET max_dur_ns = max(max_dur_ns, ?) WHERE id = ?"));
     for (const auto& [track, longest] : m_maxDur) {
         upd.bind(1, longest).bind(2, track);
         RUNLENS_TRY(upd.exec());

@@ -30,7 +30,7 @@ struct ImportProblems
 // they come from the trainer log.
 struct MfuScale
 {
-    std::string metric;         // train.tokens_per_s, train.samples_per_s or train.tflops_per_gpu
+    std::string metric;        // train.tokens_per_s, train.samples_per_s or train.tflops_per_gpu
     double percentPerUnit = 0; // MFU in % per unit of the metric
 };
 

@@ -46,18 +46,22 @@ int cmdAnalyze(const QStringList& args)
                                    QStringLiteral("Override a rule parameter, e.g. ckpt_gap.overlap=0.6 (repeat)."),
                                    QStringLiteral("NAME=VALUE"));
     const QCommandLineOption list(QStringLiteral("list-params"), QStringLiteral("List the rule parameters and exit."));
-    const QCommandLineOption keepOption(QStringLiteral("store"),
-                                   QStringLiteral("Keep the findings in the run (they replace its previous ones, with the "
-                                                  "parameters and model options used). Without it nothing is written."));
-    const QCommandLineOption noStore(QStringLiteral("no-store"), QStringLiteral("Write nothing (the default; kept for scripts)."));
-    const QCommandLineOption reset(QStringLiteral("reset-params"),
-                                   QStringLiteral("Forget the parameters set for this run by earlier --param (start from "
-                                                  "the defaults)."));
+    const QCommandLineOption keepOption(
+        QStringLiteral("store"),
+        QStringLiteral("Keep the findings in the run (they replace its previous ones, with the "
+                       "parameters and model options used). Without it nothing is written."));
+    const QCommandLineOption noStore(QStringLiteral("no-store"),
+                                     QStringLiteral("Write nothing (the default; kept for scripts)."));
+    const QCommandLineOption reset(
+        QStringLiteral("reset-params"),
+        QStringLiteral("Forget the parameters set for this run by earlier --param (start from "
+                       "the defaults)."));
     for (const auto* o : {&json, &param, &list, &keepOption, &noStore, &reset})
         parser.addOption(*o);
     for (const QCommandLineOption& o : mfuOptions(MfuKept::WithStore))
         parser.addOption(o);
-    parser.addPositionalArgument(QStringLiteral("run"), QStringLiteral("Run database (.runlens)."), QStringLiteral("RUN"));
+    parser.addPositionalArgument(QStringLiteral("run"), QStringLiteral("Run database (.runlens)."),
+                                 QStringLiteral("RUN"));
     if (auto done = parseCommandLine(parser, args, kSummary)) return *done;
     analysis::RuleParams params = analysis::RuleParams::defaults();
     if (parser.isSet(list)) {
@@ -132,8 +136,10 @@ int cmdAnalyze(const QStringList& args)
         return kExitFailure;
     }
     for (const auto& [key, value] : *mfuChanges) {
-        if (value) (*settings)[key] = *value;
-        else settings->erase(key);
+        if (value)
+            (*settings)[key] = *value;
+        else
+            settings->erase(key);
     }
     auto mfu = analysis::runMfu(**db, analysis::MfuSettings::fromRunSettings(*settings));
     if (!mfu) {
@@ -190,13 +196,15 @@ int cmdAnalyze(const QStringList& args)
         fmt::print("{}", QJsonDocument(out).toJson(QJsonDocument::Indented).toStdString());
         return kExitOk;
     }
-    fmt::print("Run {}: {:.0f} s of metrics, {} GPUs on {} nodes; rules run: {}\n", path, analysis->wallS, analysis->gpus,
-               analysis->nodes, fmt::format("{}", fmt::join(analysis->rules, ", ")));
+    fmt::print("Run {}: {:.0f} s of metrics, {} GPUs on {} nodes; rules run: {}\n", path, analysis->wallS,
+               analysis->gpus, analysis->nodes, fmt::format("{}", fmt::join(analysis->rules, ", ")));
     for (const std::string& m : analysis->missing)
         fmt::print("Missing: {}\n", m);
     for (const analysis::StepTimes& st : analysis->steps)
         fmt::print("Steps on {}: {} × {:.3g} s (median), from {}\n", st.node, st.startsNs.size(), st.medianStepS,
-                   st.source == "trainer_log" ? "the trainer log" : st.source == "sm_periodicity" ? "the periodicity of SM activity" : "the periodicity of GPU utilization");
+                   st.source == "trainer_log"      ? "the trainer log"
+                   : st.source == "sm_periodicity" ? "the periodicity of SM activity"
+                                                   : "the periodicity of GPU utilization");
     fmt::print("{}\n", analysis::mfuLine(*mfu));
     fmt::print("Findings {}; parameters set for this run: {}\n", stored,
                setHere.empty() ? std::string("none (defaults)") : fmt::format("{}", fmt::join(setHere, ", ")));
@@ -204,12 +212,13 @@ int cmdAnalyze(const QStringList& args)
     if (!analysis->budgets.empty()) {
         // The goodput waterfall: where each node's wall time went.
         fmt::print("Where the time went (% of the wall time; waits are the findings' estimates):\n");
-        fmt::print("  {:<12} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8}\n", "NODE", "COMPUTE", "COMM", "INPUT", "CKPT", "HANG",
-                   "IDLE", "STARTUP");
+        fmt::print("  {:<12} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8}\n", "NODE", "COMPUTE", "COMM", "INPUT", "CKPT",
+                   "HANG", "IDLE", "STARTUP");
         for (const analysis::TimeBudget& b : analysis->budgets) {
             const auto pct = [&](double s) { return b.wallS > 0 ? 100 * s / b.wallS : 0.0; };
-            fmt::print("  {:<12} {:>7.1f}% {:>7.1f}% {:>7.1f}% {:>7.1f}% {:>7.1f}% {:>7.1f}% {:>7.1f}%\n", b.node, pct(b.computeS),
-                       pct(b.commWaitS), pct(b.inputS), pct(b.checkpointS), pct(b.hangS), pct(b.idleS), pct(b.startupS));
+            fmt::print("  {:<12} {:>7.1f}% {:>7.1f}% {:>7.1f}% {:>7.1f}% {:>7.1f}% {:>7.1f}% {:>7.1f}%\n", b.node,
+                       pct(b.computeS), pct(b.commWaitS), pct(b.inputS), pct(b.checkpointS), pct(b.hangS), pct(b.idleS),
+                       pct(b.startupS));
         }
         fmt::print("\n");
     }
@@ -234,30 +243,43 @@ int cmdAnalyze(const QStringList& args)
         // The evidence's numbers (times as clock times); lists are in --json.
         for (auto it = f.evidence.begin(); it != f.evidence.end(); ++it) {
             const std::string key = it.key().toStdString();
-            if (it.value().isBool()) fmt::print("  {}: {}\n", key, it.value().toBool() ? "yes" : "no");
+            if (it.value().isBool())
+                fmt::print("  {}: {}\n", key, it.value().toBool() ? "yes" : "no");
             else if (it.value().isDouble() && key.ends_with("_ns"))
                 fmt::print("  {}: {} UTC\n", key.substr(0, key.size() - 3), clock(it.value().toInteger()));
-            else if (it.value().isDouble() && std::isfinite(it.value().toDouble())) fmt::print("  {}: {:.4g}\n", key, it.value().toDouble());
-            else if (it.value().isDouble() || it.value().isNull()) continue; // not known: said elsewhere
-            else if (it.value().isString()) fmt::print("  {}: {}\n", key, it.value().toString().toStdString());
+            else if (it.value().isDouble() && std::isfinite(it.value().toDouble()))
+                fmt::print("  {}: {:.4g}\n", key, it.value().toDouble());
+            else if (it.value().isDouble() || it.value().isNull())
+                continue; // not known: said elsewhere
+            else if (it.value().isString())
+                fmt::print("  {}: {}\n", key, it.value().toString().toStdString());
             else if (it.value().isObject()) { // shares, as percentages
                 std::vector<std::string> items;
                 const QJsonObject o = it.value().toObject();
                 for (auto x = o.begin(); x != o.end(); ++x)
-                    if (x.value().isDouble()) items.push_back(fmt::format("{} {:.0f} %", x.key().toStdString(), 100 * x.value().toDouble()));
+                    if (x.value().isDouble())
+                        items.push_back(fmt::format("{} {:.0f} %", x.key().toStdString(), 100 * x.value().toDouble()));
                 if (!items.empty()) fmt::print("  {}: {}\n", key, fmt::format("{}", fmt::join(items, ", ")));
             } else if (it.value().isArray() && key != "per_node") {
                 // Frames and kernels with their shares or times.
                 std::vector<std::string> items;
                 for (const QJsonValue& v : it.value().toArray()) {
                     const QJsonObject o = v.toObject();
-                    const QString name = o.contains(QStringLiteral("frame")) ? o.value(QStringLiteral("frame")).toString()
-                                                                           : o.value(QStringLiteral("name")).toString();
+                    const QString name = o.contains(QStringLiteral("frame"))
+                                             ? o.value(QStringLiteral("frame")).toString()
+                                             : o.value(QStringLiteral("name")).toString();
                     if (name.isEmpty()) continue;
-                    if (o.contains(QStringLiteral("share"))) items.push_back(fmt::format("{} {:.0f} %", name.toStdString(), 100 * o.value(QStringLiteral("share")).toDouble()));
-                    else if (o.contains(QStringLiteral("self_share"))) items.push_back(fmt::format("{} {:.0f} % self", name.toStdString(), 100 * o.value(QStringLiteral("self_share")).toDouble()));
-                    else if (o.contains(QStringLiteral("total_s"))) items.push_back(fmt::format("{} {:.2f} s", name.toStdString(), o.value(QStringLiteral("total_s")).toDouble()));
-                    else items.push_back(name.toStdString());
+                    if (o.contains(QStringLiteral("share")))
+                        items.push_back(fmt::format("{} {:.0f} %", name.toStdString(),
+                                                    100 * o.value(QStringLiteral("share")).toDouble()));
+                    else if (o.contains(QStringLiteral("self_share")))
+                        items.push_back(fmt::format("{} {:.0f} % self", name.toStdString(),
+                                                    100 * o.value(QStringLiteral("self_share")).toDouble()));
+                    else if (o.contains(QStringLiteral("total_s")))
+                        items.push_back(fmt::format("{} {:.2f} s", name.toStdString(),
+                                                    o.value(QStringLiteral("total_s")).toDouble()));
+                    else
+                        items.push_back(name.toStdString());
                 }
                 if (!items.empty()) fmt::print("  {}: {}\n", key, fmt::format("{}", fmt::join(items, "; ")));
             }

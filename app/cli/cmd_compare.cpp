@@ -3,18 +3,18 @@
 #include "analysis/store/run_database.h"
 #include "app/cli/cli.h"
 #include "app/cli/report_args.h"
-#include "widgets/report/compare_report.h"
 #include "app/cli/window_args.h"
+#include "widgets/report/compare_report.h"
 
 #include <QCommandLineParser>
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <array>
-#include <memory>
-#include <optional>
 #include <cmath>
 #include <fmt/format.h>
+#include <memory>
+#include <optional>
 
 namespace runlens::app {
 
@@ -52,7 +52,8 @@ Exit codes: 0 ok, 1 the document could not be written, 2 a run unreadable or a w
 std::string clock(int64_t ns)
 {
     const int64_t ms = ns / 1'000'000;
-    return fmt::format("{:02}:{:02}:{:02}.{:01}", ms / 3'600'000 % 24, ms / 60'000 % 60, ms / 1000 % 60, ms % 1000 / 100);
+    return fmt::format("{:02}:{:02}:{:02}.{:01}", ms / 3'600'000 % 24, ms / 60'000 % 60, ms / 1000 % 60,
+                       ms % 1000 / 100);
 }
 
 std::string value(double v, const std::string& unit, bool sign = false)
@@ -92,24 +93,28 @@ void printLoss(const analysis::LossComparison& l)
     if (l.verdict == "n/a")
         fmt::print("against {}: n/a (the curves share fewer than {} points)", axis, analysis::kLossMinPoints);
     else
-        fmt::print("against {}: {} (median difference {}{}, noise {})", axis, l.verdict, l.medianDiff < 0 ? "−" : l.medianDiff > 0 ? "+" : "",
+        fmt::print("against {}: {} (median difference {}{}, noise {})", axis, l.verdict,
+                   l.medianDiff < 0   ? "−"
+                   : l.medianDiff > 0 ? "+"
+                                      : "",
                    lossNumber(std::fabs(l.medianDiff)), lossNumber(l.noise));
     if (l.timeVerdict == "n/a")
         fmt::print("; against time: n/a (no common loss level reached after the start)\n");
     else
-        fmt::print("; against time: reaches {} in {:.2f} × the baseline's time ({}; {:.1f} s vs {:.1f} s)\n", lossNumber(l.level),
-                   l.timeRatio, l.timeVerdict, l.timeCandS, l.timeBaseS);
+        fmt::print("; against time: reaches {} in {:.2f} × the baseline's time ({}; {:.1f} s vs {:.1f} s)\n",
+                   lossNumber(l.level), l.timeRatio, l.timeVerdict, l.timeCandS, l.timeBaseS);
 }
 
 void printVersus(const analysis::CandidateComparison& v)
 {
     fmt::print("\nFindings (baseline → candidate, saving within each window):\n");
-    if (v.findings.gone.empty() && v.findings.still.empty() && v.findings.added.empty()) fmt::print("  none on either side\n");
+    if (v.findings.gone.empty() && v.findings.still.empty() && v.findings.added.empty())
+        fmt::print("  none on either side\n");
     for (const auto* list : {&v.findings.gone, &v.findings.still, &v.findings.added})
         for (const analysis::FindingChange& c : *list)
             fmt::print("  {:<6} {:<11} impact {:5.1f} % → {:5.1f} %, saving {:.1f} s → {:.1f} s  {}\n",
-                       analysis::statusName(c.status), c.finding().rule, 100 * c.impactA, 100 * c.impactB, c.savingA, c.savingB,
-                       c.finding().title);
+                       analysis::statusName(c.status), c.finding().rule, 100 * c.impactA, 100 * c.impactB, c.savingA,
+                       c.savingB, c.finding().title);
     if (!v.flame) {
         fmt::print("\nStack samples: not compared (a run has no timed stack samples in its window)\n");
         return;
@@ -118,11 +123,13 @@ void printVersus(const analysis::CandidateComparison& v)
     const auto list = [](const char* what, const std::vector<analysis::FrameChange>& changes) {
         for (size_t i = 0; i < changes.size() && i < kFlameRows; ++i) {
             const analysis::FrameChange& c = changes[i];
-            fmt::print("  {:<6} {:5.1f} % → {:5.1f} % ({:+.1f} pts; self {:.1f} → {:.1f} %)  {}\n", i == 0 ? what : "", 100 * c.shareA,
-                       100 * c.shareB, 100 * c.delta(), 100 * c.selfShareA, 100 * c.selfShareB, c.label());
+            fmt::print("  {:<6} {:5.1f} % → {:5.1f} % ({:+.1f} pts; self {:.1f} → {:.1f} %)  {}\n", i == 0 ? what : "",
+                       100 * c.shareA, 100 * c.shareB, 100 * c.delta(), 100 * c.selfShareA, 100 * c.selfShareB,
+                       c.label());
         }
     };
-    if (v.flame->grew.empty() && v.flame->shrank.empty()) fmt::print("  no function's share moved by half a point or more\n");
+    if (v.flame->grew.empty() && v.flame->shrank.empty())
+        fmt::print("  no function's share moved by half a point or more\n");
     list("grew", v.flame->grew);
     list("shrank", v.flame->shrank);
 }
@@ -139,16 +146,18 @@ int cmdCompare(const QStringList& args)
                                      QStringLiteral("FROM..TO"));
     const QCommandLineOption windowB(QStringLiteral("window-b"), QStringLiteral("The candidates' window, FROM..TO."),
                                      QStringLiteral("FROM..TO"));
-    const QCommandLineOption wholeRun(QStringLiteral("whole-run"),
-                                      QStringLiteral("Compare the whole runs, start-up included (default: their steady state)."));
+    const QCommandLineOption wholeRun(
+        QStringLiteral("whole-run"),
+        QStringLiteral("Compare the whole runs, start-up included (default: their steady state)."));
     const ReportOutputOptions output = reportOutputOptions();
-    const QCommandLineOption align(QStringLiteral("align"),
-                                   QStringLiteral("With -o: align the runs' metric lines by time (default) or by step."),
-                                   QStringLiteral("time|step"), QStringLiteral("time"));
+    const QCommandLineOption align(
+        QStringLiteral("align"), QStringLiteral("With -o: align the runs' metric lines by time (default) or by step."),
+        QStringLiteral("time|step"), QStringLiteral("time"));
     parser.addOptions({json, windowA, windowB, wholeRun, align});
     for (const auto* o : output.all())
         parser.addOption(*o);
-    parser.addPositionalArgument(QStringLiteral("base"), QStringLiteral("The baseline run (.runlens)."), QStringLiteral("BASE"));
+    parser.addPositionalArgument(QStringLiteral("base"), QStringLiteral("The baseline run (.runlens)."),
+                                 QStringLiteral("BASE"));
     parser.addPositionalArgument(QStringLiteral("candidates"), QStringLiteral("The runs compared with it."),
                                  QStringLiteral("CAND [CAND2…]"));
     if (auto done = parseCommandLine(parser, args, kSummary)) return *done;
@@ -183,7 +192,8 @@ int cmdCompare(const QStringList& args)
                 printError(fmt::format("cannot read {}: {}", in.path, db.error().message));
                 return kExitUsage;
             }
-            auto w = parseWindowRange(i == 0 ? "window-a" : "window-b", parser.value(option).toStdString(), runStartNs(**db));
+            auto w = parseWindowRange(i == 0 ? "window-a" : "window-b", parser.value(option).toStdString(),
+                                      runStartNs(**db));
             if (!w) {
                 printError(w.error().message);
                 return kExitUsage;
@@ -201,15 +211,18 @@ int cmdCompare(const QStringList& args)
     }
     const auto& runs = comparison->runs;
     const auto& rows = comparison->rows;
-    const std::string test = fmt::format("Mann-Whitney U (two-sided, normal approximation), alpha {}", analysis::kCompareAlpha);
+    const std::string test =
+        fmt::format("Mann-Whitney U (two-sided, normal approximation), alpha {}", analysis::kCompareAlpha);
 
     if (target) {
-        auto result = widgets::renderCompareReport(*comparison, target->path, target->png, target->setup, reportOptions);
+        auto result =
+            widgets::renderCompareReport(*comparison, target->path, target->png, target->setup, reportOptions);
         if (!result) {
             printError(result.error().toString());
             return kExitFailure;
         }
-        fmt::print(stderr, "{} page{} → {}\n", result->pages, result->pages == 1 ? "" : "s", target->path.toStdString());
+        fmt::print(stderr, "{} page{} → {}\n", result->pages, result->pages == 1 ? "" : "s",
+                   target->path.toStdString());
         if (!parser.isSet(json)) return kExitOk; // the document instead of the text
     }
 
@@ -220,8 +233,9 @@ int cmdCompare(const QStringList& args)
 
     for (size_t i = 0; i < runs.size(); ++i) {
         const auto& r = runs[i];
-        fmt::print("{} {}: {}–{} UTC ({:.1f} s, {}); steps from {}{}\n", i == 0 ? "Baseline: " : fmt::format("Candidate {}:", i),
-                   r.label, clock(r.fromNs), clock(r.toNs), static_cast<double>(r.toNs - r.fromNs) / 1e9, r.windowKind,
+        fmt::print("{} {}: {}–{} UTC ({:.1f} s, {}); steps from {}{}\n",
+                   i == 0 ? "Baseline: " : fmt::format("Candidate {}:", i), r.label, clock(r.fromNs), clock(r.toNs),
+                   static_cast<double>(r.toNs - r.fromNs) / 1e9, r.windowKind,
                    r.stepSource.empty() ? std::string("nowhere (no trainer log, no clear period)") : r.stepSource,
                    r.analysisStored ? "; stored findings" : "; findings analysed now (not kept)");
         if (!r.mfuText.empty()) fmt::print("    {}\n", r.mfuText);
@@ -229,14 +243,13 @@ int cmdCompare(const QStringList& args)
     fmt::print("Verdicts: {}; step rows test the steps' times, rate rows per-step means of the metrics.\n", test);
     for (size_t c = 1; c < runs.size(); ++c) {
         std::vector<std::array<std::string, 6>> table;
-        table.push_back({"METRIC", "BASELINE", runs.size() > 2 ? fmt::format("CANDIDATE {}", c) : "CANDIDATE", "Δ", "Δ%", "VERDICT (TEST)"});
+        table.push_back({"METRIC", "BASELINE", runs.size() > 2 ? fmt::format("CANDIDATE {}", c) : "CANDIDATE", "Δ",
+                         "Δ%", "VERDICT (TEST)"});
         for (const auto& row : rows) {
             const auto& cell = row.cells[c - 1];
             const std::string verdict = analysis::formatVerdict(cell);
             table.push_back({row.label, value(row.values[0], row.unit), value(row.values[c], row.unit),
-                             value(cell.delta, row.unit, true),
-                             analysis::formatDeltaPct(cell.deltaPct),
-                             verdict});
+                             value(cell.delta, row.unit, true), analysis::formatDeltaPct(cell.deltaPct), verdict});
         }
         std::array<size_t, 6> w{};
         for (const auto& line : table)
@@ -244,8 +257,8 @@ int cmdCompare(const QStringList& args)
                 w[k] = std::max(w[k], width(line[k]));
         fmt::print("\n");
         for (const auto& line : table)
-            fmt::print("{}  {}  {}  {}  {}  {}\n", pad(line[0], w[0], false), pad(line[1], w[1], true), pad(line[2], w[2], true),
-                       pad(line[3], w[3], true), pad(line[4], w[4], true), line[5]);
+            fmt::print("{}  {}  {}  {}  {}  {}\n", pad(line[0], w[0], false), pad(line[1], w[1], true),
+                       pad(line[2], w[2], true), pad(line[3], w[3], true), pad(line[4], w[4], true), line[5]);
         printVersus(comparison->candidates[c - 1]);
         printLoss(comparison->candidates[c - 1].loss);
     }

@@ -25,11 +25,12 @@ int cmdDemo(const QStringList& args, const ShowRun& showRun)
     QCommandLineParser parser;
     const QCommandLineOption scenario(
         QStringLiteral("scenario"),
-        QStringLiteral("The run to write: default (2 nodes × 8 GPUs, 30 min, 10.6 s steps), zero3 (the reference "
-                       "case: DeepSpeed ZeRO-3 on 4 nodes × 8 GPUs for 28 h at 50 s a step, GPU utilization 99 % but SM "
-                       "activity 0.21, 6 GB/s per 200 Gb/s InfiniBand port, a checkpoint every 2 h; about 3 GB of inputs, "
-                       "a few minutes) or zero3-tuned (the same after tuning ZeRO-3: 40 s a step, SM activity 0.28, "
-                       "7.5 GiB/s per port). --nodes, --gpus, --hours and --stack-rate change a scenario."),
+        QStringLiteral(
+            "The run to write: default (2 nodes × 8 GPUs, 30 min, 10.6 s steps), zero3 (the reference "
+            "case: DeepSpeed ZeRO-3 on 4 nodes × 8 GPUs for 28 h at 50 s a step, GPU utilization 99 % but SM "
+            "activity 0.21, 6 GB/s per 200 Gb/s InfiniBand port, a checkpoint every 2 h; about 3 GB of inputs, "
+            "a few minutes) or zero3-tuned (the same after tuning ZeRO-3: 40 s a step, SM activity 0.28, "
+            "7.5 GiB/s per port). --nodes, --gpus, --hours and --stack-rate change a scenario."),
         QStringLiteral("NAME"), QStringLiteral("default"));
     const QCommandLineOption nodes(QStringLiteral("nodes"), QStringLiteral("Nodes (default 2; zero3: 4)."),
                                    QStringLiteral("N"));
@@ -52,14 +53,15 @@ int cmdDemo(const QStringList& args, const ShowRun& showRun)
                                    QStringLiteral("Print the summary instead of opening the window (the default "
                                                   "when there is no display)."));
     parser.addOptions({scenario, nodes, gpus, hours, seed, stackRate, output, noGui});
-    if (auto done = parseCommandLine(parser, args,
-                                     "Write a synthetic multi-node training run in real formats (nvidia-smi CSV and "
-                                     "exporter scrapes per node, py-spy speedscope stack samples and PyTorch "
-                                     "profiler traces per rank, rank 0's LLaMA-Factory trainer log), import it, keep "
-                                     "the model it trains (Llama 4 Scout, 17e9 active parameters) for the MFU and "
-                                     "show what it holds. The run is "
-                                     "communication-bound with periodic checkpoint stalls. With a display it opens the run in the "
-                                     "window."))
+    if (auto done = parseCommandLine(
+            parser, args,
+            "Write a synthetic multi-node training run in real formats (nvidia-smi CSV and "
+            "exporter scrapes per node, py-spy speedscope stack samples and PyTorch "
+            "profiler traces per rank, rank 0's LLaMA-Factory trainer log), import it, keep "
+            "the model it trains (Llama 4 Scout, 17e9 active parameters) for the MFU and "
+            "show what it holds. The run is "
+            "communication-bound with periodic checkpoint stalls. With a display it opens the run in the "
+            "window."))
         return *done;
 
     auto chosen = demoScenario(parser.value(scenario).toStdString());
@@ -91,8 +93,10 @@ int cmdDemo(const QStringList& args, const ShowRun& showRun)
     std::filesystem::remove_all(inputs, ec);
     std::filesystem::remove(dbPath, ec);
 
-    fmt::print("Writing a demo run ({}): {} nodes × {} GPUs, {} h, {} s steps, metrics at 1 s, stacks at {} Hz, seed {} → {}\n",
-               spec.scenario, spec.nodes, spec.gpusPerNode, spec.hours, spec.stepS, spec.stackRateHz, spec.seed, inputs);
+    fmt::print("Writing a demo run ({}): {} nodes × {} GPUs, {} h, {} s steps, metrics at 1 s, stacks at {} Hz, seed "
+               "{} → {}\n",
+               spec.scenario, spec.nodes, spec.gpusPerNode, spec.hours, spec.stepS, spec.stackRateHz, spec.seed,
+               inputs);
     auto files = writeDemoRun(spec, inputs);
     if (!files) {
         printError(files.error().toString());
@@ -102,7 +106,7 @@ int cmdDemo(const QStringList& args, const ShowRun& showRun)
     // whole import).
     ImportRequest request;
     request.dbPath = dbPath;
-    request.options.timeZone = "UTC"; // the demo writes its naive timestamps in UTC
+    request.options.timeZone = "UTC";           // the demo writes its naive timestamps in UTC
     request.quiet = spec.scenario == "default"; // a long scenario shows its files as they are imported
     ImportRequest trainerLog = request;
     for (const std::string& f : *files)
@@ -126,7 +130,8 @@ int cmdDemo(const QStringList& args, const ShowRun& showRun)
     // Headless, the demo ends in its report: the findings printed and kept, and the PDF beside the run.
     fmt::print("\n");
     std::fflush(stdout);
-    if (int rc = cmdAnalyze({QStringLiteral("analyze"), QStringLiteral("--store"), QString::fromStdString(dbPath)}); rc != kExitOk)
+    if (int rc = cmdAnalyze({QStringLiteral("analyze"), QStringLiteral("--store"), QString::fromStdString(dbPath)});
+        rc != kExitOk)
         return rc; // the demo's own run: its findings are kept in it
     const std::string pdf = (std::filesystem::path(dir) / "report.pdf").string();
     if (qobject_cast<QApplication*>(QCoreApplication::instance())) {

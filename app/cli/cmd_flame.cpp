@@ -258,10 +258,9 @@ int cmdFlame(const QStringList& args)
             printError(cmp.error().toString());
             return cmp.error().code == ErrorCode::Usage ? kExitUsage : kExitFailure;
         }
-        const std::string text =
-            changesText(*cmp, std::filesystem::path(runPath).filename().string(),
-                        std::filesystem::path(pathB).filename().string(), describeWindow(query.window),
-                        describeWindow(queryB.window));
+        const std::string text = changesText(*cmp, std::filesystem::path(runPath).filename().string(),
+                                             std::filesystem::path(pathB).filename().string(),
+                                             describeWindow(query.window), describeWindow(queryB.window));
         std::FILE* f = outPath == "-" ? stdout : std::fopen(outPath.c_str(), "wb");
         if (!f || std::fwrite(text.data(), 1, text.size(), f) != text.size() || (f != stdout && std::fclose(f))) {
             printError(fmt::format("{}: cannot write it", outPath));

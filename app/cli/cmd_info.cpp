@@ -65,7 +65,8 @@ Status printTraceSlices(store::RunDatabase& db, const std::vector<store::NodeInf
         r.kernels += row.category == store::TraceCategory::Kernel ? row.slices : 0;
         r.comm += row.category == store::TraceCategory::CommKernel ? row.slices : 0;
         r.collectives += row.category == store::TraceCategory::Collective ? row.slices : 0;
-        const int64_t first = store::saturatingAdd(row.firstNs, offset), last = store::saturatingAdd(row.lastNs, offset);
+        const int64_t first = store::saturatingAdd(row.firstNs, offset),
+                      last = store::saturatingAdd(row.lastNs, offset);
         r.first = std::min(r.first.value_or(first), first);
         r.last = std::max(r.last.value_or(last), last);
         total += row.slices;

@@ -1,9 +1,9 @@
+#include "analysis/compare/run_comparison.h"
 #include "analysis/report/report_model.h"
 #include "analysis/store/run_database.h"
 #include "app/cli/cli.h"
-#include "app/cli/window_args.h"
-#include "analysis/compare/run_comparison.h"
 #include "app/cli/report_args.h"
+#include "app/cli/window_args.h"
 #include "widgets/report/compare_report.h"
 #include "widgets/report/report_renderer.h"
 
@@ -47,13 +47,14 @@ int cmdReport(const QStringList& args)
                                       QStringLiteral("Only these findings: their numbers (as analyze lists them) or "
                                                      "rules, e.g. 1,3 or CKPT_GAP."),
                                       QStringLiteral("LIST"));
-    const QCommandLineOption analyze(QStringLiteral("analyze"),
-                                     QStringLiteral("Run the rules again (with the parameters set for the run) even "
-                                                    "when it has findings (with --store they replace the stored ones)."));
+    const QCommandLineOption analyze(
+        QStringLiteral("analyze"), QStringLiteral("Run the rules again (with the parameters set for the run) even "
+                                                  "when it has findings (with --store they replace the stored ones)."));
     const QCommandLineOption keepOption(QStringLiteral("store"),
                                         QStringLiteral("Keep the findings analysed for the report in the run (a run "
                                                        "without stored findings). Without it nothing is written."));
-    const QCommandLineOption noStore(QStringLiteral("no-store"), QStringLiteral("Write nothing (the default; kept for scripts)."));
+    const QCommandLineOption noStore(QStringLiteral("no-store"),
+                                     QStringLiteral("Write nothing (the default; kept for scripts)."));
     const QCommandLineOption compare(QStringLiteral("compare"),
                                      QStringLiteral("Add a comparison with BASE: BASE as the baseline, this run as the "
                                                     "candidate, each over its steady state (as runlens compare)."),
@@ -62,7 +63,8 @@ int cmdReport(const QStringList& args)
         parser.addOption(*o);
     for (const auto* o : {&from, &to, &window, &nodes, &findings, &analyze, &keepOption, &noStore, &compare})
         parser.addOption(*o);
-    parser.addPositionalArgument(QStringLiteral("run"), QStringLiteral("Run database (.runlens)."), QStringLiteral("RUN"));
+    parser.addPositionalArgument(QStringLiteral("run"), QStringLiteral("Run database (.runlens)."),
+                                 QStringLiteral("RUN"));
     if (auto done = parseCommandLine(parser, args, kSummary)) return *done;
     if (parser.positionalArguments().size() != 1 || !parser.isSet(output.out)) {
         printError("report needs one RUN and -o OUT (see runlens report --help)");
@@ -135,10 +137,11 @@ int cmdReport(const QStringList& args)
         printError(result.error().toString());
         return kExitFailure;
     }
-    fmt::print(stderr, "{} page{}, {} finding{} ({} of the run's){} → {} ({:.1f} s: data {:.1f} s, drawing {:.1f} s)\n",
-               result->pages, result->pages == 1 ? "" : "s", model->findings.size(), model->findings.size() == 1 ? "" : "s",
-               model->findingsInRun, model->analysisFresh ? ", analysed for it" : "", outPath.toStdString(),
-               static_cast<double>(timer.elapsed()) / 1000, modelS, static_cast<double>(timer.elapsed()) / 1000 - modelS);
+    fmt::print(
+        stderr, "{} page{}, {} finding{} ({} of the run's){} → {} ({:.1f} s: data {:.1f} s, drawing {:.1f} s)\n",
+        result->pages, result->pages == 1 ? "" : "s", model->findings.size(), model->findings.size() == 1 ? "" : "s",
+        model->findingsInRun, model->analysisFresh ? ", analysed for it" : "", outPath.toStdString(),
+        static_cast<double>(timer.elapsed()) / 1000, modelS, static_cast<double>(timer.elapsed()) / 1000 - modelS);
     return kExitOk;
 }
 

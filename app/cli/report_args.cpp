@@ -9,22 +9,25 @@ namespace runlens::app {
 
 ReportOutputOptions reportOutputOptions()
 {
-    return {QCommandLineOption(QStringList{QStringLiteral("o"), QStringLiteral("output")},
-                               QStringLiteral("The PDF to write, or with --format png the folder for the pages."),
-                               QStringLiteral("OUT")),
-            QCommandLineOption(QStringLiteral("format"),
-                               QStringLiteral("pdf (default), or png: one page-NNN.png per page in the folder OUT."),
-                               QStringLiteral("F")),
-            QCommandLineOption(QStringLiteral("page"),
-                               QStringLiteral("a4 or letter (default: by the locale; Letter where it measures in inches)."),
-                               QStringLiteral("SIZE")),
-            QCommandLineOption(QStringLiteral("dpi"), QStringLiteral("Resolution of PNG pages (default 150)."), QStringLiteral("N"),
-                               QStringLiteral("150")),
-            QCommandLineOption(QStringLiteral("figures"), QStringLiteral("Also write each figure as its own PNG (at --dpi) into DIR."),
-                               QStringLiteral("DIR"))};
+    return {
+        QCommandLineOption(QStringList{QStringLiteral("o"), QStringLiteral("output")},
+                           QStringLiteral("The PDF to write, or with --format png the folder for the pages."),
+                           QStringLiteral("OUT")),
+        QCommandLineOption(QStringLiteral("format"),
+                           QStringLiteral("pdf (default), or png: one page-NNN.png per page in the folder OUT."),
+                           QStringLiteral("F")),
+        QCommandLineOption(QStringLiteral("page"),
+                           QStringLiteral("a4 or letter (default: by the locale; Letter where it measures in inches)."),
+                           QStringLiteral("SIZE")),
+        QCommandLineOption(QStringLiteral("dpi"), QStringLiteral("Resolution of PNG pages (default 150)."),
+                           QStringLiteral("N"), QStringLiteral("150")),
+        QCommandLineOption(QStringLiteral("figures"),
+                           QStringLiteral("Also write each figure as its own PNG (at --dpi) into DIR."),
+                           QStringLiteral("DIR"))};
 }
 
-std::optional<ReportOutput> readReportOutput(const QCommandLineParser& parser, const ReportOutputOptions& o, int& exitCode)
+std::optional<ReportOutput> readReportOutput(const QCommandLineParser& parser, const ReportOutputOptions& o,
+                                             int& exitCode)
 {
     exitCode = kExitUsage;
     ReportOutput r;
@@ -36,14 +39,17 @@ std::optional<ReportOutput> readReportOutput(const QCommandLineParser& parser, c
     }
     r.png = fmtName == QLatin1String("png");
     if (!r.png && !r.path.endsWith(QLatin1String(".pdf"), Qt::CaseInsensitive)) {
-        printError(fmt::format("-o {}: a PDF's name ends in .pdf (or give --format png and a folder)", r.path.toStdString()));
+        printError(
+            fmt::format("-o {}: a PDF's name ends in .pdf (or give --format png and a folder)", r.path.toStdString()));
         return std::nullopt;
     }
     r.setup.pageSize = widgets::defaultPageSize();
     if (parser.isSet(o.page)) {
         const QString p = parser.value(o.page).toLower();
-        if (p == QLatin1String("a4")) r.setup.pageSize = QPageSize(QPageSize::A4);
-        else if (p == QLatin1String("letter")) r.setup.pageSize = QPageSize(QPageSize::Letter);
+        if (p == QLatin1String("a4"))
+            r.setup.pageSize = QPageSize(QPageSize::A4);
+        else if (p == QLatin1String("letter"))
+            r.setup.pageSize = QPageSize(QPageSize::Letter);
         else {
             printError("--page: a4 or letter");
             return std::nullopt;

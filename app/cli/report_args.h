@@ -29,6 +29,7 @@ struct ReportOutput
 
 // The output the options ask for (-o must be set), after checking that a report can be drawn here (a QApplication,
 // fonts). On a problem prints it and returns the exit code in `exitCode`.
-std::optional<ReportOutput> readReportOutput(const QCommandLineParser& parser, const ReportOutputOptions& o, int& exitCode);
+std::optional<ReportOutput> readReportOutput(const QCommandLineParser& parser, const ReportOutputOptions& o,
+                                             int& exitCode);
 
 } // namespace runlens::app

@@ -1,7 +1,7 @@
 #include "app/cli/window_args.h"
 
-#include "analysis/store/run_database.h"
 #include "analysis/store/import_queries.h"
+#include "analysis/store/run_database.h"
 #include "importers/common/time_parse.h"
 
 #include <cmath>
@@ -175,7 +175,8 @@ std::optional<int64_t> timeOfDay(const std::string& text, std::optional<int64_t>
 } // namespace
 
 // "FROM..TO" (either side may be empty), each side as window_args reads a time, or a time of day.
-Expected<store::TimeWindow> parseWindowRange(const std::string& option, const std::string& text, std::optional<int64_t> start)
+Expected<store::TimeWindow> parseWindowRange(const std::string& option, const std::string& text,
+                                             std::optional<int64_t> start)
 {
     const size_t dots = text.find("..");
     if (dots == std::string::npos)
@@ -194,9 +195,9 @@ Expected<store::TimeWindow> parseWindowRange(const std::string& option, const st
     };
     RUNLENS_TRY(side(text.substr(0, dots), w.fromNs));
     RUNLENS_TRY(side(text.substr(dots + 2), w.toNs));
-    if (w.fromNs >= w.toNs) return makeError(ErrorCode::Usage, fmt::format("--{}: the window \"{}\" is empty", option, text));
+    if (w.fromNs >= w.toNs)
+        return makeError(ErrorCode::Usage, fmt::format("--{}: the window \"{}\" is empty", option, text));
     return w;
 }
-
 
 } // namespace runlens::app

@@ -9,8 +9,8 @@
 #include <cmath>
 #include <cstring>
 #include <filesystem>
-#include <numbers>
 #include <fmt/format.h>
+#include <numbers>
 
 namespace fs = std::filesystem;
 
@@ -66,7 +66,8 @@ Phase phaseAt(const DemoSpec& spec, double t, double sampleS)
 {
     const double inPeriod = std::fmod(t, spec.checkpointEveryS);
     const bool warmup = t < kWarmupS;
-    return {warmup, !warmup && inPeriod >= spec.checkpointEveryS - spec.checkpointStallS, std::fmod(t, spec.stepS) < sampleS};
+    return {warmup, !warmup && inPeriod >= spec.checkpointEveryS - spec.checkpointStallS,
+            std::fmod(t, spec.stepS) < sampleS};
 }
 
 // The GPUs' share of their working level during warm-up: idle while the model is loaded and sharded (the
@@ -99,7 +100,7 @@ Expected<DemoSpec> demoScenario(const std::string& name)
     spec.gpusPerNode = 8;
     spec.checkpointEveryS = 7200;
     spec.checkpointStallS = 120;
-    spec.stackRateHz = 1; // 28 h of 32 ranks: py-spy at 1 Hz still gives ~50 samples a step
+    spec.stackRateHz = 1;     // 28 h of 32 ranks: py-spy at 1 Hz still gives ~50 samples a step
     spec.sequencesPerGpu = 6; // a global batch of 192 sequences on 32 GPUs
     spec.epochs = 3;
     if (name == "zero3") {
@@ -213,8 +214,9 @@ Expected<int64_t> writeDemoDcgmExporter(const DemoSpec& spec, int node, std::FIL
                 // Communication-bound: kernels resident (util ~99 %) but the SMs mostly wait (activity ~0.2).
                 // At each step boundary the GPUs briefly idle (the optimizer step, the next batch).
                 const double sm = warmup ? 0.3 * rampUp(t)
-                                  : stall ? 0.0
-                                          : std::clamp(spec.smActive * (stepEdge ? 0.3 : 1.0) + rng.normal(0.02), 0.0, 1.0);
+                                  : stall
+                                      ? 0.0
+                                      : std::clamp(spec.smActive * (stepEdge ? 0.3 : 1.0) + rng.normal(0.02), 0.0, 1.0);
                 if (std::strcmp(f.name, "DCGM_FI_DEV_GPU_UTIL") == 0)
                     v = std::round(warmup  ? rampUp(t) * 95.0
                                    : stall ? rng.uniform() * 3.0
@@ -226,7 +228,8 @@ Expected<int64_t> writeDemoDcgmExporter(const DemoSpec& spec, int node, std::FIL
                 else if (std::strcmp(f.name, "DCGM_FI_PROF_DRAM_ACTIVE") == 0)
                     v = stall ? 0.0 : std::clamp(0.12 + rng.normal(0.02), 0.0, 1.0);
                 else
-                    v = stall ? 112.0 + rng.normal(4.0) : 90.0 + (warmup ? rampUp(t) * 300.0 : 295.0 + rng.normal(22.0));
+                    v = stall ? 112.0 + rng.normal(4.0)
+                              : 90.0 + (warmup ? rampUp(t) * 300.0 : 295.0 + rng.normal(22.0));
                 fmt::format_to(std::back_inserter(buf),
                                "{}{{gpu=\"{}\",UUID=\"GPU-{:08x}-0000-4000-8000-{:012x}\",device=\"nvidia{}\","
                                "modelName=\"NVIDIA H100 80GB HBM3\",Hostname=\"node{}\"}} {:.4g} {}\n",
@@ -378,7 +381,8 @@ double round2(double v)
 double demoStepLoss(const DemoSpec& spec, int64_t step)
 {
     Random rng(spec.seed * 0x9e3779b97f4a7c15ull ^ static_cast<uint64_t>(step) * 0xd1b54a32d192ed03ull);
-    const double trend = kLossFloor + kLossSpan * std::pow(1.0 + static_cast<double>(step) / kLossScaleSteps, -kLossExponent);
+    const double trend =
+        kLossFloor + kLossSpan * std::pow(1.0 + static_cast<double>(step) / kLossScaleSteps, -kLossExponent);
     return trend + rng.normal(kLossNoise);
 }
 

@@ -2,9 +2,10 @@
 
 // A synthetic multi-node training run written in real formats, for the demo and the benchmarks:
 // per node an nvidia-smi --query-gpu CSV, per rank a py-spy speedscope file of timed stack samples with
-// DeepSpeed ZeRO-3 frames (demo_stacks.h), and on node 0 (rank 0) LLaMA-Factory's trainer_log.jsonl. The run is communication-bound in its steady state (GPU utilization high,
-// power low, the autograd threads waiting in fetch_sub_module and __reduce_and_partition_ipg_grads) with periodic
-// checkpoint stalls (utilization and power drop while rank 0 writes). Deterministic for a given seed.
+// DeepSpeed ZeRO-3 frames (demo_stacks.h), and on node 0 (rank 0) LLaMA-Factory's trainer_log.jsonl. The run is
+// communication-bound in its steady state (GPU utilization high, power low, the autograd threads waiting in
+// fetch_sub_module and __reduce_and_partition_ipg_grads) with periodic checkpoint stalls (utilization and power drop
+// while rank 0 writes). Deterministic for a given seed.
 
 #include "analysis/store/error.h"
 

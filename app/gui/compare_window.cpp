@@ -98,7 +98,8 @@ QTableWidget* makeTable(const QStringList& headers)
     t->setSelectionBehavior(QAbstractItemView::SelectRows);
     t->setAlternatingRowColors(true);
     t->setWordWrap(false);
-    t->verticalHeader()->setDefaultSectionSize(t->fontMetrics().height() + 8); // compact rows: more of the table at once
+    t->verticalHeader()->setDefaultSectionSize(t->fontMetrics().height() +
+                                               8); // compact rows: more of the table at once
     t->horizontalHeader()->setStretchLastSection(true);
     return t;
 }
@@ -121,24 +122,29 @@ QString tableText(const QTableWidget* t)
 
 } // namespace
 
-RunComparison compareRunFiles(const QStringList& paths, const std::vector<WindowChoice>& windows, const std::atomic<bool>* cancel)
+RunComparison compareRunFiles(const QStringList& paths, const std::vector<WindowChoice>& windows,
+                              const std::atomic<bool>* cancel)
 {
     RunComparison out;
     std::vector<analysis::CompareInput> inputs;
     for (qsizetype i = 0; i < paths.size(); ++i) {
         analysis::CompareInput in;
         in.path = paths.at(i).toStdString();
-        const WindowChoice choice = static_cast<size_t>(i) < windows.size() ? windows[static_cast<size_t>(i)] : WindowChoice{};
+        const WindowChoice choice =
+            static_cast<size_t>(i) < windows.size() ? windows[static_cast<size_t>(i)] : WindowChoice{};
         in.window.wholeRun = choice.kind == WindowChoice::Kind::WholeRun;
         if (choice.kind == WindowChoice::Kind::Given) { // a window relative to the run's start: read the start first
             auto db = store::RunDatabase::open(in.path, store::OpenMode::ReadOnly);
             if (!db) {
-                out.error = QObject::tr("Cannot compare: cannot read %1: %2").arg(paths.at(i), QString::fromStdString(db.error().toString()));
+                out.error = QObject::tr("Cannot compare: cannot read %1: %2")
+                                .arg(paths.at(i), QString::fromStdString(db.error().toString()));
                 return out;
             }
-            auto w = parseWindowRange(i == 0 ? "window-a" : "window-b", choice.range.trimmed().toStdString(), runStartNs(**db));
+            auto w = parseWindowRange(i == 0 ? "window-a" : "window-b", choice.range.trimmed().toStdString(),
+                                      runStartNs(**db));
             if (!w) {
-                out.error = QObject::tr("%1: %2").arg(QFileInfo(paths.at(i)).fileName(), QString::fromStdString(w.error().message));
+                out.error = QObject::tr("%1: %2").arg(QFileInfo(paths.at(i)).fileName(),
+                                                      QString::fromStdString(w.error().message));
                 return out;
             }
             in.window.window = *w;
@@ -149,9 +155,12 @@ RunComparison compareRunFiles(const QStringList& paths, const std::vector<Window
     options.flameRows = kFlameRows;
     options.cancel = cancel;
     auto comparison = analysis::compareRunFiles(inputs, options);
-    if (comparison) static_cast<analysis::RunComparison&>(out) = std::move(*comparison);
-    else if (comparison.error().code == ErrorCode::Cancelled) out.cancelled = true;
-    else out.error = QObject::tr("Cannot compare: %1").arg(QString::fromStdString(comparison.error().toString()));
+    if (comparison)
+        static_cast<analysis::RunComparison&>(out) = std::move(*comparison);
+    else if (comparison.error().code == ErrorCode::Cancelled)
+        out.cancelled = true;
+    else
+        out.error = QObject::tr("Cannot compare: %1").arg(QString::fromStdString(comparison.error().toString()));
     return out;
 }
 
@@ -180,16 +189,19 @@ CompareWindow::CompareWindow(RunComparison comparison, QWidget* parent)
         name->setToolTip(QDir::toNativeSeparators(m_paths.at(row)));
         auto* box = new QComboBox;
         box->addItems({tr("Steady state"), tr("Whole run"), tr("Window:")});
-        box->setToolTip(tr("The part of the run compared: its steady state (after the start-up the rules leave out), the whole "
-                           "run, or the window given"));
+        box->setToolTip(
+            tr("The part of the run compared: its steady state (after the start-up the rules leave out), the whole "
+               "run, or the window given"));
         auto* range = new QLineEdit;
         range->setPlaceholderText(tr("FROM..TO, e.g. +10m..+2h or 08:40:00..09:10:00 (UTC)"));
-        range->setToolTip(tr("FROM..TO: ISO 8601, epoch seconds, +offset from the run's start (+90s, +1h30m) or a UTC time "
-                             "of day; a side may be empty"));
+        range->setToolTip(
+            tr("FROM..TO: ISO 8601, epoch seconds, +offset from the run's start (+90s, +1h30m) or a UTC time "
+               "of day; a side may be empty"));
         const analysis::RunSummary& r = comparison.runs[i];
         // Full UTC dates: a time of day alone would be read on the run's first day.
         const auto clock = [](int64_t ns) {
-            return QDateTime::fromMSecsSinceEpoch(ns / 1'000'000, Qt::UTC).toString(QStringLiteral("yyyy-MM-ddThh:mm:ss"));
+            return QDateTime::fromMSecsSinceEpoch(ns / 1'000'000, Qt::UTC)
+                .toString(QStringLiteral("yyyy-MM-ddThh:mm:ss"));
         };
         range->setText(clock(r.fromNs) + QStringLiteral("..") + clock(r.toNs));
         range->setMinimumWidth(range->fontMetrics().horizontalAdvance(range->text()) + 24);
@@ -214,8 +226,10 @@ CompareWindow::CompareWindow(RunComparison comparison, QWidget* parent)
     m_recompare->setToolTip(tr("Compare the runs over the windows chosen (Ctrl+R); while it runs, Cancel stops it"));
     m_recompare->setShortcut(QKeySequence(tr("Ctrl+R")));
     connect(m_recompare, &QPushButton::clicked, this, [this] {
-        if (m_cancel) m_cancel->store(true);
-        else recompare();
+        if (m_cancel)
+            m_cancel->store(true);
+        else
+            recompare();
     });
     m_windowNote = new QLabel;
     m_windowNote->setWordWrap(true);
@@ -231,9 +245,10 @@ CompareWindow::CompareWindow(RunComparison comparison, QWidget* parent)
     connect(copyButton, &QPushButton::clicked, this, [this] { QApplication::clipboard()->setText(text()); });
     connect(closeButton, &QPushButton::clicked, this, &QWidget::close);
     auto* buttons = new QHBoxLayout;
-    auto* note = new QLabel(tr("Verdicts: Mann–Whitney U, two-sided, α = %1 (p-value in the tooltip). The runs are opened "
-                               "read-only.")
-                                .arg(analysis::kCompareAlpha));
+    auto* note =
+        new QLabel(tr("Verdicts: Mann–Whitney U, two-sided, α = %1 (p-value in the tooltip). The runs are opened "
+                      "read-only.")
+                       .arg(analysis::kCompareAlpha));
     note->setStyleSheet(QStringLiteral("color: palette(mid)"));
     buttons->addWidget(note, 1);
     buttons->addWidget(exportButton);
@@ -263,7 +278,8 @@ void CompareWindow::display(RunComparison comparison)
     QStringList names;
     for (size_t i = 1; i < runs.size(); ++i)
         names << runName(runs, i);
-    setWindowTitle(tr("%1 vs %2 — RunLens").arg(runs.empty() ? QString() : runName(runs, 0), names.join(QStringLiteral(", "))));
+    setWindowTitle(
+        tr("%1 vs %2 — RunLens").arg(runs.empty() ? QString() : runName(runs, 0), names.join(QStringLiteral(", "))));
     for (size_t i = 0; i < runs.size() && i < m_runLines.size(); ++i) {
         const auto& r = runs[i];
         m_runLines[i]->setText(tr("%1 (%2); steps from %3")
@@ -298,7 +314,8 @@ bool CompareWindow::recompare()
         w.kind = static_cast<WindowChoice::Kind>(m_windowBoxes[i]->currentIndex());
         w.range = m_rangeEdits[i]->text();
         if (w.kind == WindowChoice::Kind::Given && !w.range.contains(QStringLiteral(".."))) {
-            m_windowNote->setText(tr("<span style='color:#c0392b'>%1: the window is FROM..TO</span>").arg(runName(m_comparison.runs, i)));
+            m_windowNote->setText(
+                tr("<span style='color:#c0392b'>%1: the window is FROM..TO</span>").arg(runName(m_comparison.runs, i)));
             m_windowNote->show();
             m_rangeEdits[i]->setFocus();
             return false;
@@ -320,8 +337,9 @@ bool CompareWindow::recompare()
             m_cancel.reset();
             m_recompare->setText(tr("&Compare again"));
             if (result.cancelled || !result.error.isEmpty()) {
-                m_windowNote->setText(result.cancelled ? tr("Cancelled: the comparison shown is the one before")
-                                                       : tr("<span style='color:#c0392b'>%1</span>").arg(result.error.toHtmlEscaped()));
+                m_windowNote->setText(
+                    result.cancelled ? tr("Cancelled: the comparison shown is the one before")
+                                     : tr("<span style='color:#c0392b'>%1</span>").arg(result.error.toHtmlEscaped()));
                 Q_EMIT recompared(false);
                 return;
             }
@@ -347,9 +365,9 @@ void CompareWindow::fillMetrics()
     m_metrics->setHorizontalHeaderItem(1, runHeader(tr("Baseline: %1").arg(runName(runs, 0)), runColor(0),
                                                     QDir::toNativeSeparators(QString::fromStdString(runs[0].label))));
     for (size_t c = 1; c < runs.size(); ++c)
-        m_metrics->setHorizontalHeaderItem(static_cast<int>(2 + 4 * (c - 1)),
-                                           runHeader(runName(runs, c), runColor(c),
-                                                     QDir::toNativeSeparators(QString::fromStdString(runs[c].label))));
+        m_metrics->setHorizontalHeaderItem(
+            static_cast<int>(2 + 4 * (c - 1)),
+            runHeader(runName(runs, c), runColor(c), QDir::toNativeSeparators(QString::fromStdString(runs[c].label))));
     const auto& rows = m_comparison.rows;
     m_metrics->setRowCount(static_cast<int>(rows.size()));
     for (int r = 0; r < static_cast<int>(rows.size()); ++r) {
@@ -368,10 +386,11 @@ void CompareWindow::fillMetrics()
             auto* verdict = item(cell.verdict.empty() ? QStringLiteral("—") : QString::fromStdString(cell.verdict));
             verdict->setForeground(verdictColor(cell.verdict));
             if (std::isfinite(cell.p))
-                verdict->setToolTip(cell.p < 0.001 ? tr("Mann–Whitney U on %1: p < 0.001").arg(QString::fromStdString(row.samplesOf))
-                                                   : tr("Mann–Whitney U on %1: p = %2")
-                                                         .arg(QString::fromStdString(row.samplesOf))
-                                                         .arg(cell.p, 0, 'f', 3));
+                verdict->setToolTip(
+                    cell.p < 0.001 ? tr("Mann–Whitney U on %1: p < 0.001").arg(QString::fromStdString(row.samplesOf))
+                                   : tr("Mann–Whitney U on %1: p = %2")
+                                         .arg(QString::fromStdString(row.samplesOf))
+                                         .arg(cell.p, 0, 'f', 3));
             else if (!cell.verdict.empty())
                 verdict->setToolTip(tr("Not tested"));
             m_metrics->setItem(r, col + 3, verdict);
@@ -386,7 +405,8 @@ void CompareWindow::fillFindings()
     const bool several = runs.size() > 2;
     QStringList headers;
     if (several) headers << tr("Candidate");
-    headers << tr("Status") << tr("Rule") << tr("Impact before → after") << tr("Saving before → after") << tr("Finding");
+    headers << tr("Status") << tr("Rule") << tr("Impact before → after") << tr("Saving before → after")
+            << tr("Finding");
     m_findings = makeTable(headers);
     const int off = several ? 1 : 0;
     for (size_t c = 0; c < m_comparison.candidates.size(); ++c) {
@@ -400,27 +420,30 @@ void CompareWindow::fillFindings()
                     who->setForeground(runColor(c + 1));
                     m_findings->setItem(r, 0, who);
                 }
-                const QString status = change.status == analysis::FindingChange::Status::Gone   ? tr("gone")
+                const QString status = change.status == analysis::FindingChange::Status::Gone    ? tr("gone")
                                        : change.status == analysis::FindingChange::Status::Still ? tr("still there")
                                                                                                  : tr("new");
                 auto* s = item(status);
                 s->setData(Qt::UserRole, QString::fromLatin1(analysis::statusName(change.status)));
-                s->setForeground(change.status == analysis::FindingChange::Status::Gone  ? verdictColor("faster")
-                                 : change.status == analysis::FindingChange::Status::New ? verdictColor("slower")
-                                                                                         : palette().color(QPalette::Text));
+                s->setForeground(change.status == analysis::FindingChange::Status::Gone ? verdictColor("faster")
+                                 : change.status == analysis::FindingChange::Status::New
+                                     ? verdictColor("slower")
+                                     : palette().color(QPalette::Text));
                 m_findings->setItem(r, off, s);
                 auto* rule = item(QString::fromStdString(change.finding().rule));
                 rule->setToolTip(QString::fromStdString(analysis::findingCharacter(change.finding())));
                 m_findings->setItem(r, off + 1, rule);
                 const auto side = [&](bool present, const QString& v) { return present ? v : QStringLiteral("—"); };
-                m_findings->setItem(r, off + 2,
-                                    number(side(change.a.has_value(), QStringLiteral("%1 %").arg(100 * change.impactA, 0, 'f', 1)) +
-                                           QStringLiteral(" → ") +
-                                           side(change.b.has_value(), QStringLiteral("%1 %").arg(100 * change.impactB, 0, 'f', 1))));
-                m_findings->setItem(r, off + 3,
-                                    number(side(change.a.has_value(), QStringLiteral("%1 s").arg(change.savingA, 0, 'f', 1)) +
-                                           QStringLiteral(" → ") +
-                                           side(change.b.has_value(), QStringLiteral("%1 s").arg(change.savingB, 0, 'f', 1))));
+                m_findings->setItem(
+                    r, off + 2,
+                    number(side(change.a.has_value(), QStringLiteral("%1 %").arg(100 * change.impactA, 0, 'f', 1)) +
+                           QStringLiteral(" → ") +
+                           side(change.b.has_value(), QStringLiteral("%1 %").arg(100 * change.impactB, 0, 'f', 1))));
+                m_findings->setItem(
+                    r, off + 3,
+                    number(side(change.a.has_value(), QStringLiteral("%1 s").arg(change.savingA, 0, 'f', 1)) +
+                           QStringLiteral(" → ") +
+                           side(change.b.has_value(), QStringLiteral("%1 s").arg(change.savingB, 0, 'f', 1))));
                 auto* title = item(QString::fromStdString(change.finding().title));
                 title->setToolTip(QString::fromStdString(change.finding().title));
                 m_findings->setItem(r, off + 4, title);
@@ -445,8 +468,8 @@ void CompareWindow::fillStacks()
     const int off = several ? 1 : 0;
     for (size_t c = 0; c < m_comparison.candidates.size(); ++c) {
         const auto& flame = m_comparison.candidates[c].flame;
-        const auto add = [&](const QString& what, const QString& a, const QString& b, const QString& d, const QString& self,
-                             const QString& function) {
+        const auto add = [&](const QString& what, const QString& a, const QString& b, const QString& d,
+                             const QString& self, const QString& function) {
             const int r = m_stacks->rowCount();
             m_stacks->insertRow(r);
             if (several) {
@@ -473,8 +496,10 @@ void CompareWindow::fillStacks()
                 QString d = QStringLiteral("%1 pts").arg(100 * std::fabs(ch.delta()), 0, 'f', 1);
                 d.prepend(ch.delta() >= 0 ? QStringLiteral("+") : QStringLiteral("−"));
                 add(grew ? tr("grew") : tr("shrank"), pct(ch.shareA), pct(ch.shareB), d,
-                    pct(ch.selfShareA) + QStringLiteral(" → ") + pct(ch.selfShareB), QString::fromStdString(ch.label()));
-                m_stacks->item(m_stacks->rowCount() - 1, off)->setForeground(grew ? verdictColor("slower") : verdictColor("faster"));
+                    pct(ch.selfShareA) + QStringLiteral(" → ") + pct(ch.selfShareB),
+                    QString::fromStdString(ch.label()));
+                m_stacks->item(m_stacks->rowCount() - 1, off)
+                    ->setForeground(grew ? verdictColor("slower") : verdictColor("faster"));
             }
         }
         if (flame->grew.empty() && flame->shrank.empty())
@@ -542,13 +567,15 @@ QWidget* CompareWindow::makeFlame()
             note->setText(tr("Not compared: a run has no timed stack samples in its window."));
             return;
         }
-        note->setText(tr("The stack samples of both windows merged by call path, each side as shares of its own samples "
-                         "(%1 → %2): a block's colour is how its share changed from the baseline to %3. Double-click "
-                         "to focus, hover for the shares.")
-                          .arg(flame->totalA)
-                          .arg(flame->totalB)
-                          .arg(runName(m_comparison.runs, c + 1)));
-        m_flame->setDiff(flame->diff, tr("A: %1   B: %2").arg(runName(m_comparison.runs, 0), runName(m_comparison.runs, c + 1)));
+        note->setText(
+            tr("The stack samples of both windows merged by call path, each side as shares of its own samples "
+               "(%1 → %2): a block's colour is how its share changed from the baseline to %3. Double-click "
+               "to focus, hover for the shares.")
+                .arg(flame->totalA)
+                .arg(flame->totalB)
+                .arg(runName(m_comparison.runs, c + 1)));
+        m_flame->setDiff(flame->diff,
+                         tr("A: %1   B: %2").arg(runName(m_comparison.runs, 0), runName(m_comparison.runs, c + 1)));
     };
     connect(candidate, &QComboBox::currentIndexChanged, this, showCandidate);
     connect(search, &QLineEdit::textChanged, m_flame, [this](const QString& text) { m_flame->setSearch(text, false); });
@@ -562,15 +589,18 @@ QWidget* CompareWindow::makeCharts()
     m_lossAxis = new QComboBox;
     m_lossAxis->addItem(tr("Step"), static_cast<int>(widgets::LossAxis::Step));
     if (widgets::hasLoss(m_comparison, widgets::LossAxis::Size)) {
-        const std::string unit = !m_comparison.curves.empty() && !m_comparison.curves[0].sizeUnit.empty() ? m_comparison.curves[0].sizeUnit : "tokens";
+        const std::string unit = !m_comparison.curves.empty() && !m_comparison.curves[0].sizeUnit.empty()
+                                     ? m_comparison.curves[0].sizeUnit
+                                     : "tokens";
         m_lossAxis->addItem(tr("%1 seen").arg(QString::fromStdString(unit)), static_cast<int>(widgets::LossAxis::Size));
     }
     m_lossAxis->addItem(tr("Wall time"), static_cast<int>(widgets::LossAxis::Time));
     // Against tokens by default when that is what the verdict compared (the steps differ in size).
     if (!m_comparison.candidates.empty() && m_comparison.candidates[0].loss.axis != "step" && m_lossAxis->count() == 3)
         m_lossAxis->setCurrentIndex(1);
-    m_lossAxis->setToolTip(tr("The loss curves' x axis: is the curve unchanged against steps (or tokens), and does a run reach a "
-                              "loss sooner in wall time?"));
+    m_lossAxis->setToolTip(
+        tr("The loss curves' x axis: is the curve unchanged against steps (or tokens), and does a run reach a "
+           "loss sooner in wall time?"));
     m_metric = new QComboBox;
     for (const std::string& id : widgets::chartRows(m_comparison))
         for (const analysis::CompareRow& r : m_comparison.rows)
@@ -648,20 +678,26 @@ void CompareWindow::chooseExport()
     const QStringList filters{tr("PNG image of the current tab (*.png)"), tr("SVG image of the current tab (*.svg)"),
                               tr("PDF of the whole comparison (*.pdf)")};
     QString filter = filters.front();
-    const QFileInfo base(m_comparison.runs.empty() ? QString() : QString::fromStdString(m_comparison.runs.front().label));
-    QString path = QFileDialog::getSaveFileName(this, tr("Export comparison"),
-                                                base.dir().filePath(base.completeBaseName() + QStringLiteral("-compare.png")),
-                                                filters.join(QStringLiteral(";;")), &filter);
+    const QFileInfo base(m_comparison.runs.empty() ? QString()
+                                                   : QString::fromStdString(m_comparison.runs.front().label));
+    QString path = QFileDialog::getSaveFileName(
+        this, tr("Export comparison"), base.dir().filePath(base.completeBaseName() + QStringLiteral("-compare.png")),
+        filters.join(QStringLiteral(";;")), &filter);
     if (path.isEmpty()) return;
     QString suffix = QFileInfo(path).suffix().toLower();
     if (suffix != QLatin1String("png") && suffix != QLatin1String("pdf") && suffix != QLatin1String("svg")) {
-        suffix = filter == filters.at(2) ? QStringLiteral("pdf") : filter == filters.at(1) ? QStringLiteral("svg") : QStringLiteral("png");
+        suffix = filter == filters.at(2)   ? QStringLiteral("pdf")
+                 : filter == filters.at(1) ? QStringLiteral("svg")
+                                           : QStringLiteral("png");
         path += QLatin1Char('.') + suffix;
     }
     QApplication::setOverrideCursor(Qt::WaitCursor);
-    const bool ok = suffix == QLatin1String("pdf") ? exportPdf(path) : suffix == QLatin1String("svg") ? exportSvg(path) : exportPng(path);
+    const bool ok = suffix == QLatin1String("pdf")   ? exportPdf(path)
+                    : suffix == QLatin1String("svg") ? exportSvg(path)
+                                                     : exportPng(path);
     QApplication::restoreOverrideCursor();
-    if (!ok) QMessageBox::warning(this, tr("Export failed"), tr("Could not write %1.").arg(QDir::toNativeSeparators(path)));
+    if (!ok)
+        QMessageBox::warning(this, tr("Export failed"), tr("Could not write %1.").arg(QDir::toNativeSeparators(path)));
 }
 
 } // namespace runlens::app

@@ -3,9 +3,10 @@
 // File › Compare with…: the open run as the baseline against one or more other runs. The comparison
 // (analysis::compareRunFiles over each run's steady state) is computed on a worker; CompareWindow shows it in five
 // tabs (the metric rows, the findings gone / still there / new, the functions whose share of the stack samples grew
-// or shrank, the differential flame graph of the two windows, and charts: the loss curves against step, tokens or wall time, and a metric's line per run aligned by
-// time or by step), exports the current tab as PNG or SVG or the whole comparison as PDF (the compare report), and
-// copies the tables as text. The runs are opened read-only; nothing is written to them.
+// or shrank, the differential flame graph of the two windows, and charts: the loss curves against step, tokens or wall
+// time, and a metric's line per run aligned by time or by step), exports the current tab as PNG or SVG or the whole
+// comparison as PDF (the compare report), and copies the tables as text. The runs are opened read-only; nothing is
+// written to them.
 
 #include "analysis/compare/run_comparison.h"
 
@@ -13,7 +14,6 @@
 #include <QString>
 #include <QStringList>
 #include <QWidget>
-
 #include <atomic>
 #include <memory>
 #include <optional>
@@ -79,7 +79,6 @@ Q_SIGNALS:
     void recompared(bool ok); // a new comparison is shown (true), or it failed or was cancelled (false)
 
 public:
-
     const RunComparison& comparison() const { return m_comparison; }
     QTabWidget* tabs() const { return m_tabs; }
     QTableWidget* metricsTable() const { return m_metrics; }
@@ -118,7 +117,7 @@ private:
     QCustomPlot* m_lossPlot = nullptr;
     QCustomPlot* m_linePlot = nullptr;
     widgets::FlameGraphWidget* m_flame = nullptr;
-    QStringList m_paths;                  // the runs, baseline first
+    QStringList m_paths;                   // the runs, baseline first
     std::vector<QComboBox*> m_windowBoxes; // per run: steady state / whole run / given
     std::vector<QLineEdit*> m_rangeEdits;  // per run: FROM..TO
     std::vector<QLabel*> m_runLines;       // per run: its window and step source

@@ -74,7 +74,8 @@ struct FlameDock::Request
 };
 
 FlameDock::FlameDock(QMainWindow* window, widgets::TimelineController* controller)
-    : QObject(window), m_controller(controller), m_panel(new widgets::FlamePanel), m_pool(std::make_unique<QThreadPool>())
+    : QObject(window), m_controller(controller), m_panel(new widgets::FlamePanel),
+      m_pool(std::make_unique<QThreadPool>())
 {
     m_pool->setMaxThreadCount(1);
     m_nodesButton = new QToolButton;
@@ -136,7 +137,9 @@ void FlameDock::setRun(std::shared_ptr<const timeline::RunCatalog> catalog)
                 int on = 0;
                 for (QAction* x : m_nodesMenu->actions())
                     on += x->isChecked() ? 1 : 0;
-                m_nodesButton->setText(on == m_nodesMenu->actions().size() ? tr("Nodes: all") : tr("Nodes: %1 of %2").arg(on).arg(m_nodesMenu->actions().size()));
+                m_nodesButton->setText(on == m_nodesMenu->actions().size()
+                                           ? tr("Nodes: all")
+                                           : tr("Nodes: %1 of %2").arg(on).arg(m_nodesMenu->actions().size()));
                 m_debounce->start();
             });
         }
@@ -184,14 +187,16 @@ QStringList FlameDock::caption(const Request& r) const
     };
     QStringList lines;
     lines << QFileInfo(QString::fromStdString(m_catalog->path)).fileName();
-    lines << (r.window ? tr("window %1 → %2 UTC (%3)").arg(when(r.window->fromNs), when(r.window->toNs),
-                                                             widgets::formatDuration(r.window->span()))
-                       : tr("whole run"));
+    lines << (r.window
+                  ? tr("window %1 → %2 UTC (%3)")
+                        .arg(when(r.window->fromNs), when(r.window->toNs), widgets::formatDuration(r.window->span()))
+                  : tr("whole run"));
     QStringList nodes;
     for (const std::string& n : r.query.nodes)
         nodes << QString::fromStdString(n);
     lines << (nodes.isEmpty() ? tr("all nodes") : tr("nodes: %1").arg(nodes.join(QStringLiteral(", "))));
-    lines << (r.query.threadPattern.empty() ? tr("all threads") : tr("threads: %1").arg(QString::fromStdString(r.query.threadPattern)));
+    lines << (r.query.threadPattern.empty() ? tr("all threads")
+                                            : tr("threads: %1").arg(QString::fromStdString(r.query.threadPattern)));
     if (!r.query.phases.empty()) lines << tr("idle frames hidden");
     return lines;
 }
@@ -207,7 +212,8 @@ FlameDock::Request FlameDock::makeRequest(std::optional<widgets::TimeRange> wind
     r.query.threadPattern = m_threads->currentText().toStdString();
     if (!m_idle->isChecked())
         for (int p = 0; p < analysis::kPhaseCount; ++p)
-            if (static_cast<analysis::Phase>(p) != analysis::Phase::Idle) r.query.phases.push_back(static_cast<analysis::Phase>(p));
+            if (static_cast<analysis::Phase>(p) != analysis::Phase::Idle)
+                r.query.phases.push_back(static_cast<analysis::Phase>(p));
     return r;
 }
 
@@ -305,17 +311,22 @@ void FlameDock::applyViewToGraph(const View& v)
     widgets::FlameGraphWidget* graph = m_panel->graph();
     if (!v.focus.isEmpty() && graph->tree()) {
         const int32_t node = graph->tree()->find(analysis::splitFramePath(v.focus.toStdString()));
-        if (node > 0) graph->focusNode(node);
-        else m_panel->setMessage(tr("--focus: no call path %1 in this selection").arg(v.focus));
+        if (node > 0)
+            graph->focusNode(node);
+        else
+            m_panel->setMessage(tr("--focus: no call path %1 in this selection").arg(v.focus));
     }
     if (!v.search.isEmpty()) m_panel->setSearchText(v.search, v.regex);
     if (!v.sandwich.isEmpty() && m_panel->tree()) {
         const auto& t = *m_panel->tree();
         int32_t best = -1;
         for (int32_t i = 1; i < static_cast<int32_t>(t.nodes().size()); ++i)
-            if (t.name(i) == v.sandwich.toStdString() && (best < 0 || t.node(i).samples > t.node(best).samples)) best = i;
-        if (best > 0) m_panel->showSandwich(best);
-        else m_panel->setMessage(tr("--sandwich: no function %1 in this selection").arg(v.sandwich));
+            if (t.name(i) == v.sandwich.toStdString() && (best < 0 || t.node(i).samples > t.node(best).samples))
+                best = i;
+        if (best > 0)
+            m_panel->showSandwich(best);
+        else
+            m_panel->setMessage(tr("--sandwich: no function %1 in this selection").arg(v.sandwich));
     }
 }
 

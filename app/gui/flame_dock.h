@@ -10,7 +10,6 @@
 
 #include <QObject>
 #include <QStringList>
-
 #include <memory>
 #include <optional>
 #include <string>

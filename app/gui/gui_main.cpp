@@ -4,7 +4,6 @@
 
 #include <QApplication>
 #include <QIcon>
-
 #include <cstdlib>
 
 namespace runlens::app {

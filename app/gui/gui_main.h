@@ -22,12 +22,13 @@ struct InitialView
     QString focus, search, sandwich;
     bool searchRegex = false;
     QString compareFrom, compareTo;
-    int finding = 0; // select the N-th finding (1-based) once the findings are shown
+    int finding = 0;         // select the N-th finding (1-based) once the findings are shown
     QStringList compareWith; // --compare RUN (repeatable): open the Compare window against these runs
     bool empty() const
     {
-        return finding == 0 && compareWith.isEmpty() && from.isEmpty() && to.isEmpty() && selectFrom.isEmpty() && selectTo.isEmpty() && focus.isEmpty() &&
-               search.isEmpty() && sandwich.isEmpty() && compareFrom.isEmpty() && compareTo.isEmpty();
+        return finding == 0 && compareWith.isEmpty() && from.isEmpty() && to.isEmpty() && selectFrom.isEmpty() &&
+               selectTo.isEmpty() && focus.isEmpty() && search.isEmpty() && sandwich.isEmpty() &&
+               compareFrom.isEmpty() && compareTo.isEmpty();
     }
 };
 

@@ -40,8 +40,8 @@ ImportDialog::ImportDialog(const QString& openRunPath, QWidget* parent)
       m_newPath(new QLineEdit(this)), m_timeZone(new QLineEdit(this)), m_extra(new QLineEdit(this)),
       m_planStatus(new QLabel(this)), m_table(new QTableView(this)), m_progress(new QProgressBar(this)),
       m_summary(new QPlainTextEdit(this)), m_import(new QPushButton(tr("&Import"), this)),
-      m_cancel(new QPushButton(tr("C&ancel import"), this)), m_buttons(new QDialogButtonBox(QDialogButtonBox::Close, this)),
-      m_progressTimer(new QTimer(this))
+      m_cancel(new QPushButton(tr("C&ancel import"), this)),
+      m_buttons(new QDialogButtonBox(QDialogButtonBox::Close, this)), m_progressTimer(new QTimer(this))
 {
     setWindowTitle(tr("Import"));
     resize(1000, 600);
@@ -150,8 +150,8 @@ QString ImportDialog::summaryText() const
 
 void ImportDialog::browseNewRun()
 {
-    const QString path = QFileDialog::getSaveFileName(this, tr("New run"), m_newPath->text(),
-                                                      tr("RunLens runs (*.runlens)"));
+    const QString path =
+        QFileDialog::getSaveFileName(this, tr("New run"), m_newPath->text(), tr("RunLens runs (*.runlens)"));
     if (!path.isEmpty()) setNewRunPath(path);
 }
 
@@ -312,8 +312,9 @@ void ImportDialog::finishImport(const ImportJobResult& result)
         QStringList before;
         for (const std::string& f : result.importedFiles())
             before << qs(f);
-        lines << (before.isEmpty() ? tr("No file was imported before the cancel.")
-                                   : tr("Imported before the cancel (kept): %1.").arg(before.join(QStringLiteral(", "))));
+        lines << (before.isEmpty()
+                      ? tr("No file was imported before the cancel.")
+                      : tr("Imported before the cancel (kept): %1.").arg(before.join(QStringLiteral(", "))));
         m_progress->setFormat(tr("Cancelled"));
     } else {
         m_progress->setValue(1000);

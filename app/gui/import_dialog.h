@@ -10,7 +10,6 @@
 
 #include <QDialog>
 #include <QStringList>
-
 #include <atomic>
 #include <cstdint>
 #include <memory>

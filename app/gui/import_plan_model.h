@@ -8,7 +8,6 @@
 
 #include <QAbstractTableModel>
 #include <QStyledItemDelegate>
-
 #include <vector>
 
 namespace runlens::app {

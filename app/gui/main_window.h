@@ -12,7 +12,6 @@
 
 #include <QMainWindow>
 #include <QStringList>
-
 #include <memory>
 #include <optional>
 

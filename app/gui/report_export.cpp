@@ -69,8 +69,10 @@ void ReportExport::choose(const QString& runPath, std::optional<widgets::TimeRan
         QPushButton* selected = box.addButton(tr("Selected window only"), QMessageBox::AcceptRole);
         box.setDefaultButton(whole);
         box.exec();
-        if (box.clickedButton() == selected) window = selection;
-        else if (box.clickedButton() != whole) return;
+        if (box.clickedButton() == selected)
+            window = selection;
+        else if (box.clickedButton() != whole)
+            return;
     }
     QString out;
     if (png) {
@@ -208,8 +210,10 @@ void ReportExport::finish(const QString& error, bool wasCancelled)
         m_progress->deleteLater();
     }
     Q_EMIT busyChanged(false);
-    if (wasCancelled) Q_EMIT cancelled();
-    else if (!error.isEmpty()) Q_EMIT failed(error);
+    if (wasCancelled)
+        Q_EMIT cancelled();
+    else if (!error.isEmpty())
+        Q_EMIT failed(error);
 }
 
 } // namespace runlens::app

@@ -7,7 +7,6 @@
 #include "analysis/timeline/run_catalog.h"
 
 #include <QObject>
-
 #include <memory>
 
 class QDockWidget;

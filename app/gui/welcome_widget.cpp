@@ -67,9 +67,8 @@ void WelcomeWidget::setRecentFiles(const QStringList& files)
     m_recent->clear();
     for (const QString& path : files) {
         const QFileInfo info(path);
-        auto* item = new QListWidgetItem(info.fileName() + QStringLiteral("  —  ") +
-                                             QDir::toNativeSeparators(info.absolutePath()),
-                                         m_recent);
+        auto* item = new QListWidgetItem(
+            info.fileName() + QStringLiteral("  —  ") + QDir::toNativeSeparators(info.absolutePath()), m_recent);
         item->setData(Qt::UserRole, path);
         item->setToolTip(path);
         if (!info.exists()) item->setFlags(item->flags() & ~Qt::ItemIsEnabled);

@@ -1,7 +1,7 @@
 #include "app/jobs/import_job.h"
 
-#include "analysis/store/run_database.h"
 #include "analysis/store/import_queries.h"
+#include "analysis/store/run_database.h"
 
 #include <filesystem>
 #include <fmt/format.h>
@@ -84,7 +84,7 @@ ImportJobResult runImport(const std::string& dbPath, const std::vector<importers
         doneBefore += sizes[i];
 
         ImportedFile handled{file.displayPath, file.importer ? std::string(file.importer->format()) : std::string("?"),
-                          file.node, r};
+                             file.node, r};
         switch (r.outcome) {
         case importers::FileOutcome::Imported:
             ++job.imported;

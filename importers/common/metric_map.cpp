@@ -270,10 +270,17 @@ constexpr SourceEntry kSysstat[] = {
 
 // Canonical metrics that no collector table above names (trainer logs).
 constexpr std::pair<std::string_view, std::string_view> kOtherCanonical[] = {
-    {"train.step_time", "s"}, {"train.loss", ""},          {"train.tokens_per_s", "1/s"},
-    {"cpu.util", "%"},        {"host.mem_total", "bytes"},
-    {"train.step", ""},       {"train.eval_loss", ""},     {"train.lr", ""},
-    {"train.grad_norm", ""},  {"train.samples_per_s", "1/s"}, {"train.tflops_per_gpu", "TFLOP/s"},
+    {"train.step_time", "s"},
+    {"train.loss", ""},
+    {"train.tokens_per_s", "1/s"},
+    {"cpu.util", "%"},
+    {"host.mem_total", "bytes"},
+    {"train.step", ""},
+    {"train.eval_loss", ""},
+    {"train.lr", ""},
+    {"train.grad_norm", ""},
+    {"train.samples_per_s", "1/s"},
+    {"train.tflops_per_gpu", "TFLOP/s"},
 };
 
 std::optional<SourceMetric> find(const SourceEntry* begin, const SourceEntry* end, std::string_view name)

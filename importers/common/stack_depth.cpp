@@ -29,10 +29,11 @@ Expected<int64_t> cutRootCallsite(store::RunWriter& writer)
 
 void reportCutStack(ImportContext& ctx, size_t depth, size_t limit, std::optional<SourceLocation> where)
 {
-    ctx.diagnostics.report(diag::kStackTooDeep, where ? *where : ctx.lines.location(),
-               fmt::format("a stack of {} frames: its {} innermost kept under \"{}\", the {} outer ones not "
-                           "(the limit is max_stack_depth={})",
-                           depth, limit - 1, kCutFrameName, depth - (limit - 1), limit));
+    ctx.diagnostics.report(
+        diag::kStackTooDeep, where ? *where : ctx.lines.location(),
+        fmt::format("a stack of {} frames: its {} innermost kept under \"{}\", the {} outer ones not "
+                    "(the limit is max_stack_depth={})",
+                    depth, limit - 1, kCutFrameName, depth - (limit - 1), limit));
 }
 
 } // namespace runlens::importers

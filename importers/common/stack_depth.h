@@ -33,7 +33,6 @@ Expected<int64_t> cutRootCallsite(store::RunWriter& writer);
 
 // Reports a cut stack (stack_too_deep, data loss: the outer frames' names), at `where` when given, else at the
 // reader's current line.
-void reportCutStack(ImportContext& ctx, size_t depth, size_t limit,
-                    std::optional<SourceLocation> where = std::nullopt);
+void reportCutStack(ImportContext& ctx, size_t depth, size_t limit, std::optional<SourceLocation> where = std::nullopt);
 
 } // namespace runlens::importers

@@ -105,8 +105,9 @@ std::optional<double> parseNumber(std::string_view s)
             const int64_t intDigits =
                 firstNonZero == std::string_view::npos ? 0 : static_cast<int64_t>(intPart.size() - firstNonZero);
             const bool overflow = intDigits > 0 ? intDigits - 1 + exponent > 0 : exponent > 0;
-            v = !overflow ? 0.0 : negative ? -std::numeric_limits<double>::infinity()
-                                           : std::numeric_limits<double>::infinity();
+            v = !overflow  ? 0.0
+                : negative ? -std::numeric_limits<double>::infinity()
+                           : std::numeric_limits<double>::infinity();
         }
         return v;
     }

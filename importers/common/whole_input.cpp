@@ -70,9 +70,10 @@ Status documentFits(const InputStream& in, uint64_t have, uint64_t adding, const
                                      decoded / raw),
                          {in.displayName()});
     }
-    const std::string raw = in.compression() == Compression::None
-                                ? std::string()
-                                : fmt::format(" after {} of {} data", bytesText(in.rawBytesRead()), compressionName(in.compression()));
+    const std::string raw =
+        in.compression() == Compression::None
+            ? std::string()
+            : fmt::format(" after {} of {} data", bytesText(in.rawBytesRead()), compressionName(in.compression()));
     return makeError(ErrorCode::Unsupported,
                      fmt::format("the decoded input is larger than {}{}, the most read whole into memory: not imported "
                                  "(--option max_input= raises the cap)",

@@ -241,7 +241,8 @@ Status Parser::value(size_t slot, size_t col, int64_t column, std::string_view v
         sink = s;
     }
     if (x && implausibleValue(c.unit, *x * c.factor)) {
-        report(diag::kImplausibleValue, column, fmt::format("{} for \"{}\" is outside its range; stored as missing", clip(v), c.tag));
+        report(diag::kImplausibleValue, column,
+               fmt::format("{} for \"{}\" is outside its range; stored as missing", clip(v), c.tag));
         x.reset();
     }
     if (x)

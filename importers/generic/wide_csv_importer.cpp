@@ -2,7 +2,6 @@
 
 #include "analysis/store/ascii.h"
 #include "analysis/store/saturating.h"
-
 #include "importers/common/text_fields.h"
 #include "importers/common/time_parse.h"
 #include "importers/common/untimed.h"
@@ -80,9 +79,9 @@ std::optional<int64_t> zonedTime(std::string_view v)
 struct Column
 {
     std::string raw;
-    std::string name; // of the series, csv.<name>: raw, unless empty or a repeat of another column's
-    bool skipped = false;                               // the time column, or a text column
-    store::SeriesSink* sink = nullptr;                  // once the first value showed a number
+    std::string name;                  // of the series, csv.<name>: raw, unless empty or a repeat of another column's
+    bool skipped = false;              // the time column, or a text column
+    store::SeriesSink* sink = nullptr; // once the first value showed a number
     std::vector<std::pair<int64_t, std::string>> early; // missing cells before the first value decides the kind
 };
 

@@ -239,8 +239,8 @@ Status PerfScriptImporter::run(ImportContext& ctx) const
     std::map<std::pair<std::string, std::string>, int64_t> frames;
     auto depthLimit = maxStackDepth(ctx.options);
     if (!depthLimit) return depthLimit.error();
-    std::vector<int64_t> stack; // frame ids, leaf first: at most depthLimit of them
-    size_t stackDepth = 0;      // the sample's frames, kept or not
+    std::vector<int64_t> stack;           // frame ids, leaf first: at most depthLimit of them
+    size_t stackDepth = 0;                // the sample's frames, kept or not
     std::optional<SourceLocation> deepAt; // the first frame line past the limit
     std::vector<Token> toks;
     std::optional<Header> current;

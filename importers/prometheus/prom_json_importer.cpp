@@ -456,7 +456,8 @@ Status Parser::sample(Item& item)
     }
     const auto number = type == od::json_type::null ? std::nullopt : parseNumber(value);
     if (type == od::json_type::number)
-        report(diag::kUnquotedValue, item.token, fmt::format("value {} of {} is not a quoted string", clip(value), m_key));
+        report(diag::kUnquotedValue, item.token,
+               fmt::format("value {} of {} is not a quoted string", clip(value), m_key));
     if (!number && type != od::json_type::null)
         report(diag::kBadNumber, item.token,
                fmt::format("expected a number for {}, got \"{}\"; stored as missing", m_key, clip(value)));

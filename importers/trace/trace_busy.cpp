@@ -125,7 +125,8 @@ Status writeBusySeries(ImportContext& ctx, const BusyIntervals& busy, int64_t ra
         RUNLENS_TRY(write(device, "gpu.kernel_busy", "union of kernel slices", kernels));
         const auto comm = busy.comm.find(index);
         static const std::vector<Interval> kNone;
-        RUNLENS_TRY(write(device, "gpu.comm_busy", "union of NCCL/RCCL kernel slices", comm == busy.comm.end() ? kNone : comm->second));
+        RUNLENS_TRY(write(device, "gpu.comm_busy", "union of NCCL/RCCL kernel slices",
+                          comm == busy.comm.end() ? kNone : comm->second));
         gpus.push_back(fmt::format("gpu:{}", index));
     }
     std::string what;

@@ -214,9 +214,9 @@ Status Reader::run(dom::element root)
     std::erase_if(records, [&](StepRecord& r) {
         r.tsNs = store::roundToInt64(static_cast<double>(*r.step) * perStepS * 1e9);
         if (r.tsNs) return false;
-        m_ctx.diagnostics.report(diag::kBadTimestamp, trainer::locationOf(m_ctx, r.line),
-                                 fmt::format("step {} at {:.4g} s per step is beyond any time: record dropped",
-                                             *r.step, perStepS));
+        m_ctx.diagnostics.report(
+            diag::kBadTimestamp, trainer::locationOf(m_ctx, r.line),
+            fmt::format("step {} at {:.4g} s per step is beyond any time: record dropped", *r.step, perStepS));
         return true;
     });
     // Step 0 at start=, or where the steps match the node's GPU activity (only the run's edges can match: the

@@ -7,7 +7,8 @@
 // Time: the file has no timestamps and no per-step durations. Steps are spread evenly: step N at
 // start + N × seconds per step, the seconds per step from the interval= option or else train_runtime / step of
 // the final entry; start from start= or else where the steps' span matches the node's GPU activity
-// (trainer::anchorRelative), unanchored when nothing matches. No train.step_time is written: the file does not measure it (the average is in the notes).
+// (trainer::anchorRelative), unanchored when nothing matches. No train.step_time is written: the file does not measure
+// it (the average is in the notes).
 
 #include "importers/importer.h"
 

@@ -311,7 +311,8 @@ Status Parser::finish()
     std::vector<int64_t> bias(records.size());
     for (size_t i = 0; i < records.size(); ++i)
         bias[i] = fine[i] ? 0 : 500'000'000;
-    RUNLENS_TRY(trainer::anchorRelative(m_ctx, tz, records, reading == Reading::ElapsedOnly ? 1'000'000'000 : 100'000'000, bias));
+    RUNLENS_TRY(trainer::anchorRelative(m_ctx, tz, records,
+                                        reading == Reading::ElapsedOnly ? 1'000'000'000 : 100'000'000, bias));
 
     switch (reading) {
     case Reading::RunningAverage:

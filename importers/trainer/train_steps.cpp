@@ -1,8 +1,7 @@
 #include "importers/trainer/train_steps.h"
 
-#include "analysis/store/saturating.h"
-
 #include "analysis/store/run_writer.h"
+#include "analysis/store/saturating.h"
 #include "importers/common/metric_map.h"
 #include "importers/common/time_anchor.h"
 #include "importers/common/untimed.h"

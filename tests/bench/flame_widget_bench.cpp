@@ -5,10 +5,9 @@
 
 #include <QCoreApplication>
 #include <QTest>
-#include <fmt/format.h>
-
 #include <algorithm>
 #include <chrono>
+#include <fmt/format.h>
 #include <random>
 #include <vector>
 
@@ -107,7 +106,8 @@ bool benchFlameWidget(bool quick)
     }
     // Searches: substrings and regular expressions of names that occur all over the tree.
     for (int k = 0; k < rounds; ++k) {
-        const QString pattern = k % 2 ? QStringLiteral("fn_%1").arg(rng() % 300) : QStringLiteral("^fn_%1\\d$").arg(rng() % 30);
+        const QString pattern =
+            k % 2 ? QStringLiteral("fn_%1").arg(rng() % 300) : QStringLiteral("^fn_%1\\d$").arg(rng() % 30);
         const auto t0 = Clock::now();
         w.setSearch(pattern, k % 2 == 0);
         settle(w);
@@ -127,8 +127,9 @@ bool benchFlameWidget(bool quick)
         hoverMs.push_back(msSince(t0));
     }
 
-    fmt::print("\nFlame graph widget, offscreen 1600×900, generated tree of {} nodes (depth {}, {:.0f} ms to build){}:\n\n",
-               tree->nodes().size(), tree->maxDepth(), genMs, quick ? " — quick mode: a smaller tree" : "");
+    fmt::print(
+        "\nFlame graph widget, offscreen 1600×900, generated tree of {} nodes (depth {}, {:.0f} ms to build){}:\n\n",
+        tree->nodes().size(), tree->maxDepth(), genMs, quick ? " — quick mode: a smaller tree" : "");
     fmt::print("| {:<52} | {:>10} | {:<12} |\n", "measure", "RunLens", "target");
     fmt::print("|{:-<54}|{:-<12}|{:-<14}|\n", "", "", "");
     fmt::print("| {:<52} | {:>10.1f} | {:<12} |\n", "first drawing (layout + paint, ms)", firstMs, "");

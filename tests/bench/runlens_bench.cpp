@@ -6,12 +6,12 @@
 #include "analysis/store/run_database.h"
 #include "analysis/store/run_reader.h"
 #include "app/demo/demo_run.h"
+#include "tests/bench/flame_widget_bench.h"
 #include "tests/bench/format_bench.h"
 #include "tests/bench/process_run.h"
-#include "tests/bench/seed_run.h"
 #include "tests/bench/rules_bench.h"
+#include "tests/bench/seed_run.h"
 #include "tests/bench/stack_bench.h"
-#include "tests/bench/flame_widget_bench.h"
 #include "tests/bench/timeline_widget_bench.h"
 #include "tests/bench/trace_bench.h"
 
@@ -141,12 +141,12 @@ bool benchTimeline(bench::TimedApplication& app, const fs::path& dir, bool quick
     const long long points = bench::writeSeedRun(db, seed);
     if (points < 0) return false;
     std::error_code ec;
-    fmt::print("\nTimeline: seed run {} nodes × {} GPUs × {} h at {} ms, {} points written through the store in {:.1f} s "
-               "({:.0f} MB){}\n",
-               seed.nodes, seed.gpusPerNode, seed.hours, seed.intervalMs, points,
-               std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(),
-               static_cast<double>(fs::file_size(db, ec)) / 1e6,
-               quick ? " — quick mode: 3 h instead of 28 h" : "");
+    fmt::print(
+        "\nTimeline: seed run {} nodes × {} GPUs × {} h at {} ms, {} points written through the store in {:.1f} s "
+        "({:.0f} MB){}\n",
+        seed.nodes, seed.gpusPerNode, seed.hours, seed.intervalMs, points,
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(),
+        static_cast<double>(fs::file_size(db, ec)) / 1e6, quick ? " — quick mode: 3 h instead of 28 h" : "");
     return bench::benchTimelineWidget(app, db, quick);
 }
 
@@ -324,5 +324,8 @@ int main(int argc, char** argv)
 
     // The benchmark reports; it does not fail the build on timing (machines differ). It fails only when
     // the work itself failed.
-    return fullPoints == static_cast<size_t>(s.points) && formatsOk && stacksOk && traceOk && timelineOk && flameOk && rulesOk ? 0 : 1;
+    return fullPoints == static_cast<size_t>(s.points) && formatsOk && stacksOk && traceOk && timelineOk && flameOk &&
+                   rulesOk
+               ? 0
+               : 1;
 }

@@ -3,10 +3,9 @@
 #include "analysis/store/run_database.h"
 #include "analysis/store/run_writer.h"
 
-#include <fmt/format.h>
-
 #include <algorithm>
 #include <cmath>
+#include <fmt/format.h>
 #include <random>
 #include <vector>
 
@@ -45,7 +44,9 @@ long long writeSeedRun(const std::string& path, const SeedRun& spec)
     std::mt19937_64 rng(42);
     std::normal_distribution<double> noise(0, 1);
     long long points = 0;
-    auto inCheckpoint = [&](int64_t i) { return (i * spec.intervalMs / 1000) % kCheckpointEveryS >= kCheckpointEveryS - kCheckpointS; };
+    auto inCheckpoint = [&](int64_t i) {
+        return (i * spec.intervalMs / 1000) % kCheckpointEveryS >= kCheckpointEveryS - kCheckpointS;
+    };
     auto writeSeries = [&](int64_t deviceId, const char* metric, const char* unit, auto&& value) -> Status {
         RUNLENS_ASSIGN_OR_RETURN(auto sink, w.series(deviceId, metric, unit, metric));
         for (int64_t i = 0; i < steps; ++i) {
@@ -68,25 +69,40 @@ long long writeSeedRun(const std::string& path, const SeedRun& spec)
                 return inCheckpoint(i) ? 2.0 + std::abs(noise(rng)) : std::min(100.0, 99.0 + 0.5 * noise(rng));
             };
             auto ratio = [&](double mean, double sd) {
-                return [&, mean, sd](int64_t i) { return inCheckpoint(i) ? 0.01 : std::clamp(mean + sd * noise(rng), 0.0, 1.0); };
+                return [&, mean, sd](int64_t i) {
+                    return inCheckpoint(i) ? 0.01 : std::clamp(mean + sd * noise(rng), 0.0, 1.0);
+                };
             };
-            const std::pair<const char*, const char*> names[] = {
-                {"gpu.util", "%"},       {"gpu.sm_active", "ratio"}, {"gpu.tensor_active", "ratio"},
-                {"gpu.dram_active", "ratio"}, {"gpu.power", "W"},    {"gpu.sm_clock", "Hz"},
-                {"gpu.temp", "C"},       {"gpu.mem_used", "bytes"}};
+            const std::pair<const char*, const char*> names[] = {{"gpu.util", "%"},
+                                                                 {"gpu.sm_active", "ratio"},
+                                                                 {"gpu.tensor_active", "ratio"},
+                                                                 {"gpu.dram_active", "ratio"},
+                                                                 {"gpu.power", "W"},
+                                                                 {"gpu.sm_clock", "Hz"},
+                                                                 {"gpu.temp", "C"},
+                                                                 {"gpu.mem_used", "bytes"}};
             for (const auto& [metric, unit] : names) {
                 Status st = okStatus();
                 const std::string m = metric;
-                if (m == "gpu.util") st = writeSeries(*dev, metric, unit, util);
-                else if (m == "gpu.sm_active") st = writeSeries(*dev, metric, unit, ratio(0.21, 0.03));
-                else if (m == "gpu.tensor_active") st = writeSeries(*dev, metric, unit, ratio(0.08, 0.02));
-                else if (m == "gpu.dram_active") st = writeSeries(*dev, metric, unit, ratio(0.14, 0.03));
+                if (m == "gpu.util")
+                    st = writeSeries(*dev, metric, unit, util);
+                else if (m == "gpu.sm_active")
+                    st = writeSeries(*dev, metric, unit, ratio(0.21, 0.03));
+                else if (m == "gpu.tensor_active")
+                    st = writeSeries(*dev, metric, unit, ratio(0.08, 0.02));
+                else if (m == "gpu.dram_active")
+                    st = writeSeries(*dev, metric, unit, ratio(0.14, 0.03));
                 else if (m == "gpu.power")
-                    st = writeSeries(*dev, metric, unit, [&](int64_t i) { return inCheckpoint(i) ? 90 + 3 * noise(rng) : 310 + 15 * noise(rng); });
+                    st = writeSeries(*dev, metric, unit, [&](int64_t i) {
+                        return inCheckpoint(i) ? 90 + 3 * noise(rng) : 310 + 15 * noise(rng);
+                    });
                 else if (m == "gpu.sm_clock")
-                    st = writeSeries(*dev, metric, unit, [&](int64_t i) { return inCheckpoint(i) ? 1.98e9 : 1.98e9 - 1.5e7 * std::abs(noise(rng)); });
+                    st = writeSeries(*dev, metric, unit, [&](int64_t i) {
+                        return inCheckpoint(i) ? 1.98e9 : 1.98e9 - 1.5e7 * std::abs(noise(rng));
+                    });
                 else if (m == "gpu.temp")
-                    st = writeSeries(*dev, metric, unit, [&](int64_t i) { return std::round(inCheckpoint(i) ? 45 : 58 + noise(rng)); });
+                    st = writeSeries(*dev, metric, unit,
+                                     [&](int64_t i) { return std::round(inCheckpoint(i) ? 45 : 58 + noise(rng)); });
                 else
                     st = writeSeries(*dev, metric, unit, [&](int64_t) { return 7.1e10 + g * 1e8; });
                 if (!st) return fail(st.error());
@@ -96,7 +112,10 @@ long long writeSeedRun(const std::string& path, const SeedRun& spec)
             auto nic = w.device(*node, "nic", fmt::format("ib{}", link));
             if (!nic) return fail(nic.error());
             for (const char* metric : {"net.tx", "net.rx"})
-                if (auto st = writeSeries(*nic, metric, "bytes/s", [&](int64_t i) { return inCheckpoint(i) ? 1e7 : 6.0e9 * (1 + 0.05 * noise(rng)); }); !st)
+                if (auto st =
+                        writeSeries(*nic, metric, "bytes/s",
+                                    [&](int64_t i) { return inCheckpoint(i) ? 1e7 : 6.0e9 * (1 + 0.05 * noise(rng)); });
+                    !st)
                     return fail(st.error());
         }
         auto disk = w.device(*node, "disk", "nvme0n1");
@@ -106,9 +125,15 @@ long long writeSeedRun(const std::string& path, const SeedRun& spec)
         Status st = writeSeries(*disk, "disk.write", "bytes/s", [&](int64_t i) {
             return n == 0 && inCheckpoint(i) ? 2.2e9 * (1 + 0.1 * noise(rng)) : 2e6;
         });
-        if (st) st = writeSeries(*disk, "disk.read", "bytes/s", [&](int64_t) { return 5e7 * (1 + 0.2 * std::abs(noise(rng))); });
-        if (st) st = writeSeries(*cpu, "cpu.util", "%", [&](int64_t i) { return inCheckpoint(i) ? 12 : 35 + 3 * noise(rng); });
-        if (st) st = writeSeries(*host, "host.mem_available", "bytes", [&](int64_t i) { return 1.2e12 - (i % 7200) * 1e6; });
+        if (st)
+            st = writeSeries(*disk, "disk.read", "bytes/s",
+                             [&](int64_t) { return 5e7 * (1 + 0.2 * std::abs(noise(rng))); });
+        if (st)
+            st = writeSeries(*cpu, "cpu.util", "%",
+                             [&](int64_t i) { return inCheckpoint(i) ? 12 : 35 + 3 * noise(rng); });
+        if (st)
+            st =
+                writeSeries(*host, "host.mem_available", "bytes", [&](int64_t i) { return 1.2e12 - (i % 7200) * 1e6; });
         if (!st) return fail(st.error());
     }
     store::ImportTotals totals;

@@ -1,14 +1,12 @@
 #include "tests/bench/stack_bench.h"
 
-#include "widgets/flame/flame_graph_widget.h"
-
-#include <QCoreApplication>
-
 #include "analysis/flame/flame_tree.h"
 #include "analysis/store/run_database.h"
 #include "analysis/store/run_writer.h"
 #include "analysis/store/stack_reader.h"
+#include "widgets/flame/flame_graph_widget.h"
 
+#include <QCoreApplication>
 #include <algorithm>
 #include <chrono>
 #include <cstdio>

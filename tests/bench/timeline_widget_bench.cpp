@@ -6,10 +6,9 @@
 #include "widgets/timeline/timeline_lane.h"
 #include "widgets/timeline/timeline_widget.h"
 
-#include <fmt/format.h>
-
 #include <algorithm>
 #include <chrono>
+#include <fmt/format.h>
 #include <random>
 #include <vector>
 
@@ -137,8 +136,8 @@ bool benchTimelineWidget(TimedApplication& app, const std::string& dbPath, bool 
             settle(widget);
             stepMs.push_back(msSince(s0));
             if (qEnvironmentVariableIsSet("RUNLENS_BENCH_VERBOSE") && widget.shownFrame())
-                fmt::print(stderr, "step {} span {:.0f} s: {:.1f} ms (fetch {:.1f} ms, GUI thread busy {:.1f} ms)\n", kind,
-                           controller.range().span() / 1e9, stepMs.back(), widget.shownFrame()->fetchMs,
+                fmt::print(stderr, "step {} span {:.0f} s: {:.1f} ms (fetch {:.1f} ms, GUI thread busy {:.1f} ms)\n",
+                           kind, controller.range().span() / 1e9, stepMs.back(), widget.shownFrame()->fetchMs,
                            app.busyMs() - busy0);
             if (failed) return false;
         }

@@ -5,7 +5,6 @@
 // time the GUI thread was busy in one event while doing it.
 
 #include <QApplication>
-
 #include <string>
 
 namespace runlens::bench {
@@ -19,7 +18,7 @@ public:
     void startTiming();
     double longestMs() const { return m_longestMs; }
     int slowEvents() const { return m_slowEvents; } // over 16 ms
-    double busyMs() const { return m_busyMs; }       // all events' time since startTiming
+    double busyMs() const { return m_busyMs; }      // all events' time since startTiming
 
 private:
     int m_depth = 0;

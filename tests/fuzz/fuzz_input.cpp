@@ -57,9 +57,15 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size)
     const std::string_view rest = fuzz::bytesOf(data + 1, size - 1);
     std::string bytes;
     switch (mode % 4) {
-    case 1: bytes = zstdCompressed(rest); break;
-    case 2: bytes = gzipCompressed(rest); break;
-    default: bytes = std::string(rest); break;
+    case 1:
+        bytes = zstdCompressed(rest);
+        break;
+    case 2:
+        bytes = gzipCompressed(rest);
+        break;
+    default:
+        bytes = std::string(rest);
+        break;
     }
     const size_t maxLine = (mode & 0x80) ? 1 + (mode & 0x3f) : importers::LineReader::kDefaultMaxLine;
 

@@ -31,8 +31,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size)
             if (sorted && plain) {
                 const std::string again = store::encodeStackSamples(*samples);
                 auto back = store::decodeStackSamples(again.data(), again.size());
-                if (!back || back->size() != samples->size())
-                    fuzz::roundTripBroken("fuzz_stack_codec", "sample count");
+                if (!back || back->size() != samples->size()) fuzz::roundTripBroken("fuzz_stack_codec", "sample count");
                 for (size_t i = 0; i < samples->size(); ++i) {
                     const store::StackSample &a = (*samples)[i], &b = (*back)[i];
                     if (a.tsNs != b.tsNs || a.callsiteId != b.callsiteId || a.count != b.count || a.weight != b.weight)

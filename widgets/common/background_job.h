@@ -20,8 +20,7 @@ namespace runlens::widgets {
 QString jobFailureText(const std::exception_ptr& error);
 
 // fn, wrapped: its result, or onThrow(jobFailureText(...)) when it throws.
-template <typename Fn, typename OnThrow>
-auto guardedJob(Fn fn, OnThrow onThrow)
+template <typename Fn, typename OnThrow> auto guardedJob(Fn fn, OnThrow onThrow)
 {
     return [fn = std::move(fn), onThrow = std::move(onThrow)]() mutable -> std::invoke_result_t<Fn&> {
         try {

@@ -5,7 +5,6 @@
 
 #include <QDir>
 #include <QFileInfo>
-
 #include <algorithm>
 #include <cmath>
 
@@ -143,7 +142,8 @@ bool hasLoss(const analysis::RunComparison& c, LossAxis axis)
     for (const analysis::LossCurve& curve : c.curves) {
         if (curve.size() == 0) continue;
         if (axis != LossAxis::Size) return true;
-        if (std::any_of(curve.tokens.begin(), curve.tokens.end(), [](double t) { return std::isfinite(t); })) return true;
+        if (std::any_of(curve.tokens.begin(), curve.tokens.end(), [](double t) { return std::isfinite(t); }))
+            return true;
     }
     return false;
 }
@@ -155,7 +155,8 @@ std::vector<std::string> chartRows(const analysis::RunComparison& c)
     for (const analysis::CompareRow& r : c.rows)
         for (const analysis::RunSummary& run : c.runs)
             if (const auto it = run.series.find(r.id);
-                it != run.series.end() && std::any_of(it->second.value.begin(), it->second.value.end(), [](double v) { return std::isfinite(v) && v != 0; })) {
+                it != run.series.end() && std::any_of(it->second.value.begin(), it->second.value.end(),
+                                                      [](double v) { return std::isfinite(v) && v != 0; })) {
                 out.push_back(r.id);
                 break;
             }
@@ -178,7 +179,9 @@ bool plotLoss(QCustomPlot& plot, const analysis::RunComparison& c, LossAxis axis
         const std::vector<double> smooth = analysis::rollingMedian(curve.loss);
         QVector<double> x, raw, med;
         for (size_t k = 0; k < curve.size(); ++k) {
-            const double v = axis == LossAxis::Step ? curve.step[k] : axis == LossAxis::Time ? curve.timeS[k] / tu.seconds : curve.tokens[k];
+            const double v = axis == LossAxis::Step   ? curve.step[k]
+                             : axis == LossAxis::Time ? curve.timeS[k] / tu.seconds
+                                                      : curve.tokens[k];
             if (!std::isfinite(v) || !std::isfinite(curve.loss[k])) continue;
             x << v;
             raw << curve.loss[k];
@@ -196,9 +199,10 @@ bool plotLoss(QCustomPlot& plot, const analysis::RunComparison& c, LossAxis axis
         any = true;
     }
     plot.yAxis->setLabel(QObject::tr("loss"));
-    plot.xAxis->setLabel(axis == LossAxis::Step ? QObject::tr("step")
+    plot.xAxis->setLabel(axis == LossAxis::Step   ? QObject::tr("step")
                          : axis == LossAxis::Time ? QObject::tr("wall time since the first loss (%1)").arg(tu.name)
-                                                  : QObject::tr("%1 seen").arg(QString::fromStdString(sizeUnit.empty() ? "tokens" : sizeUnit)));
+                                                  : QObject::tr("%1 seen").arg(QString::fromStdString(
+                                                        sizeUnit.empty() ? "tokens" : sizeUnit)));
     if (!any) {
         noData(plot, QObject::tr("No run logs a training loss against this axis"));
         return false;
@@ -265,7 +269,8 @@ QString lossSummary(const analysis::RunComparison& c)
         const analysis::LossComparison& l = c.candidates[k].loss;
         const QString who = c.candidates.size() > 1 ? QObject::tr("Candidate %1: ").arg(k + 1) : QString();
         if (l.axis.empty()) {
-            out << who + QObject::tr("loss not compared (a run logs fewer than %1 loss points)").arg(analysis::kLossMinPoints);
+            out << who + QObject::tr("loss not compared (a run logs fewer than %1 loss points)")
+                             .arg(analysis::kLossMinPoints);
             continue;
         }
         const QString axis = l.axis == "step" ? QObject::tr("steps") : QString::fromStdString(l.axis);

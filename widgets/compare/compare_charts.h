@@ -42,7 +42,8 @@ std::vector<std::string> chartRows(const analysis::RunComparison& comparison);
 // when no run has anything to draw. Loss: the raw points faint, the rolling median (what the verdict compares)
 // bold.
 bool plotLoss(QCustomPlot& plot, const analysis::RunComparison& comparison, LossAxis axis);
-bool plotRow(QCustomPlot& plot, const analysis::RunComparison& comparison, const std::string& rowId, CompareAlign align);
+bool plotRow(QCustomPlot& plot, const analysis::RunComparison& comparison, const std::string& rowId,
+             CompareAlign align);
 
 // A sentence per candidate: the loss verdicts ("against steps: unchanged …; against time: reaches 2.1 in 0.80 × …").
 QString lossSummary(const analysis::RunComparison& comparison);

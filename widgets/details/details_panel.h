@@ -8,7 +8,6 @@
 #include "widgets/timeline/timeline_controller.h"
 
 #include <QWidget>
-
 #include <cstdint>
 #include <optional>
 

@@ -8,7 +8,6 @@
 
 #include <QColor>
 #include <QWidget>
-
 #include <vector>
 
 class QLabel;

@@ -91,7 +91,9 @@ QString diffTooltip(const analysis::DiffTree& diff, const FlameRect& r)
     text += QStringLiteral("\nA: %1 samples, %2 of total").arg(n.samplesA).arg(percent(n.shareA, 1.0));
     text += QStringLiteral("\nB: %1 samples, %2 of total").arg(n.samplesB).arg(percent(n.shareB, 1.0));
     const double d = 100.0 * n.delta();
-    text += QStringLiteral("\nchange: %1%2 points of total").arg(d >= 0 ? QStringLiteral("+") : QString()).arg(d, 0, 'f', 2);
+    text += QStringLiteral("\nchange: %1%2 points of total")
+                .arg(d >= 0 ? QStringLiteral("+") : QString())
+                .arg(d, 0, 'f', 2);
     if (n.onlyInA()) text += QStringLiteral(" (only in A)");
     if (n.onlyInB()) text += QStringLiteral(" (only in B)");
     return text;
@@ -113,9 +115,11 @@ QString tooltip(const FlameTree& tree, const FlameRect& r, int32_t focus)
         text += QStringLiteral(" (%1 s, self %2 s)").arg(n.weight, 0, 'g', 4).arg(n.selfWeight, 0, 'g', 4);
     text += QStringLiteral("\n%1 of total").arg(percent(static_cast<double>(n.samples), total));
     if (n.parent >= 0)
-        text += QStringLiteral(", %1 of parent").arg(percent(static_cast<double>(n.samples), static_cast<double>(tree.node(n.parent).samples)));
+        text += QStringLiteral(", %1 of parent")
+                    .arg(percent(static_cast<double>(n.samples), static_cast<double>(tree.node(n.parent).samples)));
     if (focus > 0 && !r.ancestor)
-        text += QStringLiteral(", %1 of focus").arg(percent(static_cast<double>(n.samples), static_cast<double>(tree.node(focus).samples)));
+        text += QStringLiteral(", %1 of focus")
+                    .arg(percent(static_cast<double>(n.samples), static_cast<double>(tree.node(focus).samples)));
     text += QStringLiteral("\nphase: %1").arg(QString::fromUtf8(analysis::phaseName(n.phase).data()));
     return text;
 }
@@ -258,8 +262,9 @@ void paintFlame(QPainter& p, const QRect& area, const FlameTree& tree, const Fla
             p.drawText(box.adjusted(3, 0, -3, 0), Qt::AlignLeft | Qt::AlignVCenter, text);
         }
         if (static_cast<int32_t>(k) == o.hover || static_cast<int32_t>(k) == o.current) {
-            p.setPen(QPen(static_cast<int32_t>(k) == o.current ? QColor(0x10, 0x10, 0x10) : QColor(0x30, 0x30, 0x30, 170),
-                          static_cast<int32_t>(k) == o.current ? 2 : 1));
+            p.setPen(
+                QPen(static_cast<int32_t>(k) == o.current ? QColor(0x10, 0x10, 0x10) : QColor(0x30, 0x30, 0x30, 170),
+                     static_cast<int32_t>(k) == o.current ? 2 : 1));
             p.setBrush(Qt::NoBrush);
             p.drawRect(box.adjusted(0, 0, -1, -1));
         }
@@ -280,7 +285,8 @@ void paintFlame(QPainter& p, const QRect& area, const FlameTree& tree, const Fla
             n.shareA = std::max(0.0, -k.delta);
             p.fillRect(QRect(x, ly + 4, 12, 12), diffColor(n));
             p.setPen(QColor(0x20, 0x20, 0x20));
-            p.drawText(QRect(x + 16, ly, fm.horizontalAdvance(k.text) + 4, 20), Qt::AlignLeft | Qt::AlignVCenter, k.text);
+            p.drawText(QRect(x + 16, ly, fm.horizontalAdvance(k.text) + 4, 20), Qt::AlignLeft | Qt::AlignVCenter,
+                       k.text);
             x += 16 + fm.horizontalAdvance(k.text) + 16;
         }
         p.fillRect(QRect(x, ly + 4, 12, 12), QColor(0xdc, 0xdc, 0xdc));

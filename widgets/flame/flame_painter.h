@@ -39,7 +39,7 @@ struct FlamePaintOptions
     // A differential graph: the tree is diffAsFlameTree(*diff); blocks are coloured by the change of their share
     // of the total from side A to side B (red grew, blue shrank), hatched when only one side has them.
     const analysis::DiffTree* diff = nullptr;
-    QString diffLegend; // names the sides: "B: this selection vs A: baseline …"
+    QString diffLegend;   // names the sides: "B: this selection vs A: baseline …"
     int32_t hover = -1;   // layout rect index
     int32_t current = -1; // layout rect index
     QRect clip;

@@ -1,8 +1,8 @@
 #include "widgets/problems/problems_bar.h"
 
-#include <QLocale>
 #include <QHBoxLayout>
 #include <QLabel>
+#include <QLocale>
 #include <QPushButton>
 #include <QStyle>
 #include <QToolButton>
@@ -10,7 +10,8 @@
 namespace runlens::widgets {
 
 ProblemsBar::ProblemsBar(QWidget* parent)
-    : QFrame(parent), m_icon(new QLabel(this)), m_text(new QLabel(this)), m_show(new QPushButton(tr("Show problems…"), this))
+    : QFrame(parent), m_icon(new QLabel(this)), m_text(new QLabel(this)),
+      m_show(new QPushButton(tr("Show problems…"), this))
 {
     // The palette's tooltip colours: an info bar that follows light and dark themes.
     setFrameShape(QFrame::StyledPanel);

@@ -4,7 +4,6 @@
 // opens the problems list. Hidden when the run has none; closing it hides it until the next run or import.
 
 #include <QFrame>
-
 #include <cstdint>
 
 class QLabel;

@@ -1,8 +1,8 @@
 #include "widgets/problems/problems_view.h"
 
-#include <QLocale>
 #include <QHeaderView>
 #include <QLabel>
+#include <QLocale>
 #include <QTreeWidget>
 #include <QVBoxLayout>
 
@@ -22,11 +22,12 @@ QString count(int64_t n)
 
 } // namespace
 
-ProblemsView::ProblemsView(QWidget* parent) : QWidget(parent), m_summary(new QLabel(this)), m_tree(new QTreeWidget(this))
+ProblemsView::ProblemsView(QWidget* parent)
+    : QWidget(parent), m_summary(new QLabel(this)), m_tree(new QTreeWidget(this))
 {
     m_tree->setColumnCount(ColumnCount);
-    m_tree->setHeaderLabels({tr("Import / problem"), tr("Kind"), tr("Format"), tr("Node"), tr("Points"),
-                             tr("Samples")});
+    m_tree->setHeaderLabels(
+        {tr("Import / problem"), tr("Kind"), tr("Format"), tr("Node"), tr("Points"), tr("Samples")});
     m_tree->setUniformRowHeights(true);
     m_tree->setAlternatingRowColors(true);
     m_tree->header()->setSectionResizeMode(WhatColumn, QHeaderView::Interactive);
@@ -50,7 +51,7 @@ void ProblemsView::setImports(const std::vector<timeline::ImportProblems>& impor
         auto* top = new QTreeWidgetItem(m_tree);
         top->setText(WhatColumn, qs(im.path));
         top->setToolTip(WhatColumn, qs(im.summary));
-        top->setText(KindColumn, im.diagnostics == 0 ? tr("no problems")
+        top->setText(KindColumn, im.diagnostics == 0   ? tr("no problems")
                                  : im.diagnostics == 1 ? tr("1 problem")
                                                        : tr("%1 problems").arg(count(im.diagnostics)));
         top->setText(FormatColumn, qs(im.format));
@@ -73,7 +74,8 @@ void ProblemsView::setImports(const std::vector<timeline::ImportProblems>& impor
             const int64_t shown = k->childCount();
             if (n > shown) {
                 auto* more = new QTreeWidgetItem(k);
-                more->setText(WhatColumn, tr("… %1 more not stored (the first of each kind are kept)").arg(count(n - shown)));
+                more->setText(WhatColumn,
+                              tr("… %1 more not stored (the first of each kind are kept)").arg(count(n - shown)));
                 more->setDisabled(true);
             }
         }

@@ -6,7 +6,6 @@
 #include "analysis/timeline/run_catalog.h"
 
 #include <QWidget>
-
 #include <vector>
 
 class QLabel;

@@ -5,12 +5,11 @@
 #include <QAbstractTextDocumentLayout>
 #include <QDir>
 #include <QFontDatabase>
+#include <QFontInfo>
 #include <QFontMetricsF>
 #include <QLocale>
-#include <QFontInfo>
 #include <QPdfWriter>
 #include <QTextDocument>
-
 #include <algorithm>
 #include <cmath>
 
@@ -28,8 +27,9 @@ QString reportFontProblem()
     const QFont font = QFontDatabase::systemFont(QFontDatabase::GeneralFont);
     const QString resolved = QFontInfo(font).family();
     if (!resolved.isEmpty() && !QFontDatabase::families().isEmpty()) return {};
-    return QStringLiteral("no usable font (\"%1\" resolves to no font file; the font database lists %2 name%3): install a "
-                          "font package such as fonts-dejavu-core")
+    return QStringLiteral(
+               "no usable font (\"%1\" resolves to no font file; the font database lists %2 name%3): install a "
+               "font package such as fonts-dejavu-core")
         .arg(font.family())
         .arg(QFontDatabase::families().size())
         .arg(QFontDatabase::families().size() == 1 ? QString() : QStringLiteral("s"));
@@ -47,8 +47,8 @@ ReportDocument::ReportDocument(const QString& path, bool pngFolder, const Report
     const QSizeF inches = setup.pageSize.size(QPageSize::Inch);
     m_pageUnits = inches * kUnitsPerInch;
     const double margin = setup.marginMm / 25.4 * kUnitsPerInch;
-    m_content = QRectF(margin, margin, m_pageUnits.width() - 2 * margin,
-                       m_pageUnits.height() - 2 * margin - kFooterHeight);
+    m_content =
+        QRectF(margin, margin, m_pageUnits.width() - 2 * margin, m_pageUnits.height() - 2 * margin - kFooterHeight);
     // One family for the whole report; the default sans font of the system (DejaVu Sans on Debian).
     m_family = QFontDatabase::systemFont(QFontDatabase::GeneralFont).family();
     if (m_png) {
@@ -227,20 +227,23 @@ void ReportDocument::table(const QStringList& header, const std::vector<QStringL
         double h = fm.height();
         for (qsizetype c = 0; c < cells.size() && c < static_cast<qsizetype>(colW.size()); ++c)
             h = std::max(h, fm.boundingRect(QRectF(0, 0, colW[static_cast<size_t>(c)] - 2 * kCellPad, 1e6),
-                                            Qt::TextWordWrap, cells[c]).height());
+                                            Qt::TextWordWrap, cells[c])
+                                .height());
         return h + 2 * kCellPad;
     };
     const auto drawRow = [&](const QStringList& cells, const QFont& f, bool head, bool shade) {
         const double h = rowHeight(cells, f);
         QCPPainter& p = *m_painter;
         p.save();
-        if (head || shade) p.fillRect(QRectF(m_content.left(), m_y, m_content.width(), h),
-                                      head ? QColor(0xe4, 0xea, 0xf2) : QColor(0xf6, 0xf6, 0xf6));
+        if (head || shade)
+            p.fillRect(QRectF(m_content.left(), m_y, m_content.width(), h),
+                       head ? QColor(0xe4, 0xea, 0xf2) : QColor(0xf6, 0xf6, 0xf6));
         p.setFont(f);
         p.setPen(QColor(0x20, 0x20, 0x20));
         for (qsizetype c = 0; c < cells.size() && c < static_cast<qsizetype>(colW.size()); ++c) {
             const auto ci = static_cast<size_t>(c);
-            const bool right = std::find(rightAligned.begin(), rightAligned.end(), static_cast<int>(c)) != rightAligned.end();
+            const bool right =
+                std::find(rightAligned.begin(), rightAligned.end(), static_cast<int>(c)) != rightAligned.end();
             p.drawText(QRectF(colX[ci] + kCellPad, m_y + kCellPad, colW[ci] - 2 * kCellPad, h - 2 * kCellPad),
                        Qt::TextWordWrap | (right ? Qt::AlignRight : Qt::AlignLeft), cells[c]);
         }
@@ -261,8 +264,8 @@ void ReportDocument::table(const QStringList& header, const std::vector<QStringL
     m_y += 6;
 }
 
-void ReportDocument::figure(int height, const std::function<void(QCPPainter&, const QRect&)>& paint, const QString& caption,
-                            const QString& name)
+void ReportDocument::figure(int height, const std::function<void(QCPPainter&, const QRect&)>& paint,
+                            const QString& caption, const QString& name)
 {
     if (!ok()) return;
     const QFont capFont = font(7.5);
@@ -270,7 +273,8 @@ void ReportDocument::figure(int height, const std::function<void(QCPPainter&, co
                             ? 0
                             : QFontMetricsF(capFont, m_painter->device())
                                       .boundingRect(QRectF(0, 0, m_content.width(), 1e6), Qt::TextWordWrap, caption)
-                                      .height() + 4;
+                                      .height() +
+                                  4;
     const int h = std::min(height, static_cast<int>(m_content.height() - capH));
     ensure(h + capH);
     const QRect area(static_cast<int>(m_content.left()), static_cast<int>(m_y), static_cast<int>(m_content.width()), h);
@@ -281,8 +285,8 @@ void ReportDocument::figure(int height, const std::function<void(QCPPainter&, co
     if (!m_setup.figureFolder.isEmpty()) {
         // The same drawing on its own image, at the pages' DPI.
         const double scale = m_setup.dpi / kUnitsPerInch;
-        QImage image(static_cast<int>(std::ceil(area.width() * scale)), static_cast<int>(std::ceil(area.height() * scale)),
-                     QImage::Format_RGB32);
+        QImage image(static_cast<int>(std::ceil(area.width() * scale)),
+                     static_cast<int>(std::ceil(area.height() * scale)), QImage::Format_RGB32);
         const int dpm = static_cast<int>(std::lround(kUnitsPerInch / 0.0254));
         image.setDotsPerMeterX(dpm);
         image.setDotsPerMeterY(dpm);
@@ -295,8 +299,9 @@ void ReportDocument::figure(int height, const std::function<void(QCPPainter&, co
             p.translate(-area.topLeft());
             paint(p, area);
         }
-        const QString file = QDir(m_setup.figureFolder)
-                                 .filePath(QStringLiteral("figure-%1-%2.png").arg(++m_figures, 2, 10, QLatin1Char('0')).arg(name));
+        const QString file =
+            QDir(m_setup.figureFolder)
+                .filePath(QStringLiteral("figure-%1-%2.png").arg(++m_figures, 2, 10, QLatin1Char('0')).arg(name));
         if ((!QDir().mkpath(m_setup.figureFolder) || !image.save(file, "PNG")) && m_error.isEmpty())
             m_error = QStringLiteral("%1: cannot write it").arg(file);
         m_files << file;

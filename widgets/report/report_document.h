@@ -11,7 +11,6 @@
 #include <QRect>
 #include <QString>
 #include <QStringList>
-
 #include <algorithm>
 #include <functional>
 #include <memory>
@@ -27,9 +26,9 @@ struct ReportPageSetup
 {
     QPageSize pageSize = QPageSize(QPageSize::A4);
     double marginMm = 16;
-    int dpi = 150;            // PNG pages
-    QString title, footer;    // PDF metadata title; footer text left of the page number
-    QString figureFolder;     // when set, each figure is also written there on its own (figure-NN-name.png, at dpi)
+    int dpi = 150;         // PNG pages
+    QString title, footer; // PDF metadata title; footer text left of the page number
+    QString figureFolder;  // when set, each figure is also written there on its own (figure-NN-name.png, at dpi)
 };
 
 // Why a report cannot be drawn legibly (no font with Latin letters and digits: Qt would draw empty boxes), or

@@ -8,7 +8,6 @@
 #include <QDateTime>
 #include <QFontMetrics>
 #include <QPainter>
-
 #include <algorithm>
 #include <cmath>
 
@@ -74,7 +73,8 @@ void paintWaterfall(QPainter& p, const QRect& area, const std::vector<analysis::
     const double barL = area.left() + labelW, barW = area.width() - labelW - valueW;
     const double wall = std::max(sum.wallS, 1e-9);
     const auto x = [&](double seconds) { return barL + barW * std::clamp(seconds / wall, 0.0, 1.0); };
-    const auto row = [&](int i, const QString& label, double from, double to, const QColor& color, double seconds, bool bold) {
+    const auto row = [&](int i, const QString& label, double from, double to, const QColor& color, double seconds,
+                         bool bold) {
         const double top = area.top() + i * rowH;
         QFont lf = f;
         lf.setBold(bold);
@@ -84,7 +84,8 @@ void paintWaterfall(QPainter& p, const QRect& area, const std::vector<analysis::
         const QRectF bar(x(from), top + rowH * 0.18, std::max(0.8, x(to) - x(from)), rowH * 0.64);
         p.fillRect(bar, color);
         p.drawText(QRectF(barL + barW + 8, top, valueW - 8, rowH), Qt::AlignLeft | Qt::AlignVCenter,
-                   QStringLiteral("%1 %   %2").arg(100 * seconds / wall, 0, 'f', 1)
+                   QStringLiteral("%1 %   %2")
+                       .arg(100 * seconds / wall, 0, 'f', 1)
                        .arg(formatDuration(static_cast<int64_t>(seconds * 1e9))));
         p.setFont(f);
     };
@@ -123,15 +124,18 @@ QString flameFigureCaption(const analysis::ReportFlame& flame)
     if (!flame.tree) return {};
     int dropped = 0;
     (void)flameFigureLayout(flame, 600, 24, &dropped);
-    QString text = QObject::tr("Stack samples of the episode %1–%2 UTC (busy stacks, %3 samples)")
-                       .arg(QDateTime::fromMSecsSinceEpoch(flame.fromNs / 1'000'000, Qt::UTC).toString(QStringLiteral("hh:mm:ss")),
-                            QDateTime::fromMSecsSinceEpoch(flame.toNs / 1'000'000, Qt::UTC).toString(QStringLiteral("hh:mm:ss")))
-                       .arg(flame.tree->totalSamples());
+    QString text =
+        QObject::tr("Stack samples of the episode %1–%2 UTC (busy stacks, %3 samples)")
+            .arg(QDateTime::fromMSecsSinceEpoch(flame.fromNs / 1'000'000, Qt::UTC).toString(QStringLiteral("hh:mm:ss")),
+                 QDateTime::fromMSecsSinceEpoch(flame.toNs / 1'000'000, Qt::UTC).toString(QStringLiteral("hh:mm:ss")))
+            .arg(flame.tree->totalSamples());
     if (flame.focus > 0) {
         const auto& n = flame.tree->node(flame.focus);
         text += QObject::tr(", focused on %1 (%2 % of them)")
                     .arg(QString::fromStdString(flame.tree->label(flame.focus)))
-                    .arg(100.0 * static_cast<double>(n.samples) / static_cast<double>(std::max<int64_t>(1, flame.tree->totalSamples())), 0, 'f', 1);
+                    .arg(100.0 * static_cast<double>(n.samples) /
+                             static_cast<double>(std::max<int64_t>(1, flame.tree->totalSamples())),
+                         0, 'f', 1);
         if (dropped > 0) text += QObject::tr("; %1 outer callers above it not drawn").arg(dropped);
     }
     if (flame.highlight)
@@ -142,7 +146,8 @@ QString flameFigureCaption(const analysis::ReportFlame& flame)
     return text + QStringLiteral(".");
 }
 
-void paintNodeKey(QPainter& p, const QRect& area, const analysis::ReportModel& model, const std::vector<std::string>& nodes)
+void paintNodeKey(QPainter& p, const QRect& area, const analysis::ReportModel& model,
+                  const std::vector<std::string>& nodes)
 {
     p.save();
     QFont f = p.font();
@@ -160,7 +165,8 @@ void paintNodeKey(QPainter& p, const QRect& area, const analysis::ReportModel& m
         if (x + 14 + fm.horizontalAdvance(text) > area.right()) break;
         p.fillRect(QRect(x, area.top() + 4, 9, 9), nodeColor(index));
         p.setPen(QColor(0x20, 0x20, 0x20));
-        p.drawText(QRect(x + 12, area.top(), fm.horizontalAdvance(text) + 4, area.height()), Qt::AlignLeft | Qt::AlignVCenter, text);
+        p.drawText(QRect(x + 12, area.top(), fm.horizontalAdvance(text) + 4, area.height()),
+                   Qt::AlignLeft | Qt::AlignVCenter, text);
         x += 12 + fm.horizontalAdvance(text) + 14;
     }
     p.restore();

@@ -8,7 +8,6 @@
 
 #include <QDateTime>
 #include <QLocale>
-
 #include <algorithm>
 #include <cmath>
 
@@ -84,11 +83,15 @@ void timelineFigure(ReportDocument& doc, const analysis::ReportModel& model, con
         return;
     }
     const int height = kNodeKeyHeight + timelineSnapshotHeight(t.lanes.size(), laneHeight);
-    doc.figure(height, [&](QCPPainter& p, const QRect& area) {
-        paintNodeKey(p, QRect(area.left(), area.top(), area.width(), kNodeKeyHeight), model, nodes);
-        paintTimelineSnapshot(p, QRect(area.left(), area.top() + kNodeKeyHeight, area.width(), area.height() - kNodeKeyHeight),
-                              t.lanes, t.frame, TimeRange{t.fromNs, t.toNs}, spansOf(t), laneHeight);
-    }, caption, name);
+    doc.figure(
+        height,
+        [&](QCPPainter& p, const QRect& area) {
+            paintNodeKey(p, QRect(area.left(), area.top(), area.width(), kNodeKeyHeight), model, nodes);
+            paintTimelineSnapshot(
+                p, QRect(area.left(), area.top() + kNodeKeyHeight, area.width(), area.height() - kNodeKeyHeight),
+                t.lanes, t.frame, TimeRange{t.fromNs, t.toNs}, spansOf(t), laneHeight);
+        },
+        caption, name);
 }
 
 void summarySection(ReportDocument& doc, const analysis::ReportModel& m)
@@ -102,10 +105,13 @@ void summarySection(ReportDocument& doc, const analysis::ReportModel& m)
     if (a.findings.empty()) {
         html += QObject::tr("<p><b>No findings</b>: no rule saw a problem in what this report covers.</p>");
     } else {
-        html += QObject::tr("<p><b>%1 finding%2</b> (%3 critical, %4 warn, %5 info). The ones that matter most:</p><ul>")
-                    .arg(a.findings.size())
-                    .arg(a.findings.size() == 1 ? QString() : QStringLiteral("s"))
-                    .arg(counts[0]).arg(counts[1]).arg(counts[2]);
+        html +=
+            QObject::tr("<p><b>%1 finding%2</b> (%3 critical, %4 warn, %5 info). The ones that matter most:</p><ul>")
+                .arg(a.findings.size())
+                .arg(a.findings.size() == 1 ? QString() : QStringLiteral("s"))
+                .arg(counts[0])
+                .arg(counts[1])
+                .arg(counts[2]);
         int listed = 0;
         for (const analysis::ReportFinding& rf : m.findings) {
             const analysis::Finding& f = rf.finding;
@@ -127,7 +133,8 @@ void summarySection(ReportDocument& doc, const analysis::ReportModel& m)
     }
     if (wall > 0)
         html += QObject::tr("<p>The GPUs computed for <b>%1 %</b> of the wall time (the goodput; the rest is broken "
-                            "down in <i>Where the time went</i>).</p>").arg(100 * compute / wall, 0, 'f', 1);
+                            "down in <i>Where the time went</i>).</p>")
+                    .arg(100 * compute / wall, 0, 'f', 1);
     // What to do first: the recommendation of the costliest primary finding.
     const analysis::Finding* first = nullptr;
     for (const analysis::Finding& f : a.findings)
@@ -142,7 +149,8 @@ void summarySection(ReportDocument& doc, const analysis::ReportModel& m)
     for (const std::string& n : m.nodes)
         nodeNames << QString::fromStdString(n);
     std::vector<QStringList> rows;
-    rows.push_back({QObject::tr("Nodes"), QStringLiteral("%1: %2").arg(m.nodes.size()).arg(nodeNames.join(QStringLiteral(", ")))});
+    rows.push_back(
+        {QObject::tr("Nodes"), QStringLiteral("%1: %2").arg(m.nodes.size()).arg(nodeNames.join(QStringLiteral(", ")))});
     rows.push_back({QObject::tr("GPUs"), QString::number(m.gpus)});
     rows.push_back({QObject::tr("Time range"), QStringLiteral("%1 – %2 UTC (%3)")
                                                    .arg(utc(m.runFromNs), utc(m.runToNs, QStringLiteral("hh:mm:ss")),
@@ -153,31 +161,39 @@ void summarySection(ReportDocument& doc, const analysis::ReportModel& m)
                                                              formatDuration(m.toNs - m.fromNs))});
     QStringList steps;
     for (const analysis::StepTimes& st : a.steps)
-        steps << QObject::tr("%1: %2 × %3 (%4)").arg(QString::fromStdString(st.node)).arg(st.startsNs.size())
-                     .arg(formatDuration(static_cast<int64_t>(st.medianStepS * 1e9)), QString::fromStdString(st.source));
-    rows.push_back({QObject::tr("Steps"), steps.isEmpty() ? QObject::tr("not detected") : steps.join(QStringLiteral("; "))});
-    rows.push_back({QObject::tr("Stack samples"), m.stackSamples ? QLocale(QLocale::English).toString(static_cast<qlonglong>(m.stackSamples))
-                                                                 : QObject::tr("none")});
+        steps << QObject::tr("%1: %2 × %3 (%4)")
+                     .arg(QString::fromStdString(st.node))
+                     .arg(st.startsNs.size())
+                     .arg(formatDuration(static_cast<int64_t>(st.medianStepS * 1e9)),
+                          QString::fromStdString(st.source));
+    rows.push_back(
+        {QObject::tr("Steps"), steps.isEmpty() ? QObject::tr("not detected") : steps.join(QStringLiteral("; "))});
+    rows.push_back({QObject::tr("Stack samples"),
+                    m.stackSamples ? QLocale(QLocale::English).toString(static_cast<qlonglong>(m.stackSamples))
+                                   : QObject::tr("none")});
     rows.push_back({QObject::tr("Profiler traces"), m.hasTraces ? QObject::tr("yes") : QObject::tr("none")});
     int64_t problems = 0;
     for (const analysis::ReportSource& s : m.sources)
         problems += s.problems;
-    rows.push_back({QObject::tr("Sources"), QObject::tr("%1 files imported, %2 problems (appendix B)").arg(m.sources.size()).arg(problems)});
-    rows.push_back({QObject::tr("Analysis"),
-                    QObject::tr("%1 UTC%2, %3 parameter%4 set for this run (appendix A)")
-                        .arg(utc(m.analysisRanNs, QStringLiteral("yyyy-MM-dd hh:mm")),
-                             m.analysisFresh ? QObject::tr(" (for this report)") : QString())
-                        .arg(m.overrides.size())
-                        .arg(m.overrides.size() == 1 ? QString() : QStringLiteral("s"))});
+    rows.push_back({QObject::tr("Sources"),
+                    QObject::tr("%1 files imported, %2 problems (appendix B)").arg(m.sources.size()).arg(problems)});
+    rows.push_back({QObject::tr("Analysis"), QObject::tr("%1 UTC%2, %3 parameter%4 set for this run (appendix A)")
+                                                 .arg(utc(m.analysisRanNs, QStringLiteral("yyyy-MM-dd hh:mm")),
+                                                      m.analysisFresh ? QObject::tr(" (for this report)") : QString())
+                                                 .arg(m.overrides.size())
+                                                 .arg(m.overrides.size() == 1 ? QString() : QStringLiteral("s"))});
     if (!m.nodeFilter.empty() || m.findings.size() != m.findingsInRun)
-        rows.push_back({QObject::tr("Shown"), QObject::tr("%1 of the run's %2 findings").arg(m.findings.size()).arg(m.findingsInRun)});
+        rows.push_back({QObject::tr("Shown"),
+                        QObject::tr("%1 of the run's %2 findings").arg(m.findings.size()).arg(m.findingsInRun)});
     doc.table({}, rows, {0.2, 0.8});
 
     std::vector<std::string> missing = a.missing;
-    if (m.stackSamples == 0 && std::none_of(missing.begin(), missing.end(), [](const std::string& s) { return s.find("stack") != std::string::npos; }))
+    if (m.stackSamples == 0 && std::none_of(missing.begin(), missing.end(),
+                                            [](const std::string& s) { return s.find("stack") != std::string::npos; }))
         missing.push_back("no stack samples: findings name no frames and have no flame graphs");
     if (!missing.empty()) {
-        QString box = QObject::tr("<p><b>What the run lacks</b> (findings that need it have lower confidence):</p><ul>");
+        QString box =
+            QObject::tr("<p><b>What the run lacks</b> (findings that need it have lower confidence):</p><ul>");
         for (const std::string& s : missing)
             box += QStringLiteral("<li>%1</li>").arg(esc(s));
         doc.html(box + QStringLiteral("</ul>"));
@@ -196,12 +212,17 @@ void timeSection(ReportDocument& doc, const analysis::ReportModel& m)
                          "input waits are the findings' estimates; the parts add up to the wall time%2.</p>")
                  .arg(formatDuration(static_cast<int64_t>(a.wallS * 1e9)),
                       m.windowed ? QObject::tr(" (the whole run, not only the window)") : QString()));
-    doc.figure(kWaterfallHeight, [&](QCPPainter& p, const QRect& area) { paintWaterfall(p, area, a.budgets); },
-               QObject::tr("Goodput waterfall over %1 node%2.").arg(a.budgets.size()).arg(a.budgets.size() == 1 ? QString() : QStringLiteral("s")),
-               QStringLiteral("waterfall"));
+    doc.figure(
+        kWaterfallHeight, [&](QCPPainter& p, const QRect& area) { paintWaterfall(p, area, a.budgets); },
+        QObject::tr("Goodput waterfall over %1 node%2.")
+            .arg(a.budgets.size())
+            .arg(a.budgets.size() == 1 ? QString() : QStringLiteral("s")),
+        QStringLiteral("waterfall"));
     std::vector<QStringList> rows;
     for (const analysis::TimeBudget& b : a.budgets) {
-        const auto share = [&](double s) { return QStringLiteral("%1 %").arg(100 * s / std::max(b.wallS, 1e-9), 0, 'f', 1); };
+        const auto share = [&](double s) {
+            return QStringLiteral("%1 %").arg(100 * s / std::max(b.wallS, 1e-9), 0, 'f', 1);
+        };
         rows.push_back({QString::fromStdString(b.node), share(b.computeS), share(b.commWaitS), share(b.inputS),
                         share(b.checkpointS), share(b.hangS), share(b.idleS), share(b.startupS)});
     }
@@ -217,16 +238,20 @@ void metricsSection(ReportDocument& doc, const analysis::ReportModel& m)
         doc.html(QObject::tr("<p><i>The run has no GPU or host metrics.</i></p>"));
         return;
     }
-    doc.html(QObject::tr("<p>Medians over each node's steady state (start-up left out)%1. SM activity ≥ 0.8 is needed for "
-                         "good use of the GPU, below 0.5 it is likely used ineffectively; utilization alone only says a "
-                         "kernel was resident.</p>").arg(m.windowed ? QObject::tr(" in the window") : QString()));
+    doc.html(
+        QObject::tr("<p>Medians over each node's steady state (start-up left out)%1. SM activity ≥ 0.8 is needed for "
+                    "good use of the GPU, below 0.5 it is likely used ineffectively; utilization alone only says a "
+                    "kernel was resident.</p>")
+            .arg(m.windowed ? QObject::tr(" in the window") : QString()));
     std::vector<QStringList> rows;
     for (const analysis::NodeKeyMetrics& k : m.keyMetrics) {
         QString link = rate(k.linkMean, k.linkPeak, k.linkCapacity);
-        if (std::isfinite(k.linkMean) && !std::isfinite(k.linkCapacity)) link += QObject::tr(" (capacity not recorded)");
-        rows.push_back({QString::fromStdString(k.node), QString::number(k.gpus), pct(k.utilPct, 0), ratioPct(k.smActive),
-                        ratioPct(k.tensorActive), link, rate(k.diskWriteMean, k.diskWritePeak, NAN),
-                        rate(k.diskReadMean, k.diskReadPeak, NAN), pct(k.cpuUtilPct, 0)});
+        if (std::isfinite(k.linkMean) && !std::isfinite(k.linkCapacity))
+            link += QObject::tr(" (capacity not recorded)");
+        rows.push_back({QString::fromStdString(k.node), QString::number(k.gpus), pct(k.utilPct, 0),
+                        ratioPct(k.smActive), ratioPct(k.tensorActive), link,
+                        rate(k.diskWriteMean, k.diskWritePeak, NAN), rate(k.diskReadMean, k.diskReadPeak, NAN),
+                        pct(k.cpuUtilPct, 0)});
     }
     doc.table({QObject::tr("Node"), QObject::tr("GPUs"), QObject::tr("GPU util"), QObject::tr("SM active"),
                QObject::tr("Tensor"), QObject::tr("Interconnect (busier direction)"), QObject::tr("Storage write"),
@@ -239,7 +264,10 @@ void findingSection(ReportDocument& doc, const analysis::ReportModel& m, const a
     const analysis::Finding& f = rf.finding;
     // The heading, the facts and the episode's figure on one page.
     doc.keepTogether(150 + kNodeKeyHeight + timelineSnapshotHeight(rf.timeline.lanes.size(), kEpisodeLaneHeight));
-    doc.heading(QObject::tr("Finding %1 · %2 · %3").arg(rf.number).arg(QString::fromStdString(f.severity), QString::fromStdString(f.rule)), 2);
+    doc.heading(QObject::tr("Finding %1 · %2 · %3")
+                    .arg(rf.number)
+                    .arg(QString::fromStdString(f.severity), QString::fromStdString(f.rule)),
+                2);
     doc.html(QStringLiteral("<p><b>%1</b></p>").arg(esc(analysis::rolePrefix(f) + f.title)) + findingFactsHtml(f));
     if (!f.episodes.empty()) {
         const QString caption = QObject::tr("Episode 1 of %1 (shaded) on %2 with a margin: %3.")
@@ -251,8 +279,10 @@ void findingSection(ReportDocument& doc, const analysis::ReportModel& m, const a
     doc.html(QObject::tr("<p><b>Evidence</b></p>") + findingEvidenceHtml(f), 8);
     if (rf.flame.tree) {
         const int width = static_cast<int>(doc.contentWidth());
-        doc.figure(flameFigureHeight(rf.flame, width), [&](QCPPainter& p, const QRect& area) { paintFlameFigure(p, area, rf.flame); },
-                   flameFigureCaption(rf.flame), QStringLiteral("finding-%1-flame").arg(rf.number));
+        doc.figure(
+            flameFigureHeight(rf.flame, width),
+            [&](QCPPainter& p, const QRect& area) { paintFlameFigure(p, area, rf.flame); },
+            flameFigureCaption(rf.flame), QStringLiteral("finding-%1-flame").arg(rf.number));
     } else if (!rf.flame.note.empty()) {
         doc.html(QObject::tr("<p><i>No flame graph: %1.</i></p>").arg(esc(rf.flame.note)), 8);
     }
@@ -273,10 +303,11 @@ void findingsSection(ReportDocument& doc, const analysis::ReportModel& m)
         rows.push_back({QString::number(rf.number), QString::fromStdString(f.severity), QString::fromStdString(f.rule),
                         QStringLiteral("%1 %").arg(100 * f.impact, 0, 'f', 1),
                         f.savingS > 0 ? formatDuration(static_cast<int64_t>(f.savingS * 1e9)) : QStringLiteral("–"),
-                        QString::number(f.confidence, 'f', 2), QString::fromStdString(analysis::rolePrefix(f) + f.title)});
+                        QString::number(f.confidence, 'f', 2),
+                        QString::fromStdString(analysis::rolePrefix(f) + f.title)});
     }
-    doc.table({QStringLiteral("#"), QObject::tr("Severity"), QObject::tr("Rule"), QObject::tr("Impact"), QObject::tr("Saving"),
-               QObject::tr("Conf."), QObject::tr("Finding")},
+    doc.table({QStringLiteral("#"), QObject::tr("Severity"), QObject::tr("Rule"), QObject::tr("Impact"),
+               QObject::tr("Saving"), QObject::tr("Conf."), QObject::tr("Finding")},
               rows, {0.04, 0.09, 0.13, 0.08, 0.1, 0.07, 0.49}, {0, 3, 4, 5});
     for (const analysis::ReportFinding& rf : m.findings)
         findingSection(doc, m, rf);
@@ -285,8 +316,9 @@ void findingsSection(ReportDocument& doc, const analysis::ReportModel& m)
 void appendix(ReportDocument& doc, const analysis::ReportModel& m)
 {
     doc.heading(QObject::tr("Appendix A · Rule parameters"), 1, true);
-    doc.html(QObject::tr("<p>The values the rules ran with. Those set for this run (<tt>runlens analyze --param</tt>) are "
-                         "marked; the others are the defaults.</p>"));
+    doc.html(
+        QObject::tr("<p>The values the rules ran with. Those set for this run (<tt>runlens analyze --param</tt>) are "
+                    "marked; the others are the defaults.</p>"));
     std::vector<QStringList> params;
     for (const analysis::RuleParam& p : m.analysis.params.all()) {
         const bool set = m.overrides.count(p.name) > 0;
@@ -301,7 +333,8 @@ void appendix(ReportDocument& doc, const analysis::ReportModel& m)
     // The files' common folder once, each file below it.
     QString common;
     for (size_t i = 0; i < m.sources.size(); ++i) {
-        const QString dir = QString::fromStdString(m.sources[i].path).section(QLatin1Char('/'), 0, -2) + QLatin1Char('/');
+        const QString dir =
+            QString::fromStdString(m.sources[i].path).section(QLatin1Char('/'), 0, -2) + QLatin1Char('/');
         if (i == 0) common = dir;
         while (!common.isEmpty() && !dir.startsWith(common))
             common = common.section(QLatin1Char('/'), 0, -3) + QLatin1Char('/');
@@ -314,8 +347,11 @@ void appendix(ReportDocument& doc, const analysis::ReportModel& m)
     if (sources.empty()) {
         doc.html(QObject::tr("<p>No imports recorded.</p>"));
     } else {
-        if (!common.isEmpty()) doc.html(QObject::tr("<p>%1 files, in <tt>%2</tt>:</p>").arg(sources.size()).arg(common.toHtmlEscaped()), 8);
-        doc.table({QObject::tr("File"), QObject::tr("Node"), QObject::tr("Format"), QObject::tr("Rows"), QObject::tr("Problems")},
+        if (!common.isEmpty())
+            doc.html(QObject::tr("<p>%1 files, in <tt>%2</tt>:</p>").arg(sources.size()).arg(common.toHtmlEscaped()),
+                     8);
+        doc.table({QObject::tr("File"), QObject::tr("Node"), QObject::tr("Format"), QObject::tr("Rows"),
+                   QObject::tr("Problems")},
                   sources, {0.52, 0.12, 0.18, 0.09, 0.09}, {3, 4}, 7);
     }
     std::vector<QStringList> diags;
@@ -326,7 +362,8 @@ void appendix(ReportDocument& doc, const analysis::ReportModel& m)
                 ++more;
                 continue;
             }
-            diags.push_back({QString::fromStdString(d.where.toString()), QString::fromStdString(d.kind), QString::fromStdString(d.message)});
+            diags.push_back({QString::fromStdString(d.where.toString()), QString::fromStdString(d.kind),
+                             QString::fromStdString(d.message)});
         }
         more += static_cast<size_t>(std::max<int64_t>(0, s.problems - static_cast<int64_t>(s.firstProblems.size())));
     }
@@ -334,15 +371,16 @@ void appendix(ReportDocument& doc, const analysis::ReportModel& m)
     if (diags.empty()) {
         doc.html(QObject::tr("<p>None: every file was read without a problem.</p>"));
     } else {
-        doc.table({QObject::tr("Where"), QObject::tr("Kind"), QObject::tr("Message")}, diags, {0.34, 0.14, 0.52}, {}, 7);
+        doc.table({QObject::tr("Where"), QObject::tr("Kind"), QObject::tr("Message")}, diags, {0.34, 0.14, 0.52}, {},
+                  7);
         if (more) doc.html(QObject::tr("<p>… and %1 more (<tt>runlens info</tt> lists them).</p>").arg(more), 8);
     }
 }
 
 } // namespace
 
-Expected<ReportResult> renderReport(const analysis::ReportModel& m, const QString& path, bool png, const ReportPageSetup& setupIn,
-                                    const std::function<void(ReportDocument&)>& extra)
+Expected<ReportResult> renderReport(const analysis::ReportModel& m, const QString& path, bool png,
+                                    const ReportPageSetup& setupIn, const std::function<void(ReportDocument&)>& extra)
 {
     ReportPageSetup setup = setupIn;
     if (setup.title.isEmpty()) setup.title = QObject::tr("RunLens report: %1").arg(QString::fromStdString(m.runName));
@@ -354,19 +392,20 @@ Expected<ReportResult> renderReport(const analysis::ReportModel& m, const QStrin
     if (!doc.ok()) return makeError(ErrorCode::Io, doc.error().toStdString());
     doc.heading(QObject::tr("Performance report: %1").arg(QString::fromStdString(m.runName)), 0);
     doc.html(QObject::tr("<p style='color:#555'>%1 · %2 – %3 UTC (%4)%5 · written %6 UTC by RunLens %7</p>")
-                 .arg(esc(m.runPath), utc(m.fromNs), utc(m.toNs, QStringLiteral("hh:mm:ss")), formatDuration(m.toNs - m.fromNs),
-                      m.nodeFilter.empty() ? QString()
-                                           : QObject::tr(" · nodes %1").arg(joinNames(m.nodeFilter)),
+                 .arg(esc(m.runPath), utc(m.fromNs), utc(m.toNs, QStringLiteral("hh:mm:ss")),
+                      formatDuration(m.toNs - m.fromNs),
+                      m.nodeFilter.empty() ? QString() : QObject::tr(" · nodes %1").arg(joinNames(m.nodeFilter)),
                       utc(m.generatedNs, QStringLiteral("yyyy-MM-dd hh:mm")), QString::fromStdString(m.programVersion)),
              8);
     summarySection(doc, m);
     timeSection(doc, m);
     metricsSection(doc, m);
     doc.heading(QObject::tr("The run at a glance"), 1);
-    timelineFigure(doc, m, m.overview, m.nodes, kOverviewLaneHeight,
-                   QObject::tr("%1 over what the report covers; the primary findings' episodes shaded in their severity's colour.")
-                       .arg(lanesText(m.overview)),
-                   QStringLiteral("overview"));
+    timelineFigure(
+        doc, m, m.overview, m.nodes, kOverviewLaneHeight,
+        QObject::tr("%1 over what the report covers; the primary findings' episodes shaded in their severity's colour.")
+            .arg(lanesText(m.overview)),
+        QStringLiteral("overview"));
     findingsSection(doc, m);
     if (extra) extra(doc);
     appendix(doc, m);

@@ -11,7 +11,6 @@
 
 #include <QString>
 #include <QStringList>
-
 #include <functional>
 
 namespace runlens::widgets {

@@ -6,7 +6,6 @@
 #include "analysis/timeline/lane_catalog.h"
 
 #include <QWidget>
-
 #include <string>
 #include <vector>
 

@@ -7,7 +7,6 @@
 #include "analysis/timeline/run_catalog.h"
 
 #include <QAbstractItemModel>
-
 #include <cstdint>
 #include <memory>
 #include <vector>
@@ -41,7 +40,7 @@ public:
     void setCatalog(std::shared_ptr<const timeline::RunCatalog> catalog); // everything checked
     std::shared_ptr<const timeline::RunCatalog> catalog() const { return m_catalog; }
 
-    std::vector<int64_t> hiddenSeries() const; // ascending
+    std::vector<int64_t> hiddenSeries() const;                   // ascending
     void setHiddenSeries(const std::vector<int64_t>& seriesIds); // unknown ids are ignored; emits no signal
     // The series of an item (null for nodes and devices) and the index of a series.
     const store::SeriesInfo* seriesAt(const QModelIndex& index) const;

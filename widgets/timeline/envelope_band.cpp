@@ -51,8 +51,10 @@ void EnvelopeBand::draw(QCPPainter* painter)
     const double columns = std::abs(right - left);
     const bool vector = painter->modes().testFlag(QCPPainter::pmVectorized);
     // Dense: at least one key per two pixel columns on average (keys nearer than kBridgePx are joined).
-    if (!vector && static_cast<double>(m_data->keys.size()) * 2 >= columns) drawColumns(painter, left, right);
-    else drawPolygons(painter);
+    if (!vector && static_cast<double>(m_data->keys.size()) * 2 >= columns)
+        drawColumns(painter, left, right);
+    else
+        drawPolygons(painter);
 }
 
 void EnvelopeBand::drawColumns(QCPPainter* painter, double left, double right) const

@@ -8,7 +8,6 @@
 #include "widgets/common/qcp.h"
 
 #include <QColor>
-
 #include <memory>
 #include <vector>
 

@@ -1,21 +1,19 @@
 #pragma once
 
 // A lane's frame turned into QCustomPlot data: curves with their pens (node colour, metric dash), envelopes
-// as a filled min-max band (EnvelopeBand) with a median line, outliers on top. Built on the fetch worker (plain data, no
-// QObject), so the GUI thread only hands the containers to its graphs. Shared with report rendering.
+// as a filled min-max band (EnvelopeBand) with a median line, outliers on top. Built on the fetch worker (plain data,
+// no QObject), so the GUI thread only hands the containers to its graphs. Shared with report rendering.
 
-#include "widgets/common/value_format.h"
 #include "analysis/timeline/lane_catalog.h"
 #include "analysis/timeline/timeline_source.h"
+#include "widgets/common/qcp.h"
+#include "widgets/common/value_format.h"
+#include "widgets/timeline/envelope_band.h"
 
 #include <QBrush>
 #include <QPen>
 #include <QSharedPointer>
 #include <QString>
-
-#include "widgets/common/qcp.h"
-#include "widgets/timeline/envelope_band.h"
-
 #include <memory>
 #include <vector>
 
@@ -36,7 +34,7 @@ struct LaneBand
 
 struct LanePlotData
 {
-    std::vector<LaneBand> bands;   // drawn first, under every curve
+    std::vector<LaneBand> bands; // drawn first, under every curve
     std::vector<LaneCurve> curves;
     double lo = 0, hi = 1; // value axis range
     bool hasData = false;
@@ -44,8 +42,8 @@ struct LanePlotData
 
 LanePlotData buildLanePlot(const timeline::LaneSpec& lane, const timeline::LaneFrame& frame);
 
-// The values under the cursor (epoch seconds; pixelSeconds: the width of one pixel): one text line per envelope and per shown series, the
-// largest first, at most maxLines (then "… N more").
+// The values under the cursor (epoch seconds; pixelSeconds: the width of one pixel): one text line per envelope and per
+// shown series, the largest first, at most maxLines (then "… N more").
 QString cursorReadout(const timeline::LaneSpec& lane, const timeline::LaneFrame& frame, double keySeconds,
                       double pixelSeconds, int maxLines = 8);
 

@@ -5,7 +5,6 @@
 // Views subscribe to its signals; only the GUI thread touches it.
 
 #include <QObject>
-
 #include <cstdint>
 #include <optional>
 #include <utility>

@@ -57,8 +57,10 @@ void paintTimelineSnapshot(QCPPainter& painter, const QRect& area, const std::ve
                     part = &frame->lanes[k];
                     index = k;
                 }
-        if (part) lane.setPlotData(buildLanePlot(spec, *part), frame, index);
-        else lane.setPlotData(LanePlotData{}, nullptr, 0);
+        if (part)
+            lane.setPlotData(buildLanePlot(spec, *part), frame, index);
+        else
+            lane.setPlotData(LanePlotData{}, nullptr, 0);
         if (lane.legend) {
             QFont f = lane.legend->font();
             f.setPointSizeF(f.pointSizeF() * 0.8);

@@ -11,7 +11,6 @@
 
 #include <QPalette>
 #include <QRect>
-
 #include <memory>
 #include <vector>
 
