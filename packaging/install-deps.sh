@@ -10,7 +10,7 @@ packages=(
     libsqlite3-dev sqlite3 libzstd-dev zstd libfmt-dev zlib1g-dev libsimdjson-dev libxxhash-dev
     fonts-dejavu-core
     poppler-utils
-    clang libclang-rt-14-dev llvm
+    clang libclang-rt-14-dev llvm clang-format
 )
 
 missing=()
