@@ -294,6 +294,115 @@ std::vector<std::pair<PlannedFile, FileResult>> placeUnanchored(store::RunDataba
     return out;
 }
 
+namespace {
+
+// What the run already holds of a file's content, found before reading it: only a file of the same size can have
+// the same content, so it is hashed up front only then.
+struct EarlierImport
+{
+    std::optional<int64_t> same;     // imported and placed: nothing to do
+    std::optional<int64_t> replaces; // imported but unanchored: this import replaces it when it can be placed
+    std::string contentHash;         // set with same
+};
+
+Expected<EarlierImport> findEarlierImport(store::RunDatabase& db, store::RunWriter& writer, const PlannedFile& file,
+                                          int64_t size)
+{
+    EarlierImport out;
+    RUNLENS_ASSIGN_OR_RETURN(const bool sameSize, writer.hasImportOfSize(size));
+    if (!sameSize) return out;
+    RUNLENS_ASSIGN_OR_RETURN(std::string hash, contentHashOfFile(file.path));
+    RUNLENS_ASSIGN_OR_RETURN(const std::optional<int64_t> earlier, writer.findImportByHash(hash));
+    if (!earlier) return out;
+    // An earlier import of the same content that could not be placed in time (unanchored) is replaced when this one
+    // can be: start= is given now, or the run now holds timed data its steps match.
+    RUNLENS_ASSIGN_OR_RETURN(const std::string anchor, store::importAnchor(db, *earlier));
+    if (anchor == "unanchored") {
+        out.replaces = *earlier;
+    } else {
+        out.same = *earlier;
+        out.contentHash = std::move(hash);
+    }
+    return out;
+}
+
+// The node and the import row of a file, in the open transaction.
+struct BegunImport
+{
+    int64_t nodeId = 0;
+    int64_t importId = 0;
+};
+
+Expected<BegunImport> beginFileImport(store::RunWriter& writer, const PlannedFile& file, const ImportOptions& options,
+                                      int64_t size)
+{
+    BegunImport out;
+    // The zone is stored on the node as given; importers resolve it.
+    RUNLENS_ASSIGN_OR_RETURN(out.nodeId, writer.node(file.node, file.nodeSource, options.timeZone));
+    std::error_code ec;
+    store::ImportRecord record;
+    record.path = fs::absolute(file.path, ec).lexically_normal().string();
+    record.sizeBytes = size;
+    record.contentHash = fmt::format("pending:{}", nowNs());
+    record.format = std::string(file.importer->format());
+    record.importerVersion = file.importer->version();
+    record.optionsJson = options.toJson();
+    record.nodeId = out.nodeId;
+    record.startedNs = nowNs();
+    RUNLENS_ASSIGN_OR_RETURN(out.importId, writer.beginImport(record));
+    return out;
+}
+
+// What is said about a file once its importer has read it: points the run already had, a cut last line, and
+// estimated times far from the rest of the run.
+void noteAfterReading(store::RunDatabase& db, store::RunWriter& writer, const LineReader& lines, ImportContext& ctx,
+                      store::Diagnostics& diagnostics, int64_t importId)
+{
+    if (writer.duplicatesDropped() > 0) // not a problem: the same samples reached the run twice
+        ctx.notes.push_back(fmt::format("{} points already stored by an earlier import (same series and time) "
+                                        "were kept once",
+                                        writer.duplicatesDropped()));
+    if (lines.lastLineUnterminated())
+        diagnostics.report(diag::kTruncatedLine, lines.location(), "the last line has no line ending");
+    // Times estimated from the file's modification time that land far from everything else of the run: a copy
+    // (cp, scp, a download) gave the file a new time. Said loudly, never taken silently.
+    if (diagnostics.counts().count(std::string(diag::kEstimatedTime.name)) > 0 && ctx.anchor.state.empty())
+        if (auto far = farFromRun(db, importId); far && !far->empty())
+            diagnostics.report(diag::kFarFromRun, lines.location(), *far);
+}
+
+// The interconnect capacity of the node, when the data does not carry it (node_network_speed_bytes, the
+// InfiniBand rate): a device attribute of the host, for link-load rules.
+Status storeLinkCapacity(store::RunWriter& writer, const ImportOptions& options, int64_t nodeId,
+                         std::vector<std::string>& notes)
+{
+    const auto it = options.extra.find("link_capacity");
+    if (it == options.extra.end()) return okStatus();
+    RUNLENS_ASSIGN_OR_RETURN(const double capacity, parseLinkCapacity(it->second));
+    RUNLENS_ASSIGN_OR_RETURN(const int64_t host, writer.device(nodeId, "host", ""));
+    RUNLENS_TRY(writer.setDeviceAttribute(host, "link_capacity_bytes_per_s", fmt::format("{:.0f}", capacity)));
+    notes.push_back(fmt::format("interconnect capacity given as {} = {:.3g} GB/s", it->second, capacity / 1e9));
+    return okStatus();
+}
+
+store::ImportTotals importTotals(const ImportContext& ctx, const store::RunWriter& writer, std::string contentHash)
+{
+    store::ImportTotals totals;
+    totals.contentHash = std::move(contentHash);
+    totals.rowsRead = ctx.rowsRead;
+    totals.points = writer.pointsWritten();
+    totals.samples = writer.samplesWritten();
+    for (const std::string& n : ctx.notes)
+        totals.summary += (totals.summary.empty() ? "" : "; ") + n;
+    totals.anchor = ctx.anchor.state;
+    totals.anchorStartNs = ctx.anchor.startNs;
+    totals.anchorUncertaintyNs = ctx.anchor.uncertaintyNs;
+    totals.anchorMethod = ctx.anchor.method;
+    return totals;
+}
+
+} // namespace
+
 FileResult importFile(store::RunDatabase& db, const PlannedFile& file, const ImportOptions& options,
                       const Progress* progress)
 {
@@ -312,11 +421,18 @@ FileResult importFile(store::RunDatabase& db, const PlannedFile& file, const Imp
         result.error = makeError(ErrorCode::Format, file.problem, {file.displayPath});
         return result;
     }
-    // Returning through fail() ends the file's transaction, if begun, by rolling it back (store::Transaction).
-    auto fail = [&](Error e, FileOutcome outcome = FileOutcome::Failed) {
-        result.outcome = e.code == ErrorCode::Cancelled ? FileOutcome::Cancelled : outcome;
+    // Returning through fail() or already() ends the file's transaction, if begun, by rolling it back
+    // (store::Transaction).
+    auto fail = [&](Error e) {
+        result.outcome = e.code == ErrorCode::Cancelled ? FileOutcome::Cancelled : FileOutcome::Failed;
         if (e.where.file.empty()) e.where.file = file.displayPath;
         result.error = std::move(e);
+        result.durationMs = elapsedMs();
+        return std::move(result);
+    };
+    auto already = [&](int64_t importId) {
+        result.outcome = FileOutcome::AlreadyImported;
+        result.importId = importId;
         result.durationMs = elapsedMs();
         return std::move(result);
     };
@@ -324,131 +440,50 @@ FileResult importFile(store::RunDatabase& db, const PlannedFile& file, const Imp
     std::error_code ec;
     const auto size = static_cast<int64_t>(fs::file_size(file.path, ec));
     if (ec) return fail(makeError(ErrorCode::Io, "cannot read: " + ec.message()));
-
     store::RunWriter writer(db);
-    // Re-import check: only a file of the same size can have the same content, so hash up front only then.
-    auto sameSize = writer.hasImportOfSize(size);
-    if (!sameSize) return fail(sameSize.error());
-    // An earlier import of the same content that could not be placed in time (unanchored) is replaced when this one
-    // can be: start= is given now, or the run now holds timed data its steps match.
-    std::optional<int64_t> replaces;
-    if (*sameSize) {
-        auto hash = contentHashOfFile(file.path);
-        if (!hash) return fail(hash.error());
-        auto earlier = writer.findImportByHash(*hash);
-        if (!earlier) return fail(earlier.error());
-        if (*earlier) {
-            auto anchor = store::importAnchor(db, **earlier);
-            if (!anchor) return fail(anchor.error());
-            if (*anchor == "unanchored") {
-                replaces = **earlier;
-            } else {
-                result.outcome = FileOutcome::AlreadyImported;
-                result.importId = **earlier;
-                result.contentHash = *hash;
-                result.durationMs = elapsedMs();
-                return result;
-            }
-        }
+    auto earlier = findEarlierImport(db, writer, file, size);
+    if (!earlier) return fail(earlier.error());
+    if (earlier->same) {
+        result.contentHash = earlier->contentHash;
+        return already(*earlier->same);
     }
 
     auto input = InputStream::open(file.path, file.displayPath);
     if (!input) return fail(input.error());
     LineReader lines(**input);
-
     auto tx = db.transaction();
     if (!tx) return fail(tx.error());
-    if (replaces)
-        if (Status s = writer.removeUnplacedImport(*replaces); !s) return fail(s.error());
-    auto tzId = options.timeZone; // stored on the node as given; importers resolve it
-    auto nodeId = writer.node(file.node, file.nodeSource, tzId);
-    if (!nodeId) return fail(nodeId.error());
-    store::ImportRecord record;
-    record.path = fs::absolute(file.path, ec).lexically_normal().string();
-    record.sizeBytes = size;
-    record.contentHash = fmt::format("pending:{}", nowNs());
-    record.format = std::string(file.importer->format());
-    record.importerVersion = file.importer->version();
-    record.optionsJson = options.toJson();
-    record.nodeId = *nodeId;
-    record.startedNs = nowNs();
-    auto importId = writer.beginImport(record);
-    if (!importId) return fail(importId.error());
+    if (earlier->replaces)
+        if (Status s = writer.removeUnplacedImport(*earlier->replaces); !s) return fail(s.error());
+    auto begun = beginFileImport(writer, file, options, size);
+    if (!begun) return fail(begun.error());
 
     // A file whose label names another folder's node stays on its folder's node, the samples of that label too.
-    ImportContext ctx{lines, writer, result.diagnostics, options, *nodeId, file.node, progress,
-                      0,     {},     file.path,          {},      {}};
+    ImportContext ctx{lines, writer, result.diagnostics, options, begun->nodeId, file.node, progress, 0, {}, file.path,
+                      {},    {}};
     if (!file.nodeProblem.empty()) {
         ctx.keptHostLabel = file.hostLabel.value_or("");
         result.diagnostics.report(diag::kNodeConflict, {file.displayPath}, file.nodeProblem);
     }
     if (Status s = file.importer->run(ctx); !s) return fail(s.error());
-    if (replaces && ctx.anchor.state == "unanchored") { // still placed nowhere: the earlier import stays
-        tx->rollback();
-        result.outcome = FileOutcome::AlreadyImported;
-        result.importId = *replaces;
-        result.durationMs = elapsedMs();
-        return result;
-    }
+    if (earlier->replaces && ctx.anchor.state == "unanchored") // still placed nowhere: the earlier import stays
+        return already(*earlier->replaces);
     if (Status s = writer.flushAll(); !s) return fail(s.error());
-    if (writer.duplicatesDropped() > 0) // not a problem: the same samples reached the run twice
-        ctx.notes.push_back(fmt::format("{} points already stored by an earlier import (same series and time) "
-                                        "were kept once",
-                                        writer.duplicatesDropped()));
-    if (lines.lastLineUnterminated())
-        result.diagnostics.report(diag::kTruncatedLine, lines.location(), "the last line has no line ending");
-    // Times estimated from the file's modification time that land far from everything else of the run: a copy
-    // (cp, scp, a download) gave the file a new time. Said loudly, never taken silently.
-    if (result.diagnostics.counts().count(std::string(diag::kEstimatedTime.name)) > 0 && ctx.anchor.state.empty())
-        if (auto far = farFromRun(db, *importId); far && !far->empty())
-            result.diagnostics.report(diag::kFarFromRun, lines.location(), *far);
+    noteAfterReading(db, writer, lines, ctx, result.diagnostics, begun->importId);
 
     result.contentHash = (*input)->contentHash();
-    auto earlier = writer.findImportByHash(result.contentHash);
-    if (!earlier) return fail(earlier.error());
-    if (*earlier) {
-        tx->rollback();
-        result.outcome = FileOutcome::AlreadyImported;
-        result.importId = **earlier;
-        result.durationMs = elapsedMs();
-        return result;
-    }
-
-    // The interconnect capacity of the node, when the data does not carry it (node_network_speed_bytes, the
-    // InfiniBand rate): a device attribute of the host, for link-load rules.
-    if (auto it = options.extra.find("link_capacity"); it != options.extra.end()) {
-        auto capacity = parseLinkCapacity(it->second);
-        if (!capacity) return fail(capacity.error());
-        auto host = writer.device(*nodeId, "host", "");
-        if (!host) return fail(host.error());
-        if (Status s = writer.setDeviceAttribute(*host, "link_capacity_bytes_per_s", fmt::format("{:.0f}", *capacity));
-            !s)
-            return fail(s.error());
-        ctx.notes.push_back(
-            fmt::format("interconnect capacity given as {} = {:.3g} GB/s", it->second, *capacity / 1e9));
-    }
+    auto same = writer.findImportByHash(result.contentHash);
+    if (!same) return fail(same.error());
+    if (*same) return already(**same);
+    if (Status s = storeLinkCapacity(writer, options, begun->nodeId, ctx.notes); !s) return fail(s.error());
     ctx.notes.insert(ctx.notes.begin(), fmt::format("node {} ({})", file.node, file.nodeSource));
-    store::ImportTotals totals;
-    totals.contentHash = result.contentHash;
-    totals.rowsRead = ctx.rowsRead;
-    totals.points = writer.pointsWritten();
-    totals.samples = writer.samplesWritten();
-    std::string summary;
-    for (const std::string& n : ctx.notes) {
-        if (!summary.empty()) summary += "; ";
-        summary += n;
-    }
-    totals.summary = summary;
-    totals.anchor = ctx.anchor.state;
-    totals.anchorStartNs = ctx.anchor.startNs;
-    totals.anchorUncertaintyNs = ctx.anchor.uncertaintyNs;
-    totals.anchorMethod = ctx.anchor.method;
+    store::ImportTotals totals = importTotals(ctx, writer, result.contentHash);
     totals.durationMs = elapsedMs();
     if (Status s = writer.finishImport(totals, result.diagnostics); !s) return fail(s.error());
     if (Status s = tx->commit(); !s) return fail(s.error());
 
     result.outcome = FileOutcome::Imported;
-    result.importId = *importId;
+    result.importId = begun->importId;
     result.rowsRead = totals.rowsRead;
     result.points = totals.points;
     result.samples = totals.samples;
