@@ -218,38 +218,93 @@ size_t TimelineSource::cacheBytes() const
     return n + m_impl->chunks.bytes();
 }
 
-Expected<std::shared_ptr<const TimelineFrame>>
-TimelineSource::fetch(const TimelineRequest& request, const std::atomic<bool>* cancel, const LaneReady& laneReady)
-{
-    const auto t0 = std::chrono::steady_clock::now();
-    if (request.pixels <= 0) return makeError(ErrorCode::Usage, "a timeline fetch needs at least one pixel");
-    if (request.toNs < request.fromNs) return makeError(ErrorCode::Usage, "empty time window");
-    Impl& d = *m_impl;
-    const RunCatalog& cat = *d.catalog;
-    auto cancelled = [&] { return cancel && cancel->load(std::memory_order_relaxed); };
+namespace {
 
-    // Which series each lane shows, and which metric groups become envelopes.
-    const std::unordered_set<int64_t> hidden(request.hiddenSeries.begin(), request.hiddenSeries.end());
-    std::vector<SeriesJob> jobs;
-    struct LaneJobs
+// A lane's series job indices per metric, in the lane's metric order.
+using MetricJobs = std::vector<std::pair<std::string, std::vector<size_t>>>;
+
+// Envelopes are computed in two halves each, so that both threads share a lane of many series.
+constexpr size_t kParts = 2;
+
+struct LaneEnvelope
+{
+    size_t metric = 0; // index into the lane's MetricJobs
+    EnvelopeInput input;
+    EnvelopeResult result;
+};
+
+struct LaneWork
+{
+    MetricJobs byMetric;
+    std::vector<LaneEnvelope> envelopes;
+    std::atomic<size_t> seriesLeft{0}, partsLeft{0};
+};
+
+struct Task
+{
+    size_t lane = 0;
+    bool envelope = false;
+    size_t index = 0; // series job, or envelope × kParts + part
+};
+
+} // namespace
+
+class TimelineSource::Fetch
+{
+public:
+    Fetch(Impl& d, const TimelineRequest& request, const std::atomic<bool>* cancel, const LaneReady& laneReady)
+        : d(d), cat(*d.catalog), request(request), cancel(cancel), laneReady(laneReady), lanes(request.lanes.size())
     {
-        std::vector<std::pair<std::string, std::vector<size_t>>> byMetric; // lane metric order
-    };
-    std::vector<LaneJobs> lanes(request.lanes.size());
+    }
+
+    Expected<std::shared_ptr<const TimelineFrame>> run();
+
+private:
+    bool cancelled() const { return cancel && cancel->load(std::memory_order_relaxed); }
+    void planSeries();
+    void planTasks();
+    LaneEnvelope planEnvelope(size_t li, size_t mi, const std::vector<size_t>& members);
+    void runTasks(int connection);
+    TimelineLine makeLine(SeriesJob& job, const LaneSpec& lane, size_t mi);
+    void assembleEnvelope(size_t li, size_t mi, LaneEnvelope& le);
+    void assemble(size_t li);
+
+    Impl& d;
+    const RunCatalog& cat;
+    const TimelineRequest& request;
+    const std::atomic<bool>* cancel;
+    const LaneReady& laneReady;
+
+    std::vector<SeriesJob> jobs;
+    std::vector<LaneWork> lanes; // per lane
     // A device with several series of one metric (nvidia-smi and an exporter both give utilization): each line
     // then names its source, and an envelope counts devices and sources apart.
     std::map<std::pair<int64_t, std::string>, int> seriesPerDeviceMetric;
+    std::vector<Task> tasks;
+    std::shared_ptr<TimelineFrame> frame = std::make_shared<TimelineFrame>();
+
+    std::atomic<size_t> nextTask{0};
+    std::atomic<bool> failed{false};
+    std::atomic<int> built{0};
+    std::optional<Error> errors[kConnections];
+};
+
+// Which series each lane shows, and which metric groups become envelopes.
+void TimelineSource::Fetch::planSeries()
+{
+    const std::unordered_set<int64_t> hidden(request.hiddenSeries.begin(), request.hiddenSeries.end());
     for (size_t li = 0; li < request.lanes.size(); ++li) {
         const LaneSpec& lane = request.lanes[li];
+        MetricJobs& byMetric = lanes[li].byMetric;
         for (const LaneMetric& m : lane.metrics)
-            lanes[li].byMetric.emplace_back(m.metric, std::vector<size_t>());
+            byMetric.emplace_back(m.metric, std::vector<size_t>());
         for (int64_t id : laneSeries(cat, lane)) {
             if (hidden.count(id)) continue;
             const auto it = d.seriesById.find(id);
             if (it == d.seriesById.end()) continue;
             for (size_t mi = 0; mi < lane.metrics.size(); ++mi) {
                 if (lane.metrics[mi].metric != it->second->metric) continue;
-                lanes[li].byMetric[mi].second.push_back(jobs.size());
+                byMetric[mi].second.push_back(jobs.size());
                 SeriesJob job;
                 job.series = it->second;
                 job.scale = lane.metrics[mi].scale;
@@ -257,211 +312,220 @@ TimelineSource::fetch(const TimelineRequest& request, const std::atomic<bool>* c
                 break;
             }
         }
-        for (auto& [metric, members] : lanes[li].byMetric)
+        for (auto& [metric, members] : byMetric)
             for (size_t j : members)
                 ++seriesPerDeviceMetric[{jobs[j].series->deviceId, metric}];
-        for (auto& [metric, members] : lanes[li].byMetric)
+        for (auto& [metric, members] : byMetric)
             if (static_cast<int>(members.size()) > request.envelopeAbove)
                 for (size_t j : members)
                     jobs[j].envelopeMember = true;
     }
+}
 
-    // Tasks in lane order: a lane's series reductions, then its envelopes in two halves each. Both threads (one
-    // per connection) take tasks in turn; a lane is assembled, and handed to `laneReady`, by the thread that
-    // finishes its last task, so the caller can draw the first lanes while the later ones are still reduced.
-    constexpr size_t kParts = 2;
-    struct LaneEnvelope
-    {
-        size_t metric = 0; // index into lanes[li].byMetric
-        EnvelopeInput input;
-        EnvelopeResult result;
-    };
-    struct LaneWork
-    {
-        std::vector<LaneEnvelope> envelopes;
-        std::atomic<size_t> seriesLeft{0}, partsLeft{0};
-    };
-    std::vector<LaneWork> work(request.lanes.size());
-    struct Task
-    {
-        size_t lane = 0;
-        bool envelope = false;
-        size_t index = 0; // series job, or envelope × kParts + part
-    };
-    std::vector<Task> tasks;
+LaneEnvelope TimelineSource::Fetch::planEnvelope(size_t li, size_t mi, const std::vector<size_t>& members)
+{
+    LaneEnvelope le;
+    le.metric = mi;
+    le.input.fromNs = request.fromNs;
+    le.input.toNs = request.toNs;
+    le.input.scale = request.lanes[li].metrics[mi].scale;
+    for (size_t j : members) {
+        const store::SeriesInfo& s = *jobs[j].series;
+        le.input.members.push_back(&jobs[j].buckets);
+        if (s.minValue) le.input.valueLo = std::min(le.input.valueLo, *s.minValue * le.input.scale);
+        if (s.maxValue) le.input.valueHi = std::max(le.input.valueHi, *s.maxValue * le.input.scale);
+    }
+    le.result = prepareEnvelope(le.input, static_cast<size_t>(request.pixels), kParts); // each has `pixels` buckets
+    return le;
+}
+
+// Tasks in lane order: a lane's series reductions, then its envelopes in two halves each. Both threads (one per
+// connection) take tasks in turn; a lane is assembled, and handed to `laneReady`, by the thread that finishes its
+// last task, so the caller can draw the first lanes while the later ones are still reduced.
+void TimelineSource::Fetch::planTasks()
+{
     for (size_t li = 0; li < request.lanes.size(); ++li) {
+        LaneWork& lw = lanes[li];
         size_t series = 0;
-        for (size_t mi = 0; mi < lanes[li].byMetric.size(); ++mi) {
-            const auto& members = lanes[li].byMetric[mi].second;
+        for (size_t mi = 0; mi < lw.byMetric.size(); ++mi) {
+            const auto& members = lw.byMetric[mi].second;
             for (size_t j : members)
                 tasks.push_back({li, false, j});
             series += members.size();
-            if (static_cast<int>(members.size()) <= request.envelopeAbove) continue;
-            LaneEnvelope le;
-            le.metric = mi;
-            le.input.fromNs = request.fromNs;
-            le.input.toNs = request.toNs;
-            le.input.scale = request.lanes[li].metrics[mi].scale;
-            for (size_t j : members) {
-                const store::SeriesInfo& s = *jobs[j].series;
-                le.input.members.push_back(&jobs[j].buckets);
-                if (s.minValue) le.input.valueLo = std::min(le.input.valueLo, *s.minValue * le.input.scale);
-                if (s.maxValue) le.input.valueHi = std::max(le.input.valueHi, *s.maxValue * le.input.scale);
-            }
-            le.result =
-                prepareEnvelope(le.input, static_cast<size_t>(request.pixels), kParts); // each has `pixels` buckets
-            work[li].envelopes.push_back(std::move(le));
+            if (static_cast<int>(members.size()) > request.envelopeAbove)
+                lw.envelopes.push_back(planEnvelope(li, mi, members));
         }
-        work[li].seriesLeft = series;
-        work[li].partsLeft = work[li].envelopes.size() * kParts;
-        for (size_t e = 0; e < work[li].envelopes.size() * kParts; ++e)
+        lw.seriesLeft = series;
+        lw.partsLeft = lw.envelopes.size() * kParts;
+        for (size_t e = 0; e < lw.envelopes.size() * kParts; ++e)
             tasks.push_back({li, true, e});
     }
+}
 
-    auto frame = std::make_shared<TimelineFrame>();
+TimelineLine TimelineSource::Fetch::makeLine(SeriesJob& job, const LaneSpec& lane, size_t mi)
+{
+    TimelineLine line;
+    const store::SeriesInfo& s = *job.series;
+    line.seriesId = s.id;
+    line.nodeIndex = cat.nodeIndex(s.nodeId);
+    if (auto it = d.deviceOrdinal.find(s.deviceId); it != d.deviceOrdinal.end()) line.deviceOrdinal = it->second;
+    const std::string node = line.nodeIndex >= 0 ? cat.nodes[static_cast<size_t>(line.nodeIndex)].name : "?";
+    line.label = fmt::format("{} {} {}", node, deviceLabel(cat.device(s.deviceId)), lane.metrics[mi].label);
+    if (seriesPerDeviceMetric[{s.deviceId, s.metric}] > 1)
+        line.label += fmt::format(" ({})", s.source.empty() ? s.rawName : s.source);
+    line.metric = s.metric;
+    line.keys = std::move(job.keys);
+    line.values = std::move(job.values);
+    line.lodNs = job.lodNs;
+    line.buckets = job.lineBuckets;
+    line.raw = job.raw;
+    return line;
+}
+
+// A finished envelope into its lane, with its label and its outliers as lines of their own.
+void TimelineSource::Fetch::assembleEnvelope(size_t li, size_t mi, LaneEnvelope& le)
+{
+    const LaneSpec& lane = request.lanes[li];
+    const auto& [metric, members] = lanes[li].byMetric[mi];
+    LaneFrame& lf = frame->lanes[li];
+    finishEnvelope(le.input, le.result);
+    EnvelopeResult& env = le.result;
+    const store::DeviceInfo* dev = cat.device(jobs[members.front()].series->deviceId);
+    const std::string kind = dev && dev->kind == "gpu" ? "GPUs" : dev ? dev->kind + " devices" : "series";
+    env.envelope.metric = metric;
+    std::set<int64_t> devices;
+    std::set<std::string> sources;
+    for (size_t j : members) {
+        devices.insert(jobs[j].series->deviceId);
+        sources.insert(jobs[j].series->source);
+    }
+    env.envelope.devices = static_cast<int>(devices.size());
+    env.envelope.label = devices.size() == members.size()
+                             ? fmt::format("{}, {} {}", lane.metrics[mi].label, members.size(), kind)
+                             : fmt::format("{}, {} {} ({} series from {} sources)", lane.metrics[mi].label,
+                                           devices.size(), kind, members.size(), sources.size());
+    lf.envelopes.push_back(std::move(env.envelope));
+    int taken = 0;
+    for (const EnvelopeOutlier& o : env.outliers) {
+        if (taken++ >= request.maxOutliers) break;
+        TimelineLine line = makeLine(jobs[members[o.member]], lane, mi);
+        line.outlier = true;
+        line.outlierSigma = o.sigma;
+        line.outlierDeviation = o.deviation;
+        lf.lines.push_back(std::move(line));
+    }
+}
+
+// A lane whose tasks are all done: its lines and envelopes, the value range of what is shown, handed to laneReady.
+void TimelineSource::Fetch::assemble(size_t li)
+{
+    const LaneSpec& lane = request.lanes[li];
+    LaneFrame& lf = frame->lanes[li];
+    lf.laneId = lane.id;
+    size_t nextEnvelope = 0;
+    for (size_t mi = 0; mi < lanes[li].byMetric.size(); ++mi) {
+        const auto& members = lanes[li].byMetric[mi].second;
+        if (members.empty()) continue;
+        if (static_cast<int>(members.size()) <= request.envelopeAbove) {
+            for (size_t j : members)
+                lf.lines.push_back(makeLine(jobs[j], lane, mi));
+            continue;
+        }
+        assembleEnvelope(li, mi, lanes[li].envelopes[nextEnvelope++]);
+    }
+    double lo = std::numeric_limits<double>::infinity(), hi = -lo;
+    auto extend = [&](const std::vector<double>& v) {
+        for (double x : v)
+            if (std::isfinite(x)) {
+                lo = std::min(lo, x);
+                hi = std::max(hi, x);
+            }
+    };
+    for (const TimelineLine& l : lf.lines)
+        extend(l.values);
+    for (const TimelineEnvelope& e : lf.envelopes) {
+        extend(e.lo);
+        extend(e.hi);
+    }
+    lf.hasData = lo <= hi;
+    if (lf.hasData) {
+        lf.lo = lo;
+        lf.hi = hi;
+    }
+    if (laneReady) laneReady(li, lf);
+}
+
+// One thread's share: takes tasks in turn until none is left, one fails or the fetch is cancelled.
+void TimelineSource::Fetch::runTasks(int c)
+{
+    store::RunReader& reader = *d.connections[c].reader;
+    for (;;) {
+        if (failed.load() || cancelled()) return;
+        const size_t t = nextTask.fetch_add(1);
+        if (t >= tasks.size()) return;
+        const Task& task = tasks[t];
+        LaneWork& lw = lanes[task.lane];
+        if (!task.envelope) {
+            bool b = false;
+            Status st = d.reduce(reader, jobs[task.index], request, b);
+            if (b) built.fetch_add(1);
+            if (!st) {
+                errors[c] = st.error();
+                failed.store(true);
+                return;
+            }
+            if (lw.seriesLeft.fetch_sub(1) == 1 && lw.envelopes.empty()) assemble(task.lane);
+            continue;
+        }
+        // An envelope needs every member reduced: the other thread may still be on the lane's last series.
+        while (lw.seriesLeft.load() > 0) {
+            if (failed.load() || cancelled()) return;
+            std::this_thread::yield();
+        }
+        LaneEnvelope& le = lw.envelopes[task.index / kParts];
+        const size_t part = task.index % kParts;
+        const size_t buckets = le.result.envelope.keys.size();
+        computeEnvelopePart(le.input, part, buckets * part / kParts, buckets * (part + 1) / kParts, le.result);
+        if (lw.partsLeft.fetch_sub(1) == 1) assemble(task.lane);
+    }
+}
+
+Expected<std::shared_ptr<const TimelineFrame>> TimelineSource::Fetch::run()
+{
+    const auto t0 = std::chrono::steady_clock::now();
+    planSeries();
+    planTasks();
     frame->generation = request.generation;
     frame->fromNs = request.fromNs;
     frame->toNs = request.toNs;
     frame->pixels = request.pixels;
     frame->seriesRead = static_cast<int>(jobs.size());
     frame->lanes.resize(request.lanes.size());
-
-    auto assemble = [&](size_t li) {
-        const LaneSpec& lane = request.lanes[li];
-        LaneFrame& lf = frame->lanes[li];
-        lf.laneId = lane.id;
-        auto makeLine = [&](SeriesJob& job, size_t mi) {
-            TimelineLine line;
-            const store::SeriesInfo& s = *job.series;
-            line.seriesId = s.id;
-            line.nodeIndex = cat.nodeIndex(s.nodeId);
-            if (auto it = d.deviceOrdinal.find(s.deviceId); it != d.deviceOrdinal.end())
-                line.deviceOrdinal = it->second;
-            const std::string node = line.nodeIndex >= 0 ? cat.nodes[static_cast<size_t>(line.nodeIndex)].name : "?";
-            line.label = fmt::format("{} {} {}", node, deviceLabel(cat.device(s.deviceId)), lane.metrics[mi].label);
-            if (seriesPerDeviceMetric[{s.deviceId, s.metric}] > 1)
-                line.label += fmt::format(" ({})", s.source.empty() ? s.rawName : s.source);
-            line.metric = s.metric;
-            line.keys = std::move(job.keys);
-            line.values = std::move(job.values);
-            line.lodNs = job.lodNs;
-            line.buckets = job.lineBuckets;
-            line.raw = job.raw;
-            return line;
-        };
-        size_t nextEnvelope = 0;
-        for (size_t mi = 0; mi < lanes[li].byMetric.size(); ++mi) {
-            const auto& members = lanes[li].byMetric[mi].second;
-            if (members.empty()) continue;
-            if (static_cast<int>(members.size()) <= request.envelopeAbove) {
-                for (size_t j : members)
-                    lf.lines.push_back(makeLine(jobs[j], mi));
-                continue;
-            }
-            LaneEnvelope& le = work[li].envelopes[nextEnvelope++];
-            finishEnvelope(le.input, le.result);
-            EnvelopeResult& env = le.result;
-            const store::DeviceInfo* dev = cat.device(jobs[members.front()].series->deviceId);
-            const std::string kind = dev && dev->kind == "gpu" ? "GPUs" : dev ? dev->kind + " devices" : "series";
-            env.envelope.metric = lanes[li].byMetric[mi].first;
-            std::set<int64_t> devices;
-            std::set<std::string> sources;
-            for (size_t j : members) {
-                devices.insert(jobs[j].series->deviceId);
-                sources.insert(jobs[j].series->source);
-            }
-            env.envelope.devices = static_cast<int>(devices.size());
-            env.envelope.label = devices.size() == members.size()
-                                     ? fmt::format("{}, {} {}", lane.metrics[mi].label, members.size(), kind)
-                                     : fmt::format("{}, {} {} ({} series from {} sources)", lane.metrics[mi].label,
-                                                   devices.size(), kind, members.size(), sources.size());
-            lf.envelopes.push_back(std::move(env.envelope));
-            int taken = 0;
-            for (const EnvelopeOutlier& o : env.outliers) {
-                if (taken++ >= request.maxOutliers) break;
-                TimelineLine line = makeLine(jobs[members[o.member]], mi);
-                line.outlier = true;
-                line.outlierSigma = o.sigma;
-                line.outlierDeviation = o.deviation;
-                lf.lines.push_back(std::move(line));
-            }
-        }
-        // The value range of what is shown.
-        double lo = std::numeric_limits<double>::infinity(), hi = -lo;
-        auto extend = [&](const std::vector<double>& v) {
-            for (double x : v)
-                if (std::isfinite(x)) {
-                    lo = std::min(lo, x);
-                    hi = std::max(hi, x);
-                }
-        };
-        for (const TimelineLine& l : lf.lines)
-            extend(l.values);
-        for (const TimelineEnvelope& e : lf.envelopes) {
-            extend(e.lo);
-            extend(e.hi);
-        }
-        lf.hasData = lo <= hi;
-        if (lf.hasData) {
-            lf.lo = lo;
-            lf.hi = hi;
-        }
-        if (laneReady) laneReady(li, lf);
-    };
-
-    std::atomic<size_t> nextTask{0};
-    std::atomic<bool> failed{false};
-    std::atomic<int> built{0};
-    std::optional<Error> errors[kConnections];
-    auto run = [&](int c) {
-        store::RunReader& reader = *d.connections[c].reader;
-        for (;;) {
-            if (failed.load() || cancelled()) return;
-            const size_t t = nextTask.fetch_add(1);
-            if (t >= tasks.size()) return;
-            const Task& task = tasks[t];
-            LaneWork& lw = work[task.lane];
-            if (!task.envelope) {
-                bool b = false;
-                Status st = d.reduce(reader, jobs[task.index], request, b);
-                if (b) built.fetch_add(1);
-                if (!st) {
-                    errors[c] = st.error();
-                    failed.store(true);
-                    return;
-                }
-                if (lw.seriesLeft.fetch_sub(1) == 1 && lw.envelopes.empty()) assemble(task.lane);
-                continue;
-            }
-            // An envelope needs every member reduced: the other thread may still be on the lane's last series.
-            while (lw.seriesLeft.load() > 0) {
-                if (failed.load() || cancelled()) return;
-                std::this_thread::yield();
-            }
-            LaneEnvelope& le = lw.envelopes[task.index / kParts];
-            const size_t part = task.index % kParts;
-            const size_t buckets = le.result.envelope.keys.size();
-            computeEnvelopePart(le.input, part, buckets * part / kParts, buckets * (part + 1) / kParts, le.result);
-            if (lw.partsLeft.fetch_sub(1) == 1) assemble(task.lane);
-        }
-    };
     if (tasks.size() > 1) {
-        std::thread helper(run, 1);
-        run(0);
-        helper.join();
+        std::thread second(&Fetch::runTasks, this, 1);
+        runTasks(0);
+        second.join();
     } else {
-        run(0);
+        runTasks(0);
     }
     if (cancelled()) return makeError(ErrorCode::Cancelled, "timeline fetch cancelled");
     for (const auto& e : errors)
         if (e) return *e;
     // Lanes without any series (nothing to reduce) are assembled here.
     for (size_t li = 0; li < request.lanes.size(); ++li)
-        if (work[li].seriesLeft.load() == 0 && work[li].envelopes.empty() && frame->lanes[li].laneId.empty())
+        if (lanes[li].seriesLeft.load() == 0 && lanes[li].envelopes.empty() && frame->lanes[li].laneId.empty())
             assemble(li);
     frame->pyramidsBuilt = built.load();
     frame->fetchMs = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
     return std::shared_ptr<const TimelineFrame>(std::move(frame));
+}
+
+Expected<std::shared_ptr<const TimelineFrame>>
+TimelineSource::fetch(const TimelineRequest& request, const std::atomic<bool>* cancel, const LaneReady& laneReady)
+{
+    if (request.pixels <= 0) return makeError(ErrorCode::Usage, "a timeline fetch needs at least one pixel");
+    if (request.toNs < request.fromNs) return makeError(ErrorCode::Usage, "empty time window");
+    return Fetch(*m_impl, request, cancel, laneReady).run();
 }
 
 } // namespace runlens::timeline

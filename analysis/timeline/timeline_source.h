@@ -99,6 +99,7 @@ public:
 
 private:
     struct Impl;
+    class Fetch; // one fetch's plan, its tasks and the frame they fill
     explicit TimelineSource(std::unique_ptr<Impl> impl);
     std::unique_ptr<Impl> m_impl;
 };

@@ -73,6 +73,12 @@ void printError(const std::string& message)
     fmt::print(stderr, "runlens: {}\n", message);
 }
 
+int exitFor(const Error& error)
+{
+    printError(error.toString());
+    return error.code == ErrorCode::Usage ? kExitUsage : kExitFailure;
+}
+
 bool stderrIsTerminal()
 {
     return isatty(STDERR_FILENO) == 1;

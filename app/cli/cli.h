@@ -2,6 +2,7 @@
 
 // The headless `runlens` subcommands. Each returns the process exit code: 0 ok, 1 failure, 2 usage.
 
+#include "analysis/store/error.h"
 #include "importers/importer.h"
 
 #include <QCommandLineParser>
@@ -77,6 +78,8 @@ std::vector<std::string> splitList(const QStringList& values);
 
 // Shared by subcommands: print "runlens: message" to stderr.
 void printError(const std::string& message);
+// Prints the error and gives the exit code it means: kExitUsage for a Usage error, kExitFailure for any other.
+int exitFor(const Error& error);
 // Whether stderr is a terminal (progress lines are drawn only then).
 bool stderrIsTerminal();
 

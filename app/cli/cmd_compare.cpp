@@ -134,6 +134,70 @@ void printVersus(const analysis::CandidateComparison& v)
     list("shrank", v.flame->shrank);
 }
 
+// The runs to compare, each with its window: --window-a for the baseline, --window-b for the candidates (relative
+// to each run's own start), or the steady state (the whole run with --whole-run). Usage errors only.
+Expected<std::vector<analysis::CompareInput>> readInputs(const QCommandLineParser& parser, const QStringList& paths,
+                                                         const QCommandLineOption& windowA,
+                                                         const QCommandLineOption& windowB, bool wholeRun)
+{
+    std::vector<analysis::CompareInput> inputs;
+    for (qsizetype i = 0; i < paths.size(); ++i) {
+        analysis::CompareInput in;
+        in.path = paths.at(i).toStdString();
+        in.window.wholeRun = wholeRun;
+        const QCommandLineOption& option = i == 0 ? windowA : windowB;
+        if (parser.isSet(option)) { // a window relative to the run's start: read the start first
+            auto db = store::RunDatabase::open(in.path, store::OpenMode::ReadOnly);
+            if (!db) return makeError(ErrorCode::Usage, fmt::format("cannot read {}: {}", in.path, db.error().message));
+            RUNLENS_ASSIGN_OR_RETURN(in.window.window,
+                                     parseWindowRange(i == 0 ? "window-a" : "window-b",
+                                                      parser.value(option).toStdString(), runStartNs(**db)));
+        }
+        inputs.push_back(std::move(in));
+    }
+    return inputs;
+}
+
+// The comparison as text: the runs, then per candidate its table of metrics, findings, stacks and loss.
+void printComparison(const analysis::RunComparison& comparison)
+{
+    const auto& runs = comparison.runs;
+    const auto& rows = comparison.rows;
+    const std::string test =
+        fmt::format("Mann-Whitney U (two-sided, normal approximation), alpha {}", analysis::kCompareAlpha);
+    for (size_t i = 0; i < runs.size(); ++i) {
+        const auto& r = runs[i];
+        fmt::print("{} {}: {}–{} UTC ({:.1f} s, {}); steps from {}{}\n",
+                   i == 0 ? "Baseline: " : fmt::format("Candidate {}:", i), r.label, clock(r.fromNs), clock(r.toNs),
+                   static_cast<double>(r.toNs - r.fromNs) / 1e9, r.windowKind,
+                   r.stepSource.empty() ? std::string("nowhere (no trainer log, no clear period)") : r.stepSource,
+                   r.analysisStored ? "; stored findings" : "; findings analysed now (not kept)");
+        if (!r.mfuText.empty()) fmt::print("    {}\n", r.mfuText);
+    }
+    fmt::print("Verdicts: {}; step rows test the steps' times, rate rows per-step means of the metrics.\n", test);
+    for (size_t c = 1; c < runs.size(); ++c) {
+        std::vector<std::array<std::string, 6>> table;
+        table.push_back({"METRIC", "BASELINE", runs.size() > 2 ? fmt::format("CANDIDATE {}", c) : "CANDIDATE", "Δ",
+                         "Δ%", "VERDICT (TEST)"});
+        for (const auto& row : rows) {
+            const auto& cell = row.cells[c - 1];
+            const std::string verdict = analysis::formatVerdict(cell);
+            table.push_back({row.label, value(row.values[0], row.unit), value(row.values[c], row.unit),
+                             value(cell.delta, row.unit, true), analysis::formatDeltaPct(cell.deltaPct), verdict});
+        }
+        std::array<size_t, 6> w{};
+        for (const auto& line : table)
+            for (size_t k = 0; k < 6; ++k)
+                w[k] = std::max(w[k], width(line[k]));
+        fmt::print("\n");
+        for (const auto& line : table)
+            fmt::print("{}  {}  {}  {}  {}  {}\n", pad(line[0], w[0], false), pad(line[1], w[1], true),
+                       pad(line[2], w[2], true), pad(line[3], w[3], true), pad(line[4], w[4], true), line[5]);
+        printVersus(comparison.candidates[c - 1]);
+        printLoss(comparison.candidates[c - 1].loss);
+    }
+}
+
 } // namespace
 
 int cmdCompare(const QStringList& args)
@@ -180,39 +244,18 @@ int cmdCompare(const QStringList& args)
         target = readReportOutput(parser, output, rc);
         if (!target) return rc;
     }
-    std::vector<analysis::CompareInput> inputs;
-    for (qsizetype i = 0; i < paths.size(); ++i) {
-        analysis::CompareInput in;
-        in.path = paths.at(i).toStdString();
-        in.window.wholeRun = parser.isSet(wholeRun);
-        const QCommandLineOption& option = i == 0 ? windowA : windowB;
-        if (parser.isSet(option)) { // a window relative to the run's start: read the start first
-            auto db = store::RunDatabase::open(in.path, store::OpenMode::ReadOnly);
-            if (!db) {
-                printError(fmt::format("cannot read {}: {}", in.path, db.error().message));
-                return kExitUsage;
-            }
-            auto w = parseWindowRange(i == 0 ? "window-a" : "window-b", parser.value(option).toStdString(),
-                                      runStartNs(**db));
-            if (!w) {
-                printError(w.error().message);
-                return kExitUsage;
-            }
-            in.window.window = *w;
-        }
-        inputs.push_back(std::move(in));
+    auto inputs = readInputs(parser, paths, windowA, windowB, parser.isSet(wholeRun));
+    if (!inputs) {
+        printError(inputs.error().message);
+        return kExitUsage;
     }
     analysis::CompareOptions options;
     options.flameRows = kFlameRows;
-    auto comparison = analysis::compareRunFiles(inputs, options);
+    auto comparison = analysis::compareRunFiles(*inputs, options);
     if (!comparison) {
         printError(comparison.error().toString());
         return kExitUsage; // an unreadable run or an empty window
     }
-    const auto& runs = comparison->runs;
-    const auto& rows = comparison->rows;
-    const std::string test =
-        fmt::format("Mann-Whitney U (two-sided, normal approximation), alpha {}", analysis::kCompareAlpha);
 
     if (target) {
         auto result =
@@ -231,37 +274,7 @@ int cmdCompare(const QStringList& args)
         return kExitOk;
     }
 
-    for (size_t i = 0; i < runs.size(); ++i) {
-        const auto& r = runs[i];
-        fmt::print("{} {}: {}–{} UTC ({:.1f} s, {}); steps from {}{}\n",
-                   i == 0 ? "Baseline: " : fmt::format("Candidate {}:", i), r.label, clock(r.fromNs), clock(r.toNs),
-                   static_cast<double>(r.toNs - r.fromNs) / 1e9, r.windowKind,
-                   r.stepSource.empty() ? std::string("nowhere (no trainer log, no clear period)") : r.stepSource,
-                   r.analysisStored ? "; stored findings" : "; findings analysed now (not kept)");
-        if (!r.mfuText.empty()) fmt::print("    {}\n", r.mfuText);
-    }
-    fmt::print("Verdicts: {}; step rows test the steps' times, rate rows per-step means of the metrics.\n", test);
-    for (size_t c = 1; c < runs.size(); ++c) {
-        std::vector<std::array<std::string, 6>> table;
-        table.push_back({"METRIC", "BASELINE", runs.size() > 2 ? fmt::format("CANDIDATE {}", c) : "CANDIDATE", "Δ",
-                         "Δ%", "VERDICT (TEST)"});
-        for (const auto& row : rows) {
-            const auto& cell = row.cells[c - 1];
-            const std::string verdict = analysis::formatVerdict(cell);
-            table.push_back({row.label, value(row.values[0], row.unit), value(row.values[c], row.unit),
-                             value(cell.delta, row.unit, true), analysis::formatDeltaPct(cell.deltaPct), verdict});
-        }
-        std::array<size_t, 6> w{};
-        for (const auto& line : table)
-            for (size_t k = 0; k < 6; ++k)
-                w[k] = std::max(w[k], width(line[k]));
-        fmt::print("\n");
-        for (const auto& line : table)
-            fmt::print("{}  {}  {}  {}  {}  {}\n", pad(line[0], w[0], false), pad(line[1], w[1], true),
-                       pad(line[2], w[2], true), pad(line[3], w[3], true), pad(line[4], w[4], true), line[5]);
-        printVersus(comparison->candidates[c - 1]);
-        printLoss(comparison->candidates[c - 1].loss);
-    }
+    printComparison(*comparison);
     return kExitOk;
 }
 

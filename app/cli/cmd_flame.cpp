@@ -12,6 +12,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fmt/format.h>
+#include <optional>
 
 namespace runlens::app {
 namespace {
@@ -70,270 +71,265 @@ std::string changesText(const analysis::FlameComparison& c, const std::string& n
     return out;
 }
 
+void addFlameOptions(QCommandLineParser& parser)
+{
+    parser.addOption({QStringList{QStringLiteral("o"), QStringLiteral("output")},
+                      QStringLiteral("Output file (.folded, .svg, .png) or - for folded text on stdout."),
+                      QStringLiteral("OUT")});
+    parser.addOption(
+        {QStringLiteral("node"), QStringLiteral("Only these nodes (repeat or comma list)."), QStringLiteral("N")});
+    parser.addOption({QStringLiteral("thread"),
+                      QStringLiteral("Only threads whose name (or process/name) matches REGEX."),
+                      QStringLiteral("REGEX")});
+    parser.addOption({QStringLiteral("from"), QStringLiteral("Window start (see above)."), QStringLiteral("T")});
+    parser.addOption({QStringLiteral("to"), QStringLiteral("Window end, inclusive."), QStringLiteral("T")});
+    parser.addOption({QStringLiteral("focus"),
+                      QStringLiteral("Focus on the call path 'a;b;c' from the root (frame labels or names)."),
+                      QStringLiteral("PATH")});
+    parser.addOption({QStringLiteral("phase"),
+                      QStringLiteral("Only samples in these phases: comm, input, checkpoint, gpu_wait, "
+                                     "idle, compute, other (repeat or comma list)."),
+                      QStringLiteral("P")});
+    parser.addOption(
+        {QStringLiteral("per-thread"), QStringLiteral("One root-side level per process and thread, as py-spy "
+                                                      "--threads writes them.")});
+    parser.addOption({QStringLiteral("value"),
+                      QStringLiteral("samples (default) or weight (the source's weights: seconds for "
+                                     "timed profilers, counts for folded files)."),
+                      QStringLiteral("V"), QStringLiteral("samples")});
+    parser.addOption({QStringLiteral("untimed"),
+                      QStringLiteral("Untimed stacks: auto (only without a window and without timed samples in the "
+                                     "selection), include, exclude."),
+                      QStringLiteral("MODE"), QStringLiteral("auto")});
+    parser.addOption({QStringLiteral("colors"),
+                      QStringLiteral("Block colours of .svg/.png: phase (default) or package."), QStringLiteral("C"),
+                      QStringLiteral("phase")});
+    parser.addOption({QStringLiteral("width"), QStringLiteral("Width of .svg/.png in pixels."), QStringLiteral("PX"),
+                      QStringLiteral("1600")});
+    parser.addOption({QStringLiteral("phase-pack"), QStringLiteral("A phase pack file added to the built-in ones."),
+                      QStringLiteral("FILE")});
+    parser.addOption({QStringLiteral("diff-run"),
+                      QStringLiteral("List the functions that grew or shrank from RUN to run B "
+                                     "(see above)."),
+                      QStringLiteral("B")});
+    parser.addOption({QStringLiteral("top"), QStringLiteral("With --diff-run: at most N functions per list."),
+                      QStringLiteral("N"), QStringLiteral("15")});
+    parser.addPositionalArgument(QStringLiteral("run"), QStringLiteral("Run database (.runlens)."),
+                                 QStringLiteral("RUN"));
+}
+
+QString option(const QCommandLineParser& parser, const char* name)
+{
+    return parser.value(QString::fromLatin1(name));
+}
+
+// What the command line asks for, checked before the run is opened.
+struct FlameRequest
+{
+    std::string runPath, outPath, ext;
+    std::string diffRun; // --diff-run B, or empty
+    size_t topN = 15;
+    analysis::FlameQuery query; // without its window: that needs the run's start
+    std::string from, to, packPath;
+    std::optional<std::string> focus; // --focus PATH
+    bool weight = false;              // --value weight
+    bool package = false;             // --colors package
+    int px = 1600;
+};
+
+Status readOutput(const QCommandLineParser& parser, FlameRequest& r)
+{
+    const bool diffing = parser.isSet(QStringLiteral("diff-run"));
+    const bool hasOut = parser.isSet(QStringLiteral("output"));
+    if (parser.positionalArguments().size() != 1 || (!hasOut && !diffing))
+        return makeError(ErrorCode::Usage, "flame needs one RUN and -o OUT (see runlens flame --help)");
+    r.runPath = parser.positionalArguments().front().toStdString();
+    r.outPath = hasOut ? option(parser, "output").toStdString() : std::string("-");
+    r.ext = r.outPath == "-" ? ".folded" : std::filesystem::path(r.outPath).extension().string();
+    if (diffing) {
+        r.diffRun = option(parser, "diff-run").toStdString();
+        if (r.outPath != "-" && r.ext != ".txt")
+            return makeError(ErrorCode::Usage, "--diff-run writes text: -o - (the default) or a .txt file");
+        if (parser.isSet(QStringLiteral("focus")) || parser.isSet(QStringLiteral("per-thread")) ||
+            option(parser, "value") != QLatin1String("samples"))
+            return makeError(ErrorCode::Usage,
+                             "--diff-run compares samples of whole trees: without --focus, --per-thread or --value "
+                             "weight");
+        bool topOk = false;
+        const int n = option(parser, "top").toInt(&topOk);
+        if (!topOk || n < 1) return makeError(ErrorCode::Usage, "--top: a positive number");
+        r.topN = static_cast<size_t>(n);
+    }
+    if (r.ext != ".folded" && r.ext != ".svg" && r.ext != ".png" && r.ext != ".txt")
+        return makeError(ErrorCode::Usage,
+                         fmt::format("-o {}: the output must end in .folded, .svg or .png (or be -)", r.outPath));
+    if ((r.ext == ".svg" || r.ext == ".png") && !qobject_cast<QGuiApplication*>(QCoreApplication::instance()))
+        return makeError(ErrorCode::Unsupported, "drawing needs the GUI libraries; this build started without them");
+    return okStatus();
+}
+
+Status readSelection(const QCommandLineParser& parser, FlameRequest& r)
+{
+    analysis::FlameQuery& query = r.query;
+    query.nodes = splitList(parser.values(QStringLiteral("node")));
+    query.threadPattern = option(parser, "thread").toStdString();
+    query.perThread = parser.isSet(QStringLiteral("per-thread"));
+    for (const std::string& p : splitList(parser.values(QStringLiteral("phase")))) {
+        auto ph = analysis::phaseFromName(p);
+        if (!ph)
+            return makeError(ErrorCode::Usage,
+                             fmt::format("--phase: unknown phase \"{}\" (comm, input, checkpoint, gpu_wait, idle, "
+                                         "compute, other)",
+                                         p));
+        query.phases.push_back(*ph);
+    }
+    const QString untimedMode = option(parser, "untimed");
+    if (untimedMode == QLatin1String("include"))
+        query.untimed = analysis::UntimedStacks::Include;
+    else if (untimedMode == QLatin1String("exclude"))
+        query.untimed = analysis::UntimedStacks::Exclude;
+    else if (untimedMode != QLatin1String("auto"))
+        return makeError(ErrorCode::Usage, "--untimed: auto, include or exclude");
+    const QString valueMode = option(parser, "value");
+    if (valueMode != QLatin1String("samples") && valueMode != QLatin1String("weight"))
+        return makeError(ErrorCode::Usage, "--value: samples or weight");
+    r.weight = valueMode == QLatin1String("weight");
+    bool widthOk = false;
+    r.px = option(parser, "width").toInt(&widthOk);
+    if (!widthOk || r.px < 200 || r.px > 20000)
+        return makeError(ErrorCode::Usage, "--width: a number of pixels between 200 and 20000");
+    r.package = option(parser, "colors") == QLatin1String("package");
+    r.from = option(parser, "from").toStdString();
+    r.to = option(parser, "to").toStdString();
+    if (parser.isSet(QStringLiteral("focus"))) r.focus = option(parser, "focus").toStdString();
+    if (parser.isSet(QStringLiteral("phase-pack"))) r.packPath = option(parser, "phase-pack").toStdString();
+    return okStatus();
+}
+
+// The built-in phase packs and the user's, if any.
+Expected<std::shared_ptr<analysis::PhaseClassifier>> loadPhases(const std::string& packPath)
+{
+    RUNLENS_ASSIGN_OR_RETURN(auto classifier, analysis::PhaseClassifier::builtIn());
+    if (!packPath.empty()) {
+        QFile f(QString::fromStdString(packPath));
+        if (!f.open(QIODevice::ReadOnly))
+            return makeError(ErrorCode::Io, fmt::format("--phase-pack {}: cannot read it", packPath));
+        const QByteArray text = f.readAll();
+        RUNLENS_ASSIGN_OR_RETURN(
+            auto user, analysis::PhaseClassifier::fromText(std::string_view(text.constData(), text.size()), packPath));
+        RUNLENS_TRY(classifier.add(user));
+    }
+    return std::make_shared<analysis::PhaseClassifier>(std::move(classifier));
+}
+
+// bytes to the file at path, or to stdout for "-".
+Status writeOut(const std::string& path, const std::string& bytes)
+{
+    std::FILE* f = path == "-" ? stdout : std::fopen(path.c_str(), "wb");
+    if (!f || std::fwrite(bytes.data(), 1, bytes.size(), f) != bytes.size() || (f != stdout && std::fclose(f)))
+        return makeError(ErrorCode::Io, fmt::format("{}: cannot write it", path));
+    return okStatus();
+}
+
+using PhasesPtr = std::shared_ptr<analysis::PhaseClassifier>;
+
+// --diff-run: the functions that grew or shrank from the run to run B, as text.
+Status writeDiff(store::RunDatabase& db, const FlameRequest& r, const PhasesPtr& phases)
+{
+    RUNLENS_ASSIGN_OR_RETURN(auto dbB, store::RunDatabase::open(r.diffRun, store::OpenMode::ReadOnly));
+    // Offsets count from each run's own start, so "+10m" is the same moment of both runs.
+    analysis::FlameQuery queryB = r.query;
+    RUNLENS_ASSIGN_OR_RETURN(queryB.window, parseWindow(r.from, r.to, runStartNs(*dbB)));
+    analysis::FlameSource a(db, phases);
+    analysis::FlameSource b(*dbB, phases);
+    analysis::FlameCompareOptions options;
+    options.limit = r.topN;
+    RUNLENS_ASSIGN_OR_RETURN(auto cmp, analysis::compareFlames(a, r.query, b, queryB, options));
+    return writeOut(r.outPath, changesText(cmp, std::filesystem::path(r.runPath).filename().string(),
+                                           std::filesystem::path(r.diffRun).filename().string(),
+                                           describeWindow(r.query.window), describeWindow(queryB.window)));
+}
+
+// The caption of a drawn flame graph: the run, its totals and window, and the filters applied.
+QStringList caption(const FlameRequest& r, const analysis::FlameTree& t, bool focused, const QCommandLineParser& parser)
+{
+    QStringList lines;
+    lines << QStringLiteral("%1 — %2 samples, %3 thread%4, %5")
+                 .arg(QString::fromStdString(std::filesystem::path(r.runPath).filename().string()))
+                 .arg(t.totalSamples())
+                 .arg(t.threadCount())
+                 .arg(t.threadCount() == 1 ? QString() : QStringLiteral("s"))
+                 .arg(QString::fromStdString(describeWindow(r.query.window)));
+    QStringList filters;
+    if (!r.query.nodes.empty())
+        filters << QStringLiteral("nodes: ") + parser.values(QStringLiteral("node")).join(QLatin1Char(','));
+    if (!r.query.threadPattern.empty()) filters << QStringLiteral("threads: /%1/").arg(option(parser, "thread"));
+    if (!r.query.phases.empty())
+        filters << QStringLiteral("phases: ") + parser.values(QStringLiteral("phase")).join(QLatin1Char(','));
+    if (focused) filters << QStringLiteral("focus: ") + QString::fromStdString(*r.focus);
+    if (!filters.isEmpty()) lines << filters.join(QStringLiteral("   "));
+    return lines;
+}
+
+// The flame graph of the selection, written as folded text, SVG or PNG.
+Status writeFlame(store::RunDatabase& db, const FlameRequest& r, const PhasesPtr& phases,
+                  const QCommandLineParser& parser)
+{
+    analysis::FlameSource source(db, phases);
+    RUNLENS_ASSIGN_OR_RETURN(auto tree, source.tree(r.query));
+    const analysis::FlameTree& t = *tree;
+    int32_t focusNode = 0;
+    if (r.focus) {
+        focusNode = t.find(analysis::splitFramePath(*r.focus));
+        if (focusNode < 0)
+            return makeError(ErrorCode::Format,
+                             fmt::format("--focus: no call path \"{}\" in this selection (paths start at a root "
+                                         "frame; try \"runlens flame ... -o -\" to see them)",
+                                         *r.focus));
+    }
+    if (t.totalSamples() == 0)
+        fmt::print(stderr, "runlens: no stack samples in this selection ({} thread{} matched, {})\n", t.threadCount(),
+                   t.threadCount() == 1 ? "" : "s", describeWindow(r.query.window));
+    if (r.ext == ".folded" || r.ext == ".txt") {
+        RUNLENS_TRY(writeOut(
+            r.outPath, analysis::foldedText(t, r.weight ? analysis::FlameValue::Weight : analysis::FlameValue::Samples,
+                                            focusNode)));
+    } else {
+        widgets::FlamePaintOptions o;
+        o.colors = r.package ? widgets::FlameColors::Package : widgets::FlameColors::Phase;
+        o.caption = caption(r, t, focusNode > 0, parser);
+        if (r.ext == ".svg") {
+            RUNLENS_TRY(writeOut(r.outPath, widgets::renderFlameSvg(t, focusNode, r.px, o)));
+        } else if (!widgets::renderFlameImage(t, focusNode, r.px, o).save(QString::fromStdString(r.outPath), "PNG")) {
+            return makeError(ErrorCode::Io, fmt::format("{}: cannot write the image", r.outPath));
+        }
+    }
+    if (r.outPath != "-")
+        fmt::print(stderr, "{} samples from {} thread{}{} → {}\n", t.totalSamples(), t.threadCount(),
+                   t.threadCount() == 1 ? "" : "s",
+                   t.untimedSamples() ? fmt::format(" ({} untimed)", t.untimedSamples()) : "", r.outPath);
+    return okStatus();
+}
+
 } // namespace
 
 int cmdFlame(const QStringList& args)
 {
     QCommandLineParser parser;
-    const QCommandLineOption out(QStringList{QStringLiteral("o"), QStringLiteral("output")},
-                                 QStringLiteral("Output file (.folded, .svg, .png) or - for folded text on stdout."),
-                                 QStringLiteral("OUT"));
-    const QCommandLineOption node(QStringLiteral("node"), QStringLiteral("Only these nodes (repeat or comma list)."),
-                                  QStringLiteral("N"));
-    const QCommandLineOption thread(QStringLiteral("thread"),
-                                    QStringLiteral("Only threads whose name (or process/name) matches REGEX."),
-                                    QStringLiteral("REGEX"));
-    const QCommandLineOption from(QStringLiteral("from"), QStringLiteral("Window start (see above)."),
-                                  QStringLiteral("T"));
-    const QCommandLineOption to(QStringLiteral("to"), QStringLiteral("Window end, inclusive."), QStringLiteral("T"));
-    const QCommandLineOption focus(
-        QStringLiteral("focus"),
-        QStringLiteral("Focus on the call path 'a;b;c' from the root (frame labels or names)."),
-        QStringLiteral("PATH"));
-    const QCommandLineOption phase(QStringLiteral("phase"),
-                                   QStringLiteral("Only samples in these phases: comm, input, checkpoint, gpu_wait, "
-                                                  "idle, compute, other (repeat or comma list)."),
-                                   QStringLiteral("P"));
-    const QCommandLineOption perThread(QStringLiteral("per-thread"),
-                                       QStringLiteral("One root-side level per process and thread, as py-spy "
-                                                      "--threads writes them."));
-    const QCommandLineOption value(QStringLiteral("value"),
-                                   QStringLiteral("samples (default) or weight (the source's weights: seconds for "
-                                                  "timed profilers, counts for folded files)."),
-                                   QStringLiteral("V"), QStringLiteral("samples"));
-    const QCommandLineOption untimed(
-        QStringLiteral("untimed"),
-        QStringLiteral("Untimed stacks: auto (only without a window and without timed samples in the "
-                       "selection), include, exclude."),
-        QStringLiteral("MODE"), QStringLiteral("auto"));
-    const QCommandLineOption colors(QStringLiteral("colors"),
-                                    QStringLiteral("Block colours of .svg/.png: phase (default) or package."),
-                                    QStringLiteral("C"), QStringLiteral("phase"));
-    const QCommandLineOption width(QStringLiteral("width"), QStringLiteral("Width of .svg/.png in pixels."),
-                                   QStringLiteral("PX"), QStringLiteral("1600"));
-    const QCommandLineOption pack(QStringLiteral("phase-pack"),
-                                  QStringLiteral("A phase pack file added to the built-in ones."),
-                                  QStringLiteral("FILE"));
-    const QCommandLineOption diffRun(QStringLiteral("diff-run"),
-                                     QStringLiteral("List the functions that grew or shrank from RUN to run B "
-                                                    "(see above)."),
-                                     QStringLiteral("B"));
-    const QCommandLineOption top(QStringLiteral("top"),
-                                 QStringLiteral("With --diff-run: at most N functions per list."), QStringLiteral("N"),
-                                 QStringLiteral("15"));
-    for (const auto* o : {&out, &node, &thread, &from, &to, &focus, &phase, &perThread, &value, &untimed, &colors,
-                          &width, &pack, &diffRun, &top})
-        parser.addOption(*o);
-    parser.addPositionalArgument(QStringLiteral("run"), QStringLiteral("Run database (.runlens)."),
-                                 QStringLiteral("RUN"));
+    addFlameOptions(parser);
     if (auto done = parseCommandLine(parser, args, kSummary)) return *done;
-    const bool diffing = parser.isSet(diffRun);
-    if (parser.positionalArguments().size() != 1 || (!parser.isSet(out) && !diffing)) {
-        printError("flame needs one RUN and -o OUT (see runlens flame --help)");
-        return kExitUsage;
-    }
-    const std::string outPath = parser.isSet(out) ? parser.value(out).toStdString() : std::string("-");
-    const std::string ext = outPath == "-" ? ".folded" : std::filesystem::path(outPath).extension().string();
-    size_t topN = 15;
-    if (diffing) {
-        if (outPath != "-" && ext != ".txt") {
-            printError("--diff-run writes text: -o - (the default) or a .txt file");
-            return kExitUsage;
-        }
-        if (parser.isSet(focus) || parser.isSet(perThread) || parser.value(value) != QLatin1String("samples")) {
-            printError("--diff-run compares samples of whole trees: without --focus, --per-thread or --value weight");
-            return kExitUsage;
-        }
-        bool topOk = false;
-        const int n = parser.value(top).toInt(&topOk);
-        if (!topOk || n < 1) {
-            printError("--top: a positive number");
-            return kExitUsage;
-        }
-        topN = static_cast<size_t>(n);
-    }
-    if (ext != ".folded" && ext != ".svg" && ext != ".png" && ext != ".txt") {
-        printError(fmt::format("-o {}: the output must end in .folded, .svg or .png (or be -)", outPath));
-        return kExitUsage;
-    }
-    if ((ext == ".svg" || ext == ".png") && !qobject_cast<QGuiApplication*>(QCoreApplication::instance())) {
-        printError("drawing needs the GUI libraries; this build started without them");
-        return kExitFailure;
-    }
-
-    analysis::FlameQuery query;
-    query.nodes = splitList(parser.values(node));
-    query.threadPattern = parser.value(thread).toStdString();
-    query.perThread = parser.isSet(perThread);
-    for (const std::string& p : splitList(parser.values(phase))) {
-        auto ph = analysis::phaseFromName(p);
-        if (!ph) {
-            printError(fmt::format("--phase: unknown phase \"{}\" (comm, input, checkpoint, gpu_wait, idle, compute, "
-                                   "other)",
-                                   p));
-            return kExitUsage;
-        }
-        query.phases.push_back(*ph);
-    }
-    const QString untimedMode = parser.value(untimed);
-    if (untimedMode == QLatin1String("include"))
-        query.untimed = analysis::UntimedStacks::Include;
-    else if (untimedMode == QLatin1String("exclude"))
-        query.untimed = analysis::UntimedStacks::Exclude;
-    else if (untimedMode != QLatin1String("auto")) {
-        printError("--untimed: auto, include or exclude");
-        return kExitUsage;
-    }
-    const QString valueMode = parser.value(value);
-    if (valueMode != QLatin1String("samples") && valueMode != QLatin1String("weight")) {
-        printError("--value: samples or weight");
-        return kExitUsage;
-    }
-    bool widthOk = false;
-    const int px = parser.value(width).toInt(&widthOk);
-    if (!widthOk || px < 200 || px > 20000) {
-        printError("--width: a number of pixels between 200 and 20000");
-        return kExitUsage;
-    }
-
-    auto classifier = analysis::PhaseClassifier::builtIn();
-    if (!classifier) {
-        printError(classifier.error().toString());
-        return kExitFailure;
-    }
-    if (parser.isSet(pack)) {
-        QFile f(parser.value(pack));
-        if (!f.open(QIODevice::ReadOnly)) {
-            printError(fmt::format("--phase-pack {}: cannot read it", parser.value(pack).toStdString()));
-            return kExitFailure;
-        }
-        const QByteArray text = f.readAll();
-        auto user = analysis::PhaseClassifier::fromText(std::string_view(text.constData(), text.size()),
-                                                        parser.value(pack).toStdString());
-        if (!user) {
-            printError(user.error().toString());
-            return kExitFailure;
-        }
-        if (Status s = classifier->add(*user); !s) {
-            printError(s.error().toString());
-            return kExitFailure;
-        }
-    }
-
-    const std::string runPath = parser.positionalArguments().front().toStdString();
-    auto db = store::RunDatabase::open(runPath, store::OpenMode::ReadOnly);
-    if (!db) {
-        printError(db.error().toString());
-        return kExitFailure;
-    }
-    auto window = parseWindow(parser.value(from).toStdString(), parser.value(to).toStdString(), runStartNs(**db));
-    if (!window) {
-        printError(window.error().message);
-        return kExitUsage;
-    }
-    query.window = *window;
-
-    auto phases = std::make_shared<analysis::PhaseClassifier>(std::move(*classifier));
-    if (diffing) {
-        const std::string pathB = parser.value(diffRun).toStdString();
-        auto dbB = store::RunDatabase::open(pathB, store::OpenMode::ReadOnly);
-        if (!dbB) {
-            printError(dbB.error().toString());
-            return kExitFailure;
-        }
-        // Offsets count from each run's own start, so "+10m" is the same moment of both runs.
-        auto windowB = parseWindow(parser.value(from).toStdString(), parser.value(to).toStdString(), runStartNs(**dbB));
-        if (!windowB) {
-            printError(windowB.error().message);
-            return kExitUsage;
-        }
-        analysis::FlameQuery queryB = query;
-        queryB.window = *windowB;
-        analysis::FlameSource a(**db, phases);
-        analysis::FlameSource b(**dbB, phases);
-        analysis::FlameCompareOptions options;
-        options.limit = topN;
-        auto cmp = analysis::compareFlames(a, query, b, queryB, options);
-        if (!cmp) {
-            printError(cmp.error().toString());
-            return cmp.error().code == ErrorCode::Usage ? kExitUsage : kExitFailure;
-        }
-        const std::string text = changesText(*cmp, std::filesystem::path(runPath).filename().string(),
-                                             std::filesystem::path(pathB).filename().string(),
-                                             describeWindow(query.window), describeWindow(queryB.window));
-        std::FILE* f = outPath == "-" ? stdout : std::fopen(outPath.c_str(), "wb");
-        if (!f || std::fwrite(text.data(), 1, text.size(), f) != text.size() || (f != stdout && std::fclose(f))) {
-            printError(fmt::format("{}: cannot write it", outPath));
-            return kExitFailure;
-        }
-        return kExitOk;
-    }
-
-    analysis::FlameSource source(**db, phases);
-    auto tree = source.tree(query);
-    if (!tree) {
-        printError(tree.error().toString());
-        return tree.error().code == ErrorCode::Usage ? kExitUsage : kExitFailure;
-    }
-    const analysis::FlameTree& t = **tree;
-    int32_t focusNode = 0;
-    if (parser.isSet(focus)) {
-        const auto path = analysis::splitFramePath(parser.value(focus).toStdString());
-        focusNode = t.find(path);
-        if (focusNode < 0) {
-            printError(fmt::format("--focus: no call path \"{}\" in this selection (paths start at a root frame; "
-                                   "try \"runlens flame ... -o -\" to see them)",
-                                   parser.value(focus).toStdString()));
-            return kExitFailure;
-        }
-    }
-    if (t.totalSamples() == 0)
-        fmt::print(stderr, "runlens: no stack samples in this selection ({} thread{} matched, {})\n", t.threadCount(),
-                   t.threadCount() == 1 ? "" : "s", describeWindow(query.window));
-
-    std::string bytes;
-    if (ext == ".folded" || ext == ".txt") {
-        bytes = analysis::foldedText(
-            t, valueMode == QLatin1String("weight") ? analysis::FlameValue::Weight : analysis::FlameValue::Samples,
-            focusNode);
-    } else {
-        widgets::FlamePaintOptions o;
-        o.colors = parser.value(colors) == QLatin1String("package") ? widgets::FlameColors::Package
-                                                                    : widgets::FlameColors::Phase;
-        o.caption << QStringLiteral("%1 — %2 samples, %3 thread%4, %5")
-                         .arg(QString::fromStdString(std::filesystem::path(runPath).filename().string()))
-                         .arg(t.totalSamples())
-                         .arg(t.threadCount())
-                         .arg(t.threadCount() == 1 ? QString() : QStringLiteral("s"))
-                         .arg(QString::fromStdString(describeWindow(query.window)));
-        QStringList filters;
-        if (!query.nodes.empty()) filters << QStringLiteral("nodes: ") + parser.values(node).join(QLatin1Char(','));
-        if (!query.threadPattern.empty()) filters << QStringLiteral("threads: /%1/").arg(parser.value(thread));
-        if (!query.phases.empty()) filters << QStringLiteral("phases: ") + parser.values(phase).join(QLatin1Char(','));
-        if (focusNode > 0) filters << QStringLiteral("focus: ") + parser.value(focus);
-        if (!filters.isEmpty()) o.caption << filters.join(QStringLiteral("   "));
-        if (ext == ".svg") {
-            bytes = widgets::renderFlameSvg(t, focusNode, px, o);
-        } else {
-            const QImage image = widgets::renderFlameImage(t, focusNode, px, o);
-            if (!image.save(QString::fromStdString(outPath), "PNG")) {
-                printError(fmt::format("{}: cannot write the image", outPath));
-                return kExitFailure;
-            }
-        }
-    }
-    if (ext != ".png") {
-        std::FILE* f = outPath == "-" ? stdout : std::fopen(outPath.c_str(), "wb");
-        if (!f || std::fwrite(bytes.data(), 1, bytes.size(), f) != bytes.size() || (f != stdout && std::fclose(f))) {
-            printError(fmt::format("{}: cannot write it", outPath));
-            return kExitFailure;
-        }
-    }
-    if (outPath != "-")
-        fmt::print(stderr, "{} samples from {} thread{}{} → {}\n", t.totalSamples(), t.threadCount(),
-                   t.threadCount() == 1 ? "" : "s",
-                   t.untimedSamples() ? fmt::format(" ({} untimed)", t.untimedSamples()) : "", outPath);
-    return kExitOk;
+    FlameRequest r;
+    if (Status s = readOutput(parser, r); !s) return exitFor(s.error());
+    if (Status s = readSelection(parser, r); !s) return exitFor(s.error());
+    auto phases = loadPhases(r.packPath);
+    if (!phases) return exitFor(phases.error());
+    auto db = store::RunDatabase::open(r.runPath, store::OpenMode::ReadOnly);
+    if (!db) return exitFor(db.error());
+    auto window = parseWindow(r.from, r.to, runStartNs(**db));
+    if (!window) return exitFor(window.error());
+    r.query.window = *window;
+    const Status done = r.diffRun.empty() ? writeFlame(**db, r, *phases, parser) : writeDiff(**db, r, *phases);
+    return done ? kExitOk : exitFor(done.error());
 }
 
 } // namespace runlens::app

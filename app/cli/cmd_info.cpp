@@ -82,139 +82,91 @@ Status printTraceSlices(store::RunDatabase& db, const std::vector<store::NodeInf
     return okStatus();
 }
 
-} // namespace
-
-int cmdInfo(const QStringList& args)
+void printGpuPeaks()
 {
-    QCommandLineParser parser;
-    const QCommandLineOption problems(QStringLiteral("problems"),
-                                      QStringLiteral("Stored problems to show per import (default 5)."),
-                                      QStringLiteral("N"), QStringLiteral("5"));
-    parser.addOption(problems);
-    const QCommandLineOption listPeaks(QStringLiteral("list-gpu-peaks"),
-                                       QStringLiteral("List the built-in GPU peak table (dense TFLOP/s) and exit."));
-    parser.addOption(listPeaks);
-    for (const QCommandLineOption& o : mfuOptions())
-        parser.addOption(o);
-    parser.addPositionalArgument(QStringLiteral("run"), QStringLiteral("Run database (.runlens)."),
-                                 QStringLiteral("RUN"));
-    if (auto done = parseCommandLine(parser, args,
-                                     "Show what a run database holds. The model and GPU options are kept in the run "
-                                     "for its MFU."))
-        return *done;
-    if (parser.isSet(listPeaks)) {
-        fmt::print("{:<10} {:>8} {:>8} {:>8}  {:<18} {}\n", "GPU", "BF16", "FP16", "FP8", "MATCHES", "SOURCE");
-        const auto cell = [](const std::optional<double>& v) { return v ? fmt::format("{:g}", *v) : std::string("-"); };
-        for (const analysis::GpuPeak& p : analysis::gpuPeaks()) {
-            std::string words;
-            for (const std::string& w : p.match)
-                words += (words.empty() ? "" : " + ") + w;
-            fmt::print("{:<10} {:>8} {:>8} {:>8}  {:<18} {}\n", p.model, cell(p.bf16), cell(p.fp16), cell(p.fp8), words,
-                       p.source);
-        }
-        return kExitOk;
+    fmt::print("{:<10} {:>8} {:>8} {:>8}  {:<18} {}\n", "GPU", "BF16", "FP16", "FP8", "MATCHES", "SOURCE");
+    const auto cell = [](const std::optional<double>& v) { return v ? fmt::format("{:g}", *v) : std::string("-"); };
+    for (const analysis::GpuPeak& p : analysis::gpuPeaks()) {
+        std::string words;
+        for (const std::string& w : p.match)
+            words += (words.empty() ? "" : " + ") + w;
+        fmt::print("{:<10} {:>8} {:>8} {:>8}  {:<18} {}\n", p.model, cell(p.bf16), cell(p.fp16), cell(p.fp8), words,
+                   p.source);
     }
-    auto changes = mfuSettingChanges(parser);
-    if (!changes) {
-        printError(changes.error().message);
-        return kExitUsage;
-    }
-    if (parser.positionalArguments().size() != 1) {
-        printError("info needs exactly one RUN (see runlens info --help)");
-        return kExitUsage;
-    }
-    const std::string path = parser.positionalArguments().front().toStdString();
-    auto db = store::RunDatabase::open(path, changes->empty() ? store::OpenMode::ReadOnly : store::OpenMode::ReadWrite);
-    if (!db) {
-        printError(db.error().toString());
-        return kExitFailure;
-    }
-    if (Status s = keepMfuSettings(**db, *changes); !s) {
-        printError(s.error().toString());
-        return kExitFailure;
-    }
-    store::RunReader reader(**db);
-    auto nodes = reader.nodes();
-    auto devices = reader.devices();
-    auto series = reader.series();
-    auto imports = reader.imports();
-    for (const Error* e : {nodes ? nullptr : &nodes.error(), devices ? nullptr : &devices.error(),
-                           series ? nullptr : &series.error(), imports ? nullptr : &imports.error()}) {
-        if (e) {
-            printError(e->toString());
-            return kExitFailure;
-        }
-    }
+}
 
+// What the run holds, by id.
+struct RunContents
+{
+    std::vector<store::NodeInfo> nodes;
+    std::vector<store::DeviceInfo> devices;
     std::map<int64_t, const store::NodeInfo*> nodeById;
-    for (const auto& n : *nodes)
-        nodeById[n.id] = &n;
     std::map<int64_t, const store::DeviceInfo*> deviceById;
-    for (const auto& d : *devices)
-        deviceById[d.id] = &d;
 
-    fmt::print("Run {}\n\n", path);
-    fmt::print("Nodes ({})\n", nodes->size());
-    for (const auto& n : *nodes) {
+    std::string nodeName(int64_t id) const
+    {
+        const auto it = nodeById.find(id);
+        return it != nodeById.end() ? it->second->name : "?";
+    }
+};
+
+void printNodesAndDevices(const RunContents& run)
+{
+    fmt::print("Nodes ({})\n", run.nodes.size());
+    for (const auto& n : run.nodes) {
         int nDevices = 0;
-        for (const auto& d : *devices)
+        for (const auto& d : run.devices)
             nDevices += d.nodeId == n.id ? 1 : 0;
         fmt::print("  {:<24} {} device{}, named from {}{}{}\n", n.name, nDevices, nDevices == 1 ? "" : "s",
                    n.nameSource, n.timeZone.empty() ? "" : ", time zone " + n.timeZone,
                    n.clockOffsetNs ? fmt::format(", clock offset {} ns", n.clockOffsetNs) : "");
     }
-    if (nodes->size() > 1) {
+    if (run.nodes.size() > 1) {
         fmt::print("\n");
-        printClocks(*nodes);
+        printClocks(run.nodes);
     }
-
-    fmt::print("\nDevices ({})\n", devices->size());
-    for (const auto& d : *devices) {
+    fmt::print("\nDevices ({})\n", run.devices.size());
+    for (const auto& d : run.devices) {
         std::string about;
         for (const auto& [key, v] : d.attributes)
             about += fmt::format("{}{}={}", about.empty() ? "" : ", ", key, v);
-        fmt::print("  {:<24} {:<8} {}\n", nodeById.count(d.nodeId) ? nodeById[d.nodeId]->name : "?",
-                   d.name.empty() ? d.kind : d.kind + ":" + d.name, about);
+        fmt::print("  {:<24} {:<8} {}\n", run.nodeName(d.nodeId), d.name.empty() ? d.kind : d.kind + ":" + d.name,
+                   about);
     }
+}
 
-    auto mfu = analysis::runMfu(**db);
-    if (!mfu) {
-        printError(mfu.error().toString());
-        return kExitFailure;
-    }
-    fmt::print("\n{}\n", analysis::mfuLine(*mfu));
-
-    fmt::print("\nSeries ({})\n", series->size());
-    if (!series->empty())
+void printSeries(const RunContents& run, const std::vector<store::SeriesInfo>& series)
+{
+    fmt::print("\nSeries ({})\n", series.size());
+    if (!series.empty())
         fmt::print("  {:<16} {:<12} {:<28} {:<7} {:>9} {:>8} {:<25} {:<25} {:>12} {:>12} {:>12}  {}\n", "NODE",
                    "DEVICE", "METRIC", "UNIT", "POINTS", "MISSING", "FIRST", "LAST", "MIN", "MEAN", "MAX", "SOURCE");
-    for (const auto& s : *series) {
-        const store::DeviceInfo* d = deviceById[s.deviceId];
-        const std::string device = d ? (d->name.empty() ? d->kind : d->kind + ":" + d->name) : "?";
+    for (const auto& s : series) {
+        const auto d = run.deviceById.find(s.deviceId);
+        const std::string device = d == run.deviceById.end() ? "?"
+                                   : d->second->name.empty() ? d->second->kind
+                                                             : d->second->kind + ":" + d->second->name;
         const std::optional<double> mean =
             s.points > s.missingPoints ? std::optional<double>(s.sum / static_cast<double>(s.points - s.missingPoints))
                                        : std::nullopt;
         const std::string metric = s.labels.empty() ? s.metric : fmt::format("{}{{{}}}", s.metric, s.labels);
         fmt::print("  {:<16} {:<12} {:<28} {:<7} {:>9} {:>8} {:<25} {:<25} {:>12} {:>12} {:>12}  {}\n",
-                   nodeById.count(s.nodeId) ? nodeById[s.nodeId]->name : "?", device, metric,
-                   s.unit.empty() ? "-" : s.unit, s.points, s.missingPoints, utcTime(s.firstNs), utcTime(s.lastNs),
-                   value(s.minValue), value(mean), value(s.maxValue), s.source);
+                   run.nodeName(s.nodeId), device, metric, s.unit.empty() ? "-" : s.unit, s.points, s.missingPoints,
+                   utcTime(s.firstNs), utcTime(s.lastNs), value(s.minValue), value(mean), value(s.maxValue), s.source);
     }
+}
 
-    // Per node: processes and threads with their timed samples (and time range) and untimed stacks.
-    store::StackReader stacks(**db);
-    auto stackThreads = stacks.threads();
-    if (!stackThreads) {
-        printError(stackThreads.error().toString());
-        return kExitFailure;
-    }
+// Per node: processes and threads with their timed samples (and time range) and untimed stacks.
+Status printStacks(store::RunDatabase& db)
+{
+    store::StackReader stacks(db);
+    RUNLENS_ASSIGN_OR_RETURN(const auto threads, stacks.threads());
     int64_t totalSamples = 0;
-    for (const auto& t : *stackThreads)
+    for (const auto& t : threads)
         totalSamples += t.timedSamples + t.untimedSamples;
-    fmt::print("\nStack samples ({} in {} thread{})\n", totalSamples, stackThreads->size(),
-               stackThreads->size() == 1 ? "" : "s");
+    fmt::print("\nStack samples ({} in {} thread{})\n", totalSamples, threads.size(), threads.size() == 1 ? "" : "s");
     std::string lastNode = "\x01";
-    for (const auto& t : *stackThreads) {
+    for (const auto& t : threads) {
         if (t.timedSamples + t.untimedSamples == 0) continue;
         if (t.node != lastNode) {
             fmt::print("  node {}\n    {:<32} {:<28} {:>10} {:>10} {:<25} {:<25}\n", t.node, "PROCESS", "THREAD",
@@ -227,15 +179,14 @@ int cmdInfo(const QStringList& args)
                    thread.empty() ? "-" : thread, t.timedSamples, t.untimedSamples, utcTime(t.firstNs),
                    utcTime(t.lastNs));
     }
+    return okStatus();
+}
 
-    if (Status s = printTraceSlices(**db, *nodes); !s) {
-        printError(s.error().toString());
-        return kExitFailure;
-    }
-
-    const int shown = parser.value(problems).toInt();
-    fmt::print("\nImports ({})\n", imports->size());
-    for (const auto& i : *imports) {
+// Each import with its summary, how its times were placed and its first `shown` problems.
+Status printImports(store::RunReader& reader, const std::vector<store::ImportInfo>& imports, int shown)
+{
+    fmt::print("\nImports ({})\n", imports.size());
+    for (const auto& i : imports) {
         fmt::print("  #{} {}\n      {} → node {}: {} rows, {} points, {} samples, {} problem{}{}, {:.0f} ms\n", i.id,
                    i.path, i.format, i.node, i.rows, i.points, i.samples, i.diagnostics, i.diagnostics == 1 ? "" : "s",
                    i.dataLoss ? fmt::format(" ({} with data loss)", i.dataLoss) : "", i.durationMs);
@@ -246,20 +197,73 @@ int cmdInfo(const QStringList& args)
         else if (i.anchor == "unanchored")
             fmt::print("      time: unanchored, not on the timeline: {}\n", i.anchorMethod);
         if (i.diagnostics == 0) continue;
-        auto counts = reader.diagnosticCounts(i.id);
-        auto entries = reader.diagnostics(i.id, shown);
-        if (!counts || !entries) {
-            printError((counts ? entries.error() : counts.error()).toString());
-            return kExitFailure;
-        }
+        RUNLENS_ASSIGN_OR_RETURN(const auto counts, reader.diagnosticCounts(i.id));
+        RUNLENS_ASSIGN_OR_RETURN(const auto entries, reader.diagnostics(i.id, shown));
         std::string byKind;
-        for (const auto& [kind, n] : *counts)
+        for (const auto& [kind, n] : counts)
             byKind += fmt::format("{}{} {}", byKind.empty() ? "" : ", ", n, kind);
         fmt::print("      problems: {}\n", byKind);
-        for (const auto& e : *entries)
+        for (const auto& e : entries)
             fmt::print("      {}: {}: {}\n", e.where.toString(), e.kind, e.message);
     }
-    return kExitOk;
+    return okStatus();
+}
+
+Status printRun(store::RunDatabase& db, const std::string& path, int shownProblems)
+{
+    store::RunReader reader(db);
+    RunContents run;
+    RUNLENS_ASSIGN_OR_RETURN(run.nodes, reader.nodes());
+    RUNLENS_ASSIGN_OR_RETURN(run.devices, reader.devices());
+    RUNLENS_ASSIGN_OR_RETURN(const auto series, reader.series());
+    RUNLENS_ASSIGN_OR_RETURN(const auto imports, reader.imports());
+    for (const auto& n : run.nodes)
+        run.nodeById[n.id] = &n;
+    for (const auto& d : run.devices)
+        run.deviceById[d.id] = &d;
+    fmt::print("Run {}\n\n", path);
+    printNodesAndDevices(run);
+    RUNLENS_ASSIGN_OR_RETURN(const auto mfu, analysis::runMfu(db));
+    fmt::print("\n{}\n", analysis::mfuLine(mfu));
+    printSeries(run, series);
+    RUNLENS_TRY(printStacks(db));
+    RUNLENS_TRY(printTraceSlices(db, run.nodes));
+    return printImports(reader, imports, shownProblems);
+}
+
+} // namespace
+
+int cmdInfo(const QStringList& args)
+{
+    QCommandLineParser parser;
+    parser.addOption({QStringLiteral("problems"), QStringLiteral("Stored problems to show per import (default 5)."),
+                      QStringLiteral("N"), QStringLiteral("5")});
+    parser.addOption({QStringLiteral("list-gpu-peaks"),
+                      QStringLiteral("List the built-in GPU peak table (dense TFLOP/s) and exit.")});
+    for (const QCommandLineOption& o : mfuOptions())
+        parser.addOption(o);
+    parser.addPositionalArgument(QStringLiteral("run"), QStringLiteral("Run database (.runlens)."),
+                                 QStringLiteral("RUN"));
+    if (auto done = parseCommandLine(parser, args,
+                                     "Show what a run database holds. The model and GPU options are kept in the run "
+                                     "for its MFU."))
+        return *done;
+    if (parser.isSet(QStringLiteral("list-gpu-peaks"))) {
+        printGpuPeaks();
+        return kExitOk;
+    }
+    auto changes = mfuSettingChanges(parser);
+    if (!changes) return exitFor(changes.error());
+    if (parser.positionalArguments().size() != 1) {
+        printError("info needs exactly one RUN (see runlens info --help)");
+        return kExitUsage;
+    }
+    const std::string path = parser.positionalArguments().front().toStdString();
+    auto db = store::RunDatabase::open(path, changes->empty() ? store::OpenMode::ReadOnly : store::OpenMode::ReadWrite);
+    if (!db) return exitFor(db.error());
+    if (Status s = keepMfuSettings(**db, *changes); !s) return exitFor(s.error());
+    const Status printed = printRun(**db, path, parser.value(QStringLiteral("problems")).toInt());
+    return printed ? kExitOk : exitFor(printed.error());
 }
 
 } // namespace runlens::app
