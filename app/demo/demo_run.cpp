@@ -1,6 +1,7 @@
 #include "app/demo/demo_run.h"
 
 #include "analysis/mfu/mfu.h"
+#include "app/demo/demo_random.h"
 #include "app/demo/demo_stacks.h"
 #include "app/demo/demo_trace.h"
 
@@ -16,26 +17,6 @@ namespace fs = std::filesystem;
 
 namespace runlens::app {
 namespace {
-
-// splitmix64: small, fast and the same on every platform (std distributions are not).
-class Random
-{
-public:
-    explicit Random(uint64_t seed) : m_state(seed) {}
-    uint64_t next()
-    {
-        uint64_t z = (m_state += 0x9e3779b97f4a7c15ull);
-        z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-        z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-        return z ^ (z >> 31);
-    }
-    double uniform() { return static_cast<double>(next() >> 11) * 0x1.0p-53; }
-    // Roughly normal (Irwin-Hall of 4), mean 0, standard deviation sd.
-    double normal(double sd) { return (uniform() + uniform() + uniform() + uniform() - 2.0) * sd * 1.7320508; }
-
-private:
-    uint64_t m_state;
-};
 
 void civil(int64_t days, int& y, int& m, int& d)
 {
@@ -124,7 +105,7 @@ const char* const kDemoNvsmiHeader =
 
 Expected<int64_t> writeDemoNvsmiCsv(const DemoSpec& spec, int node, std::FILE* out)
 {
-    Random rng(spec.seed * 1000003u + static_cast<uint64_t>(node));
+    DemoRandom rng(spec.seed * 1000003u + static_cast<uint64_t>(node));
     const int64_t samples = static_cast<int64_t>(spec.hours * 3600.0 * 1000.0 / spec.intervalMs);
     const int gpus = spec.gpusPerNode;
     std::vector<double> memMiB(gpus, 1024.0);
@@ -184,7 +165,7 @@ Expected<int64_t> writeDemoNvsmiCsv(const DemoSpec& spec, int node, std::FILE* o
 
 Expected<int64_t> writeDemoDcgmExporter(const DemoSpec& spec, int node, std::FILE* out)
 {
-    Random rng(spec.seed * 7919u + static_cast<uint64_t>(node));
+    DemoRandom rng(spec.seed * 7919u + static_cast<uint64_t>(node));
     const int64_t samples = static_cast<int64_t>(spec.hours * 3600.0 * 1000.0 / spec.intervalMs);
     std::string buf;
     buf.reserve(1 << 20);
@@ -247,7 +228,7 @@ Expected<int64_t> writeDemoDcgmExporter(const DemoSpec& spec, int node, std::FIL
 
 Expected<int64_t> writeDemoNodeExporter(const DemoSpec& spec, int node, std::FILE* out)
 {
-    Random rng(spec.seed * 104729u + static_cast<uint64_t>(node));
+    DemoRandom rng(spec.seed * 104729u + static_cast<uint64_t>(node));
     constexpr int kScrapeS = 5;
     const auto scrapes = static_cast<int64_t>(spec.hours * 3600.0 / kScrapeS);
     constexpr int kCpus = 8;
@@ -380,7 +361,7 @@ double round2(double v)
 
 double demoStepLoss(const DemoSpec& spec, int64_t step)
 {
-    Random rng(spec.seed * 0x9e3779b97f4a7c15ull ^ static_cast<uint64_t>(step) * 0xd1b54a32d192ed03ull);
+    DemoRandom rng(spec.seed * kSplitMixGamma ^ static_cast<uint64_t>(step) * 0xd1b54a32d192ed03ull);
     const double trend =
         kLossFloor + kLossSpan * std::pow(1.0 + static_cast<double>(step) / kLossScaleSteps, -kLossExponent);
     return trend + rng.normal(kLossNoise);

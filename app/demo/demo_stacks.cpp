@@ -1,5 +1,6 @@
 #include "app/demo/demo_stacks.h"
 
+#include "app/demo/demo_random.h"
 #include "app/demo/demo_run.h"
 
 #include <algorithm>
@@ -15,20 +16,12 @@
 namespace runlens::app {
 namespace {
 
-// splitmix64, as in demo_run.cpp: the same numbers on every platform.
-uint64_t mix(uint64_t z)
-{
-    z += 0x9e3779b97f4a7c15ull;
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-}
-
+// One splitmix64 output per counter value (a stream per seed, unlike DemoRandom's).
 class Random
 {
 public:
     explicit Random(uint64_t seed) : m_state(seed) {}
-    double uniform() { return static_cast<double>(mix(m_state++) >> 11) * 0x1.0p-53; }
+    double uniform() { return unitInterval(splitMix(m_state++)); }
     double exponential(double mean) { return -std::log(1.0 - uniform()) * mean; }
 
 private:
@@ -284,7 +277,7 @@ public:
         const auto step = static_cast<uint64_t>(t / stepS);
         const double u = t - static_cast<double>(step) * stepS;
         // Each rank waits briefly for its next batch; about one step in ten the workers fall behind.
-        const uint64_t h = mix(m_spec.seed ^ mix(static_cast<uint64_t>(m_rank) * 7919u + step));
+        const uint64_t h = splitMix(m_spec.seed ^ splitMix(static_cast<uint64_t>(m_rank) * 7919u + step));
         const double input = (h % 10 == 0 ? 0.9 : 0.12) + static_cast<double>(h >> 40 & 0xff) / 255.0 * 0.08;
         if (u < input) return Activity::Input;
         if (u < input + kForward * stepS) return Activity::Forward;
@@ -443,7 +436,7 @@ Expected<int64_t> writeDemoSpeedscope(const DemoSpec& spec, int globalRank, std:
                        "\"startUnixNs\":{},\"samples\":[",
                        ti ? "," : "", jsonString(fmt::format("Thread {} \"{}\"", thread.tid, thread.name)),
                        static_cast<double>(n) / spec.stackRateHz, startNs);
-        Random rng(mix(spec.seed * 1000003u + static_cast<uint64_t>(globalRank) * 131u + ti));
+        Random rng(splitMix(spec.seed * 1000003u + static_cast<uint64_t>(globalRank) * 131u + ti));
         bool first = true;
         Status failed = okStatus();
         sampler.run(thread, rng, [&](int stack) {
@@ -481,7 +474,7 @@ Expected<int64_t> writeDemoFolded(const DemoSpec& spec, int globalRank, std::FIL
     for (size_t ti = 0; ti < threads.size(); ++ti) {
         const ThreadPlan& thread = threads[ti];
         std::map<int, int64_t> counts;
-        Random rng(mix(spec.seed * 1000003u + static_cast<uint64_t>(globalRank) * 131u + ti));
+        Random rng(splitMix(spec.seed * 1000003u + static_cast<uint64_t>(globalRank) * 131u + ti));
         sampler.run(thread, rng, [&](int stack) { ++counts[stack]; });
         for (const auto& [stack, count] : counts) {
             fmt::format_to(std::back_inserter(buf), "{};thread ({}): {};{} {}\n", process, thread.tid, thread.name,

@@ -1,5 +1,6 @@
 #include "app/demo/demo_trace.h"
 
+#include "app/demo/demo_random.h"
 #include "app/demo/demo_stacks.h"
 
 #include <algorithm>
@@ -20,28 +21,6 @@ constexpr int kBlocks = 12;       // transformer blocks, each sharded: all-gathe
 constexpr int kComputeStream = 7; // PyTorch's default stream as CUPTI numbers it
 constexpr int kNcclStream = 22;   // the NCCL communicator's stream
 constexpr int64_t kQuarterNs = 91LL * 86400 * 1'000'000'000; // Kineto's baseTimeNanoseconds granularity
-
-// splitmix64, as in demo_run.cpp: the same numbers on every platform.
-class Random
-{
-public:
-    explicit Random(uint64_t seed) : m_state(seed) {}
-    double uniform()
-    {
-        uint64_t z = (m_state += 0x9e3779b97f4a7c15ull);
-        z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-        z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-        return static_cast<double>((z ^ (z >> 31)) >> 11) * 0x1.0p-53;
-    }
-    // A duration around meanNs, ±spread (a fraction).
-    int64_t around(int64_t meanNs, double spread)
-    {
-        return static_cast<int64_t>(static_cast<double>(meanNs) * (1.0 + spread * (2.0 * uniform() - 1.0)));
-    }
-
-private:
-    uint64_t m_state;
-};
 
 constexpr const char* kComputeKernels[] = {
     "nvjet_sm90_tst_128x256_64x4_2x1_v_bz_coopA_NNT",
@@ -157,7 +136,7 @@ Expected<int64_t> writeDemoKinetoTrace(const DemoSpec& spec, int globalRank, int
     const int64_t base = startNs / kQuarterNs * kQuarterNs;
     // One sequence for every rank: the ranks of a synchronous job run the same kernels in step, and a collective ends
     // at the same instant on all of them (what lines their clocks up); they differ only by their start offsets.
-    Random rng(spec.seed * 2654435761u);
+    DemoRandom rng(spec.seed * 2654435761u);
     TraceOut t(out, base, gpu);
 
     std::string ranks;

@@ -268,13 +268,7 @@ Expected<ReportResult> renderCompareReport(const analysis::RunComparison& c, con
     if (!doc.ok()) return makeError(ErrorCode::Io, doc.error().toStdString());
     doc.heading(QObject::tr("Comparison: %1").arg(title), 0);
     appendComparison(doc, c, 1, options);
-    if (!doc.finish()) return makeError(ErrorCode::Io, doc.error().toStdString());
-    ReportResult out;
-    out.pages = doc.pages();
-    out.headings = doc.headings();
-    out.files = doc.files();
-    if (!png) out.files.prepend(path);
-    return out;
+    return finishReport(doc, path, png);
 }
 
 } // namespace runlens::widgets

@@ -409,9 +409,13 @@ Expected<ReportResult> renderReport(const analysis::ReportModel& m, const QStrin
     findingsSection(doc, m);
     if (extra) extra(doc);
     appendix(doc, m);
+    return finishReport(doc, path, png);
+}
+
+Expected<ReportResult> finishReport(ReportDocument& doc, const QString& path, bool png)
+{
+    if (!doc.finish()) return makeError(ErrorCode::Io, doc.error().toStdString());
     ReportResult out;
-    const bool written = doc.finish();
-    if (!written) return makeError(ErrorCode::Io, doc.error().toStdString());
     out.pages = doc.pages();
     out.headings = doc.headings();
     out.files = doc.files();

@@ -28,4 +28,7 @@ Expected<ReportResult> renderReport(const analysis::ReportModel& model, const QS
                                     const ReportPageSetup& setup,
                                     const std::function<void(ReportDocument&)>& extra = {});
 
+// Finishes doc, written at path (a PDF, or with png a folder of pages), and says what it wrote.
+Expected<ReportResult> finishReport(ReportDocument& doc, const QString& path, bool png);
+
 } // namespace runlens::widgets
