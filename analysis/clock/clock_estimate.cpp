@@ -36,6 +36,7 @@ struct NodeData
 std::vector<CollectiveEnds> ranksOf(const std::map<int64_t, CollectiveEnds>& byRank)
 {
     std::vector<CollectiveEnds> out;
+    out.reserve(byRank.size());
     for (const auto& [rank, ends] : byRank)
         out.push_back(ends);
     return out;

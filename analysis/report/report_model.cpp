@@ -154,31 +154,21 @@ std::vector<timeline::LaneSpec> lanesForRule(const std::vector<timeline::LaneSpe
     return out;
 }
 
-Expected<ReportModel> buildReportModel(const std::string& runPath, const ReportOptions& options,
-                                       const ReportProgress& progress, const std::atomic<bool>* cancel)
-{
-    ReportModel m;
-    m.runPath = runPath;
-    m.runName = std::filesystem::path(runPath).filename().string();
-    m.generatedNs = QDateTime::currentMSecsSinceEpoch() * 1'000'000;
-    m.programVersion = RUNLENS_VERSION;
-    m.nodeFilter = options.nodes;
-    int total = 4, done = 0;
-    const auto step = [&](const std::string& what) -> Status {
-        if (cancel && cancel->load()) return makeError(ErrorCode::Cancelled, "report cancelled");
-        if (progress) progress(done++, total, what);
-        return okStatus();
-    };
+namespace {
 
-    RUNLENS_TRY(step("catalog"));
-    RUNLENS_ASSIGN_OR_RETURN(auto catalog, timeline::loadRunCatalog(runPath));
-    m.catalog = catalog;
-    const timeline::RunCatalog& cat = *catalog;
+bool onNodes(const ReportOptions& options, const std::string& node)
+{
+    return options.nodes.empty() || contains(options.nodes, node);
+}
+
+// The nodes, sources, stack samples and traces the report covers.
+Status describeCatalog(ReportModel& m, const timeline::RunCatalog& cat, const ReportOptions& options)
+{
     for (const std::string& n : options.nodes)
         if (std::none_of(cat.nodes.begin(), cat.nodes.end(), [&](const store::NodeInfo& x) { return x.name == n; }))
             return makeError(ErrorCode::Usage, fmt::format("--nodes: the run has no node \"{}\"", n));
     for (const store::NodeInfo& n : cat.nodes)
-        if (options.nodes.empty() || contains(options.nodes, n.name)) m.nodes.push_back(n.name);
+        if (onNodes(options, n.name)) m.nodes.push_back(n.name);
     for (const timeline::ImportProblems& p : cat.imports) {
         ReportSource src;
         src.path = p.import.path;
@@ -191,38 +181,42 @@ Expected<ReportModel> buildReportModel(const std::string& runPath, const ReportO
         m.sources.push_back(std::move(src));
     }
     for (const store::ThreadStacks& t : cat.stackThreads)
-        if (options.nodes.empty() || contains(options.nodes, t.node)) m.stackSamples += t.samples;
+        if (onNodes(options, t.node)) m.stackSamples += t.samples;
     m.hasTraces = std::any_of(cat.series.begin(), cat.series.end(), [](const store::SeriesInfo& s) {
         return s.metric == "gpu.kernel_busy" || s.metric == "gpu.comm_busy" || s.metric == "trace.collective_busy";
     });
+    return okStatus();
+}
 
-    RUNLENS_TRY(step("analysis"));
-    // Read-only unless the analysis made for the report is to be kept (and a file we may not write is still read).
-    auto db = store::RunDatabase::open(runPath,
-                                       options.storeAnalysis ? store::OpenMode::ReadWrite : store::OpenMode::ReadOnly);
-    if (!db && options.storeAnalysis) db = store::RunDatabase::open(runPath, store::OpenMode::ReadOnly);
-    if (!db) return db.error();
-    RUNLENS_ASSIGN_OR_RETURN(auto stored, loadStoredAnalysis(**db));
+// The run's stored analysis, or a fresh one (with the parameters set for the run, if any) when there is none or
+// options ask for it; kept in the run when options say so and the file is writable.
+Status loadAnalysis(ReportModel& m, store::RunDatabase& db, const ReportOptions& options,
+                    const std::atomic<bool>* cancel)
+{
+    RUNLENS_ASSIGN_OR_RETURN(auto stored, loadStoredAnalysis(db));
     if (stored && !options.reanalyze) {
         m.analysis = std::move(stored->analysis);
         m.overrides = std::move(stored->overrides);
         m.analysisRanNs = stored->ranAtNs;
-    } else {
-        // With the parameters set for the run, if any.
-        RuleParams params = RuleParams::defaults();
-        if (stored) {
-            m.overrides = stored->overrides;
-            params = stored->analysis.params;
-        }
-        RUNLENS_ASSIGN_OR_RETURN(auto fresh, analyzeRun(**db, params, {}, cancel));
-        m.analysis = std::move(fresh);
-        m.analysisFresh = true;
-        m.analysisRanNs = m.generatedNs;
-        if (options.storeAnalysis) (void)storeAnalysis(**db, m.analysis, m.overrides); // kept when the file is writable
+        return okStatus();
     }
-    RunAnalysis& a = m.analysis;
-    m.runFromNs = a.startNs;
-    m.runToNs = a.endNs;
+    RuleParams params = RuleParams::defaults();
+    if (stored) {
+        m.overrides = stored->overrides;
+        params = stored->analysis.params;
+    }
+    RUNLENS_ASSIGN_OR_RETURN(m.analysis, analyzeRun(db, params, {}, cancel));
+    m.analysisFresh = true;
+    m.analysisRanNs = m.generatedNs;
+    if (options.storeAnalysis) (void)storeAnalysis(db, m.analysis, m.overrides); // kept when the file is writable
+    return okStatus();
+}
+
+// The run's range (the metrics', else everything's) and the window the report covers.
+Status setWindow(ReportModel& m, const timeline::RunCatalog& cat, const ReportOptions& options)
+{
+    m.runFromNs = m.analysis.startNs;
+    m.runToNs = m.analysis.endNs;
     if (m.runToNs <= m.runFromNs) { // no metrics: the run's own range
         m.runFromNs = cat.firstNs;
         m.runToNs = cat.lastNs;
@@ -231,8 +225,14 @@ Expected<ReportModel> buildReportModel(const std::string& runPath, const ReportO
     m.toNs = options.toNs.value_or(m.runToNs);
     m.windowed = options.fromNs.has_value() || options.toNs.has_value();
     if (m.toNs <= m.fromNs) return makeError(ErrorCode::Usage, "--window: the window is empty");
+    return okStatus();
+}
 
-    // The findings asked for: by number or rule, on the nodes, with an episode in the window (only those kept).
+// The findings asked for: by number or rule, on the nodes, with an episode in the window (only those kept). The
+// analysis keeps only them, and the budgets and steps of the nodes asked for.
+std::vector<ReportFinding> selectFindings(ReportModel& m, const ReportOptions& options)
+{
+    RunAnalysis& a = m.analysis;
     m.findingsInRun = a.findings.size();
     std::vector<ReportFinding> kept;
     for (size_t i = 0; i < a.findings.size(); ++i) {
@@ -251,6 +251,7 @@ Expected<ReportModel> buildReportModel(const std::string& runPath, const ReportO
         kept.push_back(std::move(rf));
     }
     std::vector<Finding> shown;
+    shown.reserve(kept.size());
     for (const ReportFinding& rf : kept)
         shown.push_back(rf.finding);
     a.findings = std::move(shown);
@@ -258,24 +259,13 @@ Expected<ReportModel> buildReportModel(const std::string& runPath, const ReportO
         std::erase_if(a.budgets, [&](const TimeBudget& b) { return !contains(options.nodes, b.node); });
         std::erase_if(a.steps, [&](const StepTimes& s) { return !contains(options.nodes, s.node); });
     }
-    total = 4 + static_cast<int>(kept.size());
+    return kept;
+}
 
-    RUNLENS_TRY(step("key metrics"));
-    RUNLENS_ASSIGN_OR_RETURN(auto metrics,
-                             loadRunMetrics(**db, static_cast<int64_t>(a.params.get("rules.grid_s") * 1e9)));
-    for (NodeKeyMetrics& k : keyMetrics(metrics, a.params, m.fromNs, m.toNs))
-        if (options.nodes.empty() || contains(options.nodes, k.node)) m.keyMetrics.push_back(std::move(k));
-    for (const NodeKeyMetrics& k : m.keyMetrics)
-        m.gpus += k.gpus;
-
-    RUNLENS_TRY(step("overview"));
-    RUNLENS_ASSIGN_OR_RETURN(auto source, timeline::TimelineSource::open(runPath, m.catalog));
-    const std::vector<timeline::LaneSpec> runLanes = timeline::laneSpecs(cat);
-    m.overview.fromNs = m.fromNs;
-    m.overview.toNs = m.toNs;
-    m.overview.lanes = lanesForRule(runLanes, "overview");
-    // The primary findings' episodes, except a finding that covers most of the range (it would shade everything;
-    // the findings table says how much it covers).
+// The primary findings' episodes shaded on the overview, except a finding that covers most of the range (it would
+// shade everything; the findings table says how much it covers).
+void shadeOverview(ReportModel& m, const std::vector<ReportFinding>& kept)
+{
     for (const ReportFinding& rf : kept) {
         if (!rf.finding.primary) continue;
         int64_t covered = 0;
@@ -285,42 +275,99 @@ Expected<ReportModel> buildReportModel(const std::string& runPath, const ReportO
         for (const FindingEpisode& e : rf.finding.episodes)
             m.overview.spans.push_back({e.startNs, e.endNs, rf.finding.severity, rf.finding.rule});
     }
-    RUNLENS_ASSIGN_OR_RETURN(auto overview,
+}
+
+// A finding's figures: the timeline around its first episode (lanes without data there left out, utilization
+// kept) and the flame graph of that episode.
+Status findingFigures(ReportFinding& rf, const ReportModel& m, timeline::TimelineSource& source,
+                      const std::vector<timeline::LaneSpec>& runLanes, FlameSource& stacks,
+                      const ReportOptions& options)
+{
+    const Finding& f = rf.finding;
+    const FindingEpisode& e = f.episodes.front();
+    const auto [from, to] = episodeView(e);
+    rf.timeline.fromNs = std::max(from, m.runFromNs);
+    rf.timeline.toNs = std::min(to, m.runToNs);
+    if (rf.timeline.toNs <= rf.timeline.fromNs) rf.timeline.toNs = rf.timeline.fromNs + 1'000'000'000;
+    rf.timeline.lanes = lanesForRule(runLanes, f.rule);
+    for (const FindingEpisode& x : f.episodes)
+        if (overlaps(x, rf.timeline.fromNs, rf.timeline.toNs))
+            rf.timeline.spans.push_back({x.startNs, x.endNs, f.severity, f.rule});
+    RUNLENS_ASSIGN_OR_RETURN(auto frame,
+                             fetchFigure(source, *m.catalog, rf.timeline, f.nodes, f.gpus, options.figurePixels));
+    rf.timeline.frame = frame;
+    // Lanes without data in the episode (traces of a few profiled steps elsewhere) are left out; utilization stays.
+    if (frame) {
+        std::vector<timeline::LaneSpec> withData;
+        for (const timeline::LaneSpec& lane : rf.timeline.lanes) {
+            const auto part = std::find_if(frame->lanes.begin(), frame->lanes.end(),
+                                           [&](const timeline::LaneFrame& l) { return l.laneId == lane.id; });
+            if (lane.id == "gpu_util" || (part != frame->lanes.end() && part->hasData)) withData.push_back(lane);
+        }
+        rf.timeline.lanes = std::move(withData);
+    }
+    rf.flame = flameFigure(stacks, f, e.startNs, e.endNs);
+    return okStatus();
+}
+
+} // namespace
+
+Expected<ReportModel> buildReportModel(const std::string& runPath, const ReportOptions& options,
+                                       const ReportProgress& progress, const std::atomic<bool>* cancel)
+{
+    ReportModel m;
+    m.runPath = runPath;
+    m.runName = std::filesystem::path(runPath).filename().string();
+    m.generatedNs = QDateTime::currentMSecsSinceEpoch() * 1'000'000;
+    m.programVersion = RUNLENS_VERSION;
+    m.nodeFilter = options.nodes;
+    int total = 4, done = 0;
+    const auto step = [&](const std::string& what) -> Status {
+        if (cancel && cancel->load()) return makeError(ErrorCode::Cancelled, "report cancelled");
+        if (progress) progress(done++, total, what);
+        return okStatus();
+    };
+
+    RUNLENS_TRY(step("catalog"));
+    RUNLENS_ASSIGN_OR_RETURN(m.catalog, timeline::loadRunCatalog(runPath));
+    const timeline::RunCatalog& cat = *m.catalog;
+    RUNLENS_TRY(describeCatalog(m, cat, options));
+
+    RUNLENS_TRY(step("analysis"));
+    // Read-only unless the analysis made for the report is to be kept (and a file we may not write is still read).
+    auto db = store::RunDatabase::open(runPath,
+                                       options.storeAnalysis ? store::OpenMode::ReadWrite : store::OpenMode::ReadOnly);
+    if (!db && options.storeAnalysis) db = store::RunDatabase::open(runPath, store::OpenMode::ReadOnly);
+    if (!db) return db.error();
+    RUNLENS_TRY(loadAnalysis(m, **db, options, cancel));
+    RUNLENS_TRY(setWindow(m, cat, options));
+    std::vector<ReportFinding> kept = selectFindings(m, options);
+    total = 4 + static_cast<int>(kept.size());
+
+    RUNLENS_TRY(step("key metrics"));
+    const RunAnalysis& a = m.analysis;
+    RUNLENS_ASSIGN_OR_RETURN(auto metrics,
+                             loadRunMetrics(**db, static_cast<int64_t>(a.params.get("rules.grid_s") * 1e9)));
+    for (NodeKeyMetrics& k : keyMetrics(metrics, a.params, m.fromNs, m.toNs))
+        if (onNodes(options, k.node)) m.keyMetrics.push_back(std::move(k));
+    for (const NodeKeyMetrics& k : m.keyMetrics)
+        m.gpus += k.gpus;
+
+    RUNLENS_TRY(step("overview"));
+    RUNLENS_ASSIGN_OR_RETURN(auto source, timeline::TimelineSource::open(runPath, m.catalog));
+    const std::vector<timeline::LaneSpec> runLanes = timeline::laneSpecs(cat);
+    m.overview.fromNs = m.fromNs;
+    m.overview.toNs = m.toNs;
+    m.overview.lanes = lanesForRule(runLanes, "overview");
+    shadeOverview(m, kept);
+    RUNLENS_ASSIGN_OR_RETURN(m.overview.frame,
                              fetchFigure(*source, cat, m.overview, options.nodes, {}, options.figurePixels));
-    m.overview.frame = overview;
 
     RUNLENS_ASSIGN_OR_RETURN(auto classifier, PhaseClassifier::builtIn());
     FlameSource stacks(**db, std::make_shared<PhaseClassifier>(std::move(classifier)));
     for (ReportFinding& rf : kept) {
-        const Finding& f = rf.finding;
-        RUNLENS_TRY(step(fmt::format("finding {} ({})", rf.number, f.rule)));
-        if (f.episodes.empty()) {
-            m.findings.push_back(std::move(rf));
-            continue;
-        }
-        const FindingEpisode& e = f.episodes.front();
-        const auto [from, to] = episodeView(e);
-        rf.timeline.fromNs = std::max(from, m.runFromNs);
-        rf.timeline.toNs = std::min(to, m.runToNs);
-        if (rf.timeline.toNs <= rf.timeline.fromNs) rf.timeline.toNs = rf.timeline.fromNs + 1'000'000'000;
-        rf.timeline.lanes = lanesForRule(runLanes, f.rule);
-        for (const FindingEpisode& x : f.episodes)
-            if (overlaps(x, rf.timeline.fromNs, rf.timeline.toNs))
-                rf.timeline.spans.push_back({x.startNs, x.endNs, f.severity, f.rule});
-        RUNLENS_ASSIGN_OR_RETURN(auto frame,
-                                 fetchFigure(*source, cat, rf.timeline, f.nodes, f.gpus, options.figurePixels));
-        rf.timeline.frame = frame;
-        // Lanes without data in the episode (traces of a few profiled steps elsewhere) are left out; utilization stays.
-        if (frame) {
-            std::vector<timeline::LaneSpec> withData;
-            for (const timeline::LaneSpec& lane : rf.timeline.lanes) {
-                const auto part = std::find_if(frame->lanes.begin(), frame->lanes.end(),
-                                               [&](const timeline::LaneFrame& l) { return l.laneId == lane.id; });
-                if (lane.id == "gpu_util" || (part != frame->lanes.end() && part->hasData)) withData.push_back(lane);
-            }
-            rf.timeline.lanes = std::move(withData);
-        }
-        rf.flame = flameFigure(stacks, f, e.startNs, e.endNs);
+        RUNLENS_TRY(step(fmt::format("finding {} ({})", rf.number, rf.finding.rule)));
+        if (!rf.finding.episodes.empty()) RUNLENS_TRY(findingFigures(rf, m, *source, runLanes, stacks, options));
         m.findings.push_back(std::move(rf));
     }
     if (progress) progress(total, total, "done");

@@ -104,6 +104,8 @@ inline Status okStatus()
         if (auto runlens_try_result_ = (expr); !runlens_try_result_) return runlens_try_result_.error();               \
     } while (0)
 
+// decl is a declaration ("auto x") and tmp a name: neither can stand in parentheses.
+// NOLINTBEGIN(bugprone-macro-parentheses)
 #define RUNLENS_CONCAT_INNER_(a, b) a##b
 #define RUNLENS_CONCAT_(a, b) RUNLENS_CONCAT_INNER_(a, b)
 #define RUNLENS_ASSIGN_OR_RETURN_IMPL_(tmp, decl, expr)                                                                \
@@ -112,3 +114,4 @@ inline Status okStatus()
     decl = std::move(tmp).value()
 #define RUNLENS_ASSIGN_OR_RETURN(decl, expr)                                                                           \
     RUNLENS_ASSIGN_OR_RETURN_IMPL_(RUNLENS_CONCAT_(runlens_assign_result_, __LINE__), decl, expr)
+// NOLINTEND(bugprone-macro-parentheses)

@@ -152,7 +152,8 @@ SeriesPyramid PyramidBuilder::finish()
         for (const ReducedBucket& r : acc)
             level.buckets.push_back(toPyramid(r));
         p.levels.push_back(std::move(level));
-        if (acc.size() <= kCoarsestBuckets || width > std::numeric_limits<int64_t>::max() / (2 * kLevelFactor)) break;
+        if (acc.size() <= kCoarsestBuckets || width > std::numeric_limits<int64_t>::max() / (int64_t{2} * kLevelFactor))
+            break;
         const int64_t upperFirst = floorDiv(firstIndex, kLevelFactor);
         const int64_t upperLast = floorDiv(firstIndex + static_cast<int64_t>(acc.size()) - 1, kLevelFactor);
         std::vector<ReducedBucket> upper(static_cast<size_t>(upperLast - upperFirst + 1));

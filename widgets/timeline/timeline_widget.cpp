@@ -324,10 +324,10 @@ void TimelineWidget::startFetch()
             result->plots = std::move(plots);
             return result;
         },
-        failed, [this](std::shared_ptr<const FetchResult> result) { finishFetch(std::move(result)); });
+        failed, [this](const std::shared_ptr<const FetchResult>& result) { finishFetch(result); });
 }
 
-void TimelineWidget::showLane(uint64_t sourceEpoch, std::shared_ptr<const timeline::TimelineFrame> frame,
+void TimelineWidget::showLane(uint64_t sourceEpoch, const std::shared_ptr<const timeline::TimelineFrame>& frame,
                               const LanePlotData& plot)
 {
     if (sourceEpoch != m_sourceEpoch) return;
@@ -336,7 +336,7 @@ void TimelineWidget::showLane(uint64_t sourceEpoch, std::shared_ptr<const timeli
             lane->setPlotData(plot, frame, 0);
 }
 
-void TimelineWidget::finishFetch(std::shared_ptr<const FetchResult> result)
+void TimelineWidget::finishFetch(const std::shared_ptr<const FetchResult>& result)
 {
     m_inFlight = false;
     const bool current = result->sourceEpoch == m_sourceEpoch;

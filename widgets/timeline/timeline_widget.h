@@ -97,8 +97,9 @@ private:
     struct FetchResult;
     void requestFetch();
     void startFetch();
-    void finishFetch(std::shared_ptr<const FetchResult> result);
-    void showLane(uint64_t sourceEpoch, std::shared_ptr<const timeline::TimelineFrame> frame, const LanePlotData& plot);
+    void finishFetch(const std::shared_ptr<const FetchResult>& result);
+    void showLane(uint64_t sourceEpoch, const std::shared_ptr<const timeline::TimelineFrame>& frame,
+                  const LanePlotData& plot);
     void rebuildLanes();
     void applyRange(TimeRange range);
     void previewSelection(std::optional<TimeRange> range);
