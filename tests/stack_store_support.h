@@ -169,7 +169,7 @@ inline Status writeImport(RunDatabase& db, const std::string& hash, const std::f
         totals.samples = w.samplesWritten();
         s = w.finishImport(totals, Diagnostics());
     }
-    RUNLENS_TRY(s);
+    if (!s) return s.error();
     return tx.commit();
 }
 

@@ -64,7 +64,7 @@ QStringList strs(std::initializer_list<const char*> items)
 
 std::string encode(const QByteArray& text, const QString& encoding)
 {
-    const std::string plain = text.toStdString();
+    std::string plain = text.toStdString();
     if (encoding == QLatin1String("zstd")) return zstdCompress(plain);
     if (encoding == QLatin1String("gzip")) return gzipCompress(plain);
     if (encoding == QLatin1String("utf8bom") || encoding == QLatin1String("bom")) return "\xef\xbb\xbf" + plain;
@@ -113,7 +113,7 @@ std::string rawBytes(std::initializer_list<int> bytes)
 
 std::string zstdFrame(const std::string& head, uint64_t fillBytes, char fill, bool declared)
 {
-    constexpr uint64_t kBlock = 128 * 1024;
+    constexpr uint64_t kBlock = uint64_t{128} * 1024;
     std::string out = "\x28\xB5\x2F\xFD";
     if (declared) {
         out += static_cast<char>(0xE0); // 8-byte content size, single segment, no checksum, no dictionary

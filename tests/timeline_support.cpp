@@ -10,7 +10,7 @@ namespace runlens::test {
 
 std::string writeRun(const QTemporaryDir& dir, const std::string& name, const Fill& fill)
 {
-    const std::string path = dir.filePath(QString::fromStdString(name)).toStdString();
+    std::string path = dir.filePath(QString::fromStdString(name)).toStdString();
     auto db = store::RunDatabase::open(path, store::OpenMode::Create);
     if (!db) return {};
     auto tx = (*db)->transaction();

@@ -172,7 +172,7 @@ private Q_SLOTS:
         addRow("concatenated zstd frames with an empty frame", QStringLiteral("cat.zst"), zst(a) + zst({}) + zst(b),
                a + b, Compression::Zstd, 0, abLines);
 
-        QByteArray huge(10 * 1000 * 1000, 'x');
+        QByteArray huge(qsizetype{10} * 1000 * 1000, 'x');
         for (qsizetype i = 0; i < huge.size(); i += 1000)
             huge[i] = char('a' + (i / 1000) % 26);
         const QByteArray hugeText = "head\n" + huge + "\ntail\n";
@@ -269,7 +269,7 @@ private Q_SLOTS:
             const QByteArray source = fromFile ? "file" : "memory";
             for (size_t i = 0; i < std::min(got.size(), want.size()); ++i) {
                 const RefLine &g = got[i], &w = want[i];
-                const QByteArray where = source + " line " + QByteArray::number(qulonglong(i + 1));
+                const QByteArray where = source + " line " + QByteArray::number(qulonglong{i} + 1);
                 QVERIFY2(g.text == w.text,
                          (where + ": text differs: " + g.text.right(40).toHex() + " | " + w.text.right(40).toHex())
                              .constData());

@@ -80,11 +80,11 @@ private Q_SLOTS:
             {1, 5, 1, 1},      {kMaxNs - 1, 6, 1, 1}, {kMaxNs, 7, 1, 1}};
         QTest::newRow("INT64_MIN then INT64_MAX") << std::vector<StackSample>{{kMinNs, 1, 1, 1}, {kMaxNs, 1, 1, 2}};
         QTest::newRow("large callsite ids") << series(10, [&](int i) {
-            return StackSample{t0 + i, (int64_t{1} << 31) + i * 100000, 1, 1};
+            return StackSample{t0 + i, (int64_t{1} << 31) + int64_t{i} * 100000, 1, 1};
         });
         QTest::newRow("4096 samples") << series(kStackChunkSamples, [&](int i) {
-            return StackSample{t0 + i * 10 * kMs + static_cast<int64_t>(rng() % kMs), static_cast<int64_t>(rng() % 300),
-                               1 + static_cast<int64_t>(rng() % 2),
+            return StackSample{t0 + int64_t{i} * 10 * kMs + static_cast<int64_t>(rng() % kMs),
+                               static_cast<int64_t>(rng() % 300), 1 + static_cast<int64_t>(rng() % 2),
                                i % 5 ? 1.0 : static_cast<double>(rng() % 100) / 8.0};
         });
     }

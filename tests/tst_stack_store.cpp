@@ -390,7 +390,7 @@ private Q_SLOTS:
         std::vector<int64_t> sparse; // one sample a day for ~11 years: every chunk spans 2^44 ns buckets
         for (int64_t d = 0; d < 4100; ++d)
             sparse.push_back(kBase + d * 24 * kHour + d % 7);
-        QTest::newRow("one sample a day") << sparse << std::vector<int64_t>{kBase + 100 * 24 * kHour + 3};
+        QTest::newRow("one sample a day") << sparse << std::vector<int64_t>{kBase + int64_t{100} * 24 * kHour + 3};
     }
 
     void unusualTimes()

@@ -462,7 +462,7 @@ private Q_SLOTS:
         const std::string file = path(QStringLiteral("offset.runlens"));
         const CodecCase c = regular(10000, [](int i) { return i; });
         QVERIFY_OK(createRun(file, {{"gpu.util", "util", c}}));
-        const int64_t offset = -2 * 3600 * kSecond + 250'000'000;
+        const int64_t offset = int64_t{-2} * 3600 * kSecond + 250'000'000;
         QCOMPARE(execRaw(file, "UPDATE node SET clock_offset_ns = " + std::to_string(offset)), std::string());
         auto db = RunDatabase::open(file, OpenMode::ReadOnly);
         QVERIFY_OK(db);
@@ -643,7 +643,7 @@ private Q_SLOTS:
         QCOMPARE(got.size(), size_t(count));
         const std::vector<Point>& want = m_bigPoints[static_cast<size_t>(series)];
         for (int i = 0; i < count; ++i) {
-            const Point& w = want[static_cast<size_t>(first + i)];
+            const Point& w = want[static_cast<size_t>(first) + static_cast<size_t>(i)];
             QCOMPARE(got[i].tsNs, w.tsNs);
             QCOMPARE(got[i].missing, w.missing);
             if (!w.missing)

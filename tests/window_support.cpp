@@ -31,7 +31,7 @@ std::string demoRun(const QTemporaryDir& dir)
     spec.gpusPerNode = 2;
     spec.hours = 0.2;
     if (!app::writeDemoRun(spec, dir.filePath(QStringLiteral("inputs")).toStdString())) return {};
-    const std::string db = dir.filePath(QStringLiteral("demo.runlens")).toStdString();
+    std::string db = dir.filePath(QStringLiteral("demo.runlens")).toStdString();
     importers::ImportOptions options;
     options.timeZone = "UTC";
     auto plan = importers::planImport({dir.filePath(QStringLiteral("inputs")).toStdString()}, options);

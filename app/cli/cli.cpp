@@ -90,7 +90,7 @@ int runCli(const QStringList& args, const ShowRun& showRun)
         fmt::print(stderr, "{}", kUsage);
         return kExitUsage;
     }
-    const QString command = args.at(1);
+    const QString& command = args.at(1);
     QStringList rest = args.mid(1); // the subcommand takes the program-name slot
     if (command == QLatin1String("--help") || command == QLatin1String("-h") || command == QLatin1String("help")) {
         fmt::print("{}", kUsage);

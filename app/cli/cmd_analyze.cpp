@@ -200,6 +200,7 @@ void printSummary(const std::string& path, const AnalyzeResult& r)
                                                    : "the periodicity of GPU utilization");
     fmt::print("{}\n", analysis::mfuLine(r.mfu));
     std::vector<std::string> setHere;
+    setHere.reserve(r.overrides.size());
     for (const auto& [name, value] : r.overrides)
         setHere.push_back(fmt::format("{}={}", name, value));
     fmt::print("Findings {}; parameters set for this run: {}\n", r.storedText,
@@ -227,7 +228,7 @@ void printBudgets(const std::vector<analysis::TimeBudget>& budgets)
 std::vector<std::string> listItems(const QJsonArray& list)
 {
     std::vector<std::string> items;
-    for (const QJsonValue& v : list) {
+    for (const auto& v : list) {
         const QJsonObject o = v.toObject();
         const QString name = o.contains(QStringLiteral("frame")) ? o.value(QStringLiteral("frame")).toString()
                                                                  : o.value(QStringLiteral("name")).toString();
@@ -288,6 +289,7 @@ void printFindings(const std::vector<analysis::Finding>& findings)
         if (f.gpus.size() > 8) gpus = fmt::format("{} GPUs ({} … {})", f.gpus.size(), f.gpus.front(), f.gpus.back());
         fmt::print("  where: nodes {}; GPUs {}\n", fmt::format("{}", fmt::join(f.nodes, ", ")), gpus);
         std::vector<std::string> when;
+        when.reserve(f.episodes.size());
         for (const auto& e : f.episodes)
             when.push_back(fmt::format("{}–{} UTC ({:.1f} s)", clock(e.startNs), clock(e.endNs),
                                        static_cast<double>(e.endNs - e.startNs) / 1e9));

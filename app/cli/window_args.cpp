@@ -113,7 +113,7 @@ Expected<int64_t> parseTimeArgument(std::string_view text, std::optional<int64_t
                 else if (zone.size() == 2)
                     ok = digits(zone, hh);
                 if (!ok || hh > 23 || mm > 59) return usage(text, "bad UTC offset");
-                offsetNs = (int64_t{hh} * 3600 + mm * 60) * 1'000'000'000 * (body[sign] == '-' ? -1 : 1);
+                offsetNs = (int64_t{hh} * 3600 + int64_t{mm} * 60) * 1'000'000'000 * (body[sign] == '-' ? -1 : 1);
                 body = body.substr(0, sign);
             }
         }
@@ -162,12 +162,13 @@ std::optional<int64_t> timeOfDay(const std::string& text, std::optional<int64_t>
     char c1 = 0, c2 = 0;
     int used = 0;
     if (text.find_first_of("-TZ+ ") != std::string::npos || !start) return std::nullopt;
+    // %2d reads at most two digits: nothing to overflow. NOLINTNEXTLINE(bugprone-unchecked-string-to-number-conversion)
     if (std::sscanf(text.c_str(), "%2d%c%2d%c%lf%n", &h, &c1, &m, &c2, &s, &used) != 5 || c1 != ':' || c2 != ':' ||
         used != static_cast<int>(text.size()) || h > 23 || m > 59 || s < 0 || s >= 61)
         return std::nullopt;
     constexpr int64_t kDay = 86'400'000'000'000;
     const int64_t day = *start / kDay * kDay;
-    int64_t t = day + (int64_t{h} * 3600 + m * 60) * 1'000'000'000 + std::llround(s * 1e9);
+    int64_t t = day + (int64_t{h} * 3600 + int64_t{m} * 60) * 1'000'000'000 + std::llround(s * 1e9);
     if (t < *start - kDay / 2) t += kDay; // a run that started before midnight
     return t;
 }

@@ -143,7 +143,7 @@ Expected<int64_t> writeDemoNvsmiCsv(const DemoSpec& spec, int node, std::FILE* o
                 memMiB[g] = 72000.0 + std::round(rng.normal(300.0));
             }
             temp[g] += ((32.0 + power / 12.0) - temp[g]) * 0.05;
-            const int64_t ms = tMs + g * 3 + static_cast<int64_t>(rng.uniform() * 2.0);
+            const int64_t ms = tMs + int64_t{g} * 3 + static_cast<int64_t>(rng.uniform() * 2.0);
             const int64_t unixS = spec.startUnixS + ms / 1000;
             int y, mo, d;
             civil(unixS >= 0 ? unixS / 86400 : -((-unixS + 86399) / 86400), y, mo, d);

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <charconv>
 #include <cmath>
 #include <cstring>
 #include <fmt/format.h>
@@ -235,7 +236,8 @@ private:
             f.name = std::string(text.substr(0, open));
             std::string_view inner = text.substr(open + 2, text.size() - open - 3);
             if (const size_t colon = inner.rfind(':'); colon != std::string_view::npos) {
-                f.line = std::atoi(std::string(inner.substr(colon + 1)).c_str());
+                const std::string_view digits = inner.substr(colon + 1);
+                std::from_chars(digits.data(), digits.data() + digits.size(), f.line);
                 inner = inner.substr(0, colon);
             }
             f.file = std::string(inner);
@@ -352,7 +354,8 @@ private:
         for (const Option& o : m_choices) {
             if (!thread.busy || o.thread != thread.kind || o.activity != a) continue;
             last = o.stack;
-            if ((r -= o.share) < 0) return o.stack;
+            r -= o.share;
+            if (r < 0) return o.stack;
         }
         return last;
     }
@@ -426,7 +429,7 @@ Expected<int64_t> writeDemoSpeedscope(const DemoSpec& spec, int globalRank, std:
     const std::string weight = fmt::format("{}", 1.0 / spec.stackRateHz);
     const int64_t n = sampler.samples();
     // py-spy attaches a moment after the run starts; each rank's sampler starts a few milliseconds apart.
-    const int64_t startNs = spec.startUnixS * 1'000'000'000 + 40'000'000 + globalRank * 3'000'000;
+    const int64_t startNs = spec.startUnixS * 1'000'000'000 + 40'000'000 + int64_t{globalRank} * 3'000'000;
     int64_t written = 0;
     const std::vector<ThreadPlan> threads = threadsOf(spec, globalRank);
     for (size_t ti = 0; ti < threads.size(); ++ti) {

@@ -31,8 +31,8 @@ constexpr const char* kComputeKernels[] = {
     "void pytorch_flash::flash_fwd_kernel<Flash_fwd_kernel_traits<128, 128, 64, 4, false, false, cutlass::bfloat16_t, "
     "Flash_kernel_traits<128, 128, 64, 4, cutlass::bfloat16_t> >, false, true, false, false, true, true, false, "
     "false>(pytorch_flash::Flash_fwd_params)",
-    "void at::native::(anonymous namespace)::vectorized_layer_norm_kernel<c10::BFloat16, float>(int, float, "
-    "c10::BFloat16 const*, c10::BFloat16 const*, c10::BFloat16 const*, float*, float*, c10::BFloat16*)",
+    ("void at::native::(anonymous namespace)::vectorized_layer_norm_kernel<c10::BFloat16, float>(int, float, "
+     "c10::BFloat16 const*, c10::BFloat16 const*, c10::BFloat16 const*, float*, float*, c10::BFloat16*)"),
 };
 constexpr const char* kComputeOps[] = {"aten::mm", "aten::mul", "aten::_flash_attention_forward",
                                        "aten::native_layer_norm"};
@@ -267,7 +267,7 @@ Status writeDemoTraces(const DemoSpec& spec, int node, const std::string& nodeDi
         std::FILE* out = std::fopen(path.string().c_str(), "wb");
         if (!out)
             return makeError(ErrorCode::Io, fmt::format("cannot write: {}", std::strerror(errno)), {path.string()});
-        const int64_t startNs = spec.startUnixS * 1'000'000'000 + std::llround(t0 * 1e9) + rank * 37 * kUs;
+        const int64_t startNs = spec.startUnixS * 1'000'000'000 + std::llround(t0 * 1e9) + int64_t{rank} * 37 * kUs;
         auto events = writeDemoKinetoTrace(spec, rank, firstStep, 2, startNs, out);
         const bool closed = std::fclose(out) == 0;
         if (!events) return events.error();

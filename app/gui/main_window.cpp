@@ -328,7 +328,7 @@ void MainWindow::applyInitialView()
     flame.sandwich = view.sandwich;
     if (flame.compare || !flame.focus.isEmpty() || !flame.search.isEmpty() || !flame.sandwich.isEmpty())
         m_flame->setInitialView(flame);
-    if (auto r = window(view.selectFrom, view.selectTo)) m_controller->setSelection(*r);
+    if (auto r = window(view.selectFrom, view.selectTo)) m_controller->setSelection(r);
     if (!view.compareWith.isEmpty()) compareWith(view.compareWith);
 }
 

@@ -182,7 +182,7 @@ void ReportExport::showProgress()
     m_progress->setLabelText(tr("Step %1 of %2: %3").arg(done + 1).arg(total + 1).arg(what));
 }
 
-void ReportExport::render(std::shared_ptr<const analysis::ReportModel> model)
+void ReportExport::render(const std::shared_ptr<const analysis::ReportModel>& model)
 {
     if (!m_job) return;
     if (m_job->cancel) { // closed before the drawing started

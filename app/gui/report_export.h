@@ -47,7 +47,7 @@ Q_SIGNALS:
 private:
     struct Job;
     void showProgress();
-    void render(std::shared_ptr<const analysis::ReportModel> model);
+    void render(const std::shared_ptr<const analysis::ReportModel>& model);
     void finish(const QString& error, bool wasCancelled);
 
     QWidget* m_window;

@@ -92,7 +92,7 @@ RunDocks::RunDocks(QMainWindow* window, widgets::TimelineWidget* timeline, widge
     connect(m_controller, &widgets::TimelineController::cursorChanged, m_details, &widgets::DetailsPanel::setCursor);
 }
 
-void RunDocks::setCatalog(std::shared_ptr<const timeline::RunCatalog> catalog, bool keepHidden)
+void RunDocks::setCatalog(const std::shared_ptr<const timeline::RunCatalog>& catalog, bool keepHidden)
 {
     const std::vector<int64_t> hidden = keepHidden ? m_model->hiddenSeries() : std::vector<int64_t>{};
     m_model->setCatalog(catalog);

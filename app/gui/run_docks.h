@@ -32,7 +32,7 @@ public:
     RunDocks(QMainWindow* window, widgets::TimelineWidget* timeline, widgets::TimelineController* controller);
 
     // A newly opened (or reloaded) run; keepHidden keeps the series unchecked before (a reload after an import).
-    void setCatalog(std::shared_ptr<const timeline::RunCatalog> catalog, bool keepHidden);
+    void setCatalog(const std::shared_ptr<const timeline::RunCatalog>& catalog, bool keepHidden);
     void clear();
 
     QDockWidget* browserDock() const { return m_browserDock; }

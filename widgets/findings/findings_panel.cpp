@@ -82,7 +82,7 @@ QString evidenceText(const QString& key, const QJsonValue& v)
     }
     if (v.isArray()) {
         QStringList items;
-        for (const QJsonValue& x : v.toArray()) {
+        for (const auto& x : v.toArray()) {
             const QJsonObject o = x.toObject();
             QString name = o.value(QStringLiteral("frame")).toString();
             if (name.isEmpty()) name = o.value(QStringLiteral("name")).toString();

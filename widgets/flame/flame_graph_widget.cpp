@@ -261,7 +261,7 @@ void FlameGraphWidget::startLayout()
         failed, [this](std::shared_ptr<const Result> r) { finishLayout(std::move(r)); });
 }
 
-void FlameGraphWidget::finishLayout(std::shared_ptr<const Result> result)
+void FlameGraphWidget::finishLayout(const std::shared_ptr<const Result>& result)
 {
     m_inFlight = false;
     if (result->tree != m_tree || result->diff != m_diff) {

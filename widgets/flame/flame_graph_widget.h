@@ -102,7 +102,7 @@ private:
     void applyFocus(int32_t node, bool record);
     void requestLayout();
     void startLayout();
-    void finishLayout(std::shared_ptr<const Result> result);
+    void finishLayout(const std::shared_ptr<const Result>& result);
     int rectIndexOf(int32_t node) const;
     void reveal(int index);   // scrolls the enclosing scroll area to the block
     void showFocus();         // scrolls so the focused block and its children are in view

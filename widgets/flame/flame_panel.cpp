@@ -444,7 +444,7 @@ void FlamePanel::showSandwich(int32_t node)
             r->error = error;
             return std::shared_ptr<const SandwichResult>(std::move(r));
         },
-        [this, generation, tree](std::shared_ptr<const SandwichResult> r) {
+        [this, generation, tree](const std::shared_ptr<const SandwichResult>& r) {
             if (generation != m_sandwichGeneration || tree != m_tree) return; // a newer request or another tree
             if (!r->error.isEmpty()) {
                 m_sandwichTitle->setText(tr("The sandwich could not be computed: %1").arg(r->error.toHtmlEscaped()));

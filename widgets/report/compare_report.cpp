@@ -36,7 +36,7 @@ QString utc(int64_t ns, const QString& format = QStringLiteral("yyyy-MM-dd hh:mm
 
 // A chart painted by a QCustomPlot filled by `fill`, on paper colours.
 template <typename Fill>
-void chart(ReportDocument& doc, int height, Fill fill, const QString& caption, const QString& name)
+void chart(ReportDocument& doc, int height, const Fill& fill, const QString& caption, const QString& name)
 {
     doc.figure(
         height,

@@ -62,6 +62,7 @@ QString rate(double mean, double peak, double capacity)
 std::vector<TimelineSpan> spansOf(const analysis::ReportTimeline& t)
 {
     std::vector<TimelineSpan> out;
+    out.reserve(t.spans.size());
     for (const auto& s : t.spans)
         out.push_back({TimeRange{s.fromNs, s.toNs}, QString::fromStdString(s.label), severityColor(s.severity)});
     return out;
@@ -341,6 +342,7 @@ void appendix(ReportDocument& doc, const analysis::ReportModel& m)
     }
     if (common == QLatin1String("/")) common.clear();
     std::vector<QStringList> sources;
+    sources.reserve(m.sources.size());
     for (const analysis::ReportSource& s : m.sources)
         sources.push_back({QString::fromStdString(s.path).mid(common.size()), QString::fromStdString(s.node),
                            QString::fromStdString(s.format), QString::number(s.rows), QString::number(s.problems)});

@@ -58,8 +58,8 @@ private:
 QString dateFormatFor(int64_t spanNs)
 {
     const int64_t s = spanNs / 1'000'000'000;
-    if (s > 4 * 86400) return QStringLiteral("MMM d\nhh:mm");
-    if (s > 6 * 3600) return QStringLiteral("MMM d hh:mm");
+    if (s > int64_t{4} * 86400) return QStringLiteral("MMM d\nhh:mm");
+    if (s > int64_t{6} * 3600) return QStringLiteral("MMM d hh:mm");
     if (s > 600) return QStringLiteral("hh:mm");
     if (s > 10) return QStringLiteral("hh:mm:ss");
     return QStringLiteral("hh:mm:ss.zzz");
@@ -292,7 +292,7 @@ void TimelineLane::setSelection(std::optional<TimeRange> selection)
     m_selectionLabel->setVisible(selection.has_value() && m_kind == Kind::Axis);
     if (selection) {
         placeBand(m_selection, *selection);
-        const double mid = static_cast<double>(selection->fromNs + selection->span() / 2) / 1e9;
+        const double mid = (static_cast<double>(selection->fromNs) + static_cast<double>(selection->span()) / 2) / 1e9;
         m_selectionLabel->position->setCoords(mid, 0.05);
         m_selectionLabel->setText(formatDuration(selection->span()));
     }
