@@ -211,4 +211,9 @@ WITH RECURSIVE path(leaf, next, text) AS (
 )
 )";
 
+const std::string kStackRowsSql = std::string(kStackPathSql) + R"(
+SELECT t.process, t.pid, t.name, t.tid, p.text, ss.sample_count, ss.weight
+FROM stack_sample ss JOIN thread t ON t.id = ss.thread_id JOIN path p ON p.leaf = ss.callsite_id AND p.next = 0
+ORDER BY p.text, t.process, t.name)";
+
 } // namespace runlens::test

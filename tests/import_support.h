@@ -102,4 +102,8 @@ QByteArray randomBytes(qsizetype size, quint32 seed);
 // name, or name@file:line when it has a file; a row with next = 0 is a whole stack. The SELECT follows it.
 extern const char* const kStackPathSql;
 
+// Every stored stack as "process|pid|thread|tid|frame;frame;...|sample_count|weight", a frame written as in
+// kStackPathSql; ordered by the frames, the process and the thread.
+extern const std::string kStackRowsSql;
+
 } // namespace runlens::test
