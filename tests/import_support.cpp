@@ -138,6 +138,24 @@ QString num(double v)
     return QString::number(v, 'g', QLocale::FloatingPointShortest);
 }
 
+QString num17(double v)
+{
+    if (v == std::floor(v) && std::fabs(v) < 1e15) return QString::number(static_cast<qint64>(v));
+    return QString::number(v, 'g', 17);
+}
+
+QString secondsAfter(int64_t ns, int64_t epochSeconds)
+{
+    const int64_t rel = ns - epochSeconds * 1'000'000'000;
+    QString s = QString::number(rel / 1'000'000'000);
+    if (const int64_t frac = rel % 1'000'000'000) {
+        s += QStringLiteral(".%1").arg(frac, 9, 10, QLatin1Char('0'));
+        while (s.endsWith(QLatin1Char('0')))
+            s.chop(1);
+    }
+    return s;
+}
+
 SeriesPoints readSeries(store::RunDatabase& db, int64_t seriesId, bool tokens)
 {
     SeriesPoints out;

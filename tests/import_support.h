@@ -66,6 +66,12 @@ QString utc(int64_t ns, Fraction fraction = Fraction::Millis);
 // A value as an integer when it is one, else in the fewest digits that read back the same.
 QString num(double v);
 
+// A value as an integer when it is one, else with 17 significant digits.
+QString num17(double v);
+
+// A time as the seconds after epochSeconds with the decimals needed ("1", "3.5", "0.000000001").
+QString secondsAfter(int64_t ns, int64_t epochSeconds);
+
 // The points of one series of a run, or why there are none: the error, or "<no series>". With tokens, the raw
 // tokens of its missing points too (read from its chunks, in time order).
 struct SeriesPoints

@@ -14,6 +14,7 @@
 #include <QTest>
 #include <QTimeZone>
 #include <algorithm>
+#include <functional>
 #include <map>
 #include <utility>
 #include <vector>
@@ -65,7 +66,8 @@ QStringList fieldList(const Fields& fields, const char* key)
 }
 
 // The sections of expected.txt, in the order they are written; a section absent from the file is not checked.
-const QStringList kSections = strs({"points", "diagnostics", "slices", "stacks", "sql"});
+const QStringList kSections =
+    strs({"points", "diagnostics", "slices", "stacks", "samples", "diagnostic counts", "sql"});
 
 // Lines of each section present, by section name.
 using Sections = std::map<QString, QStringList>;
@@ -110,21 +112,37 @@ QString orderedText(const Sections& expected)
     return blocks.join(QLatin1Char('\n'));
 }
 
-// The points of "node|kind:name|metric|..." lines, rendered as case.txt's time, values and tokens say.
-QString pointsLine(const std::string& db, const QString& spec, const Fields& fields)
+// A time as case.txt's `time` says: utc() with a fraction, or "seconds after <epoch seconds>" with the decimals
+// needed ("1", "3.5", "0.000000001").
+std::function<QString(int64_t)> timeText(const QString& time)
 {
-    const QString node = spec.section(QLatin1Char('|'), 0, 0), device = spec.section(QLatin1Char('|'), 1, 1),
-                  metric = spec.section(QLatin1Char('|'), 2, 2);
-    const QString time = field(fields, "time", str("millis"));
+    if (time.startsWith(QLatin1String("seconds after "))) {
+        const int64_t epoch = time.mid(14).toLongLong();
+        return [epoch](int64_t ns) { return secondsAfter(ns, epoch); };
+    }
     const Fraction fraction = time == QLatin1String("millis+ns")       ? Fraction::MillisAndNs
                               : time == QLatin1String("always-millis") ? Fraction::AlwaysMillis
                               : time == QLatin1String("ns")            ? Fraction::Ns
                                                                        : Fraction::Millis;
-    const bool sixDigits = field(fields, "values") == QLatin1String("6 digits");
+    return [fraction](int64_t ns) { return utc(ns, fraction); };
+}
+
+// A value as case.txt's `values` says: "shortest" (num()), "6 digits", or "17 digits" (an integer when it is one).
+std::function<QString(double)> valueText(const QString& values)
+{
+    if (values == QLatin1String("6 digits")) return [](double v) { return QString::number(v, 'g', 6); };
+    if (values == QLatin1String("17 digits")) return num17;
+    return num;
+}
+
+// The points of a "node|kind:name|metric|..." line, rendered as case.txt's time, values and tokens say.
+QString pointsLine(const std::string& db, const QString& spec, const Fields& fields)
+{
+    const QString node = spec.section(QLatin1Char('|'), 0, 0), device = spec.section(QLatin1Char('|'), 1, 1),
+                  metric = spec.section(QLatin1Char('|'), 2, 2);
     const SeriesPoints series = readSeries(db, node, device, metric, field(fields, "tokens") == QLatin1String("yes"));
-    const QString text = pointsText(
-        series, [fraction](int64_t ns) { return utc(ns, fraction); },
-        [sixDigits](double v) { return sixDigits ? QString::number(v, 'g', 6) : num(v); });
+    const QString text =
+        pointsText(series, timeText(field(fields, "time", str("millis"))), valueText(field(fields, "values")));
     return QStringList{node, device, metric, text}.join(QLatin1Char('|'));
 }
 
@@ -143,9 +161,32 @@ QString oneLine(QString text)
     return text.replace(QLatin1Char('\n'), QLatin1String("\\n")).replace(QLatin1Char('\r'), QLatin1String("\\r"));
 }
 
-// What the run holds for each section of `expected`: the same series and queries, their values read again.
-Sections observe(const std::string& db, const Sections& expected, const Fields& fields)
+// Every stored sample as "process|pid|thread|tid|root;...;leaf|ts_ns|sample_count|weight" in storage order, a frame
+// as name@module (the perf script cases).
+const char* const kSamplesSql = R"(
+WITH RECURSIVE path(leaf, next, text) AS (
+    SELECT c.id, c.parent_id, f.name || '@' || f.module FROM callsite c JOIN frame f ON f.id = c.frame_id
+    UNION ALL
+    SELECT p.leaf, c.parent_id, f.name || '@' || f.module || ';' || p.text
+    FROM path p JOIN callsite c ON c.id = p.next JOIN frame f ON f.id = c.frame_id
+)
+SELECT t.process, t.pid, t.name, t.tid, p.text, coalesce(ss.ts_ns, 'null'), ss.sample_count, ss.weight
+FROM stack_samples ss JOIN thread t ON t.id = ss.thread_id JOIN path p ON p.leaf = ss.callsite_id AND p.next = 0
+ORDER BY ss.rowid)";
+
+// The diagnostics the import counted, as "kind=count" by kind.
+QStringList diagnosticCounts(const FileResult& result)
 {
+    QStringList out;
+    for (const auto& [kind, count] : result.diagnostics.counts())
+        out << QStringLiteral("%1=%2").arg(QString::fromStdString(kind)).arg(count.count);
+    return out;
+}
+
+// What the run holds for each section of `expected`: the same series and queries, their values read again.
+Sections observe(const Imported& r, const Sections& expected, const Fields& fields)
+{
+    const std::string& db = r.db;
     Sections got;
     for (const auto& [name, lines] : expected) {
         QStringList& out = got[name];
@@ -158,6 +199,10 @@ Sections observe(const std::string& db, const Sections& expected, const Fields& 
             out = slices(db, field(fields, "origin", str("0")));
         } else if (name == QLatin1String("stacks")) {
             out = queryRows(db, kStackRowsSql);
+        } else if (name == QLatin1String("samples")) {
+            out = queryRows(db, kSamplesSql);
+        } else if (name == QLatin1String("diagnostic counts")) {
+            out = diagnosticCounts(r.result);
         } else if (name == QLatin1String("sql")) {
             for (const QString& check : lines) {
                 const QString query = check.section(QStringLiteral(" => "), 0, 0);
@@ -286,7 +331,7 @@ void TestImporterGolden::cases()
 
     const QString expectedPath = dir + QStringLiteral("/expected.txt");
     const Sections want = parseExpected(QString::fromUtf8(readAll(expectedPath)));
-    const QString got = orderedText(observe(r.db, want, fields));
+    const QString got = orderedText(observe(r, want, fields));
     const bool update = qEnvironmentVariableIntValue("RUNLENS_GOLDEN_UPDATE") == 1;
     if (update) {
         QFile out(expectedPath);
