@@ -2,10 +2,12 @@
 
 #include "analysis/store/chunk_codec.h"
 #include "analysis/store/run_database.h"
+#include "tests/test_support.h"
 
 #include <QDateTime>
 #include <QFile>
 #include <QRandomGenerator>
+#include <QTest>
 #include <QTimeZone>
 #include <cmath>
 #include <sqlite3.h>
@@ -96,6 +98,18 @@ Imported importPath(const std::string& dbPath, const std::string& path, const QS
                     const QStringList& extra, const QString& mtime)
 {
     return importWith(dbPath, path, importOptions(format, tz, extra), mtime);
+}
+
+void checkGarbage(const Imported& r, const QString& format, const QString& own, bool valid)
+{
+    if (format.isEmpty() && !valid) QVERIFY(r.importer != own.toStdString());
+    if (r.outcome == importers::FileOutcome::Imported) {
+        QCOMPARE(queryOne(r.db, "SELECT status FROM import_log"), QStringLiteral("data_loss"));
+    } else {
+        QVERIFY(!valid);
+        QVERIFY(!r.error.empty());
+        QCOMPARE(queryOne(r.db, "SELECT count(*) FROM import"), QStringLiteral("0"));
+    }
 }
 
 QString utc(int64_t ns, Fraction fraction)

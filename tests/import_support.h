@@ -50,6 +50,11 @@ Imported importPath(const std::string& dbPath, const std::string& path, const QS
                     const QString& tz = QStringLiteral("UTC"), const QStringList& extra = {},
                     const QString& mtime = {});
 
+// What every importer's garbage case checks of its import r: unless the format was forced or the input is valid (it
+// starts as the format `own` does), `own` does not take the file; an import ends with data loss; a failure gives its
+// error and stores no import, and a valid input does not fail.
+void checkGarbage(const Imported& r, const QString& format, const QString& own, bool valid);
+
 // How utc() writes the part of a time below the second.
 enum class Fraction
 {
