@@ -2,10 +2,12 @@
 
 #include "analysis/store/chunk_codec.h"
 #include "analysis/store/run_database.h"
+#include "tests/test_support.h"
 
 #include <QDateTime>
 #include <QFile>
 #include <QRandomGenerator>
+#include <QTest>
 #include <QTimeZone>
 #include <cmath>
 #include <sqlite3.h>
@@ -98,6 +100,18 @@ Imported importPath(const std::string& dbPath, const std::string& path, const QS
     return importWith(dbPath, path, importOptions(format, tz, extra), mtime);
 }
 
+void checkGarbage(const Imported& r, const QString& format, const QString& own, bool valid)
+{
+    if (format.isEmpty() && !valid) QVERIFY(r.importer != own.toStdString());
+    if (r.outcome == importers::FileOutcome::Imported) {
+        QCOMPARE(queryOne(r.db, "SELECT status FROM import_log"), QStringLiteral("data_loss"));
+    } else {
+        QVERIFY(!valid);
+        QVERIFY(!r.error.empty());
+        QCOMPARE(queryOne(r.db, "SELECT count(*) FROM import"), QStringLiteral("0"));
+    }
+}
+
 QString utc(int64_t ns, Fraction fraction)
 {
     QString s;
@@ -136,6 +150,24 @@ QString num(double v)
 {
     if (v == std::floor(v) && std::fabs(v) < 1e15) return QString::number(static_cast<qint64>(v));
     return QString::number(v, 'g', QLocale::FloatingPointShortest);
+}
+
+QString num17(double v)
+{
+    if (v == std::floor(v) && std::fabs(v) < 1e15) return QString::number(static_cast<qint64>(v));
+    return QString::number(v, 'g', 17);
+}
+
+QString secondsAfter(int64_t ns, int64_t epochSeconds)
+{
+    const int64_t rel = ns - epochSeconds * 1'000'000'000;
+    QString s = QString::number(rel / 1'000'000'000);
+    if (const int64_t frac = rel % 1'000'000'000) {
+        s += QStringLiteral(".%1").arg(frac, 9, 10, QLatin1Char('0'));
+        while (s.endsWith(QLatin1Char('0')))
+            s.chop(1);
+    }
+    return s;
 }
 
 SeriesPoints readSeries(store::RunDatabase& db, int64_t seriesId, bool tokens)
@@ -210,5 +242,10 @@ WITH RECURSIVE path(leaf, next, text) AS (
     FROM path p JOIN callsite c ON c.id = p.next JOIN frame f ON f.id = c.frame_id
 )
 )";
+
+const std::string kStackRowsSql = std::string(kStackPathSql) + R"(
+SELECT t.process, t.pid, t.name, t.tid, p.text, ss.sample_count, ss.weight
+FROM stack_sample ss JOIN thread t ON t.id = ss.thread_id JOIN path p ON p.leaf = ss.callsite_id AND p.next = 0
+ORDER BY p.text, t.process, t.name)";
 
 } // namespace runlens::test

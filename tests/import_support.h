@@ -50,6 +50,11 @@ Imported importPath(const std::string& dbPath, const std::string& path, const QS
                     const QString& tz = QStringLiteral("UTC"), const QStringList& extra = {},
                     const QString& mtime = {});
 
+// What every importer's garbage case checks of its import r: unless the format was forced or the input is valid (it
+// starts as the format `own` does), `own` does not take the file; an import ends with data loss; a failure gives its
+// error and stores no import, and a valid input does not fail.
+void checkGarbage(const Imported& r, const QString& format, const QString& own, bool valid);
+
 // How utc() writes the part of a time below the second.
 enum class Fraction
 {
@@ -65,6 +70,12 @@ QString utc(int64_t ns, Fraction fraction = Fraction::Millis);
 
 // A value as an integer when it is one, else in the fewest digits that read back the same.
 QString num(double v);
+
+// A value as an integer when it is one, else with 17 significant digits.
+QString num17(double v);
+
+// A time as the seconds after epochSeconds with the decimals needed ("1", "3.5", "0.000000001").
+QString secondsAfter(int64_t ns, int64_t epochSeconds);
 
 // The points of one series of a run, or why there are none: the error, or "<no series>". With tokens, the raw
 // tokens of its missing points too (read from its chunks, in time order).
@@ -101,5 +112,9 @@ QByteArray randomBytes(qsizetype size, quint32 seed);
 // A recursive CTE path(leaf, next, text): each callsite's frames from the root, joined by ';', a frame written as
 // name, or name@file:line when it has a file; a row with next = 0 is a whole stack. The SELECT follows it.
 extern const char* const kStackPathSql;
+
+// Every stored stack as "process|pid|thread|tid|frame;frame;...|sample_count|weight", a frame written as in
+// kStackPathSql; ordered by the frames, the process and the thread.
+extern const std::string kStackRowsSql;
 
 } // namespace runlens::test

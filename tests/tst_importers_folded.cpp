@@ -1,5 +1,6 @@
-// Folded ("collapsed") stack import: generated inputs for each behaviour, then the real fixtures checked
-// against an independent count of their trailing numbers.
+// Folded ("collapsed") stack import: detection, garbage, long lines, other formats' fixtures not claimed, then the
+// real fixtures checked against an independent count of their trailing numbers. The cases of each behaviour are
+// folders under tests/golden/folded.
 
 #include "analysis/store/user_query.h"
 #include "importers/folded/folded_importer.h"
@@ -18,13 +19,6 @@ using namespace runlens::importers;
 using namespace runlens::test;
 
 namespace {
-
-// Every stored stack as "process|pid|thread|tid|frame;frame;...|sample_count|weight", a frame written as
-// name, or name@file:line when it has a file.
-const std::string kStacksSql = std::string(test::kStackPathSql) + R"(
-SELECT t.process, t.pid, t.name, t.tid, p.text, ss.sample_count, ss.weight
-FROM stack_sample ss JOIN thread t ON t.id = ss.thread_id JOIN path p ON p.leaf = ss.callsite_id AND p.next = 0
-ORDER BY p.text, t.process, t.name)";
 
 // Imports one file as node node1 into dir/run.runlens.
 Imported importPath(const QTemporaryDir& dir, const std::string& path, const QString& format)
@@ -84,8 +78,6 @@ class TestFoldedImporter : public QObject
 private Q_SLOTS:
     void sniff_data();
     void sniff();
-    void importCases_data();
-    void importCases();
     void garbage_data();
     void garbage();
     void tenMegabyteLine();
@@ -134,114 +126,6 @@ void TestFoldedImporter::sniff()
     const FoldedImporter importer;
     const int score = importer.sniff({std::string_view(head.constData(), static_cast<size_t>(head.size())), "x.txt"});
     QVERIFY2(score >= minScore && score <= maxScore, qPrintable(QString::number(score)));
-}
-
-void TestFoldedImporter::importCases_data()
-{
-    QTest::addColumn<QByteArray>("input");
-    QTest::addColumn<QString>("encoding"); // plain, zstd, gzip, utf16le
-    QTest::addColumn<QString>("format");   // forced format, or empty to detect
-    QTest::addColumn<QString>("outcome");
-    QTest::addColumn<QStringList>("stacks");
-    QTest::addColumn<QStringList>("diagnostics"); // kind|line
-    QTest::addColumn<int>("rows");
-
-    const QByteArray simple("a;b;c 1\na;b;c 2\na;b 5\n");
-    const QStringList simpleStacks = strs({"|0||0|a;b|5|5", "|0||0|a;b;c|3|3"});
-    const QString plain = str("plain");
-    const QString imported = str("imported");
-
-    QTest::newRow("same stack twice is summed")
-        << simple << plain << QString() << imported << simpleStacks << QStringList() << 3;
-    QTest::newRow("zstd compressed") << simple << str("zstd") << QString() << imported << simpleStacks << QStringList()
-                                     << 3;
-    QTest::newRow("gzip compressed") << simple << str("gzip") << QString() << imported << simpleStacks << QStringList()
-                                     << 3;
-    QTest::newRow("crlf line endings") << QByteArray("a;b 1\r\na;c 2\r\n") << plain << QString() << imported
-                                       << strs({"|0||0|a;b|1|1", "|0||0|a;c|2|2"}) << QStringList() << 2;
-    QTest::newRow("utf-16le with bom") << QByteArray("a;b 1\r\na;\xc3\xbc 2\r\n") << str("utf16le") << QString()
-                                       << imported << strs({"|0||0|a;b|1|1", "|0||0|a;\xc3\xbc|2|2"}) << QStringList()
-                                       << 2;
-    QTest::newRow("no trailing newline") << QByteArray("a;b 1\na;c 2") << plain << QString() << imported
-                                         << strs({"|0||0|a;b|1|1", "|0||0|a;c|2|2"}) << strs({"truncated_last_line|2"})
-                                         << 2;
-    QTest::newRow("frames with spaces") << QByteArray("main;do work;std::map<int, int>::find  4\n") << plain
-                                        << QString() << imported
-                                        << strs({"|0||0|main;do work;std::map<int, int>::find|4|4"}) << QStringList()
-                                        << 1;
-    QTest::newRow("single frame") << QByteArray("main 4\n") << plain << str("folded") << imported
-                                  << strs({"|0||0|main|4|4"}) << QStringList() << 1;
-    QTest::newRow("fractional counts") << QByteArray("a;b 0.5\na;b 1.25\na;c 2.\n") << plain << QString() << imported
-                                       << strs({"|0||0|a;b|2|1.75", "|0||0|a;c|2|2"}) << QStringList() << 3;
-    QTest::newRow("comment lines counted")
-        << QByteArray("# header\n// other\na;b 1\n") << plain << QString() << imported << strs({"|0||0|a;b|1|1"})
-        << strs({"comment_line|1", "comment_line|2"}) << 1;
-    QTest::newRow("invalid lines with their numbers")
-        << QByteArray("a;b 1\ninvalid line\na;b x\n\na;c 2\n-3\na;d 1e5\n") << plain << str("folded") << imported
-        << strs({"|0||0|a;b|1|1", "|0||0|a;c|2|2"})
-        << strs({"invalid_line|2", "invalid_line|3", "invalid_line|6", "invalid_line|7"}) << 6;
-    QTest::newRow("zero count not stored") << QByteArray("a;b 0\na;c 1\n") << plain << QString() << imported
-                                           << strs({"|0||0|a;c|1|1"}) << strs({"zero_count|1"}) << 2;
-    QTest::newRow("differential two counts")
-        << QByteArray("a;b 3 5\na;c 2 0\na;d 1\n") << plain << QString() << imported
-        << strs({"|0||0|a;b|5|5", "|0||0|a;d|1|1"})
-        << strs({"differential_count|1", "differential_count|2", "zero_count|2"}) << 3;
-    QTest::newRow("py-spy process and thread root frames")
-        << QByteArray(
-               "process 12:\"python3 train.py\";thread (345): MainThread;<module> (<string>:1);main (train.py:12) 3\n"
-               "process 12:\"python3 train.py\";thread (0x7F1A);work (train.py) 2\n"
-               "thread (Thread-1 (worker));backward (torch/autograd.py:88) 5\n"
-               "thread (77) 1\n")
-        << plain << QString() << imported
-        << strs({"python3 train.py|12|MainThread|345|<module>@<string>:1;main@train.py:12|3|3",
-                 "|0|Thread-1 (worker)|0|backward@torch/autograd.py:88|5|5", "|0||77|thread (77)|1|1",
-                 "python3 train.py|12||32538|work@train.py:0|2|2"})
-        << QStringList() << 4;
-    QTest::newRow("py-spy command line with a semicolon")
-        << QByteArray("process 7:\"python -c import a; a.run()\";thread (8);f (a.py:1) 1\n") << plain << QString()
-        << imported << strs({"python -c import a; a.run()|7||8|f@a.py:1|1|1"}) << QStringList() << 1;
-    QTest::newRow("func (file:line) split")
-        << QByteArray("main (train.py:12);load (data/loader.py:140);foo(int);bar (libx.so);C:\\x (C:\\a b.py:3) 4\n")
-        << plain << QString() << imported
-        << strs({"|0||0|main@train.py:12;load@data/loader.py:140;foo(int);bar@libx.so:0;C:\\x@C:\\a b.py:3|4|4"})
-        << QStringList() << 1;
-    QTest::newRow("bad utf-8 replaced") << QByteArray("a;\xff\xfe"
-                                                      "b 1\n")
-                                        << plain << QString() << imported
-                                        << strs({"|0||0|a;\xef\xbf\xbd\xef\xbf\xbd"
-                                                 "b|1|1"})
-                                        << strs({"bad_utf8|1"}) << 1;
-    QTest::newRow("empty file") << QByteArray() << plain << QString() << str("not recognised") << QStringList()
-                                << QStringList() << 0;
-    QTest::newRow("empty file forced") << QByteArray() << plain << str("folded") << imported << QStringList()
-                                       << QStringList() << 0;
-}
-
-void TestFoldedImporter::importCases()
-{
-    QFETCH(QByteArray, input);
-    QFETCH(QString, encoding);
-    QFETCH(QString, format);
-    QFETCH(QString, outcome);
-    QFETCH(QStringList, stacks);
-    QFETCH(QStringList, diagnostics);
-    QFETCH(int, rows);
-
-    QTemporaryDir dir;
-    QVERIFY(dir.isValid());
-    const std::string path = test::writeFile(dir, QStringLiteral("stacks.txt"), encode(input, encoding));
-    const Imported r = importPath(dir, path, format);
-    QCOMPARE(QString::fromLatin1(outcomeName(r.outcome)), outcome);
-    if (r.outcome != FileOutcome::Imported) return;
-    QCOMPARE(r.importer, std::string("folded"));
-    QCOMPARE(queryRows(r.db, kStacksSql), stacks);
-    QCOMPARE(queryRows(r.db, "SELECT kind, line FROM diagnostic ORDER BY id"), diagnostics);
-    QCOMPARE(queryOne(r.db, "SELECT rows_read FROM import"), QString::number(rows));
-    int64_t samples = 0;
-    for (const QString& s : stacks)
-        samples += s.section(QLatin1Char('|'), 5, 5).toLongLong();
-    QCOMPARE(queryOne(r.db, "SELECT samples FROM import"), QString::number(samples));
-    QVERIFY(queryOne(r.db, "SELECT summary FROM import").contains(QStringLiteral("%1 stacks").arg(stacks.size())));
 }
 
 void TestFoldedImporter::garbage_data()
@@ -315,7 +199,7 @@ void TestFoldedImporter::lineOverReaderLimit()
     const Imported r = importPath(dir, path, str("folded"));
     QCOMPARE(QString::fromLatin1(outcomeName(r.outcome)), str("imported"));
     QCOMPARE(queryRows(r.db, "SELECT kind, line FROM diagnostic"), strs({"line_too_long|1"}));
-    QCOMPARE(queryRows(r.db, kStacksSql), strs({"|0||0|a;b|2|2"}));
+    QCOMPARE(queryRows(r.db, kStackRowsSql), strs({"|0||0|a;b|2|2"}));
     QCOMPARE(queryOne(r.db, "SELECT rows_read FROM import"), str("2"));
 }
 

@@ -1,5 +1,6 @@
-// perf script text import: the docs/formats.md §10 variants as generated inputs, then the real fixtures checked
-// against an independent count of their sample header lines.
+// perf script text import: detection, the anchor, an invalid line and an empty file, then the real fixtures checked
+// against an independent count of their sample header lines. The docs/formats.md §10 variants are folders under
+// tests/golden/perf.
 
 #include "importers/import_session.h"
 #include "importers/perf/perf_script_importer.h"
@@ -17,18 +18,6 @@ using namespace runlens::importers;
 using namespace runlens::test;
 
 namespace {
-
-// Every stored stack as "process|pid|thread|tid|root;...;leaf|ts_ns|sample_count|weight", a frame as name@module.
-const char* const kStacksSql = R"(
-WITH RECURSIVE path(leaf, next, text) AS (
-    SELECT c.id, c.parent_id, f.name || '@' || f.module FROM callsite c JOIN frame f ON f.id = c.frame_id
-    UNION ALL
-    SELECT p.leaf, c.parent_id, f.name || '@' || f.module || ';' || p.text
-    FROM path p JOIN callsite c ON c.id = p.next JOIN frame f ON f.id = c.frame_id
-)
-SELECT t.process, t.pid, t.name, t.tid, p.text, coalesce(ss.ts_ns, 'null'), ss.sample_count, ss.weight
-FROM stack_samples ss JOIN thread t ON t.id = ss.thread_id JOIN path p ON p.leaf = ss.callsite_id AND p.next = 0
-ORDER BY ss.rowid)";
 
 // Imports one file as node node1 into a new dir/run.runlens.
 Imported importPath(const QTemporaryDir& dir, const std::string& path, const QString& format = {},
@@ -50,8 +39,6 @@ class TestPerfScriptImporter : public QObject
 private Q_SLOTS:
     void sniff_data();
     void sniff();
-    void rows_data();
-    void rows();
     void anchor();
     void invalidLine();
     void emptyFile();
@@ -80,59 +67,6 @@ void TestPerfScriptImporter::sniff()
     QFETCH(int, score);
     const PerfScriptImporter importer;
     QCOMPARE(importer.sniff({std::string_view(head.constData(), static_cast<size_t>(head.size())), "x.txt"}), score);
-}
-
-void TestPerfScriptImporter::rows_data()
-{
-    QTest::addColumn<QByteArray>("input");
-    QTest::addColumn<QStringList>("stacks");
-
-    QTest::newRow("pid/tid with cpu")
-        << QByteArray(
-               "iperf 27409/28744 [000] 441995.133575: cpu-clock: \n"
-               "\t          59fef5 copy_user_enhanced_fast_string (/lib/modules/4.3.0-rc1-virtual/build/vmlinux)\n"
-               "\t            f7eb __libc_recv (/lib/x86_64-linux-gnu/libpthread-2.19.so)\n\n")
-        << strs({"iperf|27409|iperf|28744|__libc_recv@libpthread-2.19.so;copy_user_enhanced_fast_string@vmlinux|null|1|"
-                 "1"});
-    QTest::newRow("period and sym+offset")
-        << QByteArray("emulator  4152 75695.008865:          1 cycles:u: \n"
-                      "\t             d70 _start+0xffff018fd5dce000 (/usr/lib/ld-2.24.so)\n\n"
-                      "emulator  4152 75695.008870:        250 cycles:u: \n"
-                      "\t             d70 _start+0x10 (/usr/lib/ld-2.24.so)\n")
-        << strs({"emulator|4152|emulator|4152|_start@ld-2.24.so|null|1|1",
-                 "emulator|4152|emulator|4152|_start@ld-2.24.so|null|1|250"});
-    QTest::newRow("legacy unindented, no timestamp")
-        << QByteArray("java 19983 cycles:\n"
-                      "ffffffff8103d0ca native_write_msr_safe ([kernel.kallsyms])\n"
-                      "ffffffff810275f1 intel_pmu_enable_all ([kernel.kallsyms])\n\n"
-                      "java 19983 cycles:\n"
-                      "7f0000 Interpreter ([unknown])\n\n")
-        << strs({"java|19983|java|19983|intel_pmu_enable_all@[kernel.kallsyms];native_write_msr_safe@[kernel.kallsyms]|"
-                 "null|1|1",
-                 "java|19983|java|19983|Interpreter@[unknown]|null|1|1"});
-    QTest::newRow("comm with spaces")
-        << QByteArray("Web Content 300/301 [002] 10.000001: cpu-clock: \n\t  abc main (/usr/bin/firefox)\n\n")
-        << strs({"Web Content|300|Web Content|301|main@firefox|null|1|1"});
-    QTest::newRow("unknown frames and header block")
-        << QByteArray("# ========\n# captured on: Thu Nov 19 01:36:57 2015\n# ========\n#\n"
-                      "simple-terminat     9/9     198791.127353: cpu-clock: \n"
-                      "\t             643 _Z4betav (/workdir/simple-terminates)\n"
-                      "\t 6ce258d4c544155 [unknown] ([unknown])\n\n")
-        << strs({"simple-terminat|9|simple-terminat|9|[unknown]@[unknown];_Z4betav@simple-terminates|null|1|1"});
-}
-
-void TestPerfScriptImporter::rows()
-{
-    QFETCH(QByteArray, input);
-    QFETCH(QStringList, stacks);
-    QTemporaryDir dir;
-    const auto r = importPath(dir, test::writeFile(dir, QStringLiteral("p.txt"), input.toStdString()));
-    QCOMPARE(r.importer, std::string("perf-script"));
-    QVERIFY2(r.outcome == FileOutcome::Imported, r.error.c_str());
-    QCOMPARE(queryRows(r.db, kStacksSql), stacks);
-    QCOMPARE(queryRows(r.db, "SELECT count(*) FROM diagnostic"), QStringList{QStringLiteral("0")});
-    QCOMPARE(queryRows(r.db, "SELECT sum(samples), sum(untimed_rows) FROM stack_summary"),
-             QStringList{QStringLiteral("%1|%1").arg(stacks.size())});
 }
 
 void TestPerfScriptImporter::anchor()

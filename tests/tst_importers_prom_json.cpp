@@ -1,5 +1,6 @@
-// Prometheus HTTP API JSON import (docs/formats.md §6): generated responses for each behaviour and bad input, then
-// the real node_exporter query_range fixtures checked against an independent reading of their JSON.
+// Prometheus HTTP API JSON import (docs/formats.md §6): bad inputs that leave the run as it was, exact times,
+// detection and the node, API warnings, then the real node_exporter query_range fixtures checked against an
+// independent reading of their JSON. The responses of each behaviour are folders under tests/golden/prom_json.
 
 #include "analysis/store/run_database.h"
 #include "analysis/store/run_reader.h"
@@ -48,41 +49,13 @@ ImportOptions optionsFrom(const QString& spec)
     return test::keyedOptions(spec.split(QLatin1Char(';'), Qt::SkipEmptyParts));
 }
 
-// Seconds after kT0 with the decimals needed ("1", "3.5", "0.000000001").
-QString offset(int64_t ns)
-{
-    const int64_t rel = ns - kT0 * 1'000'000'000;
-    QString s = QString::number(rel / 1'000'000'000);
-    if (const int64_t frac = rel % 1'000'000'000) {
-        s += QStringLiteral(".%1").arg(frac, 9, 10, QLatin1Char('0'));
-        while (s.endsWith(QLatin1Char('0')))
-            s.chop(1);
-    }
-    return s;
-}
-
-// A value as an integer when it is one, else with 17 significant digits.
-QString num17(double v)
-{
-    if (v == std::floor(v) && std::fabs(v) < 1e15) return QString::number(static_cast<qint64>(v));
-    return QString::number(v, 'g', 17);
-}
-
 // "node|kind|device|metric" → its points as "offset=value", a missing one as "offset=?token".
 QString seriesText(const std::string& dbPath, const QString& spec)
 {
     const QStringList p = spec.split(QLatin1Char('|'));
     return test::pointsText(
-        test::readSeries(dbPath, p.value(0), p.value(1) + QLatin1Char(':') + p.value(2), p.value(3), true), offset,
-        num17);
-}
-
-QString diagnosticsText(const FileResult& r)
-{
-    QStringList out;
-    for (const auto& [kind, count] : r.diagnostics.counts())
-        out << QStringLiteral("%1=%2").arg(QString::fromStdString(kind)).arg(count.count);
-    return out.join(QLatin1Char(','));
+        test::readSeries(dbPath, p.value(0), p.value(1) + QLatin1Char(':') + p.value(2), p.value(3), true),
+        [](int64_t ns) { return secondsAfter(ns, kT0); }, num17);
 }
 
 const char* const kCountsSql = "SELECT (SELECT count(*) FROM node), (SELECT count(*) FROM device), "
@@ -115,8 +88,6 @@ class TestPromJson : public QObject
 {
     Q_OBJECT
 private Q_SLOTS:
-    void imports_data();
-    void imports();
     void failures_data();
     void failures();
     void exactTimes();
@@ -125,153 +96,6 @@ private Q_SLOTS:
     void fixtures_data();
     void fixtures();
 };
-
-void TestPromJson::imports_data()
-{
-    QTest::addColumn<QByteArray>("json");
-    QTest::addColumn<QString>("encoding");
-    QTest::addColumn<QString>("options");
-    QTest::addColumn<QString>("series"); // node|kind|device|metric
-    QTest::addColumn<QString>("points");
-    QTest::addColumn<QString>("diagnostics");
-
-    const QByteArray rx =
-        series(R"("__name__":"node_network_receive_bytes_total","device":"eth0","instance":"gpu7:9100","job":"node")",
-               {"0:\"1000\"", "1:\"3000\"", "3:\"7000\"", "3.5:\"7000\""});
-    const QByteArray rxLo =
-        series(R"("__name__":"node_network_receive_bytes_total","device":"lo","instance":"gpu7:9100","job":"node")",
-               {"0:\"0\"", "2:\"5000\""});
-    const QString rxRates = str("1=2000, 3=2000, 3.5=0");
-    for (const char* enc : {"plain", "gzip", "zstd", "bom"})
-        QTest::addRow("byte counter rate per interface, %s", enc)
-            << response(rx + "," + rxLo) << str(enc) << QString() << str("gpu7|nic|eth0|net.rx") << rxRates
-            << QString();
-    QTest::newRow("second interface of the same response") << response(rx + "," + rxLo) << str("plain") << QString()
-                                                           << str("gpu7|nic|lo|net.rx") << str("2=2500") << QString();
-    QTest::newRow("counter reset")
-        << response(series(R"("__name__":"node_disk_written_bytes_total","device":"vda","instance":"vm:9100")",
-                           {"0:\"100\"", "1:\"300\"", "2:\"50\"", "3:\"150\""}))
-        << str("plain") << QString() << str("vm|disk|vda|disk.write") << str("1=200, 2=50, 3=100")
-        << str("counter_reset=1");
-
-    // 2 CPUs x 4 modes; between samples each CPU spends 1 s: 1 s of the 2 idle, then none.
-    QByteArray cpu;
-    const char* modes[][2] = {{"0", "idle"}, {"0", "iowait"}, {"0", "user"}, {"0", "system"},
-                              {"1", "idle"}, {"1", "iowait"}, {"1", "user"}, {"1", "system"}};
-    const char* values[][3] = {{"100", "100.5", "100.5"}, {"10", "10", "10"},          {"50", "50.25", "51.25"},
-                               {"20", "20.25", "20.25"},  {"200", "200.25", "200.25"}, {"0", "0.25", "0.25"},
-                               {"25", "25.5", "26.25"},   {"5", "5", "5.25"}};
-    for (int i = 0; i < 8; ++i) {
-        const QByteArray labels = R"("__name__":"node_cpu_seconds_total","cpu":")" + QByteArray(modes[i][0]) +
-                                  R"(","instance":"vm:9100","mode":")" + modes[i][1] + "\"";
-        cpu += (cpu.isEmpty() ? "" : ",") +
-               series(labels, {QByteArray("0:\"") + values[i][0] + "\"", QByteArray("1:\"") + values[i][1] + "\"",
-                               QByteArray("2:\"") + values[i][2] + "\""});
-    }
-    QTest::newRow("cpu utilisation from node_cpu_seconds_total")
-        << response(cpu) << str("plain") << QString() << str("vm|cpu||cpu.util") << str("1=50, 2=100") << QString();
-
-    const QByteArray mem = series(R"("__name__":"node_memory_MemAvailable_bytes","instance":"vm:9100")",
-                                  {"0:\"15000000000\"", "1:\"14000000000.5\"", "2:\"1.5e+10\""});
-    QTest::newRow("gauge") << response(mem) << str("plain") << QString() << str("vm|host||host.mem_available")
-                           << str("0=15000000000, 1=14000000000.5, 2=15000000000") << QString();
-    QTest::newRow("vector result")
-        << response(R"({"metric":{"__name__":"node_memory_MemAvailable_bytes","instance":"a:9100"},)"
-                    R"("value":[1700000005.25,"123"]},)"
-                    R"({"metric":{"__name__":"node_memory_MemAvailable_bytes","instance":"b:9100"},)"
-                    R"("value":[1700000005.25,"456"]})",
-                    "vector")
-        << str("plain") << QString() << str("b|host||host.mem_available") << str("5.25=456") << QString();
-    QTest::newRow("scalar result")
-        << QByteArray(R"({"status":"success","data":{"resultType":"scalar","result":[1700000002,"7.5"]}})")
-        << str("plain") << str("node=n1") << str("n1|host||prom.query") << str("2=7.5") << str("unmapped_metric=1");
-    QTest::newRow("NaN and infinities stored as missing")
-        << response(series(R"("__name__":"node_memory_MemAvailable_bytes","instance":"vm:9100")",
-                           {"0:\"NaN\"", "1:\"+Inf\"", "2:\"-Inf\"", "3:\"42\""}))
-        << str("plain") << QString() << str("vm|host||host.mem_available") << str("0=?NaN, 1=?+Inf, 2=?-Inf, 3=42")
-        << str("nan_value=2");
-    QTest::newRow("NaN in a counter restarts its rate")
-        << response(series(R"("__name__":"node_disk_written_bytes_total","device":"vda","instance":"vm:9100")",
-                           {"0:\"100\"", "1:\"200\"", "2:\"NaN\"", "3:\"300\"", "4:\"500\""}))
-        << str("plain") << QString() << str("vm|disk|vda|disk.write") << str("1=100, 2=?NaN, 4=200") << QString();
-    const QByteArray expr = series(R"("device":"eth0","instance":"vm:9100","job":"node")", {"0:\"1.25\""});
-    QTest::newRow("expression result without __name__")
-        << response(expr) << str("plain") << QString() << str("vm|host||prom.query") << str("0=1.25")
-        << str("unmapped_metric=1");
-    QTest::newRow("expression result named by option")
-        << response(series(R"("instance":"vm:9100")", {"0:\"8\""})) << str("plain")
-        << str("name=node_memory_MemAvailable_bytes") << str("vm|host||host.mem_available") << str("0=8") << QString();
-    QTest::newRow("values before metric")
-        << response(R"({"values":[[1700000001,"5"]],"metric":{"__name__":"node_memory_MemAvailable_bytes",)"
-                    R"("instance":"vm:9100"}})")
-        << str("plain") << QString() << str("vm|host||host.mem_available") << str("1=5") << QString();
-    QTest::newRow("array of responses")
-        << "[" + response(series(R"("__name__":"node_memory_MemAvailable_bytes","instance":"vm:9100")", {"0:\"1\""})) +
-               ",\n" +
-               response(series(R"("__name__":"node_memory_MemAvailable_bytes","instance":"vm:9100")", {"1:\"2\""})) +
-               "]"
-        << str("plain") << QString() << str("vm|host||host.mem_available") << str("0=1, 1=2") << QString();
-    QTest::newRow("JSON lines of responses")
-        << response(series(R"("__name__":"node_memory_MemAvailable_bytes","instance":"vm:9100")", {"0:\"1\""})) +
-               "\r\n\n" +
-               response(series(R"("__name__":"node_memory_MemAvailable_bytes","instance":"vm:9100")", {"1:\"2\""})) +
-               "\n"
-        << str("plain") << QString() << str("vm|host||host.mem_available") << str("0=1, 1=2") << QString();
-    QTest::newRow("pretty-printed with CRLF")
-        << QJsonDocument::fromJson(response(mem)).toJson(QJsonDocument::Indented).replace("\n", "\r\n") << str("plain")
-        << QString() << str("vm|host||host.mem_available") << str("0=15000000000, 1=14000000000.5, 2=15000000000")
-        << QString();
-    QTest::newRow("values written as numbers")
-        << response(R"({"metric":{"__name__":"node_memory_MemAvailable_bytes","instance":"vm:9100"},)"
-                    R"("values":[[1700000000,5],[1700000001,6.5]]})")
-        << str("plain") << QString() << str("vm|host||host.mem_available") << str("0=5, 1=6.5")
-        << str("unquoted_value=2");
-    QTest::newRow("value not a number, null, object")
-        << response(series(R"("__name__":"node_memory_MemAvailable_bytes","instance":"vm:9100")",
-                           {"0:\"abc\"", "1:null", "2:{}", "3:\"4\""}))
-        << str("plain") << QString() << str("vm|host||host.mem_available") << str("0=?abc, 1=?null, 3=4")
-        << str("bad_number=3");
-    QTest::newRow("samples that are not pairs")
-        << response(R"({"metric":{"__name__":"node_memory_MemAvailable_bytes","instance":"vm:9100"},)"
-                    R"("values":[[1700000000],5,[1700000001,"1","x"],[1700000002,"2"]]})")
-        << str("plain") << QString() << str("vm|host||host.mem_available") << str("2=2") << str("invalid_line=3");
-    QTest::newRow("bad times")
-        << response(R"({"metric":{"__name__":"node_memory_MemAvailable_bytes","instance":"vm:9100"},)"
-                    R"("values":[["1700000000","1"],[-1e300,"1"],[1700000002,"2"],[1700000001,"3"]]})")
-        << str("plain") << QString() << str("vm|host||host.mem_available") << str("2=2")
-        << str("backwards_time=1,bad_timestamp=2");
-    QTest::newRow("native histograms skipped")
-        << response(
-               R"({"metric":{"__name__":"rpc_seconds","instance":"vm:9100"},"histograms":[[1700000000,{"count":"2"}],)"
-               R"([1700000001,{"count":"3"}]]},)" +
-               series(R"("__name__":"node_memory_MemAvailable_bytes","instance":"vm:9100")", {"0:\"1\""}))
-        << str("plain") << QString() << str("vm|host||host.mem_available") << str("0=1") << str("skipped_family=1");
-    QTest::newRow("label value with escapes")
-        << response(series(R"("__name__":"node_network_transmit_bytes_total","device":"e\"th\u00e9","instance":"vm")",
-                           {"0:\"0\"", "1:\"8\""}))
-        << str("plain") << QString() << str("vm|nic|e\"th\u00e9|net.tx") << str("1=8") << QString();
-}
-
-void TestPromJson::imports()
-{
-    QFETCH(QByteArray, json);
-    QFETCH(QString, encoding);
-    QFETCH(QString, options);
-    QFETCH(QString, series);
-    QFETCH(QString, points);
-    QFETCH(QString, diagnostics);
-    QTemporaryDir dir;
-    QVERIFY(dir.isValid());
-    const std::string path = test::writeFile(dir, QStringLiteral("prom.json"), encode(json, encoding));
-    const std::string dbPath = dir.filePath(QStringLiteral("run.runlens")).toStdString();
-    const Imported r = importWith(dbPath, path, optionsFrom(options));
-    QCOMPARE(r.importer, kFormat.toStdString()); // detected from the content
-    QCOMPARE(r.error, std::string());
-    QCOMPARE(r.outcome, FileOutcome::Imported);
-    QCOMPARE(seriesText(dbPath, series), points);
-    QCOMPARE(diagnosticsText(r.result), diagnostics);
-    QVERIFY(r.result.rowsRead > 0);
-}
 
 void TestPromJson::failures_data()
 {

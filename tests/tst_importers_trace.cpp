@@ -1,6 +1,6 @@
-// Chrome Trace Event / Kineto import (docs/formats.md §13): generated inputs for each behaviour and each kind of bad
-// input, the busy series on hand-computed intervals, the trace reader, then the real traces among the fixtures
-// checked against an independent reading of their JSON.
+// Chrome Trace Event / Kineto import (docs/formats.md §13): detection, the busy series on hand-computed intervals,
+// chunk boundaries, the trace reader, then the real traces among the fixtures checked against an independent reading
+// of their JSON. The cases of each behaviour and each kind of bad input are folders under tests/golden/trace.
 
 #include "analysis/store/run_database.h"
 #include "analysis/store/sqlite_util.h"
@@ -47,20 +47,6 @@ QByteArray bareArray(const QByteArrayList& events)
     return "[" + events.join(",\n") + "]\n";
 }
 
-QByteArray gzip(const QByteArray& text)
-{
-    return QByteArray::fromStdString(test::gzipCompress(text.toStdString()));
-}
-
-// Slices as "kind|pid|tid|category|name|ts - origin|dur" in time order.
-QStringList slices(const std::string& db, int64_t origin)
-{
-    return queryRows(db,
-                     "SELECT t.kind, t.pid, t.tid, s.category, n.name, s.ts_ns - " + std::to_string(origin) +
-                         ", s.dur_ns FROM trace_slice s JOIN trace_name n ON n.id = s.name_id JOIN trace_track t ON "
-                         "t.id = s.track_id ORDER BY s.ts_ns, n.name");
-}
-
 const QByteArray kKernel = R"j({"ph": "X", "cat": "kernel", "name": "void gemm<128>(float*)", "pid": 0, "tid": 7,
     "ts": 5084761999090.898, "dur": 134.056, "args": {"External id": 3, "device": 0, "stream": 7,
     "correlation": 22}})j";
@@ -68,8 +54,6 @@ const QByteArray kCpuOp = R"j({"ph": "X", "cat": "cpu_op", "name": "aten::mm", "
     "ts": 5084761999000.001, "dur": 80.5, "args": {"External id": 3}})j";
 const QByteArray kThreadName = R"j({"name": "thread_name", "ph": "M", "ts": 5084761999000, "pid": 461, "tid": 498,
     "args": {"name": "thread 498 (python3)"}})j";
-const QByteArray kFlow = R"j({"ph": "s", "id": 22, "pid": 461, "tid": 498, "ts": 5084761999010, "cat": "ac2g",
-    "name": "ac2g"})j";
 
 // A complete event; ts and dur in µs, args the inside of its args object.
 QByteArray complete(const char* cat, const char* name, int pid, int tid, double tsUs, double durUs,
@@ -80,15 +64,6 @@ QByteArray complete(const char* cat, const char* name, int pid, int tid, double 
                    ", \"ts\": " + QByteArray::number(tsUs, 'f', 3) + ", \"dur\": " + QByteArray::number(durUs, 'f', 3);
     if (*args) e += QByteArray(", \"args\": {") + args + "}";
     return e + "}";
-}
-
-void addCase(const char* name, const QByteArray& input, int64_t origin, const QStringList& expected,
-             const QStringList& diagnostics = {}, const QStringList& sql = {}, const QStringList& options = {},
-             const QString& encoding = QStringLiteral("plain"), const QString& outcome = QStringLiteral("imported"),
-             const QString& error = {})
-{
-    QTest::newRow(name) << input << encoding << options << outcome << error << qint64(origin) << expected << diagnostics
-                        << sql;
 }
 
 } // namespace
@@ -103,8 +78,6 @@ private Q_SLOTS:
         m_tmp = std::make_unique<QTemporaryDir>();
         QVERIFY(m_tmp->isValid());
     }
-    void importCases_data();
-    void importCases();
     void sniff_data();
     void sniff();
     void busySeries_data();
@@ -124,189 +97,6 @@ private:
     std::string db() const { return m_tmp->filePath(QStringLiteral("run.runlens")).toStdString(); }
     std::unique_ptr<QTemporaryDir> m_tmp;
 };
-
-void TestTraceImporter::importCases_data()
-{
-    QTest::addColumn<QByteArray>("input");
-    QTest::addColumn<QString>("encoding"); // plain, gzip
-    QTest::addColumn<QStringList>("options");
-    QTest::addColumn<QString>("outcome");
-    QTest::addColumn<QString>("error");           // regular expression the fatal error must match
-    QTest::addColumn<qint64>("origin");           // subtracted from ts_ns in the expected slices
-    QTest::addColumn<QStringList>("slices");      // kind|pid|tid|category|name|ts - origin|dur
-    QTest::addColumn<QStringList>("diagnostics"); // kind|line in report order
-    QTest::addColumn<QStringList>("sql");         // query => rows joined by "; "
-
-    const int64_t at = kBase + 5084761999000000; // the ts of kCpuOp, whole µs
-    const QStringList cpuAndKernel =
-        strs({"cpu|461|498|cpu_op|aten::mm|1|80500", "gpu|0|7|kernel|void gemm<128>(float*)|90898|134056"});
-
-    addCase("Kineto: baseTimeNanoseconds + ts, ns fractions exact", kineto({kThreadName, kCpuOp, kKernel, kFlow}), at,
-            cpuAndKernel, {},
-            strs({"SELECT rank, kind, name, device_id IS NOT NULL FROM trace_track ORDER BY kind => 3|cpu|thread 498 "
-                  "(python3)|0; 3|gpu||1",
-                  "SELECT correlation FROM trace_slice WHERE category = 'kernel' => 22",
-                  "SELECT rows_read FROM import => 4",
-                  "SELECT summary LIKE '%rank 3 of world size 8, backend nccl%baseTimeNanoseconds "
-                  "1790857026000000000 + ts%1 flow events%' FROM import => 1"}));
-    addCase("baseTimeNanoseconds after the events (ROCm Kineto)",
-            kineto({kCpuOp, kKernel}, R"j("deviceProperties": [{"id": 0, "name": "AMD Radeon Graphics",
-                "totalGlobalMem": 68702699520, "computeMajor": 9, "computeMinor": 0, "numSms": 104}],)j")
-                .replace("\"traceName\": \"t.json\"", "\"traceName\": \"t.json\", \"baseTimeNanoseconds\": "
-                                                      "1790857026000000000"),
-            at, cpuAndKernel, {},
-            strs({"SELECT key, value FROM device_attribute ORDER BY key => compute_capability|9.0; name|AMD Radeon "
-                  "Graphics; sm_count|104; total_memory_bytes|68702699520",
-                  "SELECT summary LIKE '%no distributedInfo: rank unknown, stored as -1%' FROM import => 1",
-                  "SELECT DISTINCT rank FROM trace_track => -1"}));
-    addCase("older Kineto: ts in epoch microseconds",
-            kineto({R"j({"ph": "X", "cat": "cpu_op", "name": "aten::mm", "pid": 4037, "tid": 23695,
-                        "ts": 1682725898236567, "dur": 68.0})j",
-                    R"j({"ph": "X", "cat": "Kernel", "name": "ncclKernel_SendRecv_RING_SIMPL", "pid": 0, "tid": 23,
-                        "ts": 1682725898236600, "dur": 10})j"},
-                   R"j("distributedInfo": {"backend": "nccl", "rank": 0, "world_size": 128},)j"),
-            1682725898236567000,
-            strs({"cpu|4037|23695|cpu_op|aten::mm|0|68000", "gpu|0|23|comm_kernel|ncclKernel_SendRecv_RING_SIMPL|33000|"
-                                                            "10000"}),
-            {}, strs({"SELECT summary LIKE '%ts read as epoch microseconds%' FROM import => 1"}));
-    addCase("bare array of events", bareArray({kCpuOp, kKernel}).replace("5084761999", "1795941787999"),
-            kBase + 5084761999000000, cpuAndKernel, {},
-            strs({"SELECT summary LIKE '%epoch microseconds%' FROM import => 1"}));
-    addCase("bare array without its closing ]",
-            bareArray({kCpuOp, kKernel}).replace("5084761999", "1795941787999").chopped(2), kBase + 5084761999000000,
-            cpuAndKernel, {}, strs({"SELECT summary LIKE '%no closing ]%' FROM import => 1"}));
-    addCase(
-        "bare array cut inside its last event",
-        (bareArray({kCpuOp, kKernel}).replace("5084761999", "1795941787999").chopped(2) + ",\n" + kCpuOp).chopped(30),
-        kBase + 5084761999000000, cpuAndKernel, strs({"truncated_trace|7"}));
-    addCase("a blank line first, then gzip", "\n" + kineto({kCpuOp, kKernel}), at, cpuAndKernel, {}, {}, {},
-            QStringLiteral("gzip"));
-    addCase("pid and tid as strings, ts as a string",
-            kineto({R"j({"ph": "X", "cat": "Trace", "name": "PyTorch Profiler (0)", "pid": "Spans",
-                        "tid": "PyTorch Profiler", "ts": "5084761999000.5", "dur": "2"})j",
-                    R"j({"name": "Record Window End", "ph": "i", "s": "g", "pid": "", "tid": "",
-                        "ts": 5084761999100})j"}),
-            at,
-            strs({"cpu|Spans|PyTorch Profiler|other|PyTorch Profiler (0)|500|2000",
-                  "cpu|||other|Record Window End|100000|0"}),
-            {}, strs({"SELECT summary LIKE '%stored as category other: (none) 1, Trace 1%' FROM import => 1"}));
-    addCase("B/E pairs matched per thread, nested and interleaved with another thread",
-            bareArray({R"j({"ph": "B", "name": "alpha", "pid": 1, "tid": 1, "ts": 0, "cat": "py-spy"})j",
-                       R"j({"ph": "B", "name": "beta", "pid": 1, "tid": 1, "ts": 1})j",
-                       R"j({"ph": "B", "name": "other", "pid": 1, "tid": 2, "ts": 2})j",
-                       R"j({"ph": "E", "pid": 1, "tid": 1, "ts": 3})j", R"j({"ph": "E", "pid": 1, "tid": 2, "ts": 4})j",
-                       R"j({"ph": "E", "name": "alpha", "pid": 1, "tid": 1, "ts": 14})j"}),
-            1767225600000000000,
-            strs({"cpu|1|1|other|alpha|0|14000", "cpu|1|1|other|beta|1000|2000", "cpu|1|2|other|other|2000|2000"}), {},
-            strs({"SELECT summary LIKE '%ts relative (first event at 0.000 µs), placed by start= at "
-                  "2026-01-01T00:00:00.000Z%3 B/E pairs%' FROM import => 1"}),
-            strs({"start=2026-01-01T00:00:00Z"}));
-    addCase("relative ts with start= as epoch seconds: the first event at start",
-            bareArray({R"j({"ph": "X", "name": "f", "pid": 1, "tid": 1, "ts": 1000.25, "dur": 1})j"}),
-            1767225600000000000, strs({"cpu|1|1|other|f|0|1000"}), {}, {}, strs({"start=1767225600"}));
-    addCase("relative ts without start=: refused, nothing stored",
-            bareArray({R"j({"ph": "X", "name": "f", "pid": 1, "tid": 1, "ts": 12.5, "dur": 1})j"}), 0, {}, {},
-            strs({"SELECT count(*) FROM import => 0", "SELECT count(*) FROM trace_track => 0"}), {},
-            QStringLiteral("plain"), QStringLiteral("failed"),
-            QStringLiteral("times are relative \\(first event at ts 12.500 µs.*--option start="));
-    addCase("unbalanced B/E: an E without a B, a B never closed",
-            bareArray({R"j({"ph": "E", "pid": 1, "tid": 1, "ts": 1})j",
-                       R"j({"ph": "B", "name": "open", "pid": 1, "tid": 1, "ts": 2})j",
-                       R"j({"ph": "B", "name": "ok", "pid": 1, "tid": 2, "ts": 3})j",
-                       R"j({"ph": "E", "pid": 1, "tid": 2, "ts": 5})j"}),
-            1767225600000000000, strs({"cpu|1|2|other|ok|0|2000"}), strs({"unbalanced_event|1", "unbalanced_event|2"}),
-            strs({"SELECT status FROM import_log => data_loss"}), strs({"start=2026-01-01T00:00:00Z"}));
-    addCase("bad ts, no ts, bad dur, no dur, tdur only",
-            kineto({R"j({"ph": "X", "name": "a", "pid": 1, "tid": 1, "ts": "soon", "dur": 1})j",
-                    R"j({"ph": "X", "name": "b", "pid": 1, "tid": 1, "dur": 1})j",
-                    R"j({"ph": "X", "name": "c", "pid": 1, "tid": 1, "ts": 5084761999000, "dur": -3})j",
-                    R"j({"ph": "X", "name": "d", "pid": 1, "tid": 1, "ts": 5084761999000})j",
-                    R"j({"ph": "X", "name": "e", "pid": 1, "tid": 1, "ts": 5084761999000, "tdur": 4})j", kCpuOp}),
-            at, strs({"cpu|1|1|other|e|0|4000", "cpu|461|498|cpu_op|aten::mm|1|80500"}),
-            strs({"bad_timestamp|6", "bad_timestamp|7", "bad_number|8", "bad_number|9", "thread_duration|10"}));
-    addCase("phases not imported: async and object events are problems; counters and flows are counted",
-            kineto({R"j({"ph": "b", "cat": "a", "name": "async", "id": 1, "pid": 1, "tid": 1, "ts": 5084761999000})j",
-                    R"j({"ph": "O", "name": "obj", "id": 2, "pid": 1, "tid": 1, "ts": 5084761999000})j",
-                    R"j({"ph": "C", "name": "mem", "pid": 1, "tid": 1, "ts": 5084761999000, "args": {"bytes": 5}})j",
-                    R"j({"ph": "f", "id": 22, "pid": 0, "tid": 7, "ts": 5084761999090, "bp": "e"})j", kFlow, kCpuOp}),
-            at, strs({"cpu|461|498|cpu_op|aten::mm|1|80500"}), strs({"unsupported_event|6", "unsupported_event|7"}),
-            strs({"SELECT summary LIKE '%2 flow events%1 counter events (ph C) not imported%' FROM import => 1"}));
-    addCase("not an event object, no ph", kineto({"42", R"j({"name": "x", "ts": 5084761999000})j", kCpuOp}), at,
-            strs({"cpu|461|498|cpu_op|aten::mm|1|80500"}), strs({"invalid_event|6", "invalid_event|7"}));
-    const double t0 = 5084761999000;
-    addCase(
-        "categories: old capitalised names, NCCL/RCCL kernels, CPU-side collectives",
-        kineto(
-            {complete("Kernel", "void ncclKernel_AllReduce_RING_LL_Sum_float(ncclDevComm*)", 0, 40, t0, 1),
-             complete("kernel", "ncclDevKernel_AllGather_RING_LL(ncclDevKernelArgsStorage<4096ul>)", 0, 22, t0 + 1, 1),
-             complete("kernel", "ncclSymDevKernel_AllReduce", 0, 22, t0 + 2, 1),
-             complete("kernel", "rcclGenericKernel", 0, 22, t0 + 3, 1),
-             complete("kernel", "custom_allreduce", 0, 22, t0 + 4, 1, "\"Collective name\": \"allreduce\""),
-             complete("Memcpy", "Memcpy HtoD", 0, 7, t0 + 5, 1), complete("gpu_memset", "Memset", 0, 7, t0 + 6, 1),
-             complete("user_annotation", "gloo:all_reduce", 1, 1, t0 + 7, 1),
-             complete("cpu_op", "record_param_comms", 1, 1, t0 + 8, 1),
-             complete("cpu_op", "c10d::allreduce_", 1, 1, t0 + 9, 1),
-             complete("collective_comm", "allreduce", 1, 1, t0 + 10, 1),
-             complete("user_annotation", "ProfilerStep#7", 1, 1, t0 + 11, 1),
-             complete("Runtime", "cudaLaunchKernel", 1, 1, t0 + 12, 1),
-             complete("cuda_driver", "cuLaunchKernelEx", 1, 1, t0 + 13, 1),
-             complete("python_function", "train.py(12): step", 1, 1, t0 + 14, 1),
-             complete("gpu_user_annotation", "nccl:all_reduce", 0, 22, t0 + 15, 1)}),
-        at, strs({"*"}), {},
-        strs({"SELECT group_concat(category || ':' || kind, ' ') FROM (SELECT s.category, t.kind FROM trace_slice "
-              "s JOIN trace_track t ON t.id = s.track_id ORDER BY s.ts_ns) => comm_kernel:gpu comm_kernel:gpu "
-              "comm_kernel:gpu comm_kernel:gpu comm_kernel:gpu memcpy:gpu memset:gpu collective:cpu collective:cpu "
-              "collective:cpu collective:cpu user_annotation:cpu cuda_runtime:cpu cuda_driver:cpu "
-              "python_function:cpu gpu_user_annotation:gpu"}));
-    addCase("escaped names are unescaped",
-            kineto({R"j({"ph": "X", "cat": "cpu_op", "name": "say \"hi\" \u00e9 \\ done", "pid": 1, "tid": 1,
-                        "ts": 5084761999000, "dur": 1})j"}),
-            at, strs({"cpu|1|1|cpu_op|say \"hi\" \u00e9 \\ done|0|1000"}));
-    addCase("no events", kineto({}), 0, {}, {},
-            strs({"SELECT rows_read, points FROM import => 0|0",
-                  "SELECT summary LIKE '%0 slices on 0 tracks%' FROM import => 1"}));
-    addCase("object without traceEvents, format forced", R"j({"schemaVersion": 1, "other": []})j", 0, {}, {}, {}, {},
-            QStringLiteral("plain"), QStringLiteral("failed"), QStringLiteral("no traceEvents array"));
-    addCase("object cut inside traceEvents", kineto({kCpuOp, kKernel}).left(300), 0, {}, {}, {}, {},
-            QStringLiteral("plain"), QStringLiteral("failed"),
-            QStringLiteral(":\\d+: invalid JSON: the text ends inside traceEvents"));
-    addCase("invalid JSON inside an event", kineto({kCpuOp, R"j({"ph": "X" "name": "x"})j"}), 0, {}, {}, {}, {},
-            QStringLiteral("plain"), QStringLiteral("failed"), QStringLiteral(":8: invalid JSON"));
-    addCase("bad busy_interval", kineto({kCpuOp}), 0, {}, {}, {}, strs({"busy_interval=fast"}), QStringLiteral("plain"),
-            QStringLiteral("failed"), QStringLiteral("busy_interval=fast: expected a time"));
-}
-
-void TestTraceImporter::importCases()
-{
-    QFETCH(QByteArray, input);
-    QFETCH(QString, encoding);
-    QFETCH(QStringList, options);
-    QFETCH(QString, outcome);
-    QFETCH(QString, error);
-    QFETCH(qint64, origin);
-    QFETCH(QStringList, slices);
-    QFETCH(QStringList, diagnostics);
-    QFETCH(QStringList, sql);
-
-    const std::string path =
-        write(encoding == QLatin1String("gzip") ? QStringLiteral("trace.json.gz") : QStringLiteral("trace.json"),
-              encoding == QLatin1String("gzip") ? gzip(input) : input);
-    const Imported r = importInto(db(), path, options, "chrome-trace");
-    QCOMPARE(QString::fromLatin1(outcomeName(r.outcome)), outcome);
-    if (!error.isEmpty())
-        QVERIFY2(QRegularExpression(error).match(QString::fromStdString(r.error)).hasMatch(), r.error.c_str());
-    else
-        QVERIFY2(r.error.empty(), r.error.c_str());
-    if (r.outcome == FileOutcome::Imported) {
-        if (slices != QStringList{QStringLiteral("*")}) QCOMPARE(::slices(db(), origin), slices);
-        QCOMPARE(queryRows(db(), "SELECT kind, line FROM diagnostic ORDER BY id"), diagnostics);
-    }
-    for (const QString& check : sql) {
-        const QString query = check.section(QStringLiteral(" => "), 0, 0);
-        const QString expected = check.section(QStringLiteral(" => "), 1);
-        QCOMPARE(queryRows(db(), query.toStdString()).join(QStringLiteral("; ")), expected);
-    }
-}
 
 void TestTraceImporter::sniff_data()
 {
