@@ -169,7 +169,7 @@ void TestCompareFlame::twoRunsMatchByFrameNotId()
 // Frames of one parent that differ only by line are one frame unless lines are matched.
 void TestCompareFlame::linesMatchedOnlyWhenAsked()
 {
-    auto stack = [](std::vector<std::pair<const char*, int64_t>> frames, int64_t n) {
+    auto stack = [](const std::vector<std::pair<const char*, int64_t>>& frames, int64_t n) {
         FlameTree::Stack st;
         for (const auto& [name, line] : frames) {
             store::FrameInfo f;

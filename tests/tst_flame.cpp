@@ -33,7 +33,8 @@ struct Run
     std::string error;
 };
 
-Run importAll(const std::string& dbPath, const std::vector<std::string>& paths, importers::ImportOptions options = {})
+Run importAll(const std::string& dbPath, const std::vector<std::string>& paths,
+              const importers::ImportOptions& options = {})
 {
     Run r;
     auto plan = importers::planImport(paths, options);

@@ -475,7 +475,7 @@ private Q_SLOTS:
         std::vector<Phase> expected;
         for (const OwnedFrame& f : frames)
             expected.push_back(builtIn().classify(f.text()));
-        const PhaseClassifier shared = builtIn();
+        const PhaseClassifier& shared = builtIn();
         std::atomic<int> mismatches{0};
         std::vector<std::thread> threads;
         for (int t = 0; t < 4; ++t)

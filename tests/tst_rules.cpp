@@ -702,7 +702,7 @@ void TestRules::lowSmEfficiencyLaunchBound()
     run.sm = [](int, int64_t) { return 0.2; };
     run.util = [](int, int64_t) { return 35.0; };
     run.write = [](int64_t) { return 1e6; };
-    const auto analyse = [](Synthetic r) -> std::optional<Finding> {
+    const auto analyse = [](const Synthetic& r) -> std::optional<Finding> {
         QTemporaryDir dir;
         auto db = writeRun(dir, r);
         if (!db) return std::nullopt;
