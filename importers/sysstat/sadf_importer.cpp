@@ -19,13 +19,6 @@ namespace {
 constexpr int kCheckpointRows = 8192;
 constexpr size_t kMaxName = 256; // longer host, interface or disk names are not names (a cut or garbled line)
 
-std::string clip(std::string_view v)
-{
-    constexpr size_t kMax = 60;
-    if (v.size() <= kMax) return std::string(v);
-    return fmt::format("{}... ({} bytes)", v.substr(0, kMax), v.size());
-}
-
 bool isCpuKey(std::string_view v)
 {
     if (v == "-1" || v == "all") return true;
@@ -276,13 +269,8 @@ Status SadfParser::run()
     bool any = false, headerSeen = false;
     int64_t sinceCheckpoint = 0;
     for (;;) {
-        auto more = m_ctx.lines.next(line);
-        if (!more) return more.error();
-        if (!*more) break;
-        if (line.tooLong) {
-            m_ctx.report(diag::kLineTooLong, 0, fmt::format("line of more than {} bytes dropped", line.text.size()));
-            continue;
-        }
+        RUNLENS_ASSIGN_OR_RETURN(const bool more, m_ctx.nextLine(line));
+        if (!more) break;
         const std::string_view text = trim(line.text);
         if (text.empty()) continue;
         any = true;
@@ -294,10 +282,7 @@ Status SadfParser::run()
         } else if (Status s = row(text); !s) {
             return s;
         }
-        if (++sinceCheckpoint == kCheckpointRows) {
-            sinceCheckpoint = 0;
-            RUNLENS_TRY(m_ctx.checkpoint());
-        }
+        RUNLENS_TRY(m_ctx.checkpointEvery(sinceCheckpoint, kCheckpointRows));
     }
     if (!any) return makeError(ErrorCode::Format, "empty file: no sadf -d header", m_ctx.lines.location());
     if (!headerSeen)

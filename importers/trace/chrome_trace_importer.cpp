@@ -1,6 +1,7 @@
 #include "importers/trace/chrome_trace_importer.h"
 
 #include "analysis/store/trace_writer.h"
+#include "importers/common/text_fields.h"
 #include "importers/common/untimed.h"
 #include "importers/common/whole_input.h"
 #include "importers/diagnostic_kinds.h"
@@ -165,7 +166,7 @@ Status TraceStore::write(const Clock& clock, int64_t binNs)
             m_ctx.diagnostics.report(diag::kBadTimestamp, {display},
                                      fmt::format("\"{}\": ts {:.3f} µs is not an epoch time like the rest of the "
                                                  "trace, skipped",
-                                                 untimed::clip(m_t.names[s.name]), static_cast<double>(s.tsNs) / 1e3));
+                                                 clip(m_t.names[s.name]), static_cast<double>(s.tsNs) / 1e3));
             continue;
         }
         RUNLENS_ASSIGN_OR_RETURN(auto track, this->track(s.track));
