@@ -183,7 +183,7 @@ Status Parser::parseHeader(std::string_view line)
         return makeError(ErrorCode::Format,
                          "no timestamp column: nvidia-smi CSV needs --query-gpu=timestamp,... to be placed in time",
                          m_ctx.lines.location(1));
-    if (m_idColumn < 0) m_ctx.notes.push_back("no index, uuid or pci.bus_id column: every row is taken as GPU 0");
+    if (m_idColumn < 0) m_ctx.notes.emplace_back("no index, uuid or pci.bus_id column: every row is taken as GPU 0");
     m_firstHeaderField = std::string(trim(m_fields.front()));
     return okStatus();
 }
@@ -207,7 +207,7 @@ std::optional<int64_t> Parser::timestamp(std::string_view v, int64_t column)
                          : *n < 1e14 ? TimeForm::EpochMs
                          : *n < 1e17 ? TimeForm::EpochUs
                                      : TimeForm::EpochNs;
-            m_ctx.notes.push_back("timestamps are Unix epoch numbers (UTC)");
+            m_ctx.notes.emplace_back("timestamps are Unix epoch numbers (UTC)");
         }
     }
     switch (m_timeForm) {

@@ -127,7 +127,7 @@ std::optional<int64_t> SadfParser::timestamp(std::string_view v, int64_t nodeId,
         if (auto t = parseLocalDateTime(v.substr(0, 19))) {
             const std::string_view zone = trim(v.substr(19));
             if (zone == "UTC" || zone == "GMT") {
-                if (m_timeForm == TimeForm::Unknown) m_ctx.notes.push_back("timestamps in UTC");
+                if (m_timeForm == TimeForm::Unknown) m_ctx.notes.emplace_back("timestamps in UTC");
                 m_timeForm = TimeForm::Utc;
                 return t->localNs;
             }
@@ -146,7 +146,7 @@ std::optional<int64_t> SadfParser::timestamp(std::string_view v, int64_t nodeId,
         }
     }
     if (auto n = parseInteger(v); n && *n >= 0 && *n < 100'000'000'000) {
-        if (m_timeForm == TimeForm::Unknown) m_ctx.notes.push_back("timestamps are Unix epoch seconds (sadf -U)");
+        if (m_timeForm == TimeForm::Unknown) m_ctx.notes.emplace_back("timestamps are Unix epoch seconds (sadf -U)");
         m_timeForm = TimeForm::Epoch;
         return *n * 1'000'000'000;
     }
@@ -676,15 +676,15 @@ Status SysstatRouter::row(int section, int64_t nodeId, int64_t tsNs, std::span<c
 void SysstatRouter::finish()
 {
     if (m->memFreeAsAvailable)
-        m->ctx.notes.push_back("no kbavail column (sysstat before 11.1): host.mem_available is kbmemfree, which "
-                               "leaves out reclaimable cache");
+        m->ctx.notes.emplace_back("no kbavail column (sysstat before 11.1): host.mem_available is kbmemfree, which "
+                                  "leaves out reclaimable cache");
     for (const Section& s : m->sections) {
         if (s.skipped && s.skippedRows > 0)
             m->ctx.notes.push_back(fmt::format("{} rows of section {} (USB device inventory, no metrics) not imported",
                                                s.skippedRows, s.name));
         if (s.cpuStar && s.columns.size() > 2)
-            m->ctx.notes.push_back("per-CPU interrupt values (INTR;CPU*) are taken as all CPUs, then CPU 0, 1, ... "
-                                   "(a sadf -P list of CPUs would shift them)");
+            m->ctx.notes.emplace_back("per-CPU interrupt values (INTR;CPU*) are taken as all CPUs, then CPU 0, 1, ... "
+                                      "(a sadf -P list of CPUs would shift them)");
     }
 }
 

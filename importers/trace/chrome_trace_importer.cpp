@@ -196,8 +196,8 @@ Status TraceStore::write(const Clock& clock, int64_t binNs)
                                     m_t.worldSize ? fmt::format(" of world size {}", *m_t.worldSize) : "",
                                     m_t.backend.empty() ? "" : ", backend " + m_t.backend));
     else
-        notes.push_back(m_t.distributedInfo ? "distributedInfo without a readable rank: rank unknown, stored as -1"
-                                            : "no distributedInfo: rank unknown, stored as -1");
+        notes.emplace_back(m_t.distributedInfo ? "distributedInfo without a readable rank: rank unknown, stored as -1"
+                                               : "no distributedInfo: rank unknown, stored as -1");
     notes.push_back(clock.note);
     const auto written = std::count_if(m_tracks.begin(), m_tracks.end(), [](int64_t id) { return id != 0; });
     notes.push_back(fmt::format("{} slices on {} track{} ({} complete, {} B/E pairs, {} instants): {}",
@@ -214,7 +214,7 @@ Status TraceStore::write(const Clock& clock, int64_t binNs)
                                     "slices keep args.correlation",
                                     m_t.flows));
     if (m_t.counters > 0) notes.push_back(fmt::format("{} counter events (ph C) not imported", m_t.counters));
-    if (m_t.unclosedArray) notes.push_back("the event array has no closing ] (the format allows it)");
+    if (m_t.unclosedArray) notes.emplace_back("the event array has no closing ] (the format allows it)");
     if (m_gpuTracksWithoutDevice > 0)
         notes.push_back(fmt::format("{} GPU tracks without a device index (no args.device, pid not a number): not "
                                     "in the busy series",
