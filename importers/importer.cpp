@@ -1,6 +1,7 @@
 #include "importers/importer.h"
 
 #include "importers/dcgm/dcgmi_dmon_importer.h"
+#include "importers/diagnostic_kinds.h"
 #include "importers/folded/folded_importer.h"
 #include "importers/generic/generic_importer.h"
 #include "importers/generic/wide_csv_importer.h"
@@ -19,6 +20,7 @@
 
 #include <QJsonDocument>
 #include <QJsonObject>
+#include <fmt/format.h>
 
 namespace runlens::importers {
 
@@ -34,6 +36,16 @@ std::string ImportOptions::toJson() const
     for (const auto& [k, v] : extra)
         o.insert(QString::fromStdString(k), QString::fromStdString(v));
     return QJsonDocument(o).toJson(QJsonDocument::Compact).toStdString();
+}
+
+Expected<bool> ImportContext::nextLine(Line& line, bool countSkipped)
+{
+    for (;;) {
+        RUNLENS_ASSIGN_OR_RETURN(const bool more, lines.next(line));
+        if (!more || !line.tooLong) return more;
+        if (countSkipped) ++rowsRead;
+        report(diag::kLineTooLong, 0, fmt::format("line of more than {} bytes dropped", line.text.size()));
+    }
 }
 
 Status ImportContext::checkpoint()

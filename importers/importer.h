@@ -75,8 +75,13 @@ struct ImportContext
     {
         diagnostics.report(kind, lines.location(column), std::move(message));
     }
+    // The next line of the input that fits the reader; false at the end. A longer line is skipped and reported
+    // (line_too_long, "line of more than N bytes dropped"); with countSkipped it also counts as a row read.
+    Expected<bool> nextLine(Line& line, bool countSkipped = false);
     // Reports progress and returns a Cancelled error when the user cancelled. Cheap: call every few thousand rows.
     Status checkpoint();
+    // checkpoint() at every `every`-th call: count (the caller's, of rows, lines or events) goes up by one each call.
+    Status checkpointEvery(int64_t& count, int64_t every) { return ++count % every == 0 ? checkpoint() : okStatus(); }
 };
 
 // A host label as a node name: an instance label's ":port" is dropped ("vm:9100" → "vm", "[::1]:9100" → "::1").

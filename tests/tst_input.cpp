@@ -1,7 +1,10 @@
 // The input pipeline: compression and text encoding detection, line splitting across blocks, long lines,
-// errors for truncated or corrupt streams, content hashes (BLAKE2b-256 of the raw bytes), and the CSV field splitter
-// every CSV importer shares.
+// errors for truncated or corrupt streams, content hashes (BLAKE2b-256 of the raw bytes), the CSV field splitter
+// every CSV importer shares, the lines an importer reads (long ones skipped and reported) and documents read whole.
 
+#include "analysis/store/run_database.h"
+#include "importers/common/whole_input.h"
+#include "importers/importer.h"
 #include "importers/input/csv_fields.h"
 #include "importers/input/input_stream.h"
 #include "importers/input/line_reader.h"
@@ -441,6 +444,57 @@ private Q_SLOTS:
         std::vector<std::string_view> out;
         QVERIFY(csv.split("t, 0, \"51 %, 1000 MiB", out));
         QCOMPARE(out, (std::vector<std::string_view>{"t", " 0", " \"51 %", " 1000 MiB"}));
+    }
+
+    void importLinesSkipLongOnes()
+    {
+        // ImportContext::nextLine gives the lines that fit the reader; a longer one is reported (line_too_long, at
+        // its own line) and, when asked, counted as a row read.
+        auto db = store::RunDatabase::open(m_dir.filePath(QStringLiteral("lines.runlens")).toStdString(),
+                                           store::OpenMode::Create);
+        QVERIFY_OK(db);
+        store::RunWriter writer(**db);
+        for (const bool countSkipped : {false, true}) {
+            auto in = InputStream::fromMemory("short\n" + std::string(50, 'x') + "\r\nlast", "lines.txt");
+            LineReader lines(*in, 10);
+            store::Diagnostics diagnostics;
+            const ImportOptions options;
+            ImportContext ctx{lines, writer, diagnostics, options, 0, {}, nullptr, 0, {}, {}, {}, {}};
+            QStringList got;
+            Line line;
+            for (;;) {
+                auto more = ctx.nextLine(line, countSkipped);
+                QVERIFY_OK(more);
+                if (!*more) break;
+                got << QString::fromUtf8(line.text.data(), qsizetype(line.text.size())) + QLatin1Char('@') +
+                           QString::number(line.number);
+            }
+            QCOMPARE(got, test::strs({"short@1", "last@3"}));
+            QCOMPARE(ctx.rowsRead, int64_t(countSkipped ? 1 : 0));
+            QCOMPARE(diagnostics.total(), int64_t(1));
+            QCOMPARE(diagnostics.entries().at(0).kind, std::string("line_too_long"));
+            QCOMPARE(diagnostics.entries().at(0).where.line, int64_t(2));
+            QCOMPARE(diagnostics.entries().at(0).message, std::string("line of more than 10 bytes dropped"));
+        }
+    }
+
+    void wholeInputWithinLimit()
+    {
+        // appendWholeInput adds the rest of the input after what the buffer holds, and refuses the block that would
+        // take the whole past the cap.
+        const std::string text(1000, 'a');
+        auto in = InputStream::fromMemory(text, "doc.json");
+        std::string buf = "head:";
+        QVERIFY_OK(appendWholeInput(*in, DocumentLimit{2000, true}, buf));
+        QCOMPARE(buf, "head:" + text);
+
+        auto small = InputStream::fromMemory(text, "doc.json");
+        std::string cut = "head:";
+        const Status st = appendWholeInput(*small, DocumentLimit{1000, true}, cut);
+        QVERIFY(!st);
+        QCOMPARE(st.error().where.file, std::string("doc.json"));
+        QVERIFY(st.error().message.find("larger than") != std::string::npos);
+        QCOMPARE(cut, std::string("head:"));
     }
 };
 

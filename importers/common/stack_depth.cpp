@@ -1,7 +1,6 @@
 #include "importers/common/stack_depth.h"
 
 #include "importers/common/text_fields.h"
-#include "importers/common/untimed.h"
 #include "importers/diagnostic_kinds.h"
 
 #include <cmath>
@@ -17,7 +16,7 @@ Expected<size_t> maxStackDepth(const ImportOptions& options)
     if (!n || !std::isfinite(*n) || *n < 2 || *n > 1e9 || std::floor(*n) != *n)
         return makeError(ErrorCode::Usage, fmt::format("max_stack_depth={}: expected a whole number of frames, at "
                                                        "least 2",
-                                                       untimed::clip(it->second)));
+                                                       clip(it->second)));
     return static_cast<size_t>(*n);
 }
 

@@ -3,6 +3,7 @@
 #include <charconv>
 #include <cmath>
 #include <cstdint>
+#include <fmt/format.h>
 #include <limits>
 
 namespace runlens::importers {
@@ -20,6 +21,48 @@ void splitFields(std::string_view line, char sep, std::vector<std::string_view>&
         out.push_back(line.substr(start, p - start));
         start = p + 1;
     }
+}
+
+void splitWhitespace(std::string_view line, std::vector<std::string_view>& out)
+{
+    out.clear();
+    size_t i = 0;
+    while (i < line.size()) {
+        while (i < line.size() && isSpace(line[i]))
+            ++i;
+        const size_t start = i;
+        while (i < line.size() && !isSpace(line[i]))
+            ++i;
+        if (i > start) out.push_back(line.substr(start, i - start));
+    }
+}
+
+bool fixedDigits(std::string_view s, size_t pos, size_t n, int64_t& out)
+{
+    if (pos + n > s.size()) return false;
+    out = 0;
+    for (size_t i = pos; i < pos + n; ++i) {
+        if (!isDigit(s[i])) return false;
+        out = out * 10 + (s[i] - '0');
+    }
+    return true;
+}
+
+std::string clip(std::string_view v)
+{
+    constexpr size_t kMax = 60;
+    if (v.size() <= kMax) return std::string(v);
+    return fmt::format("{}... ({} bytes)", v.substr(0, kMax), v.size());
+}
+
+std::string quoteLine(std::string_view text)
+{
+    constexpr size_t kMax = 80;
+    if (text.size() <= kMax) return std::string(text);
+    size_t n = kMax;
+    while (n > 0 && (static_cast<unsigned char>(text[n]) & 0xC0) == 0x80)
+        --n;
+    return std::string(text.substr(0, n)) + "...";
 }
 
 static bool equalsIgnoreCase(std::string_view a, std::string_view b)

@@ -16,41 +16,9 @@ namespace {
 constexpr int64_t kSecond = 1'000'000'000;
 constexpr double kMaxEpochS = 9.2e9; // the largest start= in epoch seconds whose nanoseconds fit int64 (2261)
 
-bool digitsAt(std::string_view s, size_t pos, size_t n, int64_t& out)
-{
-    if (pos + n > s.size()) return false;
-    out = 0;
-    for (size_t i = pos; i < pos + n; ++i) {
-        if (s[i] < '0' || s[i] > '9') return false;
-        out = out * 10 + (s[i] - '0');
-    }
-    return true;
-}
-
 } // namespace
 
 namespace untimed {
-
-void splitWhitespace(std::string_view line, std::vector<std::string_view>& out)
-{
-    out.clear();
-    size_t i = 0;
-    while (i < line.size()) {
-        while (i < line.size() && isSpace(line[i]))
-            ++i;
-        const size_t start = i;
-        while (i < line.size() && !isSpace(line[i]))
-            ++i;
-        if (i > start) out.push_back(line.substr(start, i - start));
-    }
-}
-
-std::string clip(std::string_view v)
-{
-    constexpr size_t kMax = 60;
-    if (v.size() <= kMax) return std::string(v);
-    return fmt::format("{}... ({} bytes)", v.substr(0, kMax), v.size());
-}
 
 Expected<Placement> readPlacement(const ImportOptions& options, TimeZoneResolver& tz, int64_t bareUnitNs,
                                   int64_t defaultIntervalNs)
@@ -88,8 +56,8 @@ Expected<Placement> readPlacement(const ImportOptions& options, TimeZoneResolver
     if (n > 0 && (v.back() == 'Z' || v.back() == 'z')) {
         offsetS = 0;
         v.remove_suffix(1);
-    } else if (n > 6 && (v[n - 6] == '+' || v[n - 6] == '-') && v[n - 3] == ':' && digitsAt(v, n - 5, 2, h) &&
-               digitsAt(v, n - 2, 2, m)) {
+    } else if (n > 6 && (v[n - 6] == '+' || v[n - 6] == '-') && v[n - 3] == ':' && fixedDigits(v, n - 5, 2, h) &&
+               fixedDigits(v, n - 2, 2, m)) {
         offsetS = (v[n - 6] == '-' ? -1 : 1) * (h * 3600 + m * 60);
         v.remove_suffix(6);
     }

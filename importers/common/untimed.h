@@ -11,15 +11,9 @@
 
 namespace runlens::importers {
 
-// Helpers for captures that print no timestamps (nvidia-smi dmon without -o T, dcgmi dmon): the start= and
-// interval= options, the file's modification time for estimates, a second reading of the file to count
-// intervals first, and whitespace-aligned tables.
+// Captures that print no timestamps (nvidia-smi dmon without -o T, dcgmi dmon): the start= and interval= options,
+// the file's modification time for estimates, and a second reading of the file to count intervals first.
 namespace untimed {
-
-// Fields separated by runs of blanks.
-void splitWhitespace(std::string_view line, std::vector<std::string_view>& out);
-// A value quoted in a message, cut so a huge bad value cannot make a huge diagnostic.
-std::string clip(std::string_view v);
 
 // start= (epoch seconds, or ISO 8601 local time in the node's zone, or with Z / ±hh:mm) and interval= ("2s",
 // "500ms"; a bare number counts bareUnitNs). Bad values are Usage errors.
@@ -43,6 +37,33 @@ struct SecondReading
     std::unique_ptr<ImportContext> context;
 };
 Expected<std::unique_ptr<SecondReading>> openSecondReading(const ImportContext& ctx);
+
+// One reading of a capture by a parser that can also count. When the time must be estimated, a Count pass runs
+// first on a second reading: it counts intervals by the same row rules as the Import pass, and writes and reports
+// nothing. Diagnostics and notes go through report() and note(), which keep them to the Import pass.
+class Reading
+{
+public:
+    enum class Pass
+    {
+        Count,
+        Import
+    };
+
+protected:
+    Reading(ImportContext& ctx, Pass pass) : m_ctx(ctx), m_pass(pass) {}
+    void report(const store::DiagnosticKind& kind, int64_t column, std::string message)
+    {
+        if (m_pass == Pass::Import) m_ctx.report(kind, column, std::move(message));
+    }
+    void note(std::string text)
+    {
+        if (m_pass == Pass::Import) m_ctx.notes.push_back(std::move(text));
+    }
+
+    ImportContext& m_ctx;
+    Pass m_pass;
+};
 
 } // namespace untimed
 

@@ -1,7 +1,6 @@
 #include "importers/common/whole_input.h"
 
 #include "importers/common/text_fields.h"
-#include "importers/common/untimed.h"
 
 #include <algorithm>
 #include <cmath>
@@ -46,11 +45,11 @@ Expected<DocumentLimit> maxDocumentBytes(const ImportOptions& options, uint64_t 
     if (!n || !std::isfinite(*n) || *n * scale < 1 || *n * scale >= 0x1p64)
         return makeError(ErrorCode::Usage, fmt::format("max_input={}: expected a size such as 512MiB, 8GiB or a "
                                                        "number of bytes",
-                                                       untimed::clip(it->second)));
+                                                       clip(it->second)));
     const auto bytes = static_cast<uint64_t>(*n * scale);
     if (bytes > formatLimit)
         return makeError(ErrorCode::Usage, fmt::format("max_input={}: this format can read at most {}",
-                                                       untimed::clip(it->second), bytesText(formatLimit)));
+                                                       clip(it->second), bytesText(formatLimit)));
     return DocumentLimit{bytes, true};
 }
 
@@ -79,6 +78,16 @@ Status documentFits(const InputStream& in, uint64_t have, uint64_t adding, const
                                  "(--option max_input= raises the cap)",
                                  bytesText(maxBytes), raw),
                      {in.displayName()});
+}
+
+Status appendWholeInput(InputStream& in, const DocumentLimit& limit, std::string& out)
+{
+    for (;;) {
+        RUNLENS_ASSIGN_OR_RETURN(auto block, in.nextBlock());
+        if (block.empty()) return okStatus();
+        RUNLENS_TRY(documentFits(in, out.size(), block.size(), limit));
+        out.append(block);
+    }
 }
 
 } // namespace runlens::importers

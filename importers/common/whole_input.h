@@ -8,6 +8,7 @@
 #include "importers/input/input_stream.h"
 
 #include <cstdint>
+#include <string>
 
 namespace runlens::importers {
 
@@ -35,5 +36,9 @@ Expected<DocumentLimit> maxDocumentBytes(const ImportOptions& options, uint64_t 
 // Whether `adding` more decoded bytes after `have` stay within the limit (the cap, and the ratio of a compressed
 // input); else an Error naming the file and why.
 Status documentFits(const InputStream& in, uint64_t have, uint64_t adding, const DocumentLimit& limit);
+
+// Appends the rest of the input to out, block by block, each checked with documentFits before it is added (what out
+// holds already counts): an Error as soon as the document would pass the limit.
+Status appendWholeInput(InputStream& in, const DocumentLimit& limit, std::string& out);
 
 } // namespace runlens::importers

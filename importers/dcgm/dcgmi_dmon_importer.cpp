@@ -15,9 +15,6 @@
 namespace runlens::importers {
 namespace {
 
-using untimed::clip;
-using untimed::splitWhitespace;
-
 constexpr int kCheckpointRows = 16384;
 constexpr int64_t kMs = 1'000'000;
 // DCGM "blank" values (DCGM_INT64_BLANK, DCGM_FP64_BLANK and their NOT_FOUND/NOT_SUPPORTED/NOT_PERMISSIONED
@@ -96,17 +93,11 @@ struct Column
     bool counter = false; // stored as its rate (TOTEC)
 };
 
-// One reading of the file. The Count pass runs first when the time must be estimated: it counts intervals by the
-// same rules as the Import pass, and writes and reports nothing.
-class Parser
+// One reading of the file (untimed::Reading): the Count pass counts intervals.
+class Parser : public untimed::Reading
 {
 public:
-    enum class Pass
-    {
-        Count,
-        Import
-    };
-    Parser(ImportContext& ctx, TimeZoneResolver& tz, Pass pass) : m_ctx(ctx), m_tz(tz), m_pass(pass) {}
+    Parser(ImportContext& ctx, TimeZoneResolver& tz, Pass pass) : Reading(ctx, pass), m_tz(tz) {}
     Status run();
 
     std::optional<int64_t> startNs; // of the first interval
@@ -120,18 +111,8 @@ private:
     void units(std::string_view rest, const std::vector<std::string_view>& units);
     Status row(const std::optional<WallClock>& clock);
     Status value(size_t slot, size_t col, int64_t column, std::string_view v, int64_t ts);
-    void report(const store::DiagnosticKind& kind, int64_t column, std::string message)
-    {
-        if (m_pass == Pass::Import) m_ctx.report(kind, column, std::move(message));
-    }
-    void note(std::string text)
-    {
-        if (m_pass == Pass::Import) m_ctx.notes.push_back(std::move(text));
-    }
 
-    ImportContext& m_ctx;
     TimeZoneResolver& m_tz;
-    Pass m_pass;
     bool m_stop = false, m_expectUnits = false, m_readUnits = false, m_clockIgnored = false, m_zoneNoted = false;
     bool m_estimateReported = false, m_startNoted = false;
     std::vector<std::string> m_headerTags;
@@ -344,14 +325,10 @@ Status Parser::run()
     Line line;
     int64_t sinceCheckpoint = 0;
     while (!m_stop) {
-        auto more = m_ctx.lines.next(line);
-        if (!more) return more.error();
-        if (!*more) break;
-        if (line.tooLong) {
-            if (!m_headerTags.empty() && m_pass == Pass::Import) ++m_ctx.rowsRead;
-            report(diag::kLineTooLong, 0, fmt::format("line of more than {} bytes dropped", line.text.size()));
-            continue;
-        }
+        // A line too long to read is a row lost once the header is known.
+        RUNLENS_ASSIGN_OR_RETURN(const bool more,
+                                 m_ctx.nextLine(line, !m_headerTags.empty() && m_pass == Pass::Import));
+        if (!more) break;
         std::string_view rest = trim(line.text);
         if (rest.empty()) continue;
         const auto clock = wallClockPrefix(rest, rest);
@@ -376,10 +353,7 @@ Status Parser::run()
             m_expectUnits = false;
             if (m_pass == Pass::Import) ++m_ctx.rowsRead;
             RUNLENS_TRY(row(clock));
-            if (++sinceCheckpoint == kCheckpointRows) {
-                sinceCheckpoint = 0;
-                RUNLENS_TRY(m_ctx.checkpoint());
-            }
+            RUNLENS_TRY(m_ctx.checkpointEvery(sinceCheckpoint, kCheckpointRows));
         }
     }
     if (m_pass == Pass::Count) return okStatus();

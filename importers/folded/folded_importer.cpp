@@ -1,5 +1,6 @@
 #include "importers/folded/folded_importer.h"
 
+#include "importers/common/frame_name.h"
 #include "importers/common/stack_depth.h"
 #include "importers/common/text_fields.h"
 #include "importers/common/text_map.h"
@@ -23,17 +24,12 @@ namespace runlens::importers {
 namespace {
 
 constexpr int kSniffMaxLines = 200;
-constexpr size_t kQuoteBytes = 80;   // how much of a bad line a diagnostic quotes
 constexpr double kMaxCount = 9.0e18; // counts must fit an int64 sample count
 constexpr int64_t kCheckpointEvery = 4096;
 
 bool isComment(std::string_view t)
 {
     return t.front() == '#' || t.substr(0, 2) == "//";
-}
-bool isDigit(char c)
-{
-    return c >= '0' && c <= '9';
 }
 
 // flamegraph.pl's count: \d+(?:\.\d*)?
@@ -81,16 +77,6 @@ std::optional<FoldedLine> parseFoldedLine(std::string_view line)
         f.firstCount = first;
     }
     return f;
-}
-
-// The beginning of a line for a diagnostic, cut at a UTF-8 character boundary.
-std::string quote(std::string_view text)
-{
-    if (text.size() <= kQuoteBytes) return std::string(text);
-    size_t n = kQuoteBytes;
-    while (n > 0 && (static_cast<unsigned char>(text[n]) & 0xC0) == 0x80)
-        --n;
-    return std::string(text.substr(0, n)) + "...";
 }
 
 // Replaces bytes that are not UTF-8 with U+FFFD; returns true when it had to.
@@ -171,53 +157,171 @@ bool parseThreadFrame(std::string_view f, ThreadKey& key)
     return true;
 }
 
-struct FrameParts
-{
-    std::string_view name;
-    std::string_view file;
-    int64_t line = 0;
-};
-
-// py-spy's `name (file:line)` or `name (file)`; anything else is a bare name.
-FrameParts parseFrame(std::string_view f)
-{
-    FrameParts parts{f, {}, 0};
-    if (f.size() < 4 || f.back() != ')') return parts;
-    int depth = 0;
-    size_t open = std::string_view::npos;
-    for (size_t i = f.size(); i-- > 0;) {
-        if (f[i] == ')')
-            ++depth;
-        else if (f[i] == '(' && --depth == 0) {
-            open = i;
-            break;
-        }
-    }
-    if (open == std::string_view::npos || open < 2 || f[open - 1] != ' ') return parts;
-    const std::string_view name = trim(f.substr(0, open - 1));
-    const std::string_view inner = f.substr(open + 1, f.size() - open - 2);
-    if (name.empty() || inner.empty()) return parts;
-    parts.name = name;
-    parts.file = inner;
-    const size_t colon = inner.rfind(':');
-    if (colon != std::string_view::npos && colon > 0) {
-        const std::string_view digits = inner.substr(colon + 1);
-        if (!digits.empty() && std::all_of(digits.begin(), digits.end(), isDigit)) {
-            if (auto line = parseInteger(digits)) {
-                parts.file = inner.substr(0, colon);
-                parts.line = *line;
-            }
-        }
-    }
-    return parts;
-}
-
 struct StackTotal
 {
     int64_t sampleCount = 0;
     double weight = 0;
     std::optional<SourceLocation> firstLine; // where a stack too deep to keep whole first appeared
 };
+
+// The distinct stack texts of a file with their summed counts, and their order of first appearance (for a stable
+// layout).
+struct StackTotals
+{
+    TextMap<StackTotal> byStack;
+    std::vector<std::pair<const std::string, StackTotal>*> order;
+    int64_t differential = 0; // lines with two counts
+};
+
+struct Sample
+{
+    std::string_view stack;
+    double count = 0;
+};
+
+// The stack and count of a line that is not blank (text: trimmed), or nullopt when the line is a comment or is
+// reported and dropped. Every line but a comment counts as a row read.
+std::optional<Sample> readSample(ImportContext& ctx, const Line& line, std::string_view text, int64_t& differential)
+{
+    if (line.tooLong) {
+        ++ctx.rowsRead;
+        ctx.report(diag::kLineTooLong, 0,
+                   fmt::format("line longer than the reader's limit, skipped: \"{}\"", quoteLine(text)));
+        return std::nullopt;
+    }
+    if (isComment(text)) {
+        ctx.report(diag::kCommentLine, 0, quoteLine(text));
+        return std::nullopt;
+    }
+    ++ctx.rowsRead;
+    const auto parsed = parseFoldedLine(text);
+    if (!parsed) {
+        ctx.report(diag::kInvalidLine, 0,
+                   fmt::format("expected \"frame;frame;...;leaf COUNT\", got \"{}\"", quoteLine(text)));
+        return std::nullopt;
+    }
+    const auto value = parseNumber(parsed->count);
+    if (!value || !std::isfinite(*value) || *value > kMaxCount) {
+        ctx.report(diag::kBadNumber, 0, fmt::format("sample count {} is out of range", quoteLine(parsed->count)));
+        return std::nullopt;
+    }
+    if (!parsed->firstCount.empty()) {
+        ++differential;
+        ctx.report(diag::kDifferentialCount, 0,
+                   fmt::format("two counts ({} {}): kept the second", parsed->firstCount, parsed->count));
+    }
+    if (*value == 0) {
+        ctx.report(diag::kZeroCount, 0, fmt::format("zero count for \"{}\", not stored", quoteLine(parsed->stack)));
+        return std::nullopt;
+    }
+    // ";;;" splits into frames without names: a sample of nothing, not a stack.
+    if (parsed->stack.find_first_not_of("; \t") == std::string_view::npos) {
+        ctx.report(diag::kEmptyStack, 0,
+                   fmt::format("\"{}\" has separators but no frame names; {} samples dropped", quoteLine(parsed->stack),
+                               quoteLine(parsed->count)));
+        return std::nullopt;
+    }
+    return Sample{parsed->stack, *value};
+}
+
+// Pass 1: the counts of each distinct stack text summed (a hash of the whole line, no parsing of frames).
+Status sumStacks(ImportContext& ctx, size_t depthLimit, StackTotals& totals)
+{
+    std::string repaired;
+    Line line;
+    int64_t lineCount = 0;
+    for (;;) {
+        RUNLENS_ASSIGN_OR_RETURN(auto more, ctx.lines.next(line));
+        if (!more) break;
+        RUNLENS_TRY(ctx.checkpointEvery(lineCount, kCheckpointEvery));
+        const std::string_view text = trim(line.text);
+        if (text.empty()) continue;
+        const auto sample = readSample(ctx, line, text, totals.differential);
+        if (!sample) continue;
+        std::string_view stack = sample->stack;
+        if (repairUtf8(stack, repaired)) {
+            ctx.report(diag::kBadUtf8, 0, "bytes that are not UTF-8 replaced by U+FFFD");
+            stack = repaired;
+        }
+        auto it = totals.byStack.find(stack);
+        if (it == totals.byStack.end()) {
+            it = totals.byStack.try_emplace(std::string(stack)).first;
+            totals.order.push_back(&*it);
+            if (static_cast<size_t>(std::count(stack.begin(), stack.end(), ';')) >= depthLimit)
+                it->second.firstLine = ctx.lines.location();
+        }
+        const int64_t count = std::floor(sample->count) == sample->count ? static_cast<int64_t>(sample->count) : 1;
+        int64_t& sum = it->second.sampleCount;
+        sum = sum > std::numeric_limits<int64_t>::max() - count ? std::numeric_limits<int64_t>::max() : sum + count;
+        it->second.weight += sample->count;
+    }
+    return okStatus();
+}
+
+// py-spy's root frames at the start of a stack into key: processes (outermost parent first; the innermost one owns
+// the thread), then a thread. The frames below them go to frames; a stack of nothing but root frames keeps the last
+// one as its only frame, and is then rootOnly (true).
+bool splitRootFrames(std::string_view stack, ThreadKey& key, std::vector<std::string_view>& frames)
+{
+    std::string_view rest = stack;
+    std::string_view lastRoot;
+    for (;;) {
+        const std::string_view head = rest.substr(0, rest.find(';'));
+        size_t used = parseProcessFrame(rest, key);
+        if (used == 0 && parseThreadFrame(head, key)) used = head.size();
+        if (used == 0) break;
+        lastRoot = rest.substr(0, used);
+        rest = used < rest.size() ? rest.substr(used + 1) : std::string_view();
+        if (rest.empty()) break;
+    }
+    if (rest.empty()) {
+        frames.assign(1, lastRoot);
+        return true;
+    }
+    splitFields(rest, ';', frames);
+    return false;
+}
+
+// Pass 2: each distinct stack split into its thread and frames and stored once.
+Status storeStacks(ImportContext& ctx, size_t depthLimit, const StackTotals& totals, int64_t& samples,
+                   std::unordered_set<int64_t>& threadIds)
+{
+    TextMap<int64_t> frameIds; // by frame text
+    std::vector<std::string_view> frames;
+    for (size_t i = 0; i < totals.order.size(); ++i) {
+        if ((i + 1) % kCheckpointEvery == 0)
+            if (Status s = ctx.checkpoint(); !s) return s;
+        const auto& [stack, total] = *totals.order[i];
+        ThreadKey key;
+        const bool rootOnly = splitRootFrames(stack, key, frames);
+        RUNLENS_ASSIGN_OR_RETURN(auto threadId, ctx.writer.thread(ctx.nodeId, key.process, key.pid, key.name, key.tid));
+        threadIds.insert(threadId);
+
+        int64_t callsite = 0;
+        if (const size_t keep = keptFrames(frames.size(), depthLimit); keep > 0) {
+            reportCutStack(ctx, frames.size(), depthLimit, total.firstLine);
+            RUNLENS_ASSIGN_OR_RETURN(auto root, cutRootCallsite(ctx.writer));
+            callsite = root;
+            frames.erase(frames.begin(), frames.end() - static_cast<std::ptrdiff_t>(keep));
+        }
+        for (const std::string_view f : frames) {
+            int64_t frameId = 0;
+            if (auto found = rootOnly ? frameIds.end() : frameIds.find(f); found != frameIds.end()) {
+                frameId = found->second;
+            } else {
+                const FrameParts parts = rootOnly ? FrameParts{f, {}, 0} : splitFrameName(f);
+                RUNLENS_ASSIGN_OR_RETURN(auto id, ctx.writer.frame(parts.name, parts.file, parts.line, {}));
+                frameId = id;
+                if (!rootOnly) frameIds.emplace(std::string(f), frameId);
+            }
+            RUNLENS_ASSIGN_OR_RETURN(auto next, ctx.writer.callsite(callsite, frameId));
+            callsite = next;
+        }
+        RUNLENS_TRY(ctx.writer.stackSample(threadId, callsite, std::nullopt, total.sampleCount, total.weight));
+        samples += total.sampleCount;
+    }
+    return okStatus();
+}
 
 } // namespace
 
@@ -259,136 +363,16 @@ int FoldedImporter::sniff(const SniffInput& input) const
 Status FoldedImporter::run(ImportContext& ctx) const
 {
     RUNLENS_ASSIGN_OR_RETURN(auto depthLimit, maxStackDepth(ctx.options));
-
-    // Pass 1: sum the counts of each distinct stack text (a hash of the whole line, no parsing of frames).
-    TextMap<StackTotal> totals;
-    std::vector<std::pair<const std::string, StackTotal>*> order; // first appearance, for a stable layout
-    std::string repaired;
-    int64_t differential = 0;
-    Line line;
-    for (int64_t n = 1;; ++n) {
-        RUNLENS_ASSIGN_OR_RETURN(auto more, ctx.lines.next(line));
-        if (!more) break;
-        if (n % kCheckpointEvery == 0)
-            if (Status s = ctx.checkpoint(); !s) return s;
-        const std::string_view text = trim(line.text);
-        if (text.empty()) continue;
-        if (line.tooLong) {
-            ++ctx.rowsRead;
-            ctx.report(diag::kLineTooLong, 0,
-                       fmt::format("line longer than the reader's limit, skipped: \"{}\"", quote(text)));
-            continue;
-        }
-        if (isComment(text)) {
-            ctx.report(diag::kCommentLine, 0, quote(text));
-            continue;
-        }
-        ++ctx.rowsRead;
-        const auto parsed = parseFoldedLine(text);
-        if (!parsed) {
-            ctx.report(diag::kInvalidLine, 0,
-                       fmt::format("expected \"frame;frame;...;leaf COUNT\", got \"{}\"", quote(text)));
-            continue;
-        }
-        const auto value = parseNumber(parsed->count);
-        if (!value || !std::isfinite(*value) || *value > kMaxCount) {
-            ctx.report(diag::kBadNumber, 0, fmt::format("sample count {} is out of range", quote(parsed->count)));
-            continue;
-        }
-        if (!parsed->firstCount.empty()) {
-            ++differential;
-            ctx.report(diag::kDifferentialCount, 0,
-                       fmt::format("two counts ({} {}): kept the second", parsed->firstCount, parsed->count));
-        }
-        if (*value == 0) {
-            ctx.report(diag::kZeroCount, 0, fmt::format("zero count for \"{}\", not stored", quote(parsed->stack)));
-            continue;
-        }
-        // ";;;" splits into frames without names: a sample of nothing, not a stack.
-        if (parsed->stack.find_first_not_of("; \t") == std::string_view::npos) {
-            ctx.report(diag::kEmptyStack, 0,
-                       fmt::format("\"{}\" has separators but no frame names; {} samples dropped", quote(parsed->stack),
-                                   quote(parsed->count)));
-            continue;
-        }
-        std::string_view stack = parsed->stack;
-        if (repairUtf8(stack, repaired)) {
-            ctx.report(diag::kBadUtf8, 0, "bytes that are not UTF-8 replaced by U+FFFD");
-            stack = repaired;
-        }
-        auto it = totals.find(stack);
-        if (it == totals.end()) {
-            it = totals.try_emplace(std::string(stack)).first;
-            order.push_back(&*it);
-            if (static_cast<size_t>(std::count(stack.begin(), stack.end(), ';')) >= depthLimit)
-                it->second.firstLine = ctx.lines.location();
-        }
-        const int64_t count = std::floor(*value) == *value ? static_cast<int64_t>(*value) : 1;
-        int64_t& sum = it->second.sampleCount;
-        sum = sum > std::numeric_limits<int64_t>::max() - count ? std::numeric_limits<int64_t>::max() : sum + count;
-        it->second.weight += *value;
-    }
-
-    // Pass 2: split each distinct stack into its thread and frames and store it once.
-    TextMap<int64_t> frameIds; // by frame text
+    StackTotals totals;
+    RUNLENS_TRY(sumStacks(ctx, depthLimit, totals));
     int64_t samples = 0;
     std::unordered_set<int64_t> threadIds;
-    std::vector<std::string_view> frames;
-    for (size_t i = 0; i < order.size(); ++i) {
-        if ((i + 1) % kCheckpointEvery == 0)
-            if (Status s = ctx.checkpoint(); !s) return s;
-        const auto& [stack, total] = *order[i];
+    RUNLENS_TRY(storeStacks(ctx, depthLimit, totals, samples, threadIds));
 
-        // py-spy root frames: processes (outermost parent first; the innermost one owns the thread), a thread.
-        ThreadKey key;
-        std::string_view rest = stack;
-        std::string_view lastRoot;
-        for (;;) {
-            const std::string_view head = rest.substr(0, rest.find(';'));
-            size_t used = parseProcessFrame(rest, key);
-            if (used == 0 && parseThreadFrame(head, key)) used = head.size();
-            if (used == 0) break;
-            lastRoot = rest.substr(0, used);
-            rest = used < rest.size() ? rest.substr(used + 1) : std::string_view();
-            if (rest.empty()) break;
-        }
-        const bool rootOnly = rest.empty(); // nothing but root frames: keep the last one as the only frame
-        if (rootOnly)
-            frames.assign(1, lastRoot);
-        else
-            splitFields(rest, ';', frames);
-
-        RUNLENS_ASSIGN_OR_RETURN(auto threadId, ctx.writer.thread(ctx.nodeId, key.process, key.pid, key.name, key.tid));
-        threadIds.insert(threadId);
-
-        int64_t callsite = 0;
-        if (const size_t keep = keptFrames(frames.size(), depthLimit); keep > 0) {
-            reportCutStack(ctx, frames.size(), depthLimit, total.firstLine);
-            RUNLENS_ASSIGN_OR_RETURN(auto root, cutRootCallsite(ctx.writer));
-            callsite = root;
-            frames.erase(frames.begin(), frames.end() - static_cast<std::ptrdiff_t>(keep));
-        }
-        for (const std::string_view f : frames) {
-            int64_t frameId = 0;
-            if (auto found = rootOnly ? frameIds.end() : frameIds.find(f); found != frameIds.end()) {
-                frameId = found->second;
-            } else {
-                const FrameParts parts = rootOnly ? FrameParts{f, {}, 0} : parseFrame(f);
-                RUNLENS_ASSIGN_OR_RETURN(auto id, ctx.writer.frame(parts.name, parts.file, parts.line, {}));
-                frameId = id;
-                if (!rootOnly) frameIds.emplace(std::string(f), frameId);
-            }
-            RUNLENS_ASSIGN_OR_RETURN(auto next, ctx.writer.callsite(callsite, frameId));
-            callsite = next;
-        }
-        RUNLENS_TRY(ctx.writer.stackSample(threadId, callsite, std::nullopt, total.sampleCount, total.weight));
-        samples += total.sampleCount;
-    }
-
-    ctx.notes.push_back(fmt::format("{} stacks, {} samples, {} thread{} (untimed)", order.size(), samples,
+    ctx.notes.push_back(fmt::format("{} stacks, {} samples, {} thread{} (untimed)", totals.order.size(), samples,
                                     threadIds.size(), threadIds.size() == 1 ? "" : "s"));
-    if (differential > 0)
-        ctx.notes.push_back(fmt::format("{} differential lines: the second count kept", differential));
+    if (totals.differential > 0)
+        ctx.notes.push_back(fmt::format("{} differential lines: the second count kept", totals.differential));
     return okStatus();
 }
 

@@ -23,13 +23,6 @@ namespace {
 constexpr int kCheckpointRows = 16384;
 constexpr size_t kMaxName = 256; // longer names are not names (a cut or garbled line)
 
-std::string clip(std::string_view v)
-{
-    constexpr size_t kMax = 60;
-    if (v.size() <= kMax) return std::string(v);
-    return fmt::format("{}... ({} bytes)", v.substr(0, kMax), v.size());
-}
-
 std::optional<double> convert(std::string_view from, std::string_view to)
 {
     return unitFactor(from, to);
@@ -278,7 +271,7 @@ Status GenericParser::jsonRow(std::string_view line)
 std::optional<int64_t> GenericParser::timestamp(std::string_view v, int64_t nodeId, int64_t column)
 {
     auto form = [&](const char* what) {
-        if (m_timeForms.insert(what).second) m_ctx.notes.push_back(what);
+        if (m_timeForms.insert(what).second) m_ctx.notes.emplace_back(what);
     };
     if (!v.empty() && v.find_first_not_of("0123456789.") == std::string_view::npos) {
         if (auto ns = epochNs(v)) {
@@ -440,13 +433,8 @@ Status GenericParser::run()
     } mode = Mode::Unknown;
     int64_t sinceCheckpoint = 0;
     for (;;) {
-        auto more = m_ctx.lines.next(line);
-        if (!more) return more.error();
-        if (!*more) break;
-        if (line.tooLong) {
-            m_ctx.report(diag::kLineTooLong, 0, fmt::format("line of more than {} bytes dropped", line.text.size()));
-            continue;
-        }
+        RUNLENS_ASSIGN_OR_RETURN(const bool more, m_ctx.nextLine(line));
+        if (!more) break;
         const std::string_view text = trim(line.text);
         if (text.empty() || text[0] == '#') continue;
         Status s = okStatus();
@@ -457,10 +445,7 @@ Status GenericParser::run()
             s = mode == Mode::Json ? jsonRow(text) : csvRow(text);
         }
         if (!s) return s;
-        if (++sinceCheckpoint == kCheckpointRows) {
-            sinceCheckpoint = 0;
-            RUNLENS_TRY(m_ctx.checkpoint());
-        }
+        RUNLENS_TRY(m_ctx.checkpointEvery(sinceCheckpoint, kCheckpointRows));
     }
     if (mode == Mode::Unknown)
         return makeError(ErrorCode::Format, "empty file: no header or JSON record", m_ctx.lines.location());

@@ -25,8 +25,6 @@ constexpr int64_t kSecond = 1'000'000'000;
 constexpr const char* kTimeNames = "timestamp, time, ts, datetime, date, epoch, or a name starting with elapsed, "
                                    "time_ or seconds";
 
-using untimed::clip;
-
 bool isTimeName(const std::string& n)
 {
     return n == "timestamp" || n == "time" || n == "ts" || n == "datetime" || n == "date" || n == "epoch" ||
@@ -375,13 +373,8 @@ Status Parser::run()
     int64_t pendingStart = 0;
     int pendingLines = 0;
     for (;;) {
-        auto more = m_ctx.lines.next(line);
-        if (!more) return more.error();
-        if (!*more) break;
-        if (line.tooLong) {
-            report(diag::kLineTooLong, 0, 0, fmt::format("line of more than {} bytes dropped", line.text.size()));
-            continue;
-        }
+        RUNLENS_ASSIGN_OR_RETURN(const bool more, m_ctx.nextLine(line));
+        if (!more) break;
         const std::string_view text = line.text;
         if (!pending.empty()) {
             if (looksLikeRow(text)) { // the quote never closes: the next row began

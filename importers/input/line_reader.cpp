@@ -48,25 +48,25 @@ Expected<bool> LineReader::next(Line& line)
         m_nextOffset += static_cast<int64_t>(take + (nl ? 1 : 0));
         m_block.remove_prefix(nl ? take + 1 : take);
         if (nl) {
-            if (!m_carry.empty() && m_carry.back() == '\r') m_carry.pop_back();
-            if (m_carry.size() > m_max) {
-                m_carry.resize(m_max);
-                tooLong = true;
-            }
-            line = {m_carry, ++m_number, m_offset, tooLong};
+            takeCarry(line, tooLong);
             return true;
         }
     }
     // End of input: a last line without newline, or nothing.
     if (m_carry.empty() && !tooLong) return false;
     m_unterminated = true;
+    takeCarry(line, tooLong);
+    return true;
+}
+
+void LineReader::takeCarry(Line& line, bool tooLong)
+{
     if (!m_carry.empty() && m_carry.back() == '\r') m_carry.pop_back();
     if (m_carry.size() > m_max) {
         m_carry.resize(m_max);
         tooLong = true;
     }
     line = {m_carry, ++m_number, m_offset, tooLong};
-    return true;
 }
 
 } // namespace runlens::importers

@@ -37,7 +37,8 @@ public:
     InputStream& input() { return m_input; }
 
 private:
-    bool fill();
+    // The carried line as the next line: without its CR, cut to the limit (then, or when tooLong, marked too long).
+    void takeCarry(Line& line, bool tooLong);
     InputStream& m_input;
     size_t m_max;
     std::string_view m_block; // unread rest of the current block

@@ -16,9 +16,6 @@
 
 namespace runlens::importers {
 
-using untimed::clip;
-using untimed::splitWhitespace;
-
 namespace {
 
 constexpr int kCheckpointRows = 16384;
@@ -26,24 +23,14 @@ constexpr int64_t kSecond = 1'000'000'000;
 constexpr int64_t kDay = 86400 * kSecond;
 constexpr int64_t kMaxGpuIndex = 4096;
 
-bool digitsAt(std::string_view s, size_t pos, size_t n, int64_t& out)
-{
-    if (pos + n > s.size()) return false;
-    out = 0;
-    for (size_t i = pos; i < pos + n; ++i) {
-        if (s[i] < '0' || s[i] > '9') return false;
-        out = out * 10 + (s[i] - '0');
-    }
-    return true;
-}
-
 // "20261129" (dmon -o D) or "2026-11-29" (the date= option) → days since 1970-01-01.
 std::optional<int64_t> parseDate(std::string_view s)
 {
     int64_t y, m, d;
     const size_t dash = s.size() == 10 && s[4] == '-' && s[7] == '-' ? 1 : 0;
-    if (s.size() != 8 + 2 * dash || !digitsAt(s, 0, 4, y) || !digitsAt(s, 4 + dash, 2, m) ||
-        !digitsAt(s, 6 + 2 * dash, 2, d) || !isCalendarDate(y, m, d) || y < kMinTimestampYear || y > kMaxTimestampYear)
+    if (s.size() != 8 + 2 * dash || !fixedDigits(s, 0, 4, y) || !fixedDigits(s, 4 + dash, 2, m) ||
+        !fixedDigits(s, 6 + 2 * dash, 2, d) || !isCalendarDate(y, m, d) || y < kMinTimestampYear ||
+        y > kMaxTimestampYear)
         return std::nullopt;
     return daysFromCivil(y, static_cast<unsigned>(m), static_cast<unsigned>(d));
 }
@@ -52,8 +39,8 @@ std::optional<int64_t> parseDate(std::string_view s)
 std::optional<int64_t> parseTimeOfDay(std::string_view s)
 {
     int64_t h, m, sec;
-    if (s.size() != 8 || s[2] != ':' || s[5] != ':' || !digitsAt(s, 0, 2, h) || !digitsAt(s, 3, 2, m) ||
-        !digitsAt(s, 6, 2, sec) || h > 23 || m > 59 || sec > 60)
+    if (s.size() != 8 || s[2] != ':' || s[5] != ':' || !fixedDigits(s, 0, 2, h) || !fixedDigits(s, 3, 2, m) ||
+        !fixedDigits(s, 6, 2, sec) || h > 23 || m > 59 || sec > 60)
         return std::nullopt;
     return ((h * 60 + m) * 60 + sec) * kSecond;
 }
@@ -74,17 +61,11 @@ struct Column
     double factor = 1.0;
 };
 
-// One reading of the file. The Count pass runs first when the time must be estimated: it counts intervals and
-// midnights by the same row rules as the Import pass, and writes and reports nothing.
-class Parser
+// One reading of the file (untimed::Reading): the Count pass counts intervals and midnights.
+class Parser : public untimed::Reading
 {
 public:
-    enum class Pass
-    {
-        Count,
-        Import
-    };
-    Parser(ImportContext& ctx, TimeZoneResolver& tz, Pass pass) : m_ctx(ctx), m_tz(tz), m_pass(pass) {}
+    Parser(ImportContext& ctx, TimeZoneResolver& tz, Pass pass) : Reading(ctx, pass), m_tz(tz) {}
     Status run();
 
     std::optional<int64_t> startNs, firstDay; // of the first interval (None), of the first row (TimeOnly)
@@ -100,18 +81,8 @@ private:
     Status row(std::string_view line);
     std::optional<int64_t> rowTime(int64_t gpu);
     Status value(size_t slot, size_t col, std::string_view v, int64_t ts);
-    void report(const store::DiagnosticKind& kind, int64_t column, std::string message)
-    {
-        if (m_pass == Pass::Import) m_ctx.report(kind, column, std::move(message));
-    }
-    void note(std::string text)
-    {
-        if (m_pass == Pass::Import) m_ctx.notes.push_back(std::move(text));
-    }
 
-    ImportContext& m_ctx;
     TimeZoneResolver& m_tz;
-    Pass m_pass;
     bool m_stop = false, m_expectUnits = false, m_readUnits = false;
     std::vector<std::string> m_headerNames;
     std::vector<Column> m_columns;
@@ -338,14 +309,10 @@ Status Parser::run()
     int64_t sinceCheckpoint = 0;
     std::vector<std::string_view> tokens;
     while (!m_stop) {
-        auto more = m_ctx.lines.next(line);
-        if (!more) return more.error();
-        if (!*more) break;
-        if (line.tooLong) {
-            if (!m_headerNames.empty() && m_pass == Pass::Import) ++m_ctx.rowsRead;
-            report(diag::kLineTooLong, 0, fmt::format("line of more than {} bytes dropped", line.text.size()));
-            continue;
-        }
+        // A line too long to read is a row lost once the header is known.
+        RUNLENS_ASSIGN_OR_RETURN(const bool more,
+                                 m_ctx.nextLine(line, !m_headerNames.empty() && m_pass == Pass::Import));
+        if (!more) break;
         const std::string_view text = trim(line.text);
         if (text.empty()) continue;
         if (text.front() == '#') {
@@ -371,10 +338,7 @@ Status Parser::run()
         }
         if (m_pass == Pass::Import) ++m_ctx.rowsRead;
         RUNLENS_TRY(row(text));
-        if (++sinceCheckpoint == kCheckpointRows) {
-            sinceCheckpoint = 0;
-            RUNLENS_TRY(m_ctx.checkpoint());
-        }
+        RUNLENS_TRY(m_ctx.checkpointEvery(sinceCheckpoint, kCheckpointRows));
     }
     if (m_pass == Pass::Count) return okStatus();
     if (m_headerNames.empty())

@@ -82,14 +82,6 @@ bool sameShortText(std::string_view a, std::string_view b)
     return true;
 }
 
-// A value quoted in a message, cut so a huge bad value cannot make a huge diagnostic.
-std::string clip(std::string_view v)
-{
-    constexpr size_t kMax = 60;
-    if (v.size() <= kMax) return std::string(v);
-    return fmt::format("{}... ({} bytes)", v.substr(0, kMax), v.size());
-}
-
 class Parser
 {
 public:
@@ -191,7 +183,7 @@ Status Parser::parseHeader(std::string_view line)
         return makeError(ErrorCode::Format,
                          "no timestamp column: nvidia-smi CSV needs --query-gpu=timestamp,... to be placed in time",
                          m_ctx.lines.location(1));
-    if (m_idColumn < 0) m_ctx.notes.push_back("no index, uuid or pci.bus_id column: every row is taken as GPU 0");
+    if (m_idColumn < 0) m_ctx.notes.emplace_back("no index, uuid or pci.bus_id column: every row is taken as GPU 0");
     m_firstHeaderField = std::string(trim(m_fields.front()));
     return okStatus();
 }
@@ -215,7 +207,7 @@ std::optional<int64_t> Parser::timestamp(std::string_view v, int64_t column)
                          : *n < 1e14 ? TimeForm::EpochMs
                          : *n < 1e17 ? TimeForm::EpochUs
                                      : TimeForm::EpochNs;
-            m_ctx.notes.push_back("timestamps are Unix epoch numbers (UTC)");
+            m_ctx.notes.emplace_back("timestamps are Unix epoch numbers (UTC)");
         }
     }
     switch (m_timeForm) {
@@ -423,13 +415,8 @@ Status Parser::run()
     constexpr int kMaxPendingLines = 8;
     int64_t sinceCheckpoint = 0;
     for (;;) {
-        auto more = m_ctx.lines.next(line);
-        if (!more) return more.error();
-        if (!*more) break;
-        if (line.tooLong) {
-            report(diag::kLineTooLong, 0, fmt::format("line of more than {} bytes dropped", line.text.size()));
-            continue;
-        }
+        RUNLENS_ASSIGN_OR_RETURN(const bool more, m_ctx.nextLine(line));
+        if (!more) break;
         std::string_view text = line.text;
         if (!pending.empty()) {
             // nvidia-smi never quotes; an odd quote is a cell broken by a line break (a wrapper's CSV), or a
@@ -476,10 +463,7 @@ Status Parser::run()
         ++m_ctx.rowsRead;
         RUNLENS_TRY(row(text));
         if (m_fatal) return *m_fatal;
-        if (++sinceCheckpoint == kCheckpointRows) {
-            sinceCheckpoint = 0;
-            RUNLENS_TRY(m_ctx.checkpoint());
-        }
+        RUNLENS_TRY(m_ctx.checkpointEvery(sinceCheckpoint, kCheckpointRows));
     }
     if (!pending.empty()) {
         m_rowLine = pendingStart;

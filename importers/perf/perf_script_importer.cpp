@@ -18,13 +18,8 @@ namespace runlens::importers {
 namespace {
 
 constexpr int kSniffMaxLines = 200;
-constexpr size_t kQuoteBytes = 80;
 constexpr int64_t kCheckpointEvery = 4096;
 
-bool isDigit(char c)
-{
-    return c >= '0' && c <= '9';
-}
 bool isHex(std::string_view s)
 {
     if (s.empty()) return false;
@@ -38,35 +33,6 @@ bool allDigits(std::string_view s)
     for (const char c : s)
         if (!isDigit(c)) return false;
     return true;
-}
-
-std::string quote(std::string_view text)
-{
-    if (text.size() <= kQuoteBytes) return std::string(text);
-    size_t n = kQuoteBytes;
-    while (n > 0 && (static_cast<unsigned char>(text[n]) & 0xC0) == 0x80)
-        --n;
-    return std::string(text.substr(0, n)) + "...";
-}
-
-struct Token
-{
-    std::string_view text;
-    size_t begin = 0; // offset in the line
-};
-
-void tokenize(std::string_view line, std::vector<Token>& out)
-{
-    out.clear();
-    size_t i = 0;
-    while (i < line.size()) {
-        while (i < line.size() && isSpace(line[i]))
-            ++i;
-        const size_t b = i;
-        while (i < line.size() && !isSpace(line[i]))
-            ++i;
-        if (i > b) out.push_back({line.substr(b, i - b), b});
-    }
 }
 
 // Whether t is a `SECONDS.USEC:` time; ns is then its value as nanoseconds, exactly, or nothing when that is beyond
@@ -101,51 +67,51 @@ struct Header
 };
 
 // `comm PID[/TID] [CPU] SECONDS.USEC: [PERIOD] EVENT:`; the line must be trimmed.
-std::optional<Header> parseHeader(std::string_view line, std::vector<Token>& toks)
+std::optional<Header> parseHeader(std::string_view line, std::vector<std::string_view>& toks)
 {
-    tokenize(line, toks);
+    splitWhitespace(line, toks);
     if (toks.size() < 3) return std::nullopt;
     Header h;
     size_t end = toks.size(); // first token after the comm/pid/cpu part
     for (size_t i = 2; i < toks.size(); ++i)
-        if (parseTimestamp(toks[i].text, h.timeNs)) {
-            if (!h.timeNs) h.timeText = std::string(toks[i].text);
+        if (parseTimestamp(toks[i], h.timeNs)) {
+            if (!h.timeNs) h.timeText = std::string(toks[i]);
             end = i;
             break;
         }
     size_t after = end + 1;
     if (end == toks.size()) { // legacy: `comm pid [cpu] [period] event:`
         for (size_t i = 2; i < toks.size() && end == toks.size(); ++i)
-            if (toks[i].text.size() > 1 && toks[i].text.back() == ':') end = i;
+            if (toks[i].size() > 1 && toks[i].back() == ':') end = i;
         if (end == toks.size()) return std::nullopt;
         // `comm pid [cpu] period event:`: a period needs a pid or [cpu] token before it.
         const auto pidLike = [](std::string_view t) {
             return t.find_first_not_of("0123456789/") == std::string_view::npos ||
                    (t.size() > 2 && t.front() == '[' && t.back() == ']');
         };
-        if (end >= 3 && allDigits(toks[end - 1].text) && pidLike(toks[end - 2].text)) {
-            h.weight = *parseNumber(toks[end - 1].text);
+        if (end >= 3 && allDigits(toks[end - 1]) && pidLike(toks[end - 2])) {
+            h.weight = *parseNumber(toks[end - 1]);
             --end;
         }
         after = end;
     }
-    if (end >= 2 && toks[end - 1].text.size() > 2 && toks[end - 1].text.front() == '[' &&
-        toks[end - 1].text.back() == ']' && allDigits(toks[end - 1].text.substr(1, toks[end - 1].text.size() - 2)))
+    if (end >= 2 && toks[end - 1].size() > 2 && toks[end - 1].front() == '[' && toks[end - 1].back() == ']' &&
+        allDigits(toks[end - 1].substr(1, toks[end - 1].size() - 2)))
         --end; // [CPU]
     if (end < 2) return std::nullopt;
-    const std::string_view idTok = toks[end - 1].text;
+    const std::string_view idTok = toks[end - 1];
     const size_t slash = idTok.find('/');
     const std::string_view pidText = idTok.substr(0, slash);
     const std::string_view tidText = slash == std::string_view::npos ? pidText : idTok.substr(slash + 1);
     if (!allDigits(pidText) || !allDigits(tidText) || pidText.size() > 18 || tidText.size() > 18) return std::nullopt;
     h.pid = *parseInteger(pidText);
     h.tid = *parseInteger(tidText);
-    h.comm = trim(line.substr(0, toks[end - 1].begin));
+    h.comm = trim(line.substr(0, static_cast<size_t>(toks[end - 1].data() - line.data())));
     if (h.comm.empty()) return std::nullopt;
     // After the timestamp: [PERIOD] EVENT: ...
     if (h.timeNs || !h.timeText.empty()) {
         if (after >= toks.size()) return std::nullopt;
-        if (allDigits(toks[after].text) && after + 1 < toks.size()) h.weight = *parseNumber(toks[after].text);
+        if (allDigits(toks[after]) && after + 1 < toks.size()) h.weight = *parseNumber(toks[after]);
     }
     return h;
 }
@@ -191,12 +157,185 @@ bool isIndented(std::string_view raw)
     return !raw.empty() && (raw.front() == '\t' || raw.front() == ' ');
 }
 
+// The samples of a perf script output: a header line, then its frames (leaf first), then a blank line.
+class SampleReader
+{
+public:
+    SampleReader(ImportContext& ctx, std::optional<int64_t> anchorNs, size_t depthLimit)
+        : m_ctx(ctx), m_anchorNs(anchorNs), m_depthLimit(depthLimit)
+    {
+    }
+    Status run();
+
+private:
+    Status readLine(const Line& line, std::string_view text);
+    Status frame(const FrameLine& f);
+    Status finishSample();
+    void notes();
+
+    ImportContext& m_ctx;
+    const std::optional<int64_t> m_anchorNs;
+    const size_t m_depthLimit;
+    std::map<std::tuple<std::string, int64_t, int64_t>, int64_t> m_threads;
+    std::map<std::pair<std::string, std::string>, int64_t> m_frames;
+    std::vector<int64_t> m_stack;           // frame ids, leaf first: at most m_depthLimit of them
+    size_t m_stackDepth = 0;                // the sample's frames, kept or not
+    std::optional<SourceLocation> m_deepAt; // the first frame line past the limit
+    std::vector<std::string_view> m_toks;
+    std::optional<Header> m_current;
+    std::string m_currentComm;
+    int64_t m_headerLines = 0, m_samples = 0, m_emptySamples = 0;
+    std::optional<int64_t> m_minTime, m_maxTime;
+    std::string m_capturedOn;
+};
+
+// Stores the sample read so far (its header and frames), if any.
+Status SampleReader::finishSample()
+{
+    const size_t depth = std::exchange(m_stackDepth, 0);
+    const auto cutAt = std::exchange(m_deepAt, std::nullopt);
+    if (!m_current) return okStatus();
+    const Header h = *m_current;
+    m_current.reset();
+    if (m_stack.empty()) {
+        ++m_emptySamples;
+        m_ctx.report(diag::kEmptyStack, 0,
+                     fmt::format("sample of {} {}/{} has no frames", quoteLine(m_currentComm), h.pid, h.tid));
+        return okStatus();
+    }
+    // With anchor= every time is placed: one beyond int64 nanoseconds, or past it once anchored, cannot be.
+    std::optional<int64_t> ts;
+    if (m_anchorNs && h.timeNs) ts = store::checkedAdd(*m_anchorNs, *h.timeNs);
+    if (m_anchorNs && !ts && (h.timeNs || !h.timeText.empty())) {
+        m_stack.clear();
+        m_ctx.report(diag::kBadTimestamp, 0,
+                     fmt::format("sample of {} {}/{} at perf time {} s: past the year 2262 once placed with "
+                                 "anchor=, skipped",
+                                 quoteLine(m_currentComm), h.pid, h.tid,
+                                 h.timeNs ? fmt::format("{:.9f}", static_cast<double>(*h.timeNs) / 1e9)
+                                          : clip(h.timeText.substr(0, h.timeText.size() - 1))));
+        return okStatus();
+    }
+    const auto key = std::make_tuple(m_currentComm, h.pid, h.tid);
+    auto t = m_threads.find(key);
+    if (t == m_threads.end()) {
+        RUNLENS_ASSIGN_OR_RETURN(auto id,
+                                 m_ctx.writer.thread(m_ctx.nodeId, m_currentComm, h.pid, m_currentComm, h.tid));
+        t = m_threads.emplace(key, id).first;
+    }
+    int64_t callsite = 0;
+    if (const size_t keep = keptFrames(depth, m_depthLimit); keep > 0) {
+        reportCutStack(m_ctx, depth, m_depthLimit, cutAt);
+        m_stack.resize(keep);
+        RUNLENS_ASSIGN_OR_RETURN(auto root, cutRootCallsite(m_ctx.writer));
+        callsite = root;
+    }
+    for (size_t k = m_stack.size(); k-- > 0;) { // outermost frame first
+        RUNLENS_ASSIGN_OR_RETURN(auto next, m_ctx.writer.callsite(callsite, m_stack[k]));
+        callsite = next;
+    }
+    m_stack.clear();
+    ++m_samples;
+    return m_ctx.writer.stackSample(t->second, callsite, ts, 1, h.weight);
+}
+
+// A frame line of the current sample: its frame id onto the stack, unless the stack is already past what a cut
+// stack keeps (then only counted).
+Status SampleReader::frame(const FrameLine& f)
+{
+    if (++m_stackDepth > m_depthLimit) {
+        if (!m_deepAt) m_deepAt = m_ctx.lines.location();
+        return okStatus();
+    }
+    auto key = std::make_pair(std::string(f.sym), std::string(f.dso));
+    auto it = m_frames.find(key);
+    if (it == m_frames.end()) {
+        RUNLENS_ASSIGN_OR_RETURN(auto id, m_ctx.writer.frame(f.sym, {}, 0, baseName(f.dso)));
+        it = m_frames.emplace(std::move(key), id).first;
+    }
+    m_stack.push_back(it->second);
+    return okStatus();
+}
+
+// A line that is not blank (text: trimmed).
+Status SampleReader::readLine(const Line& line, std::string_view text)
+{
+    if (line.tooLong) {
+        m_ctx.report(diag::kLineTooLong, 0,
+                     fmt::format("line longer than the reader's limit: \"{}\"", quoteLine(text)));
+        return okStatus();
+    }
+    if (text.front() == '#' && !m_current) {
+        ++m_headerLines;
+        if (text.starts_with("# captured on:")) m_capturedOn = std::string(trim(text.substr(14)));
+        return okStatus();
+    }
+    const bool legacyFrame = m_current && text.back() == ')' && parseFrameLine(text);
+    if (!isIndented(line.text) && !legacyFrame) {
+        if (auto h = parseHeader(text, m_toks)) {
+            RUNLENS_TRY(finishSample());
+            m_current = h;
+            m_currentComm = std::string(h->comm);
+            ++m_ctx.rowsRead;
+            if (h->timeNs) {
+                if (!m_minTime || *h->timeNs < *m_minTime) m_minTime = h->timeNs;
+                if (!m_maxTime || *h->timeNs > *m_maxTime) m_maxTime = h->timeNs;
+            }
+            return okStatus();
+        }
+    }
+    const auto f = m_current ? parseFrameLine(text) : std::nullopt;
+    if (!f) {
+        m_ctx.report(
+            diag::kInvalidLine, 0,
+            fmt::format("expected a sample header or an \"ip sym (dso)\" frame line, got \"{}\"", quoteLine(text)));
+        return okStatus();
+    }
+    return frame(*f);
+}
+
+void SampleReader::notes()
+{
+    m_ctx.notes.push_back(fmt::format("{} samples, {} threads", m_samples, m_threads.size()));
+    if (m_headerLines > 0)
+        m_ctx.notes.push_back(
+            fmt::format("perf header block: {} comment lines skipped{}", m_headerLines,
+                        m_capturedOn.empty() ? std::string() : " (captured on: " + m_capturedOn + ")"));
+    if (m_minTime) {
+        if (m_anchorNs)
+            m_ctx.notes.push_back(
+                fmt::format("perf times placed with anchor= {} (perf time 0)", untimed::utcText(*m_anchorNs)));
+        else
+            m_ctx.notes.push_back(
+                fmt::format("perf times ({:.6f}..{:.6f} s since boot) are not wall clock: samples stored "
+                            "untimed; give anchor= (wall time of perf time 0) to keep them",
+                            static_cast<double>(*m_minTime) / 1e9, static_cast<double>(*m_maxTime) / 1e9));
+    }
+    if (m_emptySamples > 0) m_ctx.notes.push_back(fmt::format("{} samples without frames skipped", m_emptySamples));
+}
+
+Status SampleReader::run()
+{
+    Line line;
+    int64_t lineCount = 0;
+    for (;;) {
+        RUNLENS_ASSIGN_OR_RETURN(auto more, m_ctx.lines.next(line));
+        if (!more) break;
+        RUNLENS_TRY(m_ctx.checkpointEvery(lineCount, kCheckpointEvery));
+        const std::string_view text = trim(line.text);
+        RUNLENS_TRY(text.empty() ? finishSample() : readLine(line, text));
+    }
+    RUNLENS_TRY(finishSample());
+    notes();
+    return okStatus();
+}
+
 } // namespace
 
 int PerfScriptImporter::sniff(const SniffInput& input) const
 {
     std::string_view head = input.head;
-    std::vector<Token> toks;
+    std::vector<std::string_view> toks;
     bool prevHeader = false;
     size_t pos = 0;
     for (int n = 0; pos < head.size() && n < kSniffMaxLines; ++n) {
@@ -231,144 +370,12 @@ Status PerfScriptImporter::run(ImportContext& ctx) const
         auto placement = untimed::readPlacement(only, tz, 1'000'000'000, 0);
         if (!placement)
             return makeError(ErrorCode::Usage,
-                             "anchor=" + untimed::clip(it->second) + ": expected epoch seconds or an ISO 8601 time");
+                             "anchor=" + clip(it->second) + ": expected epoch seconds or an ISO 8601 time");
         anchorNs = placement->startNs;
     }
-
-    std::map<std::tuple<std::string, int64_t, int64_t>, int64_t> threads;
-    std::map<std::pair<std::string, std::string>, int64_t> frames;
-    auto depthLimit = maxStackDepth(ctx.options);
-    if (!depthLimit) return depthLimit.error();
-    std::vector<int64_t> stack;           // frame ids, leaf first: at most depthLimit of them
-    size_t stackDepth = 0;                // the sample's frames, kept or not
-    std::optional<SourceLocation> deepAt; // the first frame line past the limit
-    std::vector<Token> toks;
-    std::optional<Header> current;
-    std::string currentComm;
-    int64_t headerLines = 0, samples = 0, emptySamples = 0;
-    std::optional<int64_t> minTime, maxTime;
-    std::string capturedOn;
-
-    auto finish = [&]() -> Status {
-        const size_t depth = std::exchange(stackDepth, 0);
-        const auto cutAt = std::exchange(deepAt, std::nullopt);
-        if (!current) return okStatus();
-        const Header h = *current;
-        current.reset();
-        if (stack.empty()) {
-            ++emptySamples;
-            ctx.report(diag::kEmptyStack, 0,
-                       fmt::format("sample of {} {}/{} has no frames", quote(currentComm), h.pid, h.tid));
-            return okStatus();
-        }
-        // With anchor= every time is placed: one beyond int64 nanoseconds, or past it once anchored, cannot be.
-        std::optional<int64_t> ts;
-        if (anchorNs) {
-            if (h.timeNs) ts = store::checkedAdd(*anchorNs, *h.timeNs);
-            if (!ts && (h.timeNs || !h.timeText.empty())) {
-                stack.clear();
-                ctx.report(diag::kBadTimestamp, 0,
-                           fmt::format("sample of {} {}/{} at perf time {} s: past the year 2262 once placed with "
-                                       "anchor=, skipped",
-                                       quote(currentComm), h.pid, h.tid,
-                                       h.timeNs ? fmt::format("{:.9f}", static_cast<double>(*h.timeNs) / 1e9)
-                                                : untimed::clip(h.timeText.substr(0, h.timeText.size() - 1))));
-                return okStatus();
-            }
-        }
-        const auto key = std::make_tuple(currentComm, h.pid, h.tid);
-        auto t = threads.find(key);
-        if (t == threads.end()) {
-            RUNLENS_ASSIGN_OR_RETURN(auto id, ctx.writer.thread(ctx.nodeId, currentComm, h.pid, currentComm, h.tid));
-            t = threads.emplace(key, id).first;
-        }
-        int64_t callsite = 0;
-        if (const size_t keep = keptFrames(depth, *depthLimit); keep > 0) {
-            reportCutStack(ctx, depth, *depthLimit, cutAt);
-            stack.resize(keep);
-            RUNLENS_ASSIGN_OR_RETURN(auto root, cutRootCallsite(ctx.writer));
-            callsite = root;
-        }
-        for (auto it = stack.rbegin(); it != stack.rend(); ++it) {
-            RUNLENS_ASSIGN_OR_RETURN(auto next, ctx.writer.callsite(callsite, *it));
-            callsite = next;
-        }
-        stack.clear();
-        ++samples;
-        return ctx.writer.stackSample(t->second, callsite, ts, 1, h.weight);
-    };
-
-    Line line;
-    for (int64_t n = 1;; ++n) {
-        RUNLENS_ASSIGN_OR_RETURN(auto more, ctx.lines.next(line));
-        if (!more) break;
-        if (n % kCheckpointEvery == 0)
-            if (Status s = ctx.checkpoint(); !s) return s;
-        const std::string_view text = trim(line.text);
-        if (text.empty()) {
-            RUNLENS_TRY(finish());
-            continue;
-        }
-        if (line.tooLong) {
-            ctx.report(diag::kLineTooLong, 0, fmt::format("line longer than the reader's limit: \"{}\"", quote(text)));
-            continue;
-        }
-        if (text.front() == '#' && !current) {
-            ++headerLines;
-            if (text.starts_with("# captured on:")) capturedOn = std::string(trim(text.substr(14)));
-            continue;
-        }
-        const bool legacyFrame = current && text.back() == ')' && parseFrameLine(text);
-        if (!isIndented(line.text) && !legacyFrame) {
-            if (auto h = parseHeader(text, toks)) {
-                RUNLENS_TRY(finish());
-                current = h;
-                currentComm = std::string(h->comm);
-                ++ctx.rowsRead;
-                if (h->timeNs) {
-                    if (!minTime || *h->timeNs < *minTime) minTime = h->timeNs;
-                    if (!maxTime || *h->timeNs > *maxTime) maxTime = h->timeNs;
-                }
-                continue;
-            }
-        }
-        const auto f = current ? parseFrameLine(text) : std::nullopt;
-        if (!f) {
-            ctx.report(
-                diag::kInvalidLine, 0,
-                fmt::format("expected a sample header or an \"ip sym (dso)\" frame line, got \"{}\"", quote(text)));
-            continue;
-        }
-        if (++stackDepth > *depthLimit) { // past what a cut stack keeps: counted, not stored
-            if (!deepAt) deepAt = ctx.lines.location();
-            continue;
-        }
-        auto key = std::make_pair(std::string(f->sym), std::string(f->dso));
-        auto it = frames.find(key);
-        if (it == frames.end()) {
-            RUNLENS_ASSIGN_OR_RETURN(auto id, ctx.writer.frame(f->sym, {}, 0, baseName(f->dso)));
-            it = frames.emplace(std::move(key), id).first;
-        }
-        stack.push_back(it->second);
-    }
-    RUNLENS_TRY(finish());
-
-    ctx.notes.push_back(fmt::format("{} samples, {} threads", samples, threads.size()));
-    if (headerLines > 0)
-        ctx.notes.push_back(fmt::format("perf header block: {} comment lines skipped{}", headerLines,
-                                        capturedOn.empty() ? std::string() : " (captured on: " + capturedOn + ")"));
-    if (minTime) {
-        if (anchorNs)
-            ctx.notes.push_back(
-                fmt::format("perf times placed with anchor= {} (perf time 0)", untimed::utcText(*anchorNs)));
-        else
-            ctx.notes.push_back(
-                fmt::format("perf times ({:.6f}..{:.6f} s since boot) are not wall clock: samples stored "
-                            "untimed; give anchor= (wall time of perf time 0) to keep them",
-                            *minTime / 1e9, *maxTime / 1e9));
-    }
-    if (emptySamples > 0) ctx.notes.push_back(fmt::format("{} samples without frames skipped", emptySamples));
-    return okStatus();
+    RUNLENS_ASSIGN_OR_RETURN(auto depthLimit, maxStackDepth(ctx.options));
+    SampleReader reader(ctx, anchorNs, depthLimit);
+    return reader.run();
 }
 
 } // namespace runlens::importers

@@ -74,11 +74,6 @@ bool quickPair(const char* p, const char* end, std::string_view& time, std::stri
     return p < end && *p == ']';
 }
 
-std::string clip(std::string_view v)
-{
-    return v.size() <= 60 ? std::string(v) : fmt::format("{}... ({} bytes)", v.substr(0, 60), v.size());
-}
-
 // A JSON value, its type and its text (which gives its place in the file), not yet consumed.
 struct Item
 {
@@ -205,12 +200,7 @@ Status Parser::readAll()
     InputStream& in = m_ctx.lines.input();
     if (in.compression() == Compression::None && in.rawSize() > 0 && in.rawSize() < maxBytes.maxBytes)
         m_buf.reserve(in.rawSize() + sj::SIMDJSON_PADDING);
-    for (;;) {
-        RUNLENS_ASSIGN_OR_RETURN(auto block, in.nextBlock());
-        if (block.empty()) break;
-        RUNLENS_TRY(documentFits(in, m_buf.size(), block.size(), maxBytes));
-        m_buf.append(block);
-    }
+    RUNLENS_TRY(appendWholeInput(in, maxBytes, m_buf));
     const size_t size = m_buf.size();
     m_buf.append(sj::SIMDJSON_PADDING, ' '); // initialised padding, kept in the capacity
     m_buf.resize(size);

@@ -20,8 +20,8 @@ namespace runlens::importers {
 namespace {
 
 constexpr int kCheckpointLines = 16384;
-constexpr size_t kMaxKeyBytes = 64 * 1024; // a longer `name{labels}` is refused rather than made a series
-constexpr size_t kMaxRawToken = 64;        // of a bad value, kept as the missing point's raw text
+constexpr size_t kMaxKeyBytes = size_t{64} * 1024; // a longer `name{labels}` is refused rather than made a series
+constexpr size_t kMaxRawToken = 64;                // of a bad value, kept as the missing point's raw text
 constexpr size_t npos = std::string_view::npos;
 
 // Character classes: kBlank, kStart ([a-zA-Z_:], starts a name), kDigit (continues one).
@@ -59,12 +59,6 @@ size_t skipName(std::string_view s, size_t i)
     return i;
 }
 
-// A value quoted in a message, cut so a huge bad line cannot make a huge diagnostic.
-std::string clip(std::string_view v)
-{
-    return v.size() <= 60 ? std::string(v) : fmt::format("{}... ({} bytes)", v.substr(0, 60), v.size());
-}
-
 // The index after the closing quote of the string starting at s[i] == '"', or npos.
 size_t skipQuoted(std::string_view s, size_t i)
 {
@@ -89,7 +83,7 @@ std::string_view unescape(std::string_view s, std::string& buf)
     if (s.find('\\') == npos) return s;
     const size_t start = buf.size();
     for (size_t i = 0; i < s.size(); ++i) {
-        const char e = s[i] == '\\' && i + 1 < s.size() ? s[++i] : 0;
+        const char e = s[i] == '\\' && i + 1 < s.size() ? s[++i] : '\0';
         if (e && e != '\\' && e != '"' && e != 'n') buf += '\\';
         buf += e == 'n' ? '\n' : e ? e : s[i];
     }
@@ -349,11 +343,11 @@ Expected<int64_t> Parser::countSnapshots()
     Line line;
     SampleLine s;
     Problem problem;
-    for (int64_t n = 1;; ++n) {
+    int64_t lineCount = 0;
+    for (;;) {
         RUNLENS_ASSIGN_OR_RETURN(auto more, lines.next(line));
         if (!more) break;
-        if (n % kCheckpointLines == 0)
-            if (Status st = m_ctx.checkpoint(); !st) return st.error();
+        RUNLENS_TRY(m_ctx.checkpointEvery(lineCount, kCheckpointLines));
         const std::string_view text = trim(line.text);
         if (!line.tooLong && !text.empty() && text[0] != '#' && parseSampleLine(text, s, problem))
             detector.see(s.name, s.key);
@@ -422,8 +416,8 @@ Status Parser::sample(std::string_view text)
             // 0.0.4 writes integer milliseconds, OpenMetrics float seconds; a 0.0.4 time is >= 1e11 ms (1973).
             const bool seconds = m_openMetrics || s.timestamp.find_first_of(".eE") != npos || *v < 1e11;
             m_tsDigits = seconds ? 9 : 6;
-            m_ctx.notes.push_back(seconds ? "timestamps read as seconds (OpenMetrics)"
-                                          : "timestamps read as milliseconds (text exposition 0.0.4)");
+            m_ctx.notes.emplace_back(seconds ? "timestamps read as seconds (OpenMetrics)"
+                                             : "timestamps read as milliseconds (text exposition 0.0.4)");
         }
         auto t = m_tsDigits ? toNs(s.timestamp, m_tsDigits) : std::nullopt;
         if (!t) {
@@ -489,11 +483,11 @@ Status Parser::run()
     }
     Line line;
     int64_t nonBlank = 0;
-    for (int64_t n = 1;; ++n) {
+    int64_t lineCount = 0;
+    for (;;) {
         RUNLENS_ASSIGN_OR_RETURN(auto more, m_ctx.lines.next(line));
         if (!more) break;
-        if (n % kCheckpointLines == 0)
-            if (Status s = m_ctx.checkpoint(); !s) return s;
+        RUNLENS_TRY(m_ctx.checkpointEvery(lineCount, kCheckpointLines));
         const std::string_view text = trim(line.text);
         if (text.empty()) continue;
         ++nonBlank;

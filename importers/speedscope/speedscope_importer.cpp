@@ -1,6 +1,7 @@
 #include "importers/speedscope/speedscope_importer.h"
 
 #include "analysis/store/saturating.h"
+#include "importers/common/frame_name.h"
 #include "importers/common/json_error.h"
 #include "importers/common/stack_depth.h"
 #include "importers/common/text_fields.h"
@@ -36,45 +37,6 @@ struct Unit
 };
 constexpr Unit kUnits[] = {{"none", 0},           {"bytes", 0},          {"nanoseconds", 1},
                            {"microseconds", 1e3}, {"milliseconds", 1e6}, {"seconds", 1e9}};
-
-struct FrameParts
-{
-    std::string_view name;
-    std::string_view file;
-    int64_t line = 0;
-};
-
-// py-spy's `name (file:line)` or `name (file)` in a frame name; anything else is a bare name.
-FrameParts splitFrameName(std::string_view f)
-{
-    FrameParts parts{f, {}, 0};
-    if (f.size() < 4 || f.back() != ')') return parts;
-    int depth = 0;
-    size_t open = std::string_view::npos;
-    for (size_t i = f.size(); i-- > 0;) {
-        if (f[i] == ')')
-            ++depth;
-        else if (f[i] == '(' && --depth == 0) {
-            open = i;
-            break;
-        }
-    }
-    if (open == std::string_view::npos || open < 2 || f[open - 1] != ' ') return parts;
-    const std::string_view name = trim(f.substr(0, open - 1));
-    const std::string_view inner = f.substr(open + 1, f.size() - open - 2);
-    if (name.empty() || inner.empty()) return parts;
-    parts.name = name;
-    parts.file = inner;
-    if (const size_t colon = inner.rfind(':'); colon != std::string_view::npos && colon > 0) {
-        const std::string_view digits = inner.substr(colon + 1);
-        if (!digits.empty() && std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; }))
-            if (auto line = parseInteger(digits)) {
-                parts.file = inner.substr(0, colon);
-                parts.line = *line;
-            }
-    }
-    return parts;
-}
 
 struct ThreadName
 {
@@ -239,7 +201,7 @@ void Reader::begin(dom::object profile)
         // Past int64 nanoseconds (the year 2262), negative as a fraction, or not a number: not a time to trust.
         report(diag::kBadTimestamp, fmt::format("profile \"{}\": startUnixNs {} is not a time in nanoseconds since "
                                                 "1970 (out of range or not a number); samples untimed",
-                                                m_profileName, untimed::clip(sj::minify(start))));
+                                                m_profileName, clip(sj::minify(start))));
     }
     if (!m_start) ++m_untimedProfiles;
 }
@@ -418,12 +380,7 @@ Status SpeedscopeImporter::run(ImportContext& ctx) const
 
     InputStream& in = ctx.lines.input();
     std::string buf;
-    for (;;) {
-        RUNLENS_ASSIGN_OR_RETURN(auto block, in.nextBlock());
-        if (block.empty()) break;
-        RUNLENS_TRY(documentFits(in, buf.size(), block.size(), maxBytes));
-        buf.append(block);
-    }
+    RUNLENS_TRY(appendWholeInput(in, maxBytes, buf));
     const sj::padded_string json(buf);
     buf = std::string();
     dom::parser parser;

@@ -19,13 +19,6 @@ namespace {
 constexpr int kCheckpointRows = 8192;
 constexpr size_t kMaxName = 256; // longer host, interface or disk names are not names (a cut or garbled line)
 
-std::string clip(std::string_view v)
-{
-    constexpr size_t kMax = 60;
-    if (v.size() <= kMax) return std::string(v);
-    return fmt::format("{}... ({} bytes)", v.substr(0, kMax), v.size());
-}
-
 bool isCpuKey(std::string_view v)
 {
     if (v == "-1" || v == "all") return true;
@@ -134,7 +127,7 @@ std::optional<int64_t> SadfParser::timestamp(std::string_view v, int64_t nodeId,
         if (auto t = parseLocalDateTime(v.substr(0, 19))) {
             const std::string_view zone = trim(v.substr(19));
             if (zone == "UTC" || zone == "GMT") {
-                if (m_timeForm == TimeForm::Unknown) m_ctx.notes.push_back("timestamps in UTC");
+                if (m_timeForm == TimeForm::Unknown) m_ctx.notes.emplace_back("timestamps in UTC");
                 m_timeForm = TimeForm::Utc;
                 return t->localNs;
             }
@@ -153,7 +146,7 @@ std::optional<int64_t> SadfParser::timestamp(std::string_view v, int64_t nodeId,
         }
     }
     if (auto n = parseInteger(v); n && *n >= 0 && *n < 100'000'000'000) {
-        if (m_timeForm == TimeForm::Unknown) m_ctx.notes.push_back("timestamps are Unix epoch seconds (sadf -U)");
+        if (m_timeForm == TimeForm::Unknown) m_ctx.notes.emplace_back("timestamps are Unix epoch seconds (sadf -U)");
         m_timeForm = TimeForm::Epoch;
         return *n * 1'000'000'000;
     }
@@ -276,13 +269,8 @@ Status SadfParser::run()
     bool any = false, headerSeen = false;
     int64_t sinceCheckpoint = 0;
     for (;;) {
-        auto more = m_ctx.lines.next(line);
-        if (!more) return more.error();
-        if (!*more) break;
-        if (line.tooLong) {
-            m_ctx.report(diag::kLineTooLong, 0, fmt::format("line of more than {} bytes dropped", line.text.size()));
-            continue;
-        }
+        RUNLENS_ASSIGN_OR_RETURN(const bool more, m_ctx.nextLine(line));
+        if (!more) break;
         const std::string_view text = trim(line.text);
         if (text.empty()) continue;
         any = true;
@@ -294,10 +282,7 @@ Status SadfParser::run()
         } else if (Status s = row(text); !s) {
             return s;
         }
-        if (++sinceCheckpoint == kCheckpointRows) {
-            sinceCheckpoint = 0;
-            RUNLENS_TRY(m_ctx.checkpoint());
-        }
+        RUNLENS_TRY(m_ctx.checkpointEvery(sinceCheckpoint, kCheckpointRows));
     }
     if (!any) return makeError(ErrorCode::Format, "empty file: no sadf -d header", m_ctx.lines.location());
     if (!headerSeen)
@@ -691,15 +676,15 @@ Status SysstatRouter::row(int section, int64_t nodeId, int64_t tsNs, std::span<c
 void SysstatRouter::finish()
 {
     if (m->memFreeAsAvailable)
-        m->ctx.notes.push_back("no kbavail column (sysstat before 11.1): host.mem_available is kbmemfree, which "
-                               "leaves out reclaimable cache");
+        m->ctx.notes.emplace_back("no kbavail column (sysstat before 11.1): host.mem_available is kbmemfree, which "
+                                  "leaves out reclaimable cache");
     for (const Section& s : m->sections) {
         if (s.skipped && s.skippedRows > 0)
             m->ctx.notes.push_back(fmt::format("{} rows of section {} (USB device inventory, no metrics) not imported",
                                                s.skippedRows, s.name));
         if (s.cpuStar && s.columns.size() > 2)
-            m->ctx.notes.push_back("per-CPU interrupt values (INTR;CPU*) are taken as all CPUs, then CPU 0, 1, ... "
-                                   "(a sadf -P list of CPUs would shift them)");
+            m->ctx.notes.emplace_back("per-CPU interrupt values (INTR;CPU*) are taken as all CPUs, then CPU 0, 1, ... "
+                                      "(a sadf -P list of CPUs would shift them)");
     }
 }
 

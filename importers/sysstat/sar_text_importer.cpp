@@ -15,65 +15,33 @@ constexpr int kCheckpointRows = 8192;
 constexpr int64_t kNsPerSecond = 1'000'000'000;
 constexpr int64_t kNsPerDay = 86400 * kNsPerSecond;
 
-std::string clip(std::string_view v)
-{
-    constexpr size_t kMax = 60;
-    if (v.size() <= kMax) return std::string(v);
-    return fmt::format("{}... ({} bytes)", v.substr(0, kMax), v.size());
-}
-
-void splitWords(std::string_view line, std::vector<std::string_view>& out)
-{
-    out.clear();
-    size_t i = 0;
-    while (i < line.size()) {
-        while (i < line.size() && isSpace(line[i]))
-            ++i;
-        const size_t start = i;
-        while (i < line.size() && !isSpace(line[i]))
-            ++i;
-        if (i > start) out.push_back(line.substr(start, i - start));
-    }
-}
-
-bool digitsAt(std::string_view s, size_t pos, size_t n, int& out)
-{
-    if (pos + n > s.size()) return false;
-    out = 0;
-    for (size_t i = pos; i < pos + n; ++i) {
-        if (s[i] < '0' || s[i] > '9') return false;
-        out = out * 10 + (s[i] - '0');
-    }
-    return true;
-}
-
 // "HH:MM:SS" → seconds after midnight.
 std::optional<int> timeOfDay(std::string_view s)
 {
-    int h = 0, m = 0, sec = 0;
-    if (s.size() != 8 || s[2] != ':' || s[5] != ':' || !digitsAt(s, 0, 2, h) || !digitsAt(s, 3, 2, m) ||
-        !digitsAt(s, 6, 2, sec) || h > 23 || m > 59 || sec > 60)
+    int64_t h = 0, m = 0, sec = 0;
+    if (s.size() != 8 || s[2] != ':' || s[5] != ':' || !fixedDigits(s, 0, 2, h) || !fixedDigits(s, 3, 2, m) ||
+        !fixedDigits(s, 6, 2, sec) || h > 23 || m > 59 || sec > 60)
         return std::nullopt;
-    return h * 3600 + m * 60 + sec;
+    return static_cast<int>(h * 3600 + m * 60 + sec);
 }
 
 // The banner's date: MM/DD/YY, MM/DD/YYYY, YYYY-MM-DD or DD.MM.YYYY → days since 1970-01-01.
 std::optional<int64_t> bannerDate(std::string_view s)
 {
     // Only dates that exist, in the years a nanosecond timestamp holds (the rows' times are added to it).
-    const auto date = [](int y, int m, int d) -> std::optional<int64_t> {
+    const auto date = [](int64_t y, int64_t m, int64_t d) -> std::optional<int64_t> {
         if (!isCalendarDate(y, m, d) || y < kMinTimestampYear || y > kMaxTimestampYear) return std::nullopt;
         return daysFromCivil(y, static_cast<unsigned>(m), static_cast<unsigned>(d));
     };
-    int a = 0, b = 0, c = 0;
-    if (s.size() == 10 && s[4] == '-' && s[7] == '-' && digitsAt(s, 0, 4, a) && digitsAt(s, 5, 2, b) &&
-        digitsAt(s, 8, 2, c))
+    int64_t a = 0, b = 0, c = 0;
+    if (s.size() == 10 && s[4] == '-' && s[7] == '-' && fixedDigits(s, 0, 4, a) && fixedDigits(s, 5, 2, b) &&
+        fixedDigits(s, 8, 2, c))
         return date(a, b, c); // ISO
-    if (s.size() == 10 && s[2] == '.' && s[5] == '.' && digitsAt(s, 0, 2, a) && digitsAt(s, 3, 2, b) &&
-        digitsAt(s, 6, 4, c))
+    if (s.size() == 10 && s[2] == '.' && s[5] == '.' && fixedDigits(s, 0, 2, a) && fixedDigits(s, 3, 2, b) &&
+        fixedDigits(s, 6, 4, c))
         return date(c, b, a); // German
-    if ((s.size() == 8 || s.size() == 10) && s[2] == '/' && s[5] == '/' && digitsAt(s, 0, 2, a) &&
-        digitsAt(s, 3, 2, b) && digitsAt(s, 6, s.size() - 6, c))
+    if ((s.size() == 8 || s.size() == 10) && s[2] == '/' && s[5] == '/' && fixedDigits(s, 0, 2, a) &&
+        fixedDigits(s, 3, 2, b) && fixedDigits(s, 6, s.size() - 6, c))
         return date(s.size() == 8 ? 2000 + c : c, a, b); // US, C locale
     return std::nullopt;
 }
@@ -93,7 +61,7 @@ std::optional<Banner> parseBanner(std::string_view line)
     const size_t close = open == std::string_view::npos ? open : line.find(')', open);
     if (close == std::string_view::npos) return std::nullopt;
     std::vector<std::string_view> rest;
-    splitWords(line.substr(close + 1), rest);
+    splitWhitespace(line.substr(close + 1), rest);
     if (rest.empty()) return std::nullopt;
     return Banner{std::string(line.substr(open + 2, close - open - 2)), std::string(rest[0])};
 }
@@ -155,7 +123,7 @@ std::optional<int64_t> SarParser::timestamp(int seconds)
 Status SarParser::line(std::string_view text, bool afterBlank)
 {
     if (auto b = parseBanner(text)) return banner(*b);
-    splitWords(text, m_words);
+    splitWhitespace(text, m_words);
     if (m_words.empty()) return okStatus();
     if (m_words[0] == "Average:" || m_words[0] == "Summary:") {
         m_average = true;
@@ -211,13 +179,8 @@ Status SarParser::run()
     bool afterBlank = true, any = false;
     int64_t sinceCheckpoint = 0;
     for (;;) {
-        auto more = m_ctx.lines.next(ln);
-        if (!more) return more.error();
-        if (!*more) break;
-        if (ln.tooLong) {
-            m_ctx.report(diag::kLineTooLong, 0, fmt::format("line of more than {} bytes dropped", ln.text.size()));
-            continue;
-        }
+        RUNLENS_ASSIGN_OR_RETURN(const bool more, m_ctx.nextLine(ln));
+        if (!more) break;
         const std::string_view text = trim(ln.text);
         if (text.empty()) {
             afterBlank = true;
@@ -226,10 +189,7 @@ Status SarParser::run()
         any = true;
         RUNLENS_TRY(line(text, afterBlank));
         afterBlank = false;
-        if (++sinceCheckpoint == kCheckpointRows) {
-            sinceCheckpoint = 0;
-            RUNLENS_TRY(m_ctx.checkpoint());
-        }
+        RUNLENS_TRY(m_ctx.checkpointEvery(sinceCheckpoint, kCheckpointRows));
     }
     if (!any) return makeError(ErrorCode::Format, "empty file: no sar banner", m_ctx.lines.location());
     if (m_nodeId < 0)

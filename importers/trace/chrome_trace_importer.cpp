@@ -1,6 +1,7 @@
 #include "importers/trace/chrome_trace_importer.h"
 
 #include "analysis/store/trace_writer.h"
+#include "importers/common/text_fields.h"
 #include "importers/common/untimed.h"
 #include "importers/common/whole_input.h"
 #include "importers/diagnostic_kinds.h"
@@ -165,7 +166,7 @@ Status TraceStore::write(const Clock& clock, int64_t binNs)
             m_ctx.diagnostics.report(diag::kBadTimestamp, {display},
                                      fmt::format("\"{}\": ts {:.3f} µs is not an epoch time like the rest of the "
                                                  "trace, skipped",
-                                                 untimed::clip(m_t.names[s.name]), static_cast<double>(s.tsNs) / 1e3));
+                                                 clip(m_t.names[s.name]), static_cast<double>(s.tsNs) / 1e3));
             continue;
         }
         RUNLENS_ASSIGN_OR_RETURN(auto track, this->track(s.track));
@@ -195,8 +196,8 @@ Status TraceStore::write(const Clock& clock, int64_t binNs)
                                     m_t.worldSize ? fmt::format(" of world size {}", *m_t.worldSize) : "",
                                     m_t.backend.empty() ? "" : ", backend " + m_t.backend));
     else
-        notes.push_back(m_t.distributedInfo ? "distributedInfo without a readable rank: rank unknown, stored as -1"
-                                            : "no distributedInfo: rank unknown, stored as -1");
+        notes.emplace_back(m_t.distributedInfo ? "distributedInfo without a readable rank: rank unknown, stored as -1"
+                                               : "no distributedInfo: rank unknown, stored as -1");
     notes.push_back(clock.note);
     const auto written = std::count_if(m_tracks.begin(), m_tracks.end(), [](int64_t id) { return id != 0; });
     notes.push_back(fmt::format("{} slices on {} track{} ({} complete, {} B/E pairs, {} instants): {}",
@@ -213,7 +214,7 @@ Status TraceStore::write(const Clock& clock, int64_t binNs)
                                     "slices keep args.correlation",
                                     m_t.flows));
     if (m_t.counters > 0) notes.push_back(fmt::format("{} counter events (ph C) not imported", m_t.counters));
-    if (m_t.unclosedArray) notes.push_back("the event array has no closing ] (the format allows it)");
+    if (m_t.unclosedArray) notes.emplace_back("the event array has no closing ] (the format allows it)");
     if (m_gpuTracksWithoutDevice > 0)
         notes.push_back(fmt::format("{} GPU tracks without a device index (no args.device, pid not a number): not "
                                     "in the busy series",

@@ -1,7 +1,6 @@
 #include "importers/trace/chrome_trace_parse.h"
 
 #include "importers/common/text_fields.h"
-#include "importers/common/untimed.h"
 #include "importers/trace/trace_event_reader.h"
 #include "importers/trace/trace_fields.h"
 
@@ -43,7 +42,7 @@ Status TraceEventReader::document(od::document& doc)
                 report(diag::kBadTimestamp, at,
                        fmt::format("baseTimeNanoseconds {} is not a whole number of nanoseconds since 1970 (up to the "
                                    "year 2262): ignored",
-                                   untimed::clip(trim(token))));
+                                   clip(trim(token))));
         } else if (key == "distributedInfo") {
             distributed(v);
         } else if (key == "deviceProperties") {
@@ -75,8 +74,8 @@ void TraceEventReader::distributed(od::value& value)
         auto n = integerOf(v);
         if (n && *n >= least) return n;
         report(diag::kBadNumber, token.data(),
-               fmt::format("distributedInfo {} {} is not a whole number from {}: ignored", name,
-                           untimed::clip(trim(token)), least));
+               fmt::format("distributedInfo {} {} is not a whole number from {}: ignored", name, clip(trim(token)),
+                           least));
         return std::nullopt;
     };
     for (auto fieldResult : o) {

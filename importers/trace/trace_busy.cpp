@@ -1,7 +1,6 @@
 #include "importers/trace/trace_busy.h"
 
 #include "importers/common/text_fields.h"
-#include "importers/common/untimed.h"
 
 #include <algorithm>
 #include <cmath>
@@ -93,7 +92,7 @@ Expected<int64_t> busyIntervalNs(const ImportOptions& options)
     if (!n || !std::isfinite(*n) || *n * scale < 1e3 || *n * scale > 3.6e12)
         return makeError(ErrorCode::Usage, fmt::format("busy_interval={}: expected a time from 1us to 1h such as "
                                                        "10ms, 1s or 500us (a bare number counts ms)",
-                                                       untimed::clip(it->second)));
+                                                       clip(it->second)));
     return static_cast<int64_t>(std::llround(*n * scale));
 }
 

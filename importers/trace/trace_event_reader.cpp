@@ -1,7 +1,6 @@
 #include "importers/trace/trace_event_reader.h"
 
 #include "importers/common/text_fields.h"
-#include "importers/common/untimed.h"
 #include "importers/trace/trace_fields.h"
 
 #include <cmath>
@@ -138,9 +137,8 @@ Status TraceEventReader::event(od::value& value)
     if (e.ph.empty())
         report(diag::kInvalidEvent, at, "an event without a phase (ph), skipped");
     else
-        report(
-            diag::kUnsupportedEvent, at,
-            fmt::format("an event of phase \"{}\" (\"{}\"), not imported", untimed::clip(e.ph), untimed::clip(e.name)));
+        report(diag::kUnsupportedEvent, at,
+               fmt::format("an event of phase \"{}\" (\"{}\"), not imported", clip(e.ph), clip(e.name)));
     return okStatus();
 }
 
@@ -150,8 +148,8 @@ void TraceEventReader::slice(const RawEvent& e, const char* at)
     std::optional<int64_t> ts = e.ts ? microsToNs(*e.ts) : std::nullopt;
     if (!ts) {
         report(diag::kBadTimestamp, at,
-               e.hasTs ? fmt::format("\"{}\": ts is not a number of microseconds, skipped", untimed::clip(e.name))
-                       : fmt::format("\"{}\": no ts, skipped", untimed::clip(e.name)));
+               e.hasTs ? fmt::format("\"{}\": ts is not a number of microseconds, skipped", clip(e.name))
+                       : fmt::format("\"{}\": no ts, skipped", clip(e.name)));
         return;
     }
     int64_t durNs = 0;
@@ -165,13 +163,12 @@ void TraceEventReader::slice(const RawEvent& e, const char* at)
                 valid = durNs >= 0;
             }
         if (useTdur)
-            report(diag::kThreadDuration, at,
-                   fmt::format("\"{}\": no dur, its tdur (thread time) used", untimed::clip(e.name)));
+            report(diag::kThreadDuration, at, fmt::format("\"{}\": no dur, its tdur (thread time) used", clip(e.name)));
         if (!valid) {
             report(diag::kBadNumber, at,
                    e.hasDur || e.tdur
-                       ? fmt::format("\"{}\": dur is not a duration in microseconds, skipped", untimed::clip(e.name))
-                       : fmt::format("\"{}\": a complete event (X) without dur, skipped", untimed::clip(e.name)));
+                       ? fmt::format("\"{}\": dur is not a duration in microseconds, skipped", clip(e.name))
+                       : fmt::format("\"{}\": a complete event (X) without dur, skipped", clip(e.name)));
             return;
         }
     }
@@ -238,7 +235,7 @@ void TraceEventReader::finish()
     auto closeTrack = [&] {
         for (const Pending* b : open)
             report(diag::kUnbalancedEvent, b->at,
-                   fmt::format("\"{}\": a B event never closed by an E, skipped", untimed::clip(m_out.names[b->name])));
+                   fmt::format("\"{}\": a B event never closed by an E, skipped", clip(m_out.names[b->name])));
         open.clear();
     };
     for (size_t i = 0; i < m_pending.size(); ++i) {

@@ -132,7 +132,7 @@ std::optional<double> Reader::number(dom::object& obj, std::string_view key, siz
     if (e.get_double().get(v)) {
         report(diag::kBadNumber, entry,
                fmt::format("log_history entry {}: expected a number for {}, got {}; ignored", entry, key,
-                           untimed::clip(sj::minify(e))));
+                           clip(sj::minify(e))));
         return std::nullopt;
     }
     return v;
@@ -246,12 +246,7 @@ Status HfTrainerStateImporter::run(ImportContext& ctx) const
     RUNLENS_ASSIGN_OR_RETURN(auto maxBytes, maxDocumentBytes(ctx.options, kMaxJsonBytes));
     InputStream& in = ctx.lines.input();
     std::string buf;
-    for (;;) {
-        RUNLENS_ASSIGN_OR_RETURN(auto block, in.nextBlock());
-        if (block.empty()) break;
-        RUNLENS_TRY(documentFits(in, buf.size(), block.size(), maxBytes));
-        buf.append(block);
-    }
+    RUNLENS_TRY(appendWholeInput(in, maxBytes, buf));
     const int nonFinite = trainer::replaceNonFiniteTokens(buf);
     std::vector<int64_t> lines = logHistoryLines(buf);
     const sj::padded_string json(buf);

@@ -1,7 +1,6 @@
 #include "importers/trainer/llamafactory_log_importer.h"
 
 #include "importers/common/text_fields.h"
-#include "importers/common/untimed.h"
 #include "importers/diagnostic_kinds.h"
 #include "importers/trainer/train_steps.h"
 
@@ -15,7 +14,6 @@ namespace {
 
 namespace dom = simdjson::dom;
 using trainer::StepRecord;
-using untimed::clip;
 
 constexpr int kCheckpointLines = 8192;
 // elapsed_time is cut to whole seconds; total_tokens / throughput must land in [elapsed, elapsed + 1). The slack
@@ -64,6 +62,13 @@ enum class Reading
     ElapsedOnly,
 };
 
+struct ExactTimes
+{
+    std::vector<double> exact; // seconds from the start, by line
+    std::vector<bool> fine;    // refined by throughput, not only elapsed_time's whole second
+    int64_t inconsistent = 0;  // lines whose throughput fits neither reading
+};
+
 class Parser
 {
 public:
@@ -73,6 +78,12 @@ public:
 private:
     void line(std::string_view text, int64_t number);
     std::optional<double> number(dom::object& obj, std::string_view key, StepRecord& r);
+    Reading chooseReading(int64_t& withThroughput) const;
+    ExactTimes exactTimes(Reading reading);
+    std::vector<double> spreadShared(const std::vector<double>& exact) const;
+    std::vector<StepRecord> stepRecords(const ExactTimes& times, const std::vector<double>& placed,
+                                        int64_t& coarse) const;
+    void readingNotes(Reading reading, int64_t withThroughput, int64_t coarse, int64_t inconsistent);
     Status finish();
 
     ImportContext& m_ctx;
@@ -165,34 +176,23 @@ Status Parser::run()
     Line ln;
     int64_t sinceCheckpoint = 0;
     for (;;) {
-        auto more = m_ctx.lines.next(ln);
-        if (!more) return more.error();
-        if (!*more) break;
-        if (ln.tooLong) {
-            m_ctx.report(diag::kLineTooLong, 0, fmt::format("line of more than {} bytes dropped", ln.text.size()));
-            continue;
-        }
+        RUNLENS_ASSIGN_OR_RETURN(const bool more, m_ctx.nextLine(ln));
+        if (!more) break;
         const std::string_view text = trim(ln.text);
         if (text.empty()) continue; // json.dumps never writes one; nothing is lost
         ++m_ctx.rowsRead;
         line(text, ln.number);
-        if (++sinceCheckpoint == kCheckpointLines) {
-            sinceCheckpoint = 0;
-            RUNLENS_TRY(m_ctx.checkpoint());
-        }
+        RUNLENS_TRY(m_ctx.checkpointEvery(sinceCheckpoint, kCheckpointLines));
     }
     return finish();
 }
 
-Status Parser::finish()
+// Which reading of throughput agrees with elapsed_time; withThroughput counts the lines that give one. The first
+// line cannot tell the readings apart.
+Reading Parser::chooseReading(int64_t& withThroughput) const
 {
-    if (m_lines.empty())
-        return makeError(ErrorCode::Format,
-                         m_ctx.rowsRead == 0 ? "empty file: no trainer log lines" : "no readable trainer log line",
-                         m_ctx.lines.location());
-
-    // Which reading of throughput agrees with elapsed_time. The first line cannot tell them apart.
-    int64_t average = 0, interval = 0, withThroughput = 0;
+    int64_t average = 0, interval = 0;
+    withThroughput = 0;
     double prevTokens = 0, prevElapsed = 0;
     for (size_t i = 0; i < m_lines.size(); ++i) {
         const LogLine& l = m_lines[i];
@@ -207,17 +207,19 @@ Status Parser::finish()
         prevTokens = *l.totalTokens;
         prevElapsed = l.elapsedS;
     }
-    const Reading reading = withThroughput == 0                                           ? Reading::ElapsedOnly
-                            : average >= interval && (average > 0 || withThroughput == 1) ? Reading::RunningAverage
-                            : interval > 0                                                ? Reading::LastInterval
-                                                                                          : Reading::ElapsedOnly;
+    return withThroughput == 0                                           ? Reading::ElapsedOnly
+           : average >= interval && (average > 0 || withThroughput == 1) ? Reading::RunningAverage
+           : interval > 0                                                ? Reading::LastInterval
+                                                                         : Reading::ElapsedOnly;
+}
 
-    // Elapsed times to the sub-second where throughput allows, kept within the whole second elapsed_time names.
-    std::vector<double> exact(m_lines.size());
-    std::vector<bool> fine(m_lines.size(), false);
-    int64_t inconsistent = 0;
-    double prevExact = 0;
-    prevTokens = 0;
+// Elapsed times to the sub-second where throughput allows, kept within the whole second elapsed_time names.
+ExactTimes Parser::exactTimes(Reading reading)
+{
+    ExactTimes out;
+    out.exact.resize(m_lines.size());
+    out.fine.assign(m_lines.size(), false);
+    double prevExact = 0, prevTokens = 0;
     for (size_t i = 0; i < m_lines.size(); ++i) {
         LogLine& l = m_lines[i];
         const double lo = l.elapsedS, hi = l.elapsedS + 1;
@@ -227,29 +229,31 @@ Status Parser::finish()
         else if (l.throughput && l.totalTokens && reading == Reading::LastInterval && *l.totalTokens > prevTokens)
             t = prevExact + (*l.totalTokens - prevTokens) / *l.throughput;
         if (t && *t >= lo - kSlackS && *t < hi + kSlackS && *t >= prevExact) {
-            exact[i] = std::clamp(*t, lo, hi);
-            fine[i] = true;
+            out.exact[i] = std::clamp(*t, lo, hi);
+            out.fine[i] = true;
         } else {
             // A log whose throughput never relates tokens to time (total_tokens not counted: always 0) is timed
             // by elapsed_time throughout; only a line that breaks the relation the others follow is reported.
             if (l.throughput && l.totalTokens && reading != Reading::ElapsedOnly) {
-                ++inconsistent;
+                ++out.inconsistent;
                 m_ctx.diagnostics.report(
                     diag::kInconsistentThroughput, trainer::locationOf(m_ctx, l.record.line),
                     fmt::format("step {}: throughput {} with total_tokens {} does not fit elapsed_time {} s; step "
                                 "timed by elapsed_time",
                                 *l.record.step, *l.throughput, *l.totalTokens, l.elapsedS));
             }
-            exact[i] = reading == Reading::ElapsedOnly ? lo : std::clamp(prevExact, lo, hi);
+            out.exact[i] = reading == Reading::ElapsedOnly ? lo : std::clamp(prevExact, lo, hi);
         }
-        prevExact = exact[i];
+        prevExact = out.exact[i];
         if (l.totalTokens) prevTokens = *l.totalTokens;
     }
+    return out;
+}
 
-    // Step times (and tokens/s) over the lines since the last one that gave a step time; a line whose elapsed time
-    // has not moved yet waits for the next.
-    // Lines that share one time (whole seconds without a finer reading) are spread over the rest of that second,
-    // so that each keeps its own point; their step times still come from the shared time.
+// Lines that share one time (whole seconds without a finer reading) spread over the rest of that second, so that
+// each keeps its own point; their step times still come from the shared time.
+std::vector<double> Parser::spreadShared(const std::vector<double>& exact) const
+{
     std::vector<double> placed = exact;
     for (size_t i = 0; i < m_lines.size();) {
         size_t j = i + 1;
@@ -261,7 +265,16 @@ Status Parser::finish()
             placed[k] = exact[i] + (bound - exact[i]) * static_cast<double>(k - i) / static_cast<double>(j - i);
         i = j;
     }
+    return placed;
+}
 
+// The records at their placed times (from the start, for now), with step times (and tokens/s) over the lines since
+// the last one that gave a step time; a line whose elapsed time has not moved yet waits for the next. coarse counts
+// the step times from whole seconds only.
+std::vector<StepRecord> Parser::stepRecords(const ExactTimes& times, const std::vector<double>& placed,
+                                            int64_t& coarse) const
+{
+    const std::vector<double>& exact = times.exact;
     std::vector<StepRecord> records;
     records.reserve(m_lines.size());
     for (const LogLine& l : m_lines)
@@ -270,14 +283,13 @@ Status Parser::finish()
     // first logged interval; a resumed run's first line has no span.
     const auto firstSteps = trainer::stepsSincePrevious(records, 0);
     std::optional<size_t> base;
-    bool fromStart = firstSteps.has_value();
-    int64_t coarse = 0;
     bool waitedOnCoarse = false; // a line of the current span did not fit the reading
+    coarse = 0;
     for (size_t i = 0; i < m_lines.size(); ++i) {
         const LogLine& l = m_lines[i];
         StepRecord& r = records[i];
-        r.tsNs = static_cast<int64_t>(std::llround(placed[i] * 1e9)); // from the start for now
-        if (!base && !fromStart) {
+        r.tsNs = static_cast<int64_t>(std::llround(placed[i] * 1e9));
+        if (!base && !firstSteps) {
             base = i;
             continue;
         }
@@ -291,7 +303,7 @@ Status Parser::finish()
             waitedOnCoarse = false;
         } else if (span > 0) {
             r.stepTimeS = span / static_cast<double>(steps);
-            const bool coarseSpan = !fine[i] || (base && !fine[*base]) || waitedOnCoarse;
+            const bool coarseSpan = !times.fine[i] || (base && !times.fine[*base]) || waitedOnCoarse;
             // Tokens per second only over spans both ends of which fit the reading (a count that disagrees with
             // its throughput does not give a rate).
             if (l.totalTokens && *l.totalTokens > fromTokens && !coarseSpan)
@@ -300,34 +312,29 @@ Status Parser::finish()
             base = i;
             waitedOnCoarse = false;
         } else { // elapsed_time has not moved yet: the span goes on to the next line
-            waitedOnCoarse = waitedOnCoarse || !fine[i];
+            waitedOnCoarse = waitedOnCoarse || !times.fine[i];
         }
     }
+    return records;
+}
 
-    // The start: start=, or where the steps match the node's GPU activity (elapsed_time counts whole seconds unless
-    // throughput gives a finer reading).
-    RUNLENS_ASSIGN_OR_RETURN(auto tz, TimeZoneResolver::fromSpec(m_ctx.options.timeZone));
-    // A time not refined by throughput is elapsed_time cut to the whole second: on average half a second early.
-    std::vector<int64_t> bias(records.size());
-    for (size_t i = 0; i < records.size(); ++i)
-        bias[i] = fine[i] ? 0 : 500'000'000;
-    RUNLENS_TRY(trainer::anchorRelative(m_ctx, tz, records,
-                                        reading == Reading::ElapsedOnly ? 1'000'000'000 : 100'000'000, bias));
-
+// How the step times were read, for the import summary.
+void Parser::readingNotes(Reading reading, int64_t withThroughput, int64_t coarse, int64_t inconsistent)
+{
     switch (reading) {
     case Reading::RunningAverage:
-        m_ctx.notes.push_back("step times from total_tokens / throughput (tokens per second since the start)");
+        m_ctx.notes.emplace_back("step times from total_tokens / throughput (tokens per second since the start)");
         break;
     case Reading::LastInterval:
-        m_ctx.notes.push_back("throughput read as the rate of the last interval (it agrees with elapsed_time that "
-                              "way, not as an average since the start); step times from it");
+        m_ctx.notes.emplace_back("throughput read as the rate of the last interval (it agrees with elapsed_time that "
+                                 "way, not as an average since the start); step times from it");
         break;
     case Reading::ElapsedOnly:
-        m_ctx.notes.push_back(withThroughput > 0 ? "throughput fits elapsed_time neither as an average since the start "
-                                                   "nor as the rate of the last interval: step times from elapsed_time "
-                                                   "(whole seconds)"
-                                                 : "step times from elapsed_time (whole seconds), averaged over the "
-                                                   "lines it takes to move");
+        m_ctx.notes.emplace_back(withThroughput > 0
+                                     ? "throughput fits elapsed_time neither as an average since the start nor as the "
+                                       "rate of the last interval: step times from elapsed_time (whole seconds)"
+                                     : "step times from elapsed_time (whole seconds), averaged over the lines it takes "
+                                       "to move");
         break;
     }
     if (coarse > 0 && reading != Reading::ElapsedOnly)
@@ -336,6 +343,29 @@ Status Parser::finish()
         m_ctx.notes.push_back(fmt::format("{} lines with a throughput that fits neither reading", inconsistent));
     if (m_repeated > 0)
         m_ctx.notes.push_back(fmt::format("{} lines dropped whose step or elapsed time went back", m_repeated));
+}
+
+Status Parser::finish()
+{
+    if (m_lines.empty())
+        return makeError(ErrorCode::Format,
+                         m_ctx.rowsRead == 0 ? "empty file: no trainer log lines" : "no readable trainer log line",
+                         m_ctx.lines.location());
+    int64_t withThroughput = 0, coarse = 0;
+    const Reading reading = chooseReading(withThroughput);
+    const ExactTimes times = exactTimes(reading);
+    std::vector<StepRecord> records = stepRecords(times, spreadShared(times.exact), coarse);
+
+    // The start: start=, or where the steps match the node's GPU activity (elapsed_time counts whole seconds unless
+    // throughput gives a finer reading).
+    RUNLENS_ASSIGN_OR_RETURN(auto tz, TimeZoneResolver::fromSpec(m_ctx.options.timeZone));
+    // A time not refined by throughput is elapsed_time cut to the whole second: on average half a second early.
+    std::vector<int64_t> bias(records.size());
+    for (size_t i = 0; i < records.size(); ++i)
+        bias[i] = times.fine[i] ? 0 : 500'000'000;
+    RUNLENS_TRY(trainer::anchorRelative(m_ctx, tz, records,
+                                        reading == Reading::ElapsedOnly ? 1'000'000'000 : 100'000'000, bias));
+    readingNotes(reading, withThroughput, coarse, times.inconsistent);
 
     trainer::RawNames raw;
     raw.step = "current_steps";

@@ -2,7 +2,6 @@
 
 #include "importers/common/text_fields.h"
 #include "importers/common/time_parse.h"
-#include "importers/common/untimed.h"
 #include "importers/diagnostic_kinds.h"
 #include "importers/trainer/train_steps.h"
 
@@ -14,7 +13,6 @@ namespace runlens::importers {
 namespace {
 
 using trainer::StepRecord;
-using untimed::clip;
 
 constexpr int kCheckpointLines = 16384;
 constexpr size_t kMergeWindow = 8; // lines of one step are printed together
@@ -29,11 +27,6 @@ enum class Kind
     Pipeline,   // DeepSpeed pipeline engine
     Broken,     // looks like one of the above but its step cannot be read
 };
-
-bool isDigit(char c)
-{
-    return c >= '0' && c <= '9';
-}
 
 // Reads digits at pos (after optional blanks); returns the value and moves pos past them.
 std::optional<int64_t> digitsAt(std::string_view s, size_t& pos)
@@ -149,6 +142,21 @@ std::optional<std::string> bracketTime(std::string_view s, size_t before)
     return std::nullopt;
 }
 
+// The next non-empty piece of a `a: 1 | b: 2 |` line at or after pos, trimmed, and where its field starts (pieceAt);
+// pos moves past its bar. False when no piece is left.
+bool nextPiece(std::string_view s, size_t& pos, std::string_view& piece, size_t& pieceAt)
+{
+    while (pos < s.size()) {
+        size_t bar = s.find('|', pos);
+        if (bar == std::string_view::npos) bar = s.size();
+        piece = trim(s.substr(pos, bar - pos));
+        pieceAt = pos;
+        pos = bar + 1;
+        if (!piece.empty()) return true;
+    }
+    return false;
+}
+
 struct Extra
 {
     std::optional<double> consumedTokens, batch, seqlen;
@@ -223,14 +231,9 @@ void Parser::iteration(std::string_view s, size_t fieldsAt, StepRecord& r, Extra
 {
     std::optional<double> otherLoss;
     bool lmLoss = false;
-    size_t pos = fieldsAt;
-    while (pos < s.size()) {
-        size_t bar = s.find('|', pos);
-        if (bar == std::string_view::npos) bar = s.size();
-        const std::string_view piece = trim(s.substr(pos, bar - pos));
-        const size_t pieceAt = pos;
-        pos = bar + 1;
-        if (piece.empty()) continue;
+    size_t pos = fieldsAt, pieceAt = 0;
+    std::string_view piece;
+    while (nextPiece(s, pos, piece, pieceAt)) {
         const size_t colon = piece.rfind(':');
         if (colon == std::string_view::npos) {
             m_ctx.report(diag::kInvalidLine, static_cast<int64_t>(pieceAt) + 1,
@@ -268,14 +271,9 @@ void Parser::iteration(std::string_view s, size_t fieldsAt, StepRecord& r, Extra
 
 void Parser::timers(std::string_view s, size_t fieldsAt, StepRecord& r)
 {
-    size_t pos = fieldsAt;
-    while (pos < s.size()) {
-        size_t bar = s.find('|', pos);
-        if (bar == std::string_view::npos) bar = s.size();
-        const std::string_view piece = trim(s.substr(pos, bar - pos));
-        const size_t pieceAt = pos;
-        pos = bar + 1;
-        if (piece.empty()) continue;
+    size_t pos = fieldsAt, pieceAt = 0;
+    std::string_view piece;
+    while (nextPiece(s, pos, piece, pieceAt)) {
         const size_t colon = piece.rfind(':');
         const std::string_view name = colon == std::string_view::npos ? piece : trim(piece.substr(0, colon));
         if (colon == std::string_view::npos || name.empty() || name.size() > 64) {
@@ -406,18 +404,10 @@ Status Parser::run()
     Line ln;
     int64_t sinceCheckpoint = 0;
     for (;;) {
-        auto more = m_ctx.lines.next(ln);
-        if (!more) return more.error();
-        if (!*more) break;
-        if (ln.tooLong) {
-            m_ctx.report(diag::kLineTooLong, 0, fmt::format("line of more than {} bytes dropped", ln.text.size()));
-            continue;
-        }
+        RUNLENS_ASSIGN_OR_RETURN(const bool more, m_ctx.nextLine(ln));
+        if (!more) break;
         RUNLENS_TRY(line(ln.text, ln.number));
-        if (++sinceCheckpoint == kCheckpointLines) {
-            sinceCheckpoint = 0;
-            RUNLENS_TRY(m_ctx.checkpoint());
-        }
+        RUNLENS_TRY(m_ctx.checkpointEvery(sinceCheckpoint, kCheckpointLines));
     }
     return finish();
 }

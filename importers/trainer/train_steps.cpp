@@ -283,10 +283,7 @@ Status writeSteps(ImportContext& ctx, const std::vector<StepRecord>& records, co
             if (!s) return s;
         for (const auto& [name, value] : r.timers)
             if (Status s = out.put(r, "timer." + name, name, value); !s) return s;
-        if (++sinceCheckpoint == 4096) {
-            sinceCheckpoint = 0;
-            RUNLENS_TRY(ctx.checkpoint());
-        }
+        RUNLENS_TRY(ctx.checkpointEvery(sinceCheckpoint, 4096));
     }
     return okStatus();
 }
