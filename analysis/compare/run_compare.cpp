@@ -622,23 +622,89 @@ double stepsAt(const RunSummary& run, double tS)
            (to > from ? std::clamp((tS - from) / (to - from), 0.0, i < ends.size() ? 1.0 : 1e9) : 0.0);
 }
 
+namespace {
+
+// A candidate's difference from the baseline in a row, and its test on the metrics' samples when the row has one
+// (kind "time" or "rate").
+CompareCell compareCell(double base, double value, const CompareMetric* baseMetric, const CompareMetric* metric,
+                        const std::string& kind)
+{
+    CompareCell cell;
+    if (std::isfinite(base) && std::isfinite(value)) {
+        cell.delta = value - base;
+        if (base != 0) cell.deltaPct = 100 * (value - base) / std::fabs(base);
+    }
+    if (kind.empty() || !baseMetric || !metric) return cell;
+    const auto a = finite(baseMetric->samples), c = finite(metric->samples);
+    if (a.size() < kCompareMinSamples || c.size() < kCompareMinSamples) {
+        cell.verdict = "too few samples";
+        return cell;
+    }
+    const MannWhitney t = mannWhitneyU(a, c);
+    cell.p = t.p;
+    if (t.p >= kCompareAlpha)
+        cell.verdict = "no significant change";
+    else if (std::isfinite(cell.deltaPct) && std::fabs(cell.deltaPct) < 100 * kCompareMinEffect)
+        cell.verdict = fmt::format("no significant change (under {:.0f} %)", 100 * kCompareMinEffect);
+    else if (kind == "time")
+        cell.verdict = t.z < 0 ? "faster" : "slower";
+    else
+        cell.verdict = t.z > 0 ? "higher" : "lower";
+    return cell;
+}
+
+// One row: every run's value (the step times scaled to the baseline's step size, `scaled`, for
+// step_time_base_size) and each candidate's cell; none when no run has a value.
+std::optional<CompareRow> compareRow(const std::vector<RunSummary>& runs, const std::vector<CompareMetric>& scaled,
+                                     const std::string& id, const std::string& label, const std::string& unit,
+                                     const std::string& kind)
+{
+    CompareRow row;
+    row.id = id;
+    row.label = label;
+    row.unit = unit;
+    if (kind == "time")
+        row.samplesOf = "steps";
+    else if (kind == "rate")
+        row.samplesOf = id == "iterations_per_s"                                       ? "steps"
+                        : id == "samples_per_s" || id == "tokens_per_s" || id == "mfu" ? "logged values"
+                                                                                       : "per-step means";
+    const CompareMetric none{0, {}};
+    std::vector<const CompareMetric*> ms;
+    bool any = false;
+    for (size_t r = 0; r < runs.size(); ++r) {
+        const CompareMetric* c = nullptr;
+        if (id == "step_time_base_size") {
+            if (!scaled[r].samples.empty()) c = &scaled[r];
+        } else if (auto it = runs[r].metrics.find(id); it != runs[r].metrics.end()) {
+            c = &it->second;
+        }
+        if (!c && id.starts_with("finding_")) c = &none; // no finding of the rule in the window: it costs nothing
+        ms.push_back(c);
+        row.values.push_back(c ? c->value : kNaN);
+        any |= c && std::isfinite(c->value);
+    }
+    if (!any) return std::nullopt;
+    for (size_t r = 1; r < runs.size(); ++r)
+        row.cells.push_back(compareCell(row.values[0], row.values[r], ms[0], ms[r], kind));
+    return row;
+}
+
+} // namespace
+
 std::vector<CompareRow> compareRuns(const std::vector<RunSummary>& runs)
 {
     std::vector<CompareRow> rows;
     if (runs.empty()) return rows;
     const RunSummary& base = runs.front();
-    std::vector<RowDef> defs(std::begin(kRows), std::end(kRows));
     std::vector<std::string> rules; // the finding rows: every run's rules, in order of first appearance
     for (const RunSummary& r : runs)
         for (const std::string& rule : r.findingRules)
             if (std::find(rules.begin(), rules.end(), rule) == rules.end()) rules.push_back(rule);
-    const auto metricOf = [](const RunSummary& r, const std::string& id) -> const CompareMetric* {
-        auto it = r.metrics.find(id);
-        return it == r.metrics.end() ? nullptr : &it->second;
-    };
     // Step time at the baseline's step size: each step's time scaled by the baseline's median size over its own.
     const double baseSize = [&] {
         std::vector<double> sizes;
+        sizes.reserve(base.sizedSteps.size());
         for (const auto& s : base.sizedSteps)
             sizes.push_back(s.second);
         return quantile(sizes, 0.5);
@@ -650,68 +716,20 @@ std::vector<CompareRow> compareRuns(const std::vector<RunSummary>& runs)
             scaled[r].samples.push_back(seconds * baseSize / size);
         if (!scaled[r].samples.empty()) scaled[r].value = quantile(scaled[r].samples, 0.5);
     }
-    const CompareMetric none{0, {}};
-    const auto makeRow = [&](const std::string& id, const std::string& label, const std::string& unit,
-                             const std::string& kind) {
-        CompareRow row;
-        row.id = id;
-        row.label = label;
-        row.unit = unit;
-        if (kind == "time")
-            row.samplesOf = "steps";
-        else if (kind == "rate")
-            row.samplesOf = id == "iterations_per_s"                                       ? "steps"
-                            : id == "samples_per_s" || id == "tokens_per_s" || id == "mfu" ? "logged values"
-                                                                                           : "per-step means";
-        std::vector<const CompareMetric*> ms;
-        bool any = false;
-        for (size_t r = 0; r < runs.size(); ++r) {
-            const CompareMetric* c = id == "step_time_base_size" ? (scaled[r].samples.empty() ? nullptr : &scaled[r])
-                                                                 : metricOf(runs[r], id);
-            if (!c && id.starts_with("finding_")) c = &none; // no finding of the rule in the window: it costs nothing
-            ms.push_back(c);
-            row.values.push_back(c ? c->value : kNaN);
-            any |= c && std::isfinite(c->value);
-        }
-        if (!any) return;
-        for (size_t r = 1; r < runs.size(); ++r) {
-            CompareCell cell;
-            const double b = row.values[0], v = row.values[r];
-            if (std::isfinite(b) && std::isfinite(v)) {
-                cell.delta = v - b;
-                if (b != 0) cell.deltaPct = 100 * (v - b) / std::fabs(b);
-            }
-            if (!kind.empty() && ms[0] && ms[r]) {
-                const auto a = finite(ms[0]->samples), c = finite(ms[r]->samples);
-                if (a.size() < kCompareMinSamples || c.size() < kCompareMinSamples) {
-                    cell.verdict = "too few samples";
-                } else {
-                    const MannWhitney t = mannWhitneyU(a, c);
-                    cell.p = t.p;
-                    if (t.p >= kCompareAlpha)
-                        cell.verdict = "no significant change";
-                    else if (std::isfinite(cell.deltaPct) && std::fabs(cell.deltaPct) < 100 * kCompareMinEffect)
-                        cell.verdict = fmt::format("no significant change (under {:.0f} %)", 100 * kCompareMinEffect);
-                    else if (kind == "time")
-                        cell.verdict = t.z < 0 ? "faster" : "slower";
-                    else
-                        cell.verdict = t.z > 0 ? "higher" : "lower";
-                }
-            }
-            row.cells.push_back(cell);
-        }
-        rows.push_back(std::move(row));
+    const auto addRow = [&](const std::string& id, const std::string& label, const std::string& unit,
+                            const std::string& kind) {
+        if (auto row = compareRow(runs, scaled, id, label, unit, kind)) rows.push_back(std::move(*row));
     };
-    for (const RowDef& d : defs) {
+    for (const RowDef& d : kRows) {
         std::string label = d.label;
         if (std::string(d.id) == "step_size" && !base.stepSizeUnit.empty())
             label = "step size (" + base.stepSizeUnit + ")";
-        makeRow(d.id, label, d.unit, d.kind);
+        addRow(d.id, label, d.unit, d.kind);
     }
     for (const std::string& rule : rules) {
-        makeRow("finding_" + rule + "_impact", "finding " + rule + ": impact (time in its episodes)", "%", "");
-        makeRow("finding_" + rule + "_saving", "finding " + rule + ": saving", "s", "");
-        makeRow("finding_" + rule + "_saving_pct", "finding " + rule + ": saving, share of window", "%", "");
+        addRow("finding_" + rule + "_impact", "finding " + rule + ": impact (time in its episodes)", "%", "");
+        addRow("finding_" + rule + "_saving", "finding " + rule + ": saving", "s", "");
+        addRow("finding_" + rule + "_saving_pct", "finding " + rule + ": saving, share of window", "%", "");
     }
     return rows;
 }
