@@ -346,7 +346,7 @@ std::optional<Phase> phaseFromName(std::string_view name)
     return std::nullopt;
 }
 
-Expected<PhaseClassifier> PhaseClassifier::fromText(std::string_view text, std::string packName)
+Expected<PhaseClassifier> PhaseClassifier::fromText(std::string_view text, const std::string& packName)
 {
     // Name: the whole function name, allowing a qualifying prefix (Class. or ns::), a symbol version
     // (@@GLIBC_2.3.2), a C++ parameter list and a folded-stack annotation (_[k] kernel, _[j] JIT, ...). File and

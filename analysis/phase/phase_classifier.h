@@ -64,7 +64,7 @@ public:
     // Every pack in resources/phases (parsed once per process, then copied).
     static Expected<PhaseClassifier> builtIn();
     // One pack; errors read "pack:line:col: message" (unknown phase, invalid regular expression, ...).
-    static Expected<PhaseClassifier> fromText(std::string_view text, std::string packName);
+    static Expected<PhaseClassifier> fromText(std::string_view text, const std::string& packName);
 
     // Adds the rules of other (for example a user's pack on top of the built-in ones). Fails when a pack of the
     // same name is already present.

@@ -13,6 +13,15 @@ size_t TimeGrid::slotOf(int64_t ts) const
     return i < size ? i : size;
 }
 
+std::pair<size_t, size_t> TimeGrid::slotsOverlapping(int64_t fromNs, int64_t toNs) const
+{
+    const size_t first = slotOf(std::max(fromNs, startNs));
+    size_t end = first;
+    while (end < size && slotStart(end) < toNs)
+        ++end;
+    return {first, end};
+}
+
 size_t TimeGrid::slotsPerSlice(double seconds) const
 {
     return static_cast<size_t>(

@@ -7,6 +7,7 @@
 #include "analysis/store/chunk_codec.h"
 
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 namespace runlens::analysis {
@@ -19,6 +20,9 @@ struct TimeGrid
     int64_t slotStart(size_t i) const { return startNs + static_cast<int64_t>(i) * stepNs; }
     // The slot holding ts, or size when outside.
     size_t slotOf(int64_t ts) const;
+    // The slots overlapping [fromNs, toNs), as [first, end): from the slot holding fromNs (the first slot when
+    // fromNs is before the grid) to the first slot starting at or after toNs.
+    std::pair<size_t, size_t> slotsOverlapping(int64_t fromNs, int64_t toNs) const;
     double seconds() const { return static_cast<double>(size) * static_cast<double>(stepNs) / 1e9; }
     // Evidence slices of about `seconds` each: how many slots one holds (at least 1), and how many slices.
     size_t slotsPerSlice(double seconds) const;

@@ -161,8 +161,8 @@ std::vector<Block> stallingBlocks(const RunMetrics& m, const std::string& node, 
             if (b.startNs < steadyNs) continue;
             // The GPUs idle in most of the slots the block covers (slots at least half inside it).
             size_t inside = 0, idleCount = 0;
-            for (size_t i = grid.slotOf(std::max(b.startNs, grid.startNs));
-                 i < grid.size && grid.slotStart(i) < b.endNs; ++i) {
+            const auto [first, end] = grid.slotsOverlapping(b.startNs, b.endNs);
+            for (size_t i = first; i < end; ++i) {
                 const int64_t overlap =
                     std::min(b.endNs, grid.slotStart(i) + grid.stepNs) - std::max(b.startNs, grid.slotStart(i));
                 if (!atLeastHalf(overlap, grid.stepNs)) continue;

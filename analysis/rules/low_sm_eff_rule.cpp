@@ -62,10 +62,11 @@ std::vector<uint8_t> explainedSlots(const TimeGrid& grid, const std::string& nod
     std::vector<uint8_t> known(grid.size, 0);
     for (const Finding& f : explained) {
         if (std::find(f.nodes.begin(), f.nodes.end(), node) == f.nodes.end()) continue;
-        for (const FindingEpisode& e : f.episodes)
-            for (size_t i = grid.slotOf(std::max(e.startNs, grid.startNs));
-                 i < grid.size && grid.slotStart(i) < e.endNs; ++i)
+        for (const FindingEpisode& e : f.episodes) {
+            const auto [first, end] = grid.slotsOverlapping(e.startNs, e.endNs);
+            for (size_t i = first; i < end; ++i)
                 known[i] = 1;
+        }
     }
     return known;
 }
@@ -88,7 +89,7 @@ std::vector<std::pair<size_t, size_t>> episodeParts(const Episode& e, const std:
             while (run <= e.last && known[run] == known[i])
                 ++run;
             if (run - i >= minPart && parts.back().second - parts.back().first + 1 >= minPart) {
-                parts.push_back({i, i});
+                parts.emplace_back(i, i);
                 continue;
             }
         }

@@ -139,6 +139,7 @@ Expected<QJsonArray> checkpointFrames(FlameSource& stacks, const Finding& f)
         addOutermostFrames(*tree, Phase::Checkpoint, samples);
     }
     std::vector<std::pair<int64_t, std::string>> ranked;
+    ranked.reserve(samples.size());
     for (const auto& [label, n] : samples)
         ranked.emplace_back(n, label);
     std::sort(ranked.rbegin(), ranked.rend());
@@ -157,9 +158,7 @@ std::vector<TimeBudget> budgetsOf(const RunMetrics& m, const std::vector<Finding
     const TimeGrid& grid = m.grid;
     const double slotS = static_cast<double>(grid.stepNs) / 1e9;
     for (const NodeMetrics& node : m.nodes) {
-        std::vector<const GpuMetrics*> gpus;
-        for (const GpuMetrics& g : m.gpus)
-            if (g.node == node.node) gpus.push_back(&g);
+        const std::vector<const GpuMetrics*> gpus = gpusOf(m, node.node);
         if (gpus.empty()) continue;
         TimeBudget b;
         b.node = node.node;
@@ -176,12 +175,7 @@ std::vector<TimeBudget> budgetsOf(const RunMetrics& m, const std::vector<Finding
             if (f.rule == "HANG" || f.rule == "CKPT_GAP") {
                 double seconds = 0;
                 for (const FindingEpisode& e : f.episodes)
-                    for (size_t i = grid.slotOf(std::max(e.startNs, grid.startNs));
-                         i < grid.size && grid.slotStart(i) < e.endNs; ++i)
-                        if (i >= start && !covered[i]) {
-                            covered[i] = 1;
-                            seconds += slotS;
-                        }
+                    coverEpisode(grid, e, start, grid.size, covered, seconds);
                 (f.rule == "HANG" ? b.hangS : b.checkpointS) += seconds;
             } else if (f.rule == "INPUT_STALL") {
                 b.inputS += f.savingS;
@@ -189,17 +183,8 @@ std::vector<TimeBudget> budgetsOf(const RunMetrics& m, const std::vector<Finding
                 b.commWaitS += f.savingS;
             }
         }
-        for (size_t i = start; i < grid.size; ++i) {
-            if (covered[i]) continue;
-            double sum = 0;
-            int n = 0;
-            for (const GpuMetrics* g : gpus)
-                if (std::isfinite(g->util[i])) {
-                    sum += g->util[i];
-                    ++n;
-                }
-            if (n == 0 || sum / n <= p.stallUtilMax) b.idleS += slotS; // no data counts as idle too
-        }
+        for (size_t i = start; i < grid.size; ++i)
+            if (!covered[i] && gpusIdleAt(gpus, i, p.stallUtilMax)) b.idleS += slotS;
         const double accounted = b.startupS + b.hangS + b.checkpointS + b.inputS + b.commWaitS + b.idleS;
         if (accounted > b.wallS) { // the estimates overlap: scale the waits down to fit
             const double waits = b.inputS + b.commWaitS, room = std::max(0.0, b.wallS - (accounted - waits));
@@ -215,6 +200,38 @@ std::vector<TimeBudget> budgetsOf(const RunMetrics& m, const std::vector<Finding
 }
 
 } // namespace
+
+std::vector<const GpuMetrics*> gpusOf(const RunMetrics& m, const std::string& node)
+{
+    std::vector<const GpuMetrics*> gpus;
+    for (const GpuMetrics& g : m.gpus)
+        if (g.node == node) gpus.push_back(&g);
+    return gpus;
+}
+
+void coverEpisode(const TimeGrid& grid, const FindingEpisode& e, size_t from, size_t last,
+                  std::vector<uint8_t>& covered, double& seconds)
+{
+    const double slotS = static_cast<double>(grid.stepNs) / 1e9;
+    const auto [first, end] = grid.slotsOverlapping(e.startNs, e.endNs);
+    for (size_t i = std::max(from, first); i < std::min(last, end); ++i)
+        if (!covered[i]) {
+            covered[i] = 1;
+            seconds += slotS;
+        }
+}
+
+bool gpusIdleAt(const std::vector<const GpuMetrics*>& gpus, size_t slot, double utilMax)
+{
+    double sum = 0;
+    int n = 0;
+    for (const GpuMetrics* g : gpus)
+        if (std::isfinite(g->util[slot])) {
+            sum += g->util[slot];
+            ++n;
+        }
+    return n == 0 || sum / n <= utilMax;
+}
 
 QJsonObject toJson(const TimeBudget& b)
 {
@@ -271,10 +288,10 @@ Expected<RunMetrics> loadMetrics(store::RunDatabase& db, const CommonParams& c, 
     out.gpus = metrics.gpus.size();
     out.nodes = metrics.nodes.size();
     if (metrics.gpus.empty())
-        out.missing.push_back("no GPU metrics: no rule can judge the GPUs");
+        out.missing.emplace_back("no GPU metrics: no rule can judge the GPUs");
     else if (std::none_of(metrics.gpus.begin(), metrics.gpus.end(),
                           [](const GpuMetrics& g) { return !g.smActive.empty(); }))
-        out.missing.push_back(
+        out.missing.emplace_back(
             "no SM activity (DCGM 1002 or nvidia-smi dmon --gpm-metrics): the utilization illusion cannot "
             "be told and stalls are judged on utilization alone");
     return metrics;
@@ -324,7 +341,7 @@ Expected<std::vector<Finding>> runRules(store::RunDatabase& db, const RunMetrics
                              phaseSlices(stacks, metrics.grid, metrics.grid.slotsPerSlice(c.evidenceS), cancel));
     if (auto threads = stacks.threads({});
         threads && std::none_of(threads->begin(), threads->end(), [](const auto& t) { return t.timedSamples > 0; }))
-        out.missing.push_back("no timed stack samples: causes are judged from metrics and traces only");
+        out.missing.emplace_back("no timed stack samples: causes are judged from metrics and traces only");
     store::TraceReader traces(db);
     RUNLENS_TRY(steps.next("COMM_BOUND"));
     RUNLENS_ASSIGN_OR_RETURN(auto comm, commBoundRule(metrics, stacks, phases, &traces, params, findings));
@@ -519,7 +536,7 @@ Expected<std::optional<StoredRunAnalysis>> loadStoredAnalysis(store::RunDatabase
         if (a.params.set(fmt::format("{}={}", it.key().toStdString(), it.value().toDouble())))
             out.overrides[it.key().toStdString()] = it.value().toDouble();
     }
-    for (const QJsonValue& r : QJsonDocument::fromJson(QByteArray::fromStdString(s.rulesJson)).array())
+    for (const auto& r : QJsonDocument::fromJson(QByteArray::fromStdString(s.rulesJson)).array())
         a.rules.push_back(r.toString().toStdString());
     const QJsonObject summary = QJsonDocument::fromJson(QByteArray::fromStdString(s.summaryJson)).object();
     a.wallS = summary.value(QStringLiteral("wall_s")).toDouble();
@@ -527,7 +544,7 @@ Expected<std::optional<StoredRunAnalysis>> loadStoredAnalysis(store::RunDatabase
     a.endNs = summary.value(QStringLiteral("end_ns")).toInteger();
     a.gpus = static_cast<size_t>(summary.value(QStringLiteral("gpus")).toInteger());
     a.nodes = static_cast<size_t>(summary.value(QStringLiteral("nodes")).toInteger());
-    for (const QJsonValue& v : summary.value(QStringLiteral("steps")).toArray()) {
+    for (const auto& v : summary.value(QStringLiteral("steps")).toArray()) {
         StepTimes st;
         const QJsonObject o = v.toObject();
         st.node = o.value(QStringLiteral("node")).toString().toStdString();
@@ -538,7 +555,7 @@ Expected<std::optional<StoredRunAnalysis>> loadStoredAnalysis(store::RunDatabase
             if (kept.node == st.node) st.startsNs.push_back(kept.startNs);
         a.steps.push_back(std::move(st));
     }
-    for (const QJsonValue& v : summary.value(QStringLiteral("time_budget")).toArray()) {
+    for (const auto& v : summary.value(QStringLiteral("time_budget")).toArray()) {
         const QJsonObject o = v.toObject();
         TimeBudget b;
         b.node = o.value(QStringLiteral("node")).toString().toStdString();
@@ -552,7 +569,7 @@ Expected<std::optional<StoredRunAnalysis>> loadStoredAnalysis(store::RunDatabase
         b.computeS = o.value(QStringLiteral("compute_s")).toDouble();
         a.budgets.push_back(std::move(b));
     }
-    for (const QJsonValue& m : summary.value(QStringLiteral("missing")).toArray())
+    for (const auto& m : summary.value(QStringLiteral("missing")).toArray())
         a.missing.push_back(m.toString().toStdString());
     for (const store::StoredFinding& f : s.findings)
         a.findings.push_back(findingFromJson(QJsonDocument::fromJson(QByteArray::fromStdString(f.json)).object()));

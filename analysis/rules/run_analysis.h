@@ -32,6 +32,16 @@ struct TimeBudget
 QJsonObject
 toJson(const TimeBudget& b); // node, wall_s, startup_s, hang_s, checkpoint_s, input_s, comm_wait_s, idle_s, compute_s
 
+// The parts of a node's waterfall that every waterfall (the run's, a compared window's) counts alike:
+// the node's GPUs;
+std::vector<const GpuMetrics*> gpusOf(const RunMetrics& m, const std::string& node);
+// the slots [from, last) a stall-type episode (hang, checkpoint) overlaps, marked covered, each slot not covered
+// before adding its seconds to `seconds` (covered slots are not counted again as idle);
+void coverEpisode(const TimeGrid& grid, const FindingEpisode& e, size_t from, size_t last,
+                  std::vector<uint8_t>& covered, double& seconds);
+// and other idle time: a slot where the GPUs' mean utilization is at most utilMax, or none of them has a value.
+bool gpusIdleAt(const std::vector<const GpuMetrics*>& gpus, size_t slot, double utilMax);
+
 struct RunAnalysis
 {
     std::vector<std::string> rules; // the rules run, in order

@@ -79,30 +79,26 @@ Expected<std::optional<StoredAnalysis>> loadAnalysis(RunDatabase& db)
         auto rows,
         Statement::prepare(h, "SELECT rule, severity, confidence, is_primary, title, start_ns, end_ns, impact, "
                               "saving_s, finding FROM finding ORDER BY ord"));
-    for (;;) {
-        RUNLENS_ASSIGN_OR_RETURN(auto r, rows.step());
-        if (!r) break;
+    RUNLENS_ASSIGN_OR_RETURN(a.findings, rows.collect<StoredFinding>([](const Statement& row) {
         StoredFinding f;
-        f.rule = rows.text(0);
-        f.severity = rows.text(1);
-        f.confidence = rows.real(2);
-        f.primary = rows.int64(3) != 0;
-        f.title = rows.text(4);
-        if (!rows.isNull(5)) f.startNs = rows.int64(5);
-        if (!rows.isNull(6)) f.endNs = rows.int64(6);
-        f.impact = rows.real(7);
-        f.savingS = rows.real(8);
-        f.json = rows.text(9);
-        a.findings.push_back(std::move(f));
-    }
+        f.rule = row.text(0);
+        f.severity = row.text(1);
+        f.confidence = row.real(2);
+        f.primary = row.int64(3) != 0;
+        f.title = row.text(4);
+        if (!row.isNull(5)) f.startNs = row.int64(5);
+        if (!row.isNull(6)) f.endNs = row.int64(6);
+        f.impact = row.real(7);
+        f.savingS = row.real(8);
+        f.json = row.text(9);
+        return f;
+    }));
     RUNLENS_ASSIGN_OR_RETURN(
         auto steps,
         Statement::prepare(h, "SELECT node, start_ns, seconds, source FROM detected_step ORDER BY node, start_ns"));
-    for (;;) {
-        RUNLENS_ASSIGN_OR_RETURN(auto r, steps.step());
-        if (!r) break;
-        a.steps.push_back({steps.text(0), steps.text(3), steps.int64(1), steps.real(2)});
-    }
+    RUNLENS_ASSIGN_OR_RETURN(a.steps, steps.collect<StoredStep>([](const Statement& row) {
+        return StoredStep{row.text(0), row.text(3), row.int64(1), row.real(2)};
+    }));
     return std::optional<StoredAnalysis>{std::move(a)};
 }
 

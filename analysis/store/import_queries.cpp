@@ -34,13 +34,9 @@ Expected<std::vector<UnanchoredImport>> unanchoredImports(RunDatabase& db, int64
                                                              "import i JOIN node n ON n.id = i.node_id WHERE i.anchor "
                                                              "= 'unanchored' AND i.id < ? ORDER BY i.id"));
     st.bind(1, beforeImportId);
-    std::vector<UnanchoredImport> out;
-    for (;;) {
-        RUNLENS_ASSIGN_OR_RETURN(bool row, st.step());
-        if (!row) break;
-        out.push_back({st.text(0), st.text(1), st.text(2), st.text(3)});
-    }
-    return out;
+    return st.collect<UnanchoredImport>([](const Statement& row) {
+        return UnanchoredImport{row.text(0), row.text(1), row.text(2), row.text(3)};
+    });
 }
 
 Expected<int64_t> nextImportId(RunDatabase& db)

@@ -25,15 +25,11 @@ Expected<std::vector<NodeInfo>> RunReader::nodes()
         Statement::prepare(m_db.handle(),
                            "SELECT id, name, time_zone, clock_offset_ns, name_source, clock_offset_uncertainty_ns, "
                            "clock_offset_source FROM node ORDER BY name"));
-    std::vector<NodeInfo> out;
-    for (;;) {
-        RUNLENS_ASSIGN_OR_RETURN(auto row, st.step());
-        if (!row) break;
-        NodeInfo n{st.int64(0), st.text(1), st.text(2), st.int64(3), st.text(4), std::nullopt, st.text(6)};
-        if (!st.isNull(5)) n.clockOffsetUncertaintyNs = st.int64(5);
-        out.push_back(std::move(n));
-    }
-    return out;
+    return st.collect<NodeInfo>([](const Statement& row) {
+        NodeInfo n{row.int64(0), row.text(1), row.text(2), row.int64(3), row.text(4), std::nullopt, row.text(6)};
+        if (!row.isNull(5)) n.clockOffsetUncertaintyNs = row.int64(5);
+        return n;
+    });
 }
 
 Expected<std::vector<DeviceInfo>> RunReader::devices()
@@ -43,21 +39,17 @@ Expected<std::vector<DeviceInfo>> RunReader::devices()
                                                    "length(name), name"));
     std::vector<DeviceInfo> out;
     std::unordered_map<int64_t, size_t> index;
-    for (;;) {
-        RUNLENS_ASSIGN_OR_RETURN(auto row, st.step());
-        if (!row) break;
-        index[st.int64(0)] = out.size();
-        out.push_back({st.int64(0), st.int64(1), st.text(2), st.text(3), {}});
-    }
+    RUNLENS_TRY(st.forEachRow([&](const Statement& row) {
+        index[row.int64(0)] = out.size();
+        out.push_back({row.int64(0), row.int64(1), row.text(2), row.text(3), {}});
+    }));
     RUNLENS_ASSIGN_OR_RETURN(
         auto attrs,
         Statement::prepare(m_db.handle(), "SELECT device_id, key, value FROM device_attribute ORDER BY key"));
-    for (;;) {
-        RUNLENS_ASSIGN_OR_RETURN(auto row, attrs.step());
-        if (!row) break;
-        if (auto it = index.find(attrs.int64(0)); it != index.end())
-            out[it->second].attributes.emplace_back(attrs.text(1), attrs.text(2));
-    }
+    RUNLENS_TRY(attrs.forEachRow([&](const Statement& row) {
+        if (auto it = index.find(row.int64(0)); it != index.end())
+            out[it->second].attributes.emplace_back(row.text(1), row.text(2));
+    }));
     return out;
 }
 
@@ -93,14 +85,10 @@ Expected<std::vector<SeriesInfo>> RunReader::series()
     RUNLENS_ASSIGN_OR_RETURN(
         auto st, Statement::prepare(m_db.handle(), std::string(kSeriesColumns) +
                                                        "ORDER BY n.name, d.kind, length(d.name), d.name, s.metric"));
-    std::vector<SeriesInfo> out;
-    for (;;) {
-        RUNLENS_ASSIGN_OR_RETURN(auto row, st.step());
-        if (!row) break;
-        out.push_back(seriesFromRow(st));
-        m_offsets[out.back().id] = st.int64(14);
-    }
-    return out;
+    return st.collect<SeriesInfo>([&](const Statement& row) {
+        m_offsets[row.int64(0)] = row.int64(14);
+        return seriesFromRow(row);
+    });
 }
 
 Expected<std::optional<SeriesInfo>> RunReader::findSeries(std::string_view node, std::string_view deviceKind,
@@ -124,14 +112,10 @@ Expected<std::vector<ThreadStacks>> RunReader::stackThreads()
                              Statement::prepare(m_db.handle(),
                                                 "SELECT node, process, pid, thread, tid, samples, total_weight, "
                                                 "untimed_rows FROM stack_summary ORDER BY node, process, pid, thread"));
-    std::vector<ThreadStacks> out;
-    for (;;) {
-        RUNLENS_ASSIGN_OR_RETURN(auto row, st.step());
-        if (!row) break;
-        out.push_back(
-            {st.text(0), st.text(1), st.int64(2), st.text(3), st.int64(4), st.int64(5), st.real(6), st.int64(7)});
-    }
-    return out;
+    return st.collect<ThreadStacks>([](const Statement& row) {
+        return ThreadStacks{row.text(0),  row.text(1),  row.int64(2), row.text(3),
+                            row.int64(4), row.int64(5), row.real(6),  row.int64(7)};
+    });
 }
 
 Expected<std::vector<ImportInfo>> RunReader::imports()
@@ -143,18 +127,14 @@ Expected<std::vector<ImportInfo>> RunReader::imports()
                      "i.diagnostics, i.data_loss, i.duration_ms, i.summary, i.content_hash, i.anchor, "
                      "i.anchor_start_ns, i.anchor_uncertainty_ns, i.anchor_method FROM import i LEFT JOIN node n ON "
                      "n.id = i.node_id ORDER BY i.id"));
-    std::vector<ImportInfo> out;
-    for (;;) {
-        RUNLENS_ASSIGN_OR_RETURN(auto row, st.step());
-        if (!row) break;
-        ImportInfo i{st.int64(0), st.text(1),   st.text(2),   st.text(3), st.int64(4), st.int64(5),
-                     st.int64(6), st.int64(7),  st.int64(8),  st.real(9), st.text(10), st.text(11),
-                     st.text(12), std::nullopt, std::nullopt, st.text(15)};
-        if (!st.isNull(13)) i.anchorStartNs = st.int64(13);
-        if (!st.isNull(14)) i.anchorUncertaintyNs = st.int64(14);
-        out.push_back(std::move(i));
-    }
-    return out;
+    return st.collect<ImportInfo>([](const Statement& row) {
+        ImportInfo i{row.int64(0), row.text(1),  row.text(2),  row.text(3), row.int64(4), row.int64(5),
+                     row.int64(6), row.int64(7), row.int64(8), row.real(9), row.text(10), row.text(11),
+                     row.text(12), std::nullopt, std::nullopt, row.text(15)};
+        if (!row.isNull(13)) i.anchorStartNs = row.int64(13);
+        if (!row.isNull(14)) i.anchorUncertaintyNs = row.int64(14);
+        return i;
+    });
 }
 
 Expected<std::vector<std::pair<std::string, int64_t>>> RunReader::diagnosticCounts(int64_t importId)
@@ -164,13 +144,8 @@ Expected<std::vector<std::pair<std::string, int64_t>>> RunReader::diagnosticCoun
         Statement::prepare(m_db.handle(),
                            "SELECT kind, count FROM diagnostic_count WHERE import_id = ? ORDER BY count DESC"));
     st.bind(1, importId);
-    std::vector<std::pair<std::string, int64_t>> out;
-    for (;;) {
-        RUNLENS_ASSIGN_OR_RETURN(auto row, st.step());
-        if (!row) break;
-        out.emplace_back(st.text(0), st.int64(1));
-    }
-    return out;
+    return st.collect<std::pair<std::string, int64_t>>(
+        [](const Statement& row) { return std::pair(row.text(0), row.int64(1)); });
 }
 
 Expected<std::vector<DiagnosticInfo>> RunReader::diagnostics(int64_t importId, int limit)
@@ -179,13 +154,9 @@ Expected<std::vector<DiagnosticInfo>> RunReader::diagnostics(int64_t importId, i
                                                          "SELECT kind, file, line, column, message FROM diagnostic "
                                                          "WHERE import_id = ? ORDER BY id LIMIT ?"));
     st.bind(1, importId).bind(2, limit);
-    std::vector<DiagnosticInfo> out;
-    for (;;) {
-        RUNLENS_ASSIGN_OR_RETURN(auto row, st.step());
-        if (!row) break;
-        out.push_back({st.text(0), {st.text(1), st.int64(2), st.int64(3), -1}, st.text(4)});
-    }
-    return out;
+    return st.collect<DiagnosticInfo>([](const Statement& row) {
+        return DiagnosticInfo{row.text(0), {row.text(1), row.int64(2), row.int64(3), -1}, row.text(4)};
+    });
 }
 
 Expected<int64_t> RunReader::clockOffset(int64_t seriesId)
@@ -212,17 +183,16 @@ Expected<std::vector<Point>> RunReader::readPoints(int64_t seriesId, TimeWindow 
     st.bind(1, seriesId).bind(2, to).bind(3, from);
     std::vector<Point> out;
     bool sorted = true;
-    for (;;) {
-        RUNLENS_ASSIGN_OR_RETURN(auto row, st.step());
-        if (!row) break;
-        auto chunk = decodeChunk(st.blob(0), st.blobSize(0));
+    RUNLENS_TRY(st.forEachRow([&](const Statement& row) -> Status {
+        auto chunk = decodeChunk(row.blob(0), row.blobSize(0));
         if (!chunk) return damaged(m_db, seriesId, chunk.error());
         const auto& pts = chunk->points;
         auto lo = std::lower_bound(pts.begin(), pts.end(), from, [](const Point& p, int64_t t) { return p.tsNs < t; });
         auto hi = std::upper_bound(lo, pts.end(), to, [](int64_t t, const Point& p) { return t < p.tsNs; });
         if (lo != hi && !out.empty() && lo->tsNs < out.back().tsNs) sorted = false;
         out.insert(out.end(), lo, hi);
-    }
+        return okStatus();
+    }));
     if (!sorted)
         std::stable_sort(out.begin(), out.end(), [](const Point& a, const Point& b) { return a.tsNs < b.tsNs; });
     if (offset != 0)
@@ -276,22 +246,21 @@ Expected<std::vector<EnvelopeBucket>> RunReader::readEnvelope(int64_t seriesId, 
                                     "SELECT first_ns, last_ns, count - missing, min_value, max_value, sum_value, data "
                                     "FROM point_chunk WHERE series_id = ? AND first_ns <= ? AND last_ns >= ?"));
     st.bind(1, seriesId).bind(2, to).bind(3, from);
-    for (;;) {
-        RUNLENS_ASSIGN_OR_RETURN(auto row, st.step());
-        if (!row) break;
-        const int64_t first = st.int64(0), last = st.int64(1), present = st.int64(2);
-        if (present == 0) continue;
+    RUNLENS_TRY(st.forEachRow([&](const Statement& row) -> Status {
+        const int64_t first = row.int64(0), last = row.int64(1), present = row.int64(2);
+        if (present == 0) return okStatus();
         if (first >= from && last <= to && bucketOf(first) == bucketOf(last)) {
-            add(out[bucketOf(first)], present, st.real(3), st.real(4), st.real(5));
-            continue;
+            add(out[bucketOf(first)], present, row.real(3), row.real(4), row.real(5));
+            return okStatus();
         }
-        auto chunk = decodeChunk(st.blob(6), st.blobSize(6));
+        auto chunk = decodeChunk(row.blob(6), row.blobSize(6));
         if (!chunk) return damaged(m_db, seriesId, chunk.error());
         for (const Point& p : chunk->points) {
             if (p.missing || p.tsNs < from || p.tsNs > to) continue;
             add(out[bucketOf(p.tsNs)], 1, p.value, p.value, p.value);
         }
-    }
+        return okStatus();
+    }));
     return out;
 }
 
@@ -303,14 +272,14 @@ Expected<std::vector<ChunkRef>> RunReader::chunkRefs(int64_t seriesId, TimeWindo
                                                    "FROM point_chunk WHERE series_id = ? AND first_ns <= ? "
                                                    "AND last_ns >= ? ORDER BY first_ns, import_id, chunk_seq"));
     st.bind(1, seriesId).bind(2, saturatingSub(window.toNs, offset)).bind(3, saturatingSub(window.fromNs, offset));
-    std::vector<ChunkRef> out;
-    for (;;) {
-        RUNLENS_ASSIGN_OR_RETURN(auto row, st.step());
-        if (!row) break;
-        out.push_back({saturatingAdd(st.int64(0), offset), saturatingAdd(st.int64(1), offset), st.int64(2), st.int64(3),
-                       st.int64(4), st.int64(5)});
-    }
-    return out;
+    return st.collect<ChunkRef>([&](const Statement& row) {
+        return ChunkRef{saturatingAdd(row.int64(0), offset),
+                        saturatingAdd(row.int64(1), offset),
+                        row.int64(2),
+                        row.int64(3),
+                        row.int64(4),
+                        row.int64(5)};
+    });
 }
 
 struct RunReader::Statements

@@ -10,11 +10,7 @@ Expected<std::map<std::string, std::string>> loadRunSettings(RunDatabase& db)
     RUNLENS_ASSIGN_OR_RETURN(auto st,
                              Statement::prepare(db.handle(), "SELECT key, value FROM run_setting ORDER BY key"));
     std::map<std::string, std::string> out;
-    for (;;) {
-        RUNLENS_ASSIGN_OR_RETURN(auto row, st.step());
-        if (!row) break;
-        out[st.text(0)] = st.text(1);
-    }
+    RUNLENS_TRY(st.forEachRow([&](const Statement& row) { out[row.text(0)] = row.text(1); }));
     return out;
 }
 

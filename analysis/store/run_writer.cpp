@@ -10,6 +10,15 @@
 #include <thread>
 
 namespace runlens::store {
+namespace {
+
+// The key of a callsite in the writer's lookup: parent << 32 | frame (ids < 2^32).
+uint64_t callsiteKey(int64_t parentId, int64_t frameId)
+{
+    return (static_cast<uint64_t>(parentId) << 32) | static_cast<uint64_t>(frameId);
+}
+
+} // namespace
 
 struct RunWriter::EncodedChunk
 {
@@ -228,13 +237,12 @@ Status RunWriter::dropStoredTimestamps(SeriesSink& sink)
         RUNLENS_ASSIGN_OR_RETURN(auto st,
                                  Statement::prepare(m_db.handle(), "SELECT data FROM point_chunk WHERE series_id = ?"));
         st.bind(1, sink.m_seriesId);
-        for (;;) {
-            RUNLENS_ASSIGN_OR_RETURN(auto row, st.step());
-            if (!row) break;
-            RUNLENS_ASSIGN_OR_RETURN(auto chunk, decodeChunk(st.blob(0), st.blobSize(0)));
+        RUNLENS_TRY(st.forEachRow([&](const Statement& row) -> Status {
+            RUNLENS_ASSIGN_OR_RETURN(auto chunk, decodeChunk(row.blob(0), row.blobSize(0)));
             for (const Point& p : chunk.points)
                 sink.m_stored.push_back(p.tsNs);
-        }
+            return okStatus();
+        }));
         std::sort(sink.m_stored.begin(), sink.m_stored.end());
         sink.m_storedLoaded = true;
     }
@@ -337,20 +345,13 @@ Status RunWriter::loadStacks()
     // The frames and call paths already in the file, once: new ones then need no lookup query each.
     if (m_stacksLoaded) return okStatus();
     sqlite3* h = m_db.handle();
-    RUNLENS_ASSIGN_OR_RETURN(auto fr, Statement::prepare(h, "SELECT id, name, file, line, module FROM frame"));
-    for (;;) {
-        RUNLENS_ASSIGN_OR_RETURN(auto row, fr.step());
-        if (!row) break;
-        m_frames.emplace(std::make_tuple(fr.text(1), fr.text(2), fr.int64(3), fr.text(4)), fr.int64(0));
-    }
-    RUNLENS_ASSIGN_OR_RETURN(auto cs, Statement::prepare(h, "SELECT id, parent_id, frame_id, depth FROM callsite"));
-    for (;;) {
-        RUNLENS_ASSIGN_OR_RETURN(auto row, cs.step());
-        if (!row) break;
-        const uint64_t key = (static_cast<uint64_t>(cs.int64(1)) << 32) | static_cast<uint64_t>(cs.int64(2));
-        m_callsites.emplace(key, cs.int64(0));
-        m_callsiteDepth.emplace(cs.int64(0), static_cast<int>(cs.int64(3)));
-    }
+    RUNLENS_TRY(forEachFrame(h, [&](int64_t id, std::string name, std::string file, int64_t line, std::string module) {
+        m_frames.emplace(std::make_tuple(std::move(name), std::move(file), line, std::move(module)), id);
+    }));
+    RUNLENS_TRY(forEachCallsite(h, [&](int64_t id, int64_t parent, int64_t frame, int64_t depth) {
+        m_callsites.emplace(callsiteKey(parent, frame), id);
+        m_callsiteDepth.emplace(id, static_cast<int>(depth));
+    }));
     m_stacksLoaded = true;
     return okStatus();
 }
@@ -370,7 +371,7 @@ Expected<int64_t> RunWriter::frame(std::string_view name, std::string_view file,
 
 Expected<int64_t> RunWriter::callsite(int64_t parentId, int64_t frameId)
 {
-    const uint64_t key = (static_cast<uint64_t>(parentId) << 32) | static_cast<uint64_t>(frameId);
+    const uint64_t key = callsiteKey(parentId, frameId);
     if (auto it = m_callsites.find(key); it != m_callsites.end()) return it->second;
     RUNLENS_TRY(loadStacks());
     if (auto it = m_callsites.find(key); it != m_callsites.end()) return it->second;

@@ -112,13 +112,9 @@ Expected<std::vector<MasterRow>> readMaster(sqlite3* db)
 {
     RUNLENS_ASSIGN_OR_RETURN(
         auto st, Statement::prepare(db, "SELECT type, name, tbl_name, sql FROM sqlite_master ORDER BY type, name"));
-    std::vector<MasterRow> rows;
-    for (;;) {
-        RUNLENS_ASSIGN_OR_RETURN(auto row, st.step());
-        if (!row) break;
-        rows.push_back({st.text(0), st.text(1), st.text(2), st.text(3)});
-    }
-    return rows;
+    return st.collect<MasterRow>([](const Statement& row) {
+        return MasterRow{row.text(0), row.text(1), row.text(2), row.text(3)};
+    });
 }
 
 // The rows of a pragma query, one Column each: the first result column is the name, all of them the detail
@@ -130,16 +126,12 @@ Expected<std::vector<Column>> pragmaRows(sqlite3* db, std::string_view sql, cons
     st.bind(1, std::string_view(arg1));
     if (sqlite3_bind_parameter_count(st.get()) > 1) st.bind(2, std::string_view(arg2));
     const int columns = sqlite3_column_count(st.get());
-    std::vector<Column> out;
-    for (;;) {
-        RUNLENS_ASSIGN_OR_RETURN(auto row, st.step());
-        if (!row) break;
-        Column c{st.text(0), {}};
+    return st.collect<Column>([&](const Statement& row) {
+        Column c{row.text(0), {}};
         for (int i = 1; i < columns; ++i)
-            c.detail += st.isNull(i) ? std::string("|null") : "|'" + st.text(i) + "'";
-        out.push_back(std::move(c));
-    }
-    return out;
+            c.detail += row.isNull(i) ? std::string("|null") : "|'" + row.text(i) + "'";
+        return c;
+    });
 }
 
 // The attributes are a single row's detail.

@@ -58,22 +58,20 @@ Expected<bool> exists(sqlite3* db, const std::string& name)
 
 Status moveTimedStackSamples(sqlite3* db)
 {
-    auto rows =
+    RUNLENS_ASSIGN_OR_RETURN(
+        auto rows,
         Statement::prepare(db, "SELECT import_id, thread_id, ts_ns, callsite_id, sample_count, weight "
-                               "FROM stack_sample WHERE ts_ns IS NOT NULL ORDER BY import_id, thread_id, ts_ns");
-    if (!rows) return rows.error();
+                               "FROM stack_sample WHERE ts_ns IS NOT NULL ORDER BY import_id, thread_id, ts_ns"));
     StackChunkWriter writer(db);
     int64_t importId = -1;
-    for (;;) {
-        RUNLENS_ASSIGN_OR_RETURN(auto row, rows->step());
-        if (!row) break;
-        if (rows->int64(0) != importId) {
-            RUNLENS_TRY(writer.finish()); // chunks are per import
-            importId = rows->int64(0);
+    RUNLENS_TRY(rows.forEachRow([&](const Statement& row) -> Status {
+        if (row.int64(0) != importId) {
+            if (Status s = writer.finish(); !s) return s; // chunks are per import
+            importId = row.int64(0);
         }
-        const StackSample sample{rows->int64(2), rows->int64(3), rows->int64(4), rows->real(5)};
-        RUNLENS_TRY(writer.add(importId, rows->int64(1), sample));
-    }
+        const StackSample sample{row.int64(2), row.int64(3), row.int64(4), row.real(5)};
+        return writer.add(importId, row.int64(1), sample);
+    }));
     RUNLENS_TRY(writer.finish());
     return execSql(db, "DELETE FROM stack_sample WHERE ts_ns IS NOT NULL");
 }

@@ -8,6 +8,9 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <type_traits>
+#include <utility>
+#include <vector>
 
 struct sqlite3;
 struct sqlite3_stmt;
@@ -41,6 +44,12 @@ public:
     Status exec();
     void reset();
 
+    // Steps through the rows, calling onRow(*this) on each; onRow returns nothing, or a Status whose error ends the
+    // query and is returned. The statement is reset afterwards, whatever happened, so it can be bound again.
+    template <typename OnRow> Status forEachRow(OnRow&& onRow);
+    // The rows, each made into a T by fromRow(*this).
+    template <typename T, typename FromRow> Expected<std::vector<T>> collect(FromRow&& fromRow);
+
     int64_t int64(int col) const;
     double real(int col) const;
     bool isNull(int col) const;
@@ -56,5 +65,33 @@ private:
 };
 
 Status execSql(sqlite3* db, const char* sql);
+
+template <typename OnRow> Status Statement::forEachRow(OnRow&& onRow)
+{
+    Status result = okStatus();
+    for (;;) {
+        auto row = step();
+        if (!row) {
+            result = row.error();
+            break;
+        }
+        if (!*row) break;
+        if constexpr (std::is_void_v<std::invoke_result_t<OnRow&, const Statement&>>) {
+            onRow(std::as_const(*this));
+        } else if (Status s = onRow(std::as_const(*this)); !s) {
+            result = std::move(s);
+            break;
+        }
+    }
+    reset();
+    return result;
+}
+
+template <typename T, typename FromRow> Expected<std::vector<T>> Statement::collect(FromRow&& fromRow)
+{
+    std::vector<T> out;
+    RUNLENS_TRY(forEachRow([&](const Statement& row) { out.push_back(fromRow(row)); }));
+    return out;
+}
 
 } // namespace runlens::store

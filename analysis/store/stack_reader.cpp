@@ -84,13 +84,9 @@ Status loadFrames(sqlite3* h, StackCatalog& cat)
 {
     RUNLENS_ASSIGN_OR_RETURN(auto slots, idSlots(h, "frame"));
     cat.frames.resize(slots);
-    RUNLENS_ASSIGN_OR_RETURN(auto fr, Statement::prepare(h, "SELECT id, name, file, line, module FROM frame"));
-    for (;;) {
-        RUNLENS_ASSIGN_OR_RETURN(auto row, fr.step());
-        if (!row) break;
-        cat.frames[static_cast<size_t>(fr.int64(0))] = {fr.text(1), fr.text(2), fr.int64(3), fr.text(4)};
-    }
-    return okStatus();
+    return forEachFrame(h, [&](int64_t id, std::string name, std::string file, int64_t line, std::string module) {
+        cat.frames[static_cast<size_t>(id)] = {std::move(name), std::move(file), line, std::move(module)};
+    });
 }
 
 // Every callsite's parent is 0 (the root) or an earlier callsite (the writer adds a parent before its children),
@@ -101,12 +97,7 @@ Status loadCallsites(sqlite3* h, StackCatalog& cat)
     cat.parent.assign(slots, 0);
     cat.frame.assign(slots, 0);
     cat.depth.assign(slots, -1);
-    RUNLENS_ASSIGN_OR_RETURN(auto cs,
-                             Statement::prepare(h, "SELECT id, parent_id, frame_id, depth FROM callsite ORDER BY id"));
-    for (;;) {
-        RUNLENS_ASSIGN_OR_RETURN(auto row, cs.step());
-        if (!row) break;
-        const int64_t id = cs.int64(0), parent = cs.int64(1), frame = cs.int64(2), depth = cs.int64(3);
+    return forEachCallsite(h, [&](int64_t id, int64_t parent, int64_t frame, int64_t depth) -> Status {
         if (parent < 0 || parent >= id || (parent > 0 && cat.depth[static_cast<size_t>(parent)] < 0))
             return badCatalog(fmt::format("callsite {} has parent {}, not an earlier callsite", id, parent));
         if (frame < 1 || static_cast<size_t>(frame) >= cat.frames.size())
@@ -118,8 +109,8 @@ Status loadCallsites(sqlite3* h, StackCatalog& cat)
         cat.parent[i] = static_cast<int32_t>(parent);
         cat.frame[i] = static_cast<int32_t>(frame);
         cat.depth[i] = static_cast<int32_t>(depth);
-    }
-    return okStatus();
+        return okStatus();
+    });
 }
 
 } // namespace
@@ -148,11 +139,7 @@ Status StackReader::prepare()
     RUNLENS_ASSIGN_OR_RETURN(
         auto spans,
         Statement::prepare(h, "SELECT thread_id, max(last_ns - first_ns) FROM stack_chunk GROUP BY thread_id"));
-    for (;;) {
-        RUNLENS_ASSIGN_OR_RETURN(auto row, spans.step());
-        if (!row) break;
-        st->maxChunkSpan[spans.int64(0)] = spans.int64(1);
-    }
+    RUNLENS_TRY(spans.forEachRow([&](const Statement& row) { st->maxChunkSpan[row.int64(0)] = row.int64(1); }));
     m_st = std::move(st);
     m_prepared = true;
     return okStatus();
@@ -161,53 +148,46 @@ Status StackReader::prepare()
 Expected<std::vector<StackThreadInfo>> StackReader::threads()
 {
     sqlite3* h = m_db.handle();
-    auto st =
+    RUNLENS_ASSIGN_OR_RETURN(
+        auto st,
         Statement::prepare(h, "SELECT t.id, t.node_id, n.name, t.process, t.pid, t.name, t.tid, n.clock_offset_ns "
                               "FROM thread t JOIN node n ON n.id = t.node_id ORDER BY n.name, t.process, t.pid, "
-                              "t.tid, t.name");
-    if (!st) return st.error();
+                              "t.tid, t.name"));
     std::vector<StackThreadInfo> out;
     std::unordered_map<int64_t, size_t> index;
-    for (;;) {
-        RUNLENS_ASSIGN_OR_RETURN(auto row, st->step());
-        if (!row) break;
+    RUNLENS_TRY(st.forEachRow([&](const Statement& row) {
         StackThreadInfo t;
-        t.id = st->int64(0);
-        t.nodeId = st->int64(1);
-        t.node = st->text(2);
-        t.process = st->text(3);
-        t.pid = st->int64(4);
-        t.name = st->text(5);
-        t.tid = st->int64(6);
-        t.clockOffsetNs = st->int64(7);
+        t.id = row.int64(0);
+        t.nodeId = row.int64(1);
+        t.node = row.text(2);
+        t.process = row.text(3);
+        t.pid = row.int64(4);
+        t.name = row.text(5);
+        t.tid = row.int64(6);
+        t.clockOffsetNs = row.int64(7);
         index[t.id] = out.size();
         out.push_back(std::move(t));
-    }
-    RUNLENS_ASSIGN_OR_RETURN(auto timed,
-                             Statement::prepare(h, "SELECT thread_id, sum(samples), sum(weight), min(first_ns), "
-                                                   "max(last_ns) FROM stack_chunk GROUP BY thread_id"));
-    for (;;) {
-        RUNLENS_ASSIGN_OR_RETURN(auto row, timed.step());
-        if (!row) break;
-        auto it = index.find(timed.int64(0));
-        if (it == index.end()) continue;
-        StackThreadInfo& t = out[it->second];
-        t.timedSamples = timed.int64(1);
-        t.timedWeight = timed.real(2);
-        t.firstNs = saturatingAdd(timed.int64(3), t.clockOffsetNs);
-        t.lastNs = saturatingAdd(timed.int64(4), t.clockOffsetNs);
-    }
-    auto untimed =
-        Statement::prepare(h, "SELECT thread_id, sum(sample_count), sum(weight) FROM stack_sample GROUP BY thread_id");
-    if (!untimed) return untimed.error();
-    for (;;) {
-        RUNLENS_ASSIGN_OR_RETURN(auto row, untimed->step());
-        if (!row) break;
-        auto it = index.find(untimed->int64(0));
-        if (it == index.end()) continue;
-        out[it->second].untimedSamples = untimed->int64(1);
-        out[it->second].untimedWeight = untimed->real(2);
-    }
+    }));
+    // The totals of each thread, from the rows of the thread ids the query above listed.
+    const auto addTotals = [&](const char* sql, auto add) -> Status {
+        RUNLENS_ASSIGN_OR_RETURN(auto totals, Statement::prepare(h, sql));
+        return totals.forEachRow([&](const Statement& row) {
+            if (auto it = index.find(row.int64(0)); it != index.end()) add(out[it->second], row);
+        });
+    };
+    RUNLENS_TRY(addTotals("SELECT thread_id, sum(samples), sum(weight), min(first_ns), max(last_ns) FROM stack_chunk "
+                          "GROUP BY thread_id",
+                          [](StackThreadInfo& t, const Statement& row) {
+                              t.timedSamples = row.int64(1);
+                              t.timedWeight = row.real(2);
+                              t.firstNs = saturatingAdd(row.int64(3), t.clockOffsetNs);
+                              t.lastNs = saturatingAdd(row.int64(4), t.clockOffsetNs);
+                          }));
+    RUNLENS_TRY(addTotals("SELECT thread_id, sum(sample_count), sum(weight) FROM stack_sample GROUP BY thread_id",
+                          [](StackThreadInfo& t, const Statement& row) {
+                              t.untimedSamples = row.int64(1);
+                              t.untimedWeight = row.real(2);
+                          }));
     return out;
 }
 
@@ -260,20 +240,11 @@ Status StackReader::addThread(const StackThreadInfo& t, TimeWindow window, int64
             }
             Statement& q = m_st->bucket;
             q.bind(1, t.id).bind(2, *level).bind(3, a).bind(4, b);
-            for (;;) {
-                auto row = q.step();
-                if (!row) {
-                    q.reset();
-                    return row.error();
-                }
-                if (!*row) break;
-                if (Status s = addBlobTotals(q, 0); !s) {
-                    q.reset();
-                    return s;
-                }
-                ++out.bucketsRead;
-            }
-            q.reset();
+            RUNLENS_TRY(q.forEachRow([&](const Statement& row) -> Status {
+                Status added = addBlobTotals(row, 0);
+                if (added) ++out.bucketsRead;
+                return added;
+            }));
             if (iv.lo < a) rest.push_back({iv.lo, a});
             if (b < iv.hi) rest.push_back({b, iv.hi});
         }
@@ -284,38 +255,21 @@ Status StackReader::addThread(const StackThreadInfo& t, TimeWindow window, int64
     for (const Interval& iv : open) {
         Statement& q = m_st->chunk;
         q.bind(1, t.id).bind(2, saturatingSub(iv.lo, maxSpan)).bind(3, iv.hi);
-        for (;;) {
-            auto row = q.step();
-            if (!row) {
-                q.reset();
-                return row.error();
-            }
-            if (!*row) break;
-            const int64_t first = q.int64(0), last = q.int64(1);
-            if (last < iv.lo) continue;
-            if (first >= iv.lo && last < iv.hi) {
-                if (Status s = addBlobTotals(q, 2); !s) {
-                    q.reset();
-                    return s;
-                }
-                continue;
-            }
-            auto samples = decodeStackSamples(q.blob(3), q.blobSize(3));
-            if (!samples) {
-                q.reset();
-                return damaged(m_db.path(), samples.error(), t.id);
-            }
+        RUNLENS_TRY(q.forEachRow([&](const Statement& row) -> Status {
+            const int64_t first = row.int64(0), last = row.int64(1);
+            if (last < iv.lo) return okStatus();
+            if (first >= iv.lo && last < iv.hi) return addBlobTotals(row, 2);
+            auto samples = decodeStackSamples(row.blob(3), row.blobSize(3));
+            if (!samples) return damaged(m_db.path(), samples.error(), t.id);
             ++out.chunksDecoded;
             for (const StackSample& s : *samples) {
                 if (s.tsNs < iv.lo || s.tsNs >= iv.hi) continue;
-                if (s.callsiteId < 0 || s.callsiteId >= callsiteCount) {
-                    q.reset();
+                if (s.callsiteId < 0 || s.callsiteId >= callsiteCount)
                     return damaged(m_db.path(), unknownCallsite(s.callsiteId), t.id);
-                }
                 out.self.add(s.callsiteId, s.count, s.weight);
             }
-        }
-        q.reset();
+            return okStatus();
+        }));
     }
     return okStatus();
 }
@@ -336,22 +290,13 @@ Expected<StackWindowTotals> StackReader::totals(const std::vector<int64_t>& thre
         if (includeUntimed && t.untimedSamples > 0) {
             Statement& q = m_st->untimed;
             q.bind(1, t.id);
-            for (;;) {
-                auto row = q.step();
-                if (!row) {
-                    q.reset();
-                    return row.error();
-                }
-                if (!*row) break;
-                const int64_t site = q.int64(0);
-                if (site < 0 || site >= callsites) {
-                    q.reset();
-                    return damaged(m_db.path(), unknownCallsite(site), t.id);
-                }
-                out.self.add(site, q.int64(1), q.real(2));
-                out.untimedSamples += q.int64(1);
-            }
-            q.reset();
+            RUNLENS_TRY(q.forEachRow([&](const Statement& row) -> Status {
+                const int64_t site = row.int64(0);
+                if (site < 0 || site >= callsites) return damaged(m_db.path(), unknownCallsite(site), t.id);
+                out.self.add(site, row.int64(1), row.real(2));
+                out.untimedSamples += row.int64(1);
+                return okStatus();
+            }));
         }
     }
     for (size_t i = 0; i < out.self.samples.size(); ++i) {
@@ -376,25 +321,16 @@ Expected<std::vector<StackSample>> StackReader::samples(int64_t threadId, TimeWi
     const int64_t maxSpan = span == m_st->maxChunkSpan.end() ? 0 : span->second;
     Statement& q = m_st->chunk;
     q.bind(1, threadId).bind(2, saturatingSub(lo, maxSpan)).bind(3, hi == kMax ? kMax : hi + 1);
-    for (;;) {
-        auto row = q.step();
-        if (!row) {
-            q.reset();
-            return row.error();
-        }
-        if (!*row) break;
-        auto decoded = decodeStackSamples(q.blob(3), q.blobSize(3));
-        if (!decoded) {
-            q.reset();
-            return damaged(m_db.path(), decoded.error(), threadId);
-        }
+    RUNLENS_TRY(q.forEachRow([&](const Statement& row) -> Status {
+        auto decoded = decodeStackSamples(row.blob(3), row.blobSize(3));
+        if (!decoded) return damaged(m_db.path(), decoded.error(), threadId);
         for (StackSample s : *decoded)
             if (s.tsNs >= lo && s.tsNs <= hi) {
                 s.tsNs = saturatingAdd(s.tsNs, t->clockOffsetNs);
                 out.push_back(s);
             }
-    }
-    q.reset();
+        return okStatus();
+    }));
     std::stable_sort(out.begin(), out.end(),
                      [](const StackSample& a, const StackSample& b) { return a.tsNs < b.tsNs; });
     return out;

@@ -51,6 +51,24 @@ private:
     int64_t m_samples = 0;
 };
 
+// The stack catalogue as stored, row by row, for whoever loads it (the reader's catalogue, the writer's lookup of
+// what an import adds to). visit(id, name, file, line, module) for each frame, in no particular order.
+template <typename Visit> Status forEachFrame(sqlite3* db, Visit&& visit)
+{
+    RUNLENS_ASSIGN_OR_RETURN(auto st, Statement::prepare(db, "SELECT id, name, file, line, module FROM frame"));
+    return st.forEachRow(
+        [&](const Statement& row) { return visit(row.int64(0), row.text(1), row.text(2), row.int64(3), row.text(4)); });
+}
+
+// visit(id, parentId, frameId, depth) for each callsite, in id order (a parent before its children).
+template <typename Visit> Status forEachCallsite(sqlite3* db, Visit&& visit)
+{
+    RUNLENS_ASSIGN_OR_RETURN(auto st,
+                             Statement::prepare(db, "SELECT id, parent_id, frame_id, depth FROM callsite ORDER BY id"));
+    return st.forEachRow(
+        [&](const Statement& row) { return visit(row.int64(0), row.int64(1), row.int64(2), row.int64(3)); });
+}
+
 // Sorted totals of an accumulation map.
 std::vector<CallsiteTotal> sortedTotals(const std::unordered_map<int64_t, CallsiteTotal>& totals);
 

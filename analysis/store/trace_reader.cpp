@@ -18,26 +18,22 @@ Expected<std::vector<TraceTrackInfo>> TraceReader::tracks()
                      "coalesce(d.kind || ':' || d.name, ''), n.clock_offset_ns, t.max_dur_ns "
                      "FROM trace_track t JOIN node n ON n.id = t.node_id LEFT JOIN device d ON d.id = t.device_id "
                      "ORDER BY n.name, t.rank, t.kind, t.pid, t.tid"));
-    std::vector<TraceTrackInfo> out;
-    for (;;) {
-        RUNLENS_ASSIGN_OR_RETURN(auto row, st.step());
-        if (!row) break;
+    return st.collect<TraceTrackInfo>([](const Statement& row) {
         TraceTrackInfo t;
-        t.id = st.int64(0);
-        t.nodeId = st.int64(1);
-        t.node = st.text(2);
-        t.rank = st.int64(3);
-        t.kind = st.text(4);
-        t.pid = st.text(5);
-        t.tid = st.text(6);
-        t.name = st.text(7);
-        if (!st.isNull(8)) t.deviceId = st.int64(8);
-        t.device = st.text(9);
-        t.clockOffsetNs = st.int64(10);
-        t.maxDurNs = st.int64(11);
-        out.push_back(std::move(t));
-    }
-    return out;
+        t.id = row.int64(0);
+        t.nodeId = row.int64(1);
+        t.node = row.text(2);
+        t.rank = row.int64(3);
+        t.kind = row.text(4);
+        t.pid = row.text(5);
+        t.tid = row.text(6);
+        t.name = row.text(7);
+        if (!row.isNull(8)) t.deviceId = row.int64(8);
+        t.device = row.text(9);
+        t.clockOffsetNs = row.int64(10);
+        t.maxDurNs = row.int64(11);
+        return t;
+    });
 }
 
 Expected<std::vector<TraceSummaryRow>> TraceReader::summary()
@@ -46,14 +42,12 @@ Expected<std::vector<TraceSummaryRow>> TraceReader::summary()
                              Statement::prepare(m_db.handle(),
                                                 "SELECT node, rank, category, slices, total_dur_ns, first_ns, last_ns "
                                                 "FROM trace_summary ORDER BY node, rank, category"));
-    std::vector<TraceSummaryRow> out;
-    for (;;) {
-        RUNLENS_ASSIGN_OR_RETURN(auto row, st.step());
-        if (!row) break;
-        out.push_back({st.text(0), st.int64(1), traceCategoryFromName(st.text(2)).value_or(TraceCategory::Other),
-                       st.int64(3), st.int64(4), st.int64(5), st.int64(6)});
-    }
-    return out;
+    return st.collect<TraceSummaryRow>([](const Statement& row) {
+        return TraceSummaryRow{
+            row.text(0),  row.int64(1), traceCategoryFromName(row.text(2)).value_or(TraceCategory::Other),
+            row.int64(3), row.int64(4), row.int64(5),
+            row.int64(6)};
+    });
 }
 
 Expected<std::vector<TraceSliceInfo>> TraceReader::slices(TimeWindow window, const TraceFilter& filter)
@@ -82,19 +76,16 @@ Expected<std::vector<TraceSliceInfo>> TraceReader::slices(TimeWindow window, con
         st.bind(1, t.id).bind(2, saturatingSub(from, t.maxDurNs)).bind(3, to).bind(4, from);
         for (size_t i = 0; i < filter.categories.size(); ++i)
             st.bind(static_cast<int>(5 + i), traceCategoryName(filter.categories[i]));
-        for (;;) {
-            RUNLENS_ASSIGN_OR_RETURN(auto row, st.step());
-            if (!row) break;
+        RUNLENS_TRY(st.forEachRow([&](const Statement& row) {
             TraceSliceInfo s;
             s.trackId = t.id;
-            s.tsNs = saturatingAdd(st.int64(0), t.clockOffsetNs);
-            s.durNs = st.int64(1);
-            s.category = traceCategoryFromName(st.text(2)).value_or(TraceCategory::Other);
-            s.name = st.text(3);
-            if (!st.isNull(4)) s.correlation = st.int64(4);
+            s.tsNs = saturatingAdd(row.int64(0), t.clockOffsetNs);
+            s.durNs = row.int64(1);
+            s.category = traceCategoryFromName(row.text(2)).value_or(TraceCategory::Other);
+            s.name = row.text(3);
+            if (!row.isNull(4)) s.correlation = row.int64(4);
             out.push_back(std::move(s));
-        }
-        st.reset();
+        }));
     }
     std::stable_sort(out.begin(), out.end(),
                      [](const TraceSliceInfo& a, const TraceSliceInfo& b) { return a.tsNs < b.tsNs; });
