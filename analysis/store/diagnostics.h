@@ -50,7 +50,7 @@ class Diagnostics
 public:
     static constexpr int kMaxStoredPerKind = 100;
 
-    void report(const DiagnosticKind& kind, SourceLocation where, std::string message);
+    void report(const DiagnosticKind& kind, SourceLocation where, const std::string& message);
     // One stored entry standing for `count` occurrences.
     void reportCount(const DiagnosticKind& kind, SourceLocation where, std::string message, int64_t count);
 
@@ -67,7 +67,7 @@ private:
     int64_t m_dataLoss = 0;
 };
 
-inline void Diagnostics::report(const DiagnosticKind& kind, SourceLocation where, std::string message)
+inline void Diagnostics::report(const DiagnosticKind& kind, SourceLocation where, const std::string& message)
 {
     DiagnosticCount& c = m_counts[kind.name];
     c.dataLoss = kind.dataLoss();
