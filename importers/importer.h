@@ -71,9 +71,9 @@ struct ImportContext
     // option wins over any label; an empty label, or keptHostLabel, gives the file's own node (nodeId).
     Expected<int64_t> nodeFor(std::string_view hostLabel);
 
-    void report(const store::DiagnosticKind& kind, int64_t column, std::string message)
+    void report(const store::DiagnosticKind& kind, int64_t column, const std::string& message)
     {
-        diagnostics.report(kind, lines.location(column), std::move(message));
+        diagnostics.report(kind, lines.location(column), message);
     }
     // The next line of the input that fits the reader; false at the end. A longer line is skipped and reported
     // (line_too_long, "line of more than N bytes dropped"); with countSkipped it also counts as a row read.

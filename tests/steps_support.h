@@ -176,7 +176,7 @@ inline StepModel stragglerModel(const StragglerCase& c, double seconds)
     return model;
 }
 
-inline Synthetic stragglerRun(const StragglerCase& c, std::shared_ptr<StepModel> model)
+inline Synthetic stragglerRun(const StragglerCase& c, const std::shared_ptr<StepModel>& model)
 {
     Synthetic run;
     run.nodes = c.nodes;

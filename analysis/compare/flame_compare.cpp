@@ -120,7 +120,8 @@ Expected<FlameComparison> compareFlames(FlameSource& a, const FlameQuery& queryA
 }
 
 Expected<FlameComparison> compareRunFlames(const std::string& pathA, const FlameQuery& queryA, const std::string& pathB,
-                                           const FlameQuery& queryB, std::shared_ptr<const PhaseClassifier> classifier,
+                                           const FlameQuery& queryB,
+                                           const std::shared_ptr<const PhaseClassifier>& classifier,
                                            const FlameCompareOptions& options, const std::atomic<bool>* cancel)
 {
     RUNLENS_ASSIGN_OR_RETURN(auto dbA, store::RunDatabase::open(pathA, store::OpenMode::ReadOnly));

@@ -69,7 +69,8 @@ Expected<FlameComparison> compareFlames(FlameSource& a, const FlameQuery& queryA
 // The same from two run files, opened read-only; classifier may be null (phase filters in the queries are then
 // refused, and the trees' phases are Other).
 Expected<FlameComparison> compareRunFlames(const std::string& pathA, const FlameQuery& queryA, const std::string& pathB,
-                                           const FlameQuery& queryB, std::shared_ptr<const PhaseClassifier> classifier,
+                                           const FlameQuery& queryB,
+                                           const std::shared_ptr<const PhaseClassifier>& classifier,
                                            const FlameCompareOptions& options = {},
                                            const std::atomic<bool>* cancel = nullptr);
 

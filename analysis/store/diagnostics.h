@@ -52,7 +52,7 @@ public:
 
     void report(const DiagnosticKind& kind, SourceLocation where, const std::string& message);
     // One stored entry standing for `count` occurrences.
-    void reportCount(const DiagnosticKind& kind, SourceLocation where, std::string message, int64_t count);
+    void reportCount(const DiagnosticKind& kind, SourceLocation where, const std::string& message, int64_t count);
 
     int64_t total() const { return m_total; }
     int64_t dataLoss() const { return m_dataLoss; }
@@ -77,11 +77,11 @@ inline void Diagnostics::report(const DiagnosticKind& kind, SourceLocation where
     if (c.count <= kMaxStoredPerKind) m_entries.push_back({kind.name, std::move(where), printableText(message)});
 }
 
-inline void Diagnostics::reportCount(const DiagnosticKind& kind, SourceLocation where, std::string message,
+inline void Diagnostics::reportCount(const DiagnosticKind& kind, SourceLocation where, const std::string& message,
                                      int64_t count)
 {
     if (count <= 0) return;
-    report(kind, std::move(where), std::move(message));
+    report(kind, std::move(where), message);
     m_counts[kind.name].count += count - 1;
     m_total += count - 1;
     if (kind.dataLoss()) m_dataLoss += count - 1;

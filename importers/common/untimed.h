@@ -52,9 +52,9 @@ public:
 
 protected:
     Reading(ImportContext& ctx, Pass pass) : m_ctx(ctx), m_pass(pass) {}
-    void report(const store::DiagnosticKind& kind, int64_t column, std::string message)
+    void report(const store::DiagnosticKind& kind, int64_t column, const std::string& message)
     {
-        if (m_pass == Pass::Import) m_ctx.report(kind, column, std::move(message));
+        if (m_pass == Pass::Import) m_ctx.report(kind, column, message);
     }
     void note(std::string text)
     {

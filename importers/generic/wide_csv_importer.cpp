@@ -103,7 +103,7 @@ private:
         m_csv.split(line, m_fields);
         return m_fields.size() == m_columns.size();
     }
-    void report(const store::DiagnosticKind& kind, int64_t line, int64_t column, std::string message)
+    void report(const store::DiagnosticKind& kind, int64_t line, int64_t column, const std::string& message)
     {
         SourceLocation where = m_ctx.lines.location(column);
         if (line > 0) where.line = line;

@@ -98,7 +98,7 @@ private:
     Status value(int64_t deviceId, size_t slot, Column& c, std::string_view v, int64_t ts, int64_t column);
 
     // Diagnostics name the current line, or the line a pending broken row started on.
-    void report(const store::DiagnosticKind& kind, int64_t column, std::string message)
+    void report(const store::DiagnosticKind& kind, int64_t column, const std::string& message)
     {
         SourceLocation where = m_ctx.lines.location(column);
         if (m_rowLine > 0) where.line = m_rowLine;

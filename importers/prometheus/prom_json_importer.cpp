@@ -144,7 +144,7 @@ private:
         return makeError(code, std::move(message), where(at.data()));
     }
     Status jsonError(sj::error_code e, const char* at);
-    void report(const store::DiagnosticKind& kind, std::string_view at, std::string message)
+    void report(const store::DiagnosticKind& kind, std::string_view at, const std::string& message)
     {
         m_ctx.diagnostics.report(kind, where(at.data()), std::move(message));
     }

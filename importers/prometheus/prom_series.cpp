@@ -254,7 +254,7 @@ Status PromSeriesRouter::add(std::string_view key, const std::function<PromSerie
     return m_ctx.writer.flushIfNeeded(*t->sink);
 }
 
-void PromSeriesRouter::report(const store::DiagnosticKind& kind, std::string message)
+void PromSeriesRouter::report(const store::DiagnosticKind& kind, const std::string& message)
 {
     m_ctx.diagnostics.report(kind, m_where ? m_where() : m_ctx.lines.location(), std::move(message));
 }

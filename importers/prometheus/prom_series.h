@@ -64,7 +64,7 @@ private:
     struct Target;
     Expected<Target*> resolve(std::string_view key, const PromSeriesId& id);
     Expected<int64_t> deviceFor(int64_t nodeId, std::string_view kind, std::string_view name);
-    void report(const store::DiagnosticKind& kind, std::string message);
+    void report(const store::DiagnosticKind& kind, const std::string& message);
     bool claimTime(Target& t, int64_t tsNs, std::string_view key);
 
     struct KeyHash

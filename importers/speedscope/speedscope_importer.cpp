@@ -86,7 +86,7 @@ public:
     Status run(dom::element root);
 
 private:
-    void report(const store::DiagnosticKind& kind, std::string message)
+    void report(const store::DiagnosticKind& kind, const std::string& message)
     {
         m_ctx.diagnostics.report(kind, {m_ctx.lines.input().displayName()}, std::move(message));
     }

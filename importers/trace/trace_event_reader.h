@@ -98,9 +98,9 @@ private:
         m_linePos = at;
         return m_line;
     }
-    void report(const store::DiagnosticKind& kind, const char* at, std::string message)
+    void report(const store::DiagnosticKind& kind, const char* at, const std::string& message)
     {
-        m_ctx.diagnostics.report(kind, {m_ctx.lines.input().displayName(), lineAt(at)}, std::move(message));
+        m_ctx.diagnostics.report(kind, {m_ctx.lines.input().displayName(), lineAt(at)}, message);
     }
     Error jsonError(simdjson::error_code e, const char* at)
     {

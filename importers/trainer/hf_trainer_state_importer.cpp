@@ -105,7 +105,7 @@ public:
     Status run(dom::element root);
 
 private:
-    void report(const store::DiagnosticKind& kind, size_t entry, std::string message)
+    void report(const store::DiagnosticKind& kind, size_t entry, const std::string& message)
     {
         const int64_t line = entry < m_lines.size() ? m_lines[entry] : 0;
         m_ctx.diagnostics.report(kind, trainer::locationOf(m_ctx, line), std::move(message));

@@ -258,7 +258,7 @@ void FlameGraphWidget::startLayout()
             }
             return r;
         },
-        failed, [this](std::shared_ptr<const Result> r) { finishLayout(std::move(r)); });
+        failed, [this](const std::shared_ptr<const Result>& r) { finishLayout(r); });
 }
 
 void FlameGraphWidget::finishLayout(const std::shared_ptr<const Result>& result)
