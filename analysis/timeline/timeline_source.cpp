@@ -371,7 +371,9 @@ TimelineLine TimelineSource::Fetch::makeLine(SeriesJob& job, const LaneSpec& lan
     if (auto it = d.deviceOrdinal.find(s.deviceId); it != d.deviceOrdinal.end()) line.deviceOrdinal = it->second;
     const std::string node = line.nodeIndex >= 0 ? cat.nodes[static_cast<size_t>(line.nodeIndex)].name : "?";
     line.label = fmt::format("{} {} {}", node, deviceLabel(cat.device(s.deviceId)), lane.metrics[mi].label);
-    if (seriesPerDeviceMetric[{s.deviceId, s.metric}] > 1)
+    // Read with find: both threads assemble lanes, and operator[] may insert.
+    if (const auto it = seriesPerDeviceMetric.find({s.deviceId, s.metric});
+        it != seriesPerDeviceMetric.end() && it->second > 1)
         line.label += fmt::format(" ({})", s.source.empty() ? s.rawName : s.source);
     line.metric = s.metric;
     line.keys = std::move(job.keys);
