@@ -20,7 +20,7 @@ namespace fs = std::filesystem;
 namespace runlens::importers {
 namespace {
 
-constexpr size_t kSniffBytes = 64 * 1024;
+constexpr size_t kSniffBytes = size_t{64} * 1024;
 
 int64_t nowNs()
 {
@@ -318,9 +318,9 @@ Expected<EarlierImport> findEarlierImport(store::RunDatabase& db, store::RunWrit
     // can be: start= is given now, or the run now holds timed data its steps match.
     RUNLENS_ASSIGN_OR_RETURN(const std::string anchor, store::importAnchor(db, *earlier));
     if (anchor == "unanchored") {
-        out.replaces = *earlier;
+        out.replaces = earlier;
     } else {
-        out.same = *earlier;
+        out.same = earlier;
         out.contentHash = std::move(hash);
     }
     return out;

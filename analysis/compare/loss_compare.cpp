@@ -84,6 +84,7 @@ double lossNoise(const LossCurve& curve)
 {
     const std::vector<double> smooth = rollingMedian(curve.loss);
     std::vector<double> residual;
+    residual.reserve(curve.size());
     for (size_t i = 0; i < curve.size(); ++i)
         residual.push_back(std::fabs(curve.loss[i] - smooth[i]));
     const double noise = medianOf(residual), level = medianOf(curve.loss);
@@ -195,6 +196,7 @@ LossComparison compareLoss(const LossCurve& base, const LossCurve& cand)
         if (diffs.size() >= kLossMinPoints) {
             r.medianDiff = medianOf(diffs);
             std::vector<double> dev;
+            dev.reserve(diffs.size());
             for (double d : diffs)
                 dev.push_back(std::fabs(d - r.medianDiff));
             r.diffSpread = medianOf(dev);

@@ -401,6 +401,7 @@ Expected<QJsonArray> topCommKernels(store::TraceReader& traces, const std::vecto
         }
     }
     std::vector<std::pair<int64_t, std::string>> ranked;
+    ranked.reserve(byName.size());
     for (const auto& [name, ns] : byName)
         ranked.emplace_back(ns, name);
     std::sort(ranked.rbegin(), ranked.rend());

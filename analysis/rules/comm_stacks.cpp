@@ -98,6 +98,7 @@ Expected<QJsonArray> topCommFrames(FlameSource& stacks, const std::vector<Findin
     std::map<std::string, int64_t> commFrames; // label -> samples under its outermost comm occurrences
     addOutermostFrames(*tree, Phase::Comm, commFrames);
     std::vector<std::pair<int64_t, std::string>> ranked;
+    ranked.reserve(commFrames.size());
     for (const auto& [label, samples] : commFrames)
         ranked.emplace_back(samples, label);
     std::sort(ranked.rbegin(), ranked.rend());

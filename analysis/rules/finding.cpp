@@ -100,7 +100,7 @@ Finding findingFromJson(const QJsonObject& o)
 {
     auto strings = [&](const char* key) {
         std::vector<std::string> v;
-        for (const QJsonValue& x : o.value(QLatin1String(key)).toArray())
+        for (const auto& x : o.value(QLatin1String(key)).toArray())
             v.push_back(x.toString().toStdString());
         return v;
     };
@@ -112,7 +112,7 @@ Finding findingFromJson(const QJsonObject& o)
     f.title = o.value(QStringLiteral("title")).toString().toStdString();
     f.nodes = strings("nodes");
     f.gpus = strings("gpus");
-    for (const QJsonValue& e : o.value(QStringLiteral("episodes")).toArray())
+    for (const auto& e : o.value(QStringLiteral("episodes")).toArray())
         f.episodes.push_back({e.toObject().value(QStringLiteral("start_ns")).toInteger(),
                               e.toObject().value(QStringLiteral("end_ns")).toInteger(),
                               e.toObject().value(QStringLiteral("saving_s")).toDouble(-1)});

@@ -224,6 +224,7 @@ Expected<QJsonArray> topHostFrames(FlameSource& stacks, const std::string& node,
         }
     }
     std::vector<std::pair<int64_t, std::pair<std::string, std::string>>> ranked;
+    ranked.reserve(hostSelf.size());
     for (const auto& [key, samples] : hostSelf)
         ranked.emplace_back(samples, key);
     std::sort(ranked.begin(), ranked.end(), [](const auto& a, const auto& b) { return a.first > b.first; });

@@ -112,6 +112,7 @@ Status readSteps(store::TraceReader& traces, const std::unordered_map<int64_t, c
         std::sort(v.begin(), v.end());
     if (pw.profiledSteps) {
         std::vector<double> d;
+        d.reserve(pw.stepSeconds.size());
         for (const auto& [n, v] : pw.stepSeconds)
             d.push_back(medianOf(v));
         pw.stepS = medianOf(d);

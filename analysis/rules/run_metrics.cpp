@@ -136,6 +136,7 @@ Status accumulateSeries(store::RunReader& reader, const store::SeriesInfo& s, co
     if (!target && metric < 0 && (isMetric(s.metric, "ib.capacity") || isMetric(s.metric, "net.capacity"))) {
         RUNLENS_ASSIGN_OR_RETURN(auto points, reader.readPoints(s.id, {}));
         std::vector<double> values;
+        values.reserve(points.size());
         for (const store::Point& pt : points)
             values.push_back(pt.value);
         const double median = quantile(std::move(values), 0.5);

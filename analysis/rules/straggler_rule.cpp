@@ -322,6 +322,7 @@ std::vector<Finding> stragglerRule(const RunMetrics& m, const std::vector<StepTi
         const double peerShare = medianOf(others);
         if (l.share < q.dominance * peerShare) continue;
         std::vector<double> lateLags;
+        lateLags.reserve(l.late.size());
         for (size_t k : l.late)
             lateLags.push_back(lags.lag[u][k]);
         if (medianOf(lateLags) < q.minLag * stepS) continue;

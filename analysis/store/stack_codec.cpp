@@ -2,6 +2,7 @@
 
 #include "analysis/store/byte_codec.h"
 
+#include <bit>
 #include <cstring>
 #include <fmt/format.h>
 #include <limits>
@@ -63,7 +64,7 @@ std::string encodeStackSamples(const std::vector<StackSample>& samples)
     for (const StackSample& s : samples) {
         raw.varint(zigzag(static_cast<int64_t>(static_cast<uint64_t>(s.tsNs) - static_cast<uint64_t>(prevTs))));
         raw.varint(static_cast<uint64_t>(s.callsiteId));
-        const bool same = !first && std::memcmp(&s.weight, &prevWeight, sizeof(double)) == 0;
+        const bool same = !first && std::bit_cast<uint64_t>(s.weight) == std::bit_cast<uint64_t>(prevWeight);
         raw.varint((static_cast<uint64_t>(s.count) << 1) | (same ? 1u : 0u));
         if (!same) writeDouble(raw, s.weight);
         prevTs = s.tsNs;

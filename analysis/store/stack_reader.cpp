@@ -15,7 +15,6 @@
 namespace runlens::store {
 namespace {
 
-constexpr int64_t kMin = std::numeric_limits<int64_t>::min();
 constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
 
 int64_t floorTo(int64_t v, int log2)

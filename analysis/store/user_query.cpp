@@ -98,6 +98,7 @@ Expected<int64_t> runUserQuery(const std::string& dbPath, const std::string& sql
         const int cols = sqlite3_column_count(raw);
         if (cols > 0 && onHeader) {
             std::vector<std::string> names;
+            names.reserve(cols);
             for (int c = 0; c < cols; ++c)
                 names.emplace_back(sqlite3_column_name(raw, c));
             onHeader(names);

@@ -121,6 +121,141 @@ private:
     int64_t m_events = 0, m_correlation = 0, m_external = 0;
 };
 
+// The trace's opening: the devices, the process group and the time base, up to the first event.
+std::string kinetoHead(const DemoSpec& spec, int globalRank, int world, const std::string& ranks, int64_t base)
+{
+    std::string head = "{\n  \"schemaVersion\": 1,\n  \"deviceProperties\": [\n";
+    for (int g = 0; g < spec.gpusPerNode; ++g)
+        head +=
+            fmt::format("    {{\n      \"id\": {}, \"name\": \"NVIDIA H100 80GB HBM3\", \"totalGlobalMem\": "
+                        "85520809984,\n      \"computeMajor\": 9, \"computeMinor\": 0,\n      \"maxThreadsPerBlock\": "
+                        "1024, \"maxThreadsPerMultiprocessor\": 2048,\n      \"regsPerBlock\": 65536, \"warpSize\": "
+                        "32,\n      \"sharedMemPerBlock\": 49152, \"numSms\": 132\n    }}{}\n",
+                        g, g + 1 < spec.gpusPerNode ? "," : "");
+    head += fmt::format("  ],\n  \"distributedInfo\": {{\"backend\": \"nccl\", \"rank\": {0}, \"world_size\": {1}, "
+                        "\"pg_count\": 1, \"pg_config\": [{{\"pg_name\": \"0\", \"pg_desc\": \"default_pg\", "
+                        "\"backend_config\": \"cuda:nccl\", \"pg_size\": {1}, \"ranks\": [{2}]}}], \"nccl_version\": "
+                        "\"2.21.5\"}},\n  \"record_shapes\": 0,\n  \"displayTimeUnit\": \"ms\",\n  "
+                        "\"baseTimeNanoseconds\": {3},\n  \"traceEvents\": [\n",
+                        globalRank, world, ranks, base);
+    return head;
+}
+
+// One rank's profiled steps: the main thread (forward, optimizer) and the autograd thread (backward) launch kernels
+// on the compute and NCCL streams; each of the three is busy until the time it holds.
+class RankSteps
+{
+public:
+    RankSteps(TraceOut& t, DemoRandom& rng, int pid, double waitScale, int world, const std::string& ranks,
+              int64_t startNs)
+        : m_t(t), m_rng(rng), m_pid(pid), m_autograd(pid + 7), m_waitScale(waitScale), m_cpu(startNs),
+          m_computeFree(startNs), m_commFree(startNs)
+    {
+        m_allGatherArgs = fmt::format(
+            ", \"Collective name\": \"_allgather_base\", \"In msg nelems\": 54525952, \"Out msg nelems\": {}, \"Group "
+            "size\": {}, \"dtype\": \"BFloat16\", \"Process Group Name\": \"0\", \"Process Group Description\": "
+            "\"default_pg\", \"Process Group Ranks\": \"[{}]\"",
+            54525952LL * world, world, ranks);
+        m_reduceScatterArgs = fmt::format(
+            ", \"Collective name\": \"_reduce_scatter_base\", \"In msg nelems\": {}, \"Out msg nelems\": 54525952, "
+            "\"Group size\": {}, \"dtype\": \"BFloat16\", \"Process Group Name\": \"0\", \"Process Group "
+            "Description\": "
+            "\"default_pg\", \"Process Group Ranks\": \"[{}]\"",
+            54525952LL * world, world, ranks);
+    }
+    int64_t cpu() const { return m_cpu; }
+
+    // One ProfilerStep: the input batch, forward, backward with its reduce-scatters, the optimizer.
+    void step(int number)
+    {
+        const int64_t stepStart = m_cpu;
+        const int64_t copyStart = std::max(m_computeFree, m_cpu + 20 * kUs);
+        m_computeFree = copyStart + m_rng.around(1200 * kUs, 0.1);
+        m_t.launch("aten::to", "cudaMemcpyAsync", m_pid, m_pid, m_cpu, "gpu_memcpy", "Memcpy HtoD (Pinned -> Device)",
+                   kComputeStream, copyStart, m_computeFree - copyStart, "");
+        m_cpu += 60 * kUs;
+        for (int b = 0; b < kBlocks; ++b)
+            compute(m_pid, 4, allGather(m_pid));
+        const int64_t backwardStart = m_cpu;
+        for (int b = kBlocks - 1; b >= 0; --b) {
+            compute(m_autograd, 8, allGather(m_autograd));
+            reduceScatter();
+        }
+        m_cpu = std::max(m_cpu, m_commFree);
+        m_t.complete("cpu_op", "autograd::engine::evaluate_function: torch::autograd::AccumulateGrad", m_pid,
+                     m_autograd, backwardStart, m_cpu - backwardStart, "");
+        optimizer();
+        m_t.complete("user_annotation", fmt::format("ProfilerStep#{}", number), m_pid, m_pid, stepStart,
+                     m_cpu - stepStart, "");
+        m_computeFree = m_commFree = m_cpu;
+    }
+
+private:
+    // Gathers one block's parameters: a CPU-side collective span launching an NCCL kernel; returns its end.
+    int64_t allGather(int tid)
+    {
+        m_t.complete("user_annotation", "nccl:_all_gather_base", m_pid, tid, m_cpu, 62 * kUs, "");
+        const int64_t start = std::max(m_commFree, m_cpu + 30 * kUs);
+        m_commFree = start + m_rng.around(static_cast<int64_t>(270 * kMs * m_waitScale), 0.06);
+        m_t.launch("record_param_comms", "cudaLaunchKernelExC", m_pid, tid, m_cpu + 6 * kUs, "kernel",
+                   "ncclDevKernel_AllGather_RING_LL(ncclDevKernelArgsStorage<4096ul>)", kNcclStream, start,
+                   m_commFree - start, m_allGatherArgs);
+        m_cpu += 70 * kUs;
+        return m_commFree;
+    }
+    // Compute kernels of one block, after its parameters arrived (the CPU waits for them in fetch_sub_module).
+    void compute(int tid, int kernels, int64_t ready)
+    {
+        m_cpu = std::max(m_cpu, ready - 40 * kUs);
+        for (int k = 0; k < kernels; ++k) {
+            const int which = k % 4;
+            const int64_t start = std::max({m_computeFree, ready, m_cpu + 20 * kUs});
+            m_computeFree = start + m_rng.around(26 * kMs, 0.15);
+            m_t.launch(kComputeOps[which], "cudaLaunchKernel", m_pid, tid, m_cpu, "kernel", kComputeKernels[which],
+                       kComputeStream, start, m_computeFree - start, "");
+            m_cpu += 45 * kUs;
+        }
+    }
+    // A block's gradients reduce-scattered, from the autograd thread, once its compute is done.
+    void reduceScatter()
+    {
+        m_t.complete("user_annotation", "nccl:_reduce_scatter_base", m_pid, m_autograd, m_cpu, 58 * kUs, "");
+        const int64_t start = std::max({m_commFree, m_computeFree, m_cpu + 30 * kUs});
+        m_commFree = start + m_rng.around(static_cast<int64_t>(330 * kMs * m_waitScale), 0.06);
+        m_t.launch("record_param_comms", "cudaLaunchKernelExC", m_pid, m_autograd, m_cpu + 6 * kUs, "kernel",
+                   "ncclDevKernel_ReduceScatter_Sum_bf16_RING_LL(ncclDevKernelArgsStorage<4096ul>)", kNcclStream, start,
+                   m_commFree - start, m_reduceScatterArgs);
+        m_cpu += 70 * kUs;
+    }
+    // The optimizer's foreach kernels on the compute stream.
+    void optimizer()
+    {
+        const int64_t optimizerStart = m_cpu;
+        for (int k = 0; k < 16; ++k) {
+            const int64_t start = std::max(m_computeFree, m_cpu + 20 * kUs);
+            m_computeFree = start + m_rng.around(2 * kMs, 0.1);
+            m_t.launch("aten::_foreach_add_", "cudaLaunchKernel", m_pid, m_pid, m_cpu, "kernel",
+                       "void at::native::(anonymous namespace)::multi_tensor_apply_kernel<at::native::(anonymous "
+                       "namespace)::TensorListMetadata<2>, at::native::(anonymous namespace)::BinaryOpListAlphaFunctor"
+                       "<c10::BFloat16, 2, 2, 0>, std::plus<float>, float>(at::native::(anonymous "
+                       "namespace)::TensorListMetadata<2>, at::native::(anonymous "
+                       "namespace)::BinaryOpListAlphaFunctor<c10::BFloat16, 2, 2, 0>, std::plus<float>, float)",
+                       kComputeStream, start, m_computeFree - start, "");
+            m_cpu += 40 * kUs;
+        }
+        m_cpu = std::max(m_cpu, m_computeFree) + 300 * kUs;
+        m_t.complete("user_annotation", "Optimizer.step#AdamW.step", m_pid, m_pid, optimizerStart,
+                     m_cpu - optimizerStart, "");
+    }
+
+    TraceOut& m_t;
+    DemoRandom& m_rng;
+    const int m_pid, m_autograd;
+    const double m_waitScale;
+    int64_t m_cpu, m_computeFree, m_commFree;
+    std::string m_allGatherArgs, m_reduceScatterArgs;
+};
+
 } // namespace
 
 Expected<int64_t> writeDemoKinetoTrace(const DemoSpec& spec, int globalRank, int firstStep, int steps, int64_t startNs,
@@ -142,21 +277,7 @@ Expected<int64_t> writeDemoKinetoTrace(const DemoSpec& spec, int globalRank, int
     std::string ranks;
     for (int r = 0; r < world; ++r)
         ranks += fmt::format("{}{}", r ? ", " : "", r);
-    std::string head = "{\n  \"schemaVersion\": 1,\n  \"deviceProperties\": [\n";
-    for (int g = 0; g < spec.gpusPerNode; ++g)
-        head +=
-            fmt::format("    {{\n      \"id\": {}, \"name\": \"NVIDIA H100 80GB HBM3\", \"totalGlobalMem\": "
-                        "85520809984,\n      \"computeMajor\": 9, \"computeMinor\": 0,\n      \"maxThreadsPerBlock\": "
-                        "1024, \"maxThreadsPerMultiprocessor\": 2048,\n      \"regsPerBlock\": 65536, \"warpSize\": "
-                        "32,\n      \"sharedMemPerBlock\": 49152, \"numSms\": 132\n    }}{}\n",
-                        g, g + 1 < spec.gpusPerNode ? "," : "");
-    head += fmt::format("  ],\n  \"distributedInfo\": {{\"backend\": \"nccl\", \"rank\": {0}, \"world_size\": {1}, "
-                        "\"pg_count\": 1, \"pg_config\": [{{\"pg_name\": \"0\", \"pg_desc\": \"default_pg\", "
-                        "\"backend_config\": \"cuda:nccl\", \"pg_size\": {1}, \"ranks\": [{2}]}}], \"nccl_version\": "
-                        "\"2.21.5\"}},\n  \"record_shapes\": 0,\n  \"displayTimeUnit\": \"ms\",\n  "
-                        "\"baseTimeNanoseconds\": {3},\n  \"traceEvents\": [\n",
-                        globalRank, world, ranks, base);
-    t.raw(head);
+    t.raw(kinetoHead(spec, globalRank, world, ranks, base));
     t.metadata("process_name", pid, 0, "python train.py --deepspeed ds_z3_config.json", startNs);
     t.metadata("thread_name", pid, pid, fmt::format("thread {} (python)", pid), startNs);
     t.metadata("thread_name", pid, autograd, fmt::format("thread {} (pt_autograd_0)", autograd), startNs);
@@ -164,89 +285,15 @@ Expected<int64_t> writeDemoKinetoTrace(const DemoSpec& spec, int globalRank, int
     for (int stream : {kComputeStream, kNcclStream})
         t.metadata("thread_name", gpu, stream, fmt::format("stream {} ", stream), startNs);
 
-    const std::string allGatherArgs = fmt::format(
-        ", \"Collective name\": \"_allgather_base\", \"In msg nelems\": 54525952, \"Out msg nelems\": {}, \"Group "
-        "size\": {}, \"dtype\": \"BFloat16\", \"Process Group Name\": \"0\", \"Process Group Description\": "
-        "\"default_pg\", \"Process Group Ranks\": \"[{}]\"",
-        54525952LL * world, world, ranks);
-    const std::string reduceScatterArgs = fmt::format(
-        ", \"Collective name\": \"_reduce_scatter_base\", \"In msg nelems\": {}, \"Out msg nelems\": 54525952, "
-        "\"Group size\": {}, \"dtype\": \"BFloat16\", \"Process Group Name\": \"0\", \"Process Group Description\": "
-        "\"default_pg\", \"Process Group Ranks\": \"[{}]\"",
-        54525952LL * world, world, ranks);
-
-    int64_t cpu = startNs, computeFree = startNs, commFree = startNs;
-    // Gathers one block's parameters: a CPU-side collective span launching an NCCL kernel; returns its end.
-    auto allGather = [&](int tid) {
-        t.complete("user_annotation", "nccl:_all_gather_base", pid, tid, cpu, 62 * kUs, "");
-        const int64_t start = std::max(commFree, cpu + 30 * kUs);
-        commFree = start + rng.around(static_cast<int64_t>(270 * kMs * waitScale), 0.06);
-        t.launch("record_param_comms", "cudaLaunchKernelExC", pid, tid, cpu + 6 * kUs, "kernel",
-                 "ncclDevKernel_AllGather_RING_LL(ncclDevKernelArgsStorage<4096ul>)", kNcclStream, start,
-                 commFree - start, allGatherArgs);
-        cpu += 70 * kUs;
-        return commFree;
-    };
-    // Compute kernels of one block, after its parameters arrived (the CPU waits for them in fetch_sub_module).
-    auto compute = [&](int tid, int kernels, int64_t ready) {
-        cpu = std::max(cpu, ready - 40 * kUs);
-        for (int k = 0; k < kernels; ++k) {
-            const int which = k % 4;
-            const int64_t start = std::max({computeFree, ready, cpu + 20 * kUs});
-            computeFree = start + rng.around(26 * kMs, 0.15);
-            t.launch(kComputeOps[which], "cudaLaunchKernel", pid, tid, cpu, "kernel", kComputeKernels[which],
-                     kComputeStream, start, computeFree - start, "");
-            cpu += 45 * kUs;
-        }
-    };
-    const int64_t windowStart = startNs;
+    RankSteps rank(t, rng, pid, waitScale, world, ranks, startNs);
     for (int s = 0; s < steps; ++s) {
-        const int64_t stepStart = cpu;
-        // The input batch.
-        const int64_t copyStart = std::max(computeFree, cpu + 20 * kUs);
-        computeFree = copyStart + rng.around(1200 * kUs, 0.1);
-        t.launch("aten::to", "cudaMemcpyAsync", pid, pid, cpu, "gpu_memcpy", "Memcpy HtoD (Pinned -> Device)",
-                 kComputeStream, copyStart, computeFree - copyStart, "");
-        cpu += 60 * kUs;
-        for (int b = 0; b < kBlocks; ++b)
-            compute(pid, 4, allGather(pid));
-        const int64_t backwardStart = cpu;
-        for (int b = kBlocks - 1; b >= 0; --b) {
-            compute(autograd, 8, allGather(autograd));
-            t.complete("user_annotation", "nccl:_reduce_scatter_base", pid, autograd, cpu, 58 * kUs, "");
-            const int64_t start = std::max({commFree, computeFree, cpu + 30 * kUs});
-            commFree = start + rng.around(static_cast<int64_t>(330 * kMs * waitScale), 0.06);
-            t.launch("record_param_comms", "cudaLaunchKernelExC", pid, autograd, cpu + 6 * kUs, "kernel",
-                     "ncclDevKernel_ReduceScatter_Sum_bf16_RING_LL(ncclDevKernelArgsStorage<4096ul>)", kNcclStream,
-                     start, commFree - start, reduceScatterArgs);
-            cpu += 70 * kUs;
-        }
-        cpu = std::max(cpu, commFree);
-        t.complete("cpu_op", "autograd::engine::evaluate_function: torch::autograd::AccumulateGrad", pid, autograd,
-                   backwardStart, cpu - backwardStart, "");
-        const int64_t optimizerStart = cpu;
-        for (int k = 0; k < 16; ++k) {
-            const int64_t start = std::max(computeFree, cpu + 20 * kUs);
-            computeFree = start + rng.around(2 * kMs, 0.1);
-            t.launch("aten::_foreach_add_", "cudaLaunchKernel", pid, pid, cpu, "kernel",
-                     "void at::native::(anonymous namespace)::multi_tensor_apply_kernel<at::native::(anonymous "
-                     "namespace)::TensorListMetadata<2>, at::native::(anonymous namespace)::BinaryOpListAlphaFunctor"
-                     "<c10::BFloat16, 2, 2, 0>, std::plus<float>, float>(at::native::(anonymous "
-                     "namespace)::TensorListMetadata<2>, at::native::(anonymous "
-                     "namespace)::BinaryOpListAlphaFunctor<c10::BFloat16, 2, 2, 0>, std::plus<float>, float)",
-                     kComputeStream, start, computeFree - start, "");
-            cpu += 40 * kUs;
-        }
-        cpu = std::max(cpu, computeFree) + 300 * kUs;
-        t.complete("user_annotation", "Optimizer.step#AdamW.step", pid, pid, optimizerStart, cpu - optimizerStart, "");
-        t.complete("user_annotation", fmt::format("ProfilerStep#{}", firstStep + s), pid, pid, stepStart,
-                   cpu - stepStart, "");
-        computeFree = commFree = cpu;
+        rank.step(firstStep + s);
         RUNLENS_TRY(t.maybeFlush());
     }
-    t.complete("Trace", "PyTorch Profiler (0)", 0, 0, windowStart, cpu - windowStart, "\"Op count\": 0");
+    const int64_t windowStart = startNs, end = rank.cpu();
+    t.complete("Trace", "PyTorch Profiler (0)", 0, 0, windowStart, end - windowStart, "\"Op count\": 0");
     t.instant("Iteration Start: PyTorch Profiler", "Traces", "Trace PyTorch Profiler", windowStart);
-    t.instant("Record Window End", "", "", cpu + 2 * kMs);
+    t.instant("Record Window End", "", "", end + 2 * kMs);
     t.raw(fmt::format("\n  ],\n  \"traceName\": \"kineto-rank{}.json\"\n}}\n", globalRank));
     RUNLENS_TRY(t.flush());
     return t.events();

@@ -126,8 +126,8 @@ std::optional<double> parseNumber(std::string_view s)
     std::string_view body = s;
     if (body.front() == '+') body.remove_prefix(1);
     double v = 0;
+    auto [p, ec] = std::from_chars(body.data(), body.data() + body.size(), v);
     const char* end = body.data() + body.size();
-    auto [p, ec] = std::from_chars(body.data(), end, v);
     if (p == end && (ec == std::errc() || ec == std::errc::result_out_of_range)) {
         if (ec == std::errc::result_out_of_range) {
             // from_chars leaves v alone here: tell overflow (an infinity) from underflow (zero) by the decimal

@@ -163,6 +163,7 @@ Expected<GpuActivity> readGpuActivity(store::RunDatabase& db, int64_t nodeId, do
     // Busy, not how busy: the level while steps run differs by phase (small launch-bound kernels at SM activity
     // 0.2, large matrix products at 0.9), so activity counts fully from a fraction of the node's high level.
     std::vector<double> values;
+    values.reserve(out.samples.size());
     for (const auto& [t, v] : out.samples)
         values.push_back(v);
     const size_t k95 = values.size() * 95 / 100;
@@ -278,6 +279,251 @@ LogActivity activityFromSteps(const std::vector<int64_t>& relNs, const std::vect
     return out;
 }
 
+namespace {
+
+// Start-up and teardown keep GPUs partly busy for a while beyond the first and last logged steps: those spans say
+// nothing either way.
+bool inEdgeGuard(const LogActivity& log, const Parameters& p, int64_t t)
+{
+    return (t < log.fromNs && t >= log.fromNs - p.edgeGuardNs) || (t >= log.toNs && t < log.toNs + p.edgeGuardNs);
+}
+
+// The coarse search: the log's steps against the GPU activity at every offset at once, on p.coarseBinNs bins.
+struct CoarseMatch
+{
+    std::string why; // set when there is no match
+    int64_t margin = 0, lFrom = 0, gFrom = 0;
+    size_t lBins = 0;
+    std::vector<double> r;  // per offset index: the correlation, -1 where the GPU data covers too little of the log
+    std::vector<double> sl; // per offset index: the log's active bins with GPU data
+    double active = 0;      // the log's active bins
+    size_t best = 0;
+    double nextBest = -1; // the best other local maximum, away from the best one's own peak
+
+    // start(k) = gFrom - lFrom + k * bin for index i = k + lBins - 1.
+    int64_t startOf(size_t i, int64_t bin) const
+    {
+        return gFrom - lFrom + (static_cast<int64_t>(i) - static_cast<int64_t>(lBins - 1)) * bin;
+    }
+};
+
+CoarseMatch coarseMatch(const GpuActivity& gpu, const LogActivity& log, const Parameters& p)
+{
+    CoarseMatch m;
+    // The log's window: its span with idle margins on both sides (training starts from idle and ends in it).
+    const int64_t span = log.toNs - log.fromNs;
+    m.margin = std::max(p.minMarginNs, span / 10);
+    const int64_t bin = p.coarseBinNs;
+    m.lFrom = (log.fromNs - m.margin) / bin * bin - (log.fromNs - m.margin < 0 ? bin : 0);
+    m.lBins = static_cast<size_t>((log.toNs + m.margin - m.lFrom) / bin + 1);
+    m.gFrom = gpu.samples.front().first / bin * bin;
+    const auto gBins = static_cast<size_t>((gpu.samples.back().first - m.gFrom) / bin + 1);
+    if (m.lBins + gBins > (size_t(1) << 24)) {
+        m.why = "the log or the GPU data is too long to match at a 1 s grid";
+        return m;
+    }
+    const std::vector<double> g = gridOf(gpu, m.gFrom, gBins, bin);
+    const std::vector<double> l = logGrid(log, m.lFrom, m.lBins, bin);
+    std::vector<double> gv(gBins), g2(gBins), valid(gBins), window(m.lBins, 1.0);
+    for (size_t j = 0; j < m.lBins; ++j)
+        if (inEdgeGuard(log, p, m.lFrom + static_cast<int64_t>(j) * bin + bin / 2)) window[j] = 0;
+    for (size_t i = 0; i < gBins; ++i) {
+        valid[i] = std::isnan(g[i]) ? 0.0 : 1.0;
+        gv[i] = std::isnan(g[i]) ? 0.0 : g[i];
+        g2[i] = gv[i] * gv[i];
+    }
+    for (double v : l)
+        m.active += v;
+    const Correlator c(m.lBins, gBins);
+    const auto fl = c.spectrum(l), fw = c.spectrum(window);
+    const auto fgv = c.spectrum(gv), fg2 = c.spectrum(g2), fv = c.spectrum(valid);
+    const auto slg = c.correlate(fl, fgv), sg = c.correlate(fw, fgv), sg2 = c.correlate(fw, fg2),
+               n = c.correlate(fw, fv);
+    m.sl = c.correlate(fl, fv);
+    m.r.assign(slg.size(), -1);
+    for (size_t i = 0; i < m.r.size(); ++i) {
+        const Score s = pearson(std::round(n[i]), m.sl[i], sg[i], sg2[i], slg[i], m.sl[i], m.sl[i], m.active);
+        if (s.coverage >= p.minCoverage) m.r[i] = s.r;
+    }
+    for (size_t i = 1; i < m.r.size(); ++i)
+        if (m.r[i] > m.r[m.best]) m.best = i;
+    if (m.r[m.best] <= -1) {
+        m.why = fmt::format("at no offset does the recorded GPU data cover {:.0f} % of the log's steps",
+                            p.minCoverage * 100);
+        return m;
+    }
+    const auto peakHalfWidth = static_cast<size_t>(std::max<int64_t>(3, p.fineRangeNs / bin));
+    for (size_t i = 1; i + 1 < m.r.size(); ++i) {
+        if (m.r[i] <= -1 || (i + peakHalfWidth >= m.best && i <= m.best + peakHalfWidth)) continue;
+        if (m.r[i] >= m.r[i - 1] && m.r[i] >= m.r[i + 1]) m.nextBest = std::max(m.nextBest, m.r[i]);
+    }
+    return m;
+}
+
+// The fine search around the coarse best, directly on p.fineBinNs bins.
+struct FineMatch
+{
+    double best = -1;
+    int64_t lo = std::numeric_limits<int64_t>::max(), hi = std::numeric_limits<int64_t>::min(); // equally good
+    int64_t chosen = 0;
+};
+
+FineMatch refineMatch(const GpuActivity& gpu, const LogActivity& log, const Parameters& p, const CoarseMatch& m,
+                      std::optional<int64_t> priorStartNs)
+{
+    const int64_t fine = p.fineBinNs, bin = p.coarseBinNs;
+    const int64_t coarseStart = m.startOf(m.best, bin);
+    const int64_t lf = m.lFrom / fine * fine;
+    const auto lfBins = static_cast<size_t>((log.toNs + m.margin - lf) / fine + 1);
+    const std::vector<double> lfine = logGrid(log, lf, lfBins, fine);
+    const int64_t gfFrom = (coarseStart + lf - p.fineRangeNs - bin) / fine * fine;
+    const auto gfBins =
+        static_cast<size_t>((static_cast<int64_t>(lfBins) * fine + 2 * p.fineRangeNs + 2 * bin) / fine + 1);
+    const std::vector<double> gfine = gridOf(gpu, gfFrom, gfBins, fine);
+    std::vector<std::pair<int64_t, double>> refined; // (start, r)
+    for (int64_t start = coarseStart - p.fineRangeNs; start <= coarseStart + p.fineRangeNs; start += fine) {
+        double nn = 0, sL = 0, sG = 0, sG2 = 0, sLG = 0;
+        for (size_t j = 0; j < lfBins; ++j) {
+            if (inEdgeGuard(log, p, lf + static_cast<int64_t>(j) * fine + fine / 2)) continue;
+            const int64_t gi = (lf + static_cast<int64_t>(j) * fine + start - gfFrom) / fine;
+            if (gi < 0 || gi >= static_cast<int64_t>(gfBins)) continue;
+            const double gval = gfine[static_cast<size_t>(gi)];
+            if (std::isnan(gval)) continue;
+            nn += 1;
+            sL += lfine[j];
+            sG += gval;
+            sG2 += gval * gval;
+            sLG += lfine[j] * gval;
+        }
+        const Score s = pearson(nn, sL, sG, sG2, sLG, sL, 0, 0);
+        refined.emplace_back(start, s.r);
+    }
+    FineMatch f;
+    for (const auto& [start, rr] : refined)
+        f.best = std::max(f.best, rr);
+    // Offsets that agree as well as the best (within a hair) are equally likely: the prior chooses among them,
+    // else their middle.
+    constexpr double kTie = 0.002;
+    for (const auto& [start, rr] : refined)
+        if (rr >= f.best - kTie) {
+            f.lo = std::min(f.lo, start);
+            f.hi = std::max(f.hi, start);
+        }
+    f.chosen = f.lo + (f.hi - f.lo) / 2;
+    if (priorStartNs) {
+        int64_t bestDist = std::numeric_limits<int64_t>::max();
+        for (const auto& [start, rr] : refined)
+            if (rr >= f.best - kTie && std::llabs(start - *priorStartNs) < bestDist) {
+                bestDist = std::llabs(start - *priorStartNs);
+                f.chosen = start;
+            }
+    }
+    return f;
+}
+
+// The mean activity of the samples in [from, to), if any.
+std::optional<double> meanOver(const GpuActivity& gpu, int64_t from, int64_t to)
+{
+    auto it = std::lower_bound(gpu.samples.begin(), gpu.samples.end(), std::make_pair(from, -1.0));
+    double sum = 0;
+    int count = 0;
+    for (; it != gpu.samples.end() && it->first < to; ++it) {
+        sum += it->second;
+        ++count;
+    }
+    if (count == 0) return std::nullopt;
+    return sum / count;
+}
+
+// What the log calls a pause must be idle on the GPUs: the mean activity inside each pause long enough to be seen
+// at the metric resolution, against the mean over the log's active time.
+void checkPausesIdle(const GpuActivity& gpu, const LogActivity& log, const Parameters& p, Placement& out)
+{
+    const int64_t chosen = out.startNs;
+    double activeSum = 0, activeNs = 0;
+    for (const auto& [a, b] : log.active)
+        if (auto m = meanOver(gpu, chosen + a, chosen + b)) {
+            activeSum += *m * static_cast<double>(b - a);
+            activeNs += static_cast<double>(b - a);
+        }
+    const double activeMean = activeNs > 0 ? activeSum / activeNs : 0;
+    const int64_t edge = gpu.intervalNs / 2 + log.resolutionNs / 2;
+    const int64_t minPause = std::max<int64_t>(p.minCheckedPauseNs, gpu.intervalNs) + 2 * edge;
+    for (size_t i = 1; i < log.active.size(); ++i) {
+        const int64_t a = log.active[i - 1].second, b = log.active[i].first;
+        if (b - a < minPause) continue;
+        const auto m = meanOver(gpu, chosen + a + edge, chosen + b - edge);
+        if (!m) continue;
+        ++out.pausesChecked;
+        if (*m <= p.pauseIdleRatio * activeMean) ++out.pausesIdle;
+    }
+}
+
+// And the other way round: the GPUs' idle runs inside the log's span (long enough to be more than a slow step) must
+// fall on the log's pauses.
+void checkIdleRunsInPauses(const GpuActivity& gpu, const LogActivity& log, const Parameters& p, Placement& out)
+{
+    const int64_t chosen = out.startNs;
+    const int64_t edge = gpu.intervalNs / 2 + log.resolutionNs / 2;
+    std::vector<std::pair<int64_t, int64_t>> pauses; // absolute
+    for (size_t i = 1; i < log.active.size(); ++i)
+        pauses.emplace_back(chosen + log.active[i - 1].second, chosen + log.active[i].first);
+    const int64_t from = chosen + log.fromNs + p.edgeGuardNs, to = chosen + log.toNs - p.edgeGuardNs;
+    auto flush = [&](int64_t a, int64_t b) {
+        if (b - a < std::max(p.minIdleRunNs, 2 * gpu.intervalNs) || a < from || b > to) return;
+        ++out.idleRuns;
+        const int64_t slack = edge + gpu.intervalNs;
+        for (const auto& [pa, pb] : pauses)
+            if (pa < b + slack && pb > a - slack) {
+                ++out.idleRunsInPauses;
+                return;
+            }
+    };
+    std::optional<int64_t> runStart;
+    int64_t lastIdle = 0;
+    for (const auto& [t, v] : gpu.samples) {
+        if (v < 0.5) {
+            if (!runStart) runStart = t;
+            lastIdle = t;
+        } else if (runStart) {
+            flush(*runStart, lastIdle + gpu.intervalNs);
+            runStart.reset();
+        }
+    }
+    if (runStart) flush(*runStart, lastIdle + gpu.intervalNs);
+}
+
+// The verdict and its one-line method and reason, from the correlations and the pause checks.
+void decide(const LogActivity& log, const Parameters& p, Placement& out)
+{
+    const bool pausesAgree =
+        (out.pausesChecked == 0 ||
+         static_cast<double>(out.pausesIdle) >= p.minPauseAgreement * static_cast<double>(out.pausesChecked)) &&
+        (out.idleRuns == 0 ||
+         static_cast<double>(out.idleRunsInPauses) >= p.minPauseAgreement * static_cast<double>(out.idleRuns));
+    const bool clear = out.nextBest < out.correlation - p.minMargin;
+    out.anchored = out.correlation >= p.minCorrelation && clear && pausesAgree;
+    out.method =
+        fmt::format("matched its steps and {} pause{} against the {} (correlation {:.2f}, best other "
+                    "offset {:.2f}; {} of {} long pauses idle on the GPUs, {} of {} idle runs in pauses)",
+                    log.pauses, log.pauses == 1 ? "" : "s", out.signal, out.correlation, std::max(out.nextBest, 0.0),
+                    out.pausesIdle, out.pausesChecked, out.idleRunsInPauses, out.idleRuns);
+    if (out.anchored) return;
+    out.why = !pausesAgree ? fmt::format("its pauses and the GPUs' idle times disagree at the best offset ({} of "
+                                         "{} long pauses idle on the {}, {} of {} idle runs in pauses, "
+                                         "correlation {:.2f})",
+                                         out.pausesIdle, out.pausesChecked, out.signal, out.idleRunsInPauses,
+                                         out.idleRuns, out.correlation)
+              : out.correlation < p.minCorrelation
+                  ? fmt::format("its steps match the {} at no offset (best correlation {:.2f}, {:.2f} needed)",
+                                out.signal, out.correlation, p.minCorrelation)
+                  : fmt::format("its steps match the {} about as well at two offsets (correlation {:.2f} and "
+                                "{:.2f})",
+                                out.signal, out.correlation, out.nextBest);
+}
+
+} // namespace
+
 Expected<Placement> placeOnNode(store::RunDatabase& db, int64_t nodeId, const LogActivity& log,
                                 std::optional<int64_t> priorStartNs, const Parameters& p)
 {
@@ -292,206 +538,21 @@ Expected<Placement> placeOnNode(store::RunDatabase& db, int64_t nodeId, const Lo
         out.why = "the run has no GPU utilization or SM activity recorded to match it against";
         return out;
     }
-
-    // The log's window: its span with idle margins on both sides (training starts from idle and ends in it).
-    const int64_t span = log.toNs - log.fromNs;
-    const int64_t margin = std::max(p.minMarginNs, span / 10);
-    const int64_t bin = p.coarseBinNs;
-    const int64_t lFrom = (log.fromNs - margin) / bin * bin - (log.fromNs - margin < 0 ? bin : 0);
-    const auto lBins = static_cast<size_t>((log.toNs + margin - lFrom) / bin + 1);
-    const int64_t gFrom = gpu.samples.front().first / bin * bin;
-    const auto gBins = static_cast<size_t>((gpu.samples.back().first - gFrom) / bin + 1);
-    if (lBins + gBins > (size_t(1) << 24)) {
-        out.why = "the log or the GPU data is too long to match at a 1 s grid";
+    const CoarseMatch coarse = coarseMatch(gpu, log, p);
+    if (!coarse.why.empty()) {
+        out.why = coarse.why;
         return out;
     }
-    const std::vector<double> g = gridOf(gpu, gFrom, gBins, bin);
-    const std::vector<double> l = logGrid(log, lFrom, lBins, bin);
-    std::vector<double> gv(gBins), g2(gBins), valid(gBins), window(lBins, 1.0);
-    // Start-up and teardown keep GPUs partly busy for a while beyond the first and last logged steps: those spans
-    // say nothing either way.
-    auto guarded = [&](int64_t t) {
-        return (t < log.fromNs && t >= log.fromNs - p.edgeGuardNs) || (t >= log.toNs && t < log.toNs + p.edgeGuardNs);
-    };
-    for (size_t j = 0; j < lBins; ++j)
-        if (guarded(lFrom + static_cast<int64_t>(j) * bin + bin / 2)) window[j] = 0;
-    for (size_t i = 0; i < gBins; ++i) {
-        valid[i] = std::isnan(g[i]) ? 0.0 : 1.0;
-        gv[i] = std::isnan(g[i]) ? 0.0 : g[i];
-        g2[i] = gv[i] * gv[i];
-    }
-    double active = 0;
-    for (double v : l)
-        active += v;
-    const Correlator c(lBins, gBins);
-    const auto fl = c.spectrum(l), fw = c.spectrum(window);
-    const auto fgv = c.spectrum(gv), fg2 = c.spectrum(g2), fv = c.spectrum(valid);
-    const auto slg = c.correlate(fl, fgv), sl = c.correlate(fl, fv), sg = c.correlate(fw, fgv),
-               sg2 = c.correlate(fw, fg2), n = c.correlate(fw, fv);
-    std::vector<double> r(slg.size(), -1);
-    for (size_t i = 0; i < r.size(); ++i) {
-        const Score s = pearson(std::round(n[i]), sl[i], sg[i], sg2[i], slg[i], sl[i], sl[i], active);
-        if (s.coverage >= p.minCoverage) r[i] = s.r;
-    }
-    // start(k) = gFrom - lFrom + k * bin for index i = k + lBins - 1.
-    auto startOf = [&](size_t i) {
-        return gFrom - lFrom + (static_cast<int64_t>(i) - static_cast<int64_t>(lBins - 1)) * bin;
-    };
-    size_t best = 0;
-    for (size_t i = 1; i < r.size(); ++i)
-        if (r[i] > r[best]) best = i;
-    if (r[best] <= -1) {
-        out.why = fmt::format("at no offset does the recorded GPU data cover {:.0f} % of the log's steps",
-                              p.minCoverage * 100);
-        return out;
-    }
-    // The best other local maximum, away from the best one's own peak.
-    const auto peakHalfWidth = static_cast<size_t>(std::max<int64_t>(3, p.fineRangeNs / bin));
-    double nextBest = -1;
-    for (size_t i = 1; i + 1 < r.size(); ++i) {
-        if (r[i] <= -1 || (i + peakHalfWidth >= best && i <= best + peakHalfWidth)) continue;
-        if (r[i] >= r[i - 1] && r[i] >= r[i + 1]) nextBest = std::max(nextBest, r[i]);
-    }
-
-    // Refine on the fine grid around the coarse best, directly.
-    const int64_t fine = p.fineBinNs;
-    const int64_t coarseStart = startOf(best);
-    const int64_t lf = lFrom / fine * fine;
-    const auto lfBins = static_cast<size_t>((log.toNs + margin - lf) / fine + 1);
-    const std::vector<double> lfine = logGrid(log, lf, lfBins, fine);
-    const int64_t gfFrom = (coarseStart + lf - p.fineRangeNs - bin) / fine * fine;
-    const auto gfBins = static_cast<size_t>((lfBins * fine + 2 * p.fineRangeNs + 2 * bin) / fine + 1);
-    const std::vector<double> gfine = gridOf(gpu, gfFrom, gfBins, fine);
-    std::vector<std::pair<int64_t, double>> refined; // (start, r)
-    for (int64_t start = coarseStart - p.fineRangeNs; start <= coarseStart + p.fineRangeNs; start += fine) {
-        double nn = 0, sL = 0, sG = 0, sG2 = 0, sLG = 0;
-        for (size_t j = 0; j < lfBins; ++j) {
-            if (guarded(lf + static_cast<int64_t>(j) * fine + fine / 2)) continue;
-            const int64_t gi = (lf + static_cast<int64_t>(j) * fine + start - gfFrom) / fine;
-            if (gi < 0 || gi >= static_cast<int64_t>(gfBins)) continue;
-            const double gval = gfine[static_cast<size_t>(gi)];
-            if (std::isnan(gval)) continue;
-            nn += 1;
-            sL += lfine[j];
-            sG += gval;
-            sG2 += gval * gval;
-            sLG += lfine[j] * gval;
-        }
-        const Score s = pearson(nn, sL, sG, sG2, sLG, sL, 0, 0);
-        refined.emplace_back(start, s.r);
-    }
-    double bestFine = -1;
-    for (const auto& [start, rr] : refined)
-        bestFine = std::max(bestFine, rr);
-    // Offsets that agree as well as the best (within a hair) are equally likely: the prior chooses among them,
-    // else their middle; the uncertainty covers them and the log's own resolution.
-    constexpr double kTie = 0.002;
-    int64_t lo = std::numeric_limits<int64_t>::max(), hi = std::numeric_limits<int64_t>::min();
-    for (const auto& [start, rr] : refined)
-        if (rr >= bestFine - kTie) {
-            lo = std::min(lo, start);
-            hi = std::max(hi, start);
-        }
-    int64_t chosen = lo + (hi - lo) / 2;
-    if (priorStartNs) {
-        int64_t bestDist = std::numeric_limits<int64_t>::max();
-        for (const auto& [start, rr] : refined)
-            if (rr >= bestFine - kTie && std::llabs(start - *priorStartNs) < bestDist) {
-                bestDist = std::llabs(start - *priorStartNs);
-                chosen = start;
-            }
-    }
-    out.startNs = chosen;
+    const FineMatch fine = refineMatch(gpu, log, p, coarse, priorStartNs);
+    out.startNs = fine.chosen;
     // The spread of equally good offsets, plus how finely either side gives its times.
-    out.uncertaintyNs = (hi - lo) / 2 + std::max({log.resolutionNs / 2, gpu.intervalNs / 2, fine});
-
-    // What the log calls a pause must be idle on the GPUs: the mean activity inside each pause long enough to be
-    // seen at the metric resolution, against the mean over the log's active time.
-    auto meanOver = [&](int64_t from, int64_t to) -> std::optional<double> {
-        auto it = std::lower_bound(gpu.samples.begin(), gpu.samples.end(), std::make_pair(from, -1.0));
-        double sum = 0;
-        int count = 0;
-        for (; it != gpu.samples.end() && it->first < to; ++it) {
-            sum += it->second;
-            ++count;
-        }
-        if (count == 0) return std::nullopt;
-        return sum / count;
-    };
-    double activeSum = 0, activeNs = 0;
-    for (const auto& [a, b] : log.active)
-        if (auto m = meanOver(chosen + a, chosen + b)) {
-            activeSum += *m * static_cast<double>(b - a);
-            activeNs += static_cast<double>(b - a);
-        }
-    const double activeMean = activeNs > 0 ? activeSum / activeNs : 0;
-    const int64_t edge = gpu.intervalNs / 2 + log.resolutionNs / 2;
-    const int64_t minPause = std::max<int64_t>(p.minCheckedPauseNs, gpu.intervalNs) + 2 * edge;
-    for (size_t i = 1; i < log.active.size(); ++i) {
-        const int64_t a = log.active[i - 1].second, b = log.active[i].first;
-        if (b - a < minPause) continue;
-        const auto m = meanOver(chosen + a + edge, chosen + b - edge);
-        if (!m) continue;
-        ++out.pausesChecked;
-        if (*m <= p.pauseIdleRatio * activeMean) ++out.pausesIdle;
-    }
-    // And the other way round: the GPUs' idle runs inside the log's span (long enough to be more than a slow step)
-    // must fall on the log's pauses.
-    {
-        std::vector<std::pair<int64_t, int64_t>> pauses; // absolute
-        for (size_t i = 1; i < log.active.size(); ++i)
-            pauses.emplace_back(chosen + log.active[i - 1].second, chosen + log.active[i].first);
-        const int64_t from = chosen + log.fromNs + p.edgeGuardNs, to = chosen + log.toNs - p.edgeGuardNs;
-        auto flush = [&](int64_t a, int64_t b) {
-            if (b - a < std::max(p.minIdleRunNs, 2 * gpu.intervalNs) || a < from || b > to) return;
-            ++out.idleRuns;
-            const int64_t slack = edge + gpu.intervalNs;
-            for (const auto& [pa, pb] : pauses)
-                if (pa < b + slack && pb > a - slack) {
-                    ++out.idleRunsInPauses;
-                    return;
-                }
-        };
-        std::optional<int64_t> runStart;
-        int64_t lastIdle = 0;
-        for (const auto& [t, v] : gpu.samples) {
-            if (v < 0.5) {
-                if (!runStart) runStart = t;
-                lastIdle = t;
-            } else if (runStart) {
-                flush(*runStart, lastIdle + gpu.intervalNs);
-                runStart.reset();
-            }
-        }
-        if (runStart) flush(*runStart, lastIdle + gpu.intervalNs);
-    }
-    const bool pausesAgree =
-        (out.pausesChecked == 0 ||
-         static_cast<double>(out.pausesIdle) >= p.minPauseAgreement * static_cast<double>(out.pausesChecked)) &&
-        (out.idleRuns == 0 ||
-         static_cast<double>(out.idleRunsInPauses) >= p.minPauseAgreement * static_cast<double>(out.idleRuns));
-    out.correlation = std::max(bestFine, r[best]);
-    out.nextBest = nextBest;
-    out.coverage = sl[best] / std::max(active, 1.0);
-    const bool clear = nextBest < out.correlation - p.minMargin;
-    out.anchored = out.correlation >= p.minCorrelation && clear && pausesAgree;
-    out.method =
-        fmt::format("matched its steps and {} pause{} against the {} (correlation {:.2f}, best other "
-                    "offset {:.2f}; {} of {} long pauses idle on the GPUs, {} of {} idle runs in pauses)",
-                    log.pauses, log.pauses == 1 ? "" : "s", gpu.signal, out.correlation, std::max(nextBest, 0.0),
-                    out.pausesIdle, out.pausesChecked, out.idleRunsInPauses, out.idleRuns);
-    if (!out.anchored)
-        out.why = !pausesAgree ? fmt::format("its pauses and the GPUs' idle times disagree at the best offset ({} of "
-                                             "{} long pauses idle on the {}, {} of {} idle runs in pauses, "
-                                             "correlation {:.2f})",
-                                             out.pausesIdle, out.pausesChecked, gpu.signal, out.idleRunsInPauses,
-                                             out.idleRuns, out.correlation)
-                  : out.correlation < p.minCorrelation
-                      ? fmt::format("its steps match the {} at no offset (best correlation {:.2f}, {:.2f} needed)",
-                                    gpu.signal, out.correlation, p.minCorrelation)
-                      : fmt::format("its steps match the {} about as well at two offsets (correlation {:.2f} and "
-                                    "{:.2f})",
-                                    gpu.signal, out.correlation, nextBest);
+    out.uncertaintyNs = (fine.hi - fine.lo) / 2 + std::max({log.resolutionNs / 2, gpu.intervalNs / 2, p.fineBinNs});
+    checkPausesIdle(gpu, log, p, out);
+    checkIdleRunsInPauses(gpu, log, p, out);
+    out.correlation = std::max(fine.best, coarse.r[coarse.best]);
+    out.nextBest = coarse.nextBest;
+    out.coverage = coarse.sl[coarse.best] / std::max(coarse.active, 1.0);
+    decide(log, p, out);
     return out;
 }
 

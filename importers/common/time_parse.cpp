@@ -35,12 +35,10 @@ std::optional<int> parseOffset(std::string_view s)
     const int sign = s[0] == '-' ? -1 : 1;
     s.remove_prefix(1);
     int64_t h = 0, m = 0;
-    if (s.size() == 5 && s[2] == ':' && digits(s, 0, 2, h) && digits(s, 3, 2, m)) {
-    } else if (s.size() == 4 && digits(s, 0, 2, h) && digits(s, 2, 2, m)) {
-    } else if ((s.size() == 1 || s.size() == 2) && digits(s, 0, s.size(), h)) {
-    } else {
-        return std::nullopt;
-    }
+    const bool hhColonMm = s.size() == 5 && s[2] == ':' && digits(s, 0, 2, h) && digits(s, 3, 2, m);
+    const bool hhmm = !hhColonMm && s.size() == 4 && digits(s, 0, 2, h) && digits(s, 2, 2, m);
+    const bool hh = !hhColonMm && !hhmm && (s.size() == 1 || s.size() == 2) && digits(s, 0, s.size(), h);
+    if (!hhColonMm && !hhmm && !hh) return std::nullopt;
     if (h > 14 || m > 59) return std::nullopt;
     return sign * static_cast<int>(h * 3600 + m * 60);
 }
@@ -106,7 +104,7 @@ Expected<TimeZoneResolver> TimeZoneResolver::fromSpec(const std::string& spec)
         if (r.m_id.empty()) r.m_id = "UTC";
         r.m_description = fmt::format("{} (this machine's zone; set another with --tz)", r.m_id);
     } else if (auto offset = parseOffset(spec)) {
-        r.m_fixedOffsetS = *offset;
+        r.m_fixedOffsetS = offset;
         r.m_id = *offset == 0 ? std::string("UTC")
                               : fmt::format("UTC{}{:02}:{:02}", *offset < 0 ? '-' : '+', std::abs(*offset) / 3600,
                                             std::abs(*offset) % 3600 / 60);

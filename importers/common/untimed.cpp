@@ -9,6 +9,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fmt/format.h>
+#include <memory>
 
 namespace runlens::importers {
 namespace {
@@ -93,18 +94,18 @@ Expected<std::unique_ptr<SecondReading>> openSecondReading(const ImportContext& 
     r->input = std::move(in);
     r->lines = std::make_unique<LineReader>(*r->input);
     r->cancelOnly.cancel = ctx.progress ? ctx.progress->cancel : nullptr;
-    r->context.reset(new ImportContext{*r->lines,
-                                       ctx.writer,
-                                       r->scratch,
-                                       ctx.options,
-                                       ctx.nodeId,
-                                       ctx.nodeName,
-                                       &r->cancelOnly,
-                                       0,
-                                       {},
-                                       ctx.path,
-                                       ctx.keptHostLabel,
-                                       {}});
+    r->context = std::make_unique<ImportContext>(ImportContext{*r->lines,
+                                                               ctx.writer,
+                                                               r->scratch,
+                                                               ctx.options,
+                                                               ctx.nodeId,
+                                                               ctx.nodeName,
+                                                               &r->cancelOnly,
+                                                               0,
+                                                               {},
+                                                               ctx.path,
+                                                               ctx.keptHostLabel,
+                                                               {}});
     return r;
 }
 

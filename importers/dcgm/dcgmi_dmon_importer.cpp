@@ -206,7 +206,7 @@ Status Parser::value(size_t slot, size_t col, int64_t column, std::string_view v
     } else if (*d >= kFp64Blank && *d < kFp64Blank + 4) { // DCGM_FP64_BLANK and its +1..+3
         report(diag::kSentinelValue, column, fmt::format("{} for \"{}\" is a DCGM blank value", clip(v), c.tag));
     } else {
-        x = *d;
+        x = d;
     }
     if (x && c.counter) { // a counter's first sample gives no rate
         auto rate = m_counters[slot][col].add(ts, *x);

@@ -388,7 +388,7 @@ Status GenericParser::record(Record& r)
                                      clip(r.metric)));
         return okStatus();
     }
-    m_prevTs = *ts;
+    m_prevTs = ts;
     const std::string_view v = trim(r.value);
     auto n = r.valueIsNull ? std::nullopt : parseNumber(v);
     if (!n) {

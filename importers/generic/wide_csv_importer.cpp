@@ -107,7 +107,7 @@ private:
     {
         SourceLocation where = m_ctx.lines.location(column);
         if (line > 0) where.line = line;
-        m_ctx.diagnostics.report(kind, std::move(where), std::move(message));
+        m_ctx.diagnostics.report(kind, std::move(where), message);
     }
 
     ImportContext& m_ctx;
@@ -197,7 +197,7 @@ Expected<int64_t> Parser::estimateStart()
         if (!std::exchange(header, false)) {
             csv.split(text, fields);
             if (fields.size() == m_columns.size())
-                if (auto n = parseNumber(fields[static_cast<size_t>(m_tsColumn)]); n && std::isfinite(*n)) last = *n;
+                if (auto n = parseNumber(fields[static_cast<size_t>(m_tsColumn)]); n && std::isfinite(*n)) last = n;
         }
         pending.clear();
     }
@@ -359,7 +359,7 @@ Status Parser::row(std::string_view line)
                fmt::format("time {} is earlier than the previous row; row dropped", clip(tv)));
         return okStatus();
     }
-    m_prevTs = *ts;
+    m_prevTs = ts;
     for (size_t i = 0; i < m_columns.size(); ++i)
         if (Status s = value(m_columns[i], m_fields[i], *ts, static_cast<int64_t>(i + 1)); !s) return s;
     return okStatus();

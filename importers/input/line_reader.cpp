@@ -44,7 +44,7 @@ Expected<bool> LineReader::next(Line& line)
         }
         const size_t room = m_max + 1 > m_carry.size() ? m_max + 1 - m_carry.size() : 0;
         if (take > room) tooLong = true;
-        m_carry.append(m_block.data(), std::min(take, room));
+        m_carry.append(m_block.substr(0, std::min(take, room)));
         m_nextOffset += static_cast<int64_t>(take + (nl ? 1 : 0));
         m_block.remove_prefix(nl ? take + 1 : take);
         if (nl) {

@@ -213,9 +213,9 @@ std::optional<int64_t> Parser::rowTime(int64_t gpu)
         day = *days;
     } else {
         if (m_prevTimeOfDay && *tod < *m_prevTimeOfDay - kDay / 2) ++m_dayOffset; // midnight
-        m_prevTimeOfDay = *tod;
+        m_prevTimeOfDay = tod;
         midnights = m_dayOffset;
-        lastTimeOfDay = *tod;
+        lastTimeOfDay = tod;
         if (!firstDay) {
             report(diag::kBadTimestamp, 0, "a row without Date after rows with one; set date=; row dropped");
             return std::nullopt;
@@ -296,7 +296,7 @@ Status Parser::row(std::string_view line)
         return okStatus();
     }
     m_lastTs[slot] = *ts;
-    m_prevTs = *ts;
+    m_prevTs = ts;
     for (size_t i = 0; i < m_columns.size(); ++i)
         if (!m_columns[i].metric.empty())
             if (Status s = value(slot, i, m_fields[i], *ts); !s) return s;

@@ -102,7 +102,7 @@ private:
     {
         SourceLocation where = m_ctx.lines.location(column);
         if (m_rowLine > 0) where.line = m_rowLine;
-        m_ctx.diagnostics.report(kind, std::move(where), std::move(message));
+        m_ctx.diagnostics.report(kind, std::move(where), message);
     }
     bool startsWithTimestamp(std::string_view line) const;
 
@@ -384,7 +384,7 @@ Status Parser::row(std::string_view line)
         return okStatus();
     }
     m_lastTs[slot] = *ts;
-    m_prevTs = *ts;
+    m_prevTs = ts;
     for (size_t i = 0; i < m_columns.size(); ++i) {
         Column& c = m_columns[i];
         if (c.role == Role::Timestamp || c.role == Role::Index) continue;

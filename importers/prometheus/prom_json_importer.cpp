@@ -78,7 +78,7 @@ bool quickPair(const char* p, const char* end, std::string_view& time, std::stri
 struct Item
 {
     od::value v;
-    od::json_type type{};
+    od::json_type type = od::json_type::null; // until inspect() reads it
     std::string_view token;
 };
 
@@ -89,6 +89,8 @@ public:
     {
         if (auto it = ctx.options.extra.find("name"); it != ctx.options.extra.end()) m_name = it->second;
     }
+    Parser(const Parser&) = delete; // m_parse refers to this object
+    Parser& operator=(const Parser&) = delete;
     Status run();
 
 private:
@@ -116,7 +118,9 @@ private:
         if (!s) return s;
         for (auto element : a) {
             Item item;
-            if ((s = check(element.get(item.v), {})) && (s = inspect(item))) s = f(item);
+            s = check(element.get(item.v), {});
+            if (s) s = inspect(item);
+            if (s) s = f(item);
             if (!s) break;
         }
         return s;
@@ -127,9 +131,10 @@ private:
         for (auto field : object) {
             std::string_view key;
             Item item;
-            if ((s = check(field.unescaped_key().get(key), {})) && (s = check(field.value().get(item.v), {})) &&
-                (s = inspect(item)))
-                s = f(key, item);
+            s = check(field.unescaped_key().get(key), {});
+            if (s) s = check(field.value().get(item.v), {});
+            if (s) s = inspect(item);
+            if (s) s = f(key, item);
             if (!s) break;
         }
         return s;
@@ -146,11 +151,11 @@ private:
     Status jsonError(sj::error_code e, const char* at);
     void report(const store::DiagnosticKind& kind, std::string_view at, const std::string& message)
     {
-        m_ctx.diagnostics.report(kind, where(at.data()), std::move(message));
+        m_ctx.diagnostics.report(kind, where(at.data()), message);
     }
-    Status skip(const store::DiagnosticKind& kind, std::string_view at, std::string message) // reported, read on
+    Status skip(const store::DiagnosticKind& kind, std::string_view at, const std::string& message) // reported, read on
     {
-        report(kind, at, std::move(message));
+        report(kind, at, message);
         return okStatus();
     }
     SourceLocation where(const char* p);
@@ -212,7 +217,8 @@ Status Parser::run()
     RUNLENS_TRY(readAll());
     std::string_view text = m_buf;
     if (text.substr(0, 3) == "\xEF\xBB\xBF") text.remove_prefix(3);
-    if ((text = trim(text)).empty()) return fail(text, "empty file: no JSON");
+    text = trim(text);
+    if (text.empty()) return fail(text, "empty file: no JSON");
     // One document (a response or an array of them), or JSON lines: a first line that is a whole object.
     const std::string_view first = trim(text.substr(0, text.find('\n')));
     const bool lines = first.size() < text.size() && first.front() == '{' && first.back() == '}';

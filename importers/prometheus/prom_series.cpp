@@ -256,7 +256,7 @@ Status PromSeriesRouter::add(std::string_view key, const std::function<PromSerie
 
 void PromSeriesRouter::report(const store::DiagnosticKind& kind, const std::string& message)
 {
-    m_ctx.diagnostics.report(kind, m_where ? m_where() : m_ctx.lines.location(), std::move(message));
+    m_ctx.diagnostics.report(kind, m_where ? m_where() : m_ctx.lines.location(), message);
 }
 
 // Series that differ only in labels a canonical series does not keep (a pod name, say) feed one sink: a

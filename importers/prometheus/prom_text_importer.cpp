@@ -115,7 +115,8 @@ size_t scanLabels(std::string_view s, size_t i, std::vector<RawLabel>* out, std:
         if (s[i] == '}') return i + 1;
         const size_t nameStart = i;
         if (s[i] == '"') {
-            if ((i = skipQuoted(s, i)) == npos) return fail(nameStart, "unterminated quoted name");
+            i = skipQuoted(s, i);
+            if (i == npos) return fail(nameStart, "unterminated quoted name");
         } else if (charClass(s[i]) == kStart) {
             i = skipName(s, i);
         } else {
@@ -127,7 +128,8 @@ size_t scanLabels(std::string_view s, size_t i, std::vector<RawLabel>* out, std:
             i = skip(s, i + 1, kBlank);
             if (i >= s.size() || s[i] != '"') return fail(i, "expected a quoted label value");
             const size_t valueStart = i;
-            if ((i = skipQuoted(s, i)) == npos) return fail(valueStart, "unterminated label value");
+            i = skipQuoted(s, i);
+            if (i == npos) return fail(valueStart, "unterminated label value");
             if (out) out->push_back({name, s.substr(valueStart, i - valueStart)});
         } else if (name.front() == '"' && quotedName && nameStart == firstItem) {
             *quotedName = name; // the first item of `{"name", ...}`
@@ -157,7 +159,8 @@ bool parseSampleLine(std::string_view line, SampleLine& out, Problem& problem)
     if (i > 0 && charClass(line[0]) != kStart) return problem = {0, "a metric name cannot start with a digit"}, false;
     if (i < line.size() && line[i] == '{') {
         std::string_view quoted;
-        if ((i = scanLabels(line, i, nullptr, out.name.empty() ? &quoted : nullptr, &problem)) == npos) return false;
+        i = scanLabels(line, i, nullptr, out.name.empty() ? &quoted : nullptr, &problem);
+        if (i == npos) return false;
         if (out.name.empty()) out.name = quoted;
     }
     if (out.name.empty()) return problem = {0, "expected a metric name"}, false;

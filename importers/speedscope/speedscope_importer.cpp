@@ -88,7 +88,7 @@ public:
 private:
     void report(const store::DiagnosticKind& kind, const std::string& message)
     {
-        m_ctx.diagnostics.report(kind, {m_ctx.lines.input().displayName()}, std::move(message));
+        m_ctx.diagnostics.report(kind, {m_ctx.lines.input().displayName()}, message);
     }
     Expected<int64_t> frameId(size_t index);
     Expected<int64_t> callsite(int64_t parent, size_t frameIndex);
@@ -299,12 +299,12 @@ Status Reader::evented(dom::object profile)
                                m_profileName, i, frame));
             continue;
         }
-        if (!first) first = *at;
+        if (!first) first = at;
         if (last && *at > *last && !stack.empty()) {
             ++m_ctx.rowsRead;
             RUNLENS_TRY(emit(stack, tsAt(*last - *first), *at - *last));
         }
-        last = *at;
+        last = at;
         if (type == "O")
             stack.push_back(frame);
         else

@@ -31,10 +31,10 @@ constexpr int64_t kCheckpointEvery = 16384;
 void adviseHugePages(const char* data, size_t size)
 {
 #if defined(__linux__) && defined(MADV_HUGEPAGE)
-    constexpr uintptr_t kHuge = uintptr_t{2} << 20;
-    const uintptr_t begin = (reinterpret_cast<uintptr_t>(data) + kHuge - 1) & ~(kHuge - 1);
-    const uintptr_t end = (reinterpret_cast<uintptr_t>(data) + size) & ~(kHuge - 1);
-    if (end > begin) madvise(reinterpret_cast<void*>(begin), end - begin, MADV_HUGEPAGE);
+    constexpr size_t kHuge = size_t{2} << 20;
+    const size_t skip = (kHuge - reinterpret_cast<uintptr_t>(data) % kHuge) % kHuge; // to the first whole page
+    const size_t whole = size > skip ? (size - skip) & ~(kHuge - 1) : 0;
+    if (whole > 0) madvise(const_cast<char*>(data + skip), whole, MADV_HUGEPAGE);
 #else
     (void)data;
     (void)size;

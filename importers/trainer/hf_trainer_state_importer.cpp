@@ -108,7 +108,7 @@ private:
     void report(const store::DiagnosticKind& kind, size_t entry, const std::string& message)
     {
         const int64_t line = entry < m_lines.size() ? m_lines[entry] : 0;
-        m_ctx.diagnostics.report(kind, trainer::locationOf(m_ctx, line), std::move(message));
+        m_ctx.diagnostics.report(kind, trainer::locationOf(m_ctx, line), message);
     }
     std::optional<double> number(dom::object& obj, std::string_view key, size_t entry, StepRecord& r);
 
@@ -181,7 +181,7 @@ Status Reader::run(dom::element root)
         r.gradNorm = number(obj, "grad_norm", index, r);
         r.evalLoss = number(obj, "eval_loss", index, r);
         if (auto t = number(obj, "train_runtime", index, r); t && *t > 0) {
-            runtimeS = *t;
+            runtimeS = t;
             runtimeStep = step;
         } else if (t) {
             report(diag::kBadNumber, index,

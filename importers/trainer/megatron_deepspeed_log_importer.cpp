@@ -335,8 +335,8 @@ void Parser::pipeline(std::string_view s, size_t at, StepRecord& r)
                      s.substr(start, end == std::string_view::npos ? std::string_view::npos : end - start), start, r);
     };
     if (!r.loss) r.loss = field("loss:");
-    if (auto t = field("iter time (s):"); t && !r.stepTimeS) r.stepTimeS = *t;
-    if (auto v = field("samples/sec:"); v && !r.samplesPerS) r.samplesPerS = *v;
+    if (auto t = field("iter time (s):"); t && !r.stepTimeS) r.stepTimeS = t;
+    if (auto v = field("samples/sec:"); v && !r.samplesPerS) r.samplesPerS = v;
 }
 
 Status Parser::line(std::string_view text, int64_t number)

@@ -108,10 +108,10 @@ std::optional<int64_t> stepsSincePrevious(const std::vector<StepRecord>& records
     for (size_t j = i + 1; j < records.size(); ++j)
         if (records[j].step && *records[j].step > *records[i].step) {
             const int64_t next = *records[j].step - *records[i].step;
-            if (*records[i].step <= next) return *records[i].step;
+            if (*records[i].step <= next) return records[i].step;
             return std::nullopt;
         }
-    return *records[i].step; // the only step of the file
+    return records[i].step; // the only step of the file
 }
 
 int64_t deriveStepTimes(std::vector<StepRecord>& records)
@@ -214,7 +214,7 @@ Status anchorRelative(ImportContext& ctx, TimeZoneResolver& tz, std::vector<Step
     auto shift = [&](int64_t startNs) {
         std::erase_if(records, [&](StepRecord& r) {
             if (const auto t = store::checkedAdd(*r.tsNs, startNs)) {
-                r.tsNs = *t;
+                r.tsNs = t;
                 return false;
             }
             ctx.diagnostics.report(diag::kBadTimestamp, locationOf(ctx, r.line),
@@ -226,7 +226,7 @@ Status anchorRelative(ImportContext& ctx, TimeZoneResolver& tz, std::vector<Step
     if (records.empty()) return okStatus();
     if (placement->startNs) {
         shift(*placement->startNs);
-        ctx.anchor = {"option", *placement->startNs, 0, fmt::format("start={}", ctx.options.extra.at("start"))};
+        ctx.anchor = {"option", placement->startNs, 0, fmt::format("start={}", ctx.options.extra.at("start"))};
         ctx.notes.push_back(fmt::format("no wall-clock time in the file: placed at start={} ({})",
                                         ctx.options.extra.at("start"), untimed::utcText(*placement->startNs)));
         return okStatus();

@@ -78,6 +78,63 @@ FlamePanel::FlamePanel(QWidget* parent)
       m_functions(new QTableWidget), m_stack(new QStackedWidget), m_pool(std::make_unique<QThreadPool>())
 {
     m_pool->setMaxThreadCount(1);
+    QToolBar* bar = buildToolBar();
+    QWidget* sandwichPage = buildSandwichPage();
+    m_stack->addWidget(scrolled(m_graph));
+    m_stack->addWidget(sandwichPage);
+    m_stack->setMinimumHeight(kMinGraphHeight); // a short dock scrolls the graph rather than growing the window
+    m_captionLabel = new QLabel;
+    m_captionLabel->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);
+    m_message = new QLabel;
+    m_message->setStyleSheet(QStringLiteral("color: #a05000"));
+    auto* status = new QHBoxLayout;
+    status->setContentsMargins(6, 0, 6, 2);
+    status->addWidget(m_captionLabel, 1);
+    status->addWidget(m_message);
+
+    auto* layout = new QVBoxLayout(this);
+    layout->setContentsMargins(0, 0, 0, 0);
+    layout->setSpacing(0);
+    layout->addWidget(bar);
+    layout->addWidget(m_stack, 1);
+    layout->addLayout(status);
+
+    connect(m_graph, &FlameGraphWidget::focusChanged, this,
+            [this](int32_t, const QStringList& path) { updateBreadcrumb(path); });
+    connect(m_graph, &FlameGraphWidget::focusLost, this, &FlamePanel::setMessage);
+    connect(m_graph, &FlameGraphWidget::layoutFailed, this, &FlamePanel::setMessage);
+    connect(m_graph, &FlameGraphWidget::searchChanged, this, [this](double share, int matches, const QString& error) {
+        if (!error.isEmpty())
+            m_matched->setText(tr("bad pattern"));
+        else if (m_search->text().isEmpty())
+            m_matched->clear();
+        else
+            m_matched->setText(tr("%1 % (%2)").arg(100.0 * share, 0, 'f', 1).arg(matches)); // short: the bar is narrow
+        m_matched->setToolTip(!error.isEmpty() ? error
+                              : m_search->text().isEmpty()
+                                  ? QString()
+                                  : tr("The matches hold %1 % of all samples (nested matches counted once); %2 "
+                                       "blocks match")
+                                        .arg(100.0 * share, 0, 'f', 1)
+                                        .arg(matches));
+    });
+    connect(m_graph, &FlameGraphWidget::findRequested, this, [this] {
+        m_search->setFocus(Qt::ShortcutFocusReason);
+        m_search->selectAll();
+    });
+    connect(m_graph, &FlameGraphWidget::searchForRequested, this, [this](const QString& name) {
+        m_regex->setChecked(true);
+        m_search->setText(QLatin1Char('^') + QRegularExpression::escape(name) + QLatin1Char('$'));
+        applySearch();
+    });
+    connect(m_graph, &FlameGraphWidget::sandwichRequested, this, &FlamePanel::showSandwich);
+    updateBreadcrumb({});
+}
+
+// The tool bar: focus history, breadcrumb, search, colours, orientation, compare and export; what does not fit a
+// narrow dock goes into its "»" menu instead of widening the window.
+QToolBar* FlamePanel::buildToolBar()
+{
     m_back = toolButton(QStringLiteral("◀"), tr("Back in the focus history (Backspace, Alt+Left)"));
     m_forward = toolButton(QStringLiteral("▶"), tr("Forward in the focus history (Alt+Right)"));
     m_reset = toolButton(tr("Reset"), tr("Show the whole tree (Esc)"));
@@ -114,7 +171,6 @@ FlamePanel::FlamePanel(QWidget* parent)
     m_diff->setEnabled(false);
     m_diff->setToolTip(tr("Red: grew from A to this selection (B), blue: shrank, as shares of each side's total"));
 
-    // A tool bar: what does not fit a narrow dock goes into its "»" menu instead of widening the window.
     auto* bar = new QToolBar;
     bar->setObjectName(QStringLiteral("flameToolBar"));
     bar->setContentsMargins(2, 0, 2, 0);
@@ -126,8 +182,45 @@ FlamePanel::FlamePanel(QWidget* parent)
           static_cast<QWidget*>(m_diff), static_cast<QWidget*>(exportButton)})
         bar->addWidget(w);
 
-    // Sandwich: callers above the function (drawn root-down so the function sits at the bottom), callees below,
-    // and every function by self / total on the right.
+    connect(m_back, &QToolButton::clicked, m_graph, &FlameGraphWidget::back);
+    connect(m_forward, &QToolButton::clicked, m_graph, &FlameGraphWidget::forward);
+    connect(m_reset, &QToolButton::clicked, m_graph, &FlameGraphWidget::resetFocus);
+    connect(m_breadcrumb, &QLabel::linkActivated, this, [this](const QString& link) {
+        // "#k": the k-th step of the path (0: the root).
+        const int depth = link.mid(1).toInt();
+        int32_t node = m_graph->focus();
+        if (!m_graph->tree()) return;
+        while (node > 0 && m_graph->tree()->node(node).depth > depth)
+            node = m_graph->tree()->node(node).parent;
+        m_graph->focusNode(std::max(node, 0));
+    });
+    auto* searchTimer = new QTimer(this);
+    searchTimer->setSingleShot(true);
+    searchTimer->setInterval(120);
+    connect(searchTimer, &QTimer::timeout, this, &FlamePanel::applySearch);
+    connect(m_search, &QLineEdit::textChanged, searchTimer, qOverload<>(&QTimer::start));
+    connect(m_search, &QLineEdit::returnPressed, m_graph, &FlameGraphWidget::nextMatch);
+    connect(m_regex, &QCheckBox::toggled, this, &FlamePanel::applySearch);
+    connect(next, &QToolButton::clicked, m_graph, &FlameGraphWidget::nextMatch);
+    connect(prev, &QToolButton::clicked, m_graph, &FlameGraphWidget::previousMatch);
+    connect(m_colors, qOverload<int>(&QComboBox::currentIndexChanged), this, [this](int i) {
+        const auto c = i == 1 ? FlameColors::Package : FlameColors::Phase;
+        for (auto* g : {m_graph, m_callers, m_callees})
+            g->setColors(c);
+    });
+    connect(m_flip, &QToolButton::toggled, this, [this](bool flame) { m_graph->setIcicle(!flame); });
+    connect(m_diff, &QCheckBox::toggled, this, [this] {
+        showCurrent();
+        updateCaption();
+    });
+    connect(exportButton, &QToolButton::clicked, this, &FlamePanel::chooseExport);
+    return bar;
+}
+
+// Sandwich: callers above the function (drawn root-down so the function sits at the bottom), callees below, and
+// every function by self / total on the right.
+QWidget* FlamePanel::buildSandwichPage()
+{
     m_callers->setIcicle(false);
     m_sandwichTitle = new QLabel;
     auto* backToGraph = toolButton(tr("◀ Flame graph"), tr("Back to the flame graph"));
@@ -163,87 +256,7 @@ FlamePanel::FlamePanel(QWidget* parent)
     sl->addLayout(sandwichBar);
     sl->addWidget(sides, 1);
 
-    m_stack->addWidget(scrolled(m_graph));
-    m_stack->addWidget(sandwichPage);
-    m_stack->setMinimumHeight(kMinGraphHeight); // a short dock scrolls the graph rather than growing the window
-    m_captionLabel = new QLabel;
-    m_captionLabel->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);
-    m_message = new QLabel;
-    m_message->setStyleSheet(QStringLiteral("color: #a05000"));
-    auto* status = new QHBoxLayout;
-    status->setContentsMargins(6, 0, 6, 2);
-    status->addWidget(m_captionLabel, 1);
-    status->addWidget(m_message);
-
-    auto* layout = new QVBoxLayout(this);
-    layout->setContentsMargins(0, 0, 0, 0);
-    layout->setSpacing(0);
-    layout->addWidget(bar);
-    layout->addWidget(m_stack, 1);
-    layout->addLayout(status);
-
-    connect(m_back, &QToolButton::clicked, m_graph, &FlameGraphWidget::back);
-    connect(m_forward, &QToolButton::clicked, m_graph, &FlameGraphWidget::forward);
-    connect(m_reset, &QToolButton::clicked, m_graph, &FlameGraphWidget::resetFocus);
-    connect(m_graph, &FlameGraphWidget::focusChanged, this,
-            [this](int32_t, const QStringList& path) { updateBreadcrumb(path); });
-    connect(m_graph, &FlameGraphWidget::focusLost, this, &FlamePanel::setMessage);
-    connect(m_graph, &FlameGraphWidget::layoutFailed, this, &FlamePanel::setMessage);
-    connect(m_breadcrumb, &QLabel::linkActivated, this, [this](const QString& link) {
-        // "#k": the k-th step of the path (0: the root).
-        const int depth = link.mid(1).toInt();
-        int32_t node = m_graph->focus();
-        if (!m_graph->tree()) return;
-        while (node > 0 && m_graph->tree()->node(node).depth > depth)
-            node = m_graph->tree()->node(node).parent;
-        m_graph->focusNode(std::max(node, 0));
-    });
-    auto* searchTimer = new QTimer(this);
-    searchTimer->setSingleShot(true);
-    searchTimer->setInterval(120);
-    connect(searchTimer, &QTimer::timeout, this, &FlamePanel::applySearch);
-    connect(m_search, &QLineEdit::textChanged, searchTimer, qOverload<>(&QTimer::start));
-    connect(m_search, &QLineEdit::returnPressed, m_graph, &FlameGraphWidget::nextMatch);
-    connect(m_regex, &QCheckBox::toggled, this, &FlamePanel::applySearch);
-    connect(next, &QToolButton::clicked, m_graph, &FlameGraphWidget::nextMatch);
-    connect(prev, &QToolButton::clicked, m_graph, &FlameGraphWidget::previousMatch);
-    connect(m_graph, &FlameGraphWidget::searchChanged, this, [this](double share, int matches, const QString& error) {
-        if (!error.isEmpty())
-            m_matched->setText(tr("bad pattern"));
-        else if (m_search->text().isEmpty())
-            m_matched->clear();
-        else
-            m_matched->setText(tr("%1 % (%2)").arg(100.0 * share, 0, 'f', 1).arg(matches)); // short: the bar is narrow
-        m_matched->setToolTip(!error.isEmpty() ? error
-                              : m_search->text().isEmpty()
-                                  ? QString()
-                                  : tr("The matches hold %1 % of all samples (nested matches counted once); %2 "
-                                       "blocks match")
-                                        .arg(100.0 * share, 0, 'f', 1)
-                                        .arg(matches));
-    });
-    connect(m_graph, &FlameGraphWidget::findRequested, this, [this] {
-        m_search->setFocus(Qt::ShortcutFocusReason);
-        m_search->selectAll();
-    });
-    connect(m_graph, &FlameGraphWidget::searchForRequested, this, [this](const QString& name) {
-        m_regex->setChecked(true);
-        m_search->setText(QLatin1Char('^') + QRegularExpression::escape(name) + QLatin1Char('$'));
-        applySearch();
-    });
-    connect(m_graph, &FlameGraphWidget::sandwichRequested, this, &FlamePanel::showSandwich);
-    connect(m_colors, qOverload<int>(&QComboBox::currentIndexChanged), this, [this](int i) {
-        const auto c = i == 1 ? FlameColors::Package : FlameColors::Phase;
-        for (auto* g : {m_graph, m_callers, m_callees})
-            g->setColors(c);
-    });
-    connect(m_flip, &QToolButton::toggled, this, [this](bool flame) { m_graph->setIcicle(!flame); });
     connect(backToGraph, &QToolButton::clicked, this, &FlamePanel::showGraph);
-    connect(m_diff, &QCheckBox::toggled, this, [this] {
-        showCurrent();
-        updateCaption();
-    });
-    connect(exportButton, &QToolButton::clicked, this, &FlamePanel::chooseExport);
     connect(m_functions, &QTableWidget::cellDoubleClicked, this, [this](int row, int) {
         if (!m_tree || row < 0 || row >= static_cast<int>(m_totals.size())) return;
         const auto& f = m_totals[static_cast<size_t>(row)];
@@ -253,7 +266,7 @@ FlamePanel::FlamePanel(QWidget* parent)
                 return;
             }
     });
-    updateBreadcrumb({});
+    return sandwichPage;
 }
 
 FlamePanel::~FlamePanel()

@@ -18,6 +18,7 @@ class QComboBox;
 class QLabel;
 class QLineEdit;
 class QSplitter;
+class QToolBar;
 class QStackedWidget;
 class QTableWidget;
 class QThreadPool;
@@ -67,6 +68,8 @@ public:
     bool exportTo(const QString& path); // .png, .svg or .pdf (one page the size of the drawing)
 
 private:
+    QToolBar* buildToolBar();
+    QWidget* buildSandwichPage();
     void updateCaption();
     void updateBreadcrumb(const QStringList& path);
     void showCurrent(); // the plain tree, or its diff against the baseline
