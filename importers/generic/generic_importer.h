@@ -1,6 +1,7 @@
 #pragma once
 
-// Generic long metrics: one value per record, for any source RunLens has no importer of its own for.
+// Generic long metrics: one value per record, for any source RunLens has no importer of its own for
+// (docs/formats.md §19).
 // Format id "metrics-csv"; the same importer reads CSV and JSON lines, told apart by the first character of
 // the first line that is not blank or a '#' comment ('{' = JSON lines).
 //
@@ -49,7 +50,8 @@ public:
     std::string_view format() const override { return "metrics-csv"; }
     std::string_view description() const override
     {
-        return "generic long metrics: CSV or JSON lines with ts, node, device, metric, value, unit (README)";
+        return "generic long metrics: CSV or JSON lines with ts, node, device, metric, value, unit. docs/formats.md "
+               "§19.";
     }
     int version() const override { return 1; }
     int sniff(const SniffInput& input) const override;
