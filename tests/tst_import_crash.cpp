@@ -1,6 +1,8 @@
 // An import killed at any moment (SIGKILL: no handler runs) leaves a run that opens read-only with exactly the
 // files whose import had finished, each whole, and a database that passes SQLite's integrity check; the file's
-// bytes are not changed by that read-only look, and the next import finishes the rest.
+// bytes are not changed by that read-only look, and the next import finishes the rest. The kill moments follow the
+// import's own progress (after its k-th finished file, then a random part of a file's time), so they land inside
+// the import however loaded the machine is.
 
 #include "tests/cli_support.h"
 
@@ -12,7 +14,6 @@
 #include <QRegularExpression>
 #include <QTemporaryDir>
 #include <QTest>
-#include <limits>
 #include <map>
 #include <random>
 
@@ -33,6 +34,16 @@ std::map<QString, QString> importsOf(const QString& info)
         out[m.captured(1)] = m.captured(2) + QLatin1Char('/') + m.captured(3) + QLatin1Char('/') + m.captured(4);
     }
     return out;
+}
+
+// Waits until the import has said it finished `files` files (one line each on its standard output), or has ended.
+void waitForFiles(QProcess& p, int files)
+{
+    QByteArray out;
+    while (out.count("\xE2\x86\x92 node ") < files && p.state() == QProcess::Running) { // "→ node "
+        if (!p.waitForReadyRead(kTimeoutMs)) break;
+        out += p.readAllStandardOutput();
+    }
 }
 
 QByteArray hashOf(const QString& path)
@@ -60,25 +71,22 @@ private Q_SLOTS:
                     0);
         const QString inputs = demo + QStringLiteral("/inputs");
         const QString reference = dir.filePath(QStringLiteral("reference.runlens"));
-        // The kill moments spread over the time a whole import takes: the shortest of three (the machine's load
-        // varies; a longer estimate would put kills after the end).
-        qint64 wholeMs = std::numeric_limits<qint64>::max();
-        for (int k = 0; k < 3; ++k) {
-            QFile::remove(reference);
-            QElapsedTimer whole;
-            whole.start();
-            EXPECT_EXIT(cli({QStringLiteral("import"), QStringLiteral("--tz"), QStringLiteral("UTC"),
-                             QStringLiteral("-o"), reference, inputs}),
-                        0);
-            wholeMs = std::min(wholeMs, std::max<qint64>(whole.elapsed(), 200));
-        }
+        QElapsedTimer whole;
+        whole.start();
+        EXPECT_EXIT(cli({QStringLiteral("import"), QStringLiteral("--tz"), QStringLiteral("UTC"), QStringLiteral("-o"),
+                         reference, inputs}),
+                    0);
+        const qint64 wholeMs = std::max<qint64>(whole.elapsed(), 50);
         const Run refInfo = cli({QStringLiteral("info"), reference});
         EXPECT_EXIT(refInfo, 0);
         const std::map<QString, QString> complete = importsOf(refInfo.out);
         QVERIFY2(complete.size() > 10, qPrintable(refInfo.out));
 
+        // After file k (0: before the first ends), then up to twice a file's mean time.
+        const auto files = static_cast<int>(complete.size());
         std::mt19937 rng(20261203);
-        std::uniform_int_distribution<qint64> moment(10, wholeMs);
+        std::uniform_int_distribution<int> afterFile(0, files - 2);
+        std::uniform_int_distribution<qint64> moment(0, 2 * wholeMs / files);
         int partial = 0;
         for (int k = 0; k < kKills; ++k) {
             const QString run = dir.filePath(QStringLiteral("killed-%1.runlens").arg(k));
@@ -88,18 +96,21 @@ private Q_SLOTS:
                             QStringLiteral("-o"), run, inputs});
             p.start();
             QVERIFY(p.waitForStarted(kTimeoutMs));
-            const qint64 at = moment(rng);
-            if (!p.waitForFinished(static_cast<int>(at))) p.kill(); // SIGKILL
+            const int afterFiles = afterFile(rng);
+            const qint64 ms = moment(rng);
+            waitForFiles(p, afterFiles);
+            const QString at = QStringLiteral("%1 ms after file %2").arg(ms).arg(afterFiles);
+            if (!p.waitForFinished(static_cast<int>(ms))) p.kill(); // SIGKILL
             p.waitForFinished(kTimeoutMs);
             if (!QFileInfo::exists(run)) continue; // killed before the file was created
             const QByteArray before = hashOf(run);
             const Run info = cli({QStringLiteral("info"), run});
-            QVERIFY2(info.exitCode == 0, qPrintable(QStringLiteral("killed after %1 ms: ").arg(at) + info.describe()));
+            QVERIFY2(info.exitCode == 0, qPrintable(QStringLiteral("killed %1: ").arg(at) + info.describe()));
             // Exactly the finished files, each as a whole import has it.
             const std::map<QString, QString> got = importsOf(info.out);
             for (const auto& [file, counts] : got) {
                 QVERIFY2(complete.count(file), qPrintable(file));
-                QVERIFY2(complete.at(file) == counts, qPrintable(QStringLiteral("%1 after %2 ms: %3 against %4")
+                QVERIFY2(complete.at(file) == counts, qPrintable(QStringLiteral("%1 killed %2: %3 against %4")
                                                                      .arg(file)
                                                                      .arg(at)
                                                                      .arg(counts, complete.at(file))));
@@ -115,6 +126,7 @@ private Q_SLOTS:
             const Run after = cli({QStringLiteral("info"), run});
             QVERIFY2(importsOf(after.out) == complete, qPrintable(after.out));
         }
+        qInfo("%d of %d kills left a partial run", partial, kKills);
         QVERIFY2(partial >= kKills / 4,
                  qPrintable(QStringLiteral("only %1 of %2 kills left a partial run").arg(partial).arg(kKills)));
     }
