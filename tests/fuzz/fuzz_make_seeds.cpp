@@ -11,6 +11,7 @@
 #include "tests/fuzz/fuzz_support.h"
 
 #include <cstdio>
+#include <exception>
 #include <filesystem>
 #include <sqlite3.h>
 #include <string>
@@ -51,9 +52,7 @@ int writeBlobs(sqlite3* db, const char* sql, const fs::path& dir, const std::str
     return n;
 }
 
-} // namespace
-
-int main(int argc, char** argv)
+int makeSeeds(int argc, char** argv)
 {
     if (argc < 3) {
         std::fprintf(stderr, "usage: fuzz_make_seeds OUT FILE...\n");
@@ -94,4 +93,16 @@ int main(int argc, char** argv)
     std::printf("seeded from %d of %zu files: a run, %d point chunks, %d stack chunks\n", imported, plan->size(),
                 points, samples);
     return 0;
+}
+
+} // namespace
+
+int main(int argc, char** argv)
+{
+    try {
+        return makeSeeds(argc, argv);
+    } catch (const std::exception& e) { // a filesystem error, or out of memory
+        std::fprintf(stderr, "fuzz_make_seeds: %s\n", e.what());
+        return 1;
+    }
 }

@@ -54,6 +54,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size)
             fuzz::roundTripBroken("fuzz_stack_codec", "sums grew past the callsite count");
         break;
     }
+    default: // mode & 3 takes no other value
+        break;
     }
     return 0;
 }
