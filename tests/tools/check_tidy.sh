@@ -20,6 +20,12 @@ if [ ! -f "$build/compile_commands.json" ]; then
     echo "$build/compile_commands.json is missing (configure with CMAKE_EXPORT_COMPILE_COMMANDS=ON)" >&2
     exit 2
 fi
+# A profile clang-tidy cannot read turns every check off and every source would pass: read it first.
+if ! (cd "$root" && "$tool" --list-checks 2>&1) | grep -q '^ *bugprone-'; then
+    (cd "$root" && "$tool" --list-checks 2>&1) | head -20 >&2
+    echo "clang-tidy enables no checks with $root/.clang-tidy: the profile does not parse" >&2
+    exit 2
+fi
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 # The sources: every "file" of the compile database under the project's own folders.
@@ -42,6 +48,12 @@ xargs -P "$jobs" -I{} sh -c '"$1" -p "$2" --quiet --extra-arg=-Wno-unknown-warni
 # A finding is a line "file:line:col: warning|error: … [check]"; the same header finding counts once.
 cat "$out"/*.log | grep -E '^[^ ]+:[0-9]+:[0-9]+: (warning|error): .*\[[a-z0-9.,-]+\]$' | sed "s|^$root/||" |
     sort -u > "$out/findings" || true
+# clang-tidy's own failures (a profile or a compile database it cannot use) are not findings, and fail the check.
+if cat "$out"/*.log | grep -E '^Error (parsing|while processing)|no checks enabled' | sort -u > "$out/failures"; then
+    cat "$out/failures" >&2
+    echo "clang-tidy could not check some sources (above)" >&2
+    exit 2
+fi
 n=$(wc -l < "$out/findings")
 if [ "$n" -gt 0 ]; then
     cat "$out/findings"
