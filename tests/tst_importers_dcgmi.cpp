@@ -1,5 +1,5 @@
-// dcgmi dmon import (docs/formats.md §3). There is no dcgmi capture among the fixtures: the inputs are the verbatim
-// examples of docs/formats.md §3 and tables laid out the way dcgmi/DeviceMonitor.cpp prints them (label padded to
+// dcgmi dmon import (docs/formats.md §3). There is no dcgmi capture among the fixtures: the inputs are examples in
+// the layout of docs/formats.md §3 and tables laid out the way dcgmi/DeviceMonitor.cpp prints them (label padded to
 // 10, each field to its width + 8), with each quirk added; those cases are folders under tests/golden/dcgmi. Here:
 // detection, a cut zstd file, garbage and a 10 MB line.
 
@@ -19,7 +19,8 @@ namespace {
 
 const QString kFormat = QStringLiteral("dcgmi-dmon");
 
-// docs/formats.md §3, verbatim (H800 node, llm-action docs/llm-base/dcgmi.md), command line included.
+// A published dcgmi capture in the layout of docs/formats.md §3 (H800 node, llm-action docs/llm-base/dcgmi.md),
+// command line included.
 const QByteArray kH800 = lines(
     {"dcgmi dmon  -i 0  -e 1011,1012,1009,1010 -c 5",
      "#Entity   NVLTX                       NVLRX                       PCITX                       PCIRX        ",

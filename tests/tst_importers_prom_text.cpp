@@ -111,7 +111,7 @@ QByteArray nodeSnapshots()
     return out;
 }
 
-// The promtool example of docs/formats.md §6 (OpenMetrics, float seconds).
+// A promtool-style OpenMetrics example (float seconds; docs/formats.md §6).
 const QByteArray kPromtool =
     lines({R"(my_counter{baz="abc",foo="bar"} 1 0.000)", R"(my_counter{baz="abc",foo="bar"} 2 60.000)", "# EOF"});
 

@@ -1,4 +1,4 @@
-// Wide hand-made CSV import (wide_csv_importer.h, docs/formats.md §1 quirks a and b): the real DCConv fixture checked
+// Wide hand-made CSV import (wide_csv_importer.h, docs/formats.md §20): the real DCConv fixture checked
 // against an independent count of its rows. The cases of each behaviour are folders under tests/golden/wide_csv.
 
 #include "importers/import_session.h"

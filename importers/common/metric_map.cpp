@@ -385,6 +385,8 @@ std::optional<double> unitFactor(std::string_view source, std::string_view canon
         {"MiB/s", "bytes/s", 1048576.0},
         {"KiB/s", "bytes/s", 1024.0},
         {"sectors/s", "bytes/s", 512.0},
+        {"GB/s", "bytes/s", 1e9},
+        {"GiB/s", "bytes/s", 1073741824.0},
         {"MB/s", "bytes/s", 1e6},
         {"kB/s", "bytes/s", 1e3},
         {"KB/s", "bytes/s", 1e3},

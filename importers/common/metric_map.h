@@ -1,6 +1,7 @@
 #pragma once
 
-// The one table that maps source metric names and units to canonical series (docs/design.md §4).
+// The one table that maps source metric names and units to canonical series (docs/formats.md §1-8 name the
+// mappings per source; docs/design.md §4 the data model).
 // Each source format looks its names up here; the raw name is always kept beside the canonical one.
 
 #include <optional>

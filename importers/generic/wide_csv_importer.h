@@ -4,7 +4,7 @@
 //   elapsed_sec,gpu_util_pct,mem_used_mb      or      timestamp,memory.used,utilization.gpu
 //   0.08,0,472                                        1764189075,1,0
 // The last resort of detection (sniff at most 40): every specific importer wins over it. Not the long
-// generic format (metrics-csv, generic_importer.h). docs/formats.md §1 quirks (a) and (b).
+// generic format (metrics-csv, generic_importer.h). docs/formats.md §20 (and §7 for Grafana exports).
 //
 // Time column: the first one named timestamp, time, ts, datetime, date or epoch, or starting with elapsed,
 //   time_ or seconds (case-insensitive). None → not this format (forced: a fatal error at line 1).
