@@ -534,7 +534,7 @@ private Q_SLOTS:
         QVERIFY(ev.value(QStringLiteral("median_gpu_util_pct")).toDouble() >= 95);
         QVERIFY(std::abs(ev.value(QStringLiteral("median_sm_active")).toDouble() - 0.21) < 0.03);
         QStringList frames;
-        for (const QJsonValue& v : ev.value(QStringLiteral("top_comm_frames")).toArray())
+        for (const auto& v : ev.value(QStringLiteral("top_comm_frames")).toArray())
             frames << v.toObject().value(QStringLiteral("frame")).toString();
         QVERIFY2(frames.size() >= 2 && frames[0].startsWith(QStringLiteral("fetch_sub_module")) &&
                      frames[1].contains(QStringLiteral("reduce_and_partition_ipg_grads")),
@@ -543,7 +543,7 @@ private Q_SLOTS:
                     .toString()
                     .contains(QStringLiteral("stage3_prefetch_bucket_size")));
         bool checkpoint = false;
-        for (const QJsonValue& v : findings) {
+        for (const auto& v : findings) {
             const QJsonObject f = v.toObject();
             if (f.value(QStringLiteral("rule")).toString() != QStringLiteral("CKPT_GAP")) continue;
             checkpoint = true;
@@ -551,7 +551,7 @@ private Q_SLOTS:
             QVERIFY(f.value(QStringLiteral("impact")).toDouble() > 0.005);
         }
         QVERIFY(checkpoint);
-        for (const QJsonValue& v : findings) // nothing that is not in the run
+        for (const auto& v : findings) // nothing that is not in the run
             QVERIFY(v.toObject().value(QStringLiteral("rule")).toString() != QStringLiteral("HANG") &&
                     v.toObject().value(QStringLiteral("rule")).toString() != QStringLiteral("THROTTLE"));
     }

@@ -92,7 +92,7 @@ QJsonArray findings(const QString& db)
 QString describe(const QJsonArray& fs)
 {
     QStringList out;
-    for (const QJsonValue& v : fs) {
+    for (const auto& v : fs) {
         const QJsonObject f = v.toObject();
         out << QStringLiteral("%1 %2 %3 impact %4 from %5 to %6")
                    .arg(f.value(str("rule")).toString(), f.value(str("severity")).toString())

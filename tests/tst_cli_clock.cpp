@@ -132,7 +132,7 @@ private Q_SLOTS:
             const Run r =
                 cli(args({QStringLiteral("analyze"), db, QStringLiteral("--json"), QStringLiteral("--no-store")}));
             QStringList found;
-            for (const QJsonValue& f :
+            for (const auto& f :
                  QJsonDocument::fromJson(r.out.toUtf8()).object().value(QStringLiteral("findings")).toArray())
                 found << f.toObject().value(QStringLiteral("rule")).toString() + QLatin1Char('|') +
                              f.toObject()

@@ -269,7 +269,7 @@ private Q_SLOTS:
         const std::string db = dir.filePath(QStringLiteral("run.runlens")).toStdString();
         std::vector<int64_t> ends;
         for (int k = 0; periodic && k < 36; ++k)
-            ends.push_back(kStart + (k + 1) * 8 * kSecond);
+            ends.push_back(kStart + static_cast<int64_t>(k + 1) * 8 * kSecond);
         Lcg rng{3};
         for (int n = 0; n < 2; ++n) {
             const std::string p = test::writeFile(dir, QString::fromStdString(fmt::format("n{}.csv", n)),

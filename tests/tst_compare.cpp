@@ -45,7 +45,7 @@ struct Generated
 
 std::string writeGenerated(const QTemporaryDir& dir, const QString& name, const Generated& g)
 {
-    const std::string path = dir.filePath(name).toStdString();
+    std::string path = dir.filePath(name).toStdString();
     auto db = store::RunDatabase::open(path, store::OpenMode::Create);
     if (!db) return {};
     auto tx = (*db)->transaction();
@@ -125,7 +125,7 @@ QString importFixture(const QTemporaryDir& dir, const QString& folder, const QSt
 
 QJsonObject jsonRow(const QJsonObject& out, const QString& metric)
 {
-    for (const QJsonValue& v : out.value(QStringLiteral("rows")).toArray())
+    for (const auto& v : out.value(QStringLiteral("rows")).toArray())
         if (v.toObject().value(QStringLiteral("metric")).toString() == metric) return v.toObject();
     return {};
 }
@@ -364,13 +364,12 @@ private Q_SLOTS:
         QCOMPARE(loss.value(QStringLiteral("time_verdict")).toString(), QStringLiteral("better"));
         const QJsonObject versus = out.value(QStringLiteral("candidates")).toArray().at(0).toObject();
         bool fetchShrank = false;
-        for (const QJsonValue& f :
-             versus.value(QStringLiteral("flame")).toObject().value(QStringLiteral("shrank")).toArray())
+        for (const auto& f : versus.value(QStringLiteral("flame")).toObject().value(QStringLiteral("shrank")).toArray())
             fetchShrank =
                 fetchShrank || f[QStringLiteral("frame")].toString().startsWith(QLatin1String("fetch_sub_module"));
         QVERIFY2(fetchShrank, qPrintable(r.out));
         bool commStill = false;
-        for (const QJsonValue& f : versus.value(QStringLiteral("findings")).toArray())
+        for (const auto& f : versus.value(QStringLiteral("findings")).toArray())
             commStill =
                 commStill || (f[QStringLiteral("rule")].toString() == QLatin1String("COMM_BOUND") &&
                               f[QStringLiteral("status")].toString() == QLatin1String("still") &&
@@ -417,7 +416,7 @@ private Q_SLOTS:
         // finding of the baseline is gone. The stacks of both windows are compared, each side as shares of its own.
         const QJsonObject versus = out.value(QStringLiteral("candidates")).toArray().at(0).toObject();
         bool ckptStill = false;
-        for (const QJsonValue& f : versus.value(QStringLiteral("findings")).toArray()) {
+        for (const auto& f : versus.value(QStringLiteral("findings")).toArray()) {
             QVERIFY(f[QStringLiteral("status")].toString() != QLatin1String("gone"));
             ckptStill = ckptStill || (f[QStringLiteral("rule")].toString() == QLatin1String("CKPT_GAP") &&
                                       f[QStringLiteral("status")].toString() == QLatin1String("still"));

@@ -414,7 +414,7 @@ private Q_SLOTS:
     {
         constexpr int kDepth = 200'000;
         std::string line;
-        line.reserve(kDepth * 8);
+        line.reserve(static_cast<size_t>(kDepth) * 8);
         for (int i = 0; i < kDepth; ++i)
             line += (i ? ";f" : "f") + std::to_string(i);
         const std::string file = test::writeFile(*m_tmp, QStringLiteral("deep.folded"),

@@ -40,7 +40,7 @@ QByteArray capture(const std::function<Expected<int64_t>(std::FILE*)>& write, in
     if (!n) qFatal("writer failed: %s", n.error().toString().c_str());
     if (count) *count = *n;
     std::fflush(f);
-    std::rewind(f);
+    if (std::fseek(f, 0, SEEK_SET) != 0) qFatal("fseek failed");
     QByteArray bytes;
     char buf[65536];
     size_t got;
@@ -160,7 +160,7 @@ private Q_SLOTS:
         QCOMPARE(s.profiles.size(), size_t(2));
         QCOMPARE(s.profiles[0].name, QStringLiteral("Thread 4132 \"MainThread\""));
         QCOMPARE(s.profiles[1].name, QStringLiteral("Thread 4139 \"pt_autograd_0\""));
-        const size_t expected = 720 * 10;
+        const size_t expected = size_t{720} * 10;
         QCOMPARE(written, int64_t(2 * expected));
         const QJsonArray profiles = s.top[QLatin1String("profiles")].toArray();
         for (size_t k = 0; k < s.profiles.size(); ++k) {

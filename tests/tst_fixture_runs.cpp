@@ -79,7 +79,7 @@ CounterSpan counterSpan(const QString& file, const QString& device)
     if (!f.open(QIODevice::ReadOnly)) return {};
     const QJsonArray result =
         QJsonDocument::fromJson(f.readAll())[QStringLiteral("data")][QStringLiteral("result")].toArray();
-    for (const QJsonValue& series : result) {
+    for (const auto& series : result) {
         if (series[QStringLiteral("metric")][QStringLiteral("device")].toString() != device) continue;
         const QJsonArray values = series[QStringLiteral("values")].toArray();
         CounterSpan s;
@@ -88,7 +88,7 @@ CounterSpan counterSpan(const QString& file, const QString& device)
         s.firstValue = values.first()[1].toString().toDouble();
         s.lastValue = values.last()[1].toString().toDouble();
         double prev = s.firstValue;
-        for (const QJsonValue& v : values) {
+        for (const auto& v : values) {
             const double x = v[1].toString().toDouble();
             s.increase += x >= prev ? x - prev : x; // a reset restarts from zero
             prev = x;

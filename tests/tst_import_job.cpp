@@ -197,7 +197,8 @@ private Q_SLOTS:
         const auto trainerLog = [](double pauseA, double pauseB) {
             std::string log;
             int step = 0;
-            for (double end = 31; end <= 95; end += 1) {
+            for (int second = 31; second <= 95; ++second) {
+                const auto end = static_cast<double>(second);
                 double t = end;
                 if (end > pauseA) t += 3.5;
                 if (end > pauseB - 3.5) t += 3.5;

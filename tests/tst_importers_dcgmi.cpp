@@ -75,7 +75,7 @@ QByteArray eightGpus(int intervals)
     for (int i = 0; i < intervals; ++i) {
         for (int g = 7; g >= 0; --g) {
             if (rows++ % 14 == 0) out += "#Entity   NVLTX                       NVLRX\nID\n";
-            out += "GPU " + QByteArray::number(g) + "     " + QByteArray::number(30570603980LL + i * 100 + g) +
+            out += "GPU " + QByteArray::number(g) + "     " + QByteArray::number(30570603980LL + i * 100LL + g) +
                    "                 " + QByteArray::number(i) + "\n";
         }
     }

@@ -216,7 +216,7 @@ void TestFoldedImporter::fixturesOfOtherFormatsNotClaimed()
         if (path.endsWith(QLatin1String(".folded")) || path.contains(QLatin1String("/stackcollapse/"))) continue;
         QFile f(path);
         QVERIFY(f.open(QIODevice::ReadOnly));
-        const QByteArray head = f.read(64 * 1024);
+        const QByteArray head = f.read(qint64{64} * 1024);
         const int score = importer.sniff({std::string_view(head.constData(), static_cast<size_t>(head.size())),
                                           QFileInfo(path).fileName().toStdString()});
         QVERIFY2(score == 0, qPrintable(QStringLiteral("%1 scored %2").arg(path).arg(score)));

@@ -28,7 +28,7 @@ QByteArray generatedCsv(int samples, int gpus)
     QByteArray out("ts,device,metric,value,unit\n");
     for (int i = 0; i < samples; ++i)
         for (int g = 0; g < gpus; ++g)
-            out += QByteArray::number(1768471200000LL + i * 250) + ",gpu:" + QByteArray::number(g) + ",gpu.util," +
+            out += QByteArray::number(1768471200000LL + i * 250LL) + ",gpu:" + QByteArray::number(g) + ",gpu.util," +
                    QByteArray::number((i * 7 + g) % 101) + ",%\n";
     return out;
 }

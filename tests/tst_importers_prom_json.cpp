@@ -74,9 +74,9 @@ Counter readCounter(const QString& path, const QString& device)
     if (!f.open(QIODevice::ReadOnly)) return c;
     const QJsonArray result =
         QJsonDocument::fromJson(f.readAll())[QLatin1String("data")][QLatin1String("result")].toArray();
-    for (const QJsonValue& s : result) {
+    for (const auto& s : result) {
         if (s[QLatin1String("metric")][QLatin1String("device")].toString() != device) continue;
-        for (const QJsonValue& v : s[QLatin1String("values")].toArray())
+        for (const auto& v : s[QLatin1String("values")].toArray())
             c.samples.emplace_back(v[0].toDouble(), v[1].toString().toDouble());
     }
     return c;

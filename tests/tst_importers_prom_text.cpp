@@ -91,7 +91,7 @@ QByteArray nodeSnapshots()
     const char* const modes[4] = {"idle", "iowait", "system", "user"};
     QByteArray out;
     for (int s = 0; s < 3; ++s) {
-        const QByteArray ts = ' ' + QByteArray::number(1768471200000LL + s * 10000);
+        const QByteArray ts = ' ' + QByteArray::number(1768471200000LL + s * 10000LL);
         if (s == 0)
             out += "# HELP node_cpu_seconds_total Seconds the CPUs spent in each mode.\n"
                    "# TYPE node_cpu_seconds_total counter\n";
@@ -181,7 +181,7 @@ void TestPromTextImporter::truncatedZstdLeavesDatabaseUnchanged()
     for (int s = 0; s < 20000; ++s)
         for (int g = 0; g < 8; ++g)
             big += "DCGM_FI_DEV_GPU_UTIL{gpu=\"" + QByteArray::number(g) + "\",hostname=\"other\"} " +
-                   QByteArray::number((s + g) % 101) + ' ' + QByteArray::number(1768471200000LL + s * 1000) + '\n';
+                   QByteArray::number((s + g) % 101) + ' ' + QByteArray::number(1768471200000LL + s * 1000LL) + '\n';
     const std::string zst = test::zstdCompress(big.toStdString());
     const std::string path = test::writeFile(dir, str("b/dcgm.prom.zst"), zst.substr(0, zst.size() / 2));
     const Imported r = importKeyed(db, path, QString());

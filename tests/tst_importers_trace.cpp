@@ -202,7 +202,7 @@ void TestTraceImporter::chunkBoundaries()
                              R"j(] \\", "pid": 1, "tid": 1, "ts": )j" + QByteArray::number(5084761990000 + i) +
                              R"j(, "dur": 1, "args": {"Input Dims": [[2048, 4], []], "note": "}, {\"ph\": \"X\""}})j");
     const QByteArray text = kineto(events);
-    QVERIFY(text.size() > 2 * (4 << 20));
+    QVERIFY(text.size() > qsizetype{2} * (4 << 20));
     QCOMPARE(importInto(db(), write(QStringLiteral("big.json"), text)).outcome, FileOutcome::Imported);
     QCOMPARE(queryRows(db(), "SELECT count(*), count(DISTINCT name_id), min(ts_ns), max(ts_ns) FROM trace_slice"),
              QStringList{QStringLiteral("%1|7|%2|%3")

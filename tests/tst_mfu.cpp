@@ -34,7 +34,7 @@ constexpr int64_t kStart = 1'790'000'000'000'000'000;
 std::string writeRun(const QTemporaryDir& dir, int gpus, const std::string& gpuName,
                      const std::vector<std::pair<std::string, double>>& trainer)
 {
-    const std::string path = dir.filePath(QStringLiteral("r.runlens")).toStdString();
+    std::string path = dir.filePath(QStringLiteral("r.runlens")).toStdString();
     auto db = store::RunDatabase::open(path, store::OpenMode::Create);
     if (!db) return {};
     auto tx = (*db)->transaction();

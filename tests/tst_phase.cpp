@@ -55,6 +55,157 @@ OwnedFrame splitPySpy(const QString& frame)
     return {m.captured(1).toStdString(), m.captured(2).toStdString(), {}};
 }
 
+// One data row of classify: a frame and the phase it classifies as.
+void row(const char* tag, const char* name, const char* file, const char* module, const char* phase)
+{
+    QTest::newRow(tag) << QString::fromUtf8(name) << QString::fromUtf8(file) << QString::fromUtf8(module)
+                       << QString::fromUtf8(phase);
+}
+
+// A file under an installed Python's site-packages, kept for the rows' lifetime.
+const char* sitePackages(const char* path)
+{
+    static std::deque<std::string> keep;
+    keep.push_back(std::string("lib/python3.11/site-packages/") + path);
+    return keep.back().c_str();
+}
+
+// Rows of DeepSpeed and torch.distributed.
+void deepSpeedAndDistributedRows()
+{
+    // DeepSpeed ZeRO-3.
+    row("ZeRO-3 fetch_sub_module", "fetch_sub_module", "deepspeed/runtime/zero/partitioned_param_coordinator.py", "",
+        "comm");
+    row("ZeRO-3 __all_gather_params_", "__all_gather_params_",
+        sitePackages("deepspeed/runtime/zero/partitioned_param_coordinator.py"), "", "comm");
+    row("ZeRO-3 all-gather handle wait", "wait", sitePackages("deepspeed/runtime/zero/partition_parameters.py"), "",
+        "comm");
+    row("ZeRO-3 all_gather_coalesced", "all_gather_coalesced", "deepspeed/runtime/zero/partition_parameters.py", "",
+        "comm");
+    row("ZeRO-3 __reduce_and_partition_ipg_grads", "__reduce_and_partition_ipg_grads",
+        "deepspeed/runtime/zero/stage3.py", "", "comm");
+    row("one-underscore spelling", "_reduce_and_partition_ipg_grads", "deepspeed/runtime/zero/stage3.py", "", "comm");
+    row("ZeRO-3 epilogue", "independent_gradient_partition_epilogue", "deepspeed/runtime/zero/stage3.py", "", "comm");
+    row("ZeRO-2 average_tensor", "average_tensor", "deepspeed/runtime/zero/stage_1_and_2.py", "", "comm");
+    row("reduce_scatter_coalesced", "reduce_scatter_coalesced", "deepspeed/runtime/comm/coalesced_collectives.py", "",
+        "comm");
+    row("deepspeed.comm log_wrapper", "log_wrapper", sitePackages("deepspeed/comm/comm.py"), "", "comm");
+    row("DeepSpeed save_checkpoint", "save_checkpoint", "deepspeed/runtime/engine.py", "", "checkpoint");
+    row("DeepSpeed checkpoint engine save", "save", "deepspeed/runtime/checkpoint_engine/torch_checkpoint_engine.py",
+        "", "checkpoint");
+    row("ZeRO-3 optimizer step", "step", "deepspeed/runtime/zero/stage3.py", "", "compute");
+    row("ZeRO-3 release_sub_module is not comm", "release_sub_module",
+        "deepspeed/runtime/zero/partitioned_param_coordinator.py", "", "other");
+    // torch.distributed.
+    row("c10d all_reduce", "all_reduce", sitePackages("torch/distributed/distributed_c10d.py"), "", "comm");
+    row("c10d reduce_scatter_tensor", "reduce_scatter_tensor", "torch/distributed/distributed_c10d.py", "", "comm");
+    row("c10d barrier", "barrier", "torch/distributed/distributed_c10d.py", "", "comm");
+    row("c10d logger wrapper", "wrapper", "torch/distributed/c10d_logger.py", "", "comm");
+    row("functional collectives wait_tensor", "wait_tensor", "torch/distributed/_functional_collectives.py", "",
+        "comm");
+    row("c10d get_rank is not comm", "get_rank", "torch/distributed/distributed_c10d.py", "", "other");
+    row("native WorkNCCL::wait",
+        "c10d::ProcessGroupNCCL::WorkNCCL::wait(std::chrono::duration<long, std::ratio<1l, 1000l> >)", "",
+        "libtorch_cuda.so", "comm");
+    row("native ncclAllReduce", "ncclAllReduce", "", "libnccl.so.2", "comm");
+    row("anything in libnccl", "[unknown]", "", "/usr/lib/x86_64-linux-gnu/libnccl.so.2", "comm");
+}
+
+// Rows of FSDP, Megatron-LM, the DataLoader and checkpoint writers.
+void fsdpMegatronInputAndCheckpointRows()
+{
+    // FSDP.
+    row("FSDP2 unshard", "unshard", sitePackages("torch/distributed/fsdp/_fully_shard/_fsdp_param_group.py"), "",
+        "comm");
+    row("FSDP2 wait_for_unshard (torch 2.4)", "wait_for_unshard",
+        "torch/distributed/_composable/fsdp/_fsdp_param_group.py", "", "comm");
+    row("FSDP2 foreach_all_gather", "foreach_all_gather", "torch/distributed/fsdp/_fully_shard/_fsdp_collectives.py",
+        "", "comm");
+    row("FSDP2 foreach_reduce", "foreach_reduce", "torch/distributed/fsdp/_fully_shard/_fsdp_collectives.py", "",
+        "comm");
+    row("FSDP1 _pre_forward_unshard", "_pre_forward_unshard", "torch/distributed/fsdp/_runtime_utils.py", "", "comm");
+    row("FSDP1 _reduce_grad", "_reduce_grad", "torch/distributed/fsdp/_runtime_utils.py", "", "comm");
+    row("FSDP1 flat param unshard", "unshard", "torch/distributed/fsdp/_flat_param.py", "", "comm");
+    // Megatron-LM.
+    row("Megatron _allreduce_word_embedding_grads", "_allreduce_word_embedding_grads",
+        "megatron/core/distributed/finalize_model_grads.py", "", "comm");
+    row("Megatron finalize_model_grads", "finalize_model_grads", "megatron/core/distributed/finalize_model_grads.py",
+        "", "comm");
+    row("Megatron send_forward", "send_forward", "megatron/core/pipeline_parallel/p2p_communication.py", "", "comm");
+    row("Megatron recv_backward", "recv_backward", "megatron/core/pipeline_parallel/p2p_communication.py", "", "comm");
+    row("Megatron get_batch", "get_batch", "Megatron-LM/pretrain_gpt.py", "", "input");
+    row("Megatron save_checkpoint", "save_checkpoint", "megatron/training/checkpointing.py", "", "checkpoint");
+    row("Megatron dist_checkpointing", "save", "megatron/core/dist_checkpointing/serialization.py", "", "checkpoint");
+    // DataLoader.
+    row("DataLoader __next__", "__next__", sitePackages("torch/utils/data/dataloader.py"), "", "input");
+    row("DataLoader _next_data", "_next_data", "torch/utils/data/dataloader.py", "", "input");
+    row("DataLoader _get_data", "_get_data", "torch/utils/data/dataloader.py", "", "input");
+    row("DataLoader _try_get_data", "_try_get_data", "torch/utils/data/dataloader.py", "", "input");
+    row("DataLoader fetch", "fetch", "torch/utils/data/_utils/fetch.py", "", "input");
+    row("DataLoader worker loop", "_worker_loop", "torch/utils/data/_utils/worker.py", "", "input");
+    // Checkpoints.
+    row("torch.save", "save", sitePackages("torch/serialization.py"), "", "checkpoint");
+    row("torch _save", "_save", "torch/serialization.py", "", "checkpoint");
+    row("safetensors save_file", "save_file", sitePackages("safetensors/torch.py"), "", "checkpoint");
+    row("torch.distributed.checkpoint save", "save", "torch/distributed/checkpoint/state_dict_saver.py", "",
+        "checkpoint");
+    row("HF Trainer _save_checkpoint", "_save_checkpoint", "transformers/trainer.py", "", "checkpoint");
+    row("torch.load is not a checkpoint write", "load", "torch/serialization.py", "", "other");
+}
+
+// Rows of GPU waits, idle waits and compute, names as other tools spell them, and user code that is none of these.
+void waitComputeAndUserRows()
+{
+    // GPU waits.
+    row("torch.cuda.synchronize", "synchronize", sitePackages("torch/cuda/__init__.py"), "", "gpu_wait");
+    row("_engine_run_backward", "_engine_run_backward", "torch/autograd/graph.py", "", "gpu_wait");
+    row("native cudaStreamSynchronize", "cudaStreamSynchronize", "", "libcudart.so.12", "gpu_wait");
+    row("native tensor.item()", "THPVariable_item", "", "libtorch_python.so", "gpu_wait");
+    row("native _local_scalar_dense", "at::native::_local_scalar_dense_cuda(at::Tensor const&)", "", "libtorch_cuda.so",
+        "gpu_wait");
+    // Idle.
+    row("threading wait", "wait", "lib/python3.12/threading.py", "", "idle");
+    row("threading wait, short path", "wait", "threading.py", "", "idle");
+    row("queue get", "get", "/usr/lib/python3.11/queue.py", "", "idle");
+    row("selectors select", "select", "selectors.py", "", "idle");
+    row("kernel futex", "futex_wait_queue", "", "[kernel.kallsyms]", "idle");
+    row("folded kernel suffix", "futex_wait_queue_me_[k]", "", "", "idle");
+    row("versioned libc symbol", "pthread_cond_wait@@GLIBC_2.3.2", "", "libc.so.6", "idle");
+    row("libc poll", "poll", "", "/usr/lib/x86_64-linux-gnu/libc.so.6", "idle");
+    row("condition_variable wait", "std::condition_variable::wait(std::unique_lock<std::mutex>&)", "", "libstdc++.so.6",
+        "idle");
+    // Compute.
+    row("Linear forward", "forward", sitePackages("torch/nn/modules/linear.py"), "", "compute");
+    row("module _call_impl", "_call_impl", "torch/nn/modules/module.py", "", "compute");
+    row("functional linear", "linear", "torch/nn/functional.py", "", "compute");
+    row("Adam step", "step", "torch/optim/adam.py", "", "compute");
+    row("autograd Function apply", "apply", "torch/autograd/function.py", "", "compute");
+    row("activation checkpoint is compute", "checkpoint", "torch/utils/checkpoint.py", "", "compute");
+    row("HF model forward", "forward", "transformers/models/llama/modeling_llama.py", "", "compute");
+    // Names as other tools spell them.
+    row("qualified Python name", "PartitionedParameterCoordinator.fetch_sub_module",
+        "deepspeed/runtime/zero/partitioned_param_coordinator.py", "", "comm");
+    row("Windows path", "fetch_sub_module",
+        "C:\\Python311\\Lib\\site-packages\\deepspeed\\runtime\\zero\\partitioned_param_coordinator.py", "", "comm");
+    // User code with the frameworks' generic names is not classified by accident.
+    row("user save", "save", "train.py", "", "other");
+    row("user _save", "_save", "train.py", "", "other");
+    row("user save_checkpoint", "save_checkpoint", "train.py", "", "other");
+    row("user wait", "wait", "train.py", "", "other");
+    row("user step", "step", "train.py", "", "other");
+    row("user fetch", "fetch", "train.py", "", "other");
+    row("user get", "get", "mylib/cache.py", "", "other");
+    row("user forward", "forward", "train.py", "", "other");
+    row("user poll (Python)", "poll", "train.py", "", "other");
+    row("user schedule (Python)", "schedule", "mylib/lr.py", "", "other");
+    row("user all_reduce", "all_reduce", "mylib/dist.py", "", "other");
+    row("look-alike path", "save", "mytorch/serialization.py", "", "other");
+    row("name is anchored", "fetch_sub_module_stats", "deepspeed/runtime/zero/partitioned_param_coordinator.py", "",
+        "other");
+    row("file rule needs a file", "save", "", "", "other");
+    row("empty frame", "", "", "", "other");
+}
+
 } // namespace
 
 class TstPhase : public QObject
@@ -100,143 +251,9 @@ private Q_SLOTS:
         QTest::addColumn<QString>("file");
         QTest::addColumn<QString>("module");
         QTest::addColumn<QString>("phase");
-        const auto row = [](const char* tag, const char* name, const char* file, const char* module,
-                            const char* phase) {
-            QTest::newRow(tag) << QString::fromUtf8(name) << QString::fromUtf8(file) << QString::fromUtf8(module)
-                               << QString::fromUtf8(phase);
-        };
-        constexpr const char* site = "lib/python3.11/site-packages/";
-        const auto sp = [&](const char* path) {
-            static std::deque<std::string> keep;
-            keep.push_back(std::string(site) + path);
-            return keep.back().c_str();
-        };
-        // DeepSpeed ZeRO-3.
-        row("ZeRO-3 fetch_sub_module", "fetch_sub_module", "deepspeed/runtime/zero/partitioned_param_coordinator.py",
-            "", "comm");
-        row("ZeRO-3 __all_gather_params_", "__all_gather_params_",
-            sp("deepspeed/runtime/zero/partitioned_param_coordinator.py"), "", "comm");
-        row("ZeRO-3 all-gather handle wait", "wait", sp("deepspeed/runtime/zero/partition_parameters.py"), "", "comm");
-        row("ZeRO-3 all_gather_coalesced", "all_gather_coalesced", "deepspeed/runtime/zero/partition_parameters.py", "",
-            "comm");
-        row("ZeRO-3 __reduce_and_partition_ipg_grads", "__reduce_and_partition_ipg_grads",
-            "deepspeed/runtime/zero/stage3.py", "", "comm");
-        row("one-underscore spelling", "_reduce_and_partition_ipg_grads", "deepspeed/runtime/zero/stage3.py", "",
-            "comm");
-        row("ZeRO-3 epilogue", "independent_gradient_partition_epilogue", "deepspeed/runtime/zero/stage3.py", "",
-            "comm");
-        row("ZeRO-2 average_tensor", "average_tensor", "deepspeed/runtime/zero/stage_1_and_2.py", "", "comm");
-        row("reduce_scatter_coalesced", "reduce_scatter_coalesced", "deepspeed/runtime/comm/coalesced_collectives.py",
-            "", "comm");
-        row("deepspeed.comm log_wrapper", "log_wrapper", sp("deepspeed/comm/comm.py"), "", "comm");
-        row("DeepSpeed save_checkpoint", "save_checkpoint", "deepspeed/runtime/engine.py", "", "checkpoint");
-        row("DeepSpeed checkpoint engine save", "save",
-            "deepspeed/runtime/checkpoint_engine/torch_checkpoint_engine.py", "", "checkpoint");
-        row("ZeRO-3 optimizer step", "step", "deepspeed/runtime/zero/stage3.py", "", "compute");
-        row("ZeRO-3 release_sub_module is not comm", "release_sub_module",
-            "deepspeed/runtime/zero/partitioned_param_coordinator.py", "", "other");
-        // torch.distributed.
-        row("c10d all_reduce", "all_reduce", sp("torch/distributed/distributed_c10d.py"), "", "comm");
-        row("c10d reduce_scatter_tensor", "reduce_scatter_tensor", "torch/distributed/distributed_c10d.py", "", "comm");
-        row("c10d barrier", "barrier", "torch/distributed/distributed_c10d.py", "", "comm");
-        row("c10d logger wrapper", "wrapper", "torch/distributed/c10d_logger.py", "", "comm");
-        row("functional collectives wait_tensor", "wait_tensor", "torch/distributed/_functional_collectives.py", "",
-            "comm");
-        row("c10d get_rank is not comm", "get_rank", "torch/distributed/distributed_c10d.py", "", "other");
-        row("native WorkNCCL::wait",
-            "c10d::ProcessGroupNCCL::WorkNCCL::wait(std::chrono::duration<long, std::ratio<1l, 1000l> >)", "",
-            "libtorch_cuda.so", "comm");
-        row("native ncclAllReduce", "ncclAllReduce", "", "libnccl.so.2", "comm");
-        row("anything in libnccl", "[unknown]", "", "/usr/lib/x86_64-linux-gnu/libnccl.so.2", "comm");
-        // FSDP.
-        row("FSDP2 unshard", "unshard", sp("torch/distributed/fsdp/_fully_shard/_fsdp_param_group.py"), "", "comm");
-        row("FSDP2 wait_for_unshard (torch 2.4)", "wait_for_unshard",
-            "torch/distributed/_composable/fsdp/_fsdp_param_group.py", "", "comm");
-        row("FSDP2 foreach_all_gather", "foreach_all_gather",
-            "torch/distributed/fsdp/_fully_shard/_fsdp_collectives.py", "", "comm");
-        row("FSDP2 foreach_reduce", "foreach_reduce", "torch/distributed/fsdp/_fully_shard/_fsdp_collectives.py", "",
-            "comm");
-        row("FSDP1 _pre_forward_unshard", "_pre_forward_unshard", "torch/distributed/fsdp/_runtime_utils.py", "",
-            "comm");
-        row("FSDP1 _reduce_grad", "_reduce_grad", "torch/distributed/fsdp/_runtime_utils.py", "", "comm");
-        row("FSDP1 flat param unshard", "unshard", "torch/distributed/fsdp/_flat_param.py", "", "comm");
-        // Megatron-LM.
-        row("Megatron _allreduce_word_embedding_grads", "_allreduce_word_embedding_grads",
-            "megatron/core/distributed/finalize_model_grads.py", "", "comm");
-        row("Megatron finalize_model_grads", "finalize_model_grads",
-            "megatron/core/distributed/finalize_model_grads.py", "", "comm");
-        row("Megatron send_forward", "send_forward", "megatron/core/pipeline_parallel/p2p_communication.py", "",
-            "comm");
-        row("Megatron recv_backward", "recv_backward", "megatron/core/pipeline_parallel/p2p_communication.py", "",
-            "comm");
-        row("Megatron get_batch", "get_batch", "Megatron-LM/pretrain_gpt.py", "", "input");
-        row("Megatron save_checkpoint", "save_checkpoint", "megatron/training/checkpointing.py", "", "checkpoint");
-        row("Megatron dist_checkpointing", "save", "megatron/core/dist_checkpointing/serialization.py", "",
-            "checkpoint");
-        // DataLoader.
-        row("DataLoader __next__", "__next__", sp("torch/utils/data/dataloader.py"), "", "input");
-        row("DataLoader _next_data", "_next_data", "torch/utils/data/dataloader.py", "", "input");
-        row("DataLoader _get_data", "_get_data", "torch/utils/data/dataloader.py", "", "input");
-        row("DataLoader _try_get_data", "_try_get_data", "torch/utils/data/dataloader.py", "", "input");
-        row("DataLoader fetch", "fetch", "torch/utils/data/_utils/fetch.py", "", "input");
-        row("DataLoader worker loop", "_worker_loop", "torch/utils/data/_utils/worker.py", "", "input");
-        // Checkpoints.
-        row("torch.save", "save", sp("torch/serialization.py"), "", "checkpoint");
-        row("torch _save", "_save", "torch/serialization.py", "", "checkpoint");
-        row("safetensors save_file", "save_file", sp("safetensors/torch.py"), "", "checkpoint");
-        row("torch.distributed.checkpoint save", "save", "torch/distributed/checkpoint/state_dict_saver.py", "",
-            "checkpoint");
-        row("HF Trainer _save_checkpoint", "_save_checkpoint", "transformers/trainer.py", "", "checkpoint");
-        row("torch.load is not a checkpoint write", "load", "torch/serialization.py", "", "other");
-        // GPU waits.
-        row("torch.cuda.synchronize", "synchronize", sp("torch/cuda/__init__.py"), "", "gpu_wait");
-        row("_engine_run_backward", "_engine_run_backward", "torch/autograd/graph.py", "", "gpu_wait");
-        row("native cudaStreamSynchronize", "cudaStreamSynchronize", "", "libcudart.so.12", "gpu_wait");
-        row("native tensor.item()", "THPVariable_item", "", "libtorch_python.so", "gpu_wait");
-        row("native _local_scalar_dense", "at::native::_local_scalar_dense_cuda(at::Tensor const&)", "",
-            "libtorch_cuda.so", "gpu_wait");
-        // Idle.
-        row("threading wait", "wait", "lib/python3.12/threading.py", "", "idle");
-        row("threading wait, short path", "wait", "threading.py", "", "idle");
-        row("queue get", "get", "/usr/lib/python3.11/queue.py", "", "idle");
-        row("selectors select", "select", "selectors.py", "", "idle");
-        row("kernel futex", "futex_wait_queue", "", "[kernel.kallsyms]", "idle");
-        row("folded kernel suffix", "futex_wait_queue_me_[k]", "", "", "idle");
-        row("versioned libc symbol", "pthread_cond_wait@@GLIBC_2.3.2", "", "libc.so.6", "idle");
-        row("libc poll", "poll", "", "/usr/lib/x86_64-linux-gnu/libc.so.6", "idle");
-        row("condition_variable wait", "std::condition_variable::wait(std::unique_lock<std::mutex>&)", "",
-            "libstdc++.so.6", "idle");
-        // Compute.
-        row("Linear forward", "forward", sp("torch/nn/modules/linear.py"), "", "compute");
-        row("module _call_impl", "_call_impl", "torch/nn/modules/module.py", "", "compute");
-        row("functional linear", "linear", "torch/nn/functional.py", "", "compute");
-        row("Adam step", "step", "torch/optim/adam.py", "", "compute");
-        row("autograd Function apply", "apply", "torch/autograd/function.py", "", "compute");
-        row("activation checkpoint is compute", "checkpoint", "torch/utils/checkpoint.py", "", "compute");
-        row("HF model forward", "forward", "transformers/models/llama/modeling_llama.py", "", "compute");
-        // Names as other tools spell them.
-        row("qualified Python name", "PartitionedParameterCoordinator.fetch_sub_module",
-            "deepspeed/runtime/zero/partitioned_param_coordinator.py", "", "comm");
-        row("Windows path", "fetch_sub_module",
-            "C:\\Python311\\Lib\\site-packages\\deepspeed\\runtime\\zero\\partitioned_param_coordinator.py", "",
-            "comm");
-        // User code with the frameworks' generic names is not classified by accident.
-        row("user save", "save", "train.py", "", "other");
-        row("user _save", "_save", "train.py", "", "other");
-        row("user save_checkpoint", "save_checkpoint", "train.py", "", "other");
-        row("user wait", "wait", "train.py", "", "other");
-        row("user step", "step", "train.py", "", "other");
-        row("user fetch", "fetch", "train.py", "", "other");
-        row("user get", "get", "mylib/cache.py", "", "other");
-        row("user forward", "forward", "train.py", "", "other");
-        row("user poll (Python)", "poll", "train.py", "", "other");
-        row("user schedule (Python)", "schedule", "mylib/lr.py", "", "other");
-        row("user all_reduce", "all_reduce", "mylib/dist.py", "", "other");
-        row("look-alike path", "save", "mytorch/serialization.py", "", "other");
-        row("name is anchored", "fetch_sub_module_stats", "deepspeed/runtime/zero/partitioned_param_coordinator.py", "",
-            "other");
-        row("file rule needs a file", "save", "", "", "other");
-        row("empty frame", "", "", "", "other");
+        deepSpeedAndDistributedRows();
+        fsdpMegatronInputAndCheckpointRows();
+        waitComputeAndUserRows();
     }
 
     void classify()

@@ -119,7 +119,7 @@ std::unique_ptr<store::RunDatabase> writeProfiledRun(const QTemporaryDir& dir, c
             auto eval = t.name("autograd::engine::evaluate_function: AddmmBackward0");
             if (!main || !comm || !autograd || !stream || !profilerStep || !allReduce || !launch || !kernel || !eval)
                 return nullptr;
-            const int64_t skew = rank * 50'000; // the ranks start 50 µs apart
+            const int64_t skew = static_cast<int64_t>(rank) * 50'000; // the ranks start 50 µs apart
             if (!t.slice(*main, store::TraceCategory::UserAnnotation, *profilerStep, step + skew, at(pr.stepS) - step,
                          std::nullopt) ||
                 !t.slice(*autograd, store::TraceCategory::CpuOp, *eval, at(0.15) + skew, at(0.35) - at(0.15),

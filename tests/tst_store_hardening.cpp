@@ -184,7 +184,7 @@ private Q_SLOTS:
             const QByteArray bytes = readBytes(path);
             QVERIFY(writeBytes(path, bytes.left(bytes.size() / 2)));
         } else {
-            QVERIFY(writeBytes(path, randomBytes(64 * 1024)));
+            QVERIFY(writeBytes(path, randomBytes(qsizetype{64} * 1024)));
         }
         const QByteArray before = fileHash(path);
         const QStringList entries = folderEntries(path);
@@ -271,7 +271,7 @@ private Q_SLOTS:
         const QString path = copyOfRun(QStringLiteral("hot.runlens"));
         QVERIFY(!path.isEmpty());
         const QByteArray run = readBytes(path);
-        QVERIFY(run.size() >= 2 * 4096);
+        QVERIFY(run.size() >= qsizetype{2} * 4096);
         const QString journal = path + QStringLiteral("-journal");
         QVERIFY(writeBytes(journal, hotJournalOf(run, pages)));
         const QByteArray runBefore = fileHash(path), journalBefore = fileHash(journal);

@@ -72,127 +72,150 @@ int64_t ns(double s)
     return kStart + std::llround(s * 1e9);
 }
 
+// Per node: the shared GPU, under-used (SM activity 0.3), and the trainer's step times; the nodes' ids, empty on a
+// failure.
+std::vector<int64_t> writeRankNodes(store::RunWriter& w, const RankRun& run)
+{
+    std::vector<int64_t> nodes;
+    for (int n = 0; n < run.nodes; ++n) {
+        auto node = w.node("node" + std::to_string(n), "option", "UTC");
+        if (!node) return {};
+        nodes.push_back(*node);
+        auto gpu = w.device(*node, "gpu", "0");
+        if (!gpu) return {};
+        for (const char* metric : {"gpu.util", "gpu.sm_active"}) {
+            auto sink = w.series(*gpu, metric, std::string(metric) == "gpu.util" ? "%" : "ratio", metric);
+            if (!sink) return {};
+            for (int64_t s = 0; s < run.seconds; ++s)
+                (*sink)->append(kStart + s * kSecond, std::string(metric) == "gpu.util" ? 60.0 : 0.3);
+        }
+        auto host = w.device(*node, "host", "");
+        if (!host) return {};
+        auto stepSink = w.series(*host, "train.step_time", "s", "step_time");
+        if (!stepSink) return {};
+        for (size_t k = 0; k + 1 < run.starts.size() && run.starts[k + 1] <= static_cast<double>(run.seconds); ++k)
+            (*stepSink)->append(ns(run.starts[k + 1]), run.starts[k + 1] - run.starts[k]);
+    }
+    return nodes;
+}
+
+// The node rank r runs on.
+int64_t nodeOfRank(const std::vector<int64_t>& nodes, const RankRun& run, int r)
+{
+    return nodes[static_cast<size_t>(r * run.nodes / run.ranks)];
+}
+
+// Stack samples at run.rateHz on every rank's main thread: its own host work, forward, backward and the all-reduce.
+bool writeRankStacks(store::RunWriter& w, const RankRun& run, const std::vector<int64_t>& nodes)
+{
+    std::map<std::string, int64_t> frames;
+    auto frame = [&](const std::string& name, const std::string& file) -> int64_t {
+        auto it = frames.find(name + "|" + file);
+        if (it != frames.end()) return it->second;
+        auto f = w.frame(name, file, 10, {});
+        return frames[name + "|" + file] = f ? *f : -1;
+    };
+    std::map<std::vector<int64_t>, int64_t> callsites;
+    auto callsite = [&](const std::vector<std::pair<std::string, std::string>>& path) -> int64_t {
+        std::vector<int64_t> ids;
+        int64_t cs = 0;
+        for (const auto& [name, file] : path) {
+            ids.push_back(frame(name, file));
+            auto it = callsites.find(ids);
+            if (it == callsites.end()) {
+                auto c = w.callsite(cs, ids.back());
+                if (!c) return -1;
+                it = callsites.emplace(ids, *c).first;
+            }
+            cs = it->second;
+        }
+        return cs;
+    };
+    const std::pair<std::string, std::string> module{"<module>", "train.py"}, main{"main", "train.py"};
+    for (int r = 0; r < run.ranks; ++r) {
+        auto thread =
+            w.thread(nodeOfRank(nodes, run, r), "", 0, fmt::format("rank {} pid {} thread MainThread", r, 1000 + r), 0);
+        if (!thread) return false;
+        size_t k = 0;
+        const auto n = static_cast<int64_t>(static_cast<double>(run.seconds) * run.rateHz);
+        for (int64_t i = 0; i < n; ++i) {
+            const double t = static_cast<double>(i) / run.rateHz + 0.003 * r;
+            while (k + 1 < run.starts.size() && run.starts[k + 1] <= t)
+                ++k;
+            const double o = t - run.starts[k], extra = run.extraOf(r, static_cast<int64_t>(k));
+            std::vector<std::pair<std::string, std::string>> path{module, main};
+            if (o < extra) {
+                path.push_back({"slow_rank_work", "train.py"});
+                if (i % 2) path.push_back({"sort", "numpy/_core/fromnumeric.py"});
+            } else if (o < extra + run.workS / 2) {
+                path.push_back({"forward", "torch/nn/modules/module.py"});
+            } else if (run.waitInOwnFrame) {
+                path.push_back({"backward_and_reduce", "train.py"});
+            } else if (o < extra + run.workS) {
+                path.push_back({"backward", "torch/_tensor.py"});
+                path.push_back({"_engine_run_backward", "torch/autograd/graph.py"});
+            } else {
+                path.push_back({"all_reduce", "torch/distributed/distributed_c10d.py"});
+            }
+            const int64_t cs = callsite(path);
+            if (cs < 0 || !w.stackSample(*thread, cs, ns(t), 1, 1 / run.rateHz)) return false;
+        }
+    }
+    return true;
+}
+
+// Profiler traces of the profiled steps on every rank: the step, and two gradient buckets' all-reduces enqueued on
+// the autograd thread and run on the gloo worker.
+bool writeRankTraces(store::RunWriter& w, const RankRun& run, const std::vector<int64_t>& nodes)
+{
+    store::TraceWriter tw(w);
+    std::mt19937_64 rng(11);
+    std::normal_distribution<double> jitter(0, run.jitterS);
+    auto step = tw.name("ProfilerStep");
+    auto enqueue = tw.name("c10d::allreduce_");
+    auto gloo = tw.name("gloo:all_reduce");
+    if (!step || !enqueue || !gloo) return false;
+    for (int r = 0; r < run.ranks; ++r) {
+        const std::string pid = std::to_string(1000 + r);
+        const int64_t node = nodeOfRank(nodes, run, r);
+        auto mainTrack = tw.track(node, r, "cpu", pid, pid, "thread (python)", std::nullopt);
+        auto autograd = tw.track(node, r, "cpu", pid, std::to_string(2000 + r), "thread (pt_autograd_0)", std::nullopt);
+        auto worker = tw.track(node, r, "cpu", pid, std::to_string(3000 + r), "thread (pt_gloo_runloop)", std::nullopt);
+        if (!mainTrack || !autograd || !worker) return false;
+        for (int64_t k : run.profiled) {
+            const auto kk = static_cast<size_t>(k);
+            auto name = tw.name(fmt::format("ProfilerStep#{}", k));
+            if (!name) return false;
+            const double from = run.starts[kk], to = run.starts[kk + 1];
+            if (!tw.slice(*mainTrack, store::TraceCategory::UserAnnotation, *name, ns(from), ns(to) - ns(from),
+                          std::nullopt))
+                return false;
+            // Two gradient buckets: each all-reduce enqueued as the rank reaches it, done when the last one has.
+            for (int b = 0; b < 2; ++b) {
+                const double arrive = from + run.extraOf(r, k) + run.workS * (0.8 + 0.2 * b) + jitter(rng);
+                const double done = run.rendezvous ? to - run.commS * (1 - b) * 0.5 : arrive + 0.01;
+                if (!tw.slice(*autograd, store::TraceCategory::Collective, *enqueue, ns(arrive), 80'000,
+                              std::nullopt) ||
+                    !tw.slice(*worker, store::TraceCategory::Collective, *gloo, ns(arrive) + 100'000,
+                              ns(done) - ns(arrive) - 100'000, std::nullopt))
+                    return false;
+            }
+        }
+    }
+    if (!tw.finish()) return false;
+    return true;
+}
+
 std::unique_ptr<store::RunDatabase> writeRankRun(const QTemporaryDir& dir, RankRun& run)
 {
     run.build();
     test::rules::SyntheticImport synthetic(dir, QStringLiteral("ranks.runlens"));
     if (!synthetic) return nullptr;
     store::RunWriter& w = synthetic.writer();
-    // Per node: the shared GPU, under-used (SM activity 0.3), and the trainer's step times.
-    std::vector<int64_t> nodes;
-    for (int n = 0; n < run.nodes; ++n) {
-        auto node = w.node("node" + std::to_string(n), "option", "UTC");
-        if (!node) return nullptr;
-        nodes.push_back(*node);
-        auto gpu = w.device(*node, "gpu", "0");
-        if (!gpu) return nullptr;
-        for (const char* metric : {"gpu.util", "gpu.sm_active"}) {
-            auto sink = w.series(*gpu, metric, std::string(metric) == "gpu.util" ? "%" : "ratio", metric);
-            if (!sink) return nullptr;
-            for (int64_t s = 0; s < run.seconds; ++s)
-                (*sink)->append(kStart + s * kSecond, std::string(metric) == "gpu.util" ? 60.0 : 0.3);
-        }
-        auto host = w.device(*node, "host", "");
-        if (!host) return nullptr;
-        auto stepSink = w.series(*host, "train.step_time", "s", "step_time");
-        if (!stepSink) return nullptr;
-        for (size_t k = 0; k + 1 < run.starts.size() && run.starts[k + 1] <= static_cast<double>(run.seconds); ++k)
-            (*stepSink)->append(ns(run.starts[k + 1]), run.starts[k + 1] - run.starts[k]);
-    }
-    const auto node = [&](int r) { return nodes[static_cast<size_t>(r * run.nodes / run.ranks)]; };
-
-    if (run.stacks) {
-        std::map<std::string, int64_t> frames;
-        auto frame = [&](const std::string& name, const std::string& file) -> int64_t {
-            auto it = frames.find(name + "|" + file);
-            if (it != frames.end()) return it->second;
-            auto f = w.frame(name, file, 10, {});
-            return frames[name + "|" + file] = f ? *f : -1;
-        };
-        std::map<std::vector<int64_t>, int64_t> callsites;
-        auto callsite = [&](const std::vector<std::pair<std::string, std::string>>& path) -> int64_t {
-            std::vector<int64_t> ids;
-            int64_t cs = 0;
-            for (const auto& [name, file] : path) {
-                ids.push_back(frame(name, file));
-                auto it = callsites.find(ids);
-                if (it == callsites.end()) {
-                    auto c = w.callsite(cs, ids.back());
-                    if (!c) return -1;
-                    it = callsites.emplace(ids, *c).first;
-                }
-                cs = it->second;
-            }
-            return cs;
-        };
-        const std::pair<std::string, std::string> module{"<module>", "train.py"}, main{"main", "train.py"};
-        for (int r = 0; r < run.ranks; ++r) {
-            auto thread = w.thread(node(r), "", 0, fmt::format("rank {} pid {} thread MainThread", r, 1000 + r), 0);
-            if (!thread) return nullptr;
-            size_t k = 0;
-            const auto n = static_cast<int64_t>(static_cast<double>(run.seconds) * run.rateHz);
-            for (int64_t i = 0; i < n; ++i) {
-                const double t = static_cast<double>(i) / run.rateHz + 0.003 * r;
-                while (k + 1 < run.starts.size() && run.starts[k + 1] <= t)
-                    ++k;
-                const double o = t - run.starts[k], extra = run.extraOf(r, static_cast<int64_t>(k));
-                std::vector<std::pair<std::string, std::string>> path{module, main};
-                if (o < extra) {
-                    path.push_back({"slow_rank_work", "train.py"});
-                    if (i % 2) path.push_back({"sort", "numpy/_core/fromnumeric.py"});
-                } else if (o < extra + run.workS / 2) {
-                    path.push_back({"forward", "torch/nn/modules/module.py"});
-                } else if (run.waitInOwnFrame) {
-                    path.push_back({"backward_and_reduce", "train.py"});
-                } else if (o < extra + run.workS) {
-                    path.push_back({"backward", "torch/_tensor.py"});
-                    path.push_back({"_engine_run_backward", "torch/autograd/graph.py"});
-                } else {
-                    path.push_back({"all_reduce", "torch/distributed/distributed_c10d.py"});
-                }
-                const int64_t cs = callsite(path);
-                if (cs < 0 || !w.stackSample(*thread, cs, ns(t), 1, 1 / run.rateHz)) return nullptr;
-            }
-        }
-    }
-    if (!run.profiled.empty()) {
-        store::TraceWriter tw(w);
-        std::mt19937_64 rng(11);
-        std::normal_distribution<double> jitter(0, run.jitterS);
-        auto step = tw.name("ProfilerStep");
-        auto enqueue = tw.name("c10d::allreduce_");
-        auto gloo = tw.name("gloo:all_reduce");
-        if (!step || !enqueue || !gloo) return nullptr;
-        for (int r = 0; r < run.ranks; ++r) {
-            const std::string pid = std::to_string(1000 + r);
-            auto mainTrack = tw.track(node(r), r, "cpu", pid, pid, "thread (python)", std::nullopt);
-            auto autograd =
-                tw.track(node(r), r, "cpu", pid, std::to_string(2000 + r), "thread (pt_autograd_0)", std::nullopt);
-            auto worker =
-                tw.track(node(r), r, "cpu", pid, std::to_string(3000 + r), "thread (pt_gloo_runloop)", std::nullopt);
-            if (!mainTrack || !autograd || !worker) return nullptr;
-            for (int64_t k : run.profiled) {
-                const auto kk = static_cast<size_t>(k);
-                auto name = tw.name(fmt::format("ProfilerStep#{}", k));
-                if (!name) return nullptr;
-                const double from = run.starts[kk], to = run.starts[kk + 1];
-                if (!tw.slice(*mainTrack, store::TraceCategory::UserAnnotation, *name, ns(from), ns(to) - ns(from),
-                              std::nullopt))
-                    return nullptr;
-                // Two gradient buckets: each all-reduce enqueued as the rank reaches it, done when the last one has.
-                for (int b = 0; b < 2; ++b) {
-                    const double arrive = from + run.extraOf(r, k) + run.workS * (0.8 + 0.2 * b) + jitter(rng);
-                    const double done = run.rendezvous ? to - run.commS * (1 - b) * 0.5 : arrive + 0.01;
-                    if (!tw.slice(*autograd, store::TraceCategory::Collective, *enqueue, ns(arrive), 80'000,
-                                  std::nullopt) ||
-                        !tw.slice(*worker, store::TraceCategory::Collective, *gloo, ns(arrive) + 100'000,
-                                  ns(done) - ns(arrive) - 100'000, std::nullopt))
-                        return nullptr;
-                }
-            }
-        }
-        if (!tw.finish()) return nullptr;
-    }
+    const std::vector<int64_t> nodes = writeRankNodes(w, run);
+    if (nodes.empty()) return nullptr;
+    if (run.stacks && !writeRankStacks(w, run, nodes)) return nullptr;
+    if (!run.profiled.empty() && !writeRankTraces(w, run, nodes)) return nullptr;
     return synthetic.finish();
 }
 

@@ -270,9 +270,9 @@ void TestTimeline::lanesHandedOverWhenReady()
 void TestTimeline::gaps()
 {
     // 28 h at 1 s with a 10-minute hole (no points) at 10 h and 2 minutes of explicit missing points at 20 h.
-    const int64_t count = 28 * 3600;
-    const int64_t holeFrom = kStart + 10 * 3600 * kSecond, holeTo = holeFrom + 600 * kSecond;
-    const int64_t missFrom = kStart + 20 * 3600 * kSecond, missTo = missFrom + 120 * kSecond;
+    const int64_t count = int64_t{28} * 3600;
+    const int64_t holeFrom = kStart + int64_t{10} * 3600 * kSecond, holeTo = holeFrom + 600 * kSecond;
+    const int64_t missFrom = kStart + int64_t{20} * 3600 * kSecond, missTo = missFrom + 120 * kSecond;
     const std::string path = writeRun(m_dir, "gaps.runlens", [&](store::RunWriter& w) {
         auto node = w.node("node0", "option", "UTC");
         auto gpu = node ? w.device(*node, "gpu", "0") : node;
@@ -332,7 +332,7 @@ void TestTimeline::gaps()
 void TestTimeline::levelOfDetail()
 {
     // Noise in [0, 100] at 1 s for 28 h with one sample of 1000.
-    const int64_t count = 28 * 3600;
+    const int64_t count = int64_t{28} * 3600;
     const int64_t spikeAt = kStart + 47'123 * kSecond;
     const std::string path = writeRun(m_dir, "lod.runlens", [&](store::RunWriter& w) {
         auto node = w.node("node0", "option", "UTC");

@@ -146,7 +146,7 @@ void TestTimelineEnvelope::envelopeOutliers()
     QFETCH(int, dipSamples);
     QFETCH(bool, flagged);
     const int64_t step = 5 * kSecond, count = 28 * 3600 / 5;
-    const int64_t dipAt = kStart + 13 * 3600 * kSecond + 7 * step, dipEnd = dipAt + dipSamples * step; // at 0
+    const int64_t dipAt = kStart + int64_t{13} * 3600 * kSecond + 7 * step, dipEnd = dipAt + dipSamples * step; // at 0
     const std::string name = fmt::format("envelope-{}-{}.runlens", allDip, dipSamples);
     int64_t dipSeriesDevice = -1;
     const std::string path = writeRun(m_dir, name, [&](store::RunWriter& w) {
@@ -213,7 +213,7 @@ void TestTimelineEnvelope::outliersStableAcrossZoom()
     // deviation, exactly node1 gpu5 is flagged for power (with its size), node3 gpu0 for temperature, and nobody
     // for memory temperature, also at random windows of 1 min to 28 h.
     constexpr int64_t step = 3 * kSecond, count = 28 * 3600 / 3;
-    constexpr int64_t offFrom = kStart + 14 * 3600 * kSecond + 123 * kSecond, offTo = offFrom + 600 * kSecond;
+    constexpr int64_t offFrom = kStart + int64_t{14} * 3600 * kSecond + 123 * kSecond, offTo = offFrom + 600 * kSecond;
     std::map<std::pair<int, int>, int64_t> deviceOf;
     const std::string path = writeRun(m_dir, "zoom-stable.runlens", [&](store::RunWriter& w) {
         std::mt19937_64 rng(5);
@@ -232,8 +232,8 @@ void TestTimelineEnvelope::outliersStableAcrossZoom()
                 if (!appendSeries(w, gpu, metric, unit, count, step, [&](int64_t i) {
                         const int64_t t = kStart + i * step, s = (t - kStart) / kSecond;
                         const int64_t sinceCheckpoint = s % 7200;
-                        const bool checkpoint =
-                            sinceCheckpoint >= 3 * lateBy[static_cast<size_t>(s / 7200)] && sinceCheckpoint < 180;
+                        const bool checkpoint = sinceCheckpoint >= int64_t{3} * lateBy[static_cast<size_t>(s / 7200)] &&
+                                                sinceCheckpoint < 180;
                         double v = base + 20 * std::sin(2 * M_PI * static_cast<double>(s) / 3600) + sigma * noise(rng);
                         if (checkpoint) v *= 0.2;
                         if (t >= offFrom && t < offTo) v += offset;
@@ -322,7 +322,8 @@ void TestTimelineEnvelope::envelopeAgainstReference()
         const int members = std::uniform_int_distribution<int>(5, 40)(rng);
         const int buckets = std::uniform_int_distribution<int>(50, 400)(rng);
         const double noise = std::vector<double>{0.1, 1, 5, 20}[static_cast<size_t>(round % 4)];
-        const int64_t window = std::vector<int64_t>{180, 3600, 28 * 3600}[static_cast<size_t>(round % 3)] * kSecond;
+        const int64_t window =
+            std::vector<int64_t>{180, 3600, int64_t{28} * 3600}[static_cast<size_t>(round % 3)] * kSecond;
         std::normal_distribution<double> jitter(0, noise);
         std::uniform_real_distribution<double> u(0, 1);
         std::vector<std::vector<ReducedBucket>> data(static_cast<size_t>(members),

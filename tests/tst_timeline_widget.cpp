@@ -380,7 +380,8 @@ void TimelineWidgetTest::envelopeShowsSingleGpuDip()
     // 4 nodes × 8 GPUs over 28 h; GPU 5 of node 2 drops to 0 for 5 s in the middle (a blip: in the band, not an
     // outlier); GPU 3 of node 1 runs 8 points below the others for 20 min later on (a lasting deviation: flagged).
     const std::string path = m_dir.filePath(QStringLiteral("dip.runlens")).toStdString();
-    const int64_t seconds = 28 * 3600, dipAt = 15 * 3600 + 17, lowFrom = 20 * 3600, lowTo = lowFrom + 1200;
+    const int64_t seconds = int64_t{28} * 3600, dipAt = 15 * 3600 + 17, lowFrom = int64_t{20} * 3600,
+                  lowTo = lowFrom + 1200;
     QVERIFY(writeRun(path, 4, 8, seconds, 1, {{"gpu.util", [&](int n, int g, int64_t s) {
                                                    if (n == 2 && g == 5 && s >= dipAt && s < dipAt + 5) return 0.0;
                                                    const double v = 97.0 + static_cast<double>((s + g) % 3);
@@ -421,7 +422,8 @@ void TimelineWidgetTest::envelopeShowsSingleGpuDip()
     for (int dx = -1; dx <= 1; ++dx)
         inkAtDip += inkRows(img, xDip + dx, yHigh, yLow - 1, bg);
     QVERIFY2(inkAtDip >= 10, qPrintable(QStringLiteral("only %1 drawn pixels below 40 % at the dip").arg(inkAtDip)));
-    const int xFar = static_cast<int>(lane->xAxis->coordToPixel(static_cast<double>(kStart + 5 * 3600 * kSec) / 1e9));
+    const int xFar =
+        static_cast<int>(lane->xAxis->coordToPixel(static_cast<double>(kStart + int64_t{5} * 3600 * kSec) / 1e9));
     QCOMPARE(inkRows(img, xFar, yHigh, yLow - 1, bg), 0);
     // Zoomed in to fewer samples than pixels, the band is still continuous (no pixel without a value) and still
     // reaches 0 at the blip, which is still no outlier.
@@ -646,8 +648,8 @@ void TimelineWidgetTest::missingDataIsAGap()
         const QColor bg = lane->palette().color(QPalette::Base);
         const int top = static_cast<int>(lane->yAxis->coordToPixel(100.0)),
                   bottom = static_cast<int>(lane->yAxis->coordToPixel(20.0));
-        const int xIn = static_cast<int>(
-            lane->xAxis->coordToPixel(static_cast<double>(kStart + (gapFrom + gapTo) / 2 * kSec) / 1e9));
+        const int64_t middleS = (gapFrom + gapTo) / 2; // whole seconds
+        const int xIn = static_cast<int>(lane->xAxis->coordToPixel(static_cast<double>(kStart + middleS * kSec) / 1e9));
         const int xOut =
             static_cast<int>(lane->xAxis->coordToPixel(static_cast<double>(kStart + (gapFrom - 200) * kSec) / 1e9));
         QCOMPARE(inkRows(img, xIn, top, bottom, bg), 0);

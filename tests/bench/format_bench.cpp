@@ -40,15 +40,22 @@ private:
 // Deterministic values with a little structure (integers, two decimals, ratios).
 double util(int64_t t, int g)
 {
-    return static_cast<double>((t * 7 + g * 13) % 101);
+    return static_cast<double>((t * 7 + static_cast<int64_t>(g) * 13) % 101);
 }
 double ratio(int64_t t, int g)
 {
-    return static_cast<double>((t * 31 + g * 17) % 1000) / 1000.0;
+    return static_cast<double>((t * 31 + static_cast<int64_t>(g) * 17) % 1000) / 1000.0;
 }
 double watts(int64_t t, int g)
 {
-    return 100.0 + static_cast<double>((t * 53 + g * 7) % 50000) / 100.0;
+    return 100.0 + static_cast<double>((t * 53 + static_cast<int64_t>(g) * 7) % 50000) / 100.0;
+}
+
+// The time that node n's values at second t are made from: each node's values differ (else its file would be the same
+// content, imported once).
+int64_t nodeTime(int64_t t, int n)
+{
+    return t + static_cast<int64_t>(n) * 1009;
 }
 
 void civil(int64_t unixS, int& y, int& mo, int& d, int& h, int& mi, int& s)
@@ -85,8 +92,7 @@ GeneratedFormat dmon(const fs::path& dir, int nodes, int gpus, int64_t seconds)
             int y, mo, d, h, mi, s;
             civil(kStartS + t, y, mo, d, h, mi, s);
             for (int gpu = 0; gpu < gpus; ++gpu) {
-                // Each node's values differ (else its file would be the same content, imported once).
-                const int64_t v = t + n * 1009;
+                const int64_t v = nodeTime(t, n);
                 const int pwr = static_cast<int>(watts(v, gpu)), sm = static_cast<int>(util(v, gpu));
                 const int smutil = static_cast<int>(ratio(v, gpu) * 100), mma = smutil / 2, dram = smutil / 3;
                 fmt::format_to(std::back_inserter(out.buf),
@@ -220,7 +226,7 @@ GeneratedFormat dcgmi(const fs::path& dir, int nodes, int gpus, int64_t seconds)
         Out out(file.string());
         int64_t rows = 0;
         for (int64_t t = 0; t < seconds; ++t) {
-            const int64_t v = t + n * 1009;
+            const int64_t v = nodeTime(t, n);
             for (int gpu = gpus - 1; gpu >= 0; --gpu) { // dcgmi lists GPUs in descending order
                 if (rows++ % 14 == 0) out.buf += header;
                 const double sm = ratio(v, gpu);
@@ -321,12 +327,12 @@ GeneratedFormat wide(const fs::path& dir, int nodes, int gpus, int64_t seconds)
         out.buf += '\n';
         for (int64_t t = 0; t < seconds; ++t) {
             fmt::format_to(std::back_inserter(out.buf), "{}", kStartS + t);
+            const int64_t v = nodeTime(t, n);
             for (int gpu = 0; gpu < gpus; ++gpu)
-                fmt::format_to(std::back_inserter(out.buf), ",{},{}", util(t + n * 1009, gpu),
-                               watts(t + n * 1009, gpu));
+                fmt::format_to(std::back_inserter(out.buf), ",{},{}", util(v, gpu), watts(v, gpu));
             out.buf += '\n';
             ++g.rows;
-            g.samples += 2 * gpus;
+            g.samples += 2 * static_cast<int64_t>(gpus);
             out.maybeFlush();
         }
     }

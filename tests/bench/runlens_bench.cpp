@@ -22,8 +22,10 @@
 #include <algorithm>
 #include <chrono>
 #include <cstring>
+#include <exception>
 #include <filesystem>
 #include <fmt/format.h>
+#include <optional>
 #include <string>
 #include <unistd.h>
 #include <vector>
@@ -69,6 +71,17 @@ ProcessRun medianRun(int runs, const std::vector<std::string>& command, const st
     return all[all.size() / 2];
 }
 
+// A sqlite3 script that imports each CSV file into `table`.
+void writeImportScript(const std::string& script, const std::vector<std::string>& files, const char* table)
+{
+    std::FILE* s = std::fopen(script.c_str(), "w");
+    if (!s) return;
+    fmt::print(s, ".mode csv\n");
+    for (const std::string& f : files)
+        fmt::print(s, ".import '{}' {}\n", f, table);
+    std::fclose(s);
+}
+
 // Each other metric format at the same scale: runlens import against sqlite3 .import of the same values.
 bool benchFormats(const fs::path& dir, int nodes, int gpus, double hours, int runs)
 {
@@ -90,12 +103,7 @@ bool benchFormats(const fs::path& dir, int nodes, int gpus, double hours, int ru
         const ProcessRun ours = medianRun(runs, args, db, {});
         const std::string baseDb = (dir / "formats" / (f.format + ".sqlite")).string();
         const std::string script = (dir / "formats" / (f.format + ".sql")).string();
-        if (std::FILE* sf = std::fopen(script.c_str(), "w")) {
-            fmt::print(sf, ".mode csv\n");
-            for (const std::string& b : f.baseline)
-                fmt::print(sf, ".import '{}' t\n", b);
-            std::fclose(sf);
-        }
+        writeImportScript(script, f.baseline, "t");
         const ProcessRun base = medianRun(runs, {"sqlite3", baseDb}, baseDb, script);
         if (ours.exitCode != 0) {
             fmt::print("| {:<18} | runlens import failed (exit {}) |\n", f.format, ours.exitCode);
@@ -150,11 +158,9 @@ bool benchTimeline(bench::TimedApplication& app, const fs::path& dir, bool quick
     return bench::benchTimelineWidget(app, db, quick);
 }
 
-} // namespace
-
-int main(int argc, char** argv)
+// The timeline is measured offscreen, whatever display there is, so figures compare across machines.
+void useOffscreenPlatform()
 {
-    // The timeline is measured offscreen, whatever display there is, so figures compare across machines.
     qputenv("QT_QPA_PLATFORM", "offscreen");
     if (qEnvironmentVariableIsEmpty("XDG_RUNTIME_DIR")) {
         const QString runtime = QDir::tempPath() + QStringLiteral("/runtime-bench-%1").arg(getuid());
@@ -167,30 +173,186 @@ int main(int argc, char** argv)
         if (message.contains(QLatin1String("propagateSizeHints"))) return;
         fmt::print(stderr, "{}\n", qFormatLogMessage(type, context, message).toStdString());
     });
-    bench::TimedApplication app(argc, argv);
+}
+
+struct Options
+{
     bool quick = qEnvironmentVariableIntValue("RUNLENS_BENCH_QUICK") == 1;
     bool stacksOnly = false;   // --stacks: only the stack benchmarks
     bool timelineOnly = false; // --timeline: only the timeline benchmarks
     bool flameOnly = false;    // --flame: only the flame graph widget
     bool rulesOnly = false;    // --rules: only the diagnosis rules
+};
+
+Options parseOptions(int argc, char** argv)
+{
+    Options o;
     for (int i = 1; i < argc; ++i) {
-        if (std::strcmp(argv[i], "--quick") == 0) quick = true;
-        if (std::strcmp(argv[i], "--stacks") == 0) stacksOnly = true;
-        if (std::strcmp(argv[i], "--timeline") == 0) timelineOnly = true;
-        if (std::strcmp(argv[i], "--flame") == 0) flameOnly = true;
-        if (std::strcmp(argv[i], "--rules") == 0) rulesOnly = true;
+        if (std::strcmp(argv[i], "--quick") == 0) o.quick = true;
+        if (std::strcmp(argv[i], "--stacks") == 0) o.stacksOnly = true;
+        if (std::strcmp(argv[i], "--timeline") == 0) o.timelineOnly = true;
+        if (std::strcmp(argv[i], "--flame") == 0) o.flameOnly = true;
+        if (std::strcmp(argv[i], "--rules") == 0) o.rulesOnly = true;
     }
-    const auto runBinary = [](const std::vector<std::string>& args) {
-        std::vector<std::string> command{RUNLENS_BINARY};
-        command.insert(command.end(), args.begin(), args.end());
-        const ProcessRun r = runProcess(command);
-        return r.exitCode == 0 ? r.seconds : -1.0;
+    return o;
+}
+
+// The runlens binary run with these arguments: its wall time, < 0 when it failed.
+double runBinary(const std::vector<std::string>& args)
+{
+    std::vector<std::string> command{RUNLENS_BINARY};
+    command.insert(command.end(), args.begin(), args.end());
+    const ProcessRun r = runProcess(command);
+    return r.exitCode == 0 ? r.seconds : -1.0;
+}
+
+const int kNumericProperties = 9; // of the 13 columns: all but timestamp, index, name and pci.bus_id
+
+// The nvidia-smi inputs imported by runlens and by sqlite3 .import.
+struct ImportFigures
+{
+    std::string db; // runlens's
+    int runs = 1;
+    int64_t rows = 0, samples = 0;
+    ProcessRun ours, base;
+    bool haveBaseline = false;
+    double ourBytes = 0, baseBytes = 0;
+};
+
+std::optional<ImportFigures> benchImport(const app::DemoSpec& spec, const fs::path& dir, bool quick)
+{
+    // 1. Generate the inputs.
+    const auto genStart = std::chrono::steady_clock::now();
+    auto files = app::writeDemoRun(spec, (dir / "inputs").string());
+    if (!files) {
+        fmt::print(stderr, "{}\n", files.error().toString());
+        return std::nullopt;
+    }
+    ImportFigures fig;
+    int64_t bytes = 0;
+    for (const std::string& f : *files) {
+        bytes += static_cast<int64_t>(fs::file_size(f));
+        fig.rows += static_cast<int64_t>(spec.hours * 3600) * spec.gpusPerNode;
+    }
+    fig.samples = fig.rows * kNumericProperties;
+    fmt::print("generated {} files, {:.1f} MB, {} rows in {:.1f} s\n", files->size(), static_cast<double>(bytes) / 1e6,
+               fig.rows, std::chrono::duration<double>(std::chrono::steady_clock::now() - genStart).count());
+
+    // The generated files are still being written back to disk: settle that before timing anything.
+    ::sync();
+
+    // 2. RunLens import, as a separate process so its peak RSS is its own; the median of a few runs.
+    fig.runs = quick ? 1 : 3;
+    fig.db = (dir / "bench.runlens").string();
+    std::vector<std::string> importArgs{RUNLENS_BINARY, "import", "--tz", "UTC", "-o", fig.db};
+    importArgs.insert(importArgs.end(), files->begin(), files->end());
+    fig.ours = medianRun(fig.runs, importArgs, fig.db, {});
+    if (fig.ours.exitCode != 0) {
+        fmt::print(stderr, "runlens import failed (exit {})\n", fig.ours.exitCode);
+        return std::nullopt;
+    }
+    fig.ourBytes = static_cast<double>(fs::file_size(fig.db));
+
+    // 3. Baseline: sqlite3 .import of the same CSV rows into a plain table.
+    const std::string baseDb = (dir / "baseline.sqlite").string();
+    const std::string script = (dir / "import.sql").string();
+    writeImportScript(script, *files, "gpu");
+    fig.base = medianRun(fig.runs, {"sqlite3", baseDb}, baseDb, script);
+    fig.haveBaseline = fig.base.exitCode == 0;
+    fig.baseBytes = fig.haveBaseline ? static_cast<double>(fs::file_size(baseDb)) : 0;
+    return fig;
+}
+
+// 4. Reads: one series' full range and a 1 % window.
+struct ReadFigures
+{
+    size_t fullPoints = 0, windowPoints = 0;
+    int64_t seriesPoints = 0;
+    double fullMs = 0, windowMs = 0, envelopeMs = 0;
+};
+
+std::optional<ReadFigures> benchReads(const std::string& db, bool quick)
+{
+    auto opened = store::RunDatabase::open(db, store::OpenMode::ReadOnly);
+    if (!opened) {
+        fmt::print(stderr, "{}\n", opened.error().toString());
+        return std::nullopt;
+    }
+    store::RunReader reader(**opened);
+    auto series = reader.findSeries("node2", "gpu", "5", "gpu.util");
+    if (!series || !*series) {
+        fmt::print(stderr, "series node2 gpu:5 gpu.util not found\n");
+        return std::nullopt;
+    }
+    const store::SeriesInfo& s = **series;
+    const int64_t span = *s.lastNs - *s.firstNs;
+    const store::TimeWindow full{*s.firstNs, *s.lastNs};
+    const store::TimeWindow window{*s.firstNs + span / 2, *s.firstNs + span / 2 + span / 100};
+    ReadFigures fig;
+    fig.seriesPoints = s.points;
+    fig.fullMs = medianMs(quick ? 5 : 11, [&] { fig.fullPoints = reader.readPoints(s.id, full)->size(); });
+    fig.windowMs = medianMs(quick ? 21 : 101, [&] { fig.windowPoints = reader.readPoints(s.id, window)->size(); });
+    fig.envelopeMs = medianMs(quick ? 5 : 11, [&] { (void)reader.readEnvelope(s.id, full, 2000); });
+    return fig;
+}
+
+void printTableRow(const std::string& what, const std::string& a, const std::string& b, const std::string& r,
+                   const std::string& target)
+{
+    fmt::print("| {:<40} | {:>14} | {:>22} | {:>8} | {:<14} |\n", what, a, b, r, target);
+}
+
+// The import and read figures against their targets.
+void printImportTable(const ImportFigures& im, const ReadFigures& rd, bool quick)
+{
+    const double ourRowsPerS = static_cast<double>(im.rows) / im.ours.seconds;
+    const double baseRowsPerS = im.haveBaseline ? static_cast<double>(im.rows) / im.base.seconds : 0;
+    const double ourBps = im.ourBytes / static_cast<double>(im.samples);
+    const double baseBps = im.haveBaseline ? im.baseBytes / static_cast<double>(im.samples) : 0;
+    const bool haveBaseline = im.haveBaseline;
+    const auto theirs = [&](double v, const char* format) {
+        return haveBaseline ? fmt::format(fmt::runtime(format), v) : std::string("n/a");
     };
 
+    fmt::print("\n| {:<40} | {:>14} | {:>22} | {:>8} | {:<14} |\n", "measure", "RunLens", "sqlite3 .import", "ratio",
+               "target");
+    fmt::print("|{:-<42}|{:-<16}|{:-<24}|{:-<10}|{:-<16}|\n", "", "", "", "", "");
+    printTableRow("import rows/s", fmt::format("{:.0f}", ourRowsPerS), theirs(baseRowsPerS, "{:.0f}"),
+                  ratio(ourRowsPerS, baseRowsPerS), "≥ 3× baseline");
+    printTableRow("import samples/s", fmt::format("{:.0f}", ourRowsPerS * kNumericProperties),
+                  theirs(baseRowsPerS * kNumericProperties, "{:.0f}"), ratio(ourRowsPerS, baseRowsPerS), "");
+    printTableRow("import wall time (s)", fmt::format("{:.2f}", im.ours.seconds), theirs(im.base.seconds, "{:.2f}"),
+                  ratio(im.base.seconds, im.ours.seconds), "");
+    printTableRow("bytes/sample on disk", fmt::format("{:.2f}", ourBps), theirs(baseBps, "{:.2f}"),
+                  ratio(baseBps, ourBps), "≤ 6");
+    printTableRow("peak RSS of the import (MB)", fmt::format("{:.0f}", im.ours.peakRssMb),
+                  theirs(im.base.peakRssMb, "{:.0f}"), ratio(im.base.peakRssMb, im.ours.peakRssMb), "< 500 MB");
+    printTableRow(fmt::format("read one series, full range ({} pts, ms)", rd.fullPoints),
+                  fmt::format("{:.2f}", rd.fullMs), "", "", "");
+    printTableRow(fmt::format("read one series, 1 % window ({} pts, ms)", rd.windowPoints),
+                  fmt::format("{:.3f}", rd.windowMs), "", "", "< 5 ms");
+    printTableRow("min/max envelope, full range, 2000 px (ms)", fmt::format("{:.2f}", rd.envelopeMs), "", "", "");
+    fmt::print("\nimport times: median of {} run{} each; ratio: RunLens relative to the baseline, > 1 is better "
+               "(rows/s: ours ÷ theirs; size, time, memory: "
+               "theirs ÷ ours).\n",
+               im.runs, im.runs == 1 ? "" : "s");
+    if (!haveBaseline) fmt::print("baseline not measured: sqlite3 command not found or failed\n");
+
+    const bool met = ourBps <= 6.0 && im.ours.peakRssMb < 500 && rd.windowMs < 5.0 &&
+                     (!haveBaseline || ourRowsPerS >= 3.0 * baseRowsPerS);
+    if (quick)
+        fmt::print("quick mode: 57,600 rows are too few for rates (process start-up and per-file commits dominate); "
+                   "the targets apply to the full run (runlens_bench without --quick)\n");
+    else
+        fmt::print("targets {}\n", met ? "met" : "NOT met");
+}
+
+int runBenchmarks(bench::TimedApplication& app, const Options& o)
+{
     app::DemoSpec spec;
     spec.nodes = 4;
     spec.gpusPerNode = 8;
-    spec.hours = quick ? 0.5 : 28.0;
+    spec.hours = o.quick ? 0.5 : 28.0;
     spec.stacks = false;
     spec.exporters = false;
 
@@ -200,122 +362,19 @@ int main(int argc, char** argv)
         return 1;
     }
     const fs::path dir(tmp.path().toStdString());
-    if (stacksOnly) return bench::benchStacks(dir.string(), quick, runBinary) ? 0 : 1;
-    if (timelineOnly) return benchTimeline(app, dir, quick) ? 0 : 1;
-    if (flameOnly) return bench::benchFlameWidget(quick) ? 0 : 1;
-    if (rulesOnly) return bench::benchRules(dir.string(), quick) ? 0 : 1;
+    const bool quick = o.quick;
+    if (o.stacksOnly) return bench::benchStacks(dir.string(), quick, runBinary) ? 0 : 1;
+    if (o.timelineOnly) return benchTimeline(app, dir, quick) ? 0 : 1;
+    if (o.flameOnly) return bench::benchFlameWidget(quick) ? 0 : 1;
+    if (o.rulesOnly) return bench::benchRules(dir.string(), quick) ? 0 : 1;
     fmt::print("RunLens benchmark{}: {} nodes × {} GPUs × {} h at 1 s, nvidia-smi --query-gpu CSV\n",
                quick ? " (quick mode)" : "", spec.nodes, spec.gpusPerNode, spec.hours);
-
-    // 1. Generate the inputs.
-    const auto genStart = std::chrono::steady_clock::now();
-    auto files = app::writeDemoRun(spec, (dir / "inputs").string());
-    if (!files) {
-        fmt::print(stderr, "{}\n", files.error().toString());
-        return 1;
-    }
-    int64_t rows = 0, bytes = 0;
-    for (const std::string& f : *files) {
-        bytes += static_cast<int64_t>(fs::file_size(f));
-        rows += static_cast<int64_t>(spec.hours * 3600) * spec.gpusPerNode;
-    }
-    const int numericProperties = 9; // of the 13 columns: all but timestamp, index, name and pci.bus_id
-    const int64_t samples = rows * numericProperties;
-    fmt::print("generated {} files, {:.1f} MB, {} rows in {:.1f} s\n", files->size(), bytes / 1e6, rows,
-               std::chrono::duration<double>(std::chrono::steady_clock::now() - genStart).count());
-
-    // The generated files are still being written back to disk: settle that before timing anything.
-    ::sync();
-
-    // 2. RunLens import, as a separate process so its peak RSS is its own; the median of a few runs.
-    const int runs = quick ? 1 : 3;
-    const std::string db = (dir / "bench.runlens").string();
-    std::vector<std::string> importArgs{RUNLENS_BINARY, "import", "--tz", "UTC", "-o", db};
-    importArgs.insert(importArgs.end(), files->begin(), files->end());
-    const ProcessRun ours = medianRun(runs, importArgs, db, {});
-    if (ours.exitCode != 0) {
-        fmt::print(stderr, "runlens import failed (exit {})\n", ours.exitCode);
-        return 1;
-    }
-    const double ourBytes = static_cast<double>(fs::file_size(db));
-
-    // 3. Baseline: sqlite3 .import of the same CSV rows into a plain table.
-    const std::string baseDb = (dir / "baseline.sqlite").string();
-    const std::string script = (dir / "import.sql").string();
-    {
-        std::FILE* s = std::fopen(script.c_str(), "w");
-        fmt::print(s, ".mode csv\n");
-        for (const std::string& f : *files)
-            fmt::print(s, ".import '{}' gpu\n", f);
-        std::fclose(s);
-    }
-    const ProcessRun base = medianRun(runs, {"sqlite3", baseDb}, baseDb, script);
-    const bool haveBaseline = base.exitCode == 0;
-    const double baseBytes = haveBaseline ? static_cast<double>(fs::file_size(baseDb)) : 0;
-
-    // 4. Reads: one series' full range and a 1 % window.
-    auto opened = store::RunDatabase::open(db, store::OpenMode::ReadOnly);
-    if (!opened) {
-        fmt::print(stderr, "{}\n", opened.error().toString());
-        return 1;
-    }
-    store::RunReader reader(**opened);
-    auto series = reader.findSeries("node2", "gpu", "5", "gpu.util");
-    if (!series || !*series) {
-        fmt::print(stderr, "series node2 gpu:5 gpu.util not found\n");
-        return 1;
-    }
-    const store::SeriesInfo& s = **series;
-    const int64_t span = *s.lastNs - *s.firstNs;
-    const store::TimeWindow full{*s.firstNs, *s.lastNs};
-    const store::TimeWindow window{*s.firstNs + span / 2, *s.firstNs + span / 2 + span / 100};
-    size_t fullPoints = 0, windowPoints = 0;
-    const double fullMs = medianMs(quick ? 5 : 11, [&] { fullPoints = reader.readPoints(s.id, full)->size(); });
-    const double windowMs = medianMs(quick ? 21 : 101, [&] { windowPoints = reader.readPoints(s.id, window)->size(); });
-    const double envelopeMs = medianMs(quick ? 5 : 11, [&] { (void)reader.readEnvelope(s.id, full, 2000); });
-
-    const double ourRowsPerS = static_cast<double>(rows) / ours.seconds;
-    const double baseRowsPerS = haveBaseline ? static_cast<double>(rows) / base.seconds : 0;
-    const double ourBps = ourBytes / static_cast<double>(samples);
-    const double baseBps = haveBaseline ? baseBytes / static_cast<double>(samples) : 0;
-
-    fmt::print("\n| {:<40} | {:>14} | {:>22} | {:>8} | {:<14} |\n", "measure", "RunLens", "sqlite3 .import", "ratio",
-               "target");
-    fmt::print("|{:-<42}|{:-<16}|{:-<24}|{:-<10}|{:-<16}|\n", "", "", "", "", "");
-    auto row = [](const std::string& what, const std::string& a, const std::string& b, const std::string& r,
-                  const std::string& target) {
-        fmt::print("| {:<40} | {:>14} | {:>22} | {:>8} | {:<14} |\n", what, a, b, r, target);
-    };
-    row("import rows/s", fmt::format("{:.0f}", ourRowsPerS), haveBaseline ? fmt::format("{:.0f}", baseRowsPerS) : "n/a",
-        ratio(ourRowsPerS, baseRowsPerS), "≥ 3× baseline");
-    row("import samples/s", fmt::format("{:.0f}", ourRowsPerS * numericProperties),
-        haveBaseline ? fmt::format("{:.0f}", baseRowsPerS * numericProperties) : "n/a",
-        ratio(ourRowsPerS, baseRowsPerS), "");
-    row("import wall time (s)", fmt::format("{:.2f}", ours.seconds),
-        haveBaseline ? fmt::format("{:.2f}", base.seconds) : "n/a", ratio(base.seconds, ours.seconds), "");
-    row("bytes/sample on disk", fmt::format("{:.2f}", ourBps), haveBaseline ? fmt::format("{:.2f}", baseBps) : "n/a",
-        ratio(baseBps, ourBps), "≤ 6");
-    row("peak RSS of the import (MB)", fmt::format("{:.0f}", ours.peakRssMb),
-        haveBaseline ? fmt::format("{:.0f}", base.peakRssMb) : "n/a", ratio(base.peakRssMb, ours.peakRssMb),
-        "< 500 MB");
-    row(fmt::format("read one series, full range ({} pts, ms)", fullPoints), fmt::format("{:.2f}", fullMs), "", "", "");
-    row(fmt::format("read one series, 1 % window ({} pts, ms)", windowPoints), fmt::format("{:.3f}", windowMs), "", "",
-        "< 5 ms");
-    row("min/max envelope, full range, 2000 px (ms)", fmt::format("{:.2f}", envelopeMs), "", "", "");
-    fmt::print("\nimport times: median of {} run{} each; ratio: RunLens relative to the baseline, > 1 is better "
-               "(rows/s: ours ÷ theirs; size, time, memory: "
-               "theirs ÷ ours).\n",
-               runs, runs == 1 ? "" : "s");
-    if (!haveBaseline) fmt::print("baseline not measured: sqlite3 command not found or failed\n");
-
-    const bool met =
-        ourBps <= 6.0 && ours.peakRssMb < 500 && windowMs < 5.0 && (!haveBaseline || ourRowsPerS >= 3.0 * baseRowsPerS);
-    if (quick)
-        fmt::print("quick mode: 57,600 rows are too few for rates (process start-up and per-file commits dominate); "
-                   "the targets apply to the full run (runlens_bench without --quick)\n");
-    else
-        fmt::print("targets {}\n", met ? "met" : "NOT met");
-    const bool formatsOk = benchFormats(dir, spec.nodes, spec.gpusPerNode, spec.hours, runs);
+    const std::optional<ImportFigures> imported = benchImport(spec, dir, quick);
+    if (!imported) return 1;
+    const std::optional<ReadFigures> reads = benchReads(imported->db, quick);
+    if (!reads) return 1;
+    printImportTable(*imported, *reads, quick);
+    const bool formatsOk = benchFormats(dir, spec.nodes, spec.gpusPerNode, spec.hours, imported->runs);
     const bool stacksOk = bench::benchStacks(dir.string(), quick, runBinary);
     const bool traceOk = bench::benchTraceImport(dir.string(), quick) > 0;
     const bool timelineOk = benchTimeline(app, dir, quick);
@@ -324,8 +383,24 @@ int main(int argc, char** argv)
 
     // The benchmark reports; it does not fail the build on timing (machines differ). It fails only when
     // the work itself failed.
-    return fullPoints == static_cast<size_t>(s.points) && formatsOk && stacksOk && traceOk && timelineOk && flameOk &&
-                   rulesOk
+    return reads->fullPoints == static_cast<size_t>(reads->seriesPoints) && formatsOk && stacksOk && traceOk &&
+                   timelineOk && flameOk && rulesOk
                ? 0
                : 1;
+}
+
+} // namespace
+
+int main(int argc, char** argv)
+{
+    try {
+        useOffscreenPlatform();
+        bench::TimedApplication app(argc, argv);
+        return runBenchmarks(app, parseOptions(argc, argv));
+    } catch (const std::exception& e) {
+        fmt::print(stderr, "runlens_bench: {}\n", e.what());
+    } catch (...) {
+        fmt::print(stderr, "runlens_bench: an unknown exception\n");
+    }
+    return 1;
 }

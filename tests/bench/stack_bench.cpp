@@ -13,6 +13,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fmt/format.h>
+#include <optional>
 #include <random>
 #include <string_view>
 #include <unistd.h>
@@ -95,148 +96,159 @@ double lineHashSeconds(const std::string& path, size_t& distinct)
     return since(t0);
 }
 
-} // namespace
+constexpr int64_t kStart = 1'790'000'000'000'000'000;
+constexpr int64_t kPeriodNs = 10'000'000; // 100 Hz
 
-bool benchStacks(const std::string& dir, bool quick,
-                 const std::function<double(const std::vector<std::string>&)>& runSeconds)
+// Folded file: every distinct stack once, then repeats (folded files written by hand or concatenated).
+bool writeFolded(const std::string& path, const std::vector<std::vector<int>>& stacks,
+                 const std::vector<std::string>& labels, int64_t lines, std::mt19937_64& rng)
 {
-    std::mt19937_64 rng(42);
-    const int distinct = quick ? 5'000 : 50'000;
-    const int64_t lines = quick ? 200'000 : 2'000'000;
-    const auto stacks = makeStacks(distinct, 4000, rng);
-    std::vector<std::string> labels(4000);
-    for (int f = 0; f < 4000; ++f)
-        labels[static_cast<size_t>(f)] = frameLabel(f);
-
-    // Folded file: every distinct stack once, then repeats (folded files written by hand or concatenated).
-    const std::string folded = dir + "/stacks.folded";
-    {
-        std::FILE* out = std::fopen(folded.c_str(), "wb");
-        if (!out) return false;
-        std::string line;
-        for (int64_t i = 0; i < lines; ++i) {
-            const auto& s = stacks[i < distinct ? static_cast<size_t>(i) : pick(rng, stacks.size())];
-            line.clear();
-            for (size_t k = 0; k < s.size(); ++k) {
-                if (k) line += ';';
-                line += labels[static_cast<size_t>(s[k])];
-            }
-            line += fmt::format(" {}\n", 1 + rng() % 9);
-            std::fwrite(line.data(), 1, line.size(), out);
+    std::FILE* out = std::fopen(path.c_str(), "wb");
+    if (!out) return false;
+    const auto distinct = static_cast<int64_t>(stacks.size());
+    std::string line;
+    for (int64_t i = 0; i < lines; ++i) {
+        const auto& s = stacks[i < distinct ? static_cast<size_t>(i) : pick(rng, stacks.size())];
+        line.clear();
+        for (size_t k = 0; k < s.size(); ++k) {
+            if (k) line += ';';
+            line += labels[static_cast<size_t>(s[k])];
         }
-        std::fclose(out);
+        line += fmt::format(" {}\n", 1 + rng() % 9);
+        std::fwrite(line.data(), 1, line.size(), out);
     }
-    ::sync();
-    const double mb = static_cast<double>(std::filesystem::file_size(folded)) / 1e6;
-    size_t seen = 0;
-    lineHashSeconds(folded, seen); // warm the page cache
-    const double limitS = lineHashSeconds(folded, seen);
-    const double oursS = runSeconds({"import", "-o", dir + "/folded.runlens", "--format", "folded", folded});
+    std::fclose(out);
+    return true;
+}
 
-    // Timed samples written through the store directly: threads at 100 Hz, Zipf-chosen stacks.
-    const int64_t samples = quick ? 1'000'000 : 10'000'000;
-    const int threads = 32;
-    const std::string dbPath = dir + "/timed.runlens";
-    double writeS = 0;
-    {
-        auto db = store::RunDatabase::open(dbPath, store::OpenMode::Create);
-        if (!db) return false;
-        const auto t0 = Clock::now();
-        store::RunWriter w(**db);
-        auto tx = (*db)->transaction();
-        if (!tx) return false;
-        store::ImportRecord rec;
-        rec.path = "bench";
-        rec.contentHash = "bench-timed";
-        rec.format = "bench";
-        auto imp = w.beginImport(rec);
-        auto node = w.node("node0", "option", "UTC");
-        if (!imp || !node) return false;
-        std::vector<int64_t> frameIds(labels.size());
-        for (size_t f = 0; f < labels.size(); ++f) {
-            auto id = w.frame(labels[f], {}, 0, {});
-            if (!id) return false;
-            frameIds[f] = *id;
-        }
-        std::vector<int64_t> leaf(stacks.size());
-        for (size_t i = 0; i < stacks.size(); ++i) {
-            int64_t c = 0;
-            for (int f : stacks[i]) {
-                auto next = w.callsite(c, frameIds[static_cast<size_t>(f)]);
-                if (!next) return false;
-                c = *next;
-            }
-            leaf[i] = c;
-        }
-        const int64_t start = 1'790'000'000'000'000'000;
-        for (int t = 0; t < threads; ++t) {
-            auto tid = w.thread(*node, "python train.py", 1, fmt::format("pt_autograd_{}", t), 100 + t);
-            if (!tid) return false;
-            for (int64_t i = 0; i < samples / threads; ++i)
-                if (!w.stackSample(*tid, leaf[pick(rng, leaf.size())], start + i * 10'000'000, 1, 0.01)) return false;
-        }
-        store::ImportTotals totals;
-        totals.contentHash = rec.contentHash;
-        if (!w.finishImport(totals, store::Diagnostics()) || !tx->commit()) return false;
-        writeS = since(t0);
+// Timed samples written through the store directly: `threads` threads at 100 Hz, Zipf-chosen stacks; the seconds it
+// took, < 0 on a failure.
+double writeTimedSamples(const std::string& dbPath, const std::vector<std::vector<int>>& stacks,
+                         const std::vector<std::string>& labels, int64_t samples, int threads, std::mt19937_64& rng)
+{
+    auto db = store::RunDatabase::open(dbPath, store::OpenMode::Create);
+    if (!db) return -1;
+    const auto t0 = Clock::now();
+    store::RunWriter w(**db);
+    auto tx = (*db)->transaction();
+    if (!tx) return -1;
+    store::ImportRecord rec;
+    rec.path = "bench";
+    rec.contentHash = "bench-timed";
+    rec.format = "bench";
+    auto imp = w.beginImport(rec);
+    auto node = w.node("node0", "option", "UTC");
+    if (!imp || !node) return -1;
+    std::vector<int64_t> frameIds(labels.size());
+    for (size_t f = 0; f < labels.size(); ++f) {
+        auto id = w.frame(labels[f], {}, 0, {});
+        if (!id) return -1;
+        frameIds[f] = *id;
     }
+    std::vector<int64_t> leaf(stacks.size());
+    for (size_t i = 0; i < stacks.size(); ++i) {
+        int64_t c = 0;
+        for (int f : stacks[i]) {
+            auto next = w.callsite(c, frameIds[static_cast<size_t>(f)]);
+            if (!next) return -1;
+            c = *next;
+        }
+        leaf[i] = c;
+    }
+    for (int t = 0; t < threads; ++t) {
+        auto tid = w.thread(*node, "python train.py", 1, fmt::format("pt_autograd_{}", t), 100 + t);
+        if (!tid) return -1;
+        for (int64_t i = 0; i < samples / threads; ++i)
+            if (!w.stackSample(*tid, leaf[pick(rng, leaf.size())], kStart + i * kPeriodNs, 1, 0.01)) return -1;
+    }
+    store::ImportTotals totals;
+    totals.contentHash = rec.contentHash;
+    if (!w.finishImport(totals, store::Diagnostics()) || !tx->commit()) return -1;
+    return since(t0);
+}
+
+// Flame trees of the whole run, then of random windows: each built, shown in a flame graph widget, and the window's
+// totals read from the store again.
+struct WindowTimes
+{
+    std::vector<double> treeMs, totalsMs, shownMs;
+    int64_t checked = 0;   // the whole run's samples in its tree
+    size_t callsites = 0;  // in the catalogue
+    size_t firstNodes = 0; // of the first tree (built before the timing)
+};
+
+std::optional<WindowTimes> timeWindows(const std::string& dbPath, bool quick, int64_t span, std::mt19937_64& rng)
+{
     auto db = store::RunDatabase::open(dbPath, store::OpenMode::ReadOnly);
-    if (!db) return false;
+    if (!db) return std::nullopt;
     analysis::FlameSource source(**db, nullptr);
     analysis::FlameQuery all;
     auto first = source.tree(all); // loads the catalogue once, as an open view would
-    if (!first) return false;
-    const int64_t start = 1'790'000'000'000'000'000;
-    const int64_t span = samples / threads * 10'000'000;
-    size_t callsites = 0;
-    if (auto cat = source.catalog()) callsites = (*cat)->callsiteCount();
-    std::vector<double> ms, totalsMs, shownMs;
+    if (!first) return std::nullopt;
+    WindowTimes times;
+    times.firstNodes = (*first)->nodes().size();
+    if (auto cat = source.catalog()) times.callsites = (*cat)->callsiteCount();
     store::StackReader reader(**db);
     widgets::FlameGraphWidget graph;
     graph.resize(1600, 800);
     graph.show();
-    int64_t checked = 0;
     for (int k = 0; k < (quick ? 9 : 25); ++k) {
         analysis::FlameQuery q;
         if (k > 0) { // k == 0: the whole run
             const int64_t a = static_cast<int64_t>(rng() % static_cast<uint64_t>(span));
             const int64_t b = a + static_cast<int64_t>(rng() % static_cast<uint64_t>(span - a));
-            q.window = {start + a, start + b};
+            q.window = {kStart + a, kStart + b};
         }
         const auto t0 = Clock::now();
         auto tree = source.tree(q);
-        ms.push_back(since(t0) * 1000);
-        if (std::getenv("RUNLENS_BENCH_VERBOSE")) fmt::print(stderr, "  tree {:.1f} ms\n", ms.back());
-        if (!tree) return false;
+        times.treeMs.push_back(since(t0) * 1000);
+        if (std::getenv("RUNLENS_BENCH_VERBOSE")) fmt::print(stderr, "  tree {:.1f} ms\n", times.treeMs.back());
+        if (!tree) return std::nullopt;
         // The new window's flame graph on screen: the tree, then its layout and drawing in the widget.
         graph.setTree(*tree);
         while (graph.busy())
             QCoreApplication::processEvents(QEventLoop::WaitForMoreEvents);
         QCoreApplication::processEvents();
-        shownMs.push_back(since(t0) * 1000);
+        times.shownMs.push_back(since(t0) * 1000);
         const auto t1 = Clock::now();
         auto totals = reader.totals({}, q.window, false);
-        totalsMs.push_back(since(t1) * 1000);
-        if (!totals) return false;
+        times.totalsMs.push_back(since(t1) * 1000);
+        if (!totals) return std::nullopt;
         if (std::getenv("RUNLENS_BENCH_VERBOSE"))
             fmt::print(stderr, "window {:.0f} s: totals {:.1f} ms, {} buckets, {} chunks decoded\n",
                        (static_cast<double>(q.window.toNs) - static_cast<double>(q.window.fromNs)) / 1e9,
-                       totalsMs.back(), totals->bucketsRead, totals->chunksDecoded);
-        if (k == 0) checked = (*tree)->totalSamples();
+                       times.totalsMs.back(), totals->bucketsRead, totals->chunksDecoded);
+        if (k == 0) times.checked = (*tree)->totalSamples();
     }
-    const double fullMs = ms.front();
+    return times;
+}
+
+// What the folded import measured against its limit.
+struct FoldedTimes
+{
+    int64_t lines = 0;
+    size_t stacks = 0; // distinct, as the limit counted them
+    double mb = 0, oursS = 0, limitS = 0;
+};
+
+void printStackTable(bool quick, const FoldedTimes& folded, int64_t samples, int threads, double writeS,
+                     WindowTimes times)
+{
+    const double fullMs = times.treeMs.front();
+    std::vector<double>& ms = times.treeMs;
     std::sort(ms.begin(), ms.end());
     const double medianMs = ms[ms.size() / 2], maxMs = ms.back();
-    std::sort(totalsMs.begin(), totalsMs.end());
-    std::sort(shownMs.begin(), shownMs.end());
-    const double totalsMedianMs = totalsMs[totalsMs.size() / 2];
+    std::sort(times.totalsMs.begin(), times.totalsMs.end());
+    std::sort(times.shownMs.begin(), times.shownMs.end());
+    const double totalsMedianMs = times.totalsMs[times.totalsMs.size() / 2];
+    const double mb = folded.mb, oursS = folded.oursS, limitS = folded.limitS;
 
     fmt::print("\nStacks{}:\n\n",
                quick ? " (quick mode: a tenth of the scale; the targets apply to the full run)" : "");
     fmt::print("| {:<52} | {:>12} | {:>22} | {:>8} | {:<14} |\n", "measure", "RunLens", "limit", "ratio", "target");
     fmt::print("|{:-<54}|{:-<14}|{:-<24}|{:-<10}|{:-<16}|\n", "", "", "", "", "");
     fmt::print("| {:<52} | {:>12.0f} | {:>22.0f} | {:>7.2f}× | {:<14} |\n",
-               fmt::format("folded import MB/s ({} lines, {} stacks, {:.0f} MB)", lines, seen, mb),
+               fmt::format("folded import MB/s ({} lines, {} stacks, {:.0f} MB)", folded.lines, folded.stacks, mb),
                oursS > 0 ? mb / oursS : 0.0, mb / limitS, oursS > 0 ? (mb / oursS) / (mb / limitS) : 0.0, "≥ 500 MB/s");
     fmt::print("| {:<52} | {:>12.1f} | {:>22} | {:>8} | {:<14} |\n",
                fmt::format("write {} timed samples, {} threads (s)", samples, threads), writeS, "", "", "");
@@ -247,14 +259,46 @@ bool benchStacks(const std::string& dir, bool quick,
     fmt::print("| {:<52} | {:>12.1f} | {:>22} | {:>8} | {:<14} |\n", "flame tree, random windows, worst (ms)", maxMs,
                "", "", "");
     fmt::print("| {:<52} | {:>12.1f} | {:>22} | {:>8} | {:<14} |\n",
-               "flame graph of a new window shown (tree + layout + paint), median (ms)", shownMs[shownMs.size() / 2],
-               "", "", "≤ 250 ms");
+               "flame graph of a new window shown (tree + layout + paint), median (ms)",
+               times.shownMs[times.shownMs.size() / 2], "", "", "≤ 250 ms");
     fmt::print("| {:<52} | {:>12.1f} | {:>22} | {:>8} | {:<14} |\n", "window totals from the store again, median (ms)",
                totalsMedianMs, "", "", "");
     fmt::print("| {:<52} | {:>12} | {:>22} | {:>8} | {:<14} |\n", "call paths in the catalogue",
-               (*first)->nodes().size() > 0 ? callsites : 0, "", "", "");
+               times.firstNodes > 0 ? times.callsites : 0, "", "", "");
     fmt::print("\nlimit: one thread reading the file and hashing every whole line into a map (no frame splitting)\n");
-    return oursS > 0 && checked == samples / threads * threads;
+}
+
+} // namespace
+
+bool benchStacks(const std::string& dir, bool quick,
+                 const std::function<double(const std::vector<std::string>&)>& runSeconds)
+{
+    std::mt19937_64 rng(42);
+    const int distinct = quick ? 5'000 : 50'000;
+    const auto stacks = makeStacks(distinct, 4000, rng);
+    std::vector<std::string> labels(4000);
+    for (int f = 0; f < 4000; ++f)
+        labels[static_cast<size_t>(f)] = frameLabel(f);
+
+    FoldedTimes folded;
+    folded.lines = quick ? 200'000 : 2'000'000;
+    const std::string foldedPath = dir + "/stacks.folded";
+    if (!writeFolded(foldedPath, stacks, labels, folded.lines, rng)) return false;
+    ::sync();
+    folded.mb = static_cast<double>(std::filesystem::file_size(foldedPath)) / 1e6;
+    lineHashSeconds(foldedPath, folded.stacks); // warm the page cache
+    folded.limitS = lineHashSeconds(foldedPath, folded.stacks);
+    folded.oursS = runSeconds({"import", "-o", dir + "/folded.runlens", "--format", "folded", foldedPath});
+
+    const int64_t samples = quick ? 1'000'000 : 10'000'000;
+    const int threads = 32;
+    const std::string dbPath = dir + "/timed.runlens";
+    const double writeS = writeTimedSamples(dbPath, stacks, labels, samples, threads, rng);
+    if (writeS < 0) return false;
+    const std::optional<WindowTimes> times = timeWindows(dbPath, quick, samples / threads * kPeriodNs, rng);
+    if (!times) return false;
+    printStackTable(quick, folded, samples, threads, writeS, *times);
+    return folded.oursS > 0 && times->checked == samples / threads * threads;
 }
 
 } // namespace runlens::bench
