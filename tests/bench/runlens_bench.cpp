@@ -363,6 +363,9 @@ int runBenchmarks(bench::TimedApplication& app, const Options& o)
     }
     const fs::path dir(tmp.path().toStdString());
     const bool quick = o.quick;
+    fmt::print("Programs run by a launcher of {:.0f} MB peak RSS: every child's RSS figure is its own, or that at "
+               "the least\n",
+               bench::launcherRssMb());
     if (o.stacksOnly) return bench::benchStacks(dir.string(), quick, runBinary) ? 0 : 1;
     if (o.timelineOnly) return benchTimeline(app, dir, quick) ? 0 : 1;
     if (o.flameOnly) return bench::benchFlameWidget(quick) ? 0 : 1;
@@ -393,6 +396,7 @@ int runBenchmarks(bench::TimedApplication& app, const Options& o)
 
 int main(int argc, char** argv)
 {
+    bench::startLauncher(); // before anything is held in memory: see process_run.h
     try {
         useOffscreenPlatform();
         bench::TimedApplication app(argc, argv);
