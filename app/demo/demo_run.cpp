@@ -413,6 +413,19 @@ Expected<int64_t> writeDemoTrainerLog(const DemoSpec& spec, std::FILE* out)
     return lines;
 }
 
+Status writeDemoFile(const std::string& path, const std::function<Expected<int64_t>(std::FILE*)>& write,
+                     std::vector<std::string>& files)
+{
+    std::FILE* out = std::fopen(path.c_str(), "wb");
+    if (!out) return makeError(ErrorCode::Io, fmt::format("cannot write: {}", std::strerror(errno)), {path});
+    auto written = write(out);
+    const bool closed = std::fclose(out) == 0;
+    if (!written) return written.error();
+    if (!closed) return makeError(ErrorCode::Io, "write failed", {path});
+    files.push_back(path);
+    return okStatus();
+}
+
 Expected<std::vector<std::string>> writeDemoRun(const DemoSpec& spec, const std::string& dir)
 {
     if (spec.nodes < 1 || spec.gpusPerNode < 1 || spec.hours <= 0 || spec.intervalMs < 1)
@@ -423,53 +436,22 @@ Expected<std::vector<std::string>> writeDemoRun(const DemoSpec& spec, const std:
         std::error_code ec;
         fs::create_directories(nodeDir, ec);
         if (ec) return makeError(ErrorCode::Io, fmt::format("cannot create {}: {}", nodeDir.string(), ec.message()));
-        const fs::path csv = nodeDir / "nvidia-smi-query.csv";
-        std::FILE* out = std::fopen(csv.string().c_str(), "wb");
-        if (!out)
-            return makeError(ErrorCode::Io, fmt::format("cannot write: {}", std::strerror(errno)), {csv.string()});
-        auto rows = writeDemoNvsmiCsv(spec, n, out);
-        const bool closed = std::fclose(out) == 0;
-        if (!rows) return rows.error();
-        if (!closed) return makeError(ErrorCode::Io, "write failed", {csv.string()});
-        files.push_back(csv.string());
+        RUNLENS_TRY(writeDemoFile((nodeDir / "nvidia-smi-query.csv").string(),
+                                  [&](std::FILE* out) { return writeDemoNvsmiCsv(spec, n, out); }, files));
         if (spec.exporters) {
-            for (const auto& [name, write] : {std::pair{"dcgm-exporter.prom", &writeDemoDcgmExporter},
-                                              std::pair{"node-exporter.prom", &writeDemoNodeExporter}}) {
-                const fs::path path = nodeDir / name;
-                std::FILE* f = std::fopen(path.string().c_str(), "wb");
-                if (!f)
-                    return makeError(ErrorCode::Io, fmt::format("cannot write: {}", std::strerror(errno)),
-                                     {path.string()});
-                auto written = write(spec, n, f);
-                const bool ok = std::fclose(f) == 0;
-                if (!written) return written.error();
-                if (!ok) return makeError(ErrorCode::Io, "write failed", {path.string()});
-                files.push_back(path.string());
-            }
+            for (const auto& exporter : {std::pair{"dcgm-exporter.prom", &writeDemoDcgmExporter},
+                                         std::pair{"node-exporter.prom", &writeDemoNodeExporter}})
+                RUNLENS_TRY(writeDemoFile((nodeDir / exporter.first).string(),
+                                          [&](std::FILE* out) { return exporter.second(spec, n, out); }, files));
         }
-        if (n == 0 && !demoStepEnds(spec).empty()) {
-            const fs::path path = nodeDir / kDemoTrainerLogName; // LLaMA-Factory writes it on rank 0
-            std::FILE* f = std::fopen(path.string().c_str(), "wb");
-            if (!f)
-                return makeError(ErrorCode::Io, fmt::format("cannot write: {}", std::strerror(errno)), {path.string()});
-            auto written = writeDemoTrainerLog(spec, f);
-            const bool ok = std::fclose(f) == 0;
-            if (!written) return written.error();
-            if (!ok) return makeError(ErrorCode::Io, "write failed", {path.string()});
-            files.push_back(path.string());
-        }
+        if (n == 0 && !demoStepEnds(spec).empty()) // LLaMA-Factory writes it on rank 0
+            RUNLENS_TRY(writeDemoFile((nodeDir / kDemoTrainerLogName).string(),
+                                      [&](std::FILE* out) { return writeDemoTrainerLog(spec, out); }, files));
         if (!spec.stacks) continue;
         for (int g = 0; g < spec.gpusPerNode; ++g) {
             const int rank = n * spec.gpusPerNode + g;
-            const fs::path path = nodeDir / fmt::format("stacks-rank{}.speedscope.json", rank);
-            std::FILE* f = std::fopen(path.string().c_str(), "wb");
-            if (!f)
-                return makeError(ErrorCode::Io, fmt::format("cannot write: {}", std::strerror(errno)), {path.string()});
-            auto written = writeDemoSpeedscope(spec, rank, f);
-            const bool ok = std::fclose(f) == 0;
-            if (!written) return written.error();
-            if (!ok) return makeError(ErrorCode::Io, "write failed", {path.string()});
-            files.push_back(path.string());
+            RUNLENS_TRY(writeDemoFile((nodeDir / fmt::format("stacks-rank{}.speedscope.json", rank)).string(),
+                                      [&](std::FILE* out) { return writeDemoSpeedscope(spec, rank, out); }, files));
         }
         RUNLENS_TRY(writeDemoTraces(spec, n, nodeDir.string(), files));
     }
