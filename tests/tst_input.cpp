@@ -448,6 +448,17 @@ private Q_SLOTS:
         QCOMPARE(out, (std::vector<std::string_view>{"t", " 0", " \"51 %", " 1000 MiB"}));
     }
 
+    void oddQuotes()
+    {
+        // A record broken by a line break inside a quoted field, told apart before it is split.
+        QVERIFY(!importers::oddQuotes(""));
+        QVERIFY(!importers::oddQuotes("t,1,2"));
+        QVERIFY(importers::oddQuotes("t,\"a"));
+        QVERIFY(!importers::oddQuotes("t,\"a,b\",2"));
+        QVERIFY(importers::oddQuotes("t,\"a \"\"b\"\""));
+        QVERIFY(!importers::oddQuotes("\"\"\"\""));
+    }
+
     void civilDates()
     {
         // civilFromDays is daysFromCivil's inverse, before 1970 and after, across leap days and centuries.
