@@ -1,8 +1,10 @@
 // The input pipeline: compression and text encoding detection, line splitting across blocks, long lines,
 // errors for truncated or corrupt streams, content hashes (BLAKE2b-256 of the raw bytes), the CSV field splitter
-// every CSV importer shares, the lines an importer reads (long ones skipped and reported) and documents read whole.
+// every CSV importer shares, the lines an importer reads (long ones skipped and reported), documents read whole and
+// the calendar dates of day counts.
 
 #include "analysis/store/run_database.h"
+#include "importers/common/time_parse.h"
 #include "importers/common/whole_input.h"
 #include "importers/importer.h"
 #include "importers/input/csv_fields.h"
@@ -444,6 +446,36 @@ private Q_SLOTS:
         std::vector<std::string_view> out;
         QVERIFY(csv.split("t, 0, \"51 %, 1000 MiB", out));
         QCOMPARE(out, (std::vector<std::string_view>{"t", " 0", " \"51 %", " 1000 MiB"}));
+    }
+
+    void oddQuotes()
+    {
+        // A record broken by a line break inside a quoted field, told apart before it is split.
+        QVERIFY(!importers::oddQuotes(""));
+        QVERIFY(!importers::oddQuotes("t,1,2"));
+        QVERIFY(importers::oddQuotes("t,\"a"));
+        QVERIFY(!importers::oddQuotes("t,\"a,b\",2"));
+        QVERIFY(importers::oddQuotes("t,\"a \"\"b\"\""));
+        QVERIFY(!importers::oddQuotes("\"\"\"\""));
+    }
+
+    void civilDates()
+    {
+        // civilFromDays is daysFromCivil's inverse, before 1970 and after, across leap days and centuries.
+        QCOMPARE(civilFromDays(0).year, int64_t{1970});
+        const CivilDate leap = civilFromDays(daysFromCivil(2000, 2, 29));
+        QCOMPARE(leap.year, int64_t{2000});
+        QCOMPARE(leap.month, 2u);
+        QCOMPARE(leap.day, 29u);
+        const CivilDate before = civilFromDays(-1);
+        QCOMPARE(before.year, int64_t{1969});
+        QCOMPARE(before.month, 12u);
+        QCOMPARE(before.day, 31u);
+        for (int64_t days = -800'000; days <= 800'000; days += 997) {
+            const CivilDate c = civilFromDays(days);
+            QVERIFY(isCalendarDate(c.year, c.month, c.day));
+            QCOMPARE(daysFromCivil(c.year, c.month, c.day), days);
+        }
     }
 
     void importLinesSkipLongOnes()

@@ -204,6 +204,7 @@ private Q_SLOTS:
     void fixtureZero3Saving();
     void stacksOfAnotherCauseMakeItMixed_data();
     void stacksOfAnotherCauseMakeItMixed();
+    void topAmountsLargestFirst();
 };
 
 void TestRulesComm::stacksOfAnotherCauseMakeItMixed_data()
@@ -233,6 +234,21 @@ void TestRulesComm::stacksOfAnotherCauseMakeItMixed()
                                   {QStringLiteral("host_compute"), 1 - communication - gpuWait}});
     QCOMPARE(QString::fromStdString(analysis::rolePrefix(f)), prefix);
     QCOMPARE(analysis::roleOf(f), std::string(prefix.isEmpty() ? "primary" : "mixed"));
+}
+
+void TestRulesComm::topAmountsLargestFirst()
+{
+    // The evidence lists of frames and kernels: the largest first, equal ones by the later name first, at most count.
+    const std::map<std::string, int64_t> amounts{{"a", 30}, {"b", 10}, {"c", 30}, {"d", 20}};
+    const QJsonArray top = topAmounts(amounts, 3, QStringLiteral("frame"), QStringLiteral("share"), 100);
+    QCOMPARE(top.size(), 3);
+    const auto entry = [](const char* name, double share) {
+        return QJsonObject{{QStringLiteral("frame"), QString::fromLatin1(name)}, {QStringLiteral("share"), share}};
+    };
+    QCOMPARE(top.at(0).toObject(), entry("c", 0.3));
+    QCOMPARE(top.at(1).toObject(), entry("a", 0.3));
+    QCOMPARE(top.at(2).toObject(), entry("d", 0.2));
+    QVERIFY(topAmounts({}, 3, QStringLiteral("name"), QStringLiteral("total_s"), 1e9).isEmpty());
 }
 
 void TestRulesComm::profiledShareExtrapolated()

@@ -400,16 +400,7 @@ Expected<QJsonArray> topCommKernels(store::TraceReader& traces, const std::vecto
             byName[sl.name] += sl.durNs;
         }
     }
-    std::vector<std::pair<int64_t, std::string>> ranked;
-    ranked.reserve(byName.size());
-    for (const auto& [name, ns] : byName)
-        ranked.emplace_back(ns, name);
-    std::sort(ranked.rbegin(), ranked.rend());
-    QJsonArray kernels;
-    for (size_t k = 0; k < ranked.size() && k < count; ++k)
-        kernels.append(QJsonObject{{QStringLiteral("name"), QString::fromStdString(ranked[k].second)},
-                                   {QStringLiteral("total_s"), static_cast<double>(ranked[k].first) / 1e9}});
-    return kernels;
+    return topAmounts(byName, count, QStringLiteral("name"), QStringLiteral("total_s"), 1e9);
 }
 
 } // namespace runlens::analysis::comm

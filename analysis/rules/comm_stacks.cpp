@@ -97,16 +97,7 @@ Expected<QJsonArray> topCommFrames(FlameSource& stacks, const std::vector<Findin
         static_cast<double>(std::max<int64_t>(tree->totalSamples() - byPhase[static_cast<size_t>(Phase::Idle)], 1));
     std::map<std::string, int64_t> commFrames; // label -> samples under its outermost comm occurrences
     addOutermostFrames(*tree, Phase::Comm, commFrames);
-    std::vector<std::pair<int64_t, std::string>> ranked;
-    ranked.reserve(commFrames.size());
-    for (const auto& [label, samples] : commFrames)
-        ranked.emplace_back(samples, label);
-    std::sort(ranked.rbegin(), ranked.rend());
-    QJsonArray top;
-    for (size_t k = 0; k < ranked.size() && k < count; ++k)
-        top.append(QJsonObject{{QStringLiteral("frame"), QString::fromStdString(ranked[k].second)},
-                               {QStringLiteral("share"), static_cast<double>(ranked[k].first) / busy}});
-    return top;
+    return topAmounts(commFrames, count, QStringLiteral("frame"), QStringLiteral("share"), busy);
 }
 
 } // namespace runlens::analysis::comm

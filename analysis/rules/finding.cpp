@@ -64,6 +64,21 @@ std::string rolePrefix(const Finding& f)
     return out + ") ";
 }
 
+QJsonArray topAmounts(const std::map<std::string, int64_t>& amounts, size_t count, const QString& nameKey,
+                      const QString& valueKey, double per)
+{
+    std::vector<std::pair<int64_t, std::string>> ranked;
+    ranked.reserve(amounts.size());
+    for (const auto& [name, amount] : amounts)
+        ranked.emplace_back(amount, name);
+    std::sort(ranked.rbegin(), ranked.rend());
+    QJsonArray out;
+    for (size_t k = 0; k < ranked.size() && k < count; ++k)
+        out.append(QJsonObject{{nameKey, QString::fromStdString(ranked[k].second)},
+                               {valueKey, static_cast<double>(ranked[k].first) / per}});
+    return out;
+}
+
 QJsonObject toJson(const Finding& f)
 {
     auto strings = [](const std::vector<std::string>& v) {

@@ -3,8 +3,10 @@
 // A finding: what a rule concluded, where and when, what it costs, the numbers behind it and what to change.
 // The GUI, `runlens analyze` and the report show the same values.
 
+#include <QJsonArray>
 #include <QJsonObject>
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -60,6 +62,11 @@ EpisodePeriod periodOf(const std::vector<FindingEpisode>& episodes);
 // The seconds the finding saves inside [fromNs, toNs): its episodes' savings where known, else its saving spread
 // over its episodes by duration.
 double savingWithin(const Finding& f, int64_t fromNs, int64_t toNs);
+
+// The `count` largest amounts of a name → amount map (frames → samples, kernels → ns), largest first (equal
+// amounts: the later name first), as evidence: [{nameKey: name, valueKey: amount / per}, …].
+QJsonArray topAmounts(const std::map<std::string, int64_t>& amounts, size_t count, const QString& nameKey,
+                      const QString& valueKey, double per);
 
 QJsonObject toJson(const Finding& f);
 // The inverse of toJson (missing fields keep their defaults).

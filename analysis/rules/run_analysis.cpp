@@ -138,17 +138,9 @@ Expected<QJsonArray> checkpointFrames(FlameSource& stacks, const Finding& f)
         busy += tree->totalSamples() - byPhase[static_cast<size_t>(Phase::Idle)];
         addOutermostFrames(*tree, Phase::Checkpoint, samples);
     }
-    std::vector<std::pair<int64_t, std::string>> ranked;
-    ranked.reserve(samples.size());
-    for (const auto& [label, n] : samples)
-        ranked.emplace_back(n, label);
-    std::sort(ranked.rbegin(), ranked.rend());
-    QJsonArray out;
-    for (size_t k = 0; k < ranked.size() && k < kCheckpointFrames && busy > 0; ++k)
-        out.append(
-            QJsonObject{{QStringLiteral("frame"), QString::fromStdString(ranked[k].second)},
-                        {QStringLiteral("share"), static_cast<double>(ranked[k].first) / static_cast<double>(busy)}});
-    return out;
+    if (busy <= 0) return QJsonArray();
+    return topAmounts(samples, kCheckpointFrames, QStringLiteral("frame"), QStringLiteral("share"),
+                      static_cast<double>(busy));
 }
 
 // The goodput waterfall of each node with GPUs, from the per-node findings (before they are merged).

@@ -6,6 +6,7 @@
 #include "analysis/store/trace_reader.h"
 #include "app/cli/cli.h"
 #include "app/cli/mfu_args.h"
+#include "importers/common/time_parse.h"
 
 #include <QCommandLineParser>
 #include <fmt/format.h>
@@ -19,20 +20,11 @@ std::string utcTime(std::optional<int64_t> ns)
     if (!ns) return "-";
     const int64_t s = *ns >= 0 ? *ns / 1'000'000'000 : -((-*ns + 999'999'999) / 1'000'000'000);
     const int64_t ms = (*ns - s * 1'000'000'000) / 1'000'000;
-    // civil_from_days (H. Hinnant)
-    int64_t z = (s >= 0 ? s : s - 86399) / 86400;
-    const int64_t secOfDay = s - z * 86400;
-    z += 719468;
-    const int64_t era = (z >= 0 ? z : z - 146096) / 146097;
-    const auto doe = static_cast<unsigned>(z - era * 146097);
-    const unsigned yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
-    const unsigned doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    const unsigned mp = (5 * doy + 2) / 153;
-    const unsigned d = doy - (153 * mp + 2) / 5 + 1;
-    const unsigned m = mp < 10 ? mp + 3 : mp - 9;
-    const int64_t y = static_cast<int64_t>(yoe) + era * 400 + (m <= 2);
-    return fmt::format("{:04}-{:02}-{:02} {:02}:{:02}:{:02}.{:03}Z", y, m, d, secOfDay / 3600, secOfDay / 60 % 60,
-                       secOfDay % 60, ms);
+    const int64_t days = (s >= 0 ? s : s - 86399) / 86400;
+    const int64_t secOfDay = s - days * 86400;
+    const importers::CivilDate c = importers::civilFromDays(days);
+    return fmt::format("{:04}-{:02}-{:02} {:02}:{:02}:{:02}.{:03}Z", c.year, c.month, c.day, secOfDay / 3600,
+                       secOfDay / 60 % 60, secOfDay % 60, ms);
 }
 
 std::string value(std::optional<double> v)

@@ -4,6 +4,7 @@
 #include "app/demo/demo_random.h"
 #include "app/demo/demo_stacks.h"
 #include "app/demo/demo_trace.h"
+#include "importers/common/time_parse.h"
 
 #include <algorithm>
 #include <cerrno>
@@ -17,19 +18,6 @@ namespace fs = std::filesystem;
 
 namespace runlens::app {
 namespace {
-
-void civil(int64_t days, int& y, int& m, int& d)
-{
-    days += 719468;
-    const int64_t era = (days >= 0 ? days : days - 146096) / 146097;
-    const auto doe = static_cast<unsigned>(days - era * 146097);
-    const unsigned yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
-    const unsigned doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    const unsigned mp = (5 * doy + 2) / 153;
-    d = static_cast<int>(doy - (153 * mp + 2) / 5 + 1);
-    m = static_cast<int>(mp < 10 ? mp + 3 : mp - 9);
-    y = static_cast<int>(static_cast<int64_t>(yoe) + era * 400 + (m <= 2));
-}
 
 // Where the run is at time t (seconds from its start): warm-up, a checkpoint stall, or training, and
 // whether a step boundary (a short dip) falls in this sample.
@@ -145,15 +133,15 @@ Expected<int64_t> writeDemoNvsmiCsv(const DemoSpec& spec, int node, std::FILE* o
             temp[g] += ((32.0 + power / 12.0) - temp[g]) * 0.05;
             const int64_t ms = tMs + int64_t{g} * 3 + static_cast<int64_t>(rng.uniform() * 2.0);
             const int64_t unixS = spec.startUnixS + ms / 1000;
-            int y, mo, d;
-            civil(unixS >= 0 ? unixS / 86400 : -((-unixS + 86399) / 86400), y, mo, d);
+            const importers::CivilDate date =
+                importers::civilFromDays(unixS >= 0 ? unixS / 86400 : -((-unixS + 86399) / 86400));
             const int64_t sod = unixS % 86400;
             fmt::format_to(
                 std::back_inserter(buf),
                 "{:04}/{:02}/{:02} {:02}:{:02}:{:02}.{:03}, {}, NVIDIA H100 80GB HBM3, 00000000:{:02X}:00.0, "
                 "{:.0f} %, {:.0f} %, {:.0f} MiB, 81559 MiB, {:.2f} W, 1980 MHz, 2619 MHz, {:.0f}, P0\n",
-                y, mo, d, sod / 3600, sod / 60 % 60, sod % 60, ms % 1000, g, 0x18 + g * 0x10, util, memUtil, memMiB[g],
-                std::max(60.0, power), temp[g]);
+                date.year, date.month, date.day, sod / 3600, sod / 60 % 60, sod % 60, ms % 1000, g, 0x18 + g * 0x10,
+                util, memUtil, memMiB[g], std::max(60.0, power), temp[g]);
             ++rows;
         }
         if (buf.size() > (1u << 20))
@@ -425,6 +413,19 @@ Expected<int64_t> writeDemoTrainerLog(const DemoSpec& spec, std::FILE* out)
     return lines;
 }
 
+Status writeDemoFile(const std::string& path, const std::function<Expected<int64_t>(std::FILE*)>& write,
+                     std::vector<std::string>& files)
+{
+    std::FILE* out = std::fopen(path.c_str(), "wb");
+    if (!out) return makeError(ErrorCode::Io, fmt::format("cannot write: {}", std::strerror(errno)), {path});
+    auto written = write(out);
+    const bool closed = std::fclose(out) == 0;
+    if (!written) return written.error();
+    if (!closed) return makeError(ErrorCode::Io, "write failed", {path});
+    files.push_back(path);
+    return okStatus();
+}
+
 Expected<std::vector<std::string>> writeDemoRun(const DemoSpec& spec, const std::string& dir)
 {
     if (spec.nodes < 1 || spec.gpusPerNode < 1 || spec.hours <= 0 || spec.intervalMs < 1)
@@ -435,53 +436,22 @@ Expected<std::vector<std::string>> writeDemoRun(const DemoSpec& spec, const std:
         std::error_code ec;
         fs::create_directories(nodeDir, ec);
         if (ec) return makeError(ErrorCode::Io, fmt::format("cannot create {}: {}", nodeDir.string(), ec.message()));
-        const fs::path csv = nodeDir / "nvidia-smi-query.csv";
-        std::FILE* out = std::fopen(csv.string().c_str(), "wb");
-        if (!out)
-            return makeError(ErrorCode::Io, fmt::format("cannot write: {}", std::strerror(errno)), {csv.string()});
-        auto rows = writeDemoNvsmiCsv(spec, n, out);
-        const bool closed = std::fclose(out) == 0;
-        if (!rows) return rows.error();
-        if (!closed) return makeError(ErrorCode::Io, "write failed", {csv.string()});
-        files.push_back(csv.string());
+        RUNLENS_TRY(writeDemoFile((nodeDir / "nvidia-smi-query.csv").string(),
+                                  [&](std::FILE* out) { return writeDemoNvsmiCsv(spec, n, out); }, files));
         if (spec.exporters) {
-            for (const auto& [name, write] : {std::pair{"dcgm-exporter.prom", &writeDemoDcgmExporter},
-                                              std::pair{"node-exporter.prom", &writeDemoNodeExporter}}) {
-                const fs::path path = nodeDir / name;
-                std::FILE* f = std::fopen(path.string().c_str(), "wb");
-                if (!f)
-                    return makeError(ErrorCode::Io, fmt::format("cannot write: {}", std::strerror(errno)),
-                                     {path.string()});
-                auto written = write(spec, n, f);
-                const bool ok = std::fclose(f) == 0;
-                if (!written) return written.error();
-                if (!ok) return makeError(ErrorCode::Io, "write failed", {path.string()});
-                files.push_back(path.string());
-            }
+            for (const auto& exporter : {std::pair{"dcgm-exporter.prom", &writeDemoDcgmExporter},
+                                         std::pair{"node-exporter.prom", &writeDemoNodeExporter}})
+                RUNLENS_TRY(writeDemoFile((nodeDir / exporter.first).string(),
+                                          [&](std::FILE* out) { return exporter.second(spec, n, out); }, files));
         }
-        if (n == 0 && !demoStepEnds(spec).empty()) {
-            const fs::path path = nodeDir / kDemoTrainerLogName; // LLaMA-Factory writes it on rank 0
-            std::FILE* f = std::fopen(path.string().c_str(), "wb");
-            if (!f)
-                return makeError(ErrorCode::Io, fmt::format("cannot write: {}", std::strerror(errno)), {path.string()});
-            auto written = writeDemoTrainerLog(spec, f);
-            const bool ok = std::fclose(f) == 0;
-            if (!written) return written.error();
-            if (!ok) return makeError(ErrorCode::Io, "write failed", {path.string()});
-            files.push_back(path.string());
-        }
+        if (n == 0 && !demoStepEnds(spec).empty()) // LLaMA-Factory writes it on rank 0
+            RUNLENS_TRY(writeDemoFile((nodeDir / kDemoTrainerLogName).string(),
+                                      [&](std::FILE* out) { return writeDemoTrainerLog(spec, out); }, files));
         if (!spec.stacks) continue;
         for (int g = 0; g < spec.gpusPerNode; ++g) {
             const int rank = n * spec.gpusPerNode + g;
-            const fs::path path = nodeDir / fmt::format("stacks-rank{}.speedscope.json", rank);
-            std::FILE* f = std::fopen(path.string().c_str(), "wb");
-            if (!f)
-                return makeError(ErrorCode::Io, fmt::format("cannot write: {}", std::strerror(errno)), {path.string()});
-            auto written = writeDemoSpeedscope(spec, rank, f);
-            const bool ok = std::fclose(f) == 0;
-            if (!written) return written.error();
-            if (!ok) return makeError(ErrorCode::Io, "write failed", {path.string()});
-            files.push_back(path.string());
+            RUNLENS_TRY(writeDemoFile((nodeDir / fmt::format("stacks-rank{}.speedscope.json", rank)).string(),
+                                      [&](std::FILE* out) { return writeDemoSpeedscope(spec, rank, out); }, files));
         }
         RUNLENS_TRY(writeDemoTraces(spec, n, nodeDir.string(), files));
     }

@@ -11,6 +11,7 @@
 
 #include <cstdint>
 #include <cstdio>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -101,5 +102,11 @@ Expected<int64_t> writeDemoNodeExporter(const DemoSpec& spec, int node, std::FIL
 
 // Writes the whole run under dir/<node>/... (the trainer log in node0/); returns the files written.
 Expected<std::vector<std::string>> writeDemoRun(const DemoSpec& spec, const std::string& dir);
+
+// Creates the file at path, fills it with `write` (one of the writers above, returning what it wrote) and closes it,
+// then adds path to files. An Io error naming the file when it cannot be created, written or closed; the writer's
+// own error when it fails.
+Status writeDemoFile(const std::string& path, const std::function<Expected<int64_t>(std::FILE*)>& write,
+                     std::vector<std::string>& files);
 
 } // namespace runlens::app

@@ -310,16 +310,10 @@ Status writeDemoTraces(const DemoSpec& spec, int node, const std::string& nodeDi
     const int firstStep = static_cast<int>(t0 / spec.stepS) + 1;
     for (int g = 0; g < spec.gpusPerNode; ++g) {
         const int rank = node * spec.gpusPerNode + g;
-        const fs::path path = fs::path(nodeDir) / fmt::format("kineto-rank{}.json", rank);
-        std::FILE* out = std::fopen(path.string().c_str(), "wb");
-        if (!out)
-            return makeError(ErrorCode::Io, fmt::format("cannot write: {}", std::strerror(errno)), {path.string()});
         const int64_t startNs = spec.startUnixS * 1'000'000'000 + std::llround(t0 * 1e9) + int64_t{rank} * 37 * kUs;
-        auto events = writeDemoKinetoTrace(spec, rank, firstStep, 2, startNs, out);
-        const bool closed = std::fclose(out) == 0;
-        if (!events) return events.error();
-        if (!closed) return makeError(ErrorCode::Io, "write failed", {path.string()});
-        files.push_back(path.string());
+        RUNLENS_TRY(writeDemoFile(
+            (fs::path(nodeDir) / fmt::format("kineto-rank{}.json", rank)).string(),
+            [&](std::FILE* out) { return writeDemoKinetoTrace(spec, rank, firstStep, 2, startNs, out); }, files));
     }
     return okStatus();
 }

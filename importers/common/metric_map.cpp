@@ -1,5 +1,7 @@
 #include "importers/common/metric_map.h"
 
+#include "analysis/store/run_writer.h"
+
 #include <array>
 #include <fmt/format.h>
 #include <string>
@@ -349,6 +351,14 @@ bool isDiskPartition(std::string_view name)
         return name[lastNonDigit] == 'p' && lastNonDigit > 0 && name[lastNonDigit - 1] >= '0' &&
                name[lastNonDigit - 1] <= '9';
     return name.starts_with("sd") || name.starts_with("vd") || name.starts_with("xvd") || name.starts_with("hd");
+}
+
+Expected<int64_t> flaggedDevice(store::RunWriter& writer, int64_t nodeId, std::string_view kind, std::string_view name)
+{
+    RUNLENS_ASSIGN_OR_RETURN(const int64_t id, writer.device(nodeId, kind, name));
+    if (kind == "nic" && isVirtualInterface(name)) RUNLENS_TRY(writer.setDeviceAttribute(id, "virtual", "1"));
+    if (kind == "disk" && isDiskPartition(name)) RUNLENS_TRY(writer.setDeviceAttribute(id, "partition", "1"));
+    return id;
 }
 
 std::optional<MetricMapping> nvsmiMetric(std::string_view property)

@@ -4,8 +4,15 @@
 // mappings per source; docs/design.md §4 the data model).
 // Each source format looks its names up here; the raw name is always kept beside the canonical one.
 
+#include "analysis/store/error.h"
+
+#include <cstdint>
 #include <optional>
 #include <string_view>
+
+namespace runlens::store {
+class RunWriter;
+}
 
 namespace runlens::importers {
 
@@ -63,6 +70,9 @@ std::optional<std::string_view> canonicalUnit(std::string_view metric);
 // partitions / device-mapper volumes: kept as devices, flagged so totals over a node do not count them twice.
 bool isVirtualInterface(std::string_view name);
 bool isDiskPartition(std::string_view name);
+// A node's device of that kind and name (RunWriter::device), with the flag stored as its attribute when it is one of
+// those: virtual=1 on such a nic, partition=1 on such a disk.
+Expected<int64_t> flaggedDevice(store::RunWriter& writer, int64_t nodeId, std::string_view kind, std::string_view name);
 
 // The factor that converts a value in sourceUnit to canonicalUnit, or nullopt when they do not match
 // ("MiB" → "bytes" is 1048576, "MHz" → "Hz" is 1e6, "us" → "s" is 1e-6, equal units 1).

@@ -21,6 +21,14 @@ inline constexpr int64_t kMaxTimestampYear = 2261;
 
 // Days since 1970-01-01 of a proleptic Gregorian date (no range checks beyond the obvious).
 int64_t daysFromCivil(int64_t y, unsigned m, unsigned d);
+// The inverse: the proleptic Gregorian date of a day count since 1970-01-01 (negative before it).
+struct CivilDate
+{
+    int64_t year = 1970;
+    unsigned month = 1; // 1-12
+    unsigned day = 1;   // 1-31
+};
+CivilDate civilFromDays(int64_t days);
 // Whether the date exists: a month 1-12 and a day within it (February 29 in leap years only). daysFromCivil would
 // take 2026-02-30 for March 2.
 bool isCalendarDate(int64_t y, int64_t m, int64_t d);

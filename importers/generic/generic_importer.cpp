@@ -322,12 +322,8 @@ Expected<int64_t> GenericParser::deviceFor(int64_t nodeId, std::string_view devi
         if (id) std::sort(r.labels.begin(), r.labels.end());
         return id;
     }
-    auto id = m_ctx.writer.device(nodeId, kind, name);
+    auto id = flaggedDevice(m_ctx.writer, nodeId, kind, name);
     if (!id) return id;
-    if (kind == "nic" && isVirtualInterface(name))
-        if (Status s = m_ctx.writer.setDeviceAttribute(*id, "virtual", "1"); !s) return s.error();
-    if (kind == "disk" && isDiskPartition(name))
-        if (Status s = m_ctx.writer.setDeviceAttribute(*id, "partition", "1"); !s) return s.error();
     m_devices.emplace(std::pair{nodeId, std::string(device)}, *id);
     return id;
 }

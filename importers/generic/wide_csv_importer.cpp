@@ -31,11 +31,6 @@ bool isTimeName(const std::string& n)
            n.starts_with("elapsed") || n.starts_with("time_") || n.starts_with("seconds");
 }
 
-bool oddQuotes(std::string_view s)
-{
-    return std::count(s.begin(), s.end(), '"') % 2 == 1;
-}
-
 int timeColumn(const std::vector<std::string_view>& names)
 {
     for (size_t i = 0; i < names.size(); ++i)

@@ -6,6 +6,13 @@
 
 namespace runlens::importers {
 
+bool oddQuotes(std::string_view text)
+{
+    const size_t first = text.find('"'); // most lines have none: one memchr
+    if (first == std::string_view::npos) return false;
+    return std::count(text.begin() + static_cast<std::ptrdiff_t>(first), text.end(), '"') % 2 == 1;
+}
+
 bool CsvSplitter::split(std::string_view record, std::vector<std::string_view>& out)
 {
     const bool trimmed = m_spaces == Spaces::Trim;

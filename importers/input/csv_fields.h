@@ -46,4 +46,8 @@ private:
     std::vector<std::string> m_storage;
 };
 
+// Whether the text holds an odd number of quotes: a quoted field in it is not closed (the record goes on in the
+// next line), or a quote is stray. How the importers tell a record broken by a line break before splitting it.
+bool oddQuotes(std::string_view text);
+
 } // namespace runlens::importers

@@ -68,11 +68,6 @@ std::optional<double> wordValue(std::string_view v)
     return std::nullopt;
 }
 
-int countQuotes(std::string_view s)
-{
-    return static_cast<int>(std::count(s.begin(), s.end(), '"'));
-}
-
 // Units are a few bytes: comparing them inline beats a library call per value.
 bool sameShortText(std::string_view a, std::string_view b)
 {
@@ -429,7 +424,7 @@ Status Parser::run()
             } else {
                 pending += '\n';
                 pending += text;
-                if (countQuotes(pending) % 2 == 1) continue;
+                if (oddQuotes(pending)) continue;
                 m_rowLine = pendingStart;
                 report(diag::kQuotedNewline, 0,
                        fmt::format("row with a line break inside a quoted cell (lines {}-{}) dropped", pendingStart,
@@ -445,7 +440,7 @@ Status Parser::run()
             haveHeader = true;
             continue;
         }
-        if (text.find('"') != std::string_view::npos && countQuotes(text) % 2 == 1) {
+        if (oddQuotes(text)) {
             pending = std::string(text);
             pendingStart = line.number;
             pendingLines = 0;

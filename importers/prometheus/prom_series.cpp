@@ -75,11 +75,7 @@ Expected<int64_t> PromSeriesRouter::deviceFor(int64_t nodeId, std::string_view k
 {
     auto key = std::make_pair(nodeId, fmt::format("{}:{}", kind, name));
     if (auto it = m_devices.find(key); it != m_devices.end()) return it->second;
-    RUNLENS_ASSIGN_OR_RETURN(auto id, m_ctx.writer.device(nodeId, kind, name));
-    if (kind == "nic" && isVirtualInterface(name))
-        if (Status s = m_ctx.writer.setDeviceAttribute(id, "virtual", "1"); !s) return s.error();
-    if (kind == "disk" && isDiskPartition(name))
-        if (Status s = m_ctx.writer.setDeviceAttribute(id, "partition", "1"); !s) return s.error();
+    RUNLENS_ASSIGN_OR_RETURN(auto id, flaggedDevice(m_ctx.writer, nodeId, kind, name));
     m_devices.emplace(std::move(key), id);
     return id;
 }

@@ -428,12 +428,8 @@ Expected<int64_t> SysstatRouter::Impl::device(int64_t nodeId, std::string_view k
 {
     auto k = std::make_tuple(nodeId, std::string(kind), std::string(name));
     if (auto it = devices.find(k); it != devices.end()) return it->second;
-    auto id = ctx.writer.device(nodeId, kind, name);
+    auto id = flaggedDevice(ctx.writer, nodeId, kind, name);
     if (!id) return id;
-    if (kind == "nic" && isVirtualInterface(name))
-        if (Status s = ctx.writer.setDeviceAttribute(*id, "virtual", "1"); !s) return s.error();
-    if (kind == "disk" && isDiskPartition(name))
-        if (Status s = ctx.writer.setDeviceAttribute(*id, "partition", "1"); !s) return s.error();
     devices.emplace(std::move(k), *id);
     return id;
 }
