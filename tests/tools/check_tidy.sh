@@ -39,8 +39,9 @@ xargs -P "$jobs" -I{} sh -c '"$1" -p "$2" --quiet --extra-arg=-Wno-unknown-warni
 # A finding is a line "file:line:col: warning|error: … [check]"; the same header finding counts once.
 cat "$out"/*.log | grep -E '^[^ ]+:[0-9]+:[0-9]+: (warning|error): .*\[[a-z0-9.,-]+\]$' | sed "s|^$root/||" |
     sort -u > "$out/findings" || true
-# clang-tidy's own failures (a profile or a compile database it cannot use) are not findings, and fail the check.
-if cat "$out"/*.log | grep -E '^Error (parsing|while processing)|no checks enabled' | sort -u > "$out/failures"; then
+# clang-tidy's own failures (a profile it cannot read) are not findings, and fail the check. ("Error while
+# processing" follows any finding clang reports as an error, a compile error included: those are findings.)
+if cat "$out"/*.log | grep -E '^Error parsing|[Nn]o checks enabled' | sort -u > "$out/failures"; then
     cat "$out/failures" >&2
     echo "clang-tidy could not check some sources (above)" >&2
     exit 2
