@@ -380,12 +380,10 @@ void TestRulesSteps::shiftMovesFindingsOnly()
 void TestRulesSteps::fixtureHasNeither()
 {
     // h200-gloo-small: one healthy H200 (two ranks on it), nothing throttles and no one straggles.
-    const QString fixtures = test::fixturesDir();
-    if (fixtures.isEmpty()) QSKIP("../shared/fixtures is absent");
-    const QString base = fixtures + QStringLiteral("/h200-gloo-small/");
+    const QString base = test::fixtureRun("h200-gloo-small");
+    if (base.isEmpty()) QSKIP("../shared/fixtures is absent");
     QTemporaryDir dir;
-    auto db = importFixture(dir, base,
-                            {"nvidia-smi-query.csv", "nvidia-smi-dmon.txt", "nvidia-smi-dmon-gpm.txt", "prometheus"});
+    auto db = importFixture(dir, base);
     QVERIFY(db);
     auto m = metricsOf(*db);
     QVERIFY_OK(m);
