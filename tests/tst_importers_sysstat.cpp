@@ -228,7 +228,6 @@ void TestSysstatImporter::realSadfFixture()
 
 // sar text (format "sar-text"): skipped until SarTextImporter is registered in allImporters().
 const QString kSar = QStringLiteral("sar-text");
-const char* const kSarBanner = "Linux 6.1.0-17-amd64 (gpu-7) \t01/15/26 \t_x86_64_\t(4 CPU)";
 
 // The sysstat project's own `sar -A` test output: the CPU "all" rows become cpu.util = 100 - %idle on the
 // banner's date (06/01/20), read in UTC, on the banner's host.

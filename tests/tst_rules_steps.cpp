@@ -15,15 +15,12 @@
 #include <QTest>
 #include <cmath>
 #include <functional>
-#include <limits>
 
 using namespace runlens;
 using namespace runlens::analysis;
 using namespace runlens::test::steps;
 
 namespace {
-
-constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
 using test::rules::importFixture; // fixture files into a temporary run
 
