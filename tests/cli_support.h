@@ -65,6 +65,15 @@ inline Run cli(const QStringList& args, const QString& workingDir = {},
         QVERIFY2(matched_, qPrintable(QStringLiteral("/%1/ not found in:\n%2").arg(pattern, text)));                   \
     } while (false)
 
+// The reference case (DESIGN §1) written by `runlens demo` into the folder out: 2 h of the zero3 scenario on
+// 4 nodes × 2 GPUs, the run in out/demo.runlens.
+inline Run zero3Demo(const QString& out)
+{
+    return cli({QStringLiteral("demo"), QStringLiteral("--scenario"), QStringLiteral("zero3"), QStringLiteral("--gpus"),
+                QStringLiteral("2"), QStringLiteral("--hours"), QStringLiteral("2"), QStringLiteral("--no-gui"),
+                QStringLiteral("-o"), out});
+}
+
 using runlens::test::nvsmiCsv; // (test_support.h)
 
 inline QString qs(const std::string& s)

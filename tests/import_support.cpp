@@ -7,6 +7,7 @@
 #include <QDateTime>
 #include <QFile>
 #include <QRandomGenerator>
+#include <QRegularExpression>
 #include <QTest>
 #include <QTimeZone>
 #include <cmath>
@@ -110,6 +111,54 @@ void checkGarbage(const Imported& r, const QString& format, const QString& own, 
         QVERIFY(!r.error.empty());
         QCOMPARE(queryOne(r.db, "SELECT count(*) FROM import"), QStringLiteral("0"));
     }
+}
+
+QByteArray addGarbageRows(quint32 seed, const QString& format)
+{
+    QTest::addColumn<QByteArray>("input");
+    QTest::addColumn<QString>("format");
+    QByteArray random = randomBytes(8192, seed);
+    QTest::newRow("random binary, detected") << random << QString();
+    QTest::newRow("random binary, forced") << random << format;
+    return random;
+}
+
+void checkDetected(const QByteArray& head, const QString& expected, const QString& own, int minScore)
+{
+    const importers::SniffInput in{std::string_view(head.constData(), size_t(head.size())), "x.txt"};
+    const auto [importer, score] = importers::detectFormat(in);
+    QCOMPARE(importer ? QString::fromUtf8(importer->format().data(), qsizetype(importer->format().size())) : QString(),
+             expected);
+    if (expected == own) QVERIFY(score >= minScore);
+}
+
+std::string writeInput(const QTemporaryDir& dir, const QString& name, const QByteArray& input)
+{
+    return writeFile(dir, name, input.toStdString());
+}
+
+std::string writeTruncatedZstd(const QTemporaryDir& dir, const QString& name, const QByteArray& text)
+{
+    const std::string zst = zstdCompress(text.toStdString());
+    return writeFile(dir, name, zst.substr(0, zst.size() / 2));
+}
+
+std::string countsSql(std::initializer_list<const char*> tables)
+{
+    std::string sql = "SELECT ";
+    for (const char* table : tables) {
+        if (sql.size() > 7) sql += ", ";
+        sql += std::string("(SELECT count(*) FROM ") + table + ")";
+    }
+    return sql;
+}
+
+void checkTruncatedImport(const Imported& r, const QString& file, const std::string& countsSql, const QString& before)
+{
+    QCOMPARE(importers::outcomeName(r.outcome), "failed");
+    const QRegularExpression located(file + QStringLiteral(":\\d+(:\\d+)?: .*(truncated|zstd)"));
+    QVERIFY2(located.match(QString::fromStdString(r.error)).hasMatch(), r.error.c_str());
+    QCOMPARE(queryOne(r.db, countsSql), before);
 }
 
 QString utc(int64_t ns, Fraction fraction)

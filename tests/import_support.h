@@ -8,6 +8,7 @@
 #include <QByteArray>
 #include <QString>
 #include <QStringList>
+#include <QTemporaryDir>
 #include <cstdint>
 #include <functional>
 #include <initializer_list>
@@ -54,6 +55,27 @@ Imported importPath(const std::string& dbPath, const std::string& path, const QS
 // starts as the format `own` does), `own` does not take the file; an import ends with data loss; a failure gives its
 // error and stores no import, and a valid input does not fail.
 void checkGarbage(const Imported& r, const QString& format, const QString& own, bool valid);
+
+// The columns of an importer's garbage_data (input, format) and its two rows of random bytes, detected and forced as
+// `format`; the random bytes (8 KiB drawn with seed), for the rows of the format's own header followed by them.
+QByteArray addGarbageRows(quint32 seed, const QString& format);
+
+// The format detected in a file of `head` named x.txt is `expected` (empty: none), with a score of at least minScore
+// when it is `own`, the format under test.
+void checkDetected(const QByteArray& head, const QString& expected, const QString& own, int minScore);
+
+// input written to dir/name: the path.
+std::string writeInput(const QTemporaryDir& dir, const QString& name, const QByteArray& input);
+
+// The first half of text, zstd-compressed, written to dir/name: an input whose zstd stream is cut.
+std::string writeTruncatedZstd(const QTemporaryDir& dir, const QString& name, const QByteArray& text);
+
+// "SELECT (SELECT count(*) FROM table), …": the row counts of the tables, as one row.
+std::string countsSql(std::initializer_list<const char*> tables);
+
+// What every importer's cut-zstd case checks of its import r: it failed with an error naming the file (`file`, a
+// regular expression) and where in it, and the run's counts (the query countsSql) are still `before`.
+void checkTruncatedImport(const Imported& r, const QString& file, const std::string& countsSql, const QString& before);
 
 // How utc() writes the part of a time below the second.
 enum class Fraction

@@ -12,9 +12,16 @@
 #include "analysis/store/run_writer.h"
 #include "importers/import_session.h"
 
+#include <QByteArray>
+#include <QFile>
+#include <QJsonDocument>
+#include <QJsonObject>
 #include <QString>
 #include <QTemporaryDir>
+#include <QTest>
+#include <algorithm>
 #include <functional>
+#include <limits>
 #include <memory>
 #include <optional>
 #include <string>
@@ -68,6 +75,15 @@ private:
     std::unique_ptr<store::RunWriter> m_writer; // destroyed first
 };
 
+// A call path, root first: (name, file) per frame.
+using Stack = std::vector<std::pair<std::string, std::string>>;
+
+// The frames a generated training thread's stacks start with: main, then train_step (train.py).
+inline Stack trainStepStack()
+{
+    return {{"main", "train.py"}, {"train_step", "train.py"}};
+}
+
 // One node with `gpus` GPUs and one disk, `seconds` at 1 s: SM activity and utilization per GPU and second,
 // disk writes per second.
 struct Synthetic
@@ -79,12 +95,44 @@ struct Synthetic
     std::function<double(int64_t s)> write;
     int64_t offsetNs = 0; // every timestamp moved by this
     // Optional stack samples at 10 Hz on the node's training thread: the call path (root first) of sample k.
-    std::function<std::vector<std::pair<std::string, std::string>>(int64_t k)> stack;
+    std::function<Stack(int64_t k)> stack;
     int nodes = 1; // node0, node1, …: each the same
     // Optional InfiniBand traffic per second (each direction, over one port) and the port's capacity (0: none).
     std::function<double(int64_t s)> link;
     double linkCapacity = 0;
 };
+
+// A series of one value a second for `seconds` from kStart + offsetNs, the value of second s f(s); false on a failure.
+inline bool writeSeconds(store::RunWriter& w, int64_t device, const char* metric, const char* unit, int64_t seconds,
+                         int64_t offsetNs, const std::function<double(int64_t)>& f)
+{
+    auto sink = w.series(device, metric, unit, metric);
+    if (!sink) return false;
+    for (int64_t s = 0; s < seconds; ++s) {
+        (*sink)->append(kStart + offsetNs + s * kSecond, f(s));
+        if (!w.flushIfNeeded(**sink)) return false;
+    }
+    return true;
+}
+
+// `samples` stack samples at 10 Hz from kStart + offsetNs on a thread, sample k's call path stack(k); false on a
+// failure.
+inline bool writeStackSamples(store::RunWriter& w, int64_t thread, int64_t samples, int64_t offsetNs,
+                              const std::function<Stack(int64_t)>& stack)
+{
+    for (int64_t k = 0; k < samples; ++k) {
+        int64_t callsite = 0;
+        for (const auto& [name, file] : stack(k)) {
+            auto f = w.frame(name, file, 0, {});
+            if (!f) return false;
+            auto c = w.callsite(callsite, *f);
+            if (!c) return false;
+            callsite = *c;
+        }
+        if (!w.stackSample(thread, callsite, kStart + offsetNs + k * kSecond / 10, 1, 0.1)) return false;
+    }
+    return true;
+}
 
 inline std::unique_ptr<store::RunDatabase> writeRun(const QTemporaryDir& dir, const Synthetic& run)
 {
@@ -96,13 +144,7 @@ inline std::unique_ptr<store::RunDatabase> writeRun(const QTemporaryDir& dir, co
         if (!node) return nullptr;
         auto series = [&](int64_t device, const char* metric, const char* unit,
                           const std::function<double(int64_t)>& f) {
-            auto sink = w.series(device, metric, unit, metric);
-            if (!sink) return false;
-            for (int64_t s = 0; s < run.seconds; ++s) {
-                (*sink)->append(kStart + run.offsetNs + s * kSecond, f(s));
-                if (!w.flushIfNeeded(**sink)) return false;
-            }
-            return true;
+            return writeSeconds(w, device, metric, unit, run.seconds, run.offsetNs, f);
         };
         for (int g = 0; g < run.gpus; ++g) {
             auto gpu = w.device(*node, "gpu", std::to_string(g));
@@ -122,18 +164,7 @@ inline std::unique_ptr<store::RunDatabase> writeRun(const QTemporaryDir& dir, co
         }
         if (run.stack) {
             auto thread = w.thread(*node, "python train.py", 100 + n, "MainThread", 100 + n);
-            if (!thread) return nullptr;
-            for (int64_t k = 0; k < run.seconds * 10; ++k) {
-                int64_t callsite = 0;
-                for (const auto& [name, file] : run.stack(k)) {
-                    auto f = w.frame(name, file, 0, {});
-                    if (!f) return nullptr;
-                    auto c = w.callsite(callsite, *f);
-                    if (!c) return nullptr;
-                    callsite = *c;
-                }
-                if (!w.stackSample(*thread, callsite, kStart + run.offsetNs + k * kSecond / 10, 1, 0.1)) return nullptr;
-            }
+            if (!thread || !writeStackSamples(w, *thread, run.seconds * 10, run.offsetNs, run.stack)) return nullptr;
         }
     }
     return synthetic.finish();
@@ -179,11 +210,76 @@ inline std::vector<Finding> inputStalls(store::RunDatabase& db, const RuleParams
     return found ? *found : std::vector<Finding>{};
 }
 
-// Imports the given files of a fixture run into a temporary database.
+// The lines of a fixture's ground truth file (truth/events-rank0.jsonl, read by the tests only) whose "event" is
+// `event` (every line when empty); nullopt when the file cannot be read.
+inline std::optional<std::vector<QJsonObject>> truthEvents(const QString& path, const QString& event = {})
+{
+    QFile f(path);
+    if (!f.open(QIODevice::ReadOnly)) return std::nullopt;
+    std::vector<QJsonObject> out;
+    for (const QByteArray& line : f.readAll().split('\n')) {
+        QJsonObject o = QJsonDocument::fromJson(line).object();
+        if (event.isEmpty() || o.value(QStringLiteral("event")).toString() == event) out.push_back(std::move(o));
+    }
+    return out;
+}
+
+// The truth time of a field in nanoseconds ("ts_ns", "end_ns").
+inline int64_t truthNs(const QJsonObject& o, const char* field)
+{
+    return static_cast<int64_t>(o.value(QLatin1String(field)).toDouble());
+}
+
+// The first and the last end (ts_ns) of the steps of a phase among step events; {max, 0} when it has none.
+inline std::pair<int64_t, int64_t> stepEndsOf(const std::vector<QJsonObject>& steps, const QString& phase)
+{
+    int64_t from = std::numeric_limits<int64_t>::max(), to = 0;
+    for (const QJsonObject& o : steps) {
+        if (o.value(QStringLiteral("phase")).toString() != phase) continue;
+        const int64_t ts = truthNs(o, "ts_ns");
+        from = std::min(from, ts);
+        to = std::max(to, ts);
+    }
+    return {from, to};
+}
+
+// The time of a finding's episodes within [from, to), in nanoseconds.
+inline int64_t episodeNs(const Finding& f, int64_t from, int64_t to)
+{
+    int64_t ns = 0;
+    for (const FindingEpisode& e : f.episodes)
+        ns += std::max<int64_t>(0, std::min(e.endNs, to) - std::max(e.startNs, from));
+    return ns;
+}
+
+// The seconds of [from, to) covered by a finding's episodes.
+inline double episodeSeconds(const Finding& f, int64_t from, int64_t to)
+{
+    return static_cast<double>(episodeNs(f, from, to)) / 1e9;
+}
+
+// A rule run on a whole run database (ckptGaps, commBound, inputStalls).
+using RunRule = std::vector<Finding> (*)(store::RunDatabase&, const RuleParams&);
+
+// The one finding `rule` gives on a generated run (null: it could not be written), into out, and its rule `name`
+// unless that is null; the test fails (QTest::currentTestFailed) when there is no run or not exactly one finding.
+inline void oneFinding(store::RunDatabase* db, RunRule rule, const char* name, Finding& out)
+{
+    QVERIFY(db);
+    const auto found = rule(*db, RuleParams::defaults());
+    QCOMPARE(found.size(), size_t(1));
+    out = found[0];
+    if (name) QCOMPARE(out.rule, std::string(name));
+}
+
+// Imports a fixture run's metrics (nvidia-smi query and dmon, the GPM dmon, prometheus) and the given files of it
+// into a temporary database.
 inline std::unique_ptr<store::RunDatabase> importFixture(const QTemporaryDir& dir, const QString& base,
-                                                         std::initializer_list<const char*> files)
+                                                         std::initializer_list<const char*> files = {})
 {
     std::vector<std::string> inputs;
+    for (const char* f : {"nvidia-smi-query.csv", "nvidia-smi-dmon.txt", "nvidia-smi-dmon-gpm.txt", "prometheus"})
+        inputs.push_back((base + QLatin1String(f)).toStdString());
     for (const char* f : files)
         inputs.push_back((base + QLatin1String(f)).toStdString());
     importers::ImportOptions options;

@@ -8,6 +8,7 @@
 #include "analysis/store/run_database.h"
 #include "analysis/store/run_writer.h"
 #include "tests/rules_support.h"
+#include "tests/test_support.h"
 
 #include <QTemporaryDir>
 #include <algorithm>
@@ -152,6 +153,20 @@ struct StepModel
 inline Expected<RunMetrics> metricsOf(store::RunDatabase& db)
 {
     return loadRunMetrics(db, static_cast<int64_t>(RuleParams::defaults().get("rules.grid_s") * 1e9));
+}
+
+// The one step series computeStepTimes (default parameters) finds in a generated run (null: it could not be
+// written), found from `source`, into out; the test fails (QTest::currentTestFailed) when the run's metrics cannot
+// be read or there is not exactly one.
+inline void oneStepSeries(store::RunDatabase* db, const char* source, StepTimes& out)
+{
+    QVERIFY(db);
+    auto m = metricsOf(*db);
+    QVERIFY_OK(m);
+    const auto steps = computeStepTimes(*m, RuleParams::defaults());
+    QCOMPARE(steps.size(), size_t(1));
+    out = steps[0];
+    QCOMPARE(out.source, std::string(source));
 }
 
 // A straggler run: `nodes` × 2 GPUs, 10 s steps (7 s compute, 3 s collective); `late(node, k)` adds seconds of

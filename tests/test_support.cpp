@@ -19,6 +19,12 @@ QString fixturesDir()
     return QFileInfo(dir).isDir() ? QDir(dir).canonicalPath() : QString();
 }
 
+QString fixtureRun(const char* name)
+{
+    const QString fixtures = fixturesDir();
+    return fixtures.isEmpty() ? QString() : fixtures + QLatin1Char('/') + QLatin1String(name) + QLatin1Char('/');
+}
+
 std::string writeFile(const QTemporaryDir& dir, const QString& name, const std::string& bytes)
 {
     const QString path = dir.filePath(name);

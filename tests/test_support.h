@@ -22,6 +22,10 @@ namespace runlens::test {
 // tests that need it call QSKIP with a message then.
 QString fixturesDir();
 
+// The folder of a fixture run (fixturesDir()/name/, with the trailing '/'), or an empty string when the fixtures
+// are absent.
+QString fixtureRun(const char* name);
+
 // Writes bytes to dir/name and returns the full path.
 std::string writeFile(const QTemporaryDir& dir, const QString& name, const std::string& bytes);
 

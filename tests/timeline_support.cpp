@@ -1,6 +1,7 @@
 #include "tests/timeline_support.h"
 
 #include "analysis/store/run_database.h"
+#include "analysis/timeline/lane_catalog.h"
 #include "analysis/timeline/timeline_lod.h"
 
 #include <cmath>
@@ -67,6 +68,16 @@ Opened openRun(const std::string& path)
     auto src = timeline::TimelineSource::open(path, o.catalog);
     if (src) o.source = std::move(*src);
     return o;
+}
+
+timeline::TimelineRequest wholeRunRequest(const Opened& run, int pixels)
+{
+    timeline::TimelineRequest req;
+    req.fromNs = run.catalog->firstNs;
+    req.toNs = run.catalog->lastNs;
+    req.pixels = pixels;
+    req.lanes = timeline::laneSpecs(*run.catalog);
+    return req;
 }
 
 int bucketOf(int64_t t, int64_t from, int64_t to, int buckets)

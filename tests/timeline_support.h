@@ -42,6 +42,9 @@ struct Opened
 
 Opened openRun(const std::string& path);
 
+// A request for the whole of an opened run, `pixels` wide, with every lane of its catalog (laneSpecs).
+timeline::TimelineRequest wholeRunRequest(const Opened& run, int pixels);
+
 // The display bucket holding time t (boundaries as timeline_lod.h), or -1 outside the window.
 int bucketOf(int64_t t, int64_t from, int64_t to, int buckets);
 

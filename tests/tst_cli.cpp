@@ -515,10 +515,7 @@ private Q_SLOTS:
         // the checkpoint at the end real but small.
         QTemporaryDir dir;
         const QString out = dir.filePath(QStringLiteral("z3"));
-        EXPECT_EXIT(cli({QStringLiteral("demo"), QStringLiteral("--scenario"), QStringLiteral("zero3"),
-                         QStringLiteral("--gpus"), QStringLiteral("2"), QStringLiteral("--hours"), QStringLiteral("2"),
-                         QStringLiteral("--no-gui"), QStringLiteral("-o"), out}),
-                    0);
+        EXPECT_EXIT(zero3Demo(out), 0);
         const Run r = cli({QStringLiteral("analyze"), out + QStringLiteral("/demo.runlens"), QStringLiteral("--json")});
         EXPECT_EXIT(r, 0);
         const QJsonArray findings =

@@ -25,10 +25,7 @@ private Q_SLOTS:
         // 2 h of the reference case on 4 nodes × 2 GPUs, analysed (findings kept in the run), then reported.
         QTemporaryDir dir;
         const QString out = dir.filePath(QStringLiteral("z3"));
-        EXPECT_EXIT(cli({QStringLiteral("demo"), QStringLiteral("--scenario"), QStringLiteral("zero3"),
-                         QStringLiteral("--gpus"), QStringLiteral("2"), QStringLiteral("--hours"), QStringLiteral("2"),
-                         QStringLiteral("--no-gui"), QStringLiteral("-o"), out}),
-                    0);
+        EXPECT_EXIT(zero3Demo(out), 0);
         const Run analyzed = cli({QStringLiteral("analyze"), out + QStringLiteral("/demo.runlens"),
                                   QStringLiteral("--json"), QStringLiteral("--store")});
         EXPECT_EXIT(analyzed, 0);

@@ -8,6 +8,7 @@
 #include "analysis/store/run_settings.h"
 #include "analysis/store/run_writer.h"
 #include "tests/cli_support.h"
+#include "tests/timeline_support.h"
 #include "tests/truth_support.h"
 
 #include <QDir>
@@ -43,44 +44,34 @@ struct Generated
     double tokensPerStep = 4096;
 };
 
-std::string writeGenerated(const QTemporaryDir& dir, const QString& name, const Generated& g)
+// The generated run's data: one node with two GPUs' SM activity and utilization, and the trainer's steps.
+bool writeGeneratedData(store::RunWriter& w, const Generated& g)
 {
-    std::string path = dir.filePath(name).toStdString();
-    auto db = store::RunDatabase::open(path, store::OpenMode::Create);
-    if (!db) return {};
-    auto tx = (*db)->transaction();
-    if (!tx) return {};
-    store::RunWriter w(**db);
-    store::ImportRecord rec;
-    rec.path = "generated";
-    rec.contentHash = name.toStdString();
-    rec.format = "test";
-    if (!w.beginImport(rec)) return {};
     auto node = w.node("node0", "option", "UTC");
-    if (!node) return {};
+    if (!node) return false;
     std::mt19937 rng(g.seed);
     std::normal_distribution<double> smNoise(0, g.smSd), utilNoise(0, 1), stepNoise(0, g.stepSd);
     for (int gpu = 0; gpu < 2; ++gpu) {
         auto dev = w.device(*node, "gpu", std::to_string(gpu));
-        if (!dev) return {};
+        if (!dev) return false;
         auto sm = w.series(*dev, "gpu.sm_active", "ratio", "sm");
-        if (!sm) return {};
+        if (!sm) return false;
         for (int64_t s = 0; s < g.seconds; ++s) {
             (*sm)->append(kStart + s * kSecond, std::clamp(g.sm + smNoise(rng), 0.0, 1.0));
-            if (!w.flushIfNeeded(**sm)) return {};
+            if (!w.flushIfNeeded(**sm)) return false;
         }
         auto util = w.series(*dev, "gpu.util", "%", "util");
-        if (!util) return {};
+        if (!util) return false;
         for (int64_t s = 0; s < g.seconds; ++s) {
             (*util)->append(kStart + s * kSecond, std::clamp(95 + utilNoise(rng), 0.0, 100.0));
-            if (!w.flushIfNeeded(**util)) return {};
+            if (!w.flushIfNeeded(**util)) return false;
         }
     }
     auto host = w.device(*node, "host", "");
-    if (!host) return {};
+    if (!host) return false;
     auto steps = w.series(*host, "train.step_time", "s", "step_time");
     auto tokens = w.series(*host, "train.tokens_per_s", "1/s", "tokens_per_s");
-    if (!steps || !tokens) return {};
+    if (!steps || !tokens) return false;
     double t = 0;
     while (true) {
         const double step = std::max(0.1, g.stepMean + stepNoise(rng));
@@ -89,12 +80,14 @@ std::string writeGenerated(const QTemporaryDir& dir, const QString& name, const 
         const int64_t ts = kStart + std::llround(t * 1e9);
         (*steps)->append(ts, step);
         (*tokens)->append(ts, g.tokensPerStep / step);
-        if (!w.flushIfNeeded(**steps) || !w.flushIfNeeded(**tokens)) return {};
+        if (!w.flushIfNeeded(**steps) || !w.flushIfNeeded(**tokens)) return false;
     }
-    store::ImportTotals totals;
-    totals.contentHash = rec.contentHash;
-    if (!w.finishImport(totals, store::Diagnostics()) || !tx->commit()) return {};
-    return path;
+    return true;
+}
+
+std::string writeGenerated(const QTemporaryDir& dir, const QString& name, const Generated& g)
+{
+    return test::writeRun(dir, name.toStdString(), [&](store::RunWriter& w) { return writeGeneratedData(w, g); });
 }
 
 RunSummary summarize(const std::string& path, const CompareWindowRequest& request = {})

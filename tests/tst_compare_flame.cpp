@@ -77,6 +77,14 @@ const FindingChange* findRule(const std::vector<FindingChange>& list, const std:
     return it == list.end() ? nullptr : &*it;
 }
 
+// Run A: 100 samples, wait 40 %. Run B: 200 samples, wait 20 %, load only in B; B is written in another order
+// (other frame and callsite ids) and from a version whose lines moved.
+const char* const kRunA = "main (train.py:1);step (train.py:5);wait (comm.py:10) 40\n"
+                          "main (train.py:1);step (train.py:5);compute (model.py:20) 60\n";
+const char* const kRunB = "main (train.py:1);load (data.py:3) 20\n"
+                          "main (train.py:1);step (train.py:7);compute (model.py:22) 140\n"
+                          "main (train.py:1);step (train.py:7);wait (comm.py:11) 40\n";
+
 } // namespace
 
 class TestCompareFlame : public QObject
@@ -93,18 +101,12 @@ private Q_SLOTS:
     void findingsSavingsWithinWindows();
 };
 
-// Run A: 100 samples, wait 40 %. Run B: 200 samples, wait 20 %, load only in B; B is written in another order
-// (other frame and callsite ids) and from a version whose lines moved.
+// Runs A and B (kRunA, kRunB): their frames match by name and file, not by id or line.
 void TestCompareFlame::twoRunsMatchByFrameNotId()
 {
     QTemporaryDir dir;
-    const std::string a = writeRun(dir, QStringLiteral("a"),
-                                   "main (train.py:1);step (train.py:5);wait (comm.py:10) 40\n"
-                                   "main (train.py:1);step (train.py:5);compute (model.py:20) 60\n");
-    const std::string b = writeRun(dir, QStringLiteral("b"),
-                                   "main (train.py:1);load (data.py:3) 20\n"
-                                   "main (train.py:1);step (train.py:7);compute (model.py:22) 140\n"
-                                   "main (train.py:1);step (train.py:7);wait (comm.py:11) 40\n");
+    const std::string a = writeRun(dir, QStringLiteral("a"), kRunA);
+    const std::string b = writeRun(dir, QStringLiteral("b"), kRunB);
     auto cmp = compareRunFlames(a, {}, b, {}, nullptr);
     QVERIFY2(cmp, cmp ? "" : cmp.error().toString().c_str());
     QCOMPARE(cmp->totalA, int64_t{100});
@@ -234,13 +236,8 @@ void TestCompareFlame::perThreadRefused()
 void TestCompareFlame::cliDiffRun()
 {
     QTemporaryDir dir;
-    const std::string a = writeRun(dir, QStringLiteral("a"),
-                                   "main (train.py:1);step (train.py:5);wait (comm.py:10) 40\n"
-                                   "main (train.py:1);step (train.py:5);compute (model.py:20) 60\n");
-    const std::string b = writeRun(dir, QStringLiteral("b"),
-                                   "main (train.py:1);load (data.py:3) 20\n"
-                                   "main (train.py:1);step (train.py:7);compute (model.py:22) 140\n"
-                                   "main (train.py:1);step (train.py:7);wait (comm.py:11) 40\n");
+    const std::string a = writeRun(dir, QStringLiteral("a"), kRunA);
+    const std::string b = writeRun(dir, QStringLiteral("b"), kRunB);
     const QString qa = QString::fromStdString(a), qb = QString::fromStdString(b);
     const test::binary::Run run = test::binary::cli({QStringLiteral("flame"), qa, QStringLiteral("--diff-run"), qb});
     EXPECT_EXIT(run, 0);

@@ -36,6 +36,16 @@ void waitShown(FlameGraphWidget& w)
     QCoreApplication::processEvents();
 }
 
+// The known tree (flame_support.h) set in a graph or a panel of that size, shown.
+template <typename Widget> std::shared_ptr<const FlameTree> showKnownTree(Widget& w, int width, int height)
+{
+    w.resize(width, height);
+    w.show();
+    auto tree = test::knownFlameTree();
+    w.setTree(tree);
+    return tree;
+}
+
 bool painted(const QImage& img, const QRect& r)
 {
     // The middle of a block is not the white background.
@@ -78,10 +88,7 @@ private Q_SLOTS:
 void FlameWidgetTest::focusSpansTheWidthAndKeepsAncestors()
 {
     FlameGraphWidget w;
-    w.resize(900, 300);
-    w.show();
-    auto tree = test::knownFlameTree();
-    w.setTree(tree);
+    auto tree = showKnownTree(w, 900, 300);
     waitShown(w);
     const int32_t main = tree->find(kMain), a = tree->find(kMainA);
     QVERIFY(main > 0 && a > 0);
@@ -121,10 +128,7 @@ void FlameWidgetTest::focusSpansTheWidthAndKeepsAncestors()
 void FlameWidgetTest::sharesOfTotalUnchangedUnderFocus()
 {
     FlameGraphWidget w;
-    w.resize(900, 300);
-    w.show();
-    auto tree = test::knownFlameTree();
-    w.setTree(tree);
+    auto tree = showKnownTree(w, 900, 300);
     waitShown(w);
     const int32_t b = tree->find({"main (train.py)", "a (train.py)", "b (train.py)"});
     const QString before = w.tooltipFor(b);
@@ -167,10 +171,7 @@ void FlameWidgetTest::focusSurvivesANewTreeWithItsPath()
 void FlameWidgetTest::historyAndKeyboard()
 {
     FlameGraphWidget w;
-    w.resize(900, 300);
-    w.show();
-    auto tree = test::knownFlameTree();
-    w.setTree(tree);
+    auto tree = showKnownTree(w, 900, 300);
     waitShown(w);
     const int32_t main = tree->find(kMain), a = tree->find(kMainA);
     w.focusNode(main);
@@ -210,10 +211,7 @@ void FlameWidgetTest::historyAndKeyboard()
 void FlameWidgetTest::searchMatchedShare()
 {
     FlamePanel panel;
-    panel.resize(1000, 400);
-    panel.show();
-    auto tree = test::knownFlameTree();
-    panel.setTree(tree);
+    auto tree = showKnownTree(panel, 1000, 400);
     waitShown(*panel.graph());
     QSignalSpy changed(panel.graph(), &FlameGraphWidget::searchChanged);
     panel.searchField()->setText(QStringLiteral("b"));
@@ -371,10 +369,7 @@ void FlameWidgetTest::captionNamesBaselineA()
 {
     // The line under the graph says which selection is A once one is pinned, and the diff's export says it too.
     FlamePanel panel;
-    panel.resize(900, 300);
-    panel.show();
-    auto tree = test::knownFlameTree();
-    panel.setTree(tree);
+    auto tree = showKnownTree(panel, 900, 300);
     panel.setCaption(
         {QStringLiteral("run.runlens"), QStringLiteral("window 10:00 → 10:05"), QStringLiteral("nodes: node0")});
     QVERIFY(!panel.captionText().contains(QStringLiteral("A")));
@@ -418,10 +413,7 @@ void FlameWidgetTest::treeGoneWhileLayingOut()
 void FlameWidgetTest::sandwichTotals()
 {
     FlamePanel panel;
-    panel.resize(1000, 500);
-    panel.show();
-    auto tree = test::knownFlameTree();
-    panel.setTree(tree);
+    auto tree = showKnownTree(panel, 1000, 500);
     waitShown(*panel.graph());
     const int32_t b = tree->find({"main (train.py)", "c (train.py)", "b (train.py)"});
     panel.showSandwich(b);
@@ -449,10 +441,7 @@ void FlameWidgetTest::sandwichTotals()
 void FlameWidgetTest::diffOfItselfIsNeutralOnScreen()
 {
     FlamePanel panel;
-    panel.resize(1000, 400);
-    panel.show();
-    auto tree = test::knownFlameTree();
-    panel.setTree(tree);
+    auto tree = showKnownTree(panel, 1000, 400);
     waitShown(*panel.graph());
     panel.pinBaseline();
     panel.setTree(test::knownFlameTree()); // the same samples again, as another window would bring them
@@ -477,10 +466,7 @@ void FlameWidgetTest::exportsCarryTheView()
 {
     QTemporaryDir dir;
     FlamePanel panel;
-    panel.resize(1000, 400);
-    panel.show();
-    auto tree = test::knownFlameTree();
-    panel.setTree(tree);
+    auto tree = showKnownTree(panel, 1000, 400);
     panel.setCaption({QStringLiteral("run.runlens"), QStringLiteral("window 08:00 → 08:10 UTC (10 min)"),
                       QStringLiteral("nodes: node0"), QStringLiteral("threads: ^pt_autograd_\\d+$")});
     waitShown(*panel.graph());

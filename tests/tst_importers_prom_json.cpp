@@ -58,9 +58,7 @@ QString seriesText(const std::string& dbPath, const QString& spec)
         [](int64_t ns) { return secondsAfter(ns, kT0); }, num17);
 }
 
-const char* const kCountsSql = "SELECT (SELECT count(*) FROM node), (SELECT count(*) FROM device), "
-                               "(SELECT count(*) FROM series), (SELECT count(*) FROM point_chunk), "
-                               "(SELECT count(*) FROM import), (SELECT count(*) FROM diagnostic)";
+const std::string kCountsSql = countsSql({"node", "device", "series", "point_chunk", "import", "diagnostic"});
 
 // The samples of one series of a query_range response, read with Qt's JSON parser.
 struct Counter

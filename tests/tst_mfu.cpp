@@ -11,6 +11,7 @@
 #include "analysis/timeline/lane_catalog.h"
 #include "analysis/timeline/run_catalog.h"
 #include "tests/cli_support.h"
+#include "tests/timeline_support.h"
 
 #include <QJsonDocument>
 #include <QJsonObject>
@@ -34,39 +35,27 @@ constexpr int64_t kStart = 1'790'000'000'000'000'000;
 std::string writeRun(const QTemporaryDir& dir, int gpus, const std::string& gpuName,
                      const std::vector<std::pair<std::string, double>>& trainer)
 {
-    std::string path = dir.filePath(QStringLiteral("r.runlens")).toStdString();
-    auto db = store::RunDatabase::open(path, store::OpenMode::Create);
-    if (!db) return {};
-    auto tx = (*db)->transaction();
-    if (!tx) return {};
-    store::RunWriter w(**db);
-    store::ImportRecord rec;
-    rec.path = "synthetic";
-    rec.contentHash = "synthetic";
-    rec.format = "test";
-    if (!w.beginImport(rec)) return {};
-    auto node = w.node("node0", "option", "UTC");
-    if (!node) return {};
-    for (int g = 0; g < gpus; ++g) {
-        auto gpu = w.device(*node, "gpu", std::to_string(g));
-        if (!gpu || (!gpuName.empty() && !w.setDeviceAttribute(*gpu, "name", gpuName))) return {};
-        auto sink = w.series(*gpu, "gpu.util", "%", "util");
-        if (!sink) return {};
-        for (int s = 0; s < 60; ++s)
-            (*sink)->append(kStart + s * kSecond, 90);
-    }
-    auto host = w.device(*node, "host", "");
-    if (!host) return {};
-    for (const auto& [metric, value] : trainer) {
-        auto sink = w.series(*host, metric, "", metric);
-        if (!sink) return {};
-        for (int s = 0; s < 60; s += 10) // one value a little off, which the median ignores
-            (*sink)->append(kStart + s * kSecond, s == 0 ? value / 3 : value);
-    }
-    store::ImportTotals totals;
-    totals.contentHash = rec.contentHash;
-    if (!w.finishImport(totals, store::Diagnostics()) || !tx->commit()) return {};
-    return path;
+    return test::writeRun(dir, "r.runlens", [&](store::RunWriter& w) {
+        auto node = w.node("node0", "option", "UTC");
+        if (!node) return false;
+        for (int g = 0; g < gpus; ++g) {
+            auto gpu = w.device(*node, "gpu", std::to_string(g));
+            if (!gpu || (!gpuName.empty() && !w.setDeviceAttribute(*gpu, "name", gpuName))) return false;
+            auto sink = w.series(*gpu, "gpu.util", "%", "util");
+            if (!sink) return false;
+            for (int s = 0; s < 60; ++s)
+                (*sink)->append(kStart + s * kSecond, 90);
+        }
+        auto host = w.device(*node, "host", "");
+        if (!host) return false;
+        for (const auto& [metric, value] : trainer) {
+            auto sink = w.series(*host, metric, "", metric);
+            if (!sink) return false;
+            for (int s = 0; s < 60; s += 10) // one value a little off, which the median ignores
+                (*sink)->append(kStart + s * kSecond, s == 0 ? value / 3 : value);
+        }
+        return true;
+    });
 }
 
 MfuInputs inputs(int gpus, const std::string& name)

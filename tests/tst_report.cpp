@@ -28,7 +28,7 @@ Synthetic checkpointRun(bool stacks, bool sm)
     run.util = [](int, int64_t s) { return s % 300 >= 280 ? 2.0 : 97.0; };
     run.write = [](int64_t s) { return s % 300 >= 281 && s % 300 < 299 ? 1.5e9 : 2e6; };
     if (stacks)
-        run.stack = [](int64_t k) -> std::vector<std::pair<std::string, std::string>> {
+        run.stack = [](int64_t k) -> Stack {
             if ((k / 10) % 300 >= 280)
                 return {{"main", "train.py"},
                         {"save_checkpoint", "train.py"},
@@ -294,8 +294,7 @@ void TestReport::realRunFlameFigures()
     if (fixtures.isEmpty()) QSKIP("../shared/fixtures is absent");
     QTemporaryDir dir;
     auto db = importFixture(dir, fixtures + QStringLiteral("/h200-gloo-small/"),
-                            {"nvidia-smi-query.csv", "nvidia-smi-dmon.txt", "nvidia-smi-dmon-gpm.txt", "prometheus",
-                             "stacks-rank0.speedscope.json", "stacks-rank1.speedscope.json"});
+                            {"stacks-rank0.speedscope.json", "stacks-rank1.speedscope.json"});
     QVERIFY(db);
     db.reset();
     auto model = analysis::buildReportModel(dir.filePath(QStringLiteral("f.runlens")).toStdString(), {});

@@ -90,12 +90,9 @@ void TestRules::checkpointGapsPeriodic()
     run.util = [&](int, int64_t s) { return inCkpt(s) ? 0.0 : 99.0; };
     run.write = [&](int64_t s) { return inCkpt(s) ? 1.5e9 : 2e6; };
     QTemporaryDir dir;
-    auto db = writeRun(dir, run);
-    QVERIFY(db);
-    const auto found = ckptGaps(*db);
-    QCOMPARE(found.size(), size_t(1));
-    const Finding& f = found[0];
-    QCOMPARE(f.rule, std::string("CKPT_GAP"));
+    Finding f;
+    oneFinding(writeRun(dir, run).get(), &ckptGaps, "CKPT_GAP", f);
+    if (QTest::currentTestFailed()) return;
     QCOMPARE(f.nodes, std::vector<std::string>{"node0"});
     QCOMPARE(f.gpus.size(), size_t(2));
     QCOMPARE(f.episodes.size(), size_t(12)); // 150, 450, ..., 3450
@@ -143,24 +140,19 @@ void TestRules::noCheckpointGapWithoutBoth()
 
 void TestRules::fixtureCheckpoints()
 {
-    const QString fixtures = test::fixturesDir();
-    if (fixtures.isEmpty()) QSKIP("../shared/fixtures is absent");
-    const QString base = fixtures + QStringLiteral("/h200-gloo-small/");
+    const QString base = test::fixtureRun("h200-gloo-small");
+    if (base.isEmpty()) QSKIP("../shared/fixtures is absent");
     // The metrics only (no stacks): the checkpoints come from GPU stalls and disk writes.
     QTemporaryDir dir;
-    auto db = importFixture(dir, base,
-                            {"nvidia-smi-query.csv", "nvidia-smi-dmon.txt", "nvidia-smi-dmon-gpm.txt", "prometheus"});
+    auto db = importFixture(dir, base);
     QVERIFY(db);
     // Ground truth, read by the test only.
     std::vector<std::pair<int64_t, int64_t>> truth;
-    QFile t(base + QStringLiteral("truth/events-rank0.jsonl"));
-    QVERIFY(t.open(QIODevice::ReadOnly));
-    for (const QByteArray& line : t.readAll().split('\n')) {
-        const QJsonObject o = QJsonDocument::fromJson(line).object();
-        if (o.value(QStringLiteral("event")).toString() == QLatin1String("checkpoint"))
-            truth.emplace_back(static_cast<int64_t>(o.value(QStringLiteral("ts_ns")).toDouble()),
-                               static_cast<int64_t>(o.value(QStringLiteral("end_ns")).toDouble()));
-    }
+    const auto checkpoints =
+        truthEvents(base + QStringLiteral("truth/events-rank0.jsonl"), QStringLiteral("checkpoint"));
+    QVERIFY(checkpoints);
+    for (const QJsonObject& o : *checkpoints)
+        truth.emplace_back(truthNs(o, "ts_ns"), truthNs(o, "end_ns"));
     QCOMPARE(truth.size(), size_t(3));
     const auto found = ckptGaps(*db);
     QCOMPARE(found.size(), size_t(1));
@@ -224,12 +216,10 @@ void TestRules::hangFound()
 
 void TestRules::fixtureHang()
 {
-    const QString fixtures = test::fixturesDir();
-    if (fixtures.isEmpty()) QSKIP("../shared/fixtures is absent");
-    const QString base = fixtures + QStringLiteral("/h200x2-fsdp-hang/");
+    const QString base = test::fixtureRun("h200x2-fsdp-hang");
+    if (base.isEmpty()) QSKIP("../shared/fixtures is absent");
     QTemporaryDir dir;
-    auto db = importFixture(dir, base,
-                            {"nvidia-smi-query.csv", "nvidia-smi-dmon.txt", "nvidia-smi-dmon-gpm.txt", "prometheus"});
+    auto db = importFixture(dir, base);
     QVERIFY(db);
     // The NCCL error time from the job's own error output (ground truth, read by the test only): "[2026-11-29
     // 09:34:49]". The abort: the watchdog "taking the entire process down" ("[E1129 09:35:49.347...").
@@ -277,10 +267,10 @@ void TestRules::inputStallFromHostWork()
     run.sm = [](int, int64_t) { return 0.2; };
     run.util = [](int, int64_t) { return 40.0; };
     run.write = [](int64_t) { return 1e6; };
-    run.stack = [](int64_t k) -> std::vector<std::pair<std::string, std::string>> {
+    run.stack = [](int64_t k) -> Stack {
         const bool first = k < 3000;
         const bool own = k % 10 < (first ? 6 : 0), comm = !first && k % 10 < 7;
-        std::vector<std::pair<std::string, std::string>> st{{"main", "train.py"}, {"train_step", "train.py"}};
+        Stack st = trainStepStack();
         if (own)
             st.push_back({"tokenize_and_pack", "prep.py"});
         else if (comm)
@@ -290,12 +280,9 @@ void TestRules::inputStallFromHostWork()
         return st;
     };
     QTemporaryDir dir;
-    auto db = writeRun(dir, run);
-    QVERIFY(db);
-    const auto found = inputStalls(*db);
-    QCOMPARE(found.size(), size_t(1));
-    const Finding& f = found[0];
-    QCOMPARE(f.rule, std::string("INPUT_STALL"));
+    Finding f;
+    oneFinding(writeRun(dir, run).get(), &inputStalls, "INPUT_STALL", f);
+    if (QTest::currentTestFailed()) return;
     QCOMPARE(f.episodes.size(), size_t(1));
     QCOMPARE(f.episodes[0].startNs, kStart);
     QVERIFY(std::abs(static_cast<double>(f.episodes[0].endNs - (kStart + 300 * kSecond))) <= 2e9);
@@ -332,22 +319,17 @@ void TestRules::inputStallFromHostWork()
 
 void TestRules::fixtureInputStall()
 {
-    const QString fixtures = test::fixturesDir();
-    if (fixtures.isEmpty()) QSKIP("../shared/fixtures is absent");
-    const QString base = fixtures + QStringLiteral("/h200-gloo-small/");
+    const QString base = test::fixtureRun("h200-gloo-small");
+    if (base.isEmpty()) QSKIP("../shared/fixtures is absent");
     QTemporaryDir dir;
-    auto db = importFixture(dir, base,
-                            {"nvidia-smi-query.csv", "nvidia-smi-dmon.txt", "nvidia-smi-dmon-gpm.txt", "prometheus",
-                             "stacks-rank0.speedscope.json", "stacks-rank1.speedscope.json"});
+    auto db = importFixture(dir, base, {"stacks-rank0.speedscope.json", "stacks-rank1.speedscope.json"});
     QVERIFY(db);
     // The phases from the ground truth's steps (read by the test only).
     std::map<QString, std::pair<int64_t, int64_t>> phases;
-    QFile t(base + QStringLiteral("truth/events-rank0.jsonl"));
-    QVERIFY(t.open(QIODevice::ReadOnly));
-    for (const QByteArray& line : t.readAll().split('\n')) {
-        const QJsonObject o = QJsonDocument::fromJson(line).object();
-        if (o.value(QStringLiteral("event")).toString() != QLatin1String("step")) continue;
-        const auto ts = static_cast<int64_t>(o.value(QStringLiteral("ts_ns")).toDouble());
+    const auto steps = truthEvents(base + QStringLiteral("truth/events-rank0.jsonl"), QStringLiteral("step"));
+    QVERIFY(steps);
+    for (const QJsonObject& o : *steps) {
+        const int64_t ts = truthNs(o, "ts_ns");
         const auto start = ts - static_cast<int64_t>(o.value(QStringLiteral("seconds")).toDouble() * 1e9);
         auto [it, added] = phases.emplace(o.value(QStringLiteral("phase")).toString(), std::make_pair(start, ts));
         if (!added) it->second.second = ts;
@@ -357,8 +339,7 @@ void TestRules::fixtureInputStall()
     auto covered = [&](const std::pair<int64_t, int64_t>& w) {
         int64_t ns = 0;
         for (const Finding& f : found)
-            for (const FindingEpisode& e : f.episodes)
-                ns += std::max<int64_t>(0, std::min(e.endNs, w.second) - std::max(e.startNs, w.first));
+            ns += episodeNs(f, w.first, w.second);
         return static_cast<double>(ns) / static_cast<double>(w.second - w.first);
     };
     const auto stall = phases.at(QStringLiteral("inputstall"));
@@ -387,8 +368,8 @@ void TestRules::commBoundFromTheIllusion()
     run.sm = [](int, int64_t s) { return s < 360 ? 0.2 : 0.75; };
     run.util = [](int, int64_t) { return 99.0; };
     run.write = [](int64_t) { return 1e6; };
-    run.stack = [](int64_t k) -> std::vector<std::pair<std::string, std::string>> {
-        std::vector<std::pair<std::string, std::string>> st{{"main", "train.py"}, {"train_step", "train.py"}};
+    run.stack = [](int64_t k) -> Stack {
+        Stack st = trainStepStack();
         if (k < 3600)
             st.push_back({"all_reduce", "torch/distributed/distributed_c10d.py"});
         else
@@ -396,12 +377,9 @@ void TestRules::commBoundFromTheIllusion()
         return st;
     };
     QTemporaryDir dir;
-    auto db = writeRun(dir, run);
-    QVERIFY(db);
-    const auto found = commBound(*db);
-    QCOMPARE(found.size(), size_t(1));
-    const Finding& f = found[0];
-    QCOMPARE(f.rule, std::string("COMM_BOUND"));
+    Finding f;
+    oneFinding(writeRun(dir, run).get(), &commBound, "COMM_BOUND", f);
+    if (QTest::currentTestFailed()) return;
     QCOMPARE(f.episodes.size(), size_t(1));
     QCOMPARE(f.episodes[0].startNs, kStart);
     QVERIFY(std::abs(static_cast<double>(f.episodes[0].endNs - (kStart + 360 * kSecond))) <= 2e9);
@@ -430,49 +408,32 @@ void TestRules::noCommBoundWithoutCommunication()
 {
     // A real single-process run with no communication at all (its README: no collective, one rank), whose tiny phase
     // shows busy GPUs with low SM activity: whatever explains it, it is not communication.
-    const QString fixtures = test::fixturesDir();
-    if (fixtures.isEmpty()) QSKIP("../shared/fixtures is absent");
-    const QString base = fixtures + QStringLiteral("/h200-mixed-stalls/");
+    const QString base = test::fixtureRun("h200-mixed-stalls");
+    if (base.isEmpty()) QSKIP("../shared/fixtures is absent");
     QTemporaryDir dir;
-    auto db = importFixture(dir, base,
-                            {"nvidia-smi-query.csv", "nvidia-smi-dmon.txt", "nvidia-smi-dmon-gpm.txt", "prometheus",
-                             "stacks-rank0.speedscope.json"});
+    auto db = importFixture(dir, base, {"stacks-rank0.speedscope.json"});
     QVERIFY(db);
     QCOMPARE(commBound(*db).size(), size_t(0));
 }
 
 void TestRules::fixtureCommBound()
 {
-    const QString fixtures = test::fixturesDir();
-    if (fixtures.isEmpty()) QSKIP("../shared/fixtures is absent");
-    const QString base = fixtures + QStringLiteral("/h200x2-fsdp-hang/");
+    const QString base = test::fixtureRun("h200x2-fsdp-hang");
+    if (base.isEmpty()) QSKIP("../shared/fixtures is absent");
     QTemporaryDir dir;
-    auto db = importFixture(dir, base,
-                            {"nvidia-smi-query.csv", "nvidia-smi-dmon.txt", "nvidia-smi-dmon-gpm.txt", "prometheus",
-                             "kineto-rank0-zero3.json", "kineto-rank1-zero3.json"});
+    auto db = importFixture(dir, base, {"kineto-rank0-zero3.json", "kineto-rank1-zero3.json"});
     QVERIFY(db);
     // The zero3 phase from the ground truth's steps (read by the test only).
-    int64_t from = std::numeric_limits<int64_t>::max(), to = 0;
-    QFile t(base + QStringLiteral("truth/events-rank0.jsonl"));
-    QVERIFY(t.open(QIODevice::ReadOnly));
-    for (const QByteArray& line : t.readAll().split('\n')) {
-        const QJsonObject o = QJsonDocument::fromJson(line).object();
-        if (o.value(QStringLiteral("event")).toString() != QLatin1String("step") ||
-            o.value(QStringLiteral("phase")).toString() != QLatin1String("zero3"))
-            continue;
-        const auto ts = static_cast<int64_t>(o.value(QStringLiteral("ts_ns")).toDouble());
-        from = std::min(from, ts);
-        to = std::max(to, ts);
-    }
+    const auto steps = truthEvents(base + QStringLiteral("truth/events-rank0.jsonl"), QStringLiteral("step"));
+    QVERIFY(steps);
+    const auto [from, to] = stepEndsOf(*steps, QStringLiteral("zero3"));
     QVERIFY(to > from);
     const auto found = commBound(*db);
     QCOMPARE(found.size(), size_t(1));
     const Finding& f = found[0];
     QVERIFY(f.primary);
     QCOMPARE(f.gpus.size(), size_t(2));
-    int64_t covered = 0;
-    for (const FindingEpisode& e : f.episodes)
-        covered += std::max<int64_t>(0, std::min(e.endNs, to) - std::max(e.startNs, from));
+    const int64_t covered = episodeNs(f, from, to);
     QVERIFY2(static_cast<double>(covered) >= 0.8 * static_cast<double>(to - from),
              qPrintable(QString::number(static_cast<double>(covered) / static_cast<double>(to - from))));
     // The profiled step's NCCL kernels are its evidence.
@@ -535,27 +496,16 @@ void TestRules::fixtureBaselineIsFlagged()
 {
     // h200-gloo-small: the baseline phase (gloo all-reduce after every step) is flagged as communication-bound or
     // as low SM efficiency over ≥ 80 % of it, from the metrics, the stacks and the Kineto trace.
-    const QString fixtures = test::fixturesDir();
-    if (fixtures.isEmpty()) QSKIP("../shared/fixtures is absent");
-    const QString base = fixtures + QStringLiteral("/h200-gloo-small/");
+    const QString base = test::fixtureRun("h200-gloo-small");
+    if (base.isEmpty()) QSKIP("../shared/fixtures is absent");
     QTemporaryDir dir;
     auto db = importFixture(dir, base,
-                            {"nvidia-smi-query.csv", "nvidia-smi-dmon.txt", "nvidia-smi-dmon-gpm.txt", "prometheus",
-                             "stacks-rank0.speedscope.json", "stacks-rank1.speedscope.json",
+                            {"stacks-rank0.speedscope.json", "stacks-rank1.speedscope.json",
                              "kineto-rank0-baseline.json", "kineto-rank1-baseline.json"});
     QVERIFY(db);
-    int64_t from = std::numeric_limits<int64_t>::max(), to = 0;
-    QFile t(base + QStringLiteral("truth/events-rank0.jsonl"));
-    QVERIFY(t.open(QIODevice::ReadOnly));
-    for (const QByteArray& line : t.readAll().split('\n')) {
-        const QJsonObject o = QJsonDocument::fromJson(line).object();
-        if (o.value(QStringLiteral("event")).toString() != QLatin1String("step") ||
-            o.value(QStringLiteral("phase")).toString() != QLatin1String("baseline"))
-            continue;
-        const auto ts = static_cast<int64_t>(o.value(QStringLiteral("ts_ns")).toDouble());
-        from = std::min(from, ts);
-        to = std::max(to, ts);
-    }
+    const auto steps = truthEvents(base + QStringLiteral("truth/events-rank0.jsonl"), QStringLiteral("step"));
+    QVERIFY(steps);
+    const auto [from, to] = stepEndsOf(*steps, QStringLiteral("baseline"));
     QVERIFY(to > from);
     auto m = loadRunMetrics(*db, kSecond);
     QVERIFY_OK(m);
@@ -649,9 +599,9 @@ void TestRules::hostStallNamesTheBlockingFrame()
     run.sm = [&](int, int64_t s) { return inPause(s) ? 0.0 : 0.7; };
     run.util = [&](int, int64_t s) { return inPause(s) ? 0.0 : 95.0; };
     run.write = [](int64_t s) { return s >= 200 && s < 203 ? 2e9 : 1e6; };
-    run.stack = [](int64_t k) -> std::vector<std::pair<std::string, std::string>> {
+    run.stack = [](int64_t k) -> Stack {
         const int64_t s = k / 10;
-        std::vector<std::pair<std::string, std::string>> st{{"main", "train.py"}, {"train_step", "train.py"}};
+        Stack st = trainStepStack();
         const bool pause = s % 100 < 3 && s >= 100 && s < 600;
         if (pause && s / 100 == 2) {
             st.push_back({"save", "torch/serialization.py"});
@@ -712,8 +662,8 @@ void TestRules::lowSmEfficiencyLaunchBound()
             if (f.rule == "LOW_SM_EFF") return f;
         return std::nullopt;
     };
-    run.stack = [](int64_t k) -> std::vector<std::pair<std::string, std::string>> {
-        std::vector<std::pair<std::string, std::string>> st{{"main", "train.py"}, {"train_step", "train.py"}};
+    run.stack = [](int64_t k) -> Stack {
+        Stack st = trainStepStack();
         if (k % 10 < 4)
             st.push_back({"forward", "torch/nn/modules/linear.py"});
         else
@@ -726,8 +676,8 @@ void TestRules::lowSmEfficiencyLaunchBound()
     QVERIFY(launch->title.find("launch-bound") != std::string::npos);
     QVERIFY(launch->recommendation.find("CUDA graphs") != std::string::npos);
     QVERIFY(std::abs(launch->evidence.value(QStringLiteral("host_model_code_share")).toDouble() - 0.4) < 0.02);
-    run.stack = [](int64_t k) -> std::vector<std::pair<std::string, std::string>> {
-        std::vector<std::pair<std::string, std::string>> st{{"main", "train.py"}, {"train_step", "train.py"}};
+    run.stack = [](int64_t k) -> Stack {
+        Stack st = trainStepStack();
         if (k % 10 < 4)
             st.push_back({"forward", "torch/nn/modules/linear.py"});
         else

@@ -48,7 +48,7 @@ struct ProfiledRun
     double cpu = 20;
     std::vector<Profiled> profiled{Profiled{}};
     // Optional stack samples at 10 Hz on rank 0's training thread: the call path (root first) of sample k.
-    std::function<std::vector<std::pair<std::string, std::string>>(int64_t k)> stack;
+    std::function<Stack(int64_t k)> stack;
 };
 
 std::unique_ptr<store::RunDatabase> writeProfiledRun(const QTemporaryDir& dir, const ProfiledRun& run)
@@ -59,13 +59,7 @@ std::unique_ptr<store::RunDatabase> writeProfiledRun(const QTemporaryDir& dir, c
     auto node = w.node("node0", "option", "UTC");
     if (!node) return nullptr;
     auto series = [&](int64_t device, const char* metric, const char* unit, const std::function<double(int64_t)>& f) {
-        auto sink = w.series(device, metric, unit, metric);
-        if (!sink) return false;
-        for (int64_t s = 0; s < run.seconds; ++s) {
-            (*sink)->append(kStart + s * kSecond, f(s));
-            if (!w.flushIfNeeded(**sink)) return false;
-        }
-        return true;
+        return writeSeconds(w, device, metric, unit, run.seconds, 0, f);
     };
     auto gpu = w.device(*node, "gpu", "0");
     auto cpu = w.device(*node, "cpu", "cpu");
@@ -88,18 +82,7 @@ std::unique_ptr<store::RunDatabase> writeProfiledRun(const QTemporaryDir& dir, c
     }
     if (run.stack) {
         auto thread = w.thread(*node, "python train.py", 100, "MainThread", 100);
-        if (!thread) return nullptr;
-        for (int64_t k = 0; k < run.seconds * 10; ++k) {
-            int64_t callsite = 0;
-            for (const auto& [name, file] : run.stack(k)) {
-                auto f = w.frame(name, file, 0, {});
-                if (!f) return nullptr;
-                auto c = w.callsite(callsite, *f);
-                if (!c) return nullptr;
-                callsite = *c;
-            }
-            if (!w.stackSample(*thread, callsite, kStart + k * kSecond / 10, 1, 0.1)) return nullptr;
-        }
+        if (!thread || !writeStackSamples(w, *thread, run.seconds * 10, 0, run.stack)) return nullptr;
     }
     store::TraceWriter t(w);
     for (size_t k = 0; k < run.profiled.size(); ++k)
@@ -136,14 +119,6 @@ std::unique_ptr<store::RunDatabase> writeProfiledRun(const QTemporaryDir& dir, c
         }
     if (!t.finish()) return nullptr;
     return synthetic.finish();
-}
-
-double episodeSeconds(const Finding& f, int64_t from, int64_t to)
-{
-    int64_t ns = 0;
-    for (const FindingEpisode& e : f.episodes)
-        ns += std::max<int64_t>(0, std::min(e.endNs, to) - std::max(e.startNs, from));
-    return static_cast<double>(ns) / 1e9;
 }
 
 // The ground truth of a fixture (read by the tests only): per phase, its bounds (from phase_end events, the first
@@ -258,12 +233,9 @@ void TestRulesComm::profiledShareExtrapolated()
     // extrapolated, and each episode's saving adding up to the finding's.
     ProfiledRun run;
     QTemporaryDir dir;
-    auto db = writeProfiledRun(dir, run);
-    QVERIFY(db);
-    const auto found = commBound(*db);
-    QCOMPARE(found.size(), size_t(1));
-    const Finding& f = found[0];
-    QCOMPARE(f.rule, std::string("COMM_BOUND"));
+    Finding f;
+    oneFinding(writeProfiledRun(dir, run).get(), &commBound, "COMM_BOUND", f);
+    if (QTest::currentTestFailed()) return;
     QVERIFY(f.primary);
     const QJsonObject ev = f.evidence;
     QCOMPARE(ev.value(QStringLiteral("comm_share_source")).toString(), QStringLiteral("extrapolated"));
@@ -306,11 +278,9 @@ void TestRulesComm::differentStepsNotExtrapolated()
     ProfiledRun run;
     run.stepS = [](int64_t s) { return s < 300 ? 1.0 : 1.6; };
     QTemporaryDir dir;
-    auto db = writeProfiledRun(dir, run);
-    QVERIFY(db);
-    const auto found = commBound(*db);
-    QCOMPARE(found.size(), size_t(1));
-    const Finding& f = found[0];
+    Finding f;
+    oneFinding(writeProfiledRun(dir, run).get(), &commBound, nullptr, f);
+    if (QTest::currentTestFailed()) return;
     QCOMPARE(f.evidence.value(QStringLiteral("comm_share_source")).toString(), QStringLiteral("extrapolated"));
     const double first = episodeSeconds(f, kStart, kStart + 300 * kSecond);
     const double second = episodeSeconds(f, kStart + 302 * kSecond, kStart + run.seconds * kSecond);
@@ -344,11 +314,9 @@ void TestRulesComm::eachWindowItsOwnSteps()
     run.stepS = [](int64_t s) { return s < 300 ? 1.0 : 1.6; };
     run.profiled = {Profiled{100, 0.4, 0.3, 0.9}, Profiled{460, 0.3, 0.2, 1.5, 1.6}}; // a logged step starts at 460 s
     QTemporaryDir dir;
-    auto db = writeProfiledRun(dir, run);
-    QVERIFY(db);
-    const auto found = commBound(*db);
-    QCOMPARE(found.size(), size_t(1));
-    const Finding& f = found[0];
+    Finding f;
+    oneFinding(writeProfiledRun(dir, run).get(), &commBound, nullptr, f);
+    if (QTest::currentTestFailed()) return;
     const QJsonArray windows = f.evidence.value(QStringLiteral("profiled_windows")).toArray();
     QCOMPARE(windows.size(), qsizetype(2));
     QVERIFY(std::abs(windows[0].toObject().value(QStringLiteral("comm_share")).toDouble() - 0.5) < 0.01);
@@ -367,11 +335,9 @@ void TestRulesComm::onlyTheProfiledStepMeasured()
     ProfiledRun run;
     run.sm = [](int64_t s) { return s == 100 ? 0.2 : 0.45; };
     QTemporaryDir dir;
-    auto db = writeProfiledRun(dir, run);
-    QVERIFY(db);
-    const auto found = commBound(*db);
-    QCOMPARE(found.size(), size_t(1));
-    const Finding& f = found[0];
+    Finding f;
+    oneFinding(writeProfiledRun(dir, run).get(), &commBound, nullptr, f);
+    if (QTest::currentTestFailed()) return;
     QCOMPARE(f.evidence.value(QStringLiteral("comm_share_source")).toString(), QStringLiteral("measured"));
     QCOMPARE(f.evidence.value(QStringLiteral("extrapolated_steps")).toInt(), 0);
     QVERIFY(episodeSeconds(f, kStart, kStart + run.seconds * kSecond) <= 4);
@@ -396,8 +362,8 @@ void TestRulesComm::backwardWaitIsCommunication()
     ProfiledRun run;
     run.stepS = [](int64_t s) { return s < 300 ? 1.0 : 1.6; };
     run.logged = [](int64_t s) { return s < 300; };
-    run.stack = [](int64_t k) -> std::vector<std::pair<std::string, std::string>> {
-        std::vector<std::pair<std::string, std::string>> st{{"main", "train.py"}, {"train_step", "train.py"}};
+    run.stack = [](int64_t k) -> Stack {
+        Stack st = trainStepStack();
         if (k % 10 < 8) {
             st.push_back({"backward", "torch/_tensor.py"});
             st.push_back({"backward", "torch/autograd/__init__.py"});
@@ -408,11 +374,9 @@ void TestRulesComm::backwardWaitIsCommunication()
         return st;
     };
     QTemporaryDir dir;
-    auto db = writeProfiledRun(dir, run);
-    QVERIFY(db);
-    const auto found = commBound(*db);
-    QCOMPARE(found.size(), size_t(1));
-    const Finding& f = found[0];
+    Finding f;
+    oneFinding(writeProfiledRun(dir, run).get(), &commBound, nullptr, f);
+    if (QTest::currentTestFailed()) return;
     // Backward from the engine's first evaluate_function (0.15 s) to the all-reduce's end (0.9 s), 0.5 s of it exposed.
     const double fraction = f.evidence.value(QStringLiteral("backward_comm_fraction")).toDouble();
     QVERIFY2(std::abs(fraction - 0.5 / 0.75) < 0.01, qPrintable(QString::number(fraction)));
@@ -452,13 +416,11 @@ void TestRulesComm::fixtureBaselineSaving()
     // h200-gloo-small: in the baseline phase (gloo all-reduce after every step, one step profiled per rank) COMM_BOUND
     // is the finding with the largest saving, and that saving is within ±20 % (relative) of what the fix measured:
     // gradient accumulation's micro-steps against the baseline's steps.
-    const QString fixtures = test::fixturesDir();
-    if (fixtures.isEmpty()) QSKIP("../shared/fixtures is absent");
-    const QString base = fixtures + QStringLiteral("/h200-gloo-small/");
+    const QString base = test::fixtureRun("h200-gloo-small");
+    if (base.isEmpty()) QSKIP("../shared/fixtures is absent");
     QTemporaryDir dir;
     auto db = importFixture(dir, base,
-                            {"nvidia-smi-query.csv", "nvidia-smi-dmon.txt", "nvidia-smi-dmon-gpm.txt", "prometheus",
-                             "stacks-rank0.speedscope.json", "stacks-rank1.speedscope.json",
+                            {"stacks-rank0.speedscope.json", "stacks-rank1.speedscope.json",
                              "kineto-rank0-baseline.json", "kineto-rank1-baseline.json", "trainer_log-rank0.jsonl"});
     QVERIFY(db);
     const Truth truth = readTruth(base + QStringLiteral("truth/events-rank0.jsonl"));
@@ -496,13 +458,11 @@ void TestRulesComm::fixtureZero3Saving()
 {
     // h200x2-fsdp-hang: keeping the parameters after forward (the tuned phase) measured a shorter step than zero3;
     // COMM_BOUND's saving over the zero3 phase is at least that share of it.
-    const QString fixtures = test::fixturesDir();
-    if (fixtures.isEmpty()) QSKIP("../shared/fixtures is absent");
-    const QString base = fixtures + QStringLiteral("/h200x2-fsdp-hang/");
+    const QString base = test::fixtureRun("h200x2-fsdp-hang");
+    if (base.isEmpty()) QSKIP("../shared/fixtures is absent");
     QTemporaryDir dir;
-    auto db = importFixture(dir, base,
-                            {"nvidia-smi-query.csv", "nvidia-smi-dmon.txt", "nvidia-smi-dmon-gpm.txt", "prometheus",
-                             "kineto-rank0-zero3.json", "kineto-rank1-zero3.json", "trainer_log-rank0.jsonl"});
+    auto db =
+        importFixture(dir, base, {"kineto-rank0-zero3.json", "kineto-rank1-zero3.json", "trainer_log-rank0.jsonl"});
     QVERIFY(db);
     const Truth truth = readTruth(base + QStringLiteral("truth/events-rank0.jsonl"));
     QVERIFY(truth.phases.count(QStringLiteral("zero3")) && truth.microStepS.count(QStringLiteral("tuned")));

@@ -15,15 +15,12 @@
 #include <QTest>
 #include <cmath>
 #include <functional>
-#include <limits>
 
 using namespace runlens;
 using namespace runlens::analysis;
 using namespace runlens::test::steps;
 
 namespace {
-
-constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
 using test::rules::importFixture; // fixture files into a temporary run
 
@@ -182,14 +179,10 @@ void TestRulesSteps::stepsFromUtilization()
     run.series = {
         {"gpu.util", "%", [=](int n, int, int64_t s) { return 40 + (model->slotMean(n, s) - 0.1) / 0.6 * 59; }}};
     QTemporaryDir dir;
-    auto db = writeRun(dir, run);
-    QVERIFY(db);
-    auto m = metricsOf(*db);
-    QVERIFY_OK(m);
-    const auto steps = computeStepTimes(*m, RuleParams::defaults());
-    QCOMPARE(steps.size(), size_t(1));
-    QCOMPARE(steps[0].source, std::string("utilization_periodicity"));
-    QVERIFY2(std::abs(steps[0].medianStepS - 12) <= 1.0, qPrintable(QString::number(steps[0].medianStepS)));
+    StepTimes step;
+    oneStepSeries(writeRun(dir, run).get(), "utilization_periodicity", step);
+    if (QTest::currentTestFailed()) return;
+    QVERIFY2(std::abs(step.medianStepS - 12) <= 1.0, qPrintable(QString::number(step.medianStepS)));
 }
 
 void TestRulesSteps::stepsFromNarrowDips_data()
@@ -233,15 +226,11 @@ void TestRulesSteps::stepsFromNarrowDips()
                        return v > 0 ? std::max(0.0, v + 0.02 * gauss(100 + g, s)) : 0.0;
                    }}};
     QTemporaryDir dir;
-    auto db = writeRun(dir, run);
-    QVERIFY(db);
-    auto m = metricsOf(*db);
-    QVERIFY_OK(m);
-    const auto steps = computeStepTimes(*m, RuleParams::defaults());
-    QCOMPARE(steps.size(), size_t(1));
-    QCOMPARE(steps[0].source, std::string("sm_periodicity"));
-    QVERIFY2(std::abs(steps[0].medianStepS - period) <= 1.0, qPrintable(QString::number(steps[0].medianStepS)));
-    QVERIFY2(steps[0].confidence > 0.8 && steps[0].confidence <= 1, qPrintable(QString::number(steps[0].confidence)));
+    StepTimes step;
+    oneStepSeries(writeRun(dir, run).get(), "sm_periodicity", step);
+    if (QTest::currentTestFailed()) return;
+    QVERIFY2(std::abs(step.medianStepS - period) <= 1.0, qPrintable(QString::number(step.medianStepS)));
+    QVERIFY2(step.confidence > 0.8 && step.confidence <= 1, qPrintable(QString::number(step.confidence)));
     // The true step starts (the first as the GPUs leave idle, the one after the stall where it ends) are found
     // within one sample, but for a dip the noise fills in (one in ~150 at 2.5 sd), and nothing else is.
     auto near = [](const std::vector<int64_t>& in, int64_t ts) {
@@ -252,10 +241,10 @@ void TestRulesSteps::stepsFromNarrowDips()
         truth.push_back(kStart + t * kSecond);
     size_t matched = 0;
     for (int64_t ts : truth)
-        matched += near(steps[0].startsNs, ts);
+        matched += near(step.startsNs, ts);
     QVERIFY2(static_cast<double>(matched) >= 0.95 * static_cast<double>(truth.size()),
              qPrintable(QStringLiteral("%1 of %2 starts").arg(matched).arg(truth.size())));
-    for (int64_t f : steps[0].startsNs)
+    for (int64_t f : step.startsNs)
         QVERIFY2(near(truth, f),
                  qPrintable(QStringLiteral("a start at %1 s").arg(static_cast<double>(f - kStart) / 1e9)));
 }
@@ -380,12 +369,10 @@ void TestRulesSteps::shiftMovesFindingsOnly()
 void TestRulesSteps::fixtureHasNeither()
 {
     // h200-gloo-small: one healthy H200 (two ranks on it), nothing throttles and no one straggles.
-    const QString fixtures = test::fixturesDir();
-    if (fixtures.isEmpty()) QSKIP("../shared/fixtures is absent");
-    const QString base = fixtures + QStringLiteral("/h200-gloo-small/");
+    const QString base = test::fixtureRun("h200-gloo-small");
+    if (base.isEmpty()) QSKIP("../shared/fixtures is absent");
     QTemporaryDir dir;
-    auto db = importFixture(dir, base,
-                            {"nvidia-smi-query.csv", "nvidia-smi-dmon.txt", "nvidia-smi-dmon-gpm.txt", "prometheus"});
+    auto db = importFixture(dir, base);
     QVERIFY(db);
     auto m = metricsOf(*db);
     QVERIFY_OK(m);

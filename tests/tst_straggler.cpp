@@ -116,7 +116,7 @@ bool writeRankStacks(store::RunWriter& w, const RankRun& run, const std::vector<
         return frames[name + "|" + file] = f ? *f : -1;
     };
     std::map<std::vector<int64_t>, int64_t> callsites;
-    auto callsite = [&](const std::vector<std::pair<std::string, std::string>>& path) -> int64_t {
+    auto callsite = [&](const Stack& path) -> int64_t {
         std::vector<int64_t> ids;
         int64_t cs = 0;
         for (const auto& [name, file] : path) {
@@ -143,7 +143,7 @@ bool writeRankStacks(store::RunWriter& w, const RankRun& run, const std::vector<
             while (k + 1 < run.starts.size() && run.starts[k + 1] <= t)
                 ++k;
             const double o = t - run.starts[k], extra = run.extraOf(r, static_cast<int64_t>(k));
-            std::vector<std::pair<std::string, std::string>> path{module, main};
+            Stack path{module, main};
             if (o < extra) {
                 path.push_back({"slow_rank_work", "train.py"});
                 if (i % 2) path.push_back({"sort", "numpy/_core/fromnumeric.py"});
@@ -248,15 +248,6 @@ QString firstFrame(const Finding& f)
     return top.isEmpty() ? QString() : top[0].toObject().value(QStringLiteral("frame")).toString();
 }
 
-// Seconds of [from, to) covered by the finding's episodes.
-double covered(const Finding& f, int64_t from, int64_t to)
-{
-    double s = 0;
-    for (const FindingEpisode& e : f.episodes)
-        s += static_cast<double>(std::max<int64_t>(0, std::min(e.endNs, to) - std::max(e.startNs, from))) / 1e9;
-    return s;
-}
-
 // The node and GPU stragglers (stragglerRule) of a generated run.
 std::vector<Finding> nodeStragglers(store::RunDatabase& db)
 {
@@ -310,12 +301,9 @@ void TestStraggler::lateRankFromTraces()
     run.extra = [](int r, int64_t) { return r == 2 ? 0.25 : 0.0; };
     run.profiled = {20, 21, 22, 23, 24, 200, 201, 202, 203, 204};
     QTemporaryDir dir;
-    auto db = writeRankRun(dir, run);
-    QVERIFY(db);
-    const auto found = rankStragglers(*db);
-    QCOMPARE(found.size(), size_t(1));
-    const Finding& f = found[0];
-    QCOMPARE(f.rule, std::string("STRAGGLER"));
+    Finding f;
+    oneFinding(writeRankRun(dir, run).get(), &rankStragglers, "STRAGGLER", f);
+    if (QTest::currentTestFailed()) return;
     QCOMPARE(f.evidence.value(QStringLiteral("late_rank")).toInteger(), qint64(2));
     QCOMPARE(f.evidence.value(QStringLiteral("pid")).toInteger(), qint64(1002));
     QCOMPARE(ev(f, "source"), QStringLiteral("traces"));
@@ -357,11 +345,10 @@ void TestStraggler::lateRankFromStacks()
     RankRun run;
     run.extra = [](int r, int64_t) { return r == 2 ? 0.25 : 0.0; };
     QTemporaryDir dir;
+    Finding f;
     auto db = writeRankRun(dir, run);
-    QVERIFY(db);
-    const auto found = rankStragglers(*db);
-    QCOMPARE(found.size(), size_t(1));
-    const Finding& f = found[0];
+    oneFinding(db.get(), &rankStragglers, nullptr, f);
+    if (QTest::currentTestFailed()) return;
     QCOMPARE(f.evidence.value(QStringLiteral("late_rank")).toInteger(), qint64(2));
     QCOMPARE(f.evidence.value(QStringLiteral("pid")).toInteger(), qint64(1002));
     QCOMPARE(ev(f, "source"), QStringLiteral("stacks"));
@@ -374,7 +361,7 @@ void TestStraggler::lateRankFromStacks()
     QVERIFY(f.evidence.value(QStringLiteral("steps")).toInteger() >= 300); // 240 s of 0.65 s steps
     // It is late all along: one episode over the run; it saves the others' wait, lateness × steps.
     QCOMPARE(f.episodes.size(), size_t(1));
-    QVERIFY(covered(f, kStart, kStart + 240 * kSecond) >= 220);
+    QVERIFY(episodeSeconds(f, kStart, kStart + 240 * kSecond) >= 220);
     const double perSteps = late * f.evidence.value(QStringLiteral("steps")).toDouble();
     QVERIFY2(std::abs(f.savingS - perSteps) <= 0.05 * perSteps, qPrintable(QString::number(f.savingS)));
     QCOMPARE(f.episodes[0].savingS, f.savingS);
@@ -389,7 +376,7 @@ void TestStraggler::lateRankFromStacks()
     QCOMPARE(g.evidence.value(QStringLiteral("windows_read")).toInteger(), qint64(30));
     QCOMPARE(g.evidence.value(QStringLiteral("late_rank")).toInteger(), qint64(2));
     QCOMPARE(g.episodes.size(), size_t(1));
-    QVERIFY(covered(g, kStart, kStart + 240 * kSecond) >= 220);
+    QVERIFY(episodeSeconds(g, kStart, kStart + 240 * kSecond) >= 220);
     QVERIFY2(std::abs(g.savingS - f.savingS) <= 0.05 * f.savingS, qPrintable(QString::number(g.savingS)));
     QVERIFY2(std::abs(num(g, "lateness_per_step_s") - 0.25) <= 0.03,
              qPrintable(QString::number(num(g, "lateness_per_step_s"))));
@@ -406,11 +393,9 @@ void TestStraggler::lateRankWaitsInOwnFrame()
     run.extra = [](int r, int64_t k) { return r == 1 && k < 180 ? 0.25 : 0.0; }; // then balanced
     run.profiled = {20, 21, 22, 300, 301};
     QTemporaryDir dir;
-    auto db = writeRankRun(dir, run);
-    QVERIFY(db);
-    const auto found = rankStragglers(*db);
-    QCOMPARE(found.size(), size_t(1));
-    const Finding& f = found[0];
+    Finding f;
+    oneFinding(writeRankRun(dir, run).get(), &rankStragglers, nullptr, f);
+    if (QTest::currentTestFailed()) return;
     QCOMPARE(f.evidence.value(QStringLiteral("late_rank")).toInteger(), qint64(1));
     QCOMPARE(ev(f, "source"), QStringLiteral("traces+stacks"));
     QVERIFY(f.evidence.value(QStringLiteral("wait_frames"))
@@ -423,8 +408,8 @@ void TestStraggler::lateRankWaitsInOwnFrame()
              qPrintable(QString::number(num(f, "trace_lateness_per_step_s"))));
     // The episodes: the first 180 steps, not the balanced rest.
     const int64_t change = ns(run.starts[180]);
-    QVERIFY(covered(f, kStart, change) >= 0.9 * static_cast<double>(change - kStart) / 1e9);
-    QVERIFY(covered(f, change, kStart + 240 * kSecond) <= 5);
+    QVERIFY(episodeSeconds(f, kStart, change) >= 0.9 * static_cast<double>(change - kStart) / 1e9);
+    QVERIFY(episodeSeconds(f, change, kStart + 240 * kSecond) <= 5);
 
     // Without the traces the wait there looks like work: no rank is told apart, and nothing is claimed.
     run.profiled.clear();
@@ -567,13 +552,11 @@ void TestStraggler::symptomNeedsOverlapAndNode()
 
 void TestStraggler::fixtureStraggler()
 {
-    const QString fixtures = test::fixturesDir();
-    if (fixtures.isEmpty()) QSKIP("../shared/fixtures is absent");
-    const QString base = fixtures + QStringLiteral("/h200-gloo-straggler/");
+    const QString base = test::fixtureRun("h200-gloo-straggler");
+    if (base.isEmpty()) QSKIP("../shared/fixtures is absent");
     QTemporaryDir dir;
     auto db = importFixture(dir, base,
-                            {"nvidia-smi-query.csv", "nvidia-smi-dmon.txt", "nvidia-smi-dmon-gpm.txt", "prometheus",
-                             "megatron-rank0.log", "stacks-rank0.speedscope.json", "stacks-rank1.speedscope.json",
+                            {"megatron-rank0.log", "stacks-rank0.speedscope.json", "stacks-rank1.speedscope.json",
                              "kineto-rank0-straggler.json", "kineto-rank1-straggler.json", "kineto-rank0-balanced.json",
                              "kineto-rank1-balanced.json"});
     QVERIFY(db);
@@ -616,7 +599,7 @@ void TestStraggler::fixtureStraggler()
     // The episodes: the straggler phase (but for its checkpoint), hardly any of the balanced one.
     const double phase = static_cast<double>(stragglerTo - stragglerFrom) / 1e9,
                  balanced = static_cast<double>(balancedTo - stragglerTo) / 1e9;
-    const double in = covered(f, stragglerFrom, stragglerTo), out = covered(f, stragglerTo, balancedTo);
+    const double in = episodeSeconds(f, stragglerFrom, stragglerTo), out = episodeSeconds(f, stragglerTo, balancedTo);
     QVERIFY2(in >= 0.75 * phase, qPrintable(QStringLiteral("%1 s of the %2 s straggler phase").arg(in).arg(phase)));
     QVERIFY2(out <= 0.1 * balanced,
              qPrintable(QStringLiteral("%1 s of the %2 s balanced phase").arg(out).arg(balanced)));
@@ -644,13 +627,11 @@ void TestStraggler::fixtureBalancedRun()
 {
     // h200-gloo-small: two ranks on one GPU doing the same work (an input stall, communication, checkpoints): no rank
     // is a straggler.
-    const QString fixtures = test::fixturesDir();
-    if (fixtures.isEmpty()) QSKIP("../shared/fixtures is absent");
-    const QString base = fixtures + QStringLiteral("/h200-gloo-small/");
+    const QString base = test::fixtureRun("h200-gloo-small");
+    if (base.isEmpty()) QSKIP("../shared/fixtures is absent");
     QTemporaryDir dir;
     auto db = importFixture(dir, base,
-                            {"nvidia-smi-query.csv", "nvidia-smi-dmon.txt", "nvidia-smi-dmon-gpm.txt", "prometheus",
-                             "trainer_log-rank0.jsonl", "stacks-rank0.speedscope.json", "stacks-rank1.speedscope.json",
+                            {"trainer_log-rank0.jsonl", "stacks-rank0.speedscope.json", "stacks-rank1.speedscope.json",
                              "kineto-rank0-baseline.json", "kineto-rank1-baseline.json"});
     QVERIFY(db);
     const auto found = rankStragglers(*db);

@@ -176,11 +176,7 @@ void TestTimeline::severalSourcesNamed()
     Opened run = openRun(path);
     QVERIFY(run.source);
     for (const int envelopeAbove : {100, 8}) {
-        TimelineRequest req;
-        req.fromNs = run.catalog->firstNs;
-        req.toNs = run.catalog->lastNs;
-        req.pixels = 400;
-        req.lanes = laneSpecs(*run.catalog);
+        TimelineRequest req = wholeRunRequest(run, 400);
         req.envelopeAbove = envelopeAbove;
         auto frame = run.source->fetch(req);
         QVERIFY_OK(frame);
@@ -229,11 +225,7 @@ void TestTimeline::lanesHandedOverWhenReady()
     QVERIFY(!path.empty());
     Opened run = openRun(path);
     QVERIFY(run.source);
-    TimelineRequest req;
-    req.fromNs = run.catalog->firstNs;
-    req.toNs = run.catalog->lastNs;
-    req.pixels = 700;
-    req.lanes = laneSpecs(*run.catalog);
+    TimelineRequest req = wholeRunRequest(run, 700);
     QCOMPARE(req.lanes.size(), size_t(3));
     std::mutex mutex;
     std::vector<std::pair<size_t, LaneFrame>> handed;
@@ -442,10 +434,7 @@ void TestTimeline::cancel()
     QVERIFY(!path.empty());
     Opened run = openRun(path);
     QVERIFY(run.source);
-    TimelineRequest req;
-    req.fromNs = run.catalog->firstNs;
-    req.toNs = run.catalog->lastNs;
-    req.lanes = laneSpecs(*run.catalog);
+    TimelineRequest req = wholeRunRequest(run, 1000);
     std::atomic<bool> cancelled{true};
     auto frame = run.source->fetch(req, &cancelled);
     QVERIFY(!frame.ok());

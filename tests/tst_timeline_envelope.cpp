@@ -162,11 +162,7 @@ void TestTimelineEnvelope::envelopeOutliers()
     QVERIFY(!path.empty());
     Opened run = openRun(path);
     QVERIFY(run.source);
-    TimelineRequest req;
-    req.fromNs = run.catalog->firstNs;
-    req.toNs = run.catalog->lastNs;
-    req.pixels = 1600;
-    req.lanes = laneSpecs(*run.catalog);
+    TimelineRequest req = wholeRunRequest(run, 1600);
     QCOMPARE(req.lanes.size(), size_t(1));
     auto frame = run.source->fetch(req);
     QVERIFY_OK(frame);
