@@ -48,12 +48,10 @@ void accumulate(const std::vector<store::Point>& points, const TimeGrid& grid, s
     }
 }
 
-std::vector<double> means(const std::vector<double>& sum, const std::vector<int>& count)
+void meansInPlace(std::vector<double>& sum, const std::vector<int>& count)
 {
-    std::vector<double> out(sum.size(), std::numeric_limits<double>::quiet_NaN());
     for (size_t i = 0; i < sum.size(); ++i)
-        if (i < count.size() && count[i] > 0) out[i] = sum[i] / count[i];
-    return out;
+        sum[i] = i < count.size() && count[i] > 0 ? sum[i] / count[i] : std::numeric_limits<double>::quiet_NaN();
 }
 
 std::vector<Episode> episodesOf(const std::vector<uint8_t>& flagged, const TimeGrid& grid, int maxGap)

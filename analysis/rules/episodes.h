@@ -32,8 +32,8 @@ struct TimeGrid
 // Adds the points' present values into per-slot sums and counts (several series of one metric and device add up).
 void accumulate(const std::vector<store::Point>& points, const TimeGrid& grid, std::vector<double>& sum,
                 std::vector<int>& count);
-// sum / count per slot, NaN where count is 0.
-std::vector<double> means(const std::vector<double>& sum, const std::vector<int>& count);
+// sum / count per slot, NaN where count is 0, in place: sum becomes the means.
+void meansInPlace(std::vector<double>& sum, const std::vector<int>& count);
 
 struct Episode
 {

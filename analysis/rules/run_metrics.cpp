@@ -61,13 +61,6 @@ bool isVirtual(const store::DeviceInfo& d)
                        [](const auto& kv) { return kv.first == "virtual" && kv.second == "1"; });
 }
 
-// Per-slot sums and counts of one device's series of one metric (several series of one metric and device add up).
-struct Acc
-{
-    std::vector<double> sum;
-    std::vector<int> count;
-};
-
 // Node-level metrics, summed over the node's devices.
 enum NodeMetric
 {
@@ -81,21 +74,42 @@ enum NodeMetric
     IbRx,
 };
 
-// Every series the rules read, accumulated on the grid.
+// A node metric's total over the node's devices (NaN where none has a sample) and how many devices it adds up.
+struct NodeTotal
+{
+    std::vector<double> total;
+    size_t devices = 0;
+};
+
+// Every series the rules read, resampled onto the grid. A metric's series are accumulated one device at a time and
+// turned into means at once (see loadGridSeries), so only the finished means stay in memory.
 struct Accumulated
 {
-    std::map<int64_t, Acc> util, sm, tensor, comm;                   // by GPU device
-    std::map<int64_t, Acc> clock, power, limit, enforcedLimit, temp; // by GPU device
-    std::map<int64_t, std::vector<double>> reasons;                  // by GPU device: OR-ed bit masks
+    std::map<int64_t, std::vector<double>> util, sm, tensor, comm;                   // by GPU device: per-slot means
+    std::map<int64_t, std::vector<double>> clock, power, limit, enforcedLimit, temp; // by GPU device
+    std::map<int64_t, std::vector<double>> reasons;                                  // by GPU device: OR-ed bit masks
     // The trainer's series per node (the longest one wins).
     std::map<int64_t, std::vector<store::Point>> stepTimes, losses, stepNumbers;
-    std::map<std::pair<int64_t, int>, std::map<int64_t, Acc>> nodeAcc; // (node, metric) -> device -> acc
+    std::map<std::pair<int64_t, int>, NodeTotal> nodeTotals; // (node, metric)
     // Capacities: per node, the sum over its IB ports / NICs of each device's median (a rate can renegotiate).
     std::map<int64_t, double> ibCapacity, nicCapacity;
 };
 
-// Where a series goes: a GPU metric's accumulator, or a node metric (-1 for neither).
-std::map<int64_t, Acc>* gpuTarget(Accumulated& acc, const store::DeviceInfo& d, const std::string& metric)
+// A series that goes onto the grid, and where: a GPU metric's means (gpu set, node -1) or a node metric's total.
+struct GridSeries
+{
+    int64_t seriesId = 0;
+    std::map<int64_t, std::vector<double>>* gpu = nullptr;
+    int64_t node = -1;
+    int metric = -1;
+    int64_t device = 0;
+    // The series of one device and metric come together (in the order read), a node metric's devices in id order.
+    auto key() const { return std::make_tuple(gpu != nullptr, node, metric, reinterpret_cast<uintptr_t>(gpu), device); }
+};
+
+// Where a series goes: a GPU metric's means, or a node metric (-1 for neither).
+std::map<int64_t, std::vector<double>>* gpuTarget(Accumulated& acc, const store::DeviceInfo& d,
+                                                  const std::string& metric)
 {
     if (d.kind != "gpu") return nullptr;
     if (isMetric(metric, "gpu.util")) return &acc.util;
@@ -125,12 +139,12 @@ int nodeMetricOf(const store::DeviceInfo& d, const std::string& metric)
     return -1;
 }
 
-// Reads one series into the accumulators: rates and utilizations onto the grid, capacities as medians, reason bits
-// OR-ed, the trainer's points kept as they are.
+// Reads one series into the accumulators: capacities as medians, reason bits OR-ed, the trainer's points kept as
+// they are; rates and utilizations are queued for the grid (loadGridSeries).
 Status accumulateSeries(store::RunReader& reader, const store::SeriesInfo& s, const store::DeviceInfo& d,
-                        const TimeGrid& grid, Accumulated& acc)
+                        const TimeGrid& grid, Accumulated& acc, std::vector<GridSeries>& onGrid)
 {
-    std::map<int64_t, Acc>* target = gpuTarget(acc, d, s.metric);
+    std::map<int64_t, std::vector<double>>* target = gpuTarget(acc, d, s.metric);
     // The node metrics are only looked for where no GPU metric matched (gpu.* names never match them).
     const int metric = target ? -1 : nodeMetricOf(d, s.metric);
     if (!target && metric < 0 && (isMetric(s.metric, "ib.capacity") || isMetric(s.metric, "net.capacity"))) {
@@ -149,6 +163,10 @@ Status accumulateSeries(store::RunReader& reader, const store::SeriesInfo& s, co
     const bool trainer =
         isMetric(s.metric, "train.step_time") || isMetric(s.metric, "train.loss") || isMetric(s.metric, "train.step");
     if (!target && metric < 0 && !reasonBit && !reasonMask && !trainer) return okStatus();
+    if (!reasonBit && !reasonMask && !trainer) {
+        onGrid.push_back(GridSeries{s.id, target, target ? -1 : s.nodeId, metric, d.id});
+        return okStatus();
+    }
     RUNLENS_ASSIGN_OR_RETURN(auto points, reader.readPoints(s.id, {}));
     if (reasonBit || reasonMask) {
         orReasons(points, grid, reasonBit, acc.reasons[d.id]);
@@ -160,31 +178,60 @@ Status accumulateSeries(store::RunReader& reader, const store::SeriesInfo& s, co
                      : isMetric(s.metric, "train.step")    ? acc.stepNumbers[s.nodeId]
                                                            : acc.losses[s.nodeId];
         if (present.size() > kept.size()) kept = std::move(present);
-    } else {
-        Acc& a = target ? (*target)[d.id] : acc.nodeAcc[{s.nodeId, metric}][d.id];
-        accumulate(points, grid, a.sum, a.count);
+    }
+    return okStatus();
+}
+
+// Reads the queued series onto the grid one device and metric at a time: their per-slot sums and counts become the
+// means at once (several series of one metric and device average per slot), GPU metrics kept per device, node
+// metrics added into the node's total (devices in id order). Only the means outlive a device's accumulation.
+Status loadGridSeries(store::RunReader& reader, std::vector<GridSeries> onGrid, const TimeGrid& grid, Accumulated& acc)
+{
+    std::stable_sort(onGrid.begin(), onGrid.end(),
+                     [](const GridSeries& a, const GridSeries& b) { return a.key() < b.key(); });
+    std::vector<double> sum;
+    std::vector<int> count;
+    for (size_t i = 0; i < onGrid.size();) {
+        const GridSeries& first = onGrid[i];
+        sum.clear();
+        count.clear();
+        for (; i < onGrid.size() && onGrid[i].key() == first.key(); ++i) {
+            RUNLENS_ASSIGN_OR_RETURN(auto points, reader.readPoints(onGrid[i].seriesId, {}));
+            accumulate(points, grid, sum, count);
+        }
+        meansInPlace(sum, count);
+        if (first.gpu) {
+            (*first.gpu)[first.device] = std::move(sum);
+            continue;
+        }
+        NodeTotal& t = acc.nodeTotals[{first.node, first.metric}];
+        if (t.total.empty()) t.total.assign(grid.size, std::numeric_limits<double>::quiet_NaN());
+        for (size_t j = 0; j < sum.size(); ++j)
+            if (std::isfinite(sum[j])) t.total[j] = std::isfinite(t.total[j]) ? t.total[j] + sum[j] : sum[j];
+        ++t.devices;
     }
     return okStatus();
 }
 
 GpuMetrics gpuMetrics(const store::DeviceInfo& d, const std::string& node, Accumulated& acc)
 {
+    // Each GPU's means move into its metrics (every GPU is read once).
+    auto take = [&](std::map<int64_t, std::vector<double>>& from) {
+        const auto it = from.find(d.id);
+        return it == from.end() ? std::vector<double>{} : std::move(it->second);
+    };
     GpuMetrics g;
     g.node = node;
     g.gpu = d.name;
-    g.util = means(acc.util[d.id].sum, acc.util[d.id].count);
-    if (acc.sm.count(d.id)) g.smActive = means(acc.sm[d.id].sum, acc.sm[d.id].count);
-    if (acc.tensor.count(d.id)) g.tensorActive = means(acc.tensor[d.id].sum, acc.tensor[d.id].count);
-    if (acc.comm.count(d.id))
-        g.commBusy = means(acc.comm[d.id].sum, acc.comm[d.id].count); // ranks sharing a GPU: their mean
-    if (acc.clock.count(d.id)) g.smClock = means(acc.clock[d.id].sum, acc.clock[d.id].count);
-    if (acc.power.count(d.id)) g.power = means(acc.power[d.id].sum, acc.power[d.id].count);
-    if (acc.enforcedLimit.count(d.id))
-        g.powerLimit = means(acc.enforcedLimit[d.id].sum, acc.enforcedLimit[d.id].count);
-    else if (acc.limit.count(d.id))
-        g.powerLimit = means(acc.limit[d.id].sum, acc.limit[d.id].count);
-    if (acc.temp.count(d.id)) g.temp = means(acc.temp[d.id].sum, acc.temp[d.id].count);
-    if (acc.reasons.count(d.id)) g.clockEventReasons = acc.reasons[d.id];
+    g.util = take(acc.util);
+    g.smActive = take(acc.sm);
+    g.tensorActive = take(acc.tensor);
+    g.commBusy = take(acc.comm); // ranks sharing a GPU: their mean
+    g.smClock = take(acc.clock);
+    g.power = take(acc.power);
+    g.powerLimit = acc.enforcedLimit.count(d.id) ? take(acc.enforcedLimit) : take(acc.limit);
+    g.temp = take(acc.temp);
+    g.clockEventReasons = take(acc.reasons);
     return g;
 }
 
@@ -213,23 +260,14 @@ void linkCapacityOf(NodeMetrics& m, const store::NodeInfo& n, const std::vector<
     }
 }
 
-NodeMetrics nodeMetrics(const store::NodeInfo& n, const std::vector<store::DeviceInfo>& devices, const TimeGrid& grid,
-                        Accumulated& acc)
+NodeMetrics nodeMetrics(const store::NodeInfo& n, const std::vector<store::DeviceInfo>& devices, Accumulated& acc)
 {
     NodeMetrics m;
     m.node = n.name;
-    // Rates add up over the node's devices (a slot counts when any device has a sample in it).
-    auto total = [&](int metric) {
-        std::vector<double> v;
-        const auto it = acc.nodeAcc.find({n.id, metric});
-        if (it == acc.nodeAcc.end()) return v;
-        v.assign(grid.size, std::numeric_limits<double>::quiet_NaN());
-        for (const auto& [dev, a] : it->second) {
-            const std::vector<double> mean = means(a.sum, a.count);
-            for (size_t i = 0; i < mean.size(); ++i)
-                if (std::isfinite(mean[i])) v[i] = std::isfinite(v[i]) ? v[i] + mean[i] : mean[i];
-        }
-        return v;
+    // Rates add up over the node's devices (a slot counts when any device has a sample in it: loadGridSeries).
+    auto total = [&](int metric) { // each total is taken once
+        const auto it = acc.nodeTotals.find({n.id, metric});
+        return it == acc.nodeTotals.end() ? std::vector<double>{} : std::move(it->second.total);
     };
     m.diskWrite = total(DiskWrite);
     m.diskRead = total(DiskRead);
@@ -237,14 +275,14 @@ NodeMetrics nodeMetrics(const store::NodeInfo& n, const std::vector<store::Devic
     m.netRx = total(NetRx);
     m.cpuUtil = total(Cpu);
     m.collectiveBusy = total(Collective);
-    const bool ib = acc.nodeAcc.count({n.id, IbTx}) || acc.nodeAcc.count({n.id, IbRx});
+    const bool ib = acc.nodeTotals.count({n.id, IbTx}) || acc.nodeTotals.count({n.id, IbRx});
     m.linkIsInfiniBand = ib;
     m.linkTx = ib ? total(IbTx) : m.netTx;
     m.linkRx = ib ? total(IbRx) : m.netRx;
     const std::array<int, 2> linkMetrics = ib ? std::array<int, 2>{IbTx, IbRx} : std::array<int, 2>{NetTx, NetRx};
     for (int metric : linkMetrics)
-        if (const auto it = acc.nodeAcc.find({n.id, metric}); it != acc.nodeAcc.end())
-            m.linkPorts = std::max(m.linkPorts, it->second.size());
+        if (const auto it = acc.nodeTotals.find({n.id, metric}); it != acc.nodeTotals.end())
+            m.linkPorts = std::max(m.linkPorts, it->second.devices);
     linkCapacityOf(m, n, devices, acc);
     if (acc.stepTimes.count(n.id)) m.stepTimes = acc.stepTimes[n.id];
     if (acc.losses.count(n.id)) m.losses = acc.losses[n.id];
@@ -278,15 +316,17 @@ Expected<RunMetrics> loadRunMetrics(store::RunDatabase& db, int64_t gridNs)
     for (const auto& d : devices)
         device[d.id] = &d;
     Accumulated acc;
+    std::vector<GridSeries> onGrid;
     for (const auto& s : series) {
         const auto d = device.find(s.deviceId);
         if (d == device.end()) continue;
-        RUNLENS_TRY(accumulateSeries(reader, s, *d->second, out.grid, acc));
+        RUNLENS_TRY(accumulateSeries(reader, s, *d->second, out.grid, acc, onGrid));
     }
+    RUNLENS_TRY(loadGridSeries(reader, std::move(onGrid), out.grid, acc));
     for (const auto& d : devices)
         if (d.kind == "gpu" && acc.util.count(d.id)) out.gpus.push_back(gpuMetrics(d, nodeName[d.nodeId], acc));
     for (const auto& n : nodes)
-        out.nodes.push_back(nodeMetrics(n, devices, out.grid, acc));
+        out.nodes.push_back(nodeMetrics(n, devices, acc));
     return out;
 }
 
