@@ -9,6 +9,7 @@
 #include "analysis/rules/input_stall_rule.h"
 #include "analysis/rules/low_sm_eff_rule.h"
 #include "analysis/rules/run_analysis.h"
+#include "analysis/rules/slot_values.h"
 #include "analysis/rules/step_detection.h"
 #include "analysis/rules/straggler_rule.h"
 #include "analysis/rules/throttle_rule.h"
@@ -23,6 +24,8 @@
 #include <QRegularExpression>
 #include <QTemporaryDir>
 #include <QTest>
+#include <algorithm>
+#include <bit>
 #include <cmath>
 #include <fmt/format.h>
 #include <functional>
@@ -43,6 +46,8 @@ class TestRules : public QObject
 
 private Q_SLOTS:
     void episodesJoinShortGaps();
+    void gridSeriesKeepEveryValue_data();
+    void gridSeriesKeepEveryValue();
     void checkpointGapsPeriodic();
     void noCheckpointGapWithoutBoth_data();
     void noCheckpointGapWithoutBoth();
@@ -77,6 +82,64 @@ void TestRules::episodesJoinShortGaps()
     QCOMPARE(eps[2].endNs, kStart + 20 * kSecond);
     QCOMPARE(episodesOf(f, grid, 0).size(), size_t(4)); // 1–2, 5, 9, 18–19
     QCOMPARE(quantile({3, 1, NAN, 2}, 0.5), 2.0);
+}
+
+// The rules' compact grid series give back every value to the bit, whatever the values are, and take less room
+// where collectors print short decimals.
+void TestRules::gridSeriesKeepEveryValue_data()
+{
+    QTest::addColumn<std::vector<double>>("values");
+    QTest::addColumn<bool>("smaller"); // at most a third of the doubles' bytes
+    std::mt19937_64 rng(7);
+    std::uniform_int_distribution<int> percent(0, 100), milli(0, 1000);
+    std::uniform_real_distribution<double> any(-1e6, 1e6);
+    const size_t n = 3 * kSlotBlock + 17; // several blocks and a short last one
+    std::vector<double> util(n), sm(n), power(n), noisy(n), gaps(n, NAN), hz(n);
+    for (size_t i = 0; i < n; ++i) {
+        util[i] = i % 50 == 7 ? NAN : percent(rng);
+        sm[i] = milli(rng) / 1000.0;
+        power[i] = std::stod(fmt::format("{:.2f}", 300 + percent(rng) + percent(rng) / 100.0)); // as printed
+        noisy[i] = any(rng);
+        hz[i] = 1'980'000'000.0 - 15'000'000.0 * (i % 3);
+    }
+    for (size_t i = kSlotBlock + 5; i < n; i += 997)
+        gaps[i] = 0.5;
+    std::vector<double> odd = sm;
+    odd[kSlotBlock + 1] = -0.0; // a signed zero, an infinity and a sum that is not a short decimal
+    odd[2 * kSlotBlock + 2] = std::numeric_limits<double>::infinity();
+    odd[3] = 0.1 + 0.2;
+    QTest::newRow("utilization in whole percent, with gaps") << util << true;
+    QTest::newRow("SM activity in thousandths") << sm << true;
+    QTest::newRow("power in hundredths of a watt") << power << true;
+    QTest::newRow("clock in Hz") << hz << true;
+    QTest::newRow("mostly empty") << gaps << true;
+    QTest::newRow("no short decimals") << noisy << false;
+    QTest::newRow("odd values among short decimals") << odd << false;
+    QTest::newRow("empty") << std::vector<double>{} << false;
+}
+
+void TestRules::gridSeriesKeepEveryValue()
+{
+    QFETCH(std::vector<double>, values);
+    QFETCH(bool, smaller);
+    const SlotValues compact(values);
+    QCOMPARE(compact.size(), values.size());
+    for (size_t i = 0; i < values.size(); ++i) {
+        const double got = compact[i];
+        if (std::isnan(values[i])) {
+            QVERIFY2(std::isnan(got), qPrintable(QStringLiteral("slot %1").arg(i)));
+            continue;
+        }
+        QVERIFY2(
+            std::bit_cast<uint64_t>(got) == std::bit_cast<uint64_t>(values[i]),
+            qPrintable(QStringLiteral("slot %1: %2 became %3").arg(i).arg(values[i], 0, 'g', 17).arg(got, 0, 'g', 17)));
+    }
+    const std::vector<double> back = compact.toVector();
+    QCOMPARE(back.size(), values.size());
+    QCOMPARE(std::count_if(compact.begin(), compact.end(), [](double v) { return std::isfinite(v); }),
+             std::count_if(values.begin(), values.end(), [](double v) { return std::isfinite(v); }));
+    if (smaller)
+        QVERIFY2(compact.bytes() * 3 <= values.size() * sizeof(double), qPrintable(QString::number(compact.bytes())));
 }
 
 void TestRules::checkpointGapsPeriodic()

@@ -387,7 +387,7 @@ std::vector<uint8_t> stalledSlots(const SummaryContext& c, const RunAnalysis& an
 
 // Per slot of the window outside `stalled`: the mean over the GPUs of member (times scale); NaN elsewhere.
 std::vector<double> gpuMean(const SummaryContext& c, const std::vector<uint8_t>& stalled,
-                            std::vector<double> GpuMetrics::*member, double scale)
+                            SlotValues GpuMetrics::*member, double scale)
 {
     std::vector<double> perSlot(c.m.grid.size, kNaN);
     for (size_t i = c.first; i < c.last; ++i) {
@@ -395,9 +395,9 @@ std::vector<double> gpuMean(const SummaryContext& c, const std::vector<uint8_t>&
         double sum = 0;
         int n = 0;
         for (const GpuMetrics& g : c.m.gpus) {
-            const std::vector<double>& v = g.*member;
-            if (i < v.size() && std::isfinite(v[i])) {
-                sum += v[i] * scale;
+            const SlotValues& v = g.*member;
+            if (const double x = i < v.size() ? v[i] : kNaN; std::isfinite(x)) {
+                sum += x * scale;
                 ++n;
             }
         }
@@ -407,7 +407,7 @@ std::vector<double> gpuMean(const SummaryContext& c, const std::vector<uint8_t>&
 }
 
 // Per slot of the window: the sum over the nodes (those on InfiniBand only, when asked) of the members.
-std::vector<double> nodeSum(const SummaryContext& c, std::initializer_list<std::vector<double> NodeMetrics::*> members,
+std::vector<double> nodeSum(const SummaryContext& c, std::initializer_list<SlotValues NodeMetrics::*> members,
                             bool infiniBandOnly)
 {
     std::vector<double> perSlot(c.m.grid.size, kNaN);
@@ -417,9 +417,9 @@ std::vector<double> nodeSum(const SummaryContext& c, std::initializer_list<std::
         for (const NodeMetrics& node : c.m.nodes) {
             if (infiniBandOnly && !node.linkIsInfiniBand) continue;
             for (auto member : members) {
-                const std::vector<double>& v = node.*member;
-                if (i < v.size() && std::isfinite(v[i])) {
-                    sum += v[i];
+                const SlotValues& v = node.*member;
+                if (const double x = i < v.size() ? v[i] : kNaN; std::isfinite(x)) {
+                    sum += x;
                     ++n;
                 }
             }

@@ -15,7 +15,8 @@ struct Range
     size_t first = 0, end = 0;
 };
 
-double mean(const std::vector<double>& v, Range r)
+// The values are a grid series (SlotValues) or a vector of doubles.
+template <typename Values> double mean(const Values& v, Range r)
 {
     double sum = 0;
     size_t n = 0;
@@ -27,7 +28,7 @@ double mean(const std::vector<double>& v, Range r)
     return n ? sum / static_cast<double>(n) : NodeKeyMetrics::kNone;
 }
 
-double peak(const std::vector<double>& v, Range r)
+template <typename Values> double peak(const Values& v, Range r)
 {
     double best = NodeKeyMetrics::kNone;
     for (size_t i = r.first; i < r.end && i < v.size(); ++i)
@@ -35,7 +36,7 @@ double peak(const std::vector<double>& v, Range r)
     return best;
 }
 
-void append(std::vector<double>& into, const std::vector<double>& v, Range r)
+void append(std::vector<double>& into, const SlotValues& v, Range r)
 {
     for (size_t i = r.first; i < r.end && i < v.size(); ++i)
         if (std::isfinite(v[i])) into.push_back(v[i]);

@@ -30,7 +30,7 @@ std::vector<uint8_t> gpuStalls(const GpuMetrics& gpu, const CommonParams& p)
     const bool haveSm = !gpu.smActive.empty() && std::any_of(gpu.smActive.begin(), gpu.smActive.end(),
                                                              [](double v) { return std::isfinite(v); });
     if (haveSm) {
-        const double baseline = quantile(gpu.smActive, p.stallBaselineQuantile);
+        const double baseline = quantile(gpu.smActive.toVector(), p.stallBaselineQuantile);
         const double limit = p.stallSmFraction * baseline;
         for (size_t i = 0; i < n && i < gpu.smActive.size(); ++i)
             out[i] = std::isfinite(gpu.smActive[i]) && gpu.smActive[i] <= limit ? 1 : 0;

@@ -64,7 +64,7 @@ struct Slicing
     double sliceS = 0;
 };
 
-bool positive(const std::vector<double>& v)
+bool positive(const SlotValues& v)
 {
     return std::any_of(v.begin(), v.end(), [](double x) { return std::isfinite(x) && x > 0; });
 }

@@ -100,16 +100,4 @@ double quantile(std::vector<double> values, double q)
     return values[k];
 }
 
-double meanOf(const std::vector<double>& values, size_t first, size_t end)
-{
-    double sum = 0;
-    int n = 0;
-    for (size_t i = first; i < end && i < values.size(); ++i)
-        if (std::isfinite(values[i])) {
-            sum += values[i];
-            ++n;
-        }
-    return n ? sum / n : std::numeric_limits<double>::quiet_NaN();
-}
-
 } // namespace runlens::analysis

@@ -6,7 +6,9 @@
 
 #include "analysis/store/chunk_codec.h"
 
+#include <cmath>
 #include <cstdint>
+#include <limits>
 #include <utility>
 #include <vector>
 
@@ -50,7 +52,17 @@ double quantile(std::vector<double> values, double q);
 // The median absolute deviation of normal noise times this is its standard deviation (a robust σ).
 inline constexpr double kMadToSigma = 1.4826;
 
-// The mean of the finite values in [first, end), NaN when there are none.
-double meanOf(const std::vector<double>& values, size_t first, size_t end);
+// The mean of the finite values in [first, end), NaN when there are none (of a vector or a grid series).
+template <typename Values> double meanOf(const Values& values, size_t first, size_t end)
+{
+    double sum = 0;
+    int n = 0;
+    for (size_t i = first; i < end && i < values.size(); ++i)
+        if (const double v = values[i]; std::isfinite(v)) {
+            sum += v;
+            ++n;
+        }
+    return n ? sum / n : std::numeric_limits<double>::quiet_NaN();
+}
 
 } // namespace runlens::analysis

@@ -150,7 +150,7 @@ std::map<std::string, Group> groupEpisodes(const NodeMetrics& node, const SliceC
     const size_t sliceSlots = grid.slotsPerSlice(q.common.evidenceS), slices = sc.cause.size();
     const double sliceS = static_cast<double>(grid.stepNs) * static_cast<double>(sliceSlots) / 1e9;
     const auto maxGap = static_cast<size_t>(std::max(0, q.common.episodeGapSamples));
-    const double readPeak = quantile(node.diskRead, kReadPeakQuantile);
+    const double readPeak = quantile(node.diskRead.toVector(), kReadPeakQuantile);
     for (size_t s = 0; s < slices;) {
         if (sc.cause[s] == Cause::None) {
             ++s;

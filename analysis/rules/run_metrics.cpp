@@ -6,6 +6,7 @@
 #include <cmath>
 #include <limits>
 #include <map>
+#include <type_traits>
 
 namespace runlens::analysis {
 
@@ -85,9 +86,9 @@ struct NodeTotal
 // turned into means at once (see loadGridSeries), so only the finished means stay in memory.
 struct Accumulated
 {
-    std::map<int64_t, std::vector<double>> util, sm, tensor, comm;                   // by GPU device: per-slot means
-    std::map<int64_t, std::vector<double>> clock, power, limit, enforcedLimit, temp; // by GPU device
-    std::map<int64_t, std::vector<double>> reasons;                                  // by GPU device: OR-ed bit masks
+    std::map<int64_t, SlotValues> util, sm, tensor, comm;                   // by GPU device: per-slot means
+    std::map<int64_t, SlotValues> clock, power, limit, enforcedLimit, temp; // by GPU device
+    std::map<int64_t, std::vector<double>> reasons;                         // by GPU device: OR-ed bit masks
     // The trainer's series per node (the longest one wins).
     std::map<int64_t, std::vector<store::Point>> stepTimes, losses, stepNumbers;
     std::map<std::pair<int64_t, int>, NodeTotal> nodeTotals; // (node, metric)
@@ -99,7 +100,7 @@ struct Accumulated
 struct GridSeries
 {
     int64_t seriesId = 0;
-    std::map<int64_t, std::vector<double>>* gpu = nullptr;
+    std::map<int64_t, SlotValues>* gpu = nullptr;
     int64_t node = -1;
     int metric = -1;
     int64_t device = 0;
@@ -108,8 +109,7 @@ struct GridSeries
 };
 
 // Where a series goes: a GPU metric's means, or a node metric (-1 for neither).
-std::map<int64_t, std::vector<double>>* gpuTarget(Accumulated& acc, const store::DeviceInfo& d,
-                                                  const std::string& metric)
+std::map<int64_t, SlotValues>* gpuTarget(Accumulated& acc, const store::DeviceInfo& d, const std::string& metric)
 {
     if (d.kind != "gpu") return nullptr;
     if (isMetric(metric, "gpu.util")) return &acc.util;
@@ -144,7 +144,7 @@ int nodeMetricOf(const store::DeviceInfo& d, const std::string& metric)
 Status accumulateSeries(store::RunReader& reader, const store::SeriesInfo& s, const store::DeviceInfo& d,
                         const TimeGrid& grid, Accumulated& acc, std::vector<GridSeries>& onGrid)
 {
-    std::map<int64_t, std::vector<double>>* target = gpuTarget(acc, d, s.metric);
+    std::map<int64_t, SlotValues>* target = gpuTarget(acc, d, s.metric);
     // The node metrics are only looked for where no GPU metric matched (gpu.* names never match them).
     const int metric = target ? -1 : nodeMetricOf(d, s.metric);
     if (!target && metric < 0 && (isMetric(s.metric, "ib.capacity") || isMetric(s.metric, "net.capacity"))) {
@@ -201,7 +201,7 @@ Status loadGridSeries(store::RunReader& reader, std::vector<GridSeries> onGrid, 
         }
         meansInPlace(sum, count);
         if (first.gpu) {
-            (*first.gpu)[first.device] = std::move(sum);
+            (*first.gpu)[first.device] = SlotValues(sum);
             continue;
         }
         NodeTotal& t = acc.nodeTotals[{first.node, first.metric}];
@@ -216,9 +216,10 @@ Status loadGridSeries(store::RunReader& reader, std::vector<GridSeries> onGrid, 
 GpuMetrics gpuMetrics(const store::DeviceInfo& d, const std::string& node, Accumulated& acc)
 {
     // Each GPU's means move into its metrics (every GPU is read once).
-    auto take = [&](std::map<int64_t, std::vector<double>>& from) {
+    auto take = [&](auto& from) {
+        using Values = typename std::remove_reference_t<decltype(from)>::mapped_type;
         const auto it = from.find(d.id);
-        return it == from.end() ? std::vector<double>{} : std::move(it->second);
+        return it == from.end() ? Values{} : std::move(it->second);
     };
     GpuMetrics g;
     g.node = node;
@@ -277,8 +278,8 @@ NodeMetrics nodeMetrics(const store::NodeInfo& n, const std::vector<store::Devic
     m.collectiveBusy = total(Collective);
     const bool ib = acc.nodeTotals.count({n.id, IbTx}) || acc.nodeTotals.count({n.id, IbRx});
     m.linkIsInfiniBand = ib;
-    m.linkTx = ib ? total(IbTx) : m.netTx;
-    m.linkRx = ib ? total(IbRx) : m.netRx;
+    m.linkTx = ib ? SlotValues(total(IbTx)) : m.netTx;
+    m.linkRx = ib ? SlotValues(total(IbRx)) : m.netRx;
     const std::array<int, 2> linkMetrics = ib ? std::array<int, 2>{IbTx, IbRx} : std::array<int, 2>{NetTx, NetRx};
     for (int metric : linkMetrics)
         if (const auto it = acc.nodeTotals.find({n.id, metric}); it != acc.nodeTotals.end())

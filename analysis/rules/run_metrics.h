@@ -7,6 +7,7 @@
 // The trainer's step times and losses stay the points they are (one per logged step), not resampled.
 
 #include "analysis/rules/episodes.h"
+#include "analysis/rules/slot_values.h"
 #include "analysis/store/run_database.h"
 #include "analysis/store/run_reader.h"
 
@@ -19,17 +20,17 @@ namespace runlens::analysis {
 
 struct GpuMetrics
 {
-    std::string node, gpu;            // names
-    std::vector<double> util;         // %, NaN: no sample
-    std::vector<double> smActive;     // 0–1; empty when the run has no SM activity for this GPU
-    std::vector<double> tensorActive; // 0–1; empty when not recorded
-    std::vector<double> commBusy;     // 0–1 from profiler traces (NCCL kernels' share of time); empty when untraced
+    std::string node, gpu;   // names
+    SlotValues util;         // %, NaN: no sample
+    SlotValues smActive;     // 0–1; empty when the run has no SM activity for this GPU
+    SlotValues tensorActive; // 0–1; empty when not recorded
+    SlotValues commBusy;     // 0–1 from profiler traces (NCCL kernels' share of time); empty when untraced
     // Each empty when the run does not have it for this GPU.
-    std::vector<double> smClock;           // Hz
-    std::vector<double> power;             // W
-    std::vector<double> powerLimit;        // W, the enforced limit when recorded, else the configured one
-    std::vector<double> temp;              // °C
-    std::vector<double> clockEventReasons; // NVML clock-event reason bits (kClockEvent…), NaN: unknown
+    SlotValues smClock;           // Hz
+    SlotValues power;             // W
+    SlotValues powerLimit;        // W, the enforced limit when recorded, else the configured one
+    SlotValues temp;              // °C
+    SlotValues clockEventReasons; // NVML clock-event reason bits (kClockEvent…), NaN: unknown
 };
 
 // NVML clock-event reason bits (nvmlClocksEventReason…).
@@ -45,18 +46,18 @@ inline constexpr uint64_t kClockEventHwPowerBrake = 0x80;
 struct NodeMetrics
 {
     std::string node;
-    std::vector<double> diskWrite, diskRead; // B/s over every disk; empty when none
-    std::vector<double> netTx, netRx;        // B/s over every NIC (virtual interfaces left out)
+    SlotValues diskWrite, diskRead; // B/s over every disk; empty when none
+    SlotValues netTx, netRx;        // B/s over every NIC (virtual interfaces left out)
     // The interconnect: InfiniBand ports when the node has them, else its NICs. Rates per direction (B/s), and
     // the capacity per direction (NaN when unknown) with where it came from: the link_capacity import option,
     // ib.capacity (node_exporter's InfiniBand rate) or net.capacity (the NICs' speed).
-    std::vector<double> linkTx, linkRx;
+    SlotValues linkTx, linkRx;
     bool linkIsInfiniBand = false; // the interconnect rates are InfiniBand ports' (traffic to other nodes' ranks)
     size_t linkPorts = 0;          // the ports (or NICs) the interconnect rates add up
     double linkCapacity = std::numeric_limits<double>::quiet_NaN();
     std::string linkCapacitySource;
-    std::vector<double> cpuUtil;        // %
-    std::vector<double> collectiveBusy; // 0–1 from traces (CPU-side collective spans, e.g. gloo:all_reduce)
+    SlotValues cpuUtil;        // %
+    SlotValues collectiveBusy; // 0–1 from traces (CPU-side collective spans, e.g. gloo:all_reduce)
     // The trainer log: of the node's train.step_time (s) and train.loss series, the one with the most present points
     // (the ranks of a node step together), in time order, missing points left out; empty when the run has none.
     std::vector<store::Point> stepTimes, losses;

@@ -425,7 +425,7 @@ std::vector<double> nodeActivity(const RunMetrics& m, const std::vector<const Gp
         double sum = 0;
         int count = 0;
         for (const GpuMetrics* g : gpus) {
-            const std::vector<double>& v = haveSm ? g->smActive : g->util;
+            const SlotValues& v = haveSm ? g->smActive : g->util;
             if (i < v.size() && std::isfinite(v[i])) {
                 sum += haveSm ? v[i] : v[i] / 100;
                 ++count;

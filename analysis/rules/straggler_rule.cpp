@@ -55,7 +55,7 @@ constexpr double kConfidenceNodes = 0.9, kConfidenceGpus = 0.8, kConfidenceUtilO
 std::vector<double> busyShares(const GpuMetrics& g, const StragglerParams& q)
 {
     const bool haveSm = std::any_of(g.smActive.begin(), g.smActive.end(), [](double v) { return std::isfinite(v); });
-    std::vector<double> v = haveSm ? g.smActive : g.util;
+    std::vector<double> v = (haveSm ? g.smActive : g.util).toVector();
     if (!haveSm)
         for (double& x : v)
             x /= 100;

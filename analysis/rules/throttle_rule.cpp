@@ -13,12 +13,12 @@ namespace {
 constexpr uint64_t kThermal = kClockEventSwThermal | kClockEventHwThermal;
 constexpr uint64_t kHwSlowdown = kClockEventHwSlowdown | kClockEventHwPowerBrake;
 
-double at(const std::vector<double>& v, size_t i)
+double at(const SlotValues& v, size_t i)
 {
     return i < v.size() ? v[i] : std::numeric_limits<double>::quiet_NaN();
 }
 
-bool anyFinite(const std::vector<double>& v)
+bool anyFinite(const SlotValues& v)
 {
     return std::any_of(v.begin(), v.end(), [](double x) { return std::isfinite(x); });
 }
