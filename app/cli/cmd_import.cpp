@@ -202,8 +202,7 @@ int cmdImport(const QStringList& args)
                        "or more nodes the others are estimated (see runlens clock)."),
         QStringLiteral("NODE=OFFSET"));
     parser.addOptions({output, format, node, rankMap, tz, option, strict, formats, clockOffset});
-    for (const QCommandLineOption& o : mfuOptions())
-        parser.addOption(o);
+    addMfuOptions(parser);
     parser.addPositionalArgument(QStringLiteral("paths"), QStringLiteral("Files or folders (searched recursively)."),
                                  QStringLiteral("PATH..."));
     if (auto done = parseCommandLine(parser, args,

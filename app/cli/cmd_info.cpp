@@ -232,8 +232,7 @@ int cmdInfo(const QStringList& args)
                       QStringLiteral("N"), QStringLiteral("5")});
     parser.addOption({QStringLiteral("list-gpu-peaks"),
                       QStringLiteral("List the built-in GPU peak table (dense TFLOP/s) and exit.")});
-    for (const QCommandLineOption& o : mfuOptions())
-        parser.addOption(o);
+    addMfuOptions(parser);
     parser.addPositionalArgument(QStringLiteral("run"), QStringLiteral("Run database (.runlens)."),
                                  QStringLiteral("RUN"));
     if (auto done = parseCommandLine(parser, args,
