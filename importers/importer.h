@@ -82,6 +82,19 @@ struct ImportContext
     Status checkpoint();
     // checkpoint() at every `every`-th call: count (the caller's, of rows, lines or events) goes up by one each call.
     Status checkpointEvery(int64_t& count, int64_t every) { return ++count % every == 0 ? checkpoint() : okStatus(); }
+    // onLine(line), which returns a Status, for each line nextLine() gives, with a checkpoint every `every` lines;
+    // the first error ends the reading.
+    template <class OnLine> Status forEachLine(int64_t every, OnLine&& onLine)
+    {
+        Line line;
+        int64_t sinceCheckpoint = 0;
+        for (;;) {
+            RUNLENS_ASSIGN_OR_RETURN(const bool more, nextLine(line));
+            if (!more) return okStatus();
+            RUNLENS_TRY(onLine(line));
+            RUNLENS_TRY(checkpointEvery(sinceCheckpoint, every));
+        }
+    }
 };
 
 // A host label as a node name: an instance label's ":port" is dropped ("vm:9100" → "vm", "[::1]:9100" → "::1").

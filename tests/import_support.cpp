@@ -153,6 +153,28 @@ std::string countsSql(std::initializer_list<const char*> tables)
     return sql;
 }
 
+void checkCutZstdImport(const std::string& countsSql, const QString& firstName, const QByteArray& first,
+                        const QString& countsAfterFirst, const QString& cutName, const QByteArray& cut,
+                        const importers::ImportOptions& options,
+                        std::initializer_list<importers::ImportOptions> moreOptions)
+{
+    QTemporaryDir dir;
+    QVERIFY(dir.isValid());
+    const std::string db = dir.filePath(QStringLiteral("t.runlens")).toStdString();
+    const std::string firstPath = writeFile(dir, QStringLiteral("a/") + firstName, first.toStdString());
+    QCOMPARE(importers::outcomeName(importWith(db, firstPath, options).outcome), "imported");
+    const QString before = queryOne(db, countsSql);
+    QCOMPARE(before, countsAfterFirst);
+
+    const std::string path = writeTruncatedZstd(dir, QStringLiteral("b/") + cutName, cut);
+    const QString file = QRegularExpression::escape(cutName);
+    checkTruncatedImport(importWith(db, path, options), file, countsSql, before);
+    for (const importers::ImportOptions& more : moreOptions) {
+        if (QTest::currentTestFailed()) return;
+        checkTruncatedImport(importWith(db, path, more), file, countsSql, before);
+    }
+}
+
 void checkTruncatedImport(const Imported& r, const QString& file, const std::string& countsSql, const QString& before)
 {
     QCOMPARE(importers::outcomeName(r.outcome), "failed");

@@ -73,6 +73,15 @@ std::string writeTruncatedZstd(const QTemporaryDir& dir, const QString& name, co
 // "SELECT (SELECT count(*) FROM table), …": the row counts of the tables, as one row.
 std::string countsSql(std::initializer_list<const char*> tables);
 
+// Every importer's cut-zstd case: `first` (as a/<firstName>), imported whole with options into a new run, gives the
+// run's counts (the query countsSql) countsAfterFirst; then the first half of `cut` zstd-compressed (as b/<cutName>),
+// imported with options and then with each of moreOptions, fails with an error naming its file and where in it, and
+// leaves the counts as they were.
+void checkCutZstdImport(const std::string& countsSql, const QString& firstName, const QByteArray& first,
+                        const QString& countsAfterFirst, const QString& cutName, const QByteArray& cut,
+                        const importers::ImportOptions& options,
+                        std::initializer_list<importers::ImportOptions> moreOptions = {});
+
 // What every importer's cut-zstd case checks of its import r: it failed with an error naming the file (`file`, a
 // regular expression) and where in it, and the run's counts (the query countsSql) are still `before`.
 void checkTruncatedImport(const Imported& r, const QString& file, const std::string& countsSql, const QString& before);

@@ -102,6 +102,29 @@ struct Synthetic
     double linkCapacity = 0;
 };
 
+// 30 min of one node, 2 GPUs: training at SM 0.7 with a 20 s checkpoint stall every 5 min (disk busy), stacks in a
+// training call path and, during the stalls, in torch.save.
+inline Synthetic checkpointRun(bool stacks, bool sm)
+{
+    Synthetic run;
+    run.seconds = 1800;
+    if (sm) run.sm = [](int, int64_t s) { return s % 300 >= 280 ? 0.01 : 0.7; };
+    run.util = [](int, int64_t s) { return s % 300 >= 280 ? 2.0 : 97.0; };
+    run.write = [](int64_t s) { return s % 300 >= 281 && s % 300 < 299 ? 1.5e9 : 2e6; };
+    if (stacks)
+        run.stack = [](int64_t k) -> Stack {
+            if ((k / 10) % 300 >= 280)
+                return {{"main", "train.py"},
+                        {"save_checkpoint", "train.py"},
+                        {"save", "torch/serialization.py"},
+                        {"_save", "torch/serialization.py"},
+                        {"persistent_id", "torch/serialization.py"},
+                        {"write_record", "torch/serialization.py"}};
+            return {{"main", "train.py"}, {"train_step", "train.py"}, {"forward", "torch/nn/modules/module.py"}};
+        };
+    return run;
+}
+
 // A series of one value a second for `seconds` from kStart + offsetNs, the value of second s f(s); false on a failure.
 inline bool writeSeconds(store::RunWriter& w, int64_t device, const char* metric, const char* unit, int64_t seconds,
                          int64_t offsetNs, const std::function<double(int64_t)>& f)

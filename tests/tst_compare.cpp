@@ -22,6 +22,7 @@
 #include <algorithm>
 #include <cmath>
 #include <functional>
+#include <optional>
 #include <random>
 
 using namespace runlens;
@@ -114,6 +115,28 @@ QString importFixture(const QTemporaryDir& dir, const QString& folder, const QSt
     const Run r =
         cli({QStringLiteral("import"), QStringLiteral("--tz"), QStringLiteral("UTC"), QStringLiteral("-o"), db, copy});
     return r.exitCode == 0 ? db : QString();
+}
+
+// The h200-spin-pair fixture's before/ and after/ imported into dir and compared as JSON; the runs stay empty when an
+// import failed.
+struct SpinPair
+{
+    QString pair;          // the fixture folder
+    QString before, after; // the run databases
+    Run compared;          // `runlens compare before after --json`
+    QJsonObject out;       // its output
+};
+
+SpinPair compareSpinPair(const QTemporaryDir& dir, const QString& pair)
+{
+    SpinPair p;
+    p.pair = pair;
+    p.before = importFixture(dir, pair + QStringLiteral("/before"), QStringLiteral("before"));
+    p.after = importFixture(dir, pair + QStringLiteral("/after"), QStringLiteral("after"));
+    if (p.before.isEmpty() || p.after.isEmpty()) return p;
+    p.compared = cli({QStringLiteral("compare"), p.before, p.after, QStringLiteral("--json")});
+    p.out = QJsonDocument::fromJson(p.compared.out.toUtf8()).object();
+    return p;
 }
 
 QJsonObject jsonRow(const QJsonObject& out, const QString& metric)
@@ -372,16 +395,14 @@ private Q_SLOTS:
 
     void spinPairBeforeAfter()
     {
-        const QString root = test::fixturesDir();
-        if (root.isEmpty()) QSKIP("fixtures absent");
-        const QString pair = root + QStringLiteral("/h200-spin-pair");
-        QTemporaryDir dir;
-        const QString before = importFixture(dir, pair + QStringLiteral("/before"), QStringLiteral("before"));
-        const QString after = importFixture(dir, pair + QStringLiteral("/after"), QStringLiteral("after"));
-        QVERIFY(!before.isEmpty() && !after.isEmpty());
-        const Run r = cli({QStringLiteral("compare"), before, after, QStringLiteral("--json")});
+        const SpinPair* compared = spinPair();
+        if (!compared) QSKIP("fixtures absent");
+        QVERIFY(!compared->before.isEmpty() && !compared->after.isEmpty());
+        const QString &pair = compared->pair, &before = compared->before, &after = compared->after;
+        const QTemporaryDir& dir = m_spinDir;
+        const Run& r = compared->compared;
         EXPECT_EXIT(r, 0);
-        const QJsonObject out = QJsonDocument::fromJson(r.out.toUtf8()).object();
+        const QJsonObject& out = compared->out;
         const auto truthMedian = [](const QString& runDir) { // rank 0's steps
             std::vector<double> s;
             for (const test::TruthStep& step : test::readTruth(runDir).steps)
@@ -580,30 +601,44 @@ private Q_SLOTS:
 
     void lossSpinPairBeforeAfter()
     {
-        const QString root = test::fixturesDir();
-        if (root.isEmpty()) QSKIP("fixtures absent");
-        const QString pair = root + QStringLiteral("/h200-spin-pair");
-        QTemporaryDir dir;
-        const QString before = importFixture(dir, pair + QStringLiteral("/before"), QStringLiteral("before"));
-        const QString after = importFixture(dir, pair + QStringLiteral("/after"), QStringLiteral("after"));
-        QVERIFY(!before.isEmpty() && !after.isEmpty());
+        const SpinPair* compared = spinPair();
+        if (!compared) QSKIP("fixtures absent");
+        QVERIFY(!compared->before.isEmpty() && !compared->after.isEmpty());
         // The README: the same job's loss, unchanged against steps and better against wall time.
-        const Run r = cli({QStringLiteral("compare"), before, after, QStringLiteral("--json")});
-        EXPECT_EXIT(r, 0);
-        const QJsonObject out = QJsonDocument::fromJson(r.out.toUtf8()).object();
-        const QJsonObject loss =
-            out.value(QStringLiteral("candidates")).toArray().at(0).toObject().value(QStringLiteral("loss")).toObject();
+        EXPECT_EXIT(compared->compared, 0);
+        const QJsonObject loss = compared->out.value(QStringLiteral("candidates"))
+                                     .toArray()
+                                     .at(0)
+                                     .toObject()
+                                     .value(QStringLiteral("loss"))
+                                     .toObject();
         QCOMPARE(loss.value(QStringLiteral("axis")).toString(), QStringLiteral("step"));
         QCOMPARE(loss.value(QStringLiteral("verdict")).toString(), QStringLiteral("unchanged"));
         QCOMPARE(loss.value(QStringLiteral("time_verdict")).toString(), QStringLiteral("better"));
         const double ratio = loss.value(QStringLiteral("time_ratio")).toDouble(NAN);
         QVERIFY2(ratio > 0.6 && ratio < 0.9, QJsonDocument(loss).toJson().constData());
-        const Run text = cli({QStringLiteral("compare"), before, after});
+        const Run text = cli({QStringLiteral("compare"), compared->before, compared->after});
         EXPECT_EXIT(text, 0);
         QVERIFY2(text.out.contains(QStringLiteral("Loss: against steps: unchanged")) &&
                      text.out.contains(QStringLiteral("(better")),
                  qPrintable(text.out));
     }
+
+private:
+    // The h200-spin-pair fixture's runs compared, imported once for the tests that read them; null when the fixtures
+    // are absent.
+    const SpinPair* spinPair()
+    {
+        if (!m_spinPair) {
+            const QString root = test::fixturesDir();
+            if (root.isEmpty()) return nullptr;
+            m_spinPair = compareSpinPair(m_spinDir, root + QStringLiteral("/h200-spin-pair"));
+        }
+        return &*m_spinPair;
+    }
+
+    QTemporaryDir m_spinDir;
+    std::optional<SpinPair> m_spinPair;
 };
 
 QTEST_GUILESS_MAIN(TestCompare)

@@ -167,22 +167,13 @@ void TestPromTextImporter::modificationTimeEstimate()
 
 void TestPromTextImporter::truncatedZstdLeavesDatabaseUnchanged()
 {
-    QTemporaryDir dir;
-    QVERIFY(dir.isValid());
-    const std::string db = dir.filePath(str("t.runlens")).toStdString();
-    const std::string first = test::writeFile(dir, str("a/first.prom"), nodeSnapshots().toStdString());
-    QCOMPARE(outcomeName(importKeyed(db, first, QString()).outcome), "imported");
-    const QString before = queryOne(db, kCountsSql);
-    QCOMPARE(before, str("4|4|1|1|4|1"));
-
     QByteArray big;
     for (int s = 0; s < 20000; ++s)
         for (int g = 0; g < 8; ++g)
             big += "DCGM_FI_DEV_GPU_UTIL{gpu=\"" + QByteArray::number(g) + "\",hostname=\"other\"} " +
                    QByteArray::number((s + g) % 101) + ' ' + QByteArray::number(1768471200000LL + s * 1000LL) + '\n';
-    const std::string path = writeTruncatedZstd(dir, str("b/dcgm.prom.zst"), big);
-    const Imported r = importKeyed(db, path, QString());
-    checkTruncatedImport(r, str("dcgm\\.prom\\.zst"), kCountsSql, before);
+    checkCutZstdImport(kCountsSql, str("first.prom"), nodeSnapshots(), str("4|4|1|1|4|1"), str("dcgm.prom.zst"), big,
+                       importOptions(QString(), str("UTC"), {}, {}));
 }
 
 void TestPromTextImporter::garbage_data()

@@ -86,17 +86,8 @@ void TestSysstatImporter::hostLabelIsFirstRowHost()
 
 void TestSysstatImporter::truncatedZstdLeavesDatabaseUnchanged()
 {
-    QTemporaryDir dir;
-    QVERIFY(dir.isValid());
-    const std::string db = dir.filePath(str("t.runlens")).toStdString();
-    const std::string first = test::writeFile(dir, str("a/first.sadf"), generatedSadf(50, "first").toStdString());
-    QCOMPARE(outcomeName(importWith(db, first, importOptions({}, str("UTC"), {}, {})).outcome), "imported");
-    const QString before = queryOne(db, kCountsSql);
-    QCOMPARE(before, str("4|4|1|2|1|1"));
-
-    const std::string path = writeTruncatedZstd(dir, str("b/sar.sadf.zst"), generatedSadf(40000, "second"));
-    const Imported r = importWith(db, path, importOptions({}, str("UTC"), {}, {}));
-    checkTruncatedImport(r, str("sar\\.sadf\\.zst"), kCountsSql, before);
+    checkCutZstdImport(kCountsSql, str("first.sadf"), generatedSadf(50, "first"), str("4|4|1|2|1|1"),
+                       str("sar.sadf.zst"), generatedSadf(40000, "second"), importOptions({}, str("UTC"), {}, {}));
 }
 
 void TestSysstatImporter::garbage_data()

@@ -18,29 +18,6 @@ using namespace runlens::test::rules;
 
 namespace {
 
-// 30 min of one node, 2 GPUs: training at SM 0.7 with a 20 s checkpoint stall every 5 min (disk busy), stacks in a
-// training call path and, during the stalls, in torch.save.
-Synthetic checkpointRun(bool stacks, bool sm)
-{
-    Synthetic run;
-    run.seconds = 1800;
-    if (sm) run.sm = [](int, int64_t s) { return s % 300 >= 280 ? 0.01 : 0.7; };
-    run.util = [](int, int64_t s) { return s % 300 >= 280 ? 2.0 : 97.0; };
-    run.write = [](int64_t s) { return s % 300 >= 281 && s % 300 < 299 ? 1.5e9 : 2e6; };
-    if (stacks)
-        run.stack = [](int64_t k) -> Stack {
-            if ((k / 10) % 300 >= 280)
-                return {{"main", "train.py"},
-                        {"save_checkpoint", "train.py"},
-                        {"save", "torch/serialization.py"},
-                        {"_save", "torch/serialization.py"},
-                        {"persistent_id", "torch/serialization.py"},
-                        {"write_record", "torch/serialization.py"}};
-            return {{"main", "train.py"}, {"train_step", "train.py"}, {"forward", "torch/nn/modules/module.py"}};
-        };
-    return run;
-}
-
 QString pdfText(const QString& pdf)
 {
     QProcess p;

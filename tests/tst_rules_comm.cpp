@@ -163,6 +163,15 @@ double median(std::vector<double> v)
     return quantile(std::move(v), 0.5);
 }
 
+// The one COMM_BOUND finding of run, written to a database of its own; the test fails when there is not exactly one.
+Finding commBoundOf(const ProfiledRun& run)
+{
+    QTemporaryDir dir;
+    Finding f;
+    oneFinding(writeProfiledRun(dir, run).get(), &commBound, nullptr, f);
+    return f;
+}
+
 } // namespace
 
 class TestRulesComm : public QObject
@@ -261,14 +270,11 @@ void TestRulesComm::profiledShareExtrapolated()
     // A longer all-reduce in the profiled step (0.7 s exposed): the saving follows it.
     ProfiledRun longer = run;
     longer.profiled = {Profiled{100, 0.3, 0.3, 1.0}};
-    QTemporaryDir dir2;
-    auto db2 = writeProfiledRun(dir2, longer);
-    QVERIFY(db2);
-    const auto more = commBound(*db2);
-    QCOMPARE(more.size(), size_t(1));
-    QVERIFY2(std::abs(more[0].savingS - 0.7 * episodeSeconds(more[0], kStart, kStart + run.seconds * kSecond)) <
+    const Finding more = commBoundOf(longer);
+    if (QTest::currentTestFailed()) return;
+    QVERIFY2(std::abs(more.savingS - 0.7 * episodeSeconds(more, kStart, kStart + run.seconds * kSecond)) <
                  0.03 * 0.7 * covered,
-             qPrintable(QString::number(more[0].savingS)));
+             qPrintable(QString::number(more.savingS)));
 }
 
 void TestRulesComm::differentStepsNotExtrapolated()
@@ -277,9 +283,7 @@ void TestRulesComm::differentStepsNotExtrapolated()
     // Only the first half inherits the profiled share; the second half is neither flagged nor counted.
     ProfiledRun run;
     run.stepS = [](int64_t s) { return s < 300 ? 1.0 : 1.6; };
-    QTemporaryDir dir;
-    Finding f;
-    oneFinding(writeProfiledRun(dir, run).get(), &commBound, nullptr, f);
+    const Finding f = commBoundOf(run);
     if (QTest::currentTestFailed()) return;
     QCOMPARE(f.evidence.value(QStringLiteral("comm_share_source")).toString(), QStringLiteral("extrapolated"));
     const double first = episodeSeconds(f, kStart, kStart + 300 * kSecond);
@@ -294,10 +298,10 @@ void TestRulesComm::differentStepsNotExtrapolated()
     busier.sm = [](int64_t s) { return s < 300 ? 0.2 : 0.45; };
     QTemporaryDir dir2;
     auto db2 = writeProfiledRun(dir2, busier);
-    QVERIFY(db2);
-    const auto other = commBound(*db2);
-    QCOMPARE(other.size(), size_t(1));
-    QCOMPARE(episodeSeconds(other[0], kStart + 302 * kSecond, kStart + run.seconds * kSecond), 0.0);
+    Finding other;
+    oneFinding(db2.get(), &commBound, nullptr, other);
+    if (QTest::currentTestFailed()) return;
+    QCOMPARE(episodeSeconds(other, kStart + 302 * kSecond, kStart + run.seconds * kSecond), 0.0);
     // The comparison is the parameters': with SM activity allowed to differ by 0.3, the second half matches.
     RuleParams loose = RuleParams::defaults();
     QVERIFY(loose.set("comm_bound.match_sm_abs=0.3"));
@@ -313,9 +317,7 @@ void TestRulesComm::eachWindowItsOwnSteps()
     ProfiledRun run;
     run.stepS = [](int64_t s) { return s < 300 ? 1.0 : 1.6; };
     run.profiled = {Profiled{100, 0.4, 0.3, 0.9}, Profiled{460, 0.3, 0.2, 1.5, 1.6}}; // a logged step starts at 460 s
-    QTemporaryDir dir;
-    Finding f;
-    oneFinding(writeProfiledRun(dir, run).get(), &commBound, nullptr, f);
+    const Finding f = commBoundOf(run);
     if (QTest::currentTestFailed()) return;
     const QJsonArray windows = f.evidence.value(QStringLiteral("profiled_windows")).toArray();
     QCOMPARE(windows.size(), qsizetype(2));
@@ -334,21 +336,16 @@ void TestRulesComm::onlyTheProfiledStepMeasured()
     // slice alone, "measured", with a higher confidence than an extrapolated one.
     ProfiledRun run;
     run.sm = [](int64_t s) { return s == 100 ? 0.2 : 0.45; };
-    QTemporaryDir dir;
-    Finding f;
-    oneFinding(writeProfiledRun(dir, run).get(), &commBound, nullptr, f);
+    const Finding f = commBoundOf(run);
     if (QTest::currentTestFailed()) return;
     QCOMPARE(f.evidence.value(QStringLiteral("comm_share_source")).toString(), QStringLiteral("measured"));
     QCOMPARE(f.evidence.value(QStringLiteral("extrapolated_steps")).toInt(), 0);
     QVERIFY(episodeSeconds(f, kStart, kStart + run.seconds * kSecond) <= 4);
     QVERIFY(f.savingS > 0);
     ProfiledRun alike;
-    QTemporaryDir dir2;
-    auto db2 = writeProfiledRun(dir2, alike);
-    QVERIFY(db2);
-    const auto extrapolated = commBound(*db2);
-    QCOMPARE(extrapolated.size(), size_t(1));
-    QVERIFY(extrapolated[0].confidence < f.confidence);
+    const Finding extrapolated = commBoundOf(alike);
+    if (QTest::currentTestFailed()) return;
+    QVERIFY(extrapolated.confidence < f.confidence);
 }
 
 void TestRulesComm::backwardWaitIsCommunication()
@@ -373,9 +370,7 @@ void TestRulesComm::backwardWaitIsCommunication()
         }
         return st;
     };
-    QTemporaryDir dir;
-    Finding f;
-    oneFinding(writeProfiledRun(dir, run).get(), &commBound, nullptr, f);
+    const Finding f = commBoundOf(run);
     if (QTest::currentTestFailed()) return;
     // Backward from the engine's first evaluate_function (0.15 s) to the all-reduce's end (0.9 s), 0.5 s of it exposed.
     const double fraction = f.evidence.value(QStringLiteral("backward_comm_fraction")).toDouble();
@@ -390,25 +385,19 @@ void TestRulesComm::backwardWaitIsCommunication()
     // GPU wait they are, and the second half has no communication evidence.
     ProfiledRun after = run;
     after.profiled = {Profiled{100, 0.4, 0.5, 0.9}};
-    QTemporaryDir dir2;
-    auto db2 = writeProfiledRun(dir2, after);
-    QVERIFY(db2);
-    const auto other = commBound(*db2);
-    QCOMPARE(other.size(), size_t(1));
-    QVERIFY(!other[0].evidence.contains(QStringLiteral("backward_comm_fraction")));
-    QCOMPARE(episodeSeconds(other[0], secondFrom, secondTo), 0.0);
+    const Finding other = commBoundOf(after);
+    if (QTest::currentTestFailed()) return;
+    QVERIFY(!other.evidence.contains(QStringLiteral("backward_comm_fraction")));
+    QCOMPARE(episodeSeconds(other, secondFrom, secondTo), 0.0);
     // The second half's steps logged, 2.5 s, of another kind than the profiled 1 s ones (beyond
     // comm_bound.unlike_step_ratio): its backward samples stay GPU waits.
     ProfiledRun unlike = run;
     unlike.logged = [](int64_t) { return true; };
     unlike.stepS = [](int64_t s) { return s < 300 ? 1.0 : 2.5; };
-    QTemporaryDir dir3;
-    auto db3 = writeProfiledRun(dir3, unlike);
-    QVERIFY(db3);
-    const auto known = commBound(*db3);
-    QCOMPARE(known.size(), size_t(1));
-    QVERIFY2(episodeSeconds(known[0], secondFrom, secondTo) <= 0.05 * 298,
-             qPrintable(QString::number(episodeSeconds(known[0], secondFrom, secondTo))));
+    const Finding known = commBoundOf(unlike);
+    if (QTest::currentTestFailed()) return;
+    QVERIFY2(episodeSeconds(known, secondFrom, secondTo) <= 0.05 * 298,
+             qPrintable(QString::number(episodeSeconds(known, secondFrom, secondTo))));
 }
 
 void TestRulesComm::fixtureBaselineSaving()

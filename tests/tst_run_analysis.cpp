@@ -20,6 +20,15 @@ Expected<RunAnalysis> analyze(store::RunDatabase& db, const RuleParams& p = Rule
     return analyzeRun(db, p);
 }
 
+// The analysis of a generated run, written to a database of its own.
+Expected<RunAnalysis> analyzeGenerated(const Synthetic& run)
+{
+    QTemporaryDir dir;
+    auto db = writeRun(dir, run);
+    if (!db) return makeError(ErrorCode::Io, "the generated run could not be written");
+    return analyze(*db);
+}
+
 const Finding* firstOf(const std::vector<Finding>& findings, const std::string& rule)
 {
     for (const Finding& f : findings)
@@ -49,11 +58,15 @@ void TestRunAnalysis::commBoundSubTypeFromLinkLoad()
     run.sm = [](int, int64_t) { return 0.2; };
     run.util = [](int, int64_t) { return 99.0; };
     run.write = [](int64_t) { return 1e6; };
-    run.link = [](int64_t s) { return 6e9 + (s % 7) * 1e7; };
-    run.linkCapacity = 25e9;
-    QTemporaryDir dir;
+    // The one COMM_BOUND finding with the port carrying linkBytesPerS (and a little noise) of capacityBytesPerS.
+    const auto commBoundAt = [&run](double linkBytesPerS, double capacityBytesPerS, Finding& finding) {
+        run.link = [linkBytesPerS](int64_t s) { return linkBytesPerS + (s % 7) * 1e7; };
+        run.linkCapacity = capacityBytesPerS;
+        QTemporaryDir dir;
+        oneFinding(writeRun(dir, run).get(), &commBound, nullptr, finding);
+    };
     Finding latency;
-    oneFinding(writeRun(dir, run).get(), &commBound, nullptr, latency);
+    commBoundAt(6e9, 25e9, latency);
     if (QTest::currentTestFailed()) return;
     QCOMPARE(latency.evidence.value(QStringLiteral("sub_type")).toString(), QStringLiteral("latency"));
     QVERIFY(std::abs(latency.evidence.value(QStringLiteral("link_load")).toDouble() - 0.24) < 0.01);
@@ -61,19 +74,14 @@ void TestRunAnalysis::commBoundSubTypeFromLinkLoad()
     QVERIFY(latency.title.find("latency/sync-bound") != std::string::npos);
     QVERIFY(latency.recommendation.find("far from full") != std::string::npos);
 
-    run.link = [](int64_t s) { return 23e9 + (s % 7) * 1e7; };
-    QTemporaryDir dir2;
     Finding bandwidth;
-    oneFinding(writeRun(dir2, run).get(), &commBound, nullptr, bandwidth);
+    commBoundAt(23e9, 25e9, bandwidth);
     if (QTest::currentTestFailed()) return;
     QCOMPARE(bandwidth.evidence.value(QStringLiteral("sub_type")).toString(), QStringLiteral("bandwidth"));
     QVERIFY(bandwidth.recommendation.find("near their capacity") != std::string::npos);
 
-    run.link = [](int64_t s) { return 6e9 + (s % 7) * 1e7; };
-    run.linkCapacity = 0;
-    QTemporaryDir dir3;
     Finding estimated;
-    oneFinding(writeRun(dir3, run).get(), &commBound, nullptr, estimated);
+    commBoundAt(6e9, 0, estimated);
     if (QTest::currentTestFailed()) return;
     QCOMPARE(estimated.evidence.value(QStringLiteral("sub_type")).toString(), QStringLiteral("unknown"));
     QVERIFY(estimated.evidence.value(QStringLiteral("link_capacity_source"))
@@ -86,13 +94,8 @@ void TestRunAnalysis::analysisKeptInTheRun()
 {
     // Periodic checkpoint stalls (as in checkpointGapsPeriodic): the analysis is kept in the run with its
     // parameters, read back equal, and a second analysis replaces the first rather than adding to it.
-    Synthetic run;
-    run.seconds = 1800;
-    run.sm = [](int, int64_t s) { return s % 300 >= 280 ? 0.01 : 0.7; };
-    run.util = [](int, int64_t s) { return s % 300 >= 280 ? 2.0 : 97.0; };
-    run.write = [](int64_t s) { return s % 300 >= 281 && s % 300 < 299 ? 1.5e9 : 2e6; };
     QTemporaryDir dir;
-    auto db = writeRun(dir, run);
+    auto db = writeRun(dir, checkpointRun(false, true));
     QVERIFY(db);
     RuleParams p = RuleParams::defaults();
     QVERIFY(p.set("ckpt_gap.overlap=0.6"));
@@ -131,16 +134,9 @@ void TestRunAnalysis::nodesWithTheSameFindingMerge()
 {
     // Two nodes with the same checkpoint stalls: one CKPT_GAP finding whose scope is both nodes, its saving
     // not doubled (they stall at the same time), each node's share in the evidence.
-    Synthetic run;
+    Synthetic run = checkpointRun(false, true);
     run.nodes = 2;
-    run.seconds = 1800;
-    run.sm = [](int, int64_t s) { return s % 300 >= 280 ? 0.01 : 0.7; };
-    run.util = [](int, int64_t s) { return s % 300 >= 280 ? 2.0 : 97.0; };
-    run.write = [](int64_t s) { return s % 300 >= 281 && s % 300 < 299 ? 1.5e9 : 2e6; };
-    QTemporaryDir dir;
-    auto db = writeRun(dir, run);
-    QVERIFY(db);
-    auto a = analyze(*db);
+    auto a = analyzeGenerated(run);
     QVERIFY(a);
     int gaps = 0;
     for (const Finding& f : a->findings)
@@ -152,10 +148,7 @@ void TestRunAnalysis::nodesWithTheSameFindingMerge()
     QVERIFY(f->title.find("all 2 nodes") != std::string::npos);
     // Each node alone saves as much as the pair: the merged saving is one node's, not the sum.
     run.nodes = 1;
-    QTemporaryDir dir2;
-    auto single = writeRun(dir2, run);
-    QVERIFY(single);
-    auto one = analyze(*single);
+    auto one = analyzeGenerated(run);
     QVERIFY(one);
     QVERIFY(std::abs(firstOf(one->findings, "CKPT_GAP")->savingS - f->savingS) < 1e-6);
     QCOMPARE(a->budgets.size(), size_t(2));

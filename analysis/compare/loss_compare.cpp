@@ -1,5 +1,7 @@
 #include "analysis/compare/loss_compare.h"
 
+#include "analysis/rules/episodes.h"
+
 #include <algorithm>
 #include <cmath>
 #include <map>
@@ -14,12 +16,7 @@ constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 double medianOf(std::vector<double> v)
 {
     v.erase(std::remove_if(v.begin(), v.end(), [](double x) { return !std::isfinite(x); }), v.end());
-    if (v.empty()) return kNaN;
-    const size_t mid = v.size() / 2;
-    std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(mid), v.end());
-    const double hi = v[mid];
-    if (v.size() % 2) return hi;
-    return (*std::max_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(mid)) + hi) / 2;
+    return v.empty() ? kNaN : medianInPlace(v);
 }
 
 // A run's median size of a step (tokens or samples), NaN when unknown.

@@ -1,5 +1,6 @@
 #include "analysis/mfu/mfu.h"
 
+#include "analysis/rules/episodes.h"
 #include "analysis/store/ascii.h"
 #include "analysis/store/run_database.h"
 #include "analysis/store/run_reader.h"
@@ -26,11 +27,7 @@ std::optional<double> number(const std::map<std::string, std::string>& settings,
 std::optional<double> median(std::vector<double> v)
 {
     if (v.empty()) return std::nullopt;
-    const size_t mid = v.size() / 2;
-    std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(mid), v.end());
-    const double hi = v[mid];
-    if (v.size() % 2 == 1) return hi;
-    return (*std::max_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(mid)) + hi) / 2;
+    return medianInPlace(v);
 }
 
 // A trainer-log metric's typical value: the median of the series with the most values (when several logs carry it,

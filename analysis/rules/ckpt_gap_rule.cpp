@@ -16,10 +16,8 @@ CkptGapParams CkptGapParams::from(const RuleParams& p)
     q.burstMinSamples = p.getCount("ckpt_gap.burst_min_samples");
     q.alignSlackSamples = p.getCount("ckpt_gap.align_slack_samples");
     q.overlap = p.get("ckpt_gap.overlap");
-    q.periodicMinEvents = p.getCount("ckpt_gap.periodic_min_events");
-    q.periodicMaxCv = p.get("ckpt_gap.periodic_max_cv");
-    q.warn = p.get("ckpt_gap.warn");
-    q.critical = p.get("ckpt_gap.critical");
+    q.periodic = PeriodicCuts::from(p, "ckpt_gap");
+    q.severity = SeverityCuts::from(p, "ckpt_gap");
     return q;
 }
 
@@ -150,10 +148,10 @@ Finding gapFinding(const RunMetrics& m, const NodeMetrics& node, const WriteBurs
     }
     // Periodicity from the gaps' starts.
     const auto [period, cv] = periodOf(f.episodes);
-    const bool periodic = static_cast<double>(gaps.size()) >= q.periodicMinEvents && cv <= q.periodicMaxCv;
+    const bool periodic = q.periodic.holds(gaps.size(), cv);
     f.impact = wall > 0 ? stallS / wall : 0;
     f.savingS = stallS;
-    f.severity = f.impact >= q.critical ? "critical" : f.impact >= q.warn ? "warn" : "info";
+    f.severity = q.severity.of(f.impact);
     f.confidence = std::all_of(m.gpus.begin(), m.gpus.end(),
                                [&](const GpuMetrics& g) { return g.node != node.node || !g.smActive.empty(); })
                        ? kConfidenceWithSm

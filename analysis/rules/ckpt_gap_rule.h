@@ -21,14 +21,13 @@ namespace runlens::analysis {
 struct CkptGapParams
 {
     CommonParams common;
-    double burstFactor = 0;        // ckpt_gap.burst_factor
-    double burstMinBytes = 0;      // ckpt_gap.burst_min_bytes (B/s)
-    int burstMinSamples = 0;       // ckpt_gap.burst_min_samples
-    int alignSlackSamples = 0;     // ckpt_gap.align_slack_samples
-    double overlap = 0;            // ckpt_gap.overlap
-    int periodicMinEvents = 0;     // ckpt_gap.periodic_min_events
-    double periodicMaxCv = 0;      // ckpt_gap.periodic_max_cv
-    double warn = 0, critical = 0; // ckpt_gap.warn, ckpt_gap.critical
+    double burstFactor = 0;    // ckpt_gap.burst_factor
+    double burstMinBytes = 0;  // ckpt_gap.burst_min_bytes (B/s)
+    int burstMinSamples = 0;   // ckpt_gap.burst_min_samples
+    int alignSlackSamples = 0; // ckpt_gap.align_slack_samples
+    double overlap = 0;        // ckpt_gap.overlap
+    PeriodicCuts periodic;     // ckpt_gap.periodic_min_events, ckpt_gap.periodic_max_cv
+    SeverityCuts severity;     // ckpt_gap.warn, ckpt_gap.critical
 
     static CkptGapParams from(const RuleParams& p);
 };

@@ -126,7 +126,7 @@ void describe(Finding& f, const NodeMetrics& node, const std::vector<const GpuMe
     f.savingS = 0;
     for (const FindingEpisode& e : f.episodes)
         f.savingS += e.savingS;
-    f.severity = f.impact >= q.critical ? "critical" : f.impact >= q.warn ? "warn" : "info";
+    f.severity = q.severity.of(f.impact);
     f.primary = t.flaggedSlices >= kPrimaryCover * t.spannedSlices;
     // Lower without stack samples or a profiled step (the cause is then read from metrics alone), when the share is
     // carried to steps that were not profiled, and when the link capacity is unknown or estimated (the sub-type is

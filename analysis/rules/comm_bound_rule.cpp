@@ -417,8 +417,7 @@ CommBoundParams CommBoundParams::from(const RuleParams& p)
     q.illusionUtil = p.get("comm_bound.illusion_util");
     q.illusionSm = p.get("comm_bound.illusion_sm");
     q.illusionGap = p.get("comm_bound.illusion_gap");
-    q.warn = p.get("comm_bound.warn");
-    q.critical = p.get("comm_bound.critical");
+    q.severity = SeverityCuts::from(p, "comm_bound");
     return q;
 }
 

@@ -34,21 +34,21 @@ struct CommBoundParams
 {
     CommonParams common;
     StepParams steps;
-    double smMax = 0;              // comm_bound.sm_max
-    double share = 0;              // comm_bound.share
-    double unlikeStepRatio = 0;    // comm_bound.unlike_step_ratio
-    double latencyLoad = 0;        // comm_bound.latency_load
-    double bandwidthLoad = 0;      // comm_bound.bandwidth_load
-    double matchStepRel = 0;       // comm_bound.match_step_rel
-    double matchSmAbs = 0;         // comm_bound.match_sm_abs
-    double matchCpuAbs = 0;        // comm_bound.match_cpu_abs (% points)
-    double matchNetRel = 0;        // comm_bound.match_net_rel
-    double matchNetFloor = 0;      // comm_bound.match_net_floor (B/s)
-    double basisMinS = 0;          // comm_bound.basis_min_s
-    double illusionUtil = 0;       // comm_bound.illusion_util (%)
-    double illusionSm = 0;         // comm_bound.illusion_sm
-    double illusionGap = 0;        // comm_bound.illusion_gap
-    double warn = 0, critical = 0; // comm_bound.warn, comm_bound.critical
+    double smMax = 0;           // comm_bound.sm_max
+    double share = 0;           // comm_bound.share
+    double unlikeStepRatio = 0; // comm_bound.unlike_step_ratio
+    double latencyLoad = 0;     // comm_bound.latency_load
+    double bandwidthLoad = 0;   // comm_bound.bandwidth_load
+    double matchStepRel = 0;    // comm_bound.match_step_rel
+    double matchSmAbs = 0;      // comm_bound.match_sm_abs
+    double matchCpuAbs = 0;     // comm_bound.match_cpu_abs (% points)
+    double matchNetRel = 0;     // comm_bound.match_net_rel
+    double matchNetFloor = 0;   // comm_bound.match_net_floor (B/s)
+    double basisMinS = 0;       // comm_bound.basis_min_s
+    double illusionUtil = 0;    // comm_bound.illusion_util (%)
+    double illusionSm = 0;      // comm_bound.illusion_sm
+    double illusionGap = 0;     // comm_bound.illusion_gap
+    SeverityCuts severity;      // comm_bound.warn, comm_bound.critical
 
     static CommBoundParams from(const RuleParams& p);
 };

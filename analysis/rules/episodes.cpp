@@ -100,4 +100,14 @@ double quantile(std::vector<double> values, double q)
     return values[k];
 }
 
+double medianInPlace(std::vector<double>& values)
+{
+    const size_t mid = values.size() / 2;
+    std::nth_element(values.begin(), values.begin() + static_cast<std::ptrdiff_t>(mid), values.end());
+    const double upper = values[mid];
+    if (values.size() % 2 == 1) return upper;
+    const double lower = *std::max_element(values.begin(), values.begin() + static_cast<std::ptrdiff_t>(mid));
+    return (lower + upper) / 2;
+}
+
 } // namespace runlens::analysis

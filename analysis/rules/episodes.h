@@ -49,6 +49,10 @@ std::vector<Episode> episodesOf(const std::vector<uint8_t>& flagged, const TimeG
 // The q-quantile (0..1) of the finite values, NaN when there are none.
 double quantile(std::vector<double> values, double q);
 
+// The median of values, which must not be empty: the middle value, or the mean of the middle two for an even count.
+// values is reordered.
+double medianInPlace(std::vector<double>& values);
+
 // The median absolute deviation of normal noise times this is its standard deviation (a robust σ).
 inline constexpr double kMadToSigma = 1.4826;
 

@@ -212,7 +212,7 @@ Finding frameFinding(const std::string& node, const std::vector<const GpuMetrics
                                       {QStringLiteral("stall_s"), s}});
     }
     const auto [period, cv] = periodOf(f.episodes);
-    const bool periodic = static_cast<double>(events.size()) >= q.periodicMinEvents && cv <= q.periodicMaxCv;
+    const bool periodic = q.periodic.holds(events.size(), cv);
     const std::string label = frameLabel(cat, frame);
     const std::string name = frame > 0 && static_cast<size_t>(frame) < cat.frames.size()
                                  ? cat.frames[static_cast<size_t>(frame)].name
@@ -220,7 +220,7 @@ Finding frameFinding(const std::string& node, const std::vector<const GpuMetrics
     const double mean = stallS / static_cast<double>(events.size());
     f.impact = wall > 0 ? stallS / wall : 0;
     f.savingS = stallS;
-    f.severity = f.impact >= q.critical ? "critical" : f.impact >= q.warn ? "warn" : "info";
+    f.severity = q.severity.of(f.impact);
     f.confidence = kConfidence;
     f.title =
         periodic ? fmt::format("The training thread on {} blocks in {} every {:.0f} s for {:.1f} s while the GPUs idle",
@@ -259,10 +259,8 @@ HostStallParams HostStallParams::from(const RuleParams& p)
     q.maxGapS = p.get("host_stall.max_gap_s");
     q.trainingShare = p.get("host_stall.training_share");
     q.gpuIdleShare = p.get("host_stall.gpu_idle_share");
-    q.periodicMinEvents = p.getCount("host_stall.periodic_min_events");
-    q.periodicMaxCv = p.get("host_stall.periodic_max_cv");
-    q.warn = p.get("host_stall.warn");
-    q.critical = p.get("host_stall.critical");
+    q.periodic = PeriodicCuts::from(p, "host_stall");
+    q.severity = SeverityCuts::from(p, "host_stall");
     return q;
 }
 

@@ -26,13 +26,12 @@ namespace runlens::analysis {
 struct HostStallParams
 {
     CommonParams common;
-    double minS = 0;               // host_stall.min_s
-    double maxGapS = 0;            // host_stall.max_gap_s
-    double trainingShare = 0;      // host_stall.training_share
-    double gpuIdleShare = 0;       // host_stall.gpu_idle_share
-    int periodicMinEvents = 0;     // host_stall.periodic_min_events
-    double periodicMaxCv = 0;      // host_stall.periodic_max_cv
-    double warn = 0, critical = 0; // host_stall.warn, host_stall.critical
+    double minS = 0;          // host_stall.min_s
+    double maxGapS = 0;       // host_stall.max_gap_s
+    double trainingShare = 0; // host_stall.training_share
+    double gpuIdleShare = 0;  // host_stall.gpu_idle_share
+    PeriodicCuts periodic;    // host_stall.periodic_min_events, host_stall.periodic_max_cv
+    SeverityCuts severity;    // host_stall.warn, host_stall.critical
 
     static HostStallParams from(const RuleParams& p);
 };

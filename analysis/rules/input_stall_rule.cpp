@@ -269,7 +269,7 @@ Expected<Finding> groupFinding(const RunMetrics& m, FlameSource& stacks, const N
     std::sort(f.episodes.begin(), f.episodes.end(), [](const auto& a, const auto& b) { return a.startNs < b.startNs; });
     f.impact = wall > 0 ? g.seconds / wall : 0;
     f.savingS = g.savingS;
-    f.severity = f.impact >= q.critical ? "critical" : f.impact >= q.warn ? "warn" : "info";
+    f.severity = q.severity.of(f.impact);
     f.confidence = haveSm ? kConfidenceWithSm : kConfidenceUtilOnly;
     // Primary when the cause is found in most of the episodes' slices (the rest bridged gaps).
     f.primary = g.n >= kPrimaryCover * g.spanned;
@@ -314,8 +314,7 @@ InputStallParams InputStallParams::from(const RuleParams& p)
     q.minS = p.get("input_stall.min_s");
     q.cpuBoundPct = p.get("input_stall.cpu_bound_pct");
     q.ioBoundShare = p.get("input_stall.io_bound_share");
-    q.warn = p.get("input_stall.warn");
-    q.critical = p.get("input_stall.critical");
+    q.severity = SeverityCuts::from(p, "input_stall");
     return q;
 }
 

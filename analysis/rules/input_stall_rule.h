@@ -25,14 +25,14 @@ namespace runlens::analysis {
 struct InputStallParams
 {
     CommonParams common;
-    double smMax = 0;              // input_stall.sm_max
-    double utilMax = 0;            // input_stall.util_max (%)
-    double hostShare = 0;          // input_stall.host_share
-    double utilBusy = 0;           // input_stall.util_busy (%)
-    double minS = 0;               // input_stall.min_s
-    double cpuBoundPct = 0;        // input_stall.cpu_bound_pct
-    double ioBoundShare = 0;       // input_stall.io_bound_share
-    double warn = 0, critical = 0; // input_stall.warn, input_stall.critical
+    double smMax = 0;        // input_stall.sm_max
+    double utilMax = 0;      // input_stall.util_max (%)
+    double hostShare = 0;    // input_stall.host_share
+    double utilBusy = 0;     // input_stall.util_busy (%)
+    double minS = 0;         // input_stall.min_s
+    double cpuBoundPct = 0;  // input_stall.cpu_bound_pct
+    double ioBoundShare = 0; // input_stall.io_bound_share
+    SeverityCuts severity;   // input_stall.warn, input_stall.critical
 
     static InputStallParams from(const RuleParams& p);
 };

@@ -254,7 +254,7 @@ void finish(Finding& f, const Judged& j, const std::string& who, const std::stri
 {
     f.rule = "STRAGGLER";
     f.impact = j.wall > 0 ? std::min(1.0, f.savingS / j.wall) : 0;
-    f.severity = f.impact >= q.critical ? "critical" : f.impact >= q.warn ? "warn" : "info";
+    f.severity = q.severity.of(f.impact);
     const std::string late =
         std::isfinite(perStep) && std::isfinite(stepS) && stepS > 0
             ? fmt::format("{:.2f} s late ({:.0f} % of a {:.2f} s step)", perStep, 100 * perStep / stepS, stepS)

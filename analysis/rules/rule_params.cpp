@@ -119,4 +119,20 @@ CommonParams CommonParams::from(const RuleParams& p)
     return c;
 }
 
+SeverityCuts SeverityCuts::from(const RuleParams& p, const std::string& rule)
+{
+    SeverityCuts cuts;
+    cuts.warn = p.get(rule + ".warn");
+    cuts.critical = p.get(rule + ".critical");
+    return cuts;
+}
+
+PeriodicCuts PeriodicCuts::from(const RuleParams& p, const std::string& rule)
+{
+    PeriodicCuts cuts;
+    cuts.minEvents = p.getCount(rule + ".periodic_min_events");
+    cuts.maxCv = p.get(rule + ".periodic_max_cv");
+    return cuts;
+}
+
 } // namespace runlens::analysis

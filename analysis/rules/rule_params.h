@@ -70,4 +70,28 @@ struct CommonParams
     static CommonParams from(const RuleParams& p);
 };
 
+// A rule's severity cut-offs (<rule>.warn, <rule>.critical): the share of the wall time a finding costs (its impact)
+// from which it is a warning, and from which it is critical.
+struct SeverityCuts
+{
+    double warn = 0;
+    double critical = 0;
+
+    static SeverityCuts from(const RuleParams& p, const std::string& rule);
+    // "critical", "warn" or "info" for a finding of this impact.
+    const char* of(double impact) const { return impact >= critical ? "critical" : impact >= warn ? "warn" : "info"; }
+};
+
+// When a rule's events are periodic (<rule>.periodic_min_events, <rule>.periodic_max_cv): at least this many, and
+// the intervals between their starts varying by at most this coefficient of variation.
+struct PeriodicCuts
+{
+    int minEvents = 0;
+    double maxCv = 0;
+
+    static PeriodicCuts from(const RuleParams& p, const std::string& rule);
+    // Whether this many events whose intervals vary by cv are periodic.
+    bool holds(size_t events, double cv) const { return static_cast<double>(events) >= minEvents && cv <= maxCv; }
+};
+
 } // namespace runlens::analysis

@@ -27,6 +27,19 @@ struct TimeBudget
 {
     std::string node;
     double wallS = 0, startupS = 0, hangS = 0, checkpointS = 0, inputS = 0, commWaitS = 0, idleS = 0, computeS = 0;
+
+    // other's seconds of each kind added to these (the node stays this one).
+    void addSeconds(const TimeBudget& other)
+    {
+        wallS += other.wallS;
+        startupS += other.startupS;
+        hangS += other.hangS;
+        checkpointS += other.checkpointS;
+        inputS += other.inputS;
+        commWaitS += other.commWaitS;
+        idleS += other.idleS;
+        computeS += other.computeS;
+    }
 };
 
 QJsonObject

@@ -25,9 +25,7 @@ double peersMedian(const std::vector<double>& v, size_t skip)
         if (i != skip && std::isfinite(v[i])) peers.push_back(v[i]);
     if (peers.empty()) return kNaN;
     // The true median (the mean of the middle two for an even count): with two peers either is as likely late.
-    std::sort(peers.begin(), peers.end());
-    const size_t n = peers.size();
-    return n % 2 ? peers[n / 2] : 0.5 * (peers[n / 2 - 1] + peers[n / 2]);
+    return medianInPlace(peers);
 }
 
 } // namespace straggler
@@ -217,7 +215,7 @@ Finding unitFinding(const RunMetrics& m, const StepTimes& ref, const std::vector
     }
     f.savingS = lagSum;
     f.impact = wall > 0 ? lagSum / wall : 0;
-    f.severity = f.impact >= q.critical ? "critical" : f.impact >= q.warn ? "warn" : "info";
+    f.severity = q.severity.of(f.impact);
     f.confidence = std::clamp(ref.confidence, 0.0, 1.0) * (lags.nodeUnits ? kConfidenceNodes : kConfidenceGpus) *
                    (lags.haveSm ? 1.0 : kConfidenceUtilOnly);
     const std::string who = lags.nodeUnits ? unit.node : fmt::format("{}:gpu{}", unit.node, m.gpus[unit.gpus[0]].gpu);
@@ -267,8 +265,7 @@ StragglerParams StragglerParams::from(const RuleParams& p)
     q.intermittent = p.get("straggler.intermittent");
     q.dominance = p.get("straggler.dominance");
     q.minLag = p.get("straggler.min_lag");
-    q.warn = p.get("straggler.warn");
-    q.critical = p.get("straggler.critical");
+    q.severity = SeverityCuts::from(p, "straggler");
     q.windowSamples = p.getCount("straggler.window_samples");
     q.maxReads = p.getCount("straggler.max_reads");
     q.maxSamples = p.getCount("straggler.max_samples");

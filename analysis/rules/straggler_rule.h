@@ -64,7 +64,7 @@ struct StragglerParams
     double intermittent = 0;         // straggler.intermittent
     double dominance = 0;            // straggler.dominance
     double minLag = 0;               // straggler.min_lag
-    double warn = 0, critical = 0;   // straggler.warn, straggler.critical
+    SeverityCuts severity;           // straggler.warn, straggler.critical
     int windowSamples = 0;           // straggler.window_samples
     int maxReads = 0;                // straggler.max_reads
     int maxSamples = 0;              // straggler.max_samples

@@ -262,7 +262,7 @@ Finding nodeFinding(const NodeMetrics& node, const std::vector<const GpuThrottle
     const std::string cause = causes.empty() ? "clock" : causes.front();
     f.impact = wall > 0 ? seconds / wall : 0;
     f.savingS = savingS;
-    f.severity = f.impact >= q.critical ? "critical" : f.impact >= q.warn ? "warn" : "info";
+    f.severity = q.severity.of(f.impact);
     f.confidence = c.reasonsKnown     ? kConfidenceReasons
                    : c.limitsRecorded ? kConfidenceRecordedLimit
                                       : kConfidenceSeenPower;
@@ -306,8 +306,7 @@ ThrottleParams ThrottleParams::from(const RuleParams& p)
     q.powerAtLimit = p.get("throttle.power_at_limit");
     q.tempHotC = p.get("throttle.temp_hot_c");
     q.minS = p.get("throttle.min_s");
-    q.warn = p.get("throttle.warn");
-    q.critical = p.get("throttle.critical");
+    q.severity = SeverityCuts::from(p, "throttle");
     return q;
 }
 

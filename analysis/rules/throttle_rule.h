@@ -27,13 +27,13 @@ namespace runlens::analysis {
 struct ThrottleParams
 {
     CommonParams common;
-    double busyUtil = 0;           // throttle.busy_util (%)
-    double clockRatio = 0;         // throttle.clock_ratio
-    double ownClockQuantile = 0;   // throttle.own_clock_quantile
-    double powerAtLimit = 0;       // throttle.power_at_limit
-    double tempHotC = 0;           // throttle.temp_hot_c
-    double minS = 0;               // throttle.min_s
-    double warn = 0, critical = 0; // throttle.warn, throttle.critical
+    double busyUtil = 0;         // throttle.busy_util (%)
+    double clockRatio = 0;       // throttle.clock_ratio
+    double ownClockQuantile = 0; // throttle.own_clock_quantile
+    double powerAtLimit = 0;     // throttle.power_at_limit
+    double tempHotC = 0;         // throttle.temp_hot_c
+    double minS = 0;             // throttle.min_s
+    SeverityCuts severity;       // throttle.warn, throttle.critical
 
     static ThrottleParams from(const RuleParams& p);
 };

@@ -1,5 +1,7 @@
 #include "analysis/timeline/timeline_envelope.h"
 
+#include "analysis/rules/episodes.h"
+
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -10,17 +12,6 @@ namespace {
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 constexpr double kMadToSigma = 1.4826;
-
-// Median of v (reordered); v not empty.
-double median(std::vector<double>& v)
-{
-    const size_t mid = v.size() / 2;
-    std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(mid), v.end());
-    const double upper = v[mid];
-    if (v.size() % 2 == 1) return upper;
-    const double lower = *std::max_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(mid));
-    return (lower + upper) / 2;
-}
 
 // Median and median absolute deviation of sorted values: the distances from the median, walked outwards from the
 // middle, come in increasing order from one side or the other (a merge, no second sort).
@@ -121,7 +112,7 @@ void computeEnvelopePart(const EnvelopeInput& input, size_t part, size_t firstBu
             env.lo[i] = *std::min_element(mins.data() + row * members, mins.data() + row * members + k);
             env.hi[i] = *std::max_element(maxs.data() + row * members, maxs.data() + row * members + k);
             sorted.assign(means.data() + row * members, means.data() + row * members + k);
-            env.median[i] = median(sorted);
+            env.median[i] = analysis::medianInPlace(sorted);
         }
     }
 
@@ -151,7 +142,7 @@ void computeEnvelopePart(const EnvelopeInput& input, size_t part, size_t firstBu
         const size_t k = values.size();
         if (static_cast<int>(k) < kOutlierMinMembers) continue;
         sorted.assign(values.begin(), values.end());
-        const double med = median(sorted);
+        const double med = analysis::medianInPlace(sorted);
         const double floor = std::max({kSpreadFloorOfMedian * std::abs(med), kSpreadFloorOfRange * range, 1e-12});
         uint8_t* state = result.cellState.data() + c * members;
         const auto [lo, hi] = std::minmax_element(values.begin(), values.end());

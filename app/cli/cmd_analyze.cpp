@@ -50,8 +50,7 @@ void addAnalyzeOptions(QCommandLineParser& parser)
     parser.addOption({QStringLiteral("reset-params"),
                       QStringLiteral("Forget the parameters set for this run by earlier --param (start from "
                                      "the defaults).")});
-    for (const QCommandLineOption& o : mfuOptions(MfuKept::WithStore))
-        parser.addOption(o);
+    addMfuOptions(parser, MfuKept::WithStore);
     parser.addPositionalArgument(QStringLiteral("run"), QStringLiteral("Run database (.runlens)."),
                                  QStringLiteral("RUN"));
 }

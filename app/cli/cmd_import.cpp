@@ -13,6 +13,9 @@
 namespace runlens::app {
 namespace {
 
+constexpr const char* kSummary = "Import log files into a run database. Each file is one transaction: a file that "
+                                 "fails leaves the database as it was; a file imported before is skipped.";
+
 std::atomic<bool> g_cancel{false};
 
 extern "C" void onInterrupt(int)
@@ -202,14 +205,10 @@ int cmdImport(const QStringList& args)
                        "or more nodes the others are estimated (see runlens clock)."),
         QStringLiteral("NODE=OFFSET"));
     parser.addOptions({output, format, node, rankMap, tz, option, strict, formats, clockOffset});
-    for (const QCommandLineOption& o : mfuOptions())
-        parser.addOption(o);
+    addMfuOptions(parser);
     parser.addPositionalArgument(QStringLiteral("paths"), QStringLiteral("Files or folders (searched recursively)."),
                                  QStringLiteral("PATH..."));
-    if (auto done = parseCommandLine(parser, args,
-                                     "Import log files into a run database. Each file is one transaction: a file "
-                                     "that fails leaves the database as it was; a file imported before is skipped."))
-        return *done;
+    if (auto done = parseCommandLine(parser, args, kSummary)) return *done;
     if (parser.isSet(formats)) {
         for (const importers::Importer* i : importers::allImporters())
             fmt::print("{:<24} {}\n", i->format(), i->description());

@@ -15,6 +15,9 @@
 namespace runlens::app {
 namespace {
 
+constexpr const char* kSummary =
+    "Show what a run database holds. The model and GPU options are kept in the run for its MFU.";
+
 std::string utcTime(std::optional<int64_t> ns)
 {
     if (!ns) return "-";
@@ -232,14 +235,10 @@ int cmdInfo(const QStringList& args)
                       QStringLiteral("N"), QStringLiteral("5")});
     parser.addOption({QStringLiteral("list-gpu-peaks"),
                       QStringLiteral("List the built-in GPU peak table (dense TFLOP/s) and exit.")});
-    for (const QCommandLineOption& o : mfuOptions())
-        parser.addOption(o);
+    addMfuOptions(parser);
     parser.addPositionalArgument(QStringLiteral("run"), QStringLiteral("Run database (.runlens)."),
                                  QStringLiteral("RUN"));
-    if (auto done = parseCommandLine(parser, args,
-                                     "Show what a run database holds. The model and GPU options are kept in the run "
-                                     "for its MFU."))
-        return *done;
+    if (auto done = parseCommandLine(parser, args, kSummary)) return *done;
     if (parser.isSet(QStringLiteral("list-gpu-peaks"))) {
         printGpuPeaks();
         return kExitOk;

@@ -33,15 +33,13 @@ constexpr MfuOption kOptions[] = {
 
 } // namespace
 
-std::vector<QCommandLineOption> mfuOptions(MfuKept kept)
+void addMfuOptions(QCommandLineParser& parser, MfuKept kept)
 {
     const char* where = kept == MfuKept::WithStore ? "kept in the run with --store" : "kept in the run";
-    std::vector<QCommandLineOption> out;
     for (const MfuOption& o : kOptions)
-        out.emplace_back(QString::fromLatin1(o.name),
-                         QString::fromStdString(fmt::format("{} ({}{}).", o.help, where, o.more)),
-                         QString::fromLatin1(o.value));
-    return out;
+        parser.addOption({QString::fromLatin1(o.name),
+                          QString::fromStdString(fmt::format("{} ({}{}).", o.help, where, o.more)),
+                          QString::fromLatin1(o.value)});
 }
 
 Expected<std::map<std::string, std::optional<std::string>>> mfuSettingChanges(const QCommandLineParser& parser)

@@ -7,12 +7,10 @@
 
 #include "analysis/store/error.h"
 
-#include <QCommandLineOption>
 #include <QCommandLineParser>
 #include <map>
 #include <optional>
 #include <string>
-#include <vector>
 
 namespace runlens::store {
 class RunDatabase;
@@ -27,7 +25,8 @@ enum class MfuKept
     WithStore, // analyze: only with --store
 };
 
-std::vector<QCommandLineOption> mfuOptions(MfuKept kept = MfuKept::Always);
+// Adds the options to parser.
+void addMfuOptions(QCommandLineParser& parser, MfuKept kept = MfuKept::Always);
 // The settings the options set (a value) or clear (nullopt); a Usage error for a value that is not a number.
 Expected<std::map<std::string, std::optional<std::string>>> mfuSettingChanges(const QCommandLineParser& parser);
 // Stores the changes and prints a line saying what the run now keeps.

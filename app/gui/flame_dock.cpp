@@ -3,6 +3,7 @@
 #include "analysis/flame/flame_tree.h"
 #include "analysis/store/run_database.h"
 #include "widgets/common/background_job.h"
+#include "widgets/common/flush_column.h"
 #include "widgets/flame/flame_graph_widget.h"
 #include "widgets/flame/flame_panel.h"
 #include "widgets/timeline/lane_plot_data.h"
@@ -98,9 +99,7 @@ FlameDock::FlameDock(QMainWindow* window, widgets::TimelineController* controlle
     filters->addWidget(m_threads, 1);
     filters->addWidget(m_idle);
     auto* content = new QWidget;
-    auto* layout = new QVBoxLayout(content);
-    layout->setContentsMargins(0, 0, 0, 0);
-    layout->setSpacing(0);
+    QVBoxLayout* layout = widgets::flushColumn(content);
     layout->addLayout(filters);
     layout->addWidget(m_panel, 1);
     m_dock = new QDockWidget(tr("Flame graph"), window);

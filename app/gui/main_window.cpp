@@ -12,6 +12,7 @@
 #include "app/gui/run_docks.h"
 #include "app/gui/welcome_widget.h"
 #include "widgets/common/background_job.h"
+#include "widgets/common/flush_column.h"
 #include "widgets/problems/problems_bar.h"
 #include "widgets/run_browser/run_browser_model.h"
 #include "widgets/timeline/timeline_controller.h"
@@ -61,9 +62,7 @@ MainWindow::MainWindow(QWidget* parent)
     setWindowTitle(tr("RunLens"));
     setAcceptDrops(true);
     auto* runPage = new QWidget;
-    auto* runLayout = new QVBoxLayout(runPage);
-    runLayout->setContentsMargins(0, 0, 0, 0);
-    runLayout->setSpacing(0);
+    QVBoxLayout* runLayout = widgets::flushColumn(runPage);
     runLayout->addWidget(m_problemsBar);
     runLayout->addWidget(m_timeline, 1);
     m_stack->addWidget(m_welcome);

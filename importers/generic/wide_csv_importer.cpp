@@ -7,6 +7,7 @@
 #include "importers/common/untimed.h"
 #include "importers/diagnostic_kinds.h"
 #include "importers/input/csv_fields.h"
+#include "importers/input/table_header.h"
 
 #include <algorithm>
 #include <array>
@@ -405,12 +406,10 @@ Status Parser::run()
                 continue;
             }
         }
-        if (trim(text).empty()) continue;
-        if (!haveHeader) {
-            RUNLENS_TRY(parseHeader(text));
-            haveHeader = true;
-            continue;
-        }
+        RUNLENS_ASSIGN_OR_RETURN(
+            const bool blankOrHeaderLine,
+            blankOrHeader(text, haveHeader, [this](std::string_view h) { return parseHeader(h); }));
+        if (blankOrHeaderLine) continue;
         if (text == m_header) {
             report(diag::kRepeatedHeader, 0, 0, "header repeated inside the data; skipped");
             continue;

@@ -6,6 +6,7 @@
 #include "importers/common/time_parse.h"
 #include "importers/diagnostic_kinds.h"
 #include "importers/input/csv_fields.h"
+#include "importers/input/table_header.h"
 
 #include <algorithm>
 #include <cmath>
@@ -434,12 +435,10 @@ Status Parser::run()
                 continue;
             }
         }
-        if (trim(text).empty()) continue;
-        if (!haveHeader) {
-            RUNLENS_TRY(parseHeader(text));
-            haveHeader = true;
-            continue;
-        }
+        RUNLENS_ASSIGN_OR_RETURN(
+            const bool blankOrHeaderLine,
+            blankOrHeader(text, haveHeader, [this](std::string_view h) { return parseHeader(h); }));
+        if (blankOrHeaderLine) continue;
         if (oddQuotes(text)) {
             pending = std::string(text);
             pendingStart = line.number;

@@ -173,17 +173,13 @@ void Parser::line(std::string_view text, int64_t number)
 
 Status Parser::run()
 {
-    Line ln;
-    int64_t sinceCheckpoint = 0;
-    for (;;) {
-        RUNLENS_ASSIGN_OR_RETURN(const bool more, m_ctx.nextLine(ln));
-        if (!more) break;
+    RUNLENS_TRY(m_ctx.forEachLine(kCheckpointLines, [this](const Line& ln) {
         const std::string_view text = trim(ln.text);
-        if (text.empty()) continue; // json.dumps never writes one; nothing is lost
+        if (text.empty()) return okStatus(); // json.dumps never writes one; nothing is lost
         ++m_ctx.rowsRead;
         line(text, ln.number);
-        RUNLENS_TRY(m_ctx.checkpointEvery(sinceCheckpoint, kCheckpointLines));
-    }
+        return okStatus();
+    }));
     return finish();
 }
 

@@ -401,14 +401,7 @@ Status Parser::line(std::string_view text, int64_t number)
 
 Status Parser::run()
 {
-    Line ln;
-    int64_t sinceCheckpoint = 0;
-    for (;;) {
-        RUNLENS_ASSIGN_OR_RETURN(const bool more, m_ctx.nextLine(ln));
-        if (!more) break;
-        RUNLENS_TRY(line(ln.text, ln.number));
-        RUNLENS_TRY(m_ctx.checkpointEvery(sinceCheckpoint, kCheckpointLines));
-    }
+    RUNLENS_TRY(m_ctx.forEachLine(kCheckpointLines, [this](const Line& ln) { return line(ln.text, ln.number); }));
     return finish();
 }
 

@@ -23,24 +23,19 @@ const QString kNone = QStringLiteral("—");
 
 DetailsPanel::DetailsPanel(QWidget* parent) : QWidget(parent)
 {
-    auto* view = new QGroupBox(tr("Timeline"), this);
-    auto* viewForm = new QFormLayout(view);
-    m_range = addRow(viewForm, tr("Visible"));
-    m_rangeSpan = addRow(viewForm, tr("Span"));
-    m_selection = addRow(viewForm, tr("Selection"));
-    m_selectionSpan = addRow(viewForm, tr("Duration"));
-    m_cursor = addRow(viewForm, tr("Cursor"));
-
-    auto* series = new QGroupBox(tr("Series"), this);
-    auto* seriesForm = new QFormLayout(series);
-    m_seriesName = addRow(seriesForm, tr("Metric"));
-    m_seriesUnit = addRow(seriesForm, tr("Unit"));
-    m_seriesSource = addRow(seriesForm, tr("Source"));
-    m_seriesPoints = addRow(seriesForm, tr("Points"));
-    m_seriesMissing = addRow(seriesForm, tr("Missing"));
-    m_seriesMinMax = addRow(seriesForm, tr("Min / max"));
-    m_seriesFirst = addRow(seriesForm, tr("First"));
-    m_seriesLast = addRow(seriesForm, tr("Last"));
+    QGroupBox* view = addGroup(tr("Timeline"), {{&m_range, tr("Visible")},
+                                                {&m_rangeSpan, tr("Span")},
+                                                {&m_selection, tr("Selection")},
+                                                {&m_selectionSpan, tr("Duration")},
+                                                {&m_cursor, tr("Cursor")}});
+    QGroupBox* series = addGroup(tr("Series"), {{&m_seriesName, tr("Metric")},
+                                                {&m_seriesUnit, tr("Unit")},
+                                                {&m_seriesSource, tr("Source")},
+                                                {&m_seriesPoints, tr("Points")},
+                                                {&m_seriesMissing, tr("Missing")},
+                                                {&m_seriesMinMax, tr("Min / max")},
+                                                {&m_seriesFirst, tr("First")},
+                                                {&m_seriesLast, tr("Last")}});
 
     auto* layout = new QVBoxLayout(this);
     layout->setContentsMargins(4, 4, 4, 4);
@@ -50,13 +45,18 @@ DetailsPanel::DetailsPanel(QWidget* parent) : QWidget(parent)
     clear();
 }
 
-QLabel* DetailsPanel::addRow(QFormLayout* form, const QString& name)
+QGroupBox* DetailsPanel::addGroup(const QString& title, std::initializer_list<Row> rows)
 {
-    auto* label = new QLabel(kNone);
-    label->setTextInteractionFlags(Qt::TextSelectableByMouse);
-    label->setWordWrap(true);
-    form->addRow(name, label);
-    return label;
+    auto* group = new QGroupBox(title, this);
+    auto* form = new QFormLayout(group);
+    for (const Row& row : rows) {
+        auto* label = new QLabel(kNone);
+        label->setTextInteractionFlags(Qt::TextSelectableByMouse);
+        label->setWordWrap(true);
+        form->addRow(row.name, label);
+        *row.label = label;
+    }
+    return group;
 }
 
 void DetailsPanel::clear()

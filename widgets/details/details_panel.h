@@ -9,9 +9,10 @@
 
 #include <QWidget>
 #include <cstdint>
+#include <initializer_list>
 #include <optional>
 
-class QFormLayout;
+class QGroupBox;
 class QLabel;
 
 namespace runlens::widgets {
@@ -37,7 +38,14 @@ public:
     static QString formatDuration(int64_t ns);              // "1 min 5.250 s", "350 ms"
 
 private:
-    QLabel* addRow(QFormLayout* form, const QString& name);
+    // A value row: where its label goes, and its name.
+    struct Row
+    {
+        QLabel** label;
+        QString name;
+    };
+    // A group box titled `title` with a form of value rows, each label showing "—" until set.
+    QGroupBox* addGroup(const QString& title, std::initializer_list<Row> rows);
 
     int64_t m_startNs = 0;
     QLabel* m_range;

@@ -2,6 +2,7 @@
 
 #include "analysis/flame/flame_diff.h"
 #include "widgets/common/background_job.h"
+#include "widgets/common/flush_column.h"
 #include "widgets/flame/flame_graph_widget.h"
 #include "widgets/flame/flame_painter.h"
 
@@ -92,9 +93,7 @@ FlamePanel::FlamePanel(QWidget* parent)
     status->addWidget(m_captionLabel, 1);
     status->addWidget(m_message);
 
-    auto* layout = new QVBoxLayout(this);
-    layout->setContentsMargins(0, 0, 0, 0);
-    layout->setSpacing(0);
+    QVBoxLayout* layout = flushColumn(this);
     layout->addWidget(bar);
     layout->addWidget(m_stack, 1);
     layout->addLayout(status);

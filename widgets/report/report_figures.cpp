@@ -39,16 +39,8 @@ FlamePaintOptions figureOptions(const analysis::ReportFlame& flame)
 void paintWaterfall(QPainter& p, const QRect& area, const std::vector<analysis::TimeBudget>& budgets)
 {
     analysis::TimeBudget sum;
-    for (const analysis::TimeBudget& b : budgets) {
-        sum.wallS += b.wallS;
-        sum.startupS += b.startupS;
-        sum.hangS += b.hangS;
-        sum.checkpointS += b.checkpointS;
-        sum.inputS += b.inputS;
-        sum.commWaitS += b.commWaitS;
-        sum.idleS += b.idleS;
-        sum.computeS += b.computeS;
-    }
+    for (const analysis::TimeBudget& b : budgets)
+        sum.addSeconds(b);
     struct Step
     {
         QString label;
