@@ -153,10 +153,11 @@ private:
     int64_t m_line = 0;           // the line being read, for diagnostics
     int64_t m_byte = -1;          // and the offset of its first byte
     SeriesState* m_resolved = {}; // the series of the last record(), if it got one
-    struct Key                    // a series key of the block reader, once a row of it found its series
+    struct Key                    // a series key of the block reader
     {
         std::string unit;
-        SeriesState* state = nullptr;
+        store::SeriesSink* sink = nullptr; // once a row of it was read in its series' unit, and the factor
+        double factor = 1.0;
     };
     std::vector<Key> m_keys;
 };
@@ -484,25 +485,29 @@ Status GenericParser::checkpoint(uint64_t rawBytes) const
     return okStatus();
 }
 
-// The rows of one block in file order: a row the block reader parsed whose series is known, in the unit that
-// series had last and later than its last time, is appended here; every other row takes csvRow(), which then
-// tells its series for the next rows of the same key.
+// The rows of one block in file order: a row the block reader parsed whose key has its series, later than the
+// series' last time, is appended here; every other row takes csvRow(). A key gets its series once a row of it
+// was read while the series' last unit was the key's: the factor from one unit to the series' unit depends on
+// nothing else, so the rows after need neither the name lookups nor the unit check to be stored the same.
 Status GenericParser::blockRow(const CsvBlock& block, const BlockRow& row)
 {
     if (row.key != BlockRow::kGeneral) {
-        const Key& key = m_keys[row.key];
-        if (SeriesState* s = key.state; s && s->unitChecked && key.unit == s->lastUnit) {
-            const auto last = s->sink->lastTs();
+        if (const Key& key = m_keys[row.key]; key.sink) {
+            const auto last = key.sink->lastTs();
             if (!last || row.tsNs > *last) {
                 ++m_ctx.rowsRead;
                 m_prevTs = row.tsNs;
-                s->sink->append(row.tsNs, row.value * s->factor);
-                return m_ctx.writer.flushIfNeeded(*s->sink);
+                key.sink->append(row.tsNs, row.value * key.factor);
+                return m_ctx.writer.flushIfNeeded(*key.sink);
             }
         }
     }
     RUNLENS_TRY(csvRow(std::string_view(block.text).substr(row.offset, row.size)));
-    if (row.key != BlockRow::kGeneral && m_resolved) m_keys[row.key].state = m_resolved;
+    if (row.key == BlockRow::kGeneral || !m_resolved) return okStatus();
+    if (Key& key = m_keys[row.key]; m_resolved->unitChecked && m_resolved->lastUnit == key.unit) {
+        key.sink = m_resolved->sink;
+        key.factor = m_resolved->factor;
+    }
     return okStatus();
 }
 
@@ -513,7 +518,7 @@ Status GenericParser::csvBlocks(int64_t& sinceCheckpoint)
         const std::unique_ptr<CsvBlock> block = reader.next();
         if (!block) return okStatus();
         for (std::string& unit : block->newUnits)
-            m_keys.push_back({std::move(unit), nullptr});
+            m_keys.push_back({std::move(unit), nullptr, 1.0});
         for (const BlockRow& row : block->rows) {
             m_line = row.line;
             m_byte = row.byte;
