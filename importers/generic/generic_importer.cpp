@@ -5,9 +5,11 @@
 #include "importers/common/text_fields.h"
 #include "importers/common/time_parse.h"
 #include "importers/diagnostic_kinds.h"
+#include "importers/generic/generic_blocks.h"
 #include "importers/input/csv_fields.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <deque>
 #include <fmt/format.h>
@@ -22,6 +24,8 @@ namespace {
 
 constexpr int kCheckpointRows = 16384;
 constexpr size_t kMaxName = 256; // longer names are not names (a cut or garbled line)
+
+std::atomic<size_t> g_blockBytes{4u << 20};
 
 std::optional<double> convert(std::string_view from, std::string_view to)
 {
@@ -42,27 +46,6 @@ std::optional<int64_t> offsetSeconds(std::string_view s)
     const int64_t m = digits.size() == 4 ? (digits[2] - '0') * 10 + (digits[3] - '0') : 0;
     if (h > 14 || m > 59) return std::nullopt;
     return sign * (h * 3600 + m * 60);
-}
-
-// Epoch number → ns, the unit from the magnitude of its whole part; the fraction is read as decimal digits so
-// 1768471211.25 is exact (a double would lose the last digits).
-std::optional<int64_t> epochNs(std::string_view s)
-{
-    const size_t dot = s.find('.');
-    const std::string_view whole = s.substr(0, dot);
-    const std::string_view fraction = dot == std::string_view::npos ? std::string_view() : s.substr(dot + 1);
-    auto i = parseInteger(whole);
-    if (!i || *i < 0 || whole.empty() || fraction.find('.') != std::string_view::npos) return std::nullopt;
-    const int digits = *i < 100'000'000'000 ? 9 : *i < 100'000'000'000'000 ? 6 : *i < 100'000'000'000'000'000 ? 3 : 0;
-    int64_t scale = 1;
-    for (int k = 0; k < digits; ++k)
-        scale *= 10;
-    if (*i > std::numeric_limits<int64_t>::max() / scale - 1) return std::nullopt;
-    int64_t part = 0;
-    for (int k = 0; k < digits; ++k)
-        part = part * 10 + (static_cast<size_t>(k) < fraction.size() ? fraction[static_cast<size_t>(k)] - '0' : 0);
-    if (fraction.size() > static_cast<size_t>(digits) && fraction[static_cast<size_t>(digits)] >= '5') ++part;
-    return *i * scale + part;
 }
 
 char separatorOf(std::string_view header)
@@ -133,6 +116,15 @@ private:
     Status csvRow(std::string_view line);
     Status jsonRow(std::string_view line);
     Status record(Record& r);
+    Status csvBlocks(int64_t& sinceCheckpoint);
+    Status blockRow(const CsvBlock& block, const BlockRow& row);
+    CsvLayout layout() const;
+    Status checkpoint(uint64_t rawBytes) const;
+    SourceLocation where(int64_t column = 0) const { return {m_file, m_line, column, m_byte}; }
+    void report(const store::DiagnosticKind& kind, int64_t column, const std::string& message)
+    {
+        m_ctx.diagnostics.report(kind, where(column), message);
+    }
     std::optional<int64_t> timestamp(std::string_view v, int64_t nodeId, int64_t column);
     Expected<int64_t> deviceFor(int64_t nodeId, std::string_view device, Record& r);
 
@@ -157,6 +149,17 @@ private:
     std::optional<int64_t> m_prevTs;
     std::optional<Error> m_fatal;
     bool m_nestedNoted = false;
+    std::string m_file;           // the input as diagnostics name it
+    int64_t m_line = 0;           // the line being read, for diagnostics
+    int64_t m_byte = -1;          // and the offset of its first byte
+    SeriesState* m_resolved = {}; // the series of the last record(), if it got one
+    struct Key                    // a series key of the block reader
+    {
+        std::string unit;
+        store::SeriesSink* sink = nullptr; // once a row of it was read in its series' unit, and the factor
+        double factor = 1.0;
+    };
+    std::vector<Key> m_keys;
 };
 
 Status GenericParser::csvHeader(std::string_view line)
@@ -192,9 +195,9 @@ Status GenericParser::csvRow(std::string_view line)
 {
     const bool closed = m_csv.split(line, m_fields);
     if (m_fields.size() != m_columns.size()) {
-        m_ctx.report(diag::kWrongFieldCount, 0,
-                     fmt::format("{} fields where the header has {}{}; row dropped", m_fields.size(), m_columns.size(),
-                                 closed ? "" : " (a quote opened in the row is not closed)"));
+        report(diag::kWrongFieldCount, 0,
+               fmt::format("{} fields where the header has {}{}; row dropped", m_fields.size(), m_columns.size(),
+                           closed ? "" : " (a quote opened in the row is not closed)"));
         return okStatus();
     }
     Record& r = m_record;
@@ -214,8 +217,8 @@ Status GenericParser::jsonRow(std::string_view line)
 {
     simdjson::dom::object obj;
     if (auto err = m_json.parse(line.data(), line.size()).get_object().get(obj)) {
-        m_ctx.report(diag::kInvalidLine, 0,
-                     fmt::format("not a JSON object ({}): \"{}\"; dropped", simdjson::error_message(err), clip(line)));
+        report(diag::kInvalidLine, 0,
+               fmt::format("not a JSON object ({}): \"{}\"; dropped", simdjson::error_message(err), clip(line)));
         return okStatus();
     }
     Record& r = m_record;
@@ -255,13 +258,13 @@ Status GenericParser::jsonRow(std::string_view line)
         } else if (value.is_string()) {
             r.field(f) = value.get_string().value_unsafe();
         } else if (!value.is_null()) {
-            m_ctx.report(diag::kInvalidLine, 0, fmt::format("\"{}\" is not a string; record dropped", clip(key)));
+            report(diag::kInvalidLine, 0, fmt::format("\"{}\" is not a string; record dropped", clip(key)));
             return okStatus();
         }
     }
     for (auto [name, present] : {std::pair{"ts", !r.ts.empty()}, {"metric", !r.metric.empty()}})
         if (!present) {
-            m_ctx.report(diag::kInvalidLine, 0, fmt::format("record without \"{}\"; dropped", name));
+            report(diag::kInvalidLine, 0, fmt::format("record without \"{}\"; dropped", name));
             return okStatus();
         }
     std::sort(r.labels.begin(), r.labels.end());
@@ -301,7 +304,7 @@ std::optional<int64_t> GenericParser::timestamp(std::string_view v, int64_t node
             return m_tz.toUtcNs(*t, m_prevTs);
         }
     }
-    m_ctx.report(diag::kBadTimestamp, column, fmt::format("cannot read time \"{}\"; row dropped", clip(v)));
+    report(diag::kBadTimestamp, column, fmt::format("cannot read time \"{}\"; row dropped", clip(v)));
     return std::nullopt;
 }
 
@@ -330,9 +333,10 @@ Expected<int64_t> GenericParser::deviceFor(int64_t nodeId, std::string_view devi
 
 Status GenericParser::record(Record& r)
 {
+    m_resolved = nullptr;
     ++m_ctx.rowsRead;
     if (r.metric.empty()) {
-        m_ctx.report(diag::kInvalidLine, 0, "row without a metric name; dropped");
+        report(diag::kInvalidLine, 0, "row without a metric name; dropped");
         return okStatus();
     }
     size_t labelBytes = 0;
@@ -340,10 +344,10 @@ Status GenericParser::record(Record& r)
         labelBytes += k.size() + v.size() + 2;
     if (std::max({r.metric.size(), r.node.size(), r.device.size(), r.unit.size()}) > kMaxName ||
         labelBytes > 4 * kMaxName) {
-        m_ctx.report(diag::kInvalidLine, 0,
-                     fmt::format("a metric, node, device, unit or label longer than {} bytes (metric \"{}\"); row "
-                                 "dropped",
-                                 kMaxName, clip(r.metric)));
+        report(diag::kInvalidLine, 0,
+               fmt::format("a metric, node, device, unit or label longer than {} bytes (metric \"{}\"); row "
+                           "dropped",
+                           kMaxName, clip(r.metric)));
         return okStatus();
     }
     if (m_lastNodeId < 0 || r.node != m_lastNode) {
@@ -367,21 +371,22 @@ Status GenericParser::record(Record& r)
         const auto canonical = canonicalUnit(r.metric);
         s.unit = canonical ? std::string(*canonical) : std::string(r.unit);
         if (!canonical && m_unmapped.insert(std::string(r.metric)).second)
-            m_ctx.report(diag::kUnmappedMetric, 0,
-                         fmt::format("metric \"{}\" has no canonical name; kept as it is", clip(r.metric)));
+            report(diag::kUnmappedMetric, 0,
+                   fmt::format("metric \"{}\" has no canonical name; kept as it is", clip(r.metric)));
         RUNLENS_ASSIGN_OR_RETURN(auto sink, m_ctx.writer.series(deviceId, r.metric, s.unit, r.metric, labels));
         s.sink = sink;
         it = m_series.emplace(m_key, std::move(s)).first;
     }
     SeriesState& s = it->second;
+    m_resolved = &s;
     if (auto last = s.sink->lastTs(); last && *ts <= *last) {
         if (*ts == *last)
-            m_ctx.report(diag::kDuplicateSample, r.tsColumn,
-                         fmt::format("a second value of {} at the same time; the first is kept", clip(r.metric)));
+            report(diag::kDuplicateSample, r.tsColumn,
+                   fmt::format("a second value of {} at the same time; the first is kept", clip(r.metric)));
         else
-            m_ctx.report(diag::kBackwardsTime, r.tsColumn,
-                         fmt::format("time \"{}\" is earlier than the previous value of {}; row dropped", clip(r.ts),
-                                     clip(r.metric)));
+            report(diag::kBackwardsTime, r.tsColumn,
+                   fmt::format("time \"{}\" is earlier than the previous value of {}; row dropped", clip(r.ts),
+                               clip(r.metric)));
         return okStatus();
     }
     m_prevTs = ts;
@@ -389,24 +394,22 @@ Status GenericParser::record(Record& r)
     auto n = r.valueIsNull ? std::nullopt : parseNumber(v);
     if (!n) {
         if (!r.valueIsNull && !isMissingToken(v) && v != "null")
-            m_ctx.report(
-                diag::kBadNumber, r.valueColumn,
-                fmt::format("expected a number for {}, got \"{}\"; stored as missing", clip(r.metric), clip(v)));
+            report(diag::kBadNumber, r.valueColumn,
+                   fmt::format("expected a number for {}, got \"{}\"; stored as missing", clip(r.metric), clip(v)));
         s.sink->appendMissing(*ts, r.valueIsNull ? std::string_view("null") : v);
         return m_ctx.writer.flushIfNeeded(*s.sink);
     }
     if (!std::isfinite(*n)) {
-        m_ctx.report(diag::kNanValue, r.valueColumn,
-                     fmt::format("\"{}\" for {} stored as missing", clip(v), clip(r.metric)));
+        report(diag::kNanValue, r.valueColumn, fmt::format("\"{}\" for {} stored as missing", clip(v), clip(r.metric)));
         s.sink->appendMissing(*ts, v);
         return m_ctx.writer.flushIfNeeded(*s.sink);
     }
     if (!s.unitChecked || r.unit != s.lastUnit) {
         const auto f = r.unit.empty() ? std::optional<double>(1.0) : convert(r.unit, s.unit);
         if (!f) {
-            m_ctx.report(diag::kUnknownUnit, 0,
-                         fmt::format("unit \"{}\" of {} cannot be converted to \"{}\"; stored as missing", clip(r.unit),
-                                     clip(r.metric), s.unit));
+            report(diag::kUnknownUnit, 0,
+                   fmt::format("unit \"{}\" of {} cannot be converted to \"{}\"; stored as missing", clip(r.unit),
+                               clip(r.metric), s.unit));
             s.sink->appendMissing(*ts, v);
             return m_ctx.writer.flushIfNeeded(*s.sink);
         }
@@ -428,25 +431,108 @@ Status GenericParser::run()
         Json
     } mode = Mode::Unknown;
     int64_t sinceCheckpoint = 0;
+    m_file = m_ctx.lines.input().displayName();
     for (;;) {
         RUNLENS_ASSIGN_OR_RETURN(const bool more, m_ctx.nextLine(line));
         if (!more) break;
         const std::string_view text = trim(line.text);
         if (text.empty() || text[0] == '#') continue;
+        m_line = line.number;
+        m_byte = line.byteOffset;
         Status s = okStatus();
         if (mode == Mode::Unknown) {
             mode = text[0] == '{' ? Mode::Json : Mode::Csv;
             s = mode == Mode::Json ? jsonRow(text) : csvHeader(text);
         } else {
-            s = mode == Mode::Json ? jsonRow(text) : csvRow(text);
+            s = jsonRow(text);
         }
         if (!s) return s;
         RUNLENS_TRY(m_ctx.checkpointEvery(sinceCheckpoint, kCheckpointRows));
+        if (mode == Mode::Csv) { // the rows after the header: read and parsed in blocks on another thread
+            RUNLENS_TRY(csvBlocks(sinceCheckpoint));
+            break;
+        }
     }
     if (mode == Mode::Unknown)
         return makeError(ErrorCode::Format, "empty file: no header or JSON record", m_ctx.lines.location());
     if (m_nodes.size() > 1) m_ctx.notes.push_back(fmt::format("{} nodes named in the file", m_nodes.size()));
     return okStatus();
+}
+
+CsvLayout GenericParser::layout() const
+{
+    CsvLayout l;
+    l.separator = m_csv.separator();
+    l.columns = m_columns.size();
+    for (size_t i = 0; i < m_columns.size(); ++i) { // a column named twice: the last one counts, as in csvRow()
+        const Field f = m_columns[i];
+        if (f == Field::Ts) l.ts = i;
+        if (f == Field::Value) l.value = i;
+        if (f == Field::Metric) l.metric = i;
+        if (f == Field::Unit) l.unit = i;
+        if (f != Field::Ts && f != Field::Value) l.keyColumns.push_back(i);
+    }
+    return l;
+}
+
+Status GenericParser::checkpoint(uint64_t rawBytes) const
+{
+    const Progress* p = m_ctx.progress;
+    if (!p) return okStatus();
+    if (p->cancel && p->cancel->load(std::memory_order_relaxed))
+        return makeError(ErrorCode::Cancelled, "import cancelled", where());
+    if (p->report) p->report(rawBytes, m_ctx.lines.input().rawSize());
+    return okStatus();
+}
+
+// The rows of one block in file order: a row the block reader parsed whose key has its series, later than the
+// series' last time, is appended here; every other row takes csvRow(). A key gets its series once a row of it
+// was read while the series' last unit was the key's: the factor from one unit to the series' unit depends on
+// nothing else, so the rows after need neither the name lookups nor the unit check to be stored the same.
+Status GenericParser::blockRow(const CsvBlock& block, const BlockRow& row)
+{
+    if (row.key != BlockRow::kGeneral) {
+        if (const Key& key = m_keys[row.key]; key.sink) {
+            const auto last = key.sink->lastTs();
+            if (!last || row.tsNs > *last) {
+                ++m_ctx.rowsRead;
+                m_prevTs = row.tsNs;
+                key.sink->append(row.tsNs, row.value * key.factor);
+                return m_ctx.writer.flushIfNeeded(*key.sink);
+            }
+        }
+    }
+    RUNLENS_TRY(csvRow(std::string_view(block.text).substr(row.offset, row.size)));
+    if (row.key == BlockRow::kGeneral || !m_resolved) return okStatus();
+    if (Key& key = m_keys[row.key]; m_resolved->unitChecked && m_resolved->lastUnit == key.unit) {
+        key.sink = m_resolved->sink;
+        key.factor = m_resolved->factor;
+    }
+    return okStatus();
+}
+
+Status GenericParser::csvBlocks(int64_t& sinceCheckpoint)
+{
+    CsvBlockReader reader(m_ctx.lines, layout(), g_blockBytes.load());
+    for (;;) {
+        const std::unique_ptr<CsvBlock> block = reader.next();
+        if (!block) return okStatus();
+        for (std::string& unit : block->newUnits)
+            m_keys.push_back({std::move(unit), nullptr, 1.0});
+        for (const BlockRow& row : block->rows) {
+            m_line = row.line;
+            m_byte = row.byte;
+            if (row.tooLong) {
+                report(diag::kLineTooLong, 0, fmt::format("line of more than {} bytes dropped", row.size));
+                continue;
+            }
+            m_resolved = nullptr;
+            RUNLENS_TRY(blockRow(*block, row));
+            if (++sinceCheckpoint % kCheckpointRows == 0) RUNLENS_TRY(checkpoint(block->rawBytes));
+        }
+        if (block->error) return *block->error;
+        if (block->last) return okStatus();
+    }
 }
 
 // The first line that is not blank or a comment.
@@ -518,6 +604,11 @@ std::optional<std::string> GenericMetricsImporter::hostLabel(const SniffInput& i
     csv.split(row, cells);
     if (cells.size() <= nodeColumn || trim(cells[nodeColumn]).empty()) return std::nullopt;
     return std::string(trim(cells[nodeColumn]));
+}
+
+size_t GenericMetricsImporter::setCsvBlockBytes(size_t bytes)
+{
+    return g_blockBytes.exchange(bytes);
 }
 
 Status GenericMetricsImporter::run(ImportContext& context) const

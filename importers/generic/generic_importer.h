@@ -37,6 +37,8 @@
 //   canonical unit; a unit that cannot be converted is unknown_unit and the point is stored as missing.
 //   Another metric keeps the unit of its first row; later rows in another unit are converted to it when the
 //   conversion is known, else unknown_unit.
+// CSV rows after the header are read and parsed in blocks on a thread of their own (generic_blocks.h) while the
+// rows before are stored; diagnostics keep their file:line.
 // Each series goes forward in time: an earlier time is backwards_time, the same time duplicate_sample (the
 // first value is kept); both drop the row.
 
@@ -57,6 +59,10 @@ public:
     int sniff(const SniffInput& input) const override;
     std::optional<std::string> hostLabel(const SniffInput& input) const override;
     Status run(ImportContext& context) const override;
+
+    // The text of each block of CSV lines parsed ahead on a second thread (about 4 MiB; the rows stored are the
+    // same whatever the size). Tests make it small to cut a file into many blocks. Returns the size before.
+    static size_t setCsvBlockBytes(size_t bytes);
 };
 
 } // namespace runlens::importers

@@ -1,5 +1,6 @@
 #include "tests/bench/format_bench.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -77,7 +78,7 @@ void civil(int64_t unixS, int& y, int& mo, int& d, int& h, int& mi, int& s)
 
 GeneratedFormat dmon(const fs::path& dir, int nodes, int gpus, int64_t seconds)
 {
-    GeneratedFormat g{"nvidia-smi-dmon", {}, {"--tz", "UTC"}, {(dir / "dmon-baseline.csv").string()}, 0, 0};
+    GeneratedFormat g{"nvidia-smi-dmon", {}, {"--tz", "UTC"}, {(dir / "dmon-baseline.csv").string()}, 0, 0, {}};
     Out csv(g.baseline.front());
     csv.buf += "date,time,gpu,pwr,gtemp,sm,mem,mclk,pclk,smutil,mmaact,dram\n";
     for (int n = 0; n < nodes; ++n) {
@@ -127,8 +128,8 @@ constexpr Family kFamilies[] = {{"DCGM_FI_DEV_GPU_UTIL", util},
 
 std::pair<GeneratedFormat, GeneratedFormat> prometheus(const fs::path& dir, int nodes, int gpus, int64_t seconds)
 {
-    GeneratedFormat text{"prometheus-text", {}, {}, {(dir / "prom-baseline.csv").string()}, 0, 0};
-    GeneratedFormat json{"prometheus-json", {}, {}, text.baseline, 0, 0};
+    GeneratedFormat text{"prometheus-text", {}, {}, {(dir / "prom-baseline.csv").string()}, 0, 0, {}};
+    GeneratedFormat json{"prometheus-json", {}, {}, text.baseline, 0, 0, {}};
     Out csv(text.baseline.front());
     csv.buf += "ts_ms,name,gpu,hostname,value\n";
     for (int n = 0; n < nodes; ++n) {
@@ -184,7 +185,7 @@ std::pair<GeneratedFormat, GeneratedFormat> prometheus(const fs::path& dir, int 
 
 GeneratedFormat generic(const fs::path& dir, int nodes, int gpus, int64_t seconds)
 {
-    GeneratedFormat g{"metrics-csv", {}, {}, {}, 0, 0};
+    GeneratedFormat g{"metrics-csv", {}, {}, {}, 0, 0, {}};
     for (int n = 0; n < nodes; ++n) {
         const fs::path file = dir / fmt::format("generic-node{}", n) / "metrics.csv";
         fs::create_directories(file.parent_path());
@@ -207,6 +208,126 @@ GeneratedFormat generic(const fs::path& dir, int nodes, int gpus, int64_t second
     return g;
 }
 
+// A metric of the realistic long file: its name, unit, typical value, spread and decimals written.
+struct LongMetric
+{
+    const char* name;
+    const char* unit;
+    double base, spread;
+    int decimals;
+};
+constexpr LongMetric kGpuMetrics[] = {
+    {"gpu.util", "%", 70, 30, 3},
+    {"gpu.mem_util", "%", 40, 20, 3},
+    {"gpu.mem_used", "MiB", 60000, 20000, 4},
+    {"gpu.mem_free", "MiB", 20000, 15000, 4},
+    {"gpu.power", "W", 550, 150, 4},
+    {"gpu.power_instant", "W", 560, 170, 5},
+    {"gpu.temp", "C", 62, 12, 3},
+    {"gpu.mem_temp", "C", 70, 10, 3},
+    {"gpu.sm_clock", "MHz", 1800, 180, 3},
+    {"gpu.mem_clock", "MHz", 2619, 0.5, 3},
+    {"DCGM_FI_PROF_SM_ACTIVE", "ratio", 0.7, 0.25, 6},
+    {"DCGM_FI_PROF_SM_OCCUPANCY", "ratio", 0.4, 0.2, 6},
+    {"DCGM_FI_PROF_PIPE_TENSOR_ACTIVE", "ratio", 0.45, 0.3, 6},
+    {"DCGM_FI_PROF_PIPE_FP16_ACTIVE", "ratio", 0.1, 0.08, 6},
+    {"DCGM_FI_PROF_DRAM_ACTIVE", "ratio", 0.35, 0.2, 6},
+    {"DCGM_FI_PROF_PCIE_TX_BYTES", "B/s", 2.5e8, 2e8, 3},
+    {"DCGM_FI_PROF_PCIE_RX_BYTES", "B/s", 3.1e8, 2e8, 3},
+    {"DCGM_FI_DEV_XID_ERRORS", "", 0.001, 0.001, 3},
+    {"torch.cuda.max_memory_allocated", "GiB", 61, 9, 5},
+    {"torch.cuda.memory_reserved", "GiB", 70, 6, 5},
+};
+constexpr LongMetric kNvlinkMetric{"nvlink.bandwidth", "GB/s", 120, 60, 4};
+constexpr int kNvlinks = 18; // an H100 SXM: a tx and an rx series per link
+constexpr LongMetric kIbMetrics[] = {
+    {"net.rx", "MB/s", 9000, 6000, 3},           {"net.tx", "MB/s", 9000, 6000, 3},
+    {"ib.port_rcv_packets", "1/s", 4e6, 3e6, 3}, {"ib.port_xmit_packets", "1/s", 4e6, 3e6, 3},
+    {"ib.port_xmit_wait", "1/s", 1200, 1100, 3}, {"ib.symbol_error", "", 0.001, 0.001, 3},
+    {"ib.link_downed", "", 0.001, 0.001, 3},     {"ib.port_rcv_errors", "", 0.001, 0.001, 3},
+    {"ib.rdma_read_bytes", "GiB/s", 4, 3, 5},    {"ib.rdma_write_bytes", "GiB/s", 4, 3, 5},
+};
+constexpr LongMetric kDiskMetrics[] = {
+    {"disk.read", "kB/s", 25000, 24000, 3}, {"disk.write", "kB/s", 90000, 80000, 3},
+    {"disk.util", "%", 20, 19, 3},          {"disk.await", "ms", 1.2, 1, 4},
+    {"disk.iops_read", "1/s", 300, 290, 3}, {"disk.iops_write", "1/s", 800, 700, 3},
+};
+constexpr LongMetric kHostMetrics[] = {
+    {"cpu.util", "%", 35, 30, 3},
+    {"cpu.iowait", "%", 1.5, 1.4, 3},
+    {"cpu.load1", "", 24, 20, 3},
+    {"host.mem_available", "MiB", 9e5, 2e5, 3},
+    {"host.mem_cached", "MiB", 4e5, 1e5, 3},
+    {"host.swap_used", "MiB", 0, 0.5, 3},
+    {"net.rx", "MB/s", 40, 35, 4},
+    {"net.tx", "MB/s", 30, 25, 4},
+    {"proc.python.rss", "GiB", 48, 8, 5},
+    {"proc.python.threads", "", 180, 20, 3},
+    {"dataloader.queue_depth", "", 6, 6, 3},
+    {"node.fs.free", "GiB", 2500, 10, 6},
+};
+
+// A value near base: deterministic, different per series and time, with the metric's decimals.
+void longValue(std::string& out, const LongMetric& m, uint64_t series, int64_t step)
+{
+    const uint64_t h = (series * 0x9E3779B97F4A7C15ull) ^ (static_cast<uint64_t>(step) * 0xC2B2AE3D27D4EB4Full);
+    const double unit = static_cast<double>((h >> 11) % 1000003) / 1000003.0; // 0 … 1
+    const double v = std::max(0.0, m.base + m.spread * (2 * unit - 1));
+    fmt::format_to(std::back_inserter(out), "{:.{}f}", v, m.decimals);
+}
+
+// The long format as a collector that logs time.time_ns() writes it: nanosecond times, about 25,000 series (45 nodes
+// × 8 GPUs × 56 metrics, 8 InfiniBand ports, 2 disks, a NIC and the host), one scrape every 10 s with the nodes one
+// after another, rows in time order and the series interleaved. `steps` scrapes in one file (the baseline too).
+GeneratedFormat genericRealistic(const fs::path& dir, int64_t steps)
+{
+    constexpr int kNodes = 45, kGpus = 8, kIbPorts = 8;
+    GeneratedFormat g{"metrics-csv", {}, {}, {}, 0, 0, "metrics-csv ns 25k"};
+    const fs::path file = dir / "generic-realistic" / "metrics.csv";
+    fs::create_directories(file.parent_path());
+    g.files.push_back(file.string());
+    Out out(file.string());
+    out.buf += "ts,node,device,metric,value,unit\n";
+    constexpr int64_t kStartNs = kStartS * 1'000'000'000 + 123'456'789;
+    for (int64_t step = 0; step < steps; ++step) {
+        for (int n = 0; n < kNodes; ++n) {
+            int64_t ns = kStartNs + step * 10'000'000'000 + static_cast<int64_t>(n) * 137'000'411;
+            uint64_t series = static_cast<uint64_t>(n) * 1000;
+            auto row = [&](std::string_view device, std::string_view metric, const LongMetric& m) {
+                ns += 1123 + static_cast<int64_t>(series % 7) * 101; // the exporter's own pace between rows
+                fmt::format_to(std::back_inserter(out.buf), "{},gpu-node-{:03},{},{},", ns, n, device, metric);
+                longValue(out.buf, m, series++, step);
+                out.buf += ',';
+                out.buf += m.unit;
+                out.buf += '\n';
+                ++g.rows;
+            };
+            for (int gpu = 0; gpu < kGpus; ++gpu) {
+                const std::string device = fmt::format("gpu:{}", gpu);
+                for (const LongMetric& m : kGpuMetrics)
+                    row(device, m.name, m);
+                for (int link = 0; link < kNvlinks; ++link)
+                    for (const char* way : {"tx", "rx"})
+                        row(device, fmt::format("{}.l{}.{}", kNvlinkMetric.name, link, way), kNvlinkMetric);
+            }
+            for (int port = 0; port < kIbPorts; ++port) {
+                const std::string device = fmt::format("ib:mlx5_{}:1", port);
+                for (const LongMetric& m : kIbMetrics)
+                    row(device, m.name, m);
+            }
+            for (const char* disk : {"disk:nvme0n1", "disk:nvme1n1"})
+                for (const LongMetric& m : kDiskMetrics)
+                    row(disk, m.name, m);
+            for (const LongMetric& m : kHostMetrics)
+                row(m.name[0] == 'n' && m.name[1] == 'e' ? "nic:eth0" : "host", m.name, m);
+            out.maybeFlush();
+        }
+    }
+    g.samples = g.rows;
+    g.baseline = g.files; // the same file is the baseline
+    return g;
+}
+
 GeneratedFormat dcgmi(const fs::path& dir, int nodes, int gpus, int64_t seconds)
 {
     GeneratedFormat g{"dcgmi-dmon",
@@ -214,7 +335,8 @@ GeneratedFormat dcgmi(const fs::path& dir, int nodes, int gpus, int64_t seconds)
                       {"--option", fmt::format("start={}", kStartS), "--option", "interval=1000ms"},
                       {(dir / "dcgmi-baseline.csv").string()},
                       0,
-                      0};
+                      0,
+                      {}};
     Out csv(g.baseline.front());
     csv.buf += "node,t,gpu,gputl,smact,smocc,tenso,drama,power\n";
     const std::string header = "#Entity   GPUTL       SMACT       SMOCC       TENSO       DRAMA       POWER\n"
@@ -249,7 +371,7 @@ GeneratedFormat dcgmi(const fs::path& dir, int nodes, int gpus, int64_t seconds)
 // sadf prints them).
 GeneratedFormat sadf(const fs::path& dir, int nodes, int64_t seconds)
 {
-    GeneratedFormat g{"sadf-csv", {}, {}, {(dir / "sadf-baseline.csv").string()}, 0, 0};
+    GeneratedFormat g{"sadf-csv", {}, {}, {(dir / "sadf-baseline.csv").string()}, 0, 0, {}};
     Out csv(g.baseline.front());
     csv.buf += "host,interval,ts,key,a,b,c,d,e,f,g,h,i,j\n"; // the same values as the sadf rows
     for (int n = 0; n < nodes; ++n) {
@@ -315,7 +437,7 @@ GeneratedFormat sadf(const fs::path& dir, int nodes, int64_t seconds)
 // A hand-made wide CSV per node: epoch seconds and one column per GPU.
 GeneratedFormat wide(const fs::path& dir, int nodes, int gpus, int64_t seconds)
 {
-    GeneratedFormat g{"wide-csv", {}, {}, {}, 0, 0};
+    GeneratedFormat g{"wide-csv", {}, {}, {}, 0, 0, {}};
     for (int n = 0; n < nodes; ++n) {
         const fs::path file = dir / fmt::format("wide-node{}", n) / "gpu_log.csv";
         fs::create_directories(file.parent_path());
@@ -353,6 +475,7 @@ std::vector<GeneratedFormat> generateFormats(const std::string& dirName, int nod
     out.push_back(std::move(text));
     out.push_back(std::move(json));
     out.push_back(generic(dir, nodes, gpus, seconds));
+    out.push_back(genericRealistic(dir, std::max<int64_t>(3, static_cast<int64_t>(hours * 6))));
     out.push_back(dcgmi(dir, nodes, gpus, seconds));
     out.push_back(sadf(dir, nodes, seconds));
     out.push_back(wide(dir, nodes, gpus, seconds));

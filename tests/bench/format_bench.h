@@ -1,7 +1,8 @@
 #pragma once
 
 // Seed-scale inputs for each metric format (4 nodes × 8 GPUs × H hours at 1 s), each written with a CSV of
-// the same values for the `sqlite3 .import` baseline.
+// the same values for the `sqlite3 .import` baseline; the long format also as a realistic collector writes it
+// (nanosecond times, about 25,000 series, 6 scrapes per hour of the seed).
 
 #include <cstdint>
 #include <string>
@@ -17,6 +18,7 @@ struct GeneratedFormat
     std::vector<std::string> baseline;  // the same values as CSV files (with a header), for sqlite3 .import
     int64_t rows = 0;                   // records in the input (lines of values)
     int64_t samples = 0;                // numeric values in them
+    std::string label;                  // the row's name in the table and its files; empty = the format id
 };
 
 // Writes every format's inputs under dir; returns them in the order benchmarked.

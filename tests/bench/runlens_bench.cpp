@@ -1,7 +1,8 @@
 // RunLens benchmark: the seed-scale metric set (4 nodes × 8 GPUs × 28 h at 1 s, the nvidia-smi
 // properties of a real capture) written as nvidia-smi CSV, imported by `runlens import`, and compared
 // with `sqlite3 .import` of the same rows into a plain table. Prints a table with ratios against the
-// targets. `--quick` (or RUNLENS_BENCH_QUICK=1) runs a 30-minute run instead, for CI.
+// targets. `--quick` (or RUNLENS_BENCH_QUICK=1) runs a 30-minute run instead, for CI; `--format`, `--stacks`,
+// `--timeline`, `--flame` and `--rules` run one part alone.
 
 #include "analysis/store/run_database.h"
 #include "analysis/store/run_reader.h"
@@ -96,17 +97,18 @@ bool benchFormats(const fs::path& dir, int nodes, int gpus, double hours, int ru
                "", "");
     bool ok = true;
     for (const bench::GeneratedFormat& f : formats) {
-        const std::string db = (dir / "formats" / (f.format + ".runlens")).string();
+        const std::string name = f.label.empty() ? f.format : f.label;
+        const std::string db = (dir / "formats" / (name + ".runlens")).string();
         std::vector<std::string> args{RUNLENS_BINARY, "import", "--format", f.format, "-o", db};
         args.insert(args.end(), f.extraArgs.begin(), f.extraArgs.end());
         args.insert(args.end(), f.files.begin(), f.files.end());
         const ProcessRun ours = medianRun(runs, args, db, {});
-        const std::string baseDb = (dir / "formats" / (f.format + ".sqlite")).string();
-        const std::string script = (dir / "formats" / (f.format + ".sql")).string();
+        const std::string baseDb = (dir / "formats" / (name + ".sqlite")).string();
+        const std::string script = (dir / "formats" / (name + ".sql")).string();
         writeImportScript(script, f.baseline, "t");
         const ProcessRun base = medianRun(runs, {"sqlite3", baseDb}, baseDb, script);
         if (ours.exitCode != 0) {
-            fmt::print("| {:<18} | runlens import failed (exit {}) |\n", f.format, ours.exitCode);
+            fmt::print("| {:<18} | runlens import failed (exit {}) |\n", name, ours.exitCode);
             ok = false;
             continue;
         }
@@ -121,14 +123,14 @@ bool benchFormats(const fs::path& dir, int nodes, int gpus, double hours, int ru
             }
         }
         if (stored != f.samples) {
-            fmt::print("| {:<18} | stored {} points, expected {} |\n", f.format, stored, f.samples);
+            fmt::print("| {:<18} | stored {} points, expected {} |\n", name, stored, f.samples);
             ok = false;
             continue;
         }
         std::error_code ec;
         const double bytes = static_cast<double>(fs::file_size(db, ec));
         fmt::print("| {:<18} | {:>10} | {:>11} | {:>10.2f} | {:>12.0f} | {:>10} | {:>7} | {:>7.0f} | {:>8.2f} |\n",
-                   f.format, f.rows, f.samples, ours.seconds, static_cast<double>(f.samples) / ours.seconds,
+                   name, f.rows, f.samples, ours.seconds, static_cast<double>(f.samples) / ours.seconds,
                    base.exitCode == 0 ? fmt::format("{:.2f}", base.seconds) : "n/a",
                    base.exitCode == 0 ? ratio(base.seconds, ours.seconds) : "-", ours.peakRssMb,
                    bytes / static_cast<double>(f.samples));
@@ -182,6 +184,7 @@ struct Options
     bool timelineOnly = false; // --timeline: only the timeline benchmarks
     bool flameOnly = false;    // --flame: only the flame graph widget
     bool rulesOnly = false;    // --rules: only the diagnosis rules
+    bool formatsOnly = false;  // --format: only the other metric formats against sqlite3
 };
 
 Options parseOptions(int argc, char** argv)
@@ -193,6 +196,7 @@ Options parseOptions(int argc, char** argv)
         if (std::strcmp(argv[i], "--timeline") == 0) o.timelineOnly = true;
         if (std::strcmp(argv[i], "--flame") == 0) o.flameOnly = true;
         if (std::strcmp(argv[i], "--rules") == 0) o.rulesOnly = true;
+        if (std::strcmp(argv[i], "--format") == 0) o.formatsOnly = true;
     }
     return o;
 }
@@ -370,6 +374,7 @@ int runBenchmarks(bench::TimedApplication& app, const Options& o)
     if (o.timelineOnly) return benchTimeline(app, dir, quick) ? 0 : 1;
     if (o.flameOnly) return bench::benchFlameWidget(quick) ? 0 : 1;
     if (o.rulesOnly) return bench::benchRules(dir.string(), quick) ? 0 : 1;
+    if (o.formatsOnly) return benchFormats(dir, spec.nodes, spec.gpusPerNode, spec.hours, quick ? 1 : 3) ? 0 : 1;
     fmt::print("RunLens benchmark{}: {} nodes × {} GPUs × {} h at 1 s, nvidia-smi --query-gpu CSV\n",
                quick ? " (quick mode)" : "", spec.nodes, spec.gpusPerNode, spec.hours);
     const std::optional<ImportFigures> imported = benchImport(spec, dir, quick);
