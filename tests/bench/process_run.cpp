@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <fcntl.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -112,7 +113,8 @@ bool send(const std::string& s)
 void startLauncher()
 {
     int requests[2], answers[2];
-    if (pipe(requests) != 0 || pipe(answers) != 0) return; // runProcess forks from here instead
+    // Close-on-exec: the programs the launcher runs do not inherit its pipes.
+    if (pipe2(requests, O_CLOEXEC) != 0 || pipe2(answers, O_CLOEXEC) != 0) return; // runProcess forks from here instead
     std::fflush(stdout);
     std::fflush(stderr);
     const pid_t pid = fork();
