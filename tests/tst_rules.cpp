@@ -46,6 +46,7 @@ class TestRules : public QObject
 
 private Q_SLOTS:
     void episodesJoinShortGaps();
+    void medianLeavingOneOut();
     void gridSeriesKeepEveryValue_data();
     void gridSeriesKeepEveryValue();
     void checkpointGapsPeriodic();
@@ -82,6 +83,29 @@ void TestRules::episodesJoinShortGaps()
     QCOMPARE(eps[2].endNs, kStart + 20 * kSecond);
     QCOMPARE(episodesOf(f, grid, 0).size(), size_t(4)); // 1–2, 5, 9, 18–19
     QCOMPARE(quantile({3, 1, NAN, 2}, 0.5), 2.0);
+}
+
+// The median with one value left out is quantile(rest, 0.5) exactly, with ties, for every value left out and every
+// size (none, one, two …).
+void TestRules::medianLeavingOneOut()
+{
+    std::mt19937_64 rng(11);
+    std::uniform_int_distribution<int> few(0, 5); // few distinct values: many ties
+    for (int round = 0; round < 200; ++round)
+        for (size_t n = 0; n <= 12; ++n) {
+            std::vector<double> values(n);
+            for (double& v : values)
+                v = round % 2 ? 1000 + 10 * few(rng) : std::ldexp(static_cast<double>(rng() >> 11), -53);
+            std::vector<double> scratch = values;
+            const MedianLeavingOneOut median(scratch);
+            QCOMPARE(std::bit_cast<uint64_t>(median.all()), std::bit_cast<uint64_t>(quantile(values, 0.5)));
+            for (size_t j = 0; j < n; ++j) {
+                std::vector<double> rest = values;
+                rest.erase(rest.begin() + static_cast<std::ptrdiff_t>(j));
+                QCOMPARE(std::bit_cast<uint64_t>(median.without(values[j])),
+                         std::bit_cast<uint64_t>(quantile(rest, 0.5)));
+            }
+        }
 }
 
 // The rules' compact grid series give back every value to the bit, whatever the values are, and take less room

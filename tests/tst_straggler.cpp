@@ -10,6 +10,7 @@
 #include "analysis/rules/run_analysis.h"
 #include "analysis/rules/step_detection.h"
 #include "analysis/rules/straggler_rule.h"
+#include "analysis/rules/straggler_support.h"
 #include "analysis/store/run_database.h"
 #include "analysis/store/run_writer.h"
 #include "analysis/store/trace_writer.h"
@@ -22,6 +23,7 @@
 #include <QJsonDocument>
 #include <QTemporaryDir>
 #include <QTest>
+#include <bit>
 #include <cmath>
 #include <fmt/format.h>
 #include <functional>
@@ -265,6 +267,7 @@ class TestStraggler : public QObject
 
 private Q_SLOTS:
     void parameters();
+    void peersMediansMatchEachSkip();
     void nodeStraggler_data();
     void nodeStraggler();
     void noNodeStraggler_data();
@@ -291,6 +294,26 @@ void TestStraggler::parameters()
         QVERIFY2(std::any_of(p.all().begin(), p.all().end(),
                              [&](const RuleParam& rp) { return rp.name == name && !rp.doc.empty(); }),
                  name);
+}
+
+// The peers' medians from one sorted copy are peersMedian's to the bit, with ties and absent (NaN) values, for every
+// size (none, one, two …).
+void TestStraggler::peersMediansMatchEachSkip()
+{
+    std::mt19937_64 rng(5);
+    std::uniform_int_distribution<int> few(0, 5); // few distinct values: many ties; 5 is absent
+    for (int round = 0; round < 200; ++round)
+        for (size_t n = 0; n <= 12; ++n) {
+            std::vector<double> v(n);
+            for (double& x : v) {
+                const int f = few(rng);
+                x = f == 5 ? NAN : round % 2 ? 0.1 * f : std::ldexp(static_cast<double>(rng() >> 11), -53);
+            }
+            const straggler::PeersMedians peers(v);
+            for (size_t i = 0; i < n; ++i)
+                QCOMPARE(std::bit_cast<uint64_t>(peers.without(v[i])),
+                         std::bit_cast<uint64_t>(straggler::peersMedian(v, i)));
+        }
 }
 
 void TestStraggler::lateRankFromTraces()

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <string_view>
+#include <unordered_map>
 
 namespace runlens::analysis::comm {
 
@@ -388,15 +389,18 @@ QJsonArray windowsJson(const NodeProfile& profile, const std::vector<Signature>&
 Expected<QJsonArray> topCommKernels(store::TraceReader& traces, const std::vector<store::TraceTrackInfo>& tracks,
                                     const std::vector<FindingEpisode>& episodes, const std::string& node, size_t count)
 {
+    // Each track's node by its id (the first track of an id), looked up per slice.
+    std::unordered_map<int64_t, const std::string*> nodeOfTrack;
+    for (const store::TraceTrackInfo& tr : tracks)
+        nodeOfTrack.emplace(tr.id, &tr.node);
     std::map<std::string, int64_t> byName;
     for (const FindingEpisode& e : episodes) {
         store::TraceFilter filter;
         filter.categories = {store::TraceCategory::CommKernel, store::TraceCategory::Collective};
         RUNLENS_ASSIGN_OR_RETURN(auto found, traces.slices({e.startNs, e.endNs}, filter));
         for (const store::TraceSliceInfo& sl : found) {
-            const auto track =
-                std::find_if(tracks.begin(), tracks.end(), [&](const auto& tr) { return tr.id == sl.trackId; });
-            if (track != tracks.end() && track->node != node) continue;
+            const auto track = nodeOfTrack.find(sl.trackId);
+            if (track != nodeOfTrack.end() && *track->second != node) continue;
             byName[sl.name] += sl.durNs;
         }
     }

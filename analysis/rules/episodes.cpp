@@ -100,6 +100,33 @@ double quantile(std::vector<double> values, double q)
     return values[k];
 }
 
+MedianLeavingOneOut::MedianLeavingOneOut(std::vector<double>& values)
+{
+    values.erase(std::remove_if(values.begin(), values.end(), [](double v) { return !std::isfinite(v); }),
+                 values.end());
+    m_count = values.size();
+    if (m_count == 1) m_lower = values[0];
+    if (m_count < 2) return;
+    const auto k = static_cast<std::ptrdiff_t>((m_count - 2) / 2);
+    std::nth_element(values.begin(), values.begin() + k, values.end());
+    m_lower = values[static_cast<size_t>(k)];
+    m_upper = *std::min_element(values.begin() + k + 1, values.end());
+}
+
+double MedianLeavingOneOut::all() const
+{
+    // quantile's slot (count - 1) / 2 is k for an even count and k + 1 for an odd one.
+    if (m_count < 2) return m_lower;
+    return m_count % 2 == 0 ? m_lower : m_upper;
+}
+
+double MedianLeavingOneOut::without(double v) const
+{
+    // Leaving out the first of the sorted values equal to v: at or before slot k it moves the (k+1)-th into slot k.
+    if (m_count < 2) return std::numeric_limits<double>::quiet_NaN();
+    return v <= m_lower ? m_upper : m_lower;
+}
+
 double medianInPlace(std::vector<double>& values)
 {
     const size_t mid = values.size() / 2;

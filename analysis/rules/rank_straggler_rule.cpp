@@ -158,13 +158,14 @@ void cohortExcess(const std::vector<size_t>& members, const std::vector<RankUnit
             work[i] = std::min(1.0, static_cast<double>(cell.work) * u.intervalS / w.seconds());
             ckpt[i] = std::min(1.0, static_cast<double>(cell.checkpoint) * u.intervalS / w.seconds());
         }
+        const PeersMedians workPeers(work), ckptPeers(ckpt);
         for (size_t i = 0; i < members.size(); ++i) {
             if (!std::isfinite(work[i])) continue;
-            const double peers = peersMedian(work, i);
+            const double peers = workPeers.without(work[i]);
             if (!std::isfinite(peers)) continue;
             excess[members[i]][k] = work[i] - peers;
             if (excess[members[i]][k] > 0 &&
-                ckpt[i] - peersMedian(ckpt, i) >= kCheckpointExcessShare * excess[members[i]][k])
+                ckpt[i] - ckptPeers.without(ckpt[i]) >= kCheckpointExcessShare * excess[members[i]][k])
                 (*checkpointWindow)[k] = 1;
         }
     }

@@ -28,12 +28,36 @@ double peersMedian(const std::vector<double>& v, size_t skip)
     return medianInPlace(peers);
 }
 
+PeersMedians::PeersMedians(const std::vector<double>& v)
+{
+    for (double x : v)
+        if (std::isfinite(x)) m_sorted.push_back(x);
+    std::sort(m_sorted.begin(), m_sorted.end());
+}
+
+double PeersMedians::without(double value) const
+{
+    // Leaving out the first sorted value equal to value (equal values are interchangeable); a value that is not
+    // finite was never among them.
+    const size_t left =
+        std::isfinite(value)
+            ? static_cast<size_t>(std::lower_bound(m_sorted.begin(), m_sorted.end(), value) - m_sorted.begin())
+            : m_sorted.size();
+    const size_t n = left < m_sorted.size() ? m_sorted.size() - 1 : m_sorted.size();
+    if (n == 0) return kNaN;
+    auto rest = [&](size_t t) { return t < left ? m_sorted[t] : m_sorted[t + 1]; };
+    // As medianInPlace: the middle value, or the mean of the middle two for an even count.
+    const double upper = rest(n / 2);
+    return n % 2 == 1 ? upper : (rest(n / 2 - 1) + upper) / 2;
+}
+
 } // namespace straggler
 
 using straggler::kNaN;
 using straggler::kQuartileToSigma;
 using straggler::medianOf;
 using straggler::peersMedian;
+using straggler::PeersMedians;
 
 namespace {
 
@@ -142,10 +166,12 @@ Lags lagsOf(const RunMetrics& m, const std::vector<std::pair<int64_t, int64_t>>&
             for (size_t g : out.units[u].gpus)
                 if (std::isfinite(out.gpuArrival[g][k]) && !(out.gpuArrival[g][k] <= out.arrive[k][u]))
                     out.arrive[k][u] = out.gpuArrival[g][k];
-    for (size_t k = 0; k < ns; ++k)
+    for (size_t k = 0; k < ns; ++k) {
+        const PeersMedians peers(out.arrive[k]);
         for (size_t u = 0; u < nu; ++u)
             if (std::isfinite(out.arrive[k][u]))
-                out.lag[u][k] = (out.arrive[k][u] - peersMedian(out.arrive[k], u)) / 1e9;
+                out.lag[u][k] = (out.arrive[k][u] - peers.without(out.arrive[k][u])) / 1e9;
+    }
     return out;
 }
 

@@ -29,6 +29,18 @@ double medianOf(std::vector<double> v);
 // The median of the finite values except index `skip`.
 double peersMedian(const std::vector<double>& v, size_t skip);
 
+// peersMedian of every index of one vector, each in O(1) after sorting its finite values once.
+class PeersMedians
+{
+public:
+    explicit PeersMedians(const std::vector<double>& v);
+    // peersMedian(v, skip) for value = v[skip].
+    double without(double value) const;
+
+private:
+    std::vector<double> m_sorted; // the finite values
+};
+
 // A window the ranks are compared in: [from, to).
 struct Window
 {

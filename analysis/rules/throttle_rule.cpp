@@ -55,9 +55,26 @@ double limitAt(const GpuThrottle& t, size_t i)
     return std::isfinite(at(g.powerLimit, i)) ? g.powerLimit[i] : t.maxPower;
 }
 
+// Per slot: the busy GPUs' known clocks, from which each GPU's peers' median (the others') follows in O(1). One pass
+// over the slots reading every GPU's values once, instead of every GPU's peers again for each GPU.
+std::vector<MedianLeavingOneOut> slotClocks(const RunMetrics& m, const ThrottleParams& q)
+{
+    std::vector<MedianLeavingOneOut> out(m.grid.size);
+    std::vector<double> clocks;
+    clocks.reserve(m.gpus.size());
+    for (size_t i = 0; i < m.grid.size; ++i) {
+        clocks.clear();
+        for (const GpuMetrics& g : m.gpus)
+            if (busyAt(g, i, q.busyUtil)) clocks.push_back(at(g.smClock, i));
+        out[i] = MedianLeavingOneOut(clocks); // drops the unknown clocks
+    }
+    return out;
+}
+
 // Per busy slot: whether the GPU is throttled (a reason bit, or a low clock at the power limit or hot), its clock
 // deficit against its reference (the busy peers' median clock, else its own busy clock) and the peers' clock.
-GpuThrottle flagSlots(const RunMetrics& m, const GpuMetrics& g, const ThrottleParams& q)
+GpuThrottle flagSlots(const RunMetrics& m, const GpuMetrics& g, const std::vector<MedianLeavingOneOut>& slotClock,
+                      const ThrottleParams& q)
 {
     const TimeGrid& grid = m.grid;
     GpuThrottle t;
@@ -73,15 +90,13 @@ GpuThrottle flagSlots(const RunMetrics& m, const GpuMetrics& g, const ThrottlePa
     for (size_t i = 0; i < g.smClock.size(); ++i)
         if (busyAt(g, i, q.busyUtil)) busyClock.push_back(g.smClock[i]);
     const double ownClock = quantile(busyClock, q.ownClockQuantile);
-    std::vector<double> peers;
     for (size_t i = 0; i < grid.size; ++i) {
         if (!busyAt(g, i, q.busyUtil)) continue;
-        peers.clear();
-        for (const GpuMetrics& o : m.gpus)
-            if (&o != &g && busyAt(o, i, q.busyUtil) && std::isfinite(at(o.smClock, i))) peers.push_back(o.smClock[i]);
-        const double peer = quantile(peers, 0.5);
+        const double clock = at(g.smClock, i);
+        // The GPU's own clock is among the slot's when finite (it is busy): its peers' median leaves it out.
+        const double peer = std::isfinite(clock) ? slotClock[i].without(clock) : slotClock[i].all();
         t.peerClock[i] = peer;
-        const double clock = at(g.smClock, i), reference = std::isfinite(peer) ? peer : ownClock;
+        const double reference = std::isfinite(peer) ? peer : ownClock;
         const bool low = std::isfinite(clock) && std::isfinite(reference) && clock < q.clockRatio * reference;
         const double mask = at(g.clockEventReasons, i);
         const uint64_t bits = std::isfinite(mask) ? static_cast<uint64_t>(mask) : 0;
@@ -313,9 +328,10 @@ ThrottleParams ThrottleParams::from(const RuleParams& p)
 std::vector<Finding> throttleRule(const RunMetrics& m, const RuleParams& params)
 {
     const ThrottleParams q = ThrottleParams::from(params);
+    const std::vector<MedianLeavingOneOut> slotClock = slotClocks(m, q);
     std::vector<GpuThrottle> throttled;
     for (const GpuMetrics& g : m.gpus) {
-        GpuThrottle t = flagSlots(m, g, q);
+        GpuThrottle t = flagSlots(m, g, slotClock, q);
         if (keepEpisodes(t, m.grid, q)) throttled.push_back(std::move(t));
     }
     std::vector<Finding> out;
