@@ -93,6 +93,9 @@ Status RunWriter::prepare()
                        "VALUES (?,?,?,?,?,?)"},
         {&m_insFrame, "INSERT INTO frame(name, file, line, module) VALUES (?,?,?,?)"},
         {&m_insCallsite, "INSERT INTO callsite(parent_id, frame_id, depth) VALUES (?,?,?)"},
+        {&m_insSeries, "INSERT INTO series(device_id, metric, unit, raw_name, labels, source) VALUES (?,?,?,?,?,?) "
+                       "ON CONFLICT(device_id, metric, labels, source) DO UPDATE SET metric = metric "
+                       "RETURNING id, unit, points"},
     };
     for (const auto& s : all) {
         RUNLENS_ASSIGN_OR_RETURN(auto st, Statement::prepare(h, s.sql));
@@ -184,7 +187,10 @@ Expected<int64_t> RunWriter::device(int64_t nodeId, std::string_view kind, std::
                                         "ON CONFLICT(node_id, kind, name) DO UPDATE SET kind = kind RETURNING id"));
     ins.bind(1, nodeId).bind(2, kind).bind(3, name);
     auto row = ins.step();
-    if (!row) return row.error();
+    if (!row) {
+        ins.reset();
+        return row.error();
+    }
     const int64_t id = ins.int64(0);
     ins.reset();
     m_devices.emplace(std::move(key), id);
@@ -205,15 +211,15 @@ Expected<SeriesSink*> RunWriter::series(int64_t deviceId, std::string_view metri
 {
     auto key = std::make_tuple(deviceId, std::string(metric), std::string(labels), m_format);
     if (auto it = m_series.find(key); it != m_series.end()) return it->second.get();
-    sqlite3* h = m_db.handle();
-    RUNLENS_ASSIGN_OR_RETURN(
-        auto ins, Statement::prepare(h, "INSERT INTO series(device_id, metric, unit, raw_name, labels, source) "
-                                        "VALUES (?,?,?,?,?,?) ON CONFLICT(device_id, metric, labels, source) "
-                                        "DO UPDATE SET metric = metric RETURNING id, unit, points"));
+    RUNLENS_TRY(prepare());
+    Statement& ins = m_insSeries;
     ins.bind(1, deviceId).bind(2, metric).bind(3, unit).bind(4, rawName).bind(5, labels);
     ins.bind(6, std::string_view(m_format));
     auto row = ins.step();
-    if (!row) return row.error();
+    if (!row) {
+        ins.reset();
+        return row.error();
+    }
     const int64_t id = ins.int64(0);
     const std::string existingUnit = ins.text(1);
     const bool hadPoints = ins.int64(2) > 0;
@@ -276,7 +282,9 @@ Status RunWriter::flush(SeriesSink& sink)
     sink.m_pointsWritten += static_cast<int64_t>(sink.m_points.size());
     Encoder::Job job{&sink, std::move(sink.m_points), std::move(sink.m_tokens)};
     sink.m_points = {};
-    sink.m_points.reserve(kChunkPoints);
+    // A series that filled a chunk goes on filling: its next chunk's room at once. One flushed before it was full
+    // (by flushAll) grows as it needs.
+    if (job.points.size() >= static_cast<size_t>(kChunkPoints)) sink.m_points.reserve(kChunkPoints);
     sink.m_tokens = {};
     // Insert what is ready first so the result queue never fills while we wait for job room.
     RUNLENS_TRY(drainEncoded(false));
@@ -402,7 +410,10 @@ Expected<int64_t> RunWriter::thread(int64_t nodeId, std::string_view process, in
                            "ON CONFLICT(node_id, process, pid, name, tid) DO UPDATE SET pid = pid RETURNING id"));
     ins.bind(1, nodeId).bind(2, process).bind(3, pid).bind(4, name).bind(5, tid);
     auto row = ins.step();
-    if (!row) return row.error();
+    if (!row) {
+        ins.reset();
+        return row.error();
+    }
     const int64_t id = ins.int64(0);
     ins.reset();
     m_threads.emplace(std::move(key), id);

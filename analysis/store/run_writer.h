@@ -162,7 +162,7 @@ private:
     int64_t m_importId = 0;
     std::string m_format; // of the current import: series are kept apart per source format
     int64_t m_duplicatesDropped = 0;
-    Statement m_insChunk, m_insSample, m_insFrame, m_insCallsite;
+    Statement m_insChunk, m_insSample, m_insFrame, m_insCallsite, m_insSeries;
     Statement m_insUnanchored; // prepared on first use
     // By device, metric, labels and format: a writer reused for imports of several formats keeps them apart.
     std::map<std::tuple<int64_t, std::string, std::string, std::string>, std::unique_ptr<SeriesSink>> m_series;

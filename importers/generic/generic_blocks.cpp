@@ -30,6 +30,10 @@ std::optional<int64_t> epochNs(std::string_view s)
     return *i * scale + part;
 }
 
+namespace {
+constexpr size_t kLineMargin = 4096; // a block's text is reserved this much beyond its size: its last line
+} // namespace
+
 class CsvBlockReader::Worker
 {
 public:
@@ -75,7 +79,15 @@ private:
 
 void CsvBlockReader::Worker::run()
 {
-    auto block = std::make_unique<CsvBlock>();
+    // Each block's storage reserved at once, the rows as many as the block before had: no copies as it grows.
+    size_t rowsBefore = 0;
+    auto newBlock = [&] {
+        auto b = std::make_unique<CsvBlock>();
+        b->text.reserve(m_blockBytes + kLineMargin);
+        b->rows.reserve(rowsBefore + rowsBefore / 8);
+        return b;
+    };
+    auto block = newBlock();
     Line line;
     for (;;) {
         auto more = m_lines.next(line);
@@ -105,8 +117,9 @@ void CsvBlockReader::Worker::run()
         block->rows.push_back(row);
         if (block->text.size() >= m_blockBytes) {
             block->rawBytes = m_lines.input().rawBytesRead();
+            rowsBefore = block->rows.size();
             if (!m_queue.push(std::move(block))) return; // the importer stopped
-            block = std::make_unique<CsvBlock>();
+            block = newBlock();
         }
     }
 }
@@ -117,7 +130,8 @@ void CsvBlockReader::Worker::parse(std::string_view text, BlockRow& row, CsvBloc
     splitFields(text, m_layout.separator, m_fields);
     if (m_fields.size() != m_layout.columns) return;
     const std::string_view ts = trim(m_fields[m_layout.ts]);
-    if (ts.empty() || ts.find_first_not_of("0123456789.") != std::string_view::npos) return;
+    if (ts.empty() || !std::all_of(ts.begin(), ts.end(), [](char c) { return (c >= '0' && c <= '9') || c == '.'; }))
+        return;
     const auto ns = epochNs(ts);
     const auto value = parseNumber(trim(m_fields[m_layout.value]));
     if (!ns || !value || !std::isfinite(*value) || trim(m_fields[m_layout.metric]).empty()) return;
