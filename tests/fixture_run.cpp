@@ -12,6 +12,23 @@
 
 namespace runlens::test {
 
+Expected<analysis::RunAnalysis> importAndAnalyseFolder(const std::string& folder, const std::string& dbPath,
+                                                       std::string* importSummary)
+{
+    importers::ImportOptions options;
+    options.timeZone = "UTC"; // --tz UTC: the runs were recorded (or generated) with clocks in UTC
+    auto plan = importers::planImport({folder}, options);
+    if (!plan) return plan.error();
+    const app::ImportJobResult job = app::runImport(dbPath, *plan, options);
+    if (importSummary) *importSummary = job.summary();
+    if (job.error || job.failed > 0 || job.cancelled) return makeError(ErrorCode::Io, "import: " + job.summary());
+    auto db = store::RunDatabase::open(dbPath, store::OpenMode::ReadWrite);
+    if (!db) return db.error();
+    // as runlens import does after a run
+    if (auto clocks = app::estimateAndDescribeClocks(**db, false); !clocks) return clocks.error();
+    return analysis::analyzeRun(**db, analysis::RuleParams::defaults());
+}
+
 FixtureRun importAndAnalyse(const QString& fixtures, const std::string& id)
 {
     FixtureRun run;
@@ -39,28 +56,8 @@ FixtureRun importAndAnalyse(const QString& fixtures, const std::string& id)
         run.error = "cannot copy the run's files";
         return run;
     }
-    auto plan = importers::planImport({copy.toStdString()}, options);
-    if (!plan) {
-        run.error = plan.error().toString();
-        return run;
-    }
-    const std::string dbPath = tmp.filePath(QStringLiteral("run.runlens")).toStdString();
-    const app::ImportJobResult job = app::runImport(dbPath, *plan, options);
-    run.importSummary = job.summary();
-    if (job.error || job.failed > 0 || job.cancelled) {
-        run.error = "import: " + job.summary();
-        return run;
-    }
-    auto db = store::RunDatabase::open(dbPath, store::OpenMode::ReadWrite);
-    if (!db) {
-        run.error = db.error().toString();
-        return run;
-    }
-    if (auto clocks = app::estimateAndDescribeClocks(**db, false); !clocks) { // as runlens import does after a run
-        run.error = clocks.error().toString();
-        return run;
-    }
-    auto analysed = analysis::analyzeRun(**db, analysis::RuleParams::defaults());
+    auto analysed = importAndAnalyseFolder(
+        copy.toStdString(), tmp.filePath(QStringLiteral("run.runlens")).toStdString(), &run.importSummary);
     if (!analysed) {
         run.error = analysed.error().toString();
         return run;

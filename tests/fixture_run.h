@@ -23,6 +23,11 @@ struct FixtureRun
     analysis::RunAnalysis analysis;
 };
 
+// Imports every file of folder into a new run at dbPath (import --tz UTC), estimates the clocks and analyses it with
+// the default parameters; importSummary, when given, receives the import's summary.
+Expected<analysis::RunAnalysis> importAndAnalyseFolder(const std::string& folder, const std::string& dbPath,
+                                                       std::string* importSummary = nullptr);
+
 // Imports fixtures/id (a copy without its truth/ folder), estimates the clocks and analyses it with the default
 // parameters; present is false when the folder is absent.
 FixtureRun importAndAnalyse(const QString& fixtures, const std::string& id);

@@ -32,6 +32,10 @@ constexpr double kMinWindowShare = 0.5;
 constexpr double kCheckpointExcessShare = 0.5;
 // The jitter scale of the work shares is at least this (a share): identical ranks do not divide by zero.
 constexpr double kMinScaleShare = 1e-6;
+// ... and in a window at least this many samples' share of it (a work share counted from samples is known to a
+// sample or so: a thread sampled at a fixed rate over a periodic step may count one sample more than its peers in
+// every window by the phase it is sampled at, and when most shares are equal their spread says nothing of that).
+constexpr double kResolutionSamples = 1;
 // Confidence: traces and stacks agree; stacks alone; traces alone (a few profiled steps).
 constexpr double kConfidenceBoth = 0.9, kConfidenceStacks = 0.75, kConfidenceTraces = 0.7;
 
@@ -139,10 +143,11 @@ std::vector<Window> joinWindows(const std::vector<Window>& windows, const std::v
 }
 
 // Per evaluated window, each member's lateness: its work share minus its peers' median (the part of the window they
-// wait for it); *checkpointWindow marks the windows whose extra work is a checkpoint write (CKPT_GAP's).
+// wait for it); *checkpointWindow marks the windows whose extra work is a checkpoint write (CKPT_GAP's);
+// *sampleShare the share of the window one sample of its most sparsely sampled member stands for.
 void cohortExcess(const std::vector<size_t>& members, const std::vector<RankUnit>& units,
                   const std::vector<Window>& groups, const Reads& r, std::vector<std::vector<double>>& excess,
-                  std::vector<uint8_t>* checkpointWindow)
+                  std::vector<uint8_t>* checkpointWindow, std::vector<double>* sampleShare)
 {
     const size_t ne = r.evaluated.size();
     for (size_t k = 0; k < ne; ++k) {
@@ -156,6 +161,7 @@ void cohortExcess(const std::vector<size_t>& members, const std::vector<RankUnit
                 u.lastNs < w.toNs - static_cast<int64_t>(kPresenceIntervals * 1e9 * u.intervalS))
                 continue;
             work[i] = std::min(1.0, static_cast<double>(cell.work) * u.intervalS / w.seconds());
+            (*sampleShare)[k] = std::max((*sampleShare)[k], u.intervalS / w.seconds());
             ckpt[i] = std::min(1.0, static_cast<double>(cell.checkpoint) * u.intervalS / w.seconds());
         }
         const PeersMedians workPeers(work), ckptPeers(ckpt);
@@ -175,7 +181,8 @@ void cohortExcess(const std::vector<size_t>& members, const std::vector<RankUnit
 // in at least straggler.min_steps judged windows, straggler.intermittent of them, dominant over the median peer.
 std::vector<RankStraggler> cohortStragglers(const std::vector<size_t>& members, const std::vector<RankUnit>& units,
                                             const std::vector<std::vector<double>>& excess,
-                                            const std::vector<uint8_t>& checkpointWindow, const StragglerParams& q)
+                                            const std::vector<uint8_t>& checkpointWindow,
+                                            const std::vector<double>& sampleShare, const StragglerParams& q)
 {
     const size_t ne = checkpointWindow.size();
     std::vector<double> aboutOwn, absolute;
@@ -198,7 +205,7 @@ std::vector<RankStraggler> cohortStragglers(const std::vector<size_t>& members, 
             const double e = excess[members[i]][k];
             if (!std::isfinite(e) || checkpointWindow[k]) continue;
             ++late[i].judged;
-            if (e >= q.minLag && e / sigma >= q.z) {
+            if (e >= q.minLag && e / std::max(sigma, kResolutionSamples * sampleShare[k]) >= q.z) {
                 late[i].late.push_back(k);
                 late[i].lateness.push_back(e);
             }
@@ -206,10 +213,19 @@ std::vector<RankStraggler> cohortStragglers(const std::vector<size_t>& members, 
         late[i].share =
             late[i].judged ? static_cast<double>(late[i].late.size()) / static_cast<double>(late[i].judged) : 0;
     }
+    size_t allLate = 0, allJudged = 0;
+    for (const RankStraggler& r : late) {
+        allLate += r.late.size();
+        allJudged += r.judged;
+    }
     std::vector<RankStraggler> found;
     for (size_t i = 0; i < members.size(); ++i) {
         RankStraggler& r = late[i];
         if (static_cast<double>(r.judged) < q.minSteps || r.share < q.intermittent) continue;
+        const size_t judged = r.judged;
+        if (!lateBeyondChance(r.late.size(), judged, allLate - r.late.size(), allJudged - judged, members.size(),
+                              q.significance))
+            continue;
         std::vector<double> others;
         for (size_t j = 0; j < members.size(); ++j)
             if (j != i) others.push_back(late[j].share);
@@ -468,8 +484,9 @@ Expected<std::vector<Finding>> rankStragglerRule(const RunMetrics& m, const std:
     for (const auto& [cohort, members] : j.cohorts) {
         if (members.size() < 2) continue;
         std::vector<uint8_t> checkpointWindow(j.reads.evaluated.size(), 0);
-        cohortExcess(members, units, j.groups, j.reads, excess, &checkpointWindow);
-        for (RankStraggler& r : cohortStragglers(members, units, excess, checkpointWindow, q))
+        std::vector<double> sampleShare(j.reads.evaluated.size(), 0.0);
+        cohortExcess(members, units, j.groups, j.reads, excess, &checkpointWindow, &sampleShare);
+        for (RankStraggler& r : cohortStragglers(members, units, excess, checkpointWindow, sampleShare, q))
             found.push_back(std::move(r));
     }
     std::vector<Finding> out;

@@ -51,6 +51,24 @@ double PeersMedians::without(double value) const
     return n % 2 == 1 ? upper : (rest(n / 2 - 1) + upper) / 2;
 }
 
+bool lateBeyondChance(size_t late, size_t judged, size_t othersLate, size_t othersJudged, size_t units,
+                      double significance)
+{
+    if (late == 0 || late > judged) return false;
+    // The peers' rate of late windows, with one late and one on time added (two ranks never late do not make the
+    // rate zero, which any lateness would beat).
+    const double p = (static_cast<double>(othersLate) + 1) / (static_cast<double>(othersJudged) + 2);
+    // P(X >= late) for X ~ Binomial(judged, p), summed in logs.
+    const auto n = static_cast<double>(judged);
+    double tail = 0;
+    for (size_t k = late; k <= judged; ++k) {
+        const auto kd = static_cast<double>(k);
+        tail += std::exp(std::lgamma(n + 1) - std::lgamma(kd + 1) - std::lgamma(n - kd + 1) + kd * std::log(p) +
+                         (n - kd) * std::log1p(-p));
+    }
+    return tail <= significance / static_cast<double>(std::max<size_t>(units, 1));
+}
+
 } // namespace straggler
 
 using straggler::kNaN;
@@ -290,6 +308,7 @@ StragglerParams StragglerParams::from(const RuleParams& p)
     q.persistent = p.get("straggler.persistent");
     q.intermittent = p.get("straggler.intermittent");
     q.dominance = p.get("straggler.dominance");
+    q.significance = p.get("straggler.significance");
     q.minLag = p.get("straggler.min_lag");
     q.severity = SeverityCuts::from(p, "straggler");
     q.windowSamples = p.getCount("straggler.window_samples");
@@ -336,9 +355,17 @@ std::vector<Finding> stragglerRule(const RunMetrics& m, const std::vector<StepTi
     }
     // A straggler: late often enough, far more often than its median peer (a different unit late every step is
     // jitter), by enough of the step.
+    size_t allLate = 0, allSteps = 0;
+    for (const Late& l : late) {
+        allLate += l.late.size();
+        allSteps += l.steps;
+    }
     for (size_t u = 0; u < nu; ++u) {
         const Late& l = late[u];
         if (l.share < q.intermittent || l.late.empty()) continue;
+        if (!straggler::lateBeyondChance(l.late.size(), l.steps, allLate - l.late.size(), allSteps - l.steps, nu,
+                                         q.significance))
+            continue;
         std::vector<double> others;
         for (size_t v = 0; v < nu; ++v)
             if (v != u) others.push_back(late[v].share);

@@ -63,6 +63,7 @@ struct StragglerParams
     double persistent = 0;           // straggler.persistent
     double intermittent = 0;         // straggler.intermittent
     double dominance = 0;            // straggler.dominance
+    double significance = 0;         // straggler.significance
     double minLag = 0;               // straggler.min_lag
     SeverityCuts severity;           // straggler.warn, straggler.critical
     int windowSamples = 0;           // straggler.window_samples

@@ -29,6 +29,13 @@ double medianOf(std::vector<double> v);
 // The median of the finite values except index `skip`.
 double peersMedian(const std::vector<double>& v, size_t skip);
 
+// Whether a unit late in `late` of its `judged` windows is late more often than chance allows: the chance that a unit
+// late at its peers' rate (othersLate of othersJudged) is late that often, times the units compared (any of them
+// could have been), is at most `significance` (straggler.significance). Among a thousand ranks a few are late in
+// several windows by jitter alone; a straggler is late far beyond that.
+bool lateBeyondChance(size_t late, size_t judged, size_t othersLate, size_t othersJudged, size_t units,
+                      double significance);
+
 // peersMedian of every index of one vector, each in O(1) after sorting its finite values once.
 class PeersMedians
 {
