@@ -1,6 +1,8 @@
 #include "tests/bench/flame_widget_bench.h"
 
 #include "analysis/flame/flame_tree.h"
+#include "analysis/phase/phase_classifier.h"
+#include "analysis/store/run_database.h"
 #include "widgets/flame/flame_graph_widget.h"
 
 #include <QCoreApplication>
@@ -141,6 +143,53 @@ bool benchFlameWidget(bool quick)
                median(hoverMs), "≤ 16 ms");
     fmt::print("| {:<52} | {:>10} | {:<12} |\n", "blocks drawn at full view", layout ? layout->rects.size() : 0, "");
     return !focusMs.empty() && !searchMs.empty() && !hoverMs.empty();
+}
+
+std::optional<FlameWindowFigures> measureFlameWindows(const std::string& dbPath, int64_t firstNs, int64_t lastNs,
+                                                      int64_t windowNs, int count)
+{
+    widgets::FlameGraphWidget w;
+    w.resize(1600, 900);
+    w.show();
+    const int64_t span = std::min(windowNs, lastNs - firstNs);
+    std::vector<double> ms;
+    FlameWindowFigures fig;
+    std::unique_ptr<store::RunDatabase> db;
+    std::unique_ptr<analysis::FlameSource> source;
+    for (int k = 0; k < count; ++k) {
+        const int64_t from = firstNs + (count > 1 ? (lastNs - firstNs - span) / (count - 1) * k : 0);
+        const auto t0 = Clock::now();
+        if (!source) {
+            auto opened = store::RunDatabase::open(dbPath, store::OpenMode::ReadOnly);
+            auto classifier = analysis::PhaseClassifier::builtIn();
+            if (!opened || !classifier) {
+                fmt::print("flame graph: {}\n", (opened ? classifier.error() : opened.error()).toString());
+                return std::nullopt;
+            }
+            db = std::move(*opened);
+            source = std::make_unique<analysis::FlameSource>(
+                *db, std::make_shared<analysis::PhaseClassifier>(std::move(*classifier)));
+        }
+        analysis::FlameQuery query;
+        query.window = {from, from + span};
+        auto tree = source->tree(query);
+        if (!tree) {
+            fmt::print("flame graph: {}\n", tree.error().toString());
+            return std::nullopt;
+        }
+        w.setTree(*tree);
+        settle(w);
+        ms.push_back(msSince(t0));
+        if (k == 0) {
+            fig.nodes = (*tree)->nodes().size();
+            fig.samples = (*tree)->totalSamples();
+        }
+    }
+    fig.windows = ms.size();
+    fig.firstMs = ms.empty() ? 0 : ms.front();
+    fig.worstMs = ms.empty() ? 0 : *std::max_element(ms.begin(), ms.end());
+    fig.medianMs = median(ms);
+    return fig;
 }
 
 } // namespace runlens::bench

@@ -76,39 +76,51 @@ void civil(int64_t unixS, int& y, int& mo, int& d, int& h, int& mi, int& s)
     s = static_cast<int>(sod % 60);
 }
 
+// Node n's `nvidia-smi dmon` capture with GPM columns, and the same values as rows of `csv` (no header). Returns the
+// rows written.
+int64_t dmonNode(const std::string& path, Out& csv, int n, int gpus, int64_t seconds)
+{
+    Out out(path);
+    out.buf += "#Date       Time        gpu    pwr  gtemp     sm    mem   mclk   pclk     smutil     mmaact       "
+               "dram \n#YYYYMMDD   HH:MM:SS    Idx      W      C      %      %    MHz    MHz      GPM:%      "
+               "GPM:%      GPM:% \n";
+    int64_t rows = 0;
+    for (int64_t t = 0; t < seconds; ++t) {
+        int y, mo, d, h, mi, s;
+        civil(kStartS + t, y, mo, d, h, mi, s);
+        for (int gpu = 0; gpu < gpus; ++gpu) {
+            const int64_t v = nodeTime(t, n);
+            const int pwr = static_cast<int>(watts(v, gpu)), sm = static_cast<int>(util(v, gpu));
+            const int smutil = static_cast<int>(ratio(v, gpu) * 100), mma = smutil / 2, dram = smutil / 3;
+            fmt::format_to(std::back_inserter(out.buf),
+                           " {:04}{:02}{:02}   {:02}:{:02}:{:02}  {:>5} {:>6} {:>6} {:>6} {:>6} {:>6} {:>6} {:>10} "
+                           "{:>10} {:>10} \n",
+                           y, mo, d, h, mi, s, gpu, pwr, 40 + gpu, sm, sm / 4, 2619, 1980, smutil, mma, dram);
+            fmt::format_to(std::back_inserter(csv.buf),
+                           "{:04}{:02}{:02},{:02}:{:02}:{:02},{},{},{},{},{},{},{},{},{},{}\n", y, mo, d, h, mi, s, gpu,
+                           pwr, 40 + gpu, sm, sm / 4, 2619, 1980, smutil, mma, dram);
+            ++rows;
+        }
+        out.maybeFlush();
+        csv.maybeFlush();
+    }
+    return rows;
+}
+
+constexpr const char* kDmonBaselineHeader = "date,time,gpu,pwr,gtemp,sm,mem,mclk,pclk,smutil,mmaact,dram\n";
+
 GeneratedFormat dmon(const fs::path& dir, int nodes, int gpus, int64_t seconds)
 {
     GeneratedFormat g{"nvidia-smi-dmon", {}, {"--tz", "UTC"}, {(dir / "dmon-baseline.csv").string()}, 0, 0, {}};
     Out csv(g.baseline.front());
-    csv.buf += "date,time,gpu,pwr,gtemp,sm,mem,mclk,pclk,smutil,mmaact,dram\n";
+    csv.buf += kDmonBaselineHeader;
     for (int n = 0; n < nodes; ++n) {
         const fs::path file = dir / fmt::format("dmon-node{}", n) / "nvidia-smi-dmon.txt";
         fs::create_directories(file.parent_path());
         g.files.push_back(file.string());
-        Out out(file.string());
-        out.buf += "#Date       Time        gpu    pwr  gtemp     sm    mem   mclk   pclk     smutil     mmaact       "
-                   "dram \n#YYYYMMDD   HH:MM:SS    Idx      W      C      %      %    MHz    MHz      GPM:%      "
-                   "GPM:%      GPM:% \n";
-        for (int64_t t = 0; t < seconds; ++t) {
-            int y, mo, d, h, mi, s;
-            civil(kStartS + t, y, mo, d, h, mi, s);
-            for (int gpu = 0; gpu < gpus; ++gpu) {
-                const int64_t v = nodeTime(t, n);
-                const int pwr = static_cast<int>(watts(v, gpu)), sm = static_cast<int>(util(v, gpu));
-                const int smutil = static_cast<int>(ratio(v, gpu) * 100), mma = smutil / 2, dram = smutil / 3;
-                fmt::format_to(std::back_inserter(out.buf),
-                               " {:04}{:02}{:02}   {:02}:{:02}:{:02}  {:>5} {:>6} {:>6} {:>6} {:>6} {:>6} {:>6} {:>10} "
-                               "{:>10} {:>10} \n",
-                               y, mo, d, h, mi, s, gpu, pwr, 40 + gpu, sm, sm / 4, 2619, 1980, smutil, mma, dram);
-                fmt::format_to(std::back_inserter(csv.buf),
-                               "{:04}{:02}{:02},{:02}:{:02}:{:02},{},{},{},{},{},{},{},{},{},{}\n", y, mo, d, h, mi, s,
-                               gpu, pwr, 40 + gpu, sm, sm / 4, 2619, 1980, smutil, mma, dram);
-                ++g.rows;
-                g.samples += 9;
-            }
-            out.maybeFlush();
-            csv.maybeFlush();
-        }
+        const int64_t rows = dmonNode(file.string(), csv, n, gpus, seconds);
+        g.rows += rows;
+        g.samples += rows * kDmonSamplesPerRow;
     }
     return g;
 }
@@ -463,6 +475,13 @@ GeneratedFormat wide(const fs::path& dir, int nodes, int gpus, int64_t seconds)
 }
 
 } // namespace
+
+int64_t writeDmonNode(const std::string& path, const std::string& baseline, int node, int gpus, int64_t seconds)
+{
+    Out csv(baseline);
+    csv.buf += kDmonBaselineHeader;
+    return dmonNode(path, csv, node, gpus, seconds);
+}
 
 std::vector<GeneratedFormat> generateFormats(const std::string& dirName, int nodes, int gpus, double hours)
 {

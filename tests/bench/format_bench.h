@@ -21,6 +21,14 @@ struct GeneratedFormat
     std::string label;                  // the row's name in the table and its files; empty = the format id
 };
 
+// Values per row of an `nvidia-smi dmon` capture with GPM columns: all but the date, time and GPU index.
+inline constexpr int kDmonSamplesPerRow = 9;
+
+// Node `node`'s `nvidia-smi dmon` capture with GPM columns (`gpus` GPUs every second for `seconds` from
+// 2026-11-02 08:00 UTC; import with --tz UTC) at path, and the same values as a CSV file with a header at baseline.
+// Returns the rows written.
+int64_t writeDmonNode(const std::string& path, const std::string& baseline, int node, int gpus, int64_t seconds);
+
 // Writes every format's inputs under dir; returns them in the order benchmarked.
 std::vector<GeneratedFormat> generateFormats(const std::string& dir, int nodes, int gpus, double hours);
 

@@ -2,7 +2,7 @@
 // properties of a real capture) written as nvidia-smi CSV, imported by `runlens import`, and compared
 // with `sqlite3 .import` of the same rows into a plain table. Prints a table with ratios against the
 // targets. `--quick` (or RUNLENS_BENCH_QUICK=1) runs a 30-minute run instead, for CI; `--format`, `--stacks`,
-// `--timeline`, `--flame` and `--rules` run one part alone.
+// `--timeline`, `--flame`, `--rules` and `--scale` (scale_bench.h) run one part alone; `--help` lists the options.
 
 #include "analysis/store/run_database.h"
 #include "analysis/store/run_reader.h"
@@ -11,6 +11,7 @@
 #include "tests/bench/format_bench.h"
 #include "tests/bench/process_run.h"
 #include "tests/bench/rules_bench.h"
+#include "tests/bench/scale_bench.h"
 #include "tests/bench/seed_run.h"
 #include "tests/bench/stack_bench.h"
 #include "tests/bench/timeline_widget_bench.h"
@@ -22,13 +23,15 @@
 #include <QTemporaryDir>
 #include <algorithm>
 #include <chrono>
-#include <cstring>
+#include <cmath>
+#include <cstdlib>
 #include <exception>
 #include <filesystem>
 #include <fmt/format.h>
 #include <optional>
 #include <string>
 #include <unistd.h>
+#include <variant>
 #include <vector>
 
 namespace fs = std::filesystem;
@@ -180,23 +183,75 @@ void useOffscreenPlatform()
 struct Options
 {
     bool quick = qEnvironmentVariableIntValue("RUNLENS_BENCH_QUICK") == 1;
-    bool stacksOnly = false;   // --stacks: only the stack benchmarks
-    bool timelineOnly = false; // --timeline: only the timeline benchmarks
-    bool flameOnly = false;    // --flame: only the flame graph widget
-    bool rulesOnly = false;    // --rules: only the diagnosis rules
-    bool formatsOnly = false;  // --format: only the other metric formats against sqlite3
+    bool stacksOnly = false;                   // --stacks: only the stack benchmarks
+    bool timelineOnly = false;                 // --timeline: only the timeline benchmarks
+    bool flameOnly = false;                    // --flame: only the flame graph widget
+    bool rulesOnly = false;                    // --rules: only the diagnosis rules
+    bool formatsOnly = false;                  // --format: only the other metric formats against sqlite3
+    bool scaleOnly = false;                    // --scale: only the cluster-scale run
+    std::optional<bench::ScaleSize> scaleSize; // --nodes, --gpus, --hours: the scale run's size
 };
 
-Options parseOptions(int argc, char** argv)
+constexpr const char* kUsage =
+    "Usage: runlens_bench [options]\n"
+    "Prints the RunLens benchmark's tables against their targets (README: Benchmark).\n\n"
+    "  --quick       a small run of every part, for CI (also RUNLENS_BENCH_QUICK=1)\n"
+    "  --format      only the other metric formats against sqlite3 .import\n"
+    "  --stacks      only the stack benchmarks\n"
+    "  --timeline    only the timeline widget\n"
+    "  --flame       only the flame graph widget\n"
+    "  --rules       only the diagnosis rules and the report\n"
+    "  --scale       only the cluster-scale run: 128 nodes x 8 GPUs x 24 h, generated and imported node by node\n"
+    "                (with --quick: 2 nodes x 2 GPUs x 0.1 h)\n"
+    "  --nodes N     the scale run's nodes\n"
+    "  --gpus G      the scale run's GPUs per node\n"
+    "  --hours H     the scale run's hours\n"
+    "  --help        this text\n";
+
+// The options, or the exit code when the benchmark must not run (0 after --help, 2 on a usage error).
+std::variant<Options, int> parseOptions(int argc, char** argv)
 {
     Options o;
+    // The number after argv[i]: at least `least`, whole unless `fraction`.
+    const auto number = [&](int& i, double least, bool fraction) -> std::optional<double> {
+        if (i + 1 >= argc) return std::nullopt;
+        char* end = nullptr;
+        const double v = std::strtod(argv[++i], &end);
+        if (end == argv[i] || *end != '\0' || !(v >= least) || v > 1e6 || (!fraction && v != std::floor(v)))
+            return std::nullopt;
+        return v;
+    };
+    const std::pair<const char*, bool Options::*> flags[] = {
+        {"--quick", &Options::quick},     {"--stacks", &Options::stacksOnly}, {"--timeline", &Options::timelineOnly},
+        {"--flame", &Options::flameOnly}, {"--rules", &Options::rulesOnly},   {"--format", &Options::formatsOnly},
+        {"--scale", &Options::scaleOnly}};
     for (int i = 1; i < argc; ++i) {
-        if (std::strcmp(argv[i], "--quick") == 0) o.quick = true;
-        if (std::strcmp(argv[i], "--stacks") == 0) o.stacksOnly = true;
-        if (std::strcmp(argv[i], "--timeline") == 0) o.timelineOnly = true;
-        if (std::strcmp(argv[i], "--flame") == 0) o.flameOnly = true;
-        if (std::strcmp(argv[i], "--rules") == 0) o.rulesOnly = true;
-        if (std::strcmp(argv[i], "--format") == 0) o.formatsOnly = true;
+        const std::string_view arg = argv[i];
+        const auto flag =
+            std::find_if(std::begin(flags), std::end(flags), [&](const auto& f) { return arg == f.first; });
+        if (flag != std::end(flags)) {
+            o.*(flag->second) = true;
+            continue;
+        }
+        if (arg == "--help" || arg == "-h") {
+            fmt::print("{}", kUsage);
+            return 0;
+        }
+        if (arg == "--nodes" || arg == "--gpus" || arg == "--hours") {
+            const bool hours = arg == "--hours";
+            const std::optional<double> v = number(i, hours ? 1e-3 : 1, hours);
+            if (!v) {
+                fmt::print(stderr, "runlens_bench: {} needs a {} number\n", arg, hours ? "positive" : "whole positive");
+                return 2;
+            }
+            if (!o.scaleSize) o.scaleSize = bench::ScaleSize{};
+            if (arg == "--nodes") o.scaleSize->nodes = static_cast<int>(*v);
+            if (arg == "--gpus") o.scaleSize->gpusPerNode = static_cast<int>(*v);
+            if (arg == "--hours") o.scaleSize->hours = *v;
+            continue;
+        }
+        fmt::print(stderr, "runlens_bench: unknown option {}\n{}", arg, kUsage);
+        return 2;
     }
     return o;
 }
@@ -210,7 +265,7 @@ double runBinary(const std::vector<std::string>& args)
     return r.exitCode == 0 ? r.seconds : -1.0;
 }
 
-const int kNumericProperties = 9; // of the 13 columns: all but timestamp, index, name and pci.bus_id
+const int kNumericProperties = bench::kNvsmiSamplesPerRow; // of the 13 columns
 
 // The nvidia-smi inputs imported by runlens and by sqlite3 .import.
 struct ImportFigures
@@ -375,6 +430,9 @@ int runBenchmarks(bench::TimedApplication& app, const Options& o)
     if (o.flameOnly) return bench::benchFlameWidget(quick) ? 0 : 1;
     if (o.rulesOnly) return bench::benchRules(dir.string(), quick) ? 0 : 1;
     if (o.formatsOnly) return benchFormats(dir, spec.nodes, spec.gpusPerNode, spec.hours, quick ? 1 : 3) ? 0 : 1;
+    // The scale run's size: given, else the full size, or the tiny one in quick mode.
+    const bench::ScaleSize scale = o.scaleSize ? *o.scaleSize : quick ? bench::kQuickScale : bench::ScaleSize{};
+    if (o.scaleOnly) return bench::benchScale(app, dir.string(), scale, quick) ? 0 : 1;
     fmt::print("RunLens benchmark{}: {} nodes × {} GPUs × {} h at 1 s, nvidia-smi --query-gpu CSV\n",
                quick ? " (quick mode)" : "", spec.nodes, spec.gpusPerNode, spec.hours);
     const std::optional<ImportFigures> imported = benchImport(spec, dir, quick);
@@ -388,11 +446,14 @@ int runBenchmarks(bench::TimedApplication& app, const Options& o)
     const bool timelineOk = benchTimeline(app, dir, quick);
     const bool flameOk = bench::benchFlameWidget(quick);
     const bool rulesOk = bench::benchRules(dir.string(), quick);
+    // The scale run at its full size takes about an hour: the whole benchmark runs it only in quick mode (tiny
+    // unless sized), so the code is exercised; `--scale` runs it alone at any size.
+    const bool scaleOk = !quick || bench::benchScale(app, dir.string(), scale, quick);
 
     // The benchmark reports; it does not fail the build on timing (machines differ). It fails only when
     // the work itself failed.
     return reads->fullPoints == static_cast<size_t>(reads->seriesPoints) && formatsOk && stacksOk && traceOk &&
-                   timelineOk && flameOk && rulesOk
+                   timelineOk && flameOk && rulesOk && scaleOk
                ? 0
                : 1;
 }
@@ -405,7 +466,9 @@ int main(int argc, char** argv)
     try {
         useOffscreenPlatform();
         bench::TimedApplication app(argc, argv);
-        return runBenchmarks(app, parseOptions(argc, argv));
+        const std::variant<Options, int> options = parseOptions(argc, argv);
+        if (const int* exitCode = std::get_if<int>(&options)) return *exitCode;
+        return runBenchmarks(app, std::get<Options>(options));
     } catch (const std::exception& e) {
         fmt::print(stderr, "runlens_bench: {}\n", e.what());
     } catch (...) {

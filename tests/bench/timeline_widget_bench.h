@@ -5,6 +5,7 @@
 // time the GUI thread was busy in one event while doing it.
 
 #include <QApplication>
+#include <optional>
 #include <string>
 
 namespace runlens::bench {
@@ -27,6 +28,23 @@ private:
     int m_slowEvents = 0;
     double m_busyMs = 0;
 };
+
+// What the walk measured: the open, the zoom and pan steps (each until every visible lane replotted) and the GUI
+// thread's longest event during the steps.
+struct TimelineFigures
+{
+    double openMs = 0; // the catalog and source opened and the first full-range frame shown
+    size_t lanes = 0, lines = 0, envelopes = 0;
+    size_t steps = 0;
+    double medianStepMs = 0, worstStepMs = 0;
+    std::optional<double> medianFetchMs; // fetch + reduce on the worker
+    double longestEventMs = 0;
+    int slowEvents = 0; // over 16 ms
+};
+
+// The timeline widget opened on the run at dbPath and walked (fewer rounds when quick); nullopt when the work failed
+// (the message is printed).
+std::optional<TimelineFigures> measureTimelineWidget(TimedApplication& app, const std::string& dbPath, bool quick);
 
 // Prints a table; returns false when the work failed (a fetch error, nothing drawn).
 bool benchTimelineWidget(TimedApplication& app, const std::string& dbPath, bool quick);
