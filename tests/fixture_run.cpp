@@ -25,7 +25,8 @@ Expected<analysis::RunAnalysis> importAndAnalyseFolder(const std::string& folder
     auto db = store::RunDatabase::open(dbPath, store::OpenMode::ReadWrite);
     if (!db) return db.error();
     // as runlens import does after a run
-    if (auto clocks = app::estimateAndDescribeClocks(**db, false); !clocks) return clocks.error();
+    if (auto clocks = app::estimateAndDescribeClocks(**db, false, analysis::ClockScope::Changed); !clocks)
+        return clocks.error();
     return analysis::analyzeRun(**db, analysis::RuleParams::defaults());
 }
 

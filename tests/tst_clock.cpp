@@ -254,6 +254,79 @@ private Q_SLOTS:
         }
     }
 
+    // After an import into a run whose offsets were estimated, only the new node is estimated (and the reference it
+    // is lined up with) unless it takes the reference's place; either way the stored offsets are a full estimate's.
+    void changedNodesOnly_data()
+    {
+        QTest::addColumn<bool>("traces");
+        QTest::addColumn<int>("ranks");       // the new node's traced ranks
+        QTest::addColumn<qint64>("interval"); // the new node's nvidia-smi interval (0: none)
+        QTest::addColumn<int>("unchanged");   // nodes not estimated again
+        QTest::addColumn<QString>("reference");
+        QTest::newRow("traces, a node like the others") << true << kRanksPerNode << qint64(0) << 2 << "node0";
+        QTest::newRow("traces, a node with more ranks") << true << kRanksPerNode + 1 << qint64(0) << 0 << "node3";
+        QTest::newRow("metrics, a node like the others") << false << 0 << qint64(kSecond) << 2 << "node0";
+        QTest::newRow("metrics, a node sampled twice as often") << false << 0 << qint64(kSecond / 2) << 0 << "node3";
+    }
+
+    void changedNodesOnly()
+    {
+        QFETCH(bool, traces);
+        QFETCH(int, ranks);
+        QFETCH(qint64, interval);
+        QFETCH(int, unchanged);
+        QFETCH(QString, reference);
+        QTemporaryDir dir;
+        const std::vector<int64_t> ends = stepEnds(36);
+        Lcg rng{99};
+        const std::string path = dir.filePath(QStringLiteral("run.runlens")).toStdString();
+        auto importNode = [&](int n, int traced, int64_t every) {
+            std::vector<std::string> paths;
+            for (int local = 0; local < traced; ++local)
+                paths.push_back(test::writeFile(dir, QString::fromStdString(fmt::format("n{}-rank{}.json", n, local)),
+                                                kinetoTrace(n, local, ends, rng)));
+            if (every > 0)
+                paths.push_back(test::writeFile(dir, QString::fromStdString(fmt::format("n{}-smi.csv", n)),
+                                                nvsmiCsv(n, ends, every, 700 * kMs, rng)));
+            return importAs(path, paths, nodeName(n));
+        };
+        for (int n = 0; n + 1 < kNodes; ++n)
+            QCOMPARE(importNode(n, traces ? kRanksPerNode : 0, traces ? 0 : kSecond), std::string());
+        {
+            auto db = store::RunDatabase::open(path, store::OpenMode::ReadWrite);
+            QVERIFY_OK(db);
+            auto first = estimateClockOffsets(**db, {}, ClockScope::Changed); // nothing kept yet: every node
+            QVERIFY_OK(first);
+            QCOMPARE(first->nodes.size(), size_t(kNodes - 1));
+            QVERIFY_OK(applyClockEstimates(**db, *first, false));
+        }
+        QCOMPARE(importNode(kNodes - 1, ranks, interval), std::string());
+        auto db = store::RunDatabase::open(path, store::OpenMode::ReadWrite);
+        QVERIFY_OK(db);
+        auto est = estimateClockOffsets(**db, {}, ClockScope::Changed);
+        QVERIFY_OK(est);
+        QCOMPARE(QString::fromStdString(est->reference), reference);
+        QCOMPARE(est->unchanged, size_t(unchanged));
+        QCOMPARE(est->nodes.size(), size_t(kNodes - unchanged));
+        QVERIFY(estimateOf(*est, "node3") && estimateOf(*est, "node3")->found);
+        QVERIFY_OK(applyClockEstimates(**db, *est, false));
+
+        auto full = estimateClockOffsets(**db);
+        QVERIFY_OK(full);
+        QCOMPARE(full->reference, est->reference);
+        const auto stored = nodesByName(**db);
+        const int64_t refTruth = kTrueOffset[reference.back().digitValue()];
+        for (int n = 0; n < kNodes; ++n) {
+            const ClockEstimate* e = estimateOf(*full, nodeName(n));
+            QVERIFY(e && e->found);
+            const store::NodeInfo& info = stored.at(nodeName(n));
+            QCOMPARE(info.clockOffsetNs, e->offsetNs);
+            QCOMPARE(info.clockOffsetSource, e->source);
+            QVERIFY2(std::llabs(info.clockOffsetNs - (kTrueOffset[n] - refTruth)) <= (traces ? 50 * kMs : kSecond),
+                     e->method.c_str());
+        }
+    }
+
     // Activity that does not pin a lag is refused: all busy, or dips strictly every 8 s (every 8 s lag fits).
     void ambiguousMetrics_data()
     {

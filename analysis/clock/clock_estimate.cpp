@@ -4,13 +4,18 @@
 #include "analysis/store/node_clock.h"
 #include "analysis/store/run_database.h"
 #include "analysis/store/run_reader.h"
+#include "analysis/store/run_settings.h"
 #include "analysis/store/saturating.h"
 #include "analysis/store/trace_reader.h"
 
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
 #include <algorithm>
 #include <cmath>
 #include <fmt/format.h>
 #include <map>
+#include <set>
 #include <tuple>
 
 namespace runlens::analysis {
@@ -49,24 +54,25 @@ Status readTraces(store::RunDatabase& db, std::map<int64_t, NodeData>& nodes)
     std::map<int64_t, const store::TraceTrackInfo*> byId;
     for (const store::TraceTrackInfo& t : tracks)
         byId[t.id] = &t;
-    store::TraceFilter filter;
-    filter.categories = {TraceCategory::CommKernel, TraceCategory::Collective};
-    RUNLENS_ASSIGN_OR_RETURN(auto slices, reader.slices(store::TimeWindow{}, filter));
-    for (const store::TraceSliceInfo& s : slices) {
-        const auto t = byId.find(s.trackId);
-        if (t == byId.end() || !nodes.count(t->second->nodeId)) continue;
-        NodeData& n = nodes[t->second->nodeId];
-        auto& byRank = s.category == TraceCategory::CommKernel ? n.commKernels : n.collectives;
-        // The end as imported: the reader added the node's current offset.
-        byRank[t->second->rank][s.name].push_back(
-            store::saturatingAdd(store::saturatingSub(s.tsNs, t->second->clockOffsetNs), s.durNs));
-        ++n.traceEnds;
-    }
-    for (auto& [id, n] : nodes)
+    for (auto& [id, n] : nodes) {
+        store::TraceFilter filter;
+        filter.categories = {TraceCategory::CommKernel, TraceCategory::Collective};
+        filter.nodeId = id;
+        RUNLENS_ASSIGN_OR_RETURN(auto slices, reader.slices(store::TimeWindow{}, filter));
+        for (const store::TraceSliceInfo& s : slices) {
+            const auto t = byId.find(s.trackId);
+            if (t == byId.end()) continue;
+            auto& byRank = s.category == TraceCategory::CommKernel ? n.commKernels : n.collectives;
+            // The end as imported: the reader added the node's current offset.
+            byRank[t->second->rank][s.name].push_back(
+                store::saturatingAdd(store::saturatingSub(s.tsNs, t->second->clockOffsetNs), s.durNs));
+            ++n.traceEnds;
+        }
         for (auto* byRank : {&n.commKernels, &n.collectives})
             for (auto& [rank, ends] : *byRank)
                 for (auto& [name, list] : ends)
                     std::sort(list.begin(), list.end());
+    }
     return okStatus();
 }
 
@@ -75,12 +81,6 @@ Status readActivity(store::RunDatabase& db, std::map<int64_t, NodeData>& nodes,
 {
     store::RunReader reader(db);
     RUNLENS_ASSIGN_OR_RETURN(auto series, reader.series());
-    for (auto& [id, n] : nodes) {
-        bool hasSm = false;
-        for (const store::SeriesInfo& s : series)
-            hasSm = hasSm || (s.nodeId == id && s.metric == "gpu.sm_active" && s.points > s.missingPoints);
-        n.metric = hasSm ? "gpu.sm_active" : "gpu.util";
-    }
     for (const store::SeriesInfo& s : series) {
         auto it = nodes.find(s.nodeId);
         if (it == nodes.end() || s.metric != it->second.metric) continue;
@@ -101,6 +101,84 @@ Status readActivity(store::RunDatabase& db, std::map<int64_t, NodeData>& nodes,
         n.gpus.push_back(std::move(v));
     }
     return okStatus();
+}
+
+// The run setting that keeps the inputs of the last estimate.
+constexpr const char* kClockInputsSetting = "clock.inputs";
+
+std::string encodeInputs(const ClockInputs& inputs)
+{
+    QJsonArray rows;
+    for (const auto& [node, c] : inputs)
+        rows.append(QJsonArray{QString::fromStdString(node), static_cast<double>(c.traceEnds),
+                               QString::fromStdString(c.metric), static_cast<double>(c.gpuSeries),
+                               static_cast<double>(c.gpuPoints)});
+    return QJsonDocument(rows).toJson(QJsonDocument::Compact).toStdString();
+}
+
+// nullopt when the text is not what encodeInputs writes.
+std::optional<ClockInputs> decodeInputs(const std::string& text)
+{
+    const QJsonDocument doc = QJsonDocument::fromJson(QByteArray::fromStdString(text));
+    if (!doc.isArray()) return std::nullopt;
+    ClockInputs out;
+    for (const QJsonValue& v : doc.array()) {
+        const QJsonArray row = v.toArray();
+        if (row.size() != 5 || !row[0].isString() || !row[2].isString()) return std::nullopt;
+        out[row[0].toString().toStdString()] =
+            ClockInputCounts{static_cast<int64_t>(row[1].toDouble()), row[2].toString().toStdString(),
+                             static_cast<int64_t>(row[3].toDouble()), static_cast<int64_t>(row[4].toDouble())};
+    }
+    return out;
+}
+
+// The reference by the inputs: the most trace ends, then the most GPU points, then the first in the list (by name);
+// nullptr when no node has either.
+const store::NodeInfo* referenceOf(const std::vector<store::NodeInfo>& nodeList, const ClockInputs& inputs)
+{
+    static const ClockInputCounts kNone;
+    const store::NodeInfo* ref = nullptr;
+    const ClockInputCounts* best = &kNone;
+    for (const store::NodeInfo& info : nodeList) {
+        const auto it = inputs.find(info.name);
+        const ClockInputCounts& c = it == inputs.end() ? kNone : it->second;
+        if (!ref || c.traceEnds > best->traceEnds ||
+            (c.traceEnds == best->traceEnds && c.gpuPoints > best->gpuPoints)) {
+            ref = &info;
+            best = &c;
+        }
+    }
+    return best->traceEnds == 0 && best->gpuPoints == 0 ? nullptr : ref;
+}
+
+// The nodes to estimate: with ClockScope::Changed and the last estimate's inputs kept, the reference and the nodes
+// whose inputs differ, when the reference is the same node with the same inputs and GPU activity (or no node has
+// any); else every node.
+Expected<std::set<std::string>> nodesToEstimate(store::RunDatabase& db, const std::vector<store::NodeInfo>& nodeList,
+                                                const ClockInputs& inputs, const store::NodeInfo* ref, ClockScope scope)
+{
+    std::set<std::string> all;
+    for (const store::NodeInfo& n : nodeList)
+        all.insert(n.name);
+    if (scope == ClockScope::All || !ref) return all;
+    RUNLENS_ASSIGN_OR_RETURN(auto settings, store::loadRunSettings(db));
+    const auto kept = settings.find(kClockInputsSetting);
+    if (kept == settings.end()) return all;
+    const std::optional<ClockInputs> last = decodeInputs(kept->second);
+    if (!last) return all;
+    for (const auto& [node, c] : *last)
+        if (!all.count(node)) return all; // a node has gone
+    // Nodes lined up by metrics need the reference's activity (else a node lined up by traces stands in for it).
+    const bool anyActivity =
+        std::any_of(inputs.begin(), inputs.end(), [](const auto& node) { return node.second.gpuPoints > 0; });
+    const auto then = last->find(ref->name);
+    if (referenceOf(nodeList, *last) != ref || then == last->end() || !(then->second == inputs.at(ref->name)) ||
+        (then->second.gpuPoints == 0 && anyActivity))
+        return all;
+    std::set<std::string> changed{ref->name};
+    for (const auto& [node, c] : inputs)
+        if (const auto it = last->find(node); it == last->end() || !(it->second == c)) changed.insert(node);
+    return changed;
 }
 
 std::string seconds(int64_t ns)
@@ -150,30 +228,60 @@ std::optional<int64_t> parseClockDuration(std::string_view text)
     return static_cast<int64_t>(std::llround(v * scale));
 }
 
-Expected<ClockEstimates> estimateClockOffsets(store::RunDatabase& db, const ClockParams& params)
+Expected<ClockInputs> readClockInputs(store::RunDatabase& db)
+{
+    store::RunReader reader(db);
+    RUNLENS_ASSIGN_OR_RETURN(auto nodeList, reader.nodes());
+    RUNLENS_ASSIGN_OR_RETURN(auto series, reader.series());
+    std::map<int64_t, std::string> names;
+    ClockInputs out;
+    for (const store::NodeInfo& n : nodeList) {
+        names[n.id] = n.name;
+        out[n.name] = ClockInputCounts{0, "gpu.util", 0, 0};
+    }
+    for (const store::SeriesInfo& s : series)
+        if (s.metric == "gpu.sm_active" && s.points > s.missingPoints && names.count(s.nodeId))
+            out[names[s.nodeId]].metric = "gpu.sm_active";
+    for (const store::SeriesInfo& s : series)
+        if (const auto it = names.find(s.nodeId); it != names.end()) {
+            ClockInputCounts& c = out[it->second];
+            if (s.metric != c.metric || s.points < 2) continue;
+            ++c.gpuSeries;
+            c.gpuPoints += s.points;
+        }
+    store::TraceReader traces(db);
+    RUNLENS_ASSIGN_OR_RETURN(auto summary, traces.summary());
+    for (const store::TraceSummaryRow& row : summary)
+        if ((row.category == TraceCategory::CommKernel || row.category == TraceCategory::Collective) &&
+            out.count(row.node))
+            out[row.node].traceEnds += row.slices;
+    return out;
+}
+
+Expected<ClockEstimates> estimateClockOffsets(store::RunDatabase& db, const ClockParams& params, ClockScope scope)
 {
     store::RunReader reader(db);
     RUNLENS_ASSIGN_OR_RETURN(auto nodeList, reader.nodes());
     ClockEstimates out;
+    RUNLENS_ASSIGN_OR_RETURN(out.inputs, readClockInputs(db));
+    const store::NodeInfo* refInfo = nodeList.size() < 2 ? nullptr : referenceOf(nodeList, out.inputs);
+    RUNLENS_ASSIGN_OR_RETURN(const std::set<std::string> chosen,
+                             nodesToEstimate(db, nodeList, out.inputs, refInfo, scope));
     std::map<int64_t, NodeData> nodes;
     std::map<int64_t, int64_t> offsets;
     for (const store::NodeInfo& n : nodeList) {
+        if (!chosen.count(n.name)) {
+            ++out.unchanged;
+            continue;
+        }
         out.nodes.push_back({n.name, false, 0, 0, "", false, 0, "nothing to align it by"});
-        nodes[n.id] = NodeData{n.id, n.name, {}, {}, 0, {}, {}, 0, 0, 0, 0};
+        nodes[n.id] = NodeData{n.id, n.name, {}, {}, 0, out.inputs.at(n.name).metric, {}, 0, 0, 0, 0};
         offsets[n.id] = n.clockOffsetNs;
     }
-    if (nodes.size() < 2) return out;
+    if (!refInfo) return out;
     RUNLENS_TRY(readTraces(db, nodes));
     RUNLENS_TRY(readActivity(db, nodes, offsets));
-
-    // The reference: the most trace data, then the most GPU samples, then the first name.
-    const NodeData* ref = nullptr;
-    for (const store::NodeInfo& info : nodeList) {
-        const NodeData& n = nodes[info.id];
-        if (!ref || n.traceEnds > ref->traceEnds || (n.traceEnds == ref->traceEnds && n.gpuPoints > ref->gpuPoints))
-            ref = &n;
-    }
-    if (ref->traceEnds == 0 && ref->gpuPoints == 0) return out;
+    const NodeData* ref = &nodes.at(refInfo->id);
     auto estimateOf = [&](const std::string& name) -> ClockEstimate& {
         return *std::find_if(out.nodes.begin(), out.nodes.end(),
                              [&](const ClockEstimate& e) { return e.node == name; });
@@ -247,11 +355,18 @@ Expected<ClockEstimates> estimateClockOffsets(store::RunDatabase& db, const Cloc
                           fmt::format("{} over {} samples", what, m.overlap)};
     }
 
+    // Whether any other node is lined up (the nodes not estimated again: as their stored offsets say), and by traces.
     bool any = false, anyTraces = false;
     for (const ClockEstimate& e : out.nodes) {
         any = any || (e.found && e.node != ref->name);
         anyTraces = anyTraces || (e.found && e.source == store::kClockSourceTraces);
     }
+    for (const store::NodeInfo& n : nodeList)
+        if (!chosen.count(n.name)) {
+            any = any || n.clockOffsetSource == store::kClockSourceTraces ||
+                  n.clockOffsetSource == store::kClockSourceMetrics;
+            anyTraces = anyTraces || n.clockOffsetSource == store::kClockSourceTraces;
+        }
     if (!any) return out;
     out.reference = ref->name;
     ClockEstimate& r = estimateOf(ref->name);
@@ -297,6 +412,7 @@ Expected<std::vector<ClockChange>> applyClockEstimates(store::RunDatabase& db, c
         changes.push_back(std::move(c));
     }
     RUNLENS_TRY(tx.commit());
+    RUNLENS_TRY(store::storeRunSettings(db, {{kClockInputsSetting, encodeInputs(estimates.inputs)}}));
     return changes;
 }
 

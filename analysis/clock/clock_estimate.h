@@ -15,10 +15,16 @@
 // The reference node has offset 0: the node with the most matched trace data, else the most GPU samples, ties
 // broken by name. Every estimate is computed from the times as imported, so the offsets already set do not
 // change it. A pure function of the store; storing the results is applyClockEstimates.
+//
+// A node's estimate reads only its own data and the reference's. After an import into a large run, only the nodes
+// whose inputs changed need estimating again, as long as the reference is the same node with the same inputs and
+// GPU activity, or no node has any (ClockScope::Changed); otherwise every node is. Imports only add data, so inputs are
+// compared by their counts (ClockInputs), kept in the run with the offsets they gave.
 
 #include "analysis/store/error.h"
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -68,13 +74,35 @@ struct ClockEstimate
     std::string method;  // in words: what was matched, and how well (or why nothing was found)
 };
 
+// What the estimate reads of one node, counted.
+struct ClockInputCounts
+{
+    int64_t traceEnds = 0; // NCCL kernel and collective slices
+    std::string metric;    // the GPU activity it is lined up by: gpu.sm_active when present, else gpu.util
+    int64_t gpuSeries = 0; // that metric's series of two points or more
+    int64_t gpuPoints = 0; //   and their points
+    bool operator==(const ClockInputCounts&) const = default;
+};
+using ClockInputs = std::map<std::string, ClockInputCounts>; // by node name
+
+Expected<ClockInputs> readClockInputs(store::RunDatabase& db);
+
+enum class ClockScope
+{
+    All,     // every node
+    Changed, // the nodes whose inputs changed since the offsets were last estimated (see above), else every node
+};
+
 struct ClockEstimates
 {
     std::string reference;            // empty when the run has fewer than two nodes or nothing to align them by
-    std::vector<ClockEstimate> nodes; // every node of the run, by name
+    std::vector<ClockEstimate> nodes; // every node estimated, by name
+    size_t unchanged = 0;             // nodes not estimated again: neither they nor the reference changed
+    ClockInputs inputs;               // every node's, as read
 };
 
-Expected<ClockEstimates> estimateClockOffsets(store::RunDatabase& db, const ClockParams& params = {});
+Expected<ClockEstimates> estimateClockOffsets(store::RunDatabase& db, const ClockParams& params = {},
+                                              ClockScope scope = ClockScope::All);
 
 // What applyClockEstimates did for one node.
 struct ClockChange
@@ -88,8 +116,9 @@ struct ClockChange
     std::string method;
 };
 
-// Stores the found estimates (node offset, ±, source) in one transaction. A user-set offset is kept unless force;
-// when the reference node has one, the others are stored relative to it.
+// Stores the found estimates (node offset, ±, source) in one transaction, then the inputs they were estimated from
+// (for ClockScope::Changed). A user-set offset is kept unless force; when the reference node has one, the others are
+// stored relative to it.
 Expected<std::vector<ClockChange>> applyClockEstimates(store::RunDatabase& db, const ClockEstimates& estimates,
                                                        bool force);
 

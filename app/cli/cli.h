@@ -2,6 +2,7 @@
 
 // The headless `runlens` subcommands. Each returns the process exit code: 0 ok, 1 failure, 2 usage.
 
+#include "analysis/clock/clock_estimate.h"
 #include "analysis/store/error.h"
 #include "importers/importer.h"
 
@@ -55,8 +56,9 @@ std::optional<ClockAssignment> parseClockAssignment(const std::string& text); //
 void printClocks(const std::vector<store::NodeInfo>& nodes);
 // Sets user offsets (source user, ± 0) in one transaction, a line each; an unknown node is a usage error.
 int setClockOffsets(store::RunDatabase& db, const std::vector<ClockAssignment>& assignments);
-// Estimates the offsets and stores them (user-set ones kept unless force), a line per node.
-int estimateClocks(store::RunDatabase& db, bool force);
+// Estimates the offsets and stores them (user-set ones kept unless force), a line per node estimated (scope
+// Changed: the nodes an import changed, see analysis/clock/clock_estimate.h).
+int estimateClocks(store::RunDatabase& db, bool force, analysis::ClockScope scope = analysis::ClockScope::All);
 
 // Parses a subcommand's arguments. Returns an exit code when the command is done (help printed: 0,
 // bad arguments: 2), or nullopt to go on.

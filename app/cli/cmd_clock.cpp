@@ -81,9 +81,9 @@ int setClockOffsets(store::RunDatabase& db, const std::vector<ClockAssignment>& 
     return kExitOk;
 }
 
-int estimateClocks(store::RunDatabase& db, bool force)
+int estimateClocks(store::RunDatabase& db, bool force, analysis::ClockScope scope)
 {
-    auto lines = estimateAndDescribeClocks(db, force);
+    auto lines = estimateAndDescribeClocks(db, force, scope);
     if (!lines) {
         printError(lines.error().toString());
         return kExitFailure;

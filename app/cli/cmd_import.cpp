@@ -112,7 +112,7 @@ void printFileResult(const importers::PlannedFile& file, const importers::FileRe
 
 } // namespace
 
-// After an import: the offsets given, then (two or more nodes) the others estimated, a line per node.
+// After an import: the offsets given, then (two or more nodes) the others estimated, a line per node estimated.
 static int importClocks(const std::string& dbPath, const std::vector<ClockAssignment>& offsets)
 {
     auto db = store::RunDatabase::open(dbPath, store::OpenMode::ReadWrite);
@@ -123,7 +123,8 @@ static int importClocks(const std::string& dbPath, const std::vector<ClockAssign
     }
     if (!offsets.empty())
         if (const int rc = setClockOffsets(**db, offsets); rc != kExitOk) return rc;
-    return estimateClocks(**db, false); // (nothing to estimate in a run of one node)
+    // (nothing to estimate in a run of one node; in a large run only the nodes the import changed)
+    return estimateClocks(**db, false, analysis::ClockScope::Changed);
 }
 
 int importPaths(const ImportRequest& request)

@@ -267,7 +267,7 @@ void ImportDialog::startImport()
             // A run of several nodes: their clocks lined up (offsets the user set are kept).
             if (!result.error && !result.cancelled && result.imported > 0)
                 if (auto db = store::RunDatabase::open(dbPath, store::OpenMode::ReadWrite)) {
-                    auto lines = estimateAndDescribeClocks(**db, false);
+                    auto lines = estimateAndDescribeClocks(**db, false, analysis::ClockScope::Changed);
                     result.clockLines =
                         lines ? *lines : std::vector<std::string>{"clocks not estimated: " + lines.error().toString()};
                 }

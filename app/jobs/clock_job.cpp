@@ -7,13 +7,14 @@
 
 namespace runlens::app {
 
-Expected<std::vector<std::string>> estimateAndDescribeClocks(store::RunDatabase& db, bool force)
+Expected<std::vector<std::string>> estimateAndDescribeClocks(store::RunDatabase& db, bool force,
+                                                             analysis::ClockScope scope)
 {
     std::vector<std::string> lines;
     store::RunReader reader(db);
     RUNLENS_ASSIGN_OR_RETURN(auto nodes, reader.nodes());
     if (nodes.size() < 2) return lines;
-    RUNLENS_ASSIGN_OR_RETURN(auto estimates, analysis::estimateClockOffsets(db));
+    RUNLENS_ASSIGN_OR_RETURN(auto estimates, analysis::estimateClockOffsets(db, {}, scope));
     RUNLENS_ASSIGN_OR_RETURN(auto changes, analysis::applyClockEstimates(db, estimates, force));
     for (const analysis::ClockChange& c : changes) {
         const std::string offset = analysis::formatClockDuration(c.offsetNs);
@@ -30,6 +31,11 @@ Expected<std::vector<std::string>> estimateAndDescribeClocks(store::RunDatabase&
         else
             lines.push_back(fmt::format("clock {}: not estimated ({}); stays {}", c.node, c.method, offset));
     }
+    if (estimates.unchanged > 0)
+        lines.push_back(fmt::format("clock: {} other node{} kept {} offset{} (neither {} nor the reference changed)",
+                                    estimates.unchanged, estimates.unchanged == 1 ? "" : "s",
+                                    estimates.unchanged == 1 ? "its" : "their", estimates.unchanged == 1 ? "" : "s",
+                                    estimates.unchanged == 1 ? "it" : "they"));
     return lines;
 }
 
