@@ -323,6 +323,8 @@ Expected<std::vector<StackSample>> StackReader::samples(int64_t threadId, TimeWi
     RUNLENS_TRY(q.forEachRow([&](const Statement& row) -> Status {
         auto decoded = decodeStackSamples(row.blob(3), row.blobSize(3));
         if (!decoded) return damaged(m_db.path(), decoded.error(), threadId);
+        if (const size_t need = out.size() + decoded->size(); need > out.capacity())
+            out.reserve(std::max(need, 2 * out.capacity()));
         for (StackSample s : *decoded)
             if (s.tsNs >= lo && s.tsNs <= hi) {
                 s.tsNs = saturatingAdd(s.tsNs, t->clockOffsetNs);
@@ -330,8 +332,10 @@ Expected<std::vector<StackSample>> StackReader::samples(int64_t threadId, TimeWi
             }
         return okStatus();
     }));
-    std::stable_sort(out.begin(), out.end(),
-                     [](const StackSample& a, const StackSample& b) { return a.tsNs < b.tsNs; });
+    // Chunks that do not overlap in time come in order: their samples are sorted already (a stable sort of sorted
+    // samples leaves them as they are, at the cost of its merge passes).
+    const auto earlier = [](const StackSample& a, const StackSample& b) { return a.tsNs < b.tsNs; };
+    if (!std::is_sorted(out.begin(), out.end(), earlier)) std::stable_sort(out.begin(), out.end(), earlier);
     return out;
 }
 

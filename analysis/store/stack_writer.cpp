@@ -54,8 +54,9 @@ Status StackChunkWriter::flush(int64_t threadId, ThreadBuffer& b)
 {
     if (b.pending.empty()) return okStatus();
     RUNLENS_TRY(prepare());
-    std::stable_sort(b.pending.begin(), b.pending.end(),
-                     [](const StackSample& x, const StackSample& y) { return x.tsNs < y.tsNs; });
+    const auto earlier = [](const StackSample& x, const StackSample& y) { return x.tsNs < y.tsNs; };
+    if (!std::is_sorted(b.pending.begin(), b.pending.end(), earlier)) // samples mostly come in time order
+        std::stable_sort(b.pending.begin(), b.pending.end(), earlier);
     Totals totals;
     int64_t samples = 0;
     double weight = 0;

@@ -189,6 +189,7 @@ struct Options
     bool rulesOnly = false;                    // --rules: only the diagnosis rules
     bool formatsOnly = false;                  // --format: only the other metric formats against sqlite3
     bool scaleOnly = false;                    // --scale: only the cluster-scale run
+    bool keep = false;                         // --keep: the benchmark's folder kept
     std::optional<bench::ScaleSize> scaleSize; // --nodes, --gpus, --hours: the scale run's size
 };
 
@@ -206,6 +207,7 @@ constexpr const char* kUsage =
     "  --nodes N     the scale run's nodes\n"
     "  --gpus G      the scale run's GPUs per node\n"
     "  --hours H     the scale run's hours\n"
+    "  --keep        keep the benchmark's folder (its runs, for a closer look) and print its path\n"
     "  --help        this text\n";
 
 // The options, or the exit code when the benchmark must not run (0 after --help, 2 on a usage error).
@@ -224,7 +226,7 @@ std::variant<Options, int> parseOptions(int argc, char** argv)
     const std::pair<const char*, bool Options::*> flags[] = {
         {"--quick", &Options::quick},     {"--stacks", &Options::stacksOnly}, {"--timeline", &Options::timelineOnly},
         {"--flame", &Options::flameOnly}, {"--rules", &Options::rulesOnly},   {"--format", &Options::formatsOnly},
-        {"--scale", &Options::scaleOnly}};
+        {"--scale", &Options::scaleOnly}, {"--keep", &Options::keep}};
     for (int i = 1; i < argc; ++i) {
         const std::string_view arg = argv[i];
         const auto flag =
@@ -421,6 +423,10 @@ int runBenchmarks(bench::TimedApplication& app, const Options& o)
         return 1;
     }
     const fs::path dir(tmp.path().toStdString());
+    if (o.keep) {
+        tmp.setAutoRemove(false);
+        fmt::print("The benchmark's folder is kept: {}\n", dir.string());
+    }
     const bool quick = o.quick;
     fmt::print("Programs run by a launcher of {:.0f} MB peak RSS: every child's RSS figure is its own, or that at "
                "the least\n",
