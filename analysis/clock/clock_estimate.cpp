@@ -122,7 +122,7 @@ std::optional<ClockInputs> decodeInputs(const std::string& text)
     const QJsonDocument doc = QJsonDocument::fromJson(QByteArray::fromStdString(text));
     if (!doc.isArray()) return std::nullopt;
     ClockInputs out;
-    for (const QJsonValue& v : doc.array()) {
+    for (const auto& v : doc.array()) {
         const QJsonArray row = v.toArray();
         if (row.size() != 5 || !row[0].isString() || !row[2].isString()) return std::nullopt;
         out[row[0].toString().toStdString()] =

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <fmt/format.h>
+#include <functional>
 #include <map>
 
 namespace runlens::analysis {
@@ -58,8 +59,10 @@ std::string frameLabel(const store::StackCatalog& cat, int32_t frame)
     return f.line > 0 ? fmt::format("{} ({}:{})", f.name, f.file, f.line) : fmt::format("{} ({})", f.name, f.file);
 }
 
+// seen, when given, is shown every window's samples as they are read.
 Expected<ThreadScan> scanThread(FlameSource& stacks, const store::StackThreadInfo& t, const std::vector<Phase>& phases,
-                                const HostStallParams& q, const std::atomic<bool>* cancel)
+                                const HostStallParams& q, const std::atomic<bool>* cancel,
+                                const std::function<void(const std::vector<store::StackSample>&)>& seen)
 {
     ThreadScan out;
     out.thread = t;
@@ -97,6 +100,7 @@ Expected<ThreadScan> scanThread(FlameSource& stacks, const store::StackThreadInf
     for (int64_t from = *t.firstNs; from <= *t.lastNs; from += windowNs) {
         if (cancel && cancel->load()) return makeError(ErrorCode::Cancelled, "analysis cancelled");
         RUNLENS_ASSIGN_OR_RETURN(auto samples, stacks.samples(t.id, {from, std::min(*t.lastNs, from + windowNs - 1)}));
+        if (seen) seen(samples);
         for (const store::StackSample& s : samples) {
             const auto c = static_cast<size_t>(s.callsiteId);
             const Phase ph = c < phases.size() ? phases[c] : Phase::Other;
@@ -264,7 +268,8 @@ HostStallParams HostStallParams::from(const RuleParams& p)
     return q;
 }
 
-Expected<std::vector<ThreadScan>> scanThreads(FlameSource& stacks, const RuleParams& p, const std::atomic<bool>* cancel)
+Expected<std::vector<ThreadScan>> scanThreads(FlameSource& stacks, const RuleParams& p, const std::atomic<bool>* cancel,
+                                              PhaseSliceCounter* slices)
 {
     const HostStallParams q = HostStallParams::from(p);
     std::vector<ThreadScan> out;
@@ -272,7 +277,16 @@ Expected<std::vector<ThreadScan>> scanThreads(FlameSource& stacks, const RulePar
     RUNLENS_ASSIGN_OR_RETURN(auto phases, stacks.callsitePhases());
     for (const store::StackThreadInfo& t : threads) {
         if (t.timedSamples == 0) continue;
-        RUNLENS_ASSIGN_OR_RETURN(auto scan, scanThread(stacks, t, *phases, q, cancel));
+        std::function<void(const std::vector<store::StackSample>&)> seen;
+        if (slices) {
+            slices->thread(t.node);
+            seen = [&](const std::vector<store::StackSample>& samples) { slices->add(t.node, samples); };
+            if (!t.firstNs || !t.lastNs) { // not read by the scan
+                RUNLENS_ASSIGN_OR_RETURN(auto samples, stacks.samples(t.id, slices->window()));
+                slices->add(t.node, samples);
+            }
+        }
+        RUNLENS_ASSIGN_OR_RETURN(auto scan, scanThread(stacks, t, *phases, q, cancel, seen));
         out.push_back(std::move(scan));
     }
     return out;

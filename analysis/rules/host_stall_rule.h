@@ -14,6 +14,7 @@
 
 #include "analysis/flame/flame_tree.h"
 #include "analysis/rules/finding.h"
+#include "analysis/rules/phase_slices.h"
 #include "analysis/rules/rule_params.h"
 #include "analysis/rules/run_metrics.h"
 
@@ -53,9 +54,11 @@ struct ThreadScan
     std::vector<StackBlock> blocks;
 };
 
-// Every thread with timed samples, read in windows (memory bounded by the blocks, not the samples).
+// Every thread with timed samples, read in windows (memory bounded by the blocks, not the samples); slices, when
+// given, counts the same samples (one read of the stacks for both).
 Expected<std::vector<ThreadScan>> scanThreads(FlameSource& stacks, const RuleParams& params,
-                                              const std::atomic<bool>* cancel = nullptr);
+                                              const std::atomic<bool>* cancel = nullptr,
+                                              PhaseSliceCounter* slices = nullptr);
 
 // others: the findings so far (CKPT_GAP and HANG episodes are not host stalls).
 Expected<std::vector<Finding>> hostStallRule(const RunMetrics& metrics, FlameSource& stacks,

@@ -1,5 +1,7 @@
 #include "analysis/rules/phase_slices.h"
 
+#include <algorithm>
+
 namespace runlens::analysis {
 
 SliceShares PhaseSlices::at(const std::string& node, size_t slice) const
@@ -15,31 +17,51 @@ SliceShares PhaseSlices::at(const std::string& node, size_t slice) const
     return out;
 }
 
+PhaseSliceCounter::PhaseSliceCounter(const TimeGrid& grid, size_t sliceSlots,
+                                     std::shared_ptr<const std::vector<Phase>> phases)
+    : m_grid(grid), m_phases(std::move(phases))
+{
+    m_out.m_sliceSlots = std::max<size_t>(sliceSlots, 1);
+    m_slices = (grid.size + m_out.m_sliceSlots - 1) / m_out.m_sliceSlots;
+    m_window = store::TimeWindow{grid.startNs, grid.slotStart(grid.size) - 1};
+    m_sliceNs = grid.stepNs * static_cast<int64_t>(m_out.m_sliceSlots);
+}
+
+void PhaseSliceCounter::thread(const std::string& node)
+{
+    if (m_grid.size == 0) return;
+    auto& counts = m_out.m_byNode[node];
+    if (counts.empty()) counts.assign(m_slices, PhaseCounts{});
+}
+
+void PhaseSliceCounter::add(const std::string& node, const std::vector<store::StackSample>& samples)
+{
+    if (m_grid.size == 0) return;
+    thread(node);
+    auto& counts = m_out.m_byNode[node];
+    const std::vector<Phase>& phases = *m_phases;
+    for (const store::StackSample& s : samples) {
+        if (s.tsNs < m_window.fromNs || s.tsNs > m_window.toNs) continue;
+        const auto slice = static_cast<size_t>((s.tsNs - m_grid.startNs) / m_sliceNs);
+        const auto cs = static_cast<size_t>(s.callsiteId);
+        if (slice >= m_slices || cs >= phases.size()) continue;
+        counts[slice][static_cast<size_t>(phases[cs])] += s.count;
+    }
+}
+
 Expected<PhaseSlices> phaseSlices(FlameSource& stacks, const TimeGrid& grid, size_t sliceSlots,
                                   const std::atomic<bool>* cancel)
 {
-    PhaseSlices out;
-    out.m_sliceSlots = std::max<size_t>(sliceSlots, 1);
-    if (grid.size == 0) return out;
-    const size_t slices = (grid.size + out.m_sliceSlots - 1) / out.m_sliceSlots;
     RUNLENS_ASSIGN_OR_RETURN(auto threads, stacks.threads(FlameQuery{}));
     RUNLENS_ASSIGN_OR_RETURN(auto phases, stacks.callsitePhases());
-    const store::TimeWindow window{grid.startNs, grid.slotStart(grid.size) - 1};
-    const int64_t sliceNs = grid.stepNs * static_cast<int64_t>(out.m_sliceSlots);
+    PhaseSliceCounter counter(grid, sliceSlots, phases);
     for (const store::StackThreadInfo& t : threads) {
-        if (t.timedSamples == 0) continue;
+        if (t.timedSamples == 0 || grid.size == 0) continue;
         if (cancel && cancel->load()) return makeError(ErrorCode::Cancelled, "cancelled");
-        RUNLENS_ASSIGN_OR_RETURN(auto samples, stacks.samples(t.id, window));
-        auto& counts = out.m_byNode[t.node];
-        if (counts.empty()) counts.assign(slices, PhaseCounts{});
-        for (const store::StackSample& s : samples) {
-            const auto slice = static_cast<size_t>((s.tsNs - grid.startNs) / sliceNs);
-            const auto cs = static_cast<size_t>(s.callsiteId);
-            if (slice >= slices || cs >= phases.get()->size()) continue;
-            counts[slice][static_cast<size_t>((*phases)[cs])] += s.count;
-        }
+        RUNLENS_ASSIGN_OR_RETURN(auto samples, stacks.samples(t.id, counter.window()));
+        counter.add(t.node, samples);
     }
-    return out;
+    return counter.finish();
 }
 
 } // namespace runlens::analysis

@@ -10,6 +10,7 @@
 #include <array>
 #include <atomic>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -42,9 +43,31 @@ public:
     size_t sliceSlots() const { return m_sliceSlots; }
 
 private:
-    friend Expected<PhaseSlices> phaseSlices(FlameSource&, const TimeGrid&, size_t, const std::atomic<bool>*);
+    friend class PhaseSliceCounter;
     size_t m_sliceSlots = 1;
     std::map<std::string, std::vector<PhaseCounts>> m_byNode;
+};
+
+// Counts samples into PhaseSlices as they are read, so that a pass reading every thread's samples for another
+// purpose (the host-stall scan) gives the slices too. Samples outside the grid are not counted.
+class PhaseSliceCounter
+{
+public:
+    PhaseSliceCounter(const TimeGrid& grid, size_t sliceSlots, std::shared_ptr<const std::vector<Phase>> phases);
+    // The window every thread's samples are to be read over: the grid's.
+    store::TimeWindow window() const { return m_window; }
+    // A thread with timed samples on node: the node has slices, with samples or not.
+    void thread(const std::string& node);
+    void add(const std::string& node, const std::vector<store::StackSample>& samples);
+    PhaseSlices finish() { return std::move(m_out); }
+
+private:
+    TimeGrid m_grid;
+    std::shared_ptr<const std::vector<Phase>> m_phases;
+    store::TimeWindow m_window;
+    size_t m_slices = 0;
+    int64_t m_sliceNs = 1;
+    PhaseSlices m_out;
 };
 
 Expected<PhaseSlices> phaseSlices(FlameSource& stacks, const TimeGrid& grid, size_t sliceSlots,

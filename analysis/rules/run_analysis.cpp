@@ -291,11 +291,11 @@ Expected<RunMetrics> loadMetrics(store::RunDatabase& db, const CommonParams& c, 
 
 // CKPT_GAP with its episodes' edges from the finest source and the checkpoint frames the stacks show, and HOST_STALL
 // (which leaves checkpoint gaps and hangs alone), added to the findings.
-Status stallRules(store::RunDatabase& db, const RunMetrics& metrics, FlameSource& stacks, const RuleParams& params,
-                  Steps& steps, const std::atomic<bool>* cancel, std::vector<Finding>& findings)
+Status stallRules(store::RunDatabase& db, const RunMetrics& metrics, FlameSource& stacks,
+                  const std::vector<ThreadScan>& threadScans, const RuleParams& params, Steps& steps,
+                  std::vector<Finding>& findings)
 {
     RUNLENS_TRY(steps.next("CKPT_GAP"));
-    RUNLENS_ASSIGN_OR_RETURN(auto threadScans, scanThreads(stacks, params, cancel));
     store::RunReader boundsReader(db);
     StallBounds bounds(metrics, stacks, threadScans, boundsReader, params);
     std::optional<Error> boundsError;
@@ -329,8 +329,11 @@ Expected<std::vector<Finding>> runRules(store::RunDatabase& db, const RunMetrics
     std::vector<Finding> findings = hangRule(metrics, params);
     RUNLENS_ASSIGN_OR_RETURN(auto classifier, PhaseClassifier::builtIn());
     FlameSource stacks(db, std::make_shared<PhaseClassifier>(std::move(classifier)));
-    RUNLENS_ASSIGN_OR_RETURN(auto phases,
-                             phaseSlices(stacks, metrics.grid, metrics.grid.slotsPerSlice(c.evidenceS), cancel));
+    // One read of every thread's samples: the phases per evidence slice and HOST_STALL's scan of each thread.
+    RUNLENS_ASSIGN_OR_RETURN(auto callsitePhases, stacks.callsitePhases());
+    PhaseSliceCounter counter(metrics.grid, metrics.grid.slotsPerSlice(c.evidenceS), callsitePhases);
+    RUNLENS_ASSIGN_OR_RETURN(auto threadScans, scanThreads(stacks, params, cancel, &counter));
+    const PhaseSlices phases = counter.finish();
     if (auto threads = stacks.threads({});
         threads && std::none_of(threads->begin(), threads->end(), [](const auto& t) { return t.timedSamples > 0; }))
         out.missing.emplace_back("no timed stack samples: causes are judged from metrics and traces only");
@@ -343,7 +346,7 @@ Expected<std::vector<Finding>> runRules(store::RunDatabase& db, const RunMetrics
         findings.push_back(std::move(f));
     for (auto& f : input)
         findings.push_back(std::move(f));
-    RUNLENS_TRY(stallRules(db, metrics, stacks, params, steps, cancel, findings));
+    RUNLENS_TRY(stallRules(db, metrics, stacks, threadScans, params, steps, findings));
     RUNLENS_TRY(steps.next("STRAGGLER"));
     out.steps = computeStepTimes(metrics, params);
     for (auto& f : stragglerRule(metrics, out.steps, params))
