@@ -40,9 +40,16 @@ void PhaseSliceCounter::add(const std::string& node, const std::vector<store::St
     thread(node);
     auto& counts = m_out.m_byNode[node];
     const std::vector<Phase>& phases = *m_phases;
+    // Samples come in time order: the slice is found by a division only when a sample leaves the last one.
+    size_t slice = 0;
+    int64_t sliceFrom = 0, sliceTo = 0; // [from, to) of `slice`; empty before the first sample
     for (const store::StackSample& s : samples) {
         if (s.tsNs < m_window.fromNs || s.tsNs > m_window.toNs) continue;
-        const auto slice = static_cast<size_t>((s.tsNs - m_grid.startNs) / m_sliceNs);
+        if (s.tsNs < sliceFrom || s.tsNs >= sliceTo) {
+            slice = static_cast<size_t>((s.tsNs - m_grid.startNs) / m_sliceNs);
+            sliceFrom = m_grid.startNs + static_cast<int64_t>(slice) * m_sliceNs;
+            sliceTo = sliceFrom + m_sliceNs;
+        }
         const auto cs = static_cast<size_t>(s.callsiteId);
         if (slice >= m_slices || cs >= phases.size()) continue;
         counts[slice][static_cast<size_t>(phases[cs])] += s.count;

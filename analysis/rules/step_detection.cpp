@@ -3,9 +3,11 @@
 #include <algorithm>
 #include <cmath>
 #include <deque>
+#include <exception>
 #include <limits>
 #include <map>
 #include <optional>
+#include <thread>
 
 namespace runlens::analysis {
 
@@ -490,27 +492,63 @@ std::vector<StepTimes> computeStepTimes(const RunMetrics& m, const RuleParams& p
 
 std::vector<StepTimes> computeStepTimes(const RunMetrics& m, const StepParams& q)
 {
-    std::vector<StepTimes> out;
-    for (const NodeMetrics& node : m.nodes) {
-        StepTimes steps = fromTrainerLog(node, q);
-        if (steps.startsNs.empty()) {
+    // Per node: its trainer log's steps, else the steps its GPUs' activity shows. The search in the activity is the
+    // costly part and reads only that node's activity: it runs on every core, a batch of nodes at a time (memory:
+    // one activity series per core).
+    struct NodeSteps
+    {
+        StepTimes steps;
+        std::vector<double> activity; // to search, when the log gave no steps
+        bool haveSm = false;
+    };
+    std::vector<NodeSteps> found(m.nodes.size());
+    const size_t batch = std::max(1u, std::thread::hardware_concurrency());
+    for (size_t first = 0; first < m.nodes.size(); first += batch) {
+        const size_t last = std::min(m.nodes.size(), first + batch);
+        std::vector<size_t> search;
+        for (size_t k = first; k < last; ++k) {
+            const NodeMetrics& node = m.nodes[k];
+            NodeSteps& n = found[k];
+            n.steps = fromTrainerLog(node, q);
+            if (!n.steps.startsNs.empty()) continue;
             // The node's GPUs: their mean SM activity, else their mean utilization (as a fraction).
             std::vector<const GpuMetrics*> gpus;
-            bool haveSm = false;
             for (const GpuMetrics& g : m.gpus)
                 if (g.node == node.node) {
                     gpus.push_back(&g);
-                    haveSm = haveSm || std::any_of(g.smActive.begin(), g.smActive.end(),
-                                                   [](double v) { return std::isfinite(v); });
+                    n.haveSm = n.haveSm || std::any_of(g.smActive.begin(), g.smActive.end(),
+                                                       [](double v) { return std::isfinite(v); });
                 }
             if (gpus.empty()) continue;
-            steps = stepTimesFromActivity(nodeActivity(m, gpus, haveSm), m.grid, q);
-            steps.node = node.node;
-            steps.source = haveSm ? "sm_periodicity" : "utilization_periodicity";
-            if (!haveSm) steps.confidence *= kUtilizationConfidence;
+            n.activity = nodeActivity(m, gpus, n.haveSm);
+            search.push_back(k);
         }
-        if (!steps.startsNs.empty()) out.push_back(std::move(steps));
+        std::vector<std::exception_ptr> failed(search.size()); // rethrown here (out of memory)
+        const auto run = [&](size_t i) {
+            try {
+                NodeSteps& n = found[search[i]];
+                n.steps = stepTimesFromActivity(n.activity, m.grid, q);
+                n.steps.node = m.nodes[search[i]].node;
+                n.steps.source = n.haveSm ? "sm_periodicity" : "utilization_periodicity";
+                if (!n.haveSm) n.steps.confidence *= kUtilizationConfidence;
+                n.activity = {};
+            } catch (...) {
+                failed[i] = std::current_exception();
+            }
+        };
+        std::vector<std::thread> threads;
+        threads.reserve(search.size());
+        for (size_t i = 1; i < search.size(); ++i)
+            threads.emplace_back(run, i);
+        if (!search.empty()) run(0);
+        for (std::thread& t : threads)
+            t.join();
+        for (const std::exception_ptr& e : failed)
+            if (e) std::rethrow_exception(e);
     }
+    std::vector<StepTimes> out;
+    for (NodeSteps& n : found)
+        if (!n.steps.startsNs.empty()) out.push_back(std::move(n.steps));
     return out;
 }
 
