@@ -1,6 +1,8 @@
 #pragma once
 
-// Settings the user gave for a run (table run_setting), kept so that later commands use them: key → text value.
+// Settings of a run (table run_setting), kept so that later commands use them: key → text value. The user's (the
+// model and GPU options of the MFU) and what one command keeps for the next (clock.inputs: the inputs the clock
+// offsets were last estimated from, analysis/clock/clock_estimate.h).
 
 #include "analysis/store/error.h"
 
