@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <string_view>
-#include <unordered_map>
 
 namespace runlens::analysis::comm {
 
@@ -389,20 +388,18 @@ QJsonArray windowsJson(const NodeProfile& profile, const std::vector<Signature>&
 Expected<QJsonArray> topCommKernels(store::TraceReader& traces, const std::vector<store::TraceTrackInfo>& tracks,
                                     const std::vector<FindingEpisode>& episodes, const std::string& node, size_t count)
 {
-    // Each track's node by its id (the first track of an id), looked up per slice.
-    std::unordered_map<int64_t, const std::string*> nodeOfTrack;
-    for (const store::TraceTrackInfo& tr : tracks)
-        nodeOfTrack.emplace(tr.id, &tr.node);
+    // Only the node's own tracks are read: none, nothing to read (a run without traces, or not on this node).
+    const auto mine =
+        std::find_if(tracks.begin(), tracks.end(), [&](const store::TraceTrackInfo& tr) { return tr.node == node; });
     std::map<std::string, int64_t> byName;
     for (const FindingEpisode& e : episodes) {
+        if (mine == tracks.end()) break;
         store::TraceFilter filter;
         filter.categories = {store::TraceCategory::CommKernel, store::TraceCategory::Collective};
+        filter.nodeId = mine->nodeId;
         RUNLENS_ASSIGN_OR_RETURN(auto found, traces.slices({e.startNs, e.endNs}, filter));
-        for (const store::TraceSliceInfo& sl : found) {
-            const auto track = nodeOfTrack.find(sl.trackId);
-            if (track != nodeOfTrack.end() && *track->second != node) continue;
+        for (const store::TraceSliceInfo& sl : found)
             byName[sl.name] += sl.durNs;
-        }
     }
     return topAmounts(byName, count, QStringLiteral("name"), QStringLiteral("total_s"), 1e9);
 }
