@@ -192,6 +192,37 @@ public:
             s += m_y[i] * m_y[i + lag];
         return s / static_cast<double>(len - lag) / m_var;
     }
+    // r[lag] = at(lag) for every lag in [1, last]: four lags per pass over the series, each lag's sum taken in the
+    // same order as at() takes it (the same values), the series read once for the four.
+    void fill(std::vector<double>& r, size_t last) const
+    {
+        const size_t len = m_y.size();
+        const double* y = m_y.data();
+        size_t lag = 1;
+        for (; lag + 3 <= last && lag + 3 < len; lag += 4) {
+            double s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+            const size_t common = len - (lag + 3); // every i with i + lag + 3 < len
+            for (size_t i = 0; i < common; ++i) {
+                const double v = y[i];
+                s0 += v * y[i + lag];
+                s1 += v * y[i + lag + 1];
+                s2 += v * y[i + lag + 2];
+                s3 += v * y[i + lag + 3];
+            }
+            for (size_t i = common; i + lag + 2 < len; ++i)
+                s2 += y[i] * y[i + lag + 2];
+            for (size_t i = common; i + lag + 1 < len; ++i)
+                s1 += y[i] * y[i + lag + 1];
+            for (size_t i = common; i + lag < len; ++i)
+                s0 += y[i] * y[i + lag];
+            r[lag] = s0 / static_cast<double>(len - lag) / m_var;
+            r[lag + 1] = s1 / static_cast<double>(len - lag - 1) / m_var;
+            r[lag + 2] = s2 / static_cast<double>(len - lag - 2) / m_var;
+            r[lag + 3] = s3 / static_cast<double>(len - lag - 3) / m_var;
+        }
+        for (; lag <= last; ++lag)
+            r[lag] = at(lag);
+    }
 
 private:
     std::vector<double> m_y;
@@ -337,8 +368,7 @@ StepTimes fromAutocorrelation(const std::vector<double>& x, size_t a, size_t b, 
         std::min(std::floor(q.maxPeriodS / stepS), std::floor(static_cast<double>(len) / cyclesNeeded(q))));
     if (maxLag <= minLag) return {};
     std::vector<double> r(maxLag + 2, 1.0);
-    for (size_t lag = 1; lag <= maxLag + 1; ++lag)
-        r[lag] = acf.at(lag);
+    acf.fill(r, maxLag + 1);
     const size_t lag = firstClearPeak(r, minLag, maxLag, q);
     if (lag == 0) return {};
     const Period period = refinePeriod(acf, r, lag, minLag, maxLag, len, q);
