@@ -263,10 +263,17 @@ private Q_SLOTS:
         QTest::addColumn<qint64>("interval"); // the new node's nvidia-smi interval (0: none)
         QTest::addColumn<int>("unchanged");   // nodes not estimated again
         QTest::addColumn<QString>("reference");
-        QTest::newRow("traces, a node like the others") << true << kRanksPerNode << qint64(0) << 2 << "node0";
-        QTest::newRow("traces, a node with more ranks") << true << kRanksPerNode + 1 << qint64(0) << 0 << "node3";
-        QTest::newRow("metrics, a node like the others") << false << 0 << qint64(kSecond) << 2 << "node0";
-        QTest::newRow("metrics, a node sampled twice as often") << false << 0 << qint64(kSecond / 2) << 0 << "node3";
+        QTest::addColumn<qint64>("userReferenceOffset"); // set on node0 between the estimates (0: none)
+        QTest::newRow("traces, a node like the others")
+            << true << kRanksPerNode << qint64(0) << 2 << "node0" << qint64(0);
+        QTest::newRow("traces, a node with more ranks")
+            << true << kRanksPerNode + 1 << qint64(0) << 0 << "node3" << qint64(0);
+        QTest::newRow("metrics, a node like the others") << false << 0 << qint64(kSecond) << 2 << "node0" << qint64(0);
+        QTest::newRow("metrics, a node sampled twice as often")
+            << false << 0 << qint64(kSecond / 2) << 0 << "node3" << qint64(0);
+        // The others were stored relative to the reference's old offset: all of them are estimated again.
+        QTest::newRow("metrics, the reference's offset set by the user")
+            << false << 0 << qint64(kSecond) << 0 << "node0" << qint64(2 * kSecond);
     }
 
     void changedNodesOnly()
@@ -276,6 +283,7 @@ private Q_SLOTS:
         QFETCH(qint64, interval);
         QFETCH(int, unchanged);
         QFETCH(QString, reference);
+        QFETCH(qint64, userReferenceOffset);
         QTemporaryDir dir;
         const std::vector<int64_t> ends = stepEnds(36);
         Lcg rng{99};
@@ -299,6 +307,8 @@ private Q_SLOTS:
             QVERIFY_OK(first);
             QCOMPARE(first->nodes.size(), size_t(kNodes - 1));
             QVERIFY_OK(applyClockEstimates(**db, *first, false));
+            if (userReferenceOffset != 0)
+                QVERIFY_OK(store::setNodeClockOffset(**db, "node0", userReferenceOffset, 0, store::kClockSourceUser));
         }
         QCOMPARE(importNode(kNodes - 1, ranks, interval), std::string());
         auto db = store::RunDatabase::open(path, store::OpenMode::ReadWrite);
@@ -320,9 +330,15 @@ private Q_SLOTS:
             const ClockEstimate* e = estimateOf(*full, nodeName(n));
             QVERIFY(e && e->found);
             const store::NodeInfo& info = stored.at(nodeName(n));
-            QCOMPARE(info.clockOffsetNs, e->offsetNs);
+            if (e->reference && userReferenceOffset != 0) { // kept, and the others placed relative to it
+                QCOMPARE(info.clockOffsetNs, userReferenceOffset);
+                QCOMPARE(info.clockOffsetSource, std::string(store::kClockSourceUser));
+                continue;
+            }
+            QCOMPARE(info.clockOffsetNs, userReferenceOffset + e->offsetNs);
             QCOMPARE(info.clockOffsetSource, e->source);
-            QVERIFY2(std::llabs(info.clockOffsetNs - (kTrueOffset[n] - refTruth)) <= (traces ? 50 * kMs : kSecond),
+            QVERIFY2(std::llabs(info.clockOffsetNs - userReferenceOffset - (kTrueOffset[n] - refTruth)) <=
+                         (traces ? 50 * kMs : kSecond),
                      e->method.c_str());
         }
     }

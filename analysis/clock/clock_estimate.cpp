@@ -103,33 +103,81 @@ Status readActivity(store::RunDatabase& db, std::map<int64_t, NodeData>& nodes,
     return okStatus();
 }
 
-// The run setting that keeps the inputs of the last estimate.
+// The run setting that keeps what the last estimate read and found.
 constexpr const char* kClockInputsSetting = "clock.inputs";
+// Changed when the estimate changes: the results kept from an estimate made another way are not reused.
+constexpr int kEstimateVersion = 1;
 
-std::string encodeInputs(const ClockInputs& inputs)
+std::string methodOf(const ClockParams& p)
 {
-    QJsonArray rows;
-    for (const auto& [node, c] : inputs)
-        rows.append(QJsonArray{QString::fromStdString(node), static_cast<double>(c.traceEnds),
-                               QString::fromStdString(c.metric), static_cast<double>(c.gpuSeries),
-                               static_cast<double>(c.gpuPoints)});
-    return QJsonDocument(rows).toJson(QJsonDocument::Compact).toStdString();
+    return fmt::format("{} {} {} {} {} {} {} {} {} {}", kEstimateVersion, p.minTraceMatches, p.maxTraceResidualNs,
+                       p.maxTraceNameSpreadRatio, p.minTraceUncertaintyNs, p.maxMetricLagNs, p.minMetricOverlap,
+                       p.minMetricPeak, p.minMetricPeakMargin, p.maxMetricGridSamples);
 }
 
-// nullopt when the text is not what encodeInputs writes.
-std::optional<ClockInputs> decodeInputs(const std::string& text)
+// What the last estimate kept (applyClockEstimates writes it).
+struct KeptEstimate
+{
+    std::string method;
+    ClockInputs inputs;
+    std::map<std::string, std::string> foundFrom;
+    std::string reference;
+    int64_t referenceOffsetNs = 0; // as stored after the estimate
+    std::string referenceSource;
+};
+
+std::string encodeKept(const KeptEstimate& k)
+{
+    QJsonArray rows;
+    for (const auto& [node, c] : k.inputs) {
+        const auto found = k.foundFrom.find(node);
+        rows.append(QJsonArray{QString::fromStdString(node), static_cast<double>(c.traceEnds),
+                               QString::fromStdString(c.metric), static_cast<double>(c.gpuSeries),
+                               static_cast<double>(c.gpuPoints),
+                               QString::fromStdString(found == k.foundFrom.end() ? "" : found->second)});
+    }
+    return QJsonDocument(QJsonObject{{QStringLiteral("method"), QString::fromStdString(k.method)},
+                                     {QStringLiteral("reference"), QString::fromStdString(k.reference)},
+                                     {QStringLiteral("reference_offset_ns"),
+                                      QString::fromStdString(std::to_string(k.referenceOffsetNs))},
+                                     {QStringLiteral("reference_source"), QString::fromStdString(k.referenceSource)},
+                                     {QStringLiteral("nodes"), rows}})
+        .toJson(QJsonDocument::Compact)
+        .toStdString();
+}
+
+// A count as encodeKept writes it: a whole number from 0 to 2^53.
+std::optional<int64_t> keptCount(const QJsonValue& v)
+{
+    if (!v.isDouble()) return std::nullopt;
+    const double d = v.toDouble();
+    if (!(d >= 0 && d <= 9007199254740992.0) || d != std::floor(d)) return std::nullopt;
+    return static_cast<int64_t>(d);
+}
+
+// nullopt when the text is not what encodeKept writes.
+std::optional<KeptEstimate> decodeKept(const std::string& text)
 {
     const QJsonDocument doc = QJsonDocument::fromJson(QByteArray::fromStdString(text));
-    if (!doc.isArray()) return std::nullopt;
-    ClockInputs out;
-    for (const auto& v : doc.array()) {
+    if (!doc.isObject()) return std::nullopt;
+    const QJsonObject o = doc.object();
+    KeptEstimate k;
+    k.method = o.value(QStringLiteral("method")).toString().toStdString();
+    k.reference = o.value(QStringLiteral("reference")).toString().toStdString();
+    k.referenceSource = o.value(QStringLiteral("reference_source")).toString().toStdString();
+    bool ok = false;
+    k.referenceOffsetNs = o.value(QStringLiteral("reference_offset_ns")).toString().toLongLong(&ok);
+    if (!ok || !o.value(QStringLiteral("nodes")).isArray()) return std::nullopt;
+    for (const auto& v : o.value(QStringLiteral("nodes")).toArray()) {
         const QJsonArray row = v.toArray();
-        if (row.size() != 5 || !row[0].isString() || !row[2].isString()) return std::nullopt;
-        out[row[0].toString().toStdString()] =
-            ClockInputCounts{static_cast<int64_t>(row[1].toDouble()), row[2].toString().toStdString(),
-                             static_cast<int64_t>(row[3].toDouble()), static_cast<int64_t>(row[4].toDouble())};
+        if (row.size() != 6 || !row[0].isString() || !row[2].isString() || !row[5].isString()) return std::nullopt;
+        const auto ends = keptCount(row[1]), series = keptCount(row[3]), points = keptCount(row[4]);
+        if (!ends || !series || !points) return std::nullopt;
+        const std::string node = row[0].toString().toStdString();
+        k.inputs[node] = ClockInputCounts{*ends, row[2].toString().toStdString(), *series, *points};
+        k.foundFrom[node] = row[5].toString().toStdString();
     }
-    return out;
+    return k;
 }
 
 // The reference by the inputs: the most trace ends, then the most GPU points, then the first in the list (by name);
@@ -151,33 +199,47 @@ const store::NodeInfo* referenceOf(const std::vector<store::NodeInfo>& nodeList,
     return best->traceEnds == 0 && best->gpuPoints == 0 ? nullptr : ref;
 }
 
-// The nodes to estimate: with ClockScope::Changed and the last estimate's inputs kept, the reference and the nodes
-// whose inputs differ, when the reference is the same node with the same inputs and GPU activity (or no node has
-// any); else every node.
-Expected<std::set<std::string>> nodesToEstimate(store::RunDatabase& db, const std::vector<store::NodeInfo>& nodeList,
-                                                const ClockInputs& inputs, const store::NodeInfo* ref, ClockScope scope)
+// Which nodes to estimate, and what the others found last time.
+struct EstimatePlan
 {
-    std::set<std::string> all;
+    std::set<std::string> chosen;
+    std::map<std::string, std::string> lastFound; // the nodes not chosen: the source their estimate came from
+};
+
+// With ClockScope::Changed and the last estimate kept: the reference and the nodes whose inputs differ, when the
+// estimate is made the same way and the reference is the same node with the same inputs, GPU activity (or no node
+// has any) and the same stored offset and source; else every node.
+Expected<EstimatePlan> planEstimate(store::RunDatabase& db, const std::vector<store::NodeInfo>& nodeList,
+                                    const ClockInputs& inputs, const store::NodeInfo* ref, const std::string& method,
+                                    ClockScope scope)
+{
+    EstimatePlan all;
     for (const store::NodeInfo& n : nodeList)
-        all.insert(n.name);
+        all.chosen.insert(n.name);
     if (scope == ClockScope::All || !ref) return all;
     RUNLENS_ASSIGN_OR_RETURN(auto settings, store::loadRunSettings(db));
-    const auto kept = settings.find(kClockInputsSetting);
-    if (kept == settings.end()) return all;
-    const std::optional<ClockInputs> last = decodeInputs(kept->second);
-    if (!last) return all;
-    for (const auto& [node, c] : *last)
-        if (!all.count(node)) return all; // a node has gone
+    const auto setting = settings.find(kClockInputsSetting);
+    if (setting == settings.end()) return all;
+    const std::optional<KeptEstimate> last = decodeKept(setting->second);
+    if (!last || last->method != method || last->reference != ref->name ||
+        last->referenceOffsetNs != ref->clockOffsetNs || last->referenceSource != ref->clockOffsetSource)
+        return all;
+    for (const auto& [node, c] : last->inputs)
+        if (!all.chosen.count(node)) return all; // a node has gone
     // Nodes lined up by metrics need the reference's activity (else a node lined up by traces stands in for it).
     const bool anyActivity =
         std::any_of(inputs.begin(), inputs.end(), [](const auto& node) { return node.second.gpuPoints > 0; });
-    const auto then = last->find(ref->name);
-    if (referenceOf(nodeList, *last) != ref || then == last->end() || !(then->second == inputs.at(ref->name)) ||
-        (then->second.gpuPoints == 0 && anyActivity))
+    const auto then = last->inputs.find(ref->name);
+    if (referenceOf(nodeList, last->inputs) != ref || then == last->inputs.end() ||
+        !(then->second == inputs.at(ref->name)) || (then->second.gpuPoints == 0 && anyActivity))
         return all;
-    std::set<std::string> changed{ref->name};
+    EstimatePlan changed;
+    changed.chosen.insert(ref->name);
     for (const auto& [node, c] : inputs)
-        if (const auto it = last->find(node); it == last->end() || !(it->second == c)) changed.insert(node);
+        if (const auto it = last->inputs.find(node); it == last->inputs.end() || !(it->second == c))
+            changed.chosen.insert(node);
+    for (const auto& [node, source] : last->foundFrom)
+        if (!changed.chosen.count(node)) changed.lastFound[node] = source;
     return changed;
 }
 
@@ -228,66 +290,20 @@ std::optional<int64_t> parseClockDuration(std::string_view text)
     return static_cast<int64_t>(std::llround(v * scale));
 }
 
-Expected<ClockInputs> readClockInputs(store::RunDatabase& db)
+namespace {
+
+// The estimate of a node listed in out.
+ClockEstimate& estimateIn(ClockEstimates& out, const std::string& name)
 {
-    store::RunReader reader(db);
-    RUNLENS_ASSIGN_OR_RETURN(auto nodeList, reader.nodes());
-    RUNLENS_ASSIGN_OR_RETURN(auto series, reader.series());
-    std::map<int64_t, std::string> names;
-    ClockInputs out;
-    for (const store::NodeInfo& n : nodeList) {
-        names[n.id] = n.name;
-        out[n.name] = ClockInputCounts{0, "gpu.util", 0, 0};
-    }
-    for (const store::SeriesInfo& s : series)
-        if (s.metric == "gpu.sm_active" && s.points > s.missingPoints && names.count(s.nodeId))
-            out[names[s.nodeId]].metric = "gpu.sm_active";
-    for (const store::SeriesInfo& s : series)
-        if (const auto it = names.find(s.nodeId); it != names.end()) {
-            ClockInputCounts& c = out[it->second];
-            if (s.metric != c.metric || s.points < 2) continue;
-            ++c.gpuSeries;
-            c.gpuPoints += s.points;
-        }
-    store::TraceReader traces(db);
-    RUNLENS_ASSIGN_OR_RETURN(auto summary, traces.summary());
-    for (const store::TraceSummaryRow& row : summary)
-        if ((row.category == TraceCategory::CommKernel || row.category == TraceCategory::Collective) &&
-            out.count(row.node))
-            out[row.node].traceEnds += row.slices;
-    return out;
+    return *std::find_if(out.nodes.begin(), out.nodes.end(), [&](const ClockEstimate& e) { return e.node == name; });
 }
 
-Expected<ClockEstimates> estimateClockOffsets(store::RunDatabase& db, const ClockParams& params, ClockScope scope)
+// Traces first: the end of the same collective on every rank.
+void alignNodesByTraces(std::map<int64_t, NodeData>& nodes, const NodeData& refData, const ClockParams& params,
+                        ClockEstimates& out)
 {
-    store::RunReader reader(db);
-    RUNLENS_ASSIGN_OR_RETURN(auto nodeList, reader.nodes());
-    ClockEstimates out;
-    RUNLENS_ASSIGN_OR_RETURN(out.inputs, readClockInputs(db));
-    const store::NodeInfo* refInfo = nodeList.size() < 2 ? nullptr : referenceOf(nodeList, out.inputs);
-    RUNLENS_ASSIGN_OR_RETURN(const std::set<std::string> chosen,
-                             nodesToEstimate(db, nodeList, out.inputs, refInfo, scope));
-    std::map<int64_t, NodeData> nodes;
-    std::map<int64_t, int64_t> offsets;
-    for (const store::NodeInfo& n : nodeList) {
-        if (!chosen.count(n.name)) {
-            ++out.unchanged;
-            continue;
-        }
-        out.nodes.push_back({n.name, false, 0, 0, "", false, 0, "nothing to align it by"});
-        nodes[n.id] = NodeData{n.id, n.name, {}, {}, 0, out.inputs.at(n.name).metric, {}, 0, 0, 0, 0};
-        offsets[n.id] = n.clockOffsetNs;
-    }
-    if (!refInfo) return out;
-    RUNLENS_TRY(readTraces(db, nodes));
-    RUNLENS_TRY(readActivity(db, nodes, offsets));
-    const NodeData* ref = &nodes.at(refInfo->id);
-    auto estimateOf = [&](const std::string& name) -> ClockEstimate& {
-        return *std::find_if(out.nodes.begin(), out.nodes.end(),
-                             [&](const ClockEstimate& e) { return e.node == name; });
-    };
-
-    // Traces first: the end of the same collective on every rank.
+    const NodeData* ref = &refData;
+    const auto estimateOf = [&](const std::string& name) -> ClockEstimate& { return estimateIn(out, name); };
     for (auto& [id, n] : nodes) {
         if (&n == ref) continue;
         ClockEstimate& e = estimateOf(n.name);
@@ -312,8 +328,14 @@ Expected<ClockEstimates> estimateClockOffsets(store::RunDatabase& db, const Cloc
             break;
         }
     }
+}
 
-    // Metrics for the rest: against the reference, or a node already lined up by its traces, with GPU activity.
+// Metrics for the rest: against the reference, or a node already lined up by its traces, with GPU activity.
+void alignNodesByMetrics(std::map<int64_t, NodeData>& nodes, const NodeData& refData, const ClockParams& params,
+                         ClockEstimates& out)
+{
+    const NodeData* ref = &refData;
+    const auto estimateOf = [&](const std::string& name) -> ClockEstimate& { return estimateIn(out, name); };
     const NodeData* anchor = nullptr;
     if (!ref->gpus.empty()) anchor = ref;
     for (const auto& [id, n] : nodes)
@@ -354,20 +376,98 @@ Expected<ClockEstimates> estimateClockOffsets(store::RunDatabase& db, const Cloc
                           m.overlap,
                           fmt::format("{} over {} samples", what, m.overlap)};
     }
+}
 
-    // Whether any other node is lined up (the nodes not estimated again: as their stored offsets say), and by traces.
+} // namespace
+
+Expected<ClockInputs> readClockInputs(store::RunDatabase& db)
+{
+    store::RunReader reader(db);
+    RUNLENS_ASSIGN_OR_RETURN(auto nodeList, reader.nodes());
+    RUNLENS_ASSIGN_OR_RETURN(auto series, reader.series());
+    std::map<int64_t, std::string> names;
+    ClockInputs out;
+    for (const store::NodeInfo& n : nodeList) {
+        names[n.id] = n.name;
+        out[n.name] = ClockInputCounts{0, "gpu.util", 0, 0};
+    }
+    for (const store::SeriesInfo& s : series)
+        if (s.metric == "gpu.sm_active" && s.points > s.missingPoints && names.count(s.nodeId))
+            out[names[s.nodeId]].metric = "gpu.sm_active";
+    for (const store::SeriesInfo& s : series)
+        if (const auto it = names.find(s.nodeId); it != names.end()) {
+            ClockInputCounts& c = out[it->second];
+            if (s.metric != c.metric || s.points < 2) continue;
+            ++c.gpuSeries;
+            c.gpuPoints += s.points;
+        }
+    store::TraceReader traces(db);
+    RUNLENS_ASSIGN_OR_RETURN(auto summary, traces.summary());
+    for (const store::TraceSummaryRow& row : summary)
+        if ((row.category == TraceCategory::CommKernel || row.category == TraceCategory::Collective) &&
+            out.count(row.node))
+            out[row.node].traceEnds += row.slices;
+    return out;
+}
+
+Expected<ClockEstimates> estimateClockOffsets(store::RunDatabase& db, const ClockParams& params, ClockScope scope)
+{
+    store::RunReader reader(db);
+    RUNLENS_ASSIGN_OR_RETURN(auto nodeList, reader.nodes());
+    ClockEstimates out;
+    RUNLENS_ASSIGN_OR_RETURN(out.inputs, readClockInputs(db));
+    const store::NodeInfo* refInfo = nodeList.size() < 2 ? nullptr : referenceOf(nodeList, out.inputs);
+    out.method = methodOf(params);
+    if (refInfo) out.inputsReference = refInfo->name;
+    RUNLENS_ASSIGN_OR_RETURN(const EstimatePlan plan,
+                             planEstimate(db, nodeList, out.inputs, refInfo, out.method, scope));
+    const std::set<std::string>& chosen = plan.chosen;
+    // What each node's estimate was found from, as the result stands (kept for the next estimate).
+    const auto keepFound = [&]() {
+        for (const store::NodeInfo& n : nodeList)
+            out.foundFrom[n.name] = "";
+        for (const auto& [node, source] : plan.lastFound)
+            out.foundFrom[node] = source;
+        for (const ClockEstimate& e : out.nodes)
+            out.foundFrom[e.node] = e.found ? e.source : "";
+    };
+    std::map<int64_t, NodeData> nodes;
+    std::map<int64_t, int64_t> offsets;
+    for (const store::NodeInfo& n : nodeList) {
+        if (!chosen.count(n.name)) {
+            ++out.unchanged;
+            continue;
+        }
+        out.nodes.push_back({n.name, false, 0, 0, "", false, 0, "nothing to align it by"});
+        nodes[n.id] = NodeData{n.id, n.name, {}, {}, 0, out.inputs.at(n.name).metric, {}, 0, 0, 0, 0};
+        offsets[n.id] = n.clockOffsetNs;
+    }
+    if (!refInfo) {
+        keepFound();
+        return out;
+    }
+    RUNLENS_TRY(readTraces(db, nodes));
+    RUNLENS_TRY(readActivity(db, nodes, offsets));
+    const NodeData* ref = &nodes.at(refInfo->id);
+    const auto estimateOf = [&](const std::string& name) -> ClockEstimate& { return estimateIn(out, name); };
+
+    alignNodesByTraces(nodes, *ref, params, out);
+    alignNodesByMetrics(nodes, *ref, params, out);
+
+    // Whether any other node is lined up (the nodes not estimated again: as they were last time), and by traces.
     bool any = false, anyTraces = false;
     for (const ClockEstimate& e : out.nodes) {
         any = any || (e.found && e.node != ref->name);
         anyTraces = anyTraces || (e.found && e.source == store::kClockSourceTraces);
     }
-    for (const store::NodeInfo& n : nodeList)
-        if (!chosen.count(n.name)) {
-            any = any || n.clockOffsetSource == store::kClockSourceTraces ||
-                  n.clockOffsetSource == store::kClockSourceMetrics;
-            anyTraces = anyTraces || n.clockOffsetSource == store::kClockSourceTraces;
-        }
-    if (!any) return out;
+    for (const auto& [node, source] : plan.lastFound) {
+        any = any || !source.empty();
+        anyTraces = anyTraces || source == store::kClockSourceTraces;
+    }
+    if (!any) {
+        keepFound();
+        return out;
+    }
     out.reference = ref->name;
     ClockEstimate& r = estimateOf(ref->name);
     r = ClockEstimate{ref->name,
@@ -378,6 +478,7 @@ Expected<ClockEstimates> estimateClockOffsets(store::RunDatabase& db, const Cloc
                       true,
                       0,
                       "the reference: the others are lined up with it"};
+    keepFound();
     return out;
 }
 
@@ -411,8 +512,19 @@ Expected<std::vector<ClockChange>> applyClockEstimates(store::RunDatabase& db, c
         }
         changes.push_back(std::move(c));
     }
+    // What the next estimate needs to know of this one, with the reference's offset and source as they now stand.
+    KeptEstimate kept{estimates.method, estimates.inputs, estimates.foundFrom, estimates.inputsReference, 0, ""};
+    if (const auto it = byName.find(kept.reference); it != byName.end()) {
+        kept.referenceOffsetNs = it->second->clockOffsetNs;
+        kept.referenceSource = it->second->clockOffsetSource;
+        for (const ClockChange& c : changes)
+            if (c.node == kept.reference) {
+                kept.referenceOffsetNs = c.offsetNs;
+                kept.referenceSource = c.source;
+            }
+    }
+    RUNLENS_TRY(store::storeRunSettingsInTransaction(db, {{kClockInputsSetting, encodeKept(kept)}}));
     RUNLENS_TRY(tx.commit());
-    RUNLENS_TRY(store::storeRunSettings(db, {{kClockInputsSetting, encodeInputs(estimates.inputs)}}));
     return changes;
 }
 

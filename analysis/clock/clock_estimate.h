@@ -98,7 +98,13 @@ struct ClockEstimates
     std::string reference;            // empty when the run has fewer than two nodes or nothing to align them by
     std::vector<ClockEstimate> nodes; // every node estimated, by name
     size_t unchanged = 0;             // nodes not estimated again: neither they nor the reference changed
-    ClockInputs inputs;               // every node's, as read
+    // Kept in the run by applyClockEstimates for the next ClockScope::Changed: every node's inputs as read, the
+    // source its estimate was found from ("" when none; for the nodes not estimated again, as last time), the
+    // reference by the inputs (even when nothing was lined up with it) and how the estimate was made.
+    ClockInputs inputs;
+    std::map<std::string, std::string> foundFrom;
+    std::string inputsReference;
+    std::string method;
 };
 
 Expected<ClockEstimates> estimateClockOffsets(store::RunDatabase& db, const ClockParams& params = {},
@@ -116,9 +122,10 @@ struct ClockChange
     std::string method;
 };
 
-// Stores the found estimates (node offset, ±, source) in one transaction, then the inputs they were estimated from
-// (for ClockScope::Changed). A user-set offset is kept unless force; when the reference node has one, the others are
-// stored relative to it.
+// Stores the found estimates (node offset, ±, source) and, for ClockScope::Changed, what they were estimated from with
+// the reference's offset and source as stored (when those change, as when the user sets the reference's offset,
+// every node is estimated again), in one transaction. A user-set offset is kept unless force; when the reference
+// node has one, the others are stored relative to it.
 Expected<std::vector<ClockChange>> applyClockEstimates(store::RunDatabase& db, const ClockEstimates& estimates,
                                                        bool force);
 

@@ -7,11 +7,15 @@
 #include <limits>
 #include <map>
 #include <optional>
+#include <system_error>
 #include <thread>
 
 namespace runlens::analysis {
 
 namespace {
+
+// Nodes searched for steps at once, a thread each (at most the cores; memory: an activity series each).
+constexpr size_t kMaxStepThreads = 8;
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
@@ -532,7 +536,7 @@ std::vector<StepTimes> computeStepTimes(const RunMetrics& m, const StepParams& q
         bool haveSm = false;
     };
     std::vector<NodeSteps> found(m.nodes.size());
-    const size_t batch = std::max(1u, std::thread::hardware_concurrency());
+    const size_t batch = std::clamp<size_t>(std::thread::hardware_concurrency(), 1, kMaxStepThreads);
     for (size_t first = 0; first < m.nodes.size(); first += batch) {
         const size_t last = std::min(m.nodes.size(), first + batch);
         std::vector<size_t> search;
@@ -568,8 +572,13 @@ std::vector<StepTimes> computeStepTimes(const RunMetrics& m, const StepParams& q
         };
         std::vector<std::thread> threads;
         threads.reserve(search.size());
-        for (size_t i = 1; i < search.size(); ++i)
-            threads.emplace_back(run, i);
+        for (size_t i = 1; i < search.size(); ++i) {
+            try {
+                threads.emplace_back(run, i);
+            } catch (const std::system_error&) { // no thread to be had (a process limit): on this one
+                run(i);
+            }
+        }
         if (!search.empty()) run(0);
         for (std::thread& t : threads)
             t.join();

@@ -17,6 +17,12 @@ Expected<std::map<std::string, std::string>> loadRunSettings(RunDatabase& db)
 Status storeRunSettings(RunDatabase& db, const std::map<std::string, std::optional<std::string>>& changes)
 {
     RUNLENS_ASSIGN_OR_RETURN(Transaction tx, db.transaction());
+    RUNLENS_TRY(storeRunSettingsInTransaction(db, changes));
+    return tx.commit();
+}
+
+Status storeRunSettingsInTransaction(RunDatabase& db, const std::map<std::string, std::optional<std::string>>& changes)
+{
     RUNLENS_ASSIGN_OR_RETURN(
         auto set, Statement::prepare(db.handle(), "INSERT OR REPLACE INTO run_setting (key, value) VALUES (?, ?)"));
     RUNLENS_ASSIGN_OR_RETURN(auto clear, Statement::prepare(db.handle(), "DELETE FROM run_setting WHERE key = ?"));
@@ -26,7 +32,7 @@ Status storeRunSettings(RunDatabase& db, const std::map<std::string, std::option
         if (value) st.bind(2, std::string_view(*value));
         RUNLENS_TRY(st.exec());
     }
-    return tx.commit();
+    return okStatus();
 }
 
 } // namespace runlens::store

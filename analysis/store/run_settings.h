@@ -18,5 +18,7 @@ class RunDatabase;
 Expected<std::map<std::string, std::string>> loadRunSettings(RunDatabase& db);
 // Sets (a value) or clears (nullopt) each key, in one transaction.
 Status storeRunSettings(RunDatabase& db, const std::map<std::string, std::optional<std::string>>& changes);
+// The same inside the caller's open transaction (committed with the caller's other changes).
+Status storeRunSettingsInTransaction(RunDatabase& db, const std::map<std::string, std::optional<std::string>>& changes);
 
 } // namespace runlens::store
