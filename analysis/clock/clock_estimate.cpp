@@ -230,8 +230,8 @@ Expected<EstimatePlan> planEstimate(store::RunDatabase& db, const std::vector<st
     const bool anyActivity =
         std::any_of(inputs.begin(), inputs.end(), [](const auto& node) { return node.second.gpuPoints > 0; });
     const auto then = last->inputs.find(ref->name);
-    if (referenceOf(nodeList, last->inputs) != ref || then == last->inputs.end() ||
-        !(then->second == inputs.at(ref->name)) || (then->second.gpuPoints == 0 && anyActivity))
+    if (then == last->inputs.end() || !(then->second == inputs.at(ref->name)) ||
+        (then->second.gpuPoints == 0 && anyActivity))
         return all;
     EstimatePlan changed;
     changed.chosen.insert(ref->name);
@@ -299,10 +299,9 @@ ClockEstimate& estimateIn(ClockEstimates& out, const std::string& name)
 }
 
 // Traces first: the end of the same collective on every rank.
-void alignNodesByTraces(std::map<int64_t, NodeData>& nodes, const NodeData& refData, const ClockParams& params,
+void alignNodesByTraces(std::map<int64_t, NodeData>& nodes, const NodeData* ref, const ClockParams& params,
                         ClockEstimates& out)
 {
-    const NodeData* ref = &refData;
     const auto estimateOf = [&](const std::string& name) -> ClockEstimate& { return estimateIn(out, name); };
     for (auto& [id, n] : nodes) {
         if (&n == ref) continue;
@@ -331,10 +330,9 @@ void alignNodesByTraces(std::map<int64_t, NodeData>& nodes, const NodeData& refD
 }
 
 // Metrics for the rest: against the reference, or a node already lined up by its traces, with GPU activity.
-void alignNodesByMetrics(std::map<int64_t, NodeData>& nodes, const NodeData& refData, const ClockParams& params,
+void alignNodesByMetrics(std::map<int64_t, NodeData>& nodes, const NodeData* ref, const ClockParams& params,
                          ClockEstimates& out)
 {
-    const NodeData* ref = &refData;
     const auto estimateOf = [&](const std::string& name) -> ClockEstimate& { return estimateIn(out, name); };
     const NodeData* anchor = nullptr;
     if (!ref->gpus.empty()) anchor = ref;
@@ -422,15 +420,7 @@ Expected<ClockEstimates> estimateClockOffsets(store::RunDatabase& db, const Cloc
     RUNLENS_ASSIGN_OR_RETURN(const EstimatePlan plan,
                              planEstimate(db, nodeList, out.inputs, refInfo, out.method, scope));
     const std::set<std::string>& chosen = plan.chosen;
-    // What each node's estimate was found from, as the result stands (kept for the next estimate).
-    const auto keepFound = [&]() {
-        for (const store::NodeInfo& n : nodeList)
-            out.foundFrom[n.name] = "";
-        for (const auto& [node, source] : plan.lastFound)
-            out.foundFrom[node] = source;
-        for (const ClockEstimate& e : out.nodes)
-            out.foundFrom[e.node] = e.found ? e.source : "";
-    };
+    out.unchangedFoundFrom = plan.lastFound;
     std::map<int64_t, NodeData> nodes;
     std::map<int64_t, int64_t> offsets;
     for (const store::NodeInfo& n : nodeList) {
@@ -442,17 +432,14 @@ Expected<ClockEstimates> estimateClockOffsets(store::RunDatabase& db, const Cloc
         nodes[n.id] = NodeData{n.id, n.name, {}, {}, 0, out.inputs.at(n.name).metric, {}, 0, 0, 0, 0};
         offsets[n.id] = n.clockOffsetNs;
     }
-    if (!refInfo) {
-        keepFound();
-        return out;
-    }
+    if (!refInfo) return out;
     RUNLENS_TRY(readTraces(db, nodes));
     RUNLENS_TRY(readActivity(db, nodes, offsets));
     const NodeData* ref = &nodes.at(refInfo->id);
     const auto estimateOf = [&](const std::string& name) -> ClockEstimate& { return estimateIn(out, name); };
 
-    alignNodesByTraces(nodes, *ref, params, out);
-    alignNodesByMetrics(nodes, *ref, params, out);
+    alignNodesByTraces(nodes, ref, params, out);
+    alignNodesByMetrics(nodes, ref, params, out);
 
     // Whether any other node is lined up (the nodes not estimated again: as they were last time), and by traces.
     bool any = false, anyTraces = false;
@@ -464,10 +451,7 @@ Expected<ClockEstimates> estimateClockOffsets(store::RunDatabase& db, const Cloc
         any = any || !source.empty();
         anyTraces = anyTraces || source == store::kClockSourceTraces;
     }
-    if (!any) {
-        keepFound();
-        return out;
-    }
+    if (!any) return out;
     out.reference = ref->name;
     ClockEstimate& r = estimateOf(ref->name);
     r = ClockEstimate{ref->name,
@@ -478,7 +462,6 @@ Expected<ClockEstimates> estimateClockOffsets(store::RunDatabase& db, const Cloc
                       true,
                       0,
                       "the reference: the others are lined up with it"};
-    keepFound();
     return out;
 }
 
@@ -513,7 +496,10 @@ Expected<std::vector<ClockChange>> applyClockEstimates(store::RunDatabase& db, c
         changes.push_back(std::move(c));
     }
     // What the next estimate needs to know of this one, with the reference's offset and source as they now stand.
-    KeptEstimate kept{estimates.method, estimates.inputs, estimates.foundFrom, estimates.inputsReference, 0, ""};
+    KeptEstimate kept{
+        estimates.method, estimates.inputs, estimates.unchangedFoundFrom, estimates.inputsReference, 0, ""};
+    for (const ClockEstimate& e : estimates.nodes)
+        kept.foundFrom[e.node] = e.found ? e.source : "";
     if (const auto it = byName.find(kept.reference); it != byName.end()) {
         kept.referenceOffsetNs = it->second->clockOffsetNs;
         kept.referenceSource = it->second->clockOffsetSource;

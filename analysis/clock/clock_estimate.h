@@ -98,11 +98,12 @@ struct ClockEstimates
     std::string reference;            // empty when the run has fewer than two nodes or nothing to align them by
     std::vector<ClockEstimate> nodes; // every node estimated, by name
     size_t unchanged = 0;             // nodes not estimated again: neither they nor the reference changed
-    // Kept in the run by applyClockEstimates for the next ClockScope::Changed: every node's inputs as read, the
-    // source its estimate was found from ("" when none; for the nodes not estimated again, as last time), the
-    // reference by the inputs (even when nothing was lined up with it) and how the estimate was made.
+    // Kept in the run by applyClockEstimates for the next ClockScope::Changed, with the source each estimate above
+    // was found from: every node's inputs as read, the source the nodes not estimated again were found from last
+    // time ("" when not), the reference by the inputs (even when nothing was lined up with it) and how the estimate
+    // was made.
     ClockInputs inputs;
-    std::map<std::string, std::string> foundFrom;
+    std::map<std::string, std::string> unchangedFoundFrom;
     std::string inputsReference;
     std::string method;
 };

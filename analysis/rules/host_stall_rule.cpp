@@ -278,13 +278,9 @@ Expected<std::vector<ThreadScan>> scanThreads(FlameSource& stacks, const RulePar
     for (const store::StackThreadInfo& t : threads) {
         if (t.timedSamples == 0) continue;
         std::function<void(const std::vector<store::StackSample>&)> seen;
-        if (slices) {
+        if (slices) { // a thread with timed samples has their range: the scan reads them all
             slices->thread(t.node);
             seen = [&](const std::vector<store::StackSample>& samples) { slices->add(t.node, samples); };
-            if (!t.firstNs || !t.lastNs) { // not read by the scan
-                RUNLENS_ASSIGN_OR_RETURN(auto samples, stacks.samples(t.id, slices->window()));
-                slices->add(t.node, samples);
-            }
         }
         RUNLENS_ASSIGN_OR_RETURN(auto scan, scanThread(stacks, t, *phases, q, cancel, seen));
         out.push_back(std::move(scan));

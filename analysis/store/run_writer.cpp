@@ -187,10 +187,7 @@ Expected<int64_t> RunWriter::device(int64_t nodeId, std::string_view kind, std::
                                         "ON CONFLICT(node_id, kind, name) DO UPDATE SET kind = kind RETURNING id"));
     ins.bind(1, nodeId).bind(2, kind).bind(3, name);
     auto row = ins.step();
-    if (!row) {
-        ins.reset();
-        return row.error();
-    }
+    if (!row) return row.error();
     const int64_t id = ins.int64(0);
     ins.reset();
     m_devices.emplace(std::move(key), id);
@@ -215,15 +212,14 @@ Expected<SeriesSink*> RunWriter::series(int64_t deviceId, std::string_view metri
     Statement& ins = m_insSeries;
     ins.bind(1, deviceId).bind(2, metric).bind(3, unit).bind(4, rawName).bind(5, labels);
     ins.bind(6, std::string_view(m_format));
-    auto row = ins.step();
-    if (!row) {
-        ins.reset();
-        return row.error();
-    }
-    const int64_t id = ins.int64(0);
-    const std::string existingUnit = ins.text(1);
-    const bool hadPoints = ins.int64(2) > 0;
-    ins.reset();
+    int64_t id = 0;
+    std::string existingUnit;
+    bool hadPoints = false;
+    RUNLENS_TRY(ins.forEachRow([&](const Statement& row) { // one row; the statement is reset for the next series
+        id = row.int64(0);
+        existingUnit = row.text(1);
+        hadPoints = row.int64(2) > 0;
+    }));
     if (existingUnit != unit)
         return makeError(ErrorCode::Format,
                          fmt::format("series {} is stored in {}, this input gives {}", metric, existingUnit, unit));
@@ -410,10 +406,7 @@ Expected<int64_t> RunWriter::thread(int64_t nodeId, std::string_view process, in
                            "ON CONFLICT(node_id, process, pid, name, tid) DO UPDATE SET pid = pid RETURNING id"));
     ins.bind(1, nodeId).bind(2, process).bind(3, pid).bind(4, name).bind(5, tid);
     auto row = ins.step();
-    if (!row) {
-        ins.reset();
-        return row.error();
-    }
+    if (!row) return row.error();
     const int64_t id = ins.int64(0);
     ins.reset();
     m_threads.emplace(std::move(key), id);

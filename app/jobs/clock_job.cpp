@@ -31,11 +31,11 @@ Expected<std::vector<std::string>> estimateAndDescribeClocks(store::RunDatabase&
         else
             lines.push_back(fmt::format("clock {}: not estimated ({}); stays {}", c.node, c.method, offset));
     }
-    if (estimates.unchanged > 0)
-        lines.push_back(fmt::format("clock: {} other node{} kept {} offset{} (neither {} nor the reference changed)",
-                                    estimates.unchanged, estimates.unchanged == 1 ? "" : "s",
-                                    estimates.unchanged == 1 ? "its" : "their", estimates.unchanged == 1 ? "" : "s",
-                                    estimates.unchanged == 1 ? "it" : "they"));
+    if (estimates.unchanged == 1)
+        lines.emplace_back("clock: 1 other node kept its offset (neither it nor the reference changed)");
+    else if (estimates.unchanged > 1)
+        lines.push_back(fmt::format("clock: {} other nodes kept their offsets (neither they nor the reference changed)",
+                                    estimates.unchanged));
     return lines;
 }
 
